@@ -1,0 +1,8 @@
+// Baseline: one element per thread; BLOCK (a tunable) is the block size the
+// launch uses.
+extern "C" __global__ void vector_add(float *c, const float *a,
+                                      const float *b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    c[i] = a[i] + b[i];
+}

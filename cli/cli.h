@@ -1,0 +1,54 @@
+/* The kl CLI: one file per verb, each calling only the public API.
+ * Exit statuses are part of the interface (see `kl help`). */
+#ifndef KL_CLI_H
+#define KL_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "kernlab/kernlab.h"
+
+enum {
+  EXIT_OK = 0,        /* success */
+  EXIT_FAILED = 1,    /* runtime failure: toolchain, I/O, device */
+  EXIT_BAD_INPUT = 2, /* usage, case, rules */
+  EXIT_REJECTED = 3   /* candidate rejected */
+};
+
+typedef struct cli_verb {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary; /* one line for `kl help` */
+  const char *usage;   /* "kl check CASE [--json]" */
+  const char *help;    /* the rest of `kl help VERB` */
+} cli_verb;
+
+extern const cli_verb cli_verbs[];
+extern const size_t cli_nverbs;
+
+int cmd_check(int argc, char **argv);
+int cmd_new(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+/* Print `kl help VERB` to `out`; false when there is no such verb. */
+bool cli_help_verb(FILE *out, const char *verb);
+/* "kl: usage: …" plus a pointer to `kl help VERB`; returns EXIT_BAD_INPUT. */
+int cli_usage_error(const char *verb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Colour only on a terminal, never with NO_COLOR. */
+bool cli_color(FILE *f);
+/* "kl: message" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A library error: its message (located), then its snippet, on stderr. */
+void cli_print_error(const kl_error *e);
+/* The library's last error on stderr, and the exit status for its code. */
+int cli_fail(void);
+/* Exit status for a library code. */
+int cli_exit_status(int code);
+/* A JSON string literal on `out`. */
+void cli_json_string(FILE *out, const char *s);
+/* "50.3 MiB" */
+void cli_format_bytes(char *buf, size_t n, double bytes);
+
+#endif /* KL_CLI_H */

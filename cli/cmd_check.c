@@ -1,0 +1,195 @@
+/* `kl check CASE [--json]`: load a case, print every error or a summary. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct check_state {
+  bool json;
+  FILE *errors_json; /* memory stream of the JSON error array */
+  size_t count;
+} check_state;
+
+static int on_diag(const kl_error *e, void *payload) {
+  check_state *st = payload;
+  if (!st->json) {
+    cli_print_error(e);
+  } else {
+    FILE *f = st->errors_json;
+    fputs(st->count ? ",{" : "{", f);
+    fputs("\"path\":", f);
+    cli_json_string(f, e->path ? e->path : "");
+    fprintf(f, ",\"line\":%d,\"column\":%d,\"message\":", e->line,
+            e->column);
+    cli_json_string(f, e->message);
+    fputs(",\"text\":", f);
+    cli_json_string(f, e->text);
+    fputc('}', f);
+  }
+  st->count++;
+  return 0;
+}
+
+static void print_param(const kl_case *c, size_t i) {
+  kl_param_info p;
+  kl_case_param(&p, c, i);
+  printf("  %-10s %s%s", p.name, kl_dtype_name(p.dtype),
+         p.is_pointer ? "*" : "");
+  if (p.is_pointer) {
+    printf(" %s, count %s", kl_role_name(p.role), p.count);
+    if (p.init_text)
+      printf(", init %s", p.init_text);
+  } else if (p.value) {
+    printf(" = %s", p.value);
+  } else {
+    printf(" (from each shape)");
+  }
+  putchar('\n');
+}
+
+static void print_shape(const kl_case *c, size_t s) {
+  kl_vars *vars = NULL;
+  char values[256] = "";
+  size_t used = 0;
+  if (kl_case_shape_vars(&vars, c, s) == 0) {
+    for (size_t i = 0; i < kl_vars_count(vars) && used < sizeof(values); i++) {
+      kl_value v;
+      const char *name = kl_vars_name(vars, i);
+      kl_vars_get(&v, vars, name);
+      int n = v.is_int ? snprintf(values + used, sizeof(values) - used,
+                                  "%s%s=%lld", i ? " " : "", name,
+                                  (long long)v.i)
+                       : snprintf(values + used, sizeof(values) - used,
+                                  "%s%s=%g", i ? " " : "", name, v.f);
+      if (n > 0)
+        used += (size_t)n;
+    }
+  }
+  kl_vars_free(vars);
+  char bytes[32];
+  cli_format_bytes(bytes, sizeof(bytes), (double)kl_case_buffer_bytes(c, s));
+  printf("  %-10s weight %-4g %s\n", kl_case_shape_name(c, s),
+         kl_case_shape_weight(c, s), values);
+  printf("  %-10s buffers %s", "", bytes);
+  kl_launch l;
+  if (kl_case_launch(&l, c, s) == 0)
+    printf(", grid [%lld, %lld, %lld], block [%lld, %lld, %lld], shared %lld",
+           (long long)l.grid[0], (long long)l.grid[1], (long long)l.grid[2],
+           (long long)l.block[0], (long long)l.block[1],
+           (long long)l.block[2], (long long)l.shared_bytes);
+  double rb, rf;
+  if (kl_case_roofline(&rb, &rf, c, s) == 0) {
+    char rbs[32];
+    cli_format_bytes(rbs, sizeof(rbs), rb);
+    printf(", roofline %s, %.3g flop", rbs, rf);
+  }
+  putchar('\n');
+}
+
+static void print_summary(const kl_case *c) {
+  const char *arch = kl_case_arch(c);
+  printf("case      %s (%s%s%s)\n", kl_case_name(c),
+         kl_backend_name(kl_case_backend(c)), arch ? ", " : "",
+         arch ? arch : "");
+  printf("kernel    %s in %s\n", kl_case_entry(c), kl_case_kernel_path(c));
+  if (kl_case_program_path(c))
+    printf("brief     %s\n", kl_case_program_path(c));
+  kl_reference_info ref;
+  kl_case_reference(&ref, c);
+  if (ref.kind == KL_REFERENCE_HOST)
+    printf("reference %s in %s, atol %g, rtol %g\n", ref.function,
+           ref.source, ref.atol, ref.rtol);
+  else
+    printf("reference the baseline's outputs, atol %g, rtol %g\n", ref.atol,
+           ref.rtol);
+  kl_budget b;
+  kl_case_budget(&b, c);
+  printf("objective %s; budget %lld iterations, patience %lld, min gain "
+         "%g%%\n",
+         kl_objective_name(kl_case_objective(c)), (long long)b.iterations,
+         (long long)b.patience, b.min_gain_pct);
+  if (kl_case_tunable_count(c) > 0) {
+    printf("tunables ");
+    for (size_t i = 0; i < kl_case_tunable_count(c); i++) {
+      printf("%s %s [", i ? "," : "", kl_case_tunable_name(c, i));
+      for (size_t j = 0; j < kl_case_tunable_value_count(c, i); j++)
+        printf("%s%s", j ? " " : "", kl_case_tunable_value(c, i, j));
+      putchar(']');
+    }
+    putchar('\n');
+  }
+  printf("params\n");
+  for (size_t i = 0; i < kl_case_param_count(c); i++)
+    print_param(c, i);
+  printf("shapes\n");
+  for (size_t s = 0; s < kl_case_shape_count(c); s++)
+    print_shape(c, s);
+  printf("ok: %s\n", kl_case_dir(c));
+}
+
+int cmd_check(int argc, char **argv) {
+  check_state st = {0};
+  const char *path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0)
+      st.json = true;
+    else if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error("check", "unknown option '%s'", argv[i]);
+    else if (path)
+      return cli_usage_error("check", "one case at a time ('%s' and '%s')",
+                             path, argv[i]);
+    else
+      path = argv[i];
+  }
+  if (!path)
+    return cli_usage_error("check", "no case given");
+  char *errors = NULL;
+  size_t errors_len = 0;
+  if (st.json && !(st.errors_json = open_memstream(&errors, &errors_len))) {
+    cli_error("out of memory");
+    return EXIT_FAILED;
+  }
+  kl_case_options opts = KL_CASE_OPTIONS_INIT;
+  opts.on_diag = on_diag;
+  opts.payload = &st;
+  kl_case *c = NULL;
+  int rc = kl_case_load(&c, path, &opts);
+  if (st.errors_json)
+    fclose(st.errors_json);
+  int status = EXIT_OK;
+  if (rc < 0) {
+    const kl_error *e = kl_error_last();
+    status = cli_exit_status(rc);
+    if (st.json) {
+      printf("{\"ok\":false,\"errors\":[%s", errors ? errors : "");
+      if (st.count == 0 && e) { /* not a located case error: I/O, not found */
+        printf("{\"path\":");
+        cli_json_string(stdout, e->path ? e->path : path);
+        printf(",\"line\":0,\"column\":0,\"message\":");
+        cli_json_string(stdout, e->message);
+        printf(",\"text\":");
+        cli_json_string(stdout, e->text);
+        putchar('}');
+      }
+      printf("]}\n");
+    } else if (st.count == 0) {
+      cli_fail();
+    } else {
+      cli_error("%zu error%s in %s", st.count, st.count == 1 ? "" : "s",
+                path);
+    }
+  } else if (st.json) {
+    kl_buf json = KL_BUF_INIT;
+    if (kl_case_describe_json(&json, c) < 0) {
+      status = cli_fail();
+    } else {
+      printf("{\"ok\":true,\"case\":%s}\n", json.ptr);
+    }
+    kl_buf_dispose(&json);
+  } else {
+    print_summary(c);
+  }
+  free(errors);
+  kl_case_free(c);
+  return status;
+}

@@ -1,0 +1,72 @@
+/* `kl help` and `kl help VERB`: the verbs, exit statuses, environment. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "cli.h"
+
+bool cli_help_verb(FILE *out, const char *verb) {
+  for (size_t i = 0; i < cli_nverbs; i++) {
+    const cli_verb *v = &cli_verbs[i];
+    if (strcmp(v->name, verb) != 0)
+      continue;
+    fprintf(out, "usage: %s\n\n%s: %s\n", v->usage, v->name, v->summary);
+    if (v->help[0])
+      fprintf(out, "\n%s", v->help);
+    return true;
+  }
+  return false;
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("kl: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  for (size_t i = 0; i < cli_nverbs; i++)
+    if (strcmp(cli_verbs[i].name, verb) == 0)
+      fprintf(stderr, "\nusage: %s (see kl help %s)", cli_verbs[i].usage,
+              verb);
+  fputc('\n', stderr);
+  return EXIT_BAD_INPUT;
+}
+
+int cmd_help(int argc, char **argv) {
+  if (argc > 2)
+    return cli_usage_error("help", "too many arguments");
+  if (argc == 2) {
+    if (cli_help_verb(stdout, argv[1]))
+      return EXIT_OK;
+    cli_error("no help for '%s': no such command", argv[1]);
+    return EXIT_BAD_INPUT;
+  }
+  unsigned f = kl_features();
+  printf("kl %s: a lab for making GPU kernels faster without fooling "
+         "yourself\n\nusage: kl <command> [options]\n\ncommands:\n",
+         kl_version_string());
+  for (size_t i = 0; i < cli_nverbs; i++)
+    printf("  %-8s %s\n", cli_verbs[i].name, cli_verbs[i].summary);
+  printf("\n"
+         "Every command that reports something takes --json: one JSON\n"
+         "document on stdout and nothing else there. `kl help COMMAND` or\n"
+         "`kl COMMAND --help` shows a command's options; `kl --version`\n"
+         "prints the version.\n"
+         "\n"
+         "exit status:\n"
+         "  0  success\n"
+         "  1  runtime failure (toolchain, I/O, device)\n"
+         "  2  bad input (usage, case, rules; a path that does not exist)\n"
+         "  3  candidate rejected (incorrect, crashed, timed out, did not "
+         "compile)\n"
+         "\n"
+         "environment:\n"
+         "  KERNLAB_SHARE_DIR  templates, rules and skills (default: next "
+         "to the library)\n"
+         "  NO_COLOR           never colour the output\n"
+         "\n"
+         "built with: cuda %s, cupti %s, http %s\n",
+         f & KL_FEATURE_CUDA ? "yes" : "no",
+         f & KL_FEATURE_CUPTI ? "yes" : "no",
+         f & KL_FEATURE_HTTP ? "yes" : "no");
+  return EXIT_OK;
+}

@@ -1,0 +1,18 @@
+/** @file kernlab/kernlab.h  The umbrella header: include this one.
+ *
+ * kernlab is a lab for making GPU kernels faster without fooling yourself.
+ *
+ * Threading: a handle (kl_vars, and later workers and runs) is used by one
+ * thread at a time. Immutable objects (kl_case, kl_expr) may be shared
+ * between threads once created. The last error is kept per thread.
+ * kl_init/kl_shutdown are reference-counted and thread-safe. CUPTI is
+ * process-wide, so there is at most one profiler per process.
+ */
+#ifndef KERNLAB_H
+#define KERNLAB_H
+
+#include "common.h"
+#include "expr.h"
+#include "case.h"
+
+#endif /* KERNLAB_H */

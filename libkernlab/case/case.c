@@ -1,0 +1,415 @@
+/* Accessors of a loaded case, the dtype table, and the JSON description.
+ * A loaded case is immutable: everything here only reads it. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "case_internal.h"
+
+static const struct {
+  const char *name;
+  size_t size;
+  bool is_float;
+} dtypes[KL_DTYPE_COUNT_] = {
+    [KL_DTYPE_F64] = {"f64", 8, true},  [KL_DTYPE_F32] = {"f32", 4, true},
+    [KL_DTYPE_F16] = {"f16", 2, true},  [KL_DTYPE_BF16] = {"bf16", 2, true},
+    [KL_DTYPE_I64] = {"i64", 8, false}, [KL_DTYPE_I32] = {"i32", 4, false},
+    [KL_DTYPE_I16] = {"i16", 2, false}, [KL_DTYPE_I8] = {"i8", 1, false},
+    [KL_DTYPE_U64] = {"u64", 8, false}, [KL_DTYPE_U32] = {"u32", 4, false},
+    [KL_DTYPE_U16] = {"u16", 2, false}, [KL_DTYPE_U8] = {"u8", 1, false},
+};
+
+const char *kl_dtype_name(kl_dtype t) {
+  return (unsigned)t < KL_DTYPE_COUNT_ ? dtypes[t].name : NULL;
+}
+
+size_t kl_dtype_size(kl_dtype t) {
+  return (unsigned)t < KL_DTYPE_COUNT_ ? dtypes[t].size : 0;
+}
+
+int kl_dtype_is_float(kl_dtype t) {
+  return (unsigned)t < KL_DTYPE_COUNT_ && dtypes[t].is_float;
+}
+
+int kl_dtype_parse(kl_dtype *out, const char *name) {
+  for (int i = 0; i < KL_DTYPE_COUNT_; i++)
+    if (strcmp(dtypes[i].name, name) == 0) {
+      *out = (kl_dtype)i;
+      return 0;
+    }
+  return KL_EINVALID;
+}
+
+const char *kl_role_name(kl_role r) {
+  switch (r) {
+  case KL_ROLE_SCALAR: return "scalar";
+  case KL_ROLE_INPUT: return "input";
+  case KL_ROLE_OUTPUT: return "output";
+  case KL_ROLE_INOUT: return "inout";
+  }
+  return NULL;
+}
+
+const char *kl_backend_name(kl_backend b) {
+  switch (b) {
+  case KL_BACKEND_HOST: return "host";
+  case KL_BACKEND_CUDA: return "cuda";
+  case KL_BACKEND_COMMAND: return "command";
+  }
+  return NULL;
+}
+
+const char *kl_objective_name(kl_objective o) {
+  switch (o) {
+  case KL_OBJECTIVE_GEOMEAN_SPEEDUP: return "geomean_speedup";
+  case KL_OBJECTIVE_TOTAL_TIME: return "total_time";
+  }
+  return NULL;
+}
+
+void kl_case_options_init(kl_case_options *opts) {
+  kl_case_options init = KL_CASE_OPTIONS_INIT;
+  *opts = init;
+}
+
+void kl_case_free(kl_case *c) {
+  if (!c)
+    return;
+  for (size_t i = 0; i < c->nparams; i++) {
+    kl__free(c->params[i].name);
+    kl_expr_free(c->params[i].count);
+    kl_expr_free(c->params[i].value);
+    kl__free(c->params[i].init_text);
+  }
+  kl__free(c->params);
+  for (size_t i = 0; i < c->nshapes; i++) {
+    kl__free(c->shapes[i].name);
+    kl_vars_free(c->shapes[i].vars);
+    kl__free(c->shapes[i].elements);
+    kl__free(c->shapes[i].scalars);
+  }
+  kl__free(c->shapes);
+  for (size_t i = 0; i < c->ntunables; i++) {
+    kl__free(c->tunables[i].name);
+    for (size_t j = 0; j < c->tunables[i].nvalues; j++)
+      kl__free(c->tunables[i].values[j]);
+    kl__free(c->tunables[i].values);
+  }
+  kl__free(c->tunables);
+  for (int d = 0; d < 3; d++) {
+    kl_expr_free(c->grid[d]);
+    kl_expr_free(c->block[d]);
+  }
+  kl_expr_free(c->shared_bytes);
+  kl_expr_free(c->roof_bytes);
+  kl_expr_free(c->roof_flops);
+  char *strings[] = {c->dir,         c->path,       c->name,
+                     c->description, c->arch,       c->compiler,
+                     c->flags,       c->kernel_path, c->entry,
+                     c->program_path, c->ref_source, c->ref_function};
+  for (size_t i = 0; i < KL_ARRAY_SIZE(strings); i++)
+    kl__free(strings[i]);
+  kl__free(c);
+}
+
+const char *kl_case_name(const kl_case *c) { return c->name; }
+const char *kl_case_dir(const kl_case *c) { return c->dir; }
+const char *kl_case_path(const kl_case *c) { return c->path; }
+kl_backend kl_case_backend(const kl_case *c) { return c->backend; }
+const char *kl_case_arch(const kl_case *c) { return c->arch; }
+const char *kl_case_compiler(const kl_case *c) { return c->compiler; }
+const char *kl_case_flags(const kl_case *c) { return c->flags; }
+const char *kl_case_kernel_path(const kl_case *c) { return c->kernel_path; }
+const char *kl_case_entry(const kl_case *c) { return c->entry; }
+const char *kl_case_program_path(const kl_case *c) { return c->program_path; }
+kl_objective kl_case_objective(const kl_case *c) { return c->objective; }
+void kl_case_budget(kl_budget *out, const kl_case *c) { *out = c->budget; }
+void kl_case_reference(kl_reference_info *out, const kl_case *c) {
+  *out = c->ref;
+}
+size_t kl_case_param_count(const kl_case *c) { return c->nparams; }
+size_t kl_case_shape_count(const kl_case *c) { return c->nshapes; }
+size_t kl_case_tunable_count(const kl_case *c) { return c->ntunables; }
+
+int kl_case_param(kl_param_info *out, const kl_case *c, size_t index) {
+  if (index >= c->nparams)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "param index %zu out of range (%zu params)", index,
+                     c->nparams);
+  const case_param *p = &c->params[index];
+  out->name = p->name;
+  out->dtype = p->dtype;
+  out->is_pointer = p->is_pointer;
+  out->role = p->role;
+  out->count = p->count ? kl_expr_source(p->count) : NULL;
+  out->value = p->value ? kl_expr_source(p->value) : NULL;
+  out->init = p->init;
+  out->init_a = p->init_a;
+  out->init_b = p->init_b;
+  out->init_text = p->init_text;
+  return 0;
+}
+
+static int check_shape(const kl_case *c, size_t shape) {
+  if (shape >= c->nshapes)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "shape index %zu out of range (%zu shapes)", shape,
+                     c->nshapes);
+  return 0;
+}
+
+const char *kl_case_shape_name(const kl_case *c, size_t shape) {
+  return shape < c->nshapes ? c->shapes[shape].name : NULL;
+}
+
+double kl_case_shape_weight(const kl_case *c, size_t shape) {
+  return shape < c->nshapes ? c->shapes[shape].weight : 0;
+}
+
+int kl_case_shape_find(const kl_case *c, const char *name) {
+  for (size_t i = 0; i < c->nshapes; i++)
+    if (strcmp(c->shapes[i].name, name) == 0)
+      return (int)i;
+  return kl__error(KL_ENOTFOUND, KL_DOMAIN_CASE, "case '%s' has no shape '%s'",
+                   c->name, name);
+}
+
+int kl_case_shape_vars(kl_vars **out, const kl_case *c, size_t shape) {
+  *out = NULL;
+  int rc = check_shape(c, shape);
+  if (rc < 0)
+    return rc;
+  kl_vars *v;
+  if ((rc = kl_vars_create(&v)) < 0)
+    return rc;
+  const kl_vars *src = c->shapes[shape].vars;
+  for (size_t i = 0; i < kl_vars_count(src); i++) {
+    kl_value x;
+    kl_vars_get(&x, src, kl_vars_name(src, i));
+    if ((rc = kl_vars_set(v, kl_vars_name(src, i), &x)) < 0) {
+      kl_vars_free(v);
+      return rc;
+    }
+  }
+  *out = v;
+  return 0;
+}
+
+int kl_case_param_elements(int64_t *out, const kl_case *c, size_t param,
+                           size_t shape) {
+  int rc = check_shape(c, shape);
+  if (rc < 0)
+    return rc;
+  if (param >= c->nparams || !c->params[param].is_pointer)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "param %zu is not a buffer", param);
+  *out = c->shapes[shape].elements[param];
+  return 0;
+}
+
+int kl_case_scalar_value(kl_value *out, const kl_case *c, size_t param,
+                         size_t shape) {
+  int rc = check_shape(c, shape);
+  if (rc < 0)
+    return rc;
+  if (param >= c->nparams || c->params[param].is_pointer)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "param %zu is not a scalar", param);
+  *out = c->shapes[shape].scalars[param];
+  return 0;
+}
+
+int kl_case_launch(kl_launch *out, const kl_case *c, size_t shape) {
+  int rc = check_shape(c, shape);
+  if (rc < 0)
+    return rc;
+  if (!c->has_launch)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
+                     "case '%s' has no launch geometry (%s backend)", c->name,
+                     kl_backend_name(c->backend));
+  *out = c->shapes[shape].launch;
+  return 0;
+}
+
+int kl_case_roofline(double *bytes, double *flops, const kl_case *c,
+                     size_t shape) {
+  int rc = check_shape(c, shape);
+  if (rc < 0)
+    return rc;
+  if (!c->roof_bytes && !c->roof_flops)
+    return KL_ENOTFOUND;
+  if (bytes)
+    *bytes = c->shapes[shape].roof_bytes;
+  if (flops)
+    *flops = c->shapes[shape].roof_flops;
+  return 0;
+}
+
+int64_t kl_case_buffer_bytes(const kl_case *c, size_t shape) {
+  if (shape >= c->nshapes)
+    return 0;
+  int64_t total = 0;
+  for (size_t p = 0; p < c->nparams; p++)
+    if (c->params[p].is_pointer)
+      total += c->shapes[shape].elements[p] *
+               (int64_t)kl_dtype_size(c->params[p].dtype);
+  return total;
+}
+
+const char *kl_case_tunable_name(const kl_case *c, size_t i) {
+  return i < c->ntunables ? c->tunables[i].name : NULL;
+}
+
+size_t kl_case_tunable_value_count(const kl_case *c, size_t i) {
+  return i < c->ntunables ? c->tunables[i].nvalues : 0;
+}
+
+const char *kl_case_tunable_value(const kl_case *c, size_t i, size_t j) {
+  if (i >= c->ntunables || j >= c->tunables[i].nvalues)
+    return NULL;
+  return c->tunables[i].values[j];
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static int json_value(kl_buf *b, const kl_value *v) {
+  if (v->is_int)
+    return kl__buf_printf(b, "%lld", (long long)v->i);
+  return kl__buf_printf(b, "%.17g", v->f);
+}
+
+static int json_key(kl_buf *b, const char *key) {
+  int rc = kl__buf_json_string(b, key);
+  return rc ? rc : kl__buf_putc(b, ':');
+}
+
+static int json_str_or_null(kl_buf *b, const char *s) {
+  return s ? kl__buf_json_string(b, s) : kl__buf_puts(b, "null");
+}
+
+static int describe_params(kl_buf *b, const kl_case *c) {
+  int rc = kl__buf_puts(b, "\"params\":[");
+  for (size_t i = 0; rc == 0 && i < c->nparams; i++) {
+    const case_param *p = &c->params[i];
+    rc |= kl__buf_puts(b, i ? ",{" : "{");
+    rc |= json_key(b, "name");
+    rc |= kl__buf_json_string(b, p->name);
+    rc |= kl__buf_printf(b, ",\"type\":\"%s%s\",\"dtype\":\"%s\"",
+                         kl_dtype_name(p->dtype), p->is_pointer ? "*" : "",
+                         kl_dtype_name(p->dtype));
+    rc |= kl__buf_printf(b, ",\"pointer\":%s,\"role\":\"%s\"",
+                         p->is_pointer ? "true" : "false",
+                         kl_role_name(p->role));
+    rc |= kl__buf_puts(b, ",\"count\":");
+    rc |= json_str_or_null(b, p->count ? kl_expr_source(p->count) : NULL);
+    rc |= kl__buf_puts(b, ",\"value\":");
+    rc |= json_str_or_null(b, p->value ? kl_expr_source(p->value) : NULL);
+    rc |= kl__buf_puts(b, ",\"init\":");
+    rc |= json_str_or_null(b, p->init_text);
+    rc |= kl__buf_putc(b, '}');
+  }
+  return rc ? KL_ENOMEM : kl__buf_putc(b, ']');
+}
+
+static int describe_shapes(kl_buf *b, const kl_case *c) {
+  int rc = kl__buf_puts(b, "\"shapes\":[");
+  for (size_t s = 0; rc == 0 && s < c->nshapes; s++) {
+    const case_shape *sh = &c->shapes[s];
+    rc |= kl__buf_puts(b, s ? ",{" : "{");
+    rc |= json_key(b, "name");
+    rc |= kl__buf_json_string(b, sh->name);
+    rc |= kl__buf_printf(b, ",\"weight\":%.17g,\"values\":{", sh->weight);
+    for (size_t i = 0; i < kl_vars_count(sh->vars); i++) {
+      kl_value v;
+      const char *name = kl_vars_name(sh->vars, i);
+      kl_vars_get(&v, sh->vars, name);
+      if (i)
+        rc |= kl__buf_putc(b, ',');
+      rc |= json_key(b, name);
+      rc |= json_value(b, &v);
+    }
+    rc |= kl__buf_puts(b, "},\"elements\":{");
+    bool first = true;
+    for (size_t p = 0; p < c->nparams; p++) {
+      if (!c->params[p].is_pointer)
+        continue;
+      if (!first)
+        rc |= kl__buf_putc(b, ',');
+      first = false;
+      rc |= json_key(b, c->params[p].name);
+      rc |= kl__buf_printf(b, "%lld", (long long)sh->elements[p]);
+    }
+    rc |= kl__buf_printf(b, "},\"buffer_bytes\":%lld",
+                         (long long)kl_case_buffer_bytes(c, s));
+    if (c->has_launch) {
+      const kl_launch *l = &sh->launch;
+      rc |= kl__buf_printf(
+          b, ",\"launch\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,"
+             "%lld],\"shared_bytes\":%lld}",
+          (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2],
+          (long long)l->block[0], (long long)l->block[1],
+          (long long)l->block[2], (long long)l->shared_bytes);
+    }
+    if (c->roof_bytes || c->roof_flops)
+      rc |= kl__buf_printf(b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
+                           sh->roof_bytes, sh->roof_flops);
+    rc |= kl__buf_putc(b, '}');
+  }
+  return rc ? KL_ENOMEM : kl__buf_putc(b, ']');
+}
+
+int kl_case_describe_json(kl_buf *out, const kl_case *c) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_putc(&b, '{');
+  rc |= json_key(&b, "name");
+  rc |= kl__buf_json_string(&b, c->name);
+  rc |= kl__buf_puts(&b, ",\"path\":");
+  rc |= kl__buf_json_string(&b, c->path);
+  rc |= kl__buf_printf(&b, ",\"backend\":\"%s\",\"arch\":",
+                       kl_backend_name(c->backend));
+  rc |= json_str_or_null(&b, c->arch);
+  rc |= kl__buf_puts(&b, ",\"kernel\":{\"source\":");
+  rc |= kl__buf_json_string(&b, c->kernel_path);
+  rc |= kl__buf_puts(&b, ",\"entry\":");
+  rc |= kl__buf_json_string(&b, c->entry);
+  rc |= kl__buf_puts(&b, "},\"program\":");
+  rc |= json_str_or_null(&b, c->program_path);
+  rc |= kl__buf_putc(&b, ',');
+  rc |= describe_params(&b, c);
+  rc |= kl__buf_putc(&b, ',');
+  rc |= describe_shapes(&b, c);
+  rc |= kl__buf_printf(&b, ",\"reference\":{\"kind\":\"%s\",\"source\":",
+                       c->ref.kind == KL_REFERENCE_HOST ? "host" : "baseline");
+  rc |= json_str_or_null(&b, c->ref.source);
+  rc |= kl__buf_puts(&b, ",\"function\":");
+  rc |= json_str_or_null(&b, c->ref.function);
+  rc |= kl__buf_printf(&b, ",\"atol\":%.17g,\"rtol\":%.17g}", c->ref.atol,
+                       c->ref.rtol);
+  rc |= kl__buf_printf(&b, ",\"objective\":\"%s\"",
+                       kl_objective_name(c->objective));
+  rc |= kl__buf_puts(&b, ",\"tunables\":{");
+  for (size_t i = 0; i < c->ntunables; i++) {
+    if (i)
+      rc |= kl__buf_putc(&b, ',');
+    rc |= json_key(&b, c->tunables[i].name);
+    rc |= kl__buf_putc(&b, '[');
+    for (size_t j = 0; j < c->tunables[i].nvalues; j++) {
+      if (j)
+        rc |= kl__buf_putc(&b, ',');
+      rc |= kl__buf_json_string(&b, c->tunables[i].values[j]);
+    }
+    rc |= kl__buf_putc(&b, ']');
+  }
+  rc |= kl__buf_printf(&b,
+                       "},\"budget\":{\"iterations\":%lld,\"patience\":%lld,"
+                       "\"min_gain_pct\":%.17g}}",
+                       (long long)c->budget.iterations,
+                       (long long)c->budget.patience, c->budget.min_gain_pct);
+  if (rc) {
+    kl_buf_dispose(&b);
+    return kl__error_oom();
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  return 0;
+}

@@ -1,0 +1,41 @@
+/* A YAML document as a small tree with 1-based positions (libyaml marks are
+ * 0-based), built from libyaml's event stream. Only what case files need:
+ * scalars, sequences, mappings with scalar keys, no aliases. */
+#ifndef KL_YAML_TREE_H
+#define KL_YAML_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/internal.h"
+
+typedef enum ynode_kind { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP } ynode_kind;
+
+typedef struct ynode ynode;
+typedef struct ypair {
+  ynode *key; /* always a scalar */
+  ynode *value;
+} ypair;
+
+struct ynode {
+  ynode_kind kind;
+  int line, column;   /* where the node starts (the quote, for quoted) */
+  int vline, vcolumn; /* where a scalar's text starts */
+  bool exact;         /* vline/vcolumn map each character one to one */
+  bool quoted;        /* scalar was quoted or a block scalar */
+  bool in_flow;       /* inside a [...] or {...} collection */
+  char *value;        /* scalar text */
+  ynode **items;      /* sequence */
+  ypair *pairs;       /* mapping, in file order */
+  size_t count;       /* items or pairs */
+};
+
+/* Parse `text`. Syntax errors and duplicate keys go to `diags`; the result
+ * is NULL when the document could not be read at all (or was empty). */
+ynode *kl_yaml__parse(const char *text, size_t len, const char *path,
+                      kl__diag_list *diags);
+void kl_yaml__free(ynode *n);
+/* Name of a node kind for messages: "a mapping", "a list", "a scalar". */
+const char *kl_yaml__kind_name(const ynode *n);
+
+#endif /* KL_YAML_TREE_H */

@@ -1,0 +1,103 @@
+/* Internal helpers shared by every module of libkernlab: allocation (with a
+ * fail-after hook the out-of-memory tests use), the per-thread error, owned
+ * diagnostics, byte-buffer building, small file-system and string helpers.
+ * Nothing here is exported from the shared library; internal non-static
+ * names carry the `kl_<module>__` or `kl__` prefix. */
+#ifndef KL_CORE_INTERNAL_H
+#define KL_CORE_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernlab/common.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KL_PRINTF(f, a)
+#endif
+
+#define KL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- allocation --------------------------------------------------------- */
+void *kl__malloc(size_t n);
+void *kl__calloc(size_t count, size_t size);
+void *kl__realloc(void *p, size_t n);
+char *kl__strdup(const char *s);
+char *kl__strndup(const char *s, size_t n);
+void kl__free(void *p);
+/* Make the n-th allocation from now (1-based) and every later one fail;
+ * 0 turns the hook off. Returns how many allocations ran since the last
+ * call, so a test can sweep every failure point. For tests only. */
+long kl__alloc_fail_after(long n);
+
+/* ---- errors ------------------------------------------------------------- */
+/* Every setter returns `code` so a failure reads `return kl__error(...)`. */
+int kl__error(int code, int domain, const char *fmt, ...) KL_PRINTF(3, 4);
+int kl__error_at(int code, int domain, const char *path, int line, int column,
+                 const char *snippet, const char *fmt, ...) KL_PRINTF(7, 8);
+/* KL_DOMAIN_OS error from errno: "path: what: strerror". */
+int kl__error_os(int code, const char *path, const char *what);
+int kl__error_oom(void);
+/* Copy a fully-formed error into this thread's last error. */
+int kl__error_set(const kl_error *e);
+
+/* An owned, located diagnostic (used where all errors are collected). */
+typedef struct kl__diag {
+  kl_error e; /* strings below are owned */
+  long order; /* insertion order, for a stable sort */
+} kl__diag;
+
+typedef struct kl__diag_list {
+  kl__diag *items;
+  size_t count, cap;
+  bool oom; /* an allocation failed while recording */
+} kl__diag_list;
+
+void kl__diag_add(kl__diag_list *l, int code, int domain, const char *path,
+                  int line, int column, const char *snippet, const char *fmt,
+                  ...) KL_PRINTF(8, 9);
+void kl__diag_addv(kl__diag_list *l, int code, int domain, const char *path,
+                   int line, int column, const char *snippet, const char *fmt,
+                   va_list ap);
+/* Sort by (line, column, order). */
+void kl__diag_sort(kl__diag_list *l);
+void kl__diag_clear(kl__diag_list *l);
+/* Line `line` of `text` with a caret under `column` ("  src\n  ^"). */
+char *kl__snippet(const char *text, int line, int column);
+
+/* ---- buffers ------------------------------------------------------------ */
+int kl__buf_grow(kl_buf *b, size_t extra);
+int kl__buf_put(kl_buf *b, const char *s, size_t n);
+int kl__buf_puts(kl_buf *b, const char *s);
+int kl__buf_putc(kl_buf *b, char c);
+int kl__buf_printf(kl_buf *b, const char *fmt, ...) KL_PRINTF(2, 3);
+int kl__buf_vprintf(kl_buf *b, const char *fmt, va_list ap);
+/* Append `s` as a JSON string literal, quotes included. */
+int kl__buf_json_string(kl_buf *b, const char *s);
+/* Take ownership of the contents (NUL-terminated, never NULL on success). */
+char *kl__buf_detach(kl_buf *b);
+
+/* ---- files -------------------------------------------------------------- */
+bool kl__is_dir(const char *path);
+bool kl__is_file(const char *path);
+/* Read a whole file; KL_ENOTFOUND, KL_EIO (error set with the path). */
+int kl__read_file(kl_buf *out, const char *path);
+/* Write a whole file, creating it; fails with KL_EEXISTS if it exists. */
+int kl__write_new_file(const char *path, const char *data, size_t n);
+/* "a" + "b" -> "a/b"; an absolute b is kept as is. Caller frees. */
+char *kl__path_join(const char *a, const char *b);
+/* The folder part of a path ("a/b.yaml" -> "a", "b.yaml" -> "."). */
+char *kl__path_dir(const char *path);
+
+/* ---- strings ------------------------------------------------------------ */
+/* A C identifier: [A-Za-z_][A-Za-z0-9_]*. */
+bool kl__is_ident(const char *s);
+size_t kl__edit_distance(const char *a, const char *b);
+/* The candidate closest to `word` when it is close enough, else NULL. */
+const char *kl__suggest(const char *word, const char *const *candidates,
+                        size_t n);
+
+#endif /* KL_CORE_INTERNAL_H */

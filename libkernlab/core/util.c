@@ -1,0 +1,293 @@
+/* Allocation with a test hook, kl_buf building, files and strings.
+ *
+ * All library allocations go through kl__malloc and friends so that the
+ * out-of-memory tests can fail the n-th one and walk every error path. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* ---- allocation --------------------------------------------------------- */
+
+static _Thread_local long alloc_count, alloc_fail_at;
+
+static bool alloc_should_fail(void) {
+  alloc_count++;
+  return alloc_fail_at > 0 && alloc_count >= alloc_fail_at;
+}
+
+long kl__alloc_fail_after(long n) {
+  long ran = alloc_count;
+  alloc_count = 0;
+  alloc_fail_at = n;
+  return ran;
+}
+
+void *kl__malloc(size_t n) {
+  return alloc_should_fail() ? NULL : malloc(n ? n : 1);
+}
+
+void *kl__calloc(size_t count, size_t size) {
+  return alloc_should_fail() ? NULL : calloc(count ? count : 1, size ? size : 1);
+}
+
+void *kl__realloc(void *p, size_t n) {
+  return alloc_should_fail() ? NULL : realloc(p, n ? n : 1);
+}
+
+char *kl__strndup(const char *s, size_t n) {
+  char *p = kl__malloc(n + 1);
+  if (p) {
+    memcpy(p, s, n);
+    p[n] = '\0';
+  }
+  return p;
+}
+
+char *kl__strdup(const char *s) {
+  return s ? kl__strndup(s, strlen(s)) : NULL;
+}
+
+void kl__free(void *p) {
+  free(p);
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+void kl_buf_dispose(kl_buf *b) {
+  if (!b)
+    return;
+  kl__free(b->ptr);
+  b->ptr = NULL;
+  b->size = b->reserved = 0;
+}
+
+int kl__buf_grow(kl_buf *b, size_t extra) {
+  if (b->size + extra + 1 <= b->reserved)
+    return 0;
+  size_t want = b->reserved ? b->reserved : 64;
+  while (want < b->size + extra + 1) {
+    if (want > SIZE_MAX / 2)
+      return kl__error_oom();
+    want *= 2;
+  }
+  char *p = kl__realloc(b->ptr, want);
+  if (!p)
+    return kl__error_oom();
+  b->ptr = p;
+  b->reserved = want;
+  return 0;
+}
+
+int kl__buf_put(kl_buf *b, const char *s, size_t n) {
+  if (kl__buf_grow(b, n) < 0)
+    return KL_ENOMEM;
+  if (n)
+    memcpy(b->ptr + b->size, s, n);
+  b->size += n;
+  b->ptr[b->size] = '\0';
+  return 0;
+}
+
+int kl__buf_puts(kl_buf *b, const char *s) {
+  return kl__buf_put(b, s, strlen(s));
+}
+
+int kl__buf_putc(kl_buf *b, char c) {
+  return kl__buf_put(b, &c, 1);
+}
+
+int kl__buf_vprintf(kl_buf *b, const char *fmt, va_list ap) {
+  va_list cp;
+  va_copy(cp, ap);
+  int n = vsnprintf(NULL, 0, fmt, cp);
+  va_end(cp);
+  if (n < 0)
+    return kl__error(KL_ERROR, KL_DOMAIN_NONE, "bad format '%s'", fmt);
+  if (kl__buf_grow(b, (size_t)n) < 0)
+    return KL_ENOMEM;
+  vsnprintf(b->ptr + b->size, (size_t)n + 1, fmt, ap);
+  b->size += (size_t)n;
+  return 0;
+}
+
+int kl__buf_printf(kl_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = kl__buf_vprintf(b, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+int kl__buf_json_string(kl_buf *b, const char *s) {
+  int rc = kl__buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; rc == 0 && *p; p++) {
+    switch (*p) {
+    case '"': rc = kl__buf_puts(b, "\\\""); break;
+    case '\\': rc = kl__buf_puts(b, "\\\\"); break;
+    case '\n': rc = kl__buf_puts(b, "\\n"); break;
+    case '\r': rc = kl__buf_puts(b, "\\r"); break;
+    case '\t': rc = kl__buf_puts(b, "\\t"); break;
+    default:
+      if (*p < 0x20)
+        rc = kl__buf_printf(b, "\\u%04x", *p);
+      else
+        rc = kl__buf_putc(b, (char)*p);
+    }
+  }
+  return rc ? rc : kl__buf_putc(b, '"');
+}
+
+char *kl__buf_detach(kl_buf *b) {
+  char *p = b->ptr;
+  if (!p)
+    p = kl__strdup("");
+  b->ptr = NULL;
+  b->size = b->reserved = 0;
+  return p;
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+bool kl__is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool kl__is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int kl__read_file(kl_buf *out, const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return kl__error_os(errno == ENOENT ? KL_ENOTFOUND : KL_EIO, path,
+                        "cannot open");
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    close(fd);
+    return kl__error(KL_EIO, KL_DOMAIN_OS, "%s: is a folder, not a file",
+                     path);
+  }
+  int rc = 0;
+  for (;;) {
+    if ((rc = kl__buf_grow(out, 65536)) < 0)
+      break;
+    ssize_t n = read(fd, out->ptr + out->size, out->reserved - out->size - 1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      rc = kl__error_os(KL_EIO, path, "cannot read");
+      break;
+    }
+    if (n == 0)
+      break;
+    out->size += (size_t)n;
+    out->ptr[out->size] = '\0';
+  }
+  close(fd);
+  return rc;
+}
+
+int kl__write_new_file(const char *path, const char *data, size_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return kl__error_os(errno == EEXIST ? KL_EEXISTS : KL_EIO, path,
+                        "cannot create");
+  while (n > 0) {
+    ssize_t w = write(fd, data, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0) {
+      int rc = kl__error_os(KL_EIO, path, "cannot write");
+      close(fd);
+      return rc;
+    }
+    data += w;
+    n -= (size_t)w;
+  }
+  if (close(fd) < 0)
+    return kl__error_os(KL_EIO, path, "cannot write");
+  return 0;
+}
+
+char *kl__path_join(const char *a, const char *b) {
+  if (b[0] == '/' || !a || !a[0] || strcmp(a, ".") == 0)
+    return kl__strdup(b);
+  size_t la = strlen(a);
+  kl_buf out = KL_BUF_INIT;
+  if (kl__buf_put(&out, a, la) < 0 ||
+      (a[la - 1] != '/' && kl__buf_putc(&out, '/') < 0) ||
+      kl__buf_puts(&out, b) < 0) {
+    kl_buf_dispose(&out);
+    return NULL;
+  }
+  return kl__buf_detach(&out);
+}
+
+char *kl__path_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return kl__strdup(".");
+  if (slash == path)
+    return kl__strdup("/");
+  return kl__strndup(path, (size_t)(slash - path));
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+bool kl__is_ident(const char *s) {
+  if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+    return false;
+  for (s++; *s; s++)
+    if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+          (*s >= '0' && *s <= '9')))
+      return false;
+  return true;
+}
+
+size_t kl__edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64)
+    return la > lb ? la : lb;
+  size_t row[65];
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      size_t best = diag + cost;
+      if (row[j] + 1 < best)
+        best = row[j] + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+const char *kl__suggest(const char *word, const char *const *candidates,
+                        size_t n) {
+  const char *best = NULL;
+  size_t best_d = (size_t)-1;
+  size_t limit = strlen(word) <= 3 ? 1 : 2;
+  for (size_t i = 0; i < n; i++) {
+    size_t d = kl__edit_distance(word, candidates[i]);
+    if (d < best_d) {
+      best_d = d;
+      best = candidates[i];
+    }
+  }
+  return best_d <= limit ? best : NULL;
+}
