@@ -25,6 +25,7 @@ typedef struct loader {
   const char *text; /* its contents, for snippets */
   kl__diag_list diags;
   bool params_broken; /* a param could not be read: skip evaluation */
+  bool backend_ok;    /* backend was read: backend-specific checks apply */
 } loader;
 
 /* ---- diagnostics --------------------------------------------------------- */
@@ -260,7 +261,7 @@ static char *case_file(loader *ld, const ynode *n, const char *what) {
     return NULL;
   }
   if (!kl__is_file(full)) {
-    err(ld, n, "%s '%s' does not exist in %s", what, rel, ld->c->dir);
+    err(ld, n, "%s '%s' is not a file in the case folder", what, rel);
     kl__free(full);
     return NULL;
   }
@@ -304,9 +305,9 @@ static void read_header(loader *ld, const ynode *root) {
     if (!b)
       ;
     else if (strcmp(b, "host") == 0)
-      c->backend = KL_BACKEND_HOST;
+      c->backend = KL_BACKEND_HOST, ld->backend_ok = true;
     else if (strcmp(b, "cuda") == 0)
-      c->backend = KL_BACKEND_CUDA;
+      c->backend = KL_BACKEND_CUDA, ld->backend_ok = true;
     else if (strcmp(b, "command") == 0)
       err(ld, n, "backend 'command' is reserved and not implemented yet; use "
                  "'host' or 'cuda'");
@@ -319,7 +320,7 @@ static void read_target(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *t = map_get(root, "target");
   if (!t) {
-    if (c->backend == KL_BACKEND_CUDA && map_get(root, "backend"))
+    if (c->backend == KL_BACKEND_CUDA && ld->backend_ok)
       err(ld, root, "cuda cases need 'target: { arch: sm_XX }'");
     return;
   }
@@ -330,7 +331,7 @@ static void read_target(loader *ld, const ynode *root) {
   const ynode *n;
   if ((n = map_get(t, "arch"))) {
     const char *arch = scalar(ld, n, "target.arch");
-    if (arch && c->backend == KL_BACKEND_HOST) {
+    if (arch && c->backend == KL_BACKEND_HOST && ld->backend_ok) {
       err(ld, n, "target.arch applies to cuda cases; host cases take "
                  "target.flags");
     } else if (arch) {
@@ -344,7 +345,7 @@ static void read_target(loader *ld, const ynode *root) {
       else
         c->arch = dup_or_oom(ld, arch);
     }
-  } else if (c->backend == KL_BACKEND_CUDA) {
+  } else if (c->backend == KL_BACKEND_CUDA && ld->backend_ok) {
     err(ld, t, "target is missing required key 'arch' (e.g. sm_90)");
   }
   if ((n = map_get(t, "compiler")) && scalar(ld, n, "target.compiler"))
@@ -420,6 +421,8 @@ static void read_kernel(loader *ld, const ynode *root) {
       c->entry = dup_or_oom(ld, entry);
   }
   n = map_get(k, "launch");
+  if (!ld->backend_ok)
+    return; /* whether a launch belongs here depends on the backend */
   if (c->backend == KL_BACKEND_CUDA && !n)
     err(ld, k, "cuda cases need kernel.launch (grid and block)");
   else if (c->backend == KL_BACKEND_HOST && n)
@@ -893,13 +896,18 @@ static void read_tunables(loader *ld, const ynode *root) {
       err(ld, v, "tunable '%s' has no values", k->value);
       continue;
     }
-    case_tunable *tu = &c->tunables[c->ntunables++];
+    case_tunable *tu = &c->tunables[c->ntunables];
     tu->name = dup_or_oom(ld, k->value);
     tu->values = kl__calloc(v->count, sizeof(*tu->values));
-    if (!tu->values) {
+    if (!tu->name || !tu->values) {
+      kl__free(tu->name);
+      kl__free(tu->values);
+      tu->name = NULL;
+      tu->values = NULL;
       ld->diags.oom = true;
       continue;
     }
+    c->ntunables++;
     for (size_t j = 0; j < v->count; j++) {
       const char *s = scalar(ld, v->items[j], "a tunable value");
       if (!s)
@@ -909,8 +917,8 @@ static void read_tunables(loader *ld, const ynode *root) {
         dup = strcmp(tu->values[q], s) == 0;
       if (dup)
         err(ld, v->items[j], "tunable '%s' lists '%s' twice", k->value, s);
-      else
-        tu->values[tu->nvalues++] = dup_or_oom(ld, s);
+      else if ((tu->values[tu->nvalues] = dup_or_oom(ld, s)))
+        tu->nvalues++;
     }
   }
 }
@@ -919,17 +927,17 @@ static void read_tunables(loader *ld, const ynode *root) {
 
 /* An expression that failed for one shape is reported once. */
 typedef struct evaluation {
-  const kl_expr **reported;
+  const void **reported; /* expressions or params already reported */
   size_t nreported, cap;
 } evaluation;
 
-static bool already_reported(loader *ld, evaluation *ev, const kl_expr *e) {
+static bool already_reported(loader *ld, evaluation *ev, const void *e) {
   for (size_t i = 0; i < ev->nreported; i++)
     if (ev->reported[i] == e)
       return true;
   if (ev->nreported == ev->cap) {
     size_t cap = ev->cap ? ev->cap * 2 : 16;
-    const kl_expr **r = kl__realloc(ev->reported, cap * sizeof(*r));
+    const void **r = kl__realloc(ev->reported, cap * sizeof(*r));
     if (!r) {
       ld->diags.oom = true;
       return true;
@@ -1005,7 +1013,8 @@ static void eval_scalars(loader *ld, evaluation *ev, case_shape *s) {
     if (!kl_dtype_is_float(pa->dtype)) {
       int64_t i;
       if (!as_count(&v, &i)) {
-        err_at(ld, pa->line, pa->column,
+        if (!already_reported(ld, ev, pa))
+          err_at(ld, pa->line, pa->column,
                "scalar '%s' is %s but its value %g for shape '%s' is not a "
                "whole number", pa->name, kl_dtype_name(pa->dtype), v.f,
                s->name ? s->name : "?");
@@ -1017,7 +1026,8 @@ static void eval_scalars(loader *ld, evaluation *ev, case_shape *s) {
                               : (bits == 64 || (i >= -(1LL << (bits - 1)) &&
                                                 i < (1LL << (bits - 1))));
       if (!fits) {
-        err_at(ld, pa->line, pa->column,
+        if (!already_reported(ld, ev, pa))
+          err_at(ld, pa->line, pa->column,
                "scalar '%s' (%s) cannot hold %lld (shape '%s')", pa->name,
                kl_dtype_name(pa->dtype), (long long)i,
                s->name ? s->name : "?");
@@ -1128,7 +1138,12 @@ static void expose_tunables(loader *ld, case_shape *s) {
     if (t->nvalues == 0 || !t->values[0] ||
         kl_vars_get(&v, s->vars, t->name) == 0)
       continue;
-    if (kl_expr_eval_string(&v, t->values[0]) < 0) {
+    int rc = kl_expr_eval_string(&v, t->values[0]);
+    if (rc == KL_ENOMEM) {
+      ld->diags.oom = true;
+      return;
+    }
+    if (rc < 0) {
       kl_error_clear(); /* not a number: only a -D define */
       continue;
     }

@@ -6,6 +6,7 @@
  * line in GNU style ("path:line:column: text"); the optional snippet holds
  * the source line and a caret line for the CLI to print underneath. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,27 @@ static void slot_reset(error_slot *s) {
   free(s->path);
   free(s->snippet);
   memset(s, 0, sizeof(*s));
+}
+
+/* A thread's last error is released when the thread exits: a key whose
+ * destructor resets the slot, registered the first time a thread fails. */
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local int exit_key_set;
+
+static void release_at_exit(void *slot) {
+  slot_reset(slot);
+}
+
+static void make_exit_key(void) {
+  pthread_key_create(&exit_key, release_at_exit);
+}
+
+static void arm_release(void) {
+  if (exit_key_set)
+    return;
+  pthread_once(&exit_key_once, make_exit_key);
+  exit_key_set = pthread_setspecific(exit_key, &last) == 0;
 }
 
 /* The error slot must work when allocation fails, so it uses the plain
@@ -66,6 +88,7 @@ static int set_fields(int code, int domain, const char *path, int line,
                       int column, const char *snippet, const char *text,
                       int sys_errno) {
   slot_reset(&last);
+  arm_release();
   last.text = plain_strdup(text);
   last.path = plain_strdup(path);
   last.snippet = plain_strdup(snippet);

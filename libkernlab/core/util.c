@@ -252,29 +252,31 @@ bool kl__is_ident(const char *s) {
   return true;
 }
 
+/* Optimal string alignment distance: insertions, deletions, substitutions
+ * and transpositions of neighbours ("mni" is one step from "min"). */
 size_t kl__edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 64 || lb > 64)
     return la > lb ? la : lb;
-  size_t row[65];
+  size_t d[65][65];
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = i;
   for (size_t j = 0; j <= lb; j++)
-    row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
+    d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
     for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
       size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      size_t best = diag + cost;
-      if (row[j] + 1 < best)
-        best = row[j] + 1;
-      if (row[j - 1] + 1 < best)
-        best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
+      size_t best = d[i - 1][j - 1] + cost;
+      if (d[i - 1][j] + 1 < best)
+        best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best)
+        best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
     }
-  }
-  return row[lb];
+  return d[la][lb];
 }
 
 const char *kl__suggest(const char *word, const char *const *candidates,

@@ -1,0 +1,95 @@
+#!/bin/sh
+# The kl CLI as a user meets it: exit statuses, messages, --json, kl new.
+# usage: cli.sh KL SOURCE_DIR
+set -u
+KL=$1
+SRC=$2
+TMP=$(mktemp -d /tmp/kl-cli-XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export KERNLAB_SHARE_DIR="$SRC/share/kernlab" NO_COLOR=1
+passed=0 failed=0
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect STATUS CMD...: run CMD, compare its exit status
+expect() {
+  want=$1; shift
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  if [ "$got" = "$want" ]; then ok; else
+    bad "$* exited $got, want $want"; cat "$TMP/out" "$TMP/err"; fi
+}
+# has FILE TEXT: FILE contains the line TEXT
+has() {
+  if grep -qxF -- "$2" "$1"; then ok; else
+    bad "$1 lacks the line: $2"; echo "--- it has:"; cat "$1"; fi
+}
+
+expect 0 "$KL" --version
+has "$TMP/out" "kl $("$KL" --version | cut -d' ' -f2)"
+grep -q '^kl [0-9]*\.[0-9]*\.[0-9]*$' "$TMP/out" && ok || bad "--version format"
+expect 0 "$KL" help
+grep -q '^  3  candidate rejected' "$TMP/out" && ok || bad "help lacks exit 3"
+expect 0 "$KL" help check
+expect 0 "$KL" check --help
+expect 2 "$KL" help nosuchverb
+expect 2 "$KL" chek
+has "$TMP/err" "kl: unknown command 'chek'; did you mean 'check'? (see kl help)"
+
+# every bundled case passes, text and json
+for c in "$SRC"/cases/*/; do
+  expect 0 "$KL" check "$c"
+  tail -n 1 "$TMP/out" | grep -q '^ok: ' && ok || bad "$c: no ok line"
+  expect 0 "$KL" check --json "$c"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] is True and d["case"]["shapes"]' "$TMP/out" \
+    && ok || bad "$c: --json is not one JSON document with ok=true"
+  [ ! -s "$TMP/err" ] && ok || bad "$c: --json wrote to stderr"
+done
+
+# usage errors
+expect 2 "$KL" check
+expect 2 "$KL" check --bogus "$SRC/cases/vector_add"
+expect 2 "$KL" check "$SRC/cases/vector_add" "$SRC/cases/host_saxpy"
+# a path that does not exist is bad input
+expect 2 "$KL" check "$TMP/nope"
+has "$TMP/err" "kl: $TMP/nope: no such case folder or file"
+mkdir "$TMP/emptydir"
+expect 2 "$KL" check "$TMP/emptydir"
+has "$TMP/err" "kl: $TMP/emptydir: no case.yaml in this folder"
+
+# a broken case: every error, located, then a count; exit 2
+B="$SRC/tests/case/bad/unknown_key"
+expect 2 "$KL" check "$B"
+has "$TMP/err" "$B/case.yaml:4:1: unknown key 'kernal' in the case; did you mean 'kernel'?"
+has "$TMP/err" "$B/case.yaml:11:1: unknown key 'budjet' in the case; did you mean 'budget'?"
+has "$TMP/err" "kl: 4 errors in $B"
+# with the line and a caret under the column
+has "$TMP/err" "  kernal:"
+expect 2 "$KL" check --json "$B"
+python3 - "$TMP/out" <<'PY' && ok || bad "--json errors"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"] is False and len(d["errors"]) == 4, d
+e = d["errors"][1]
+assert (e["line"], e["column"]) == (4, 1) and "kernal" in e["text"], e
+PY
+[ ! -s "$TMP/err" ] && ok || bad "check --json of a bad case wrote to stderr"
+
+# kl new stamps cases kl check accepts, and never overwrites
+expect 0 "$KL" new mine --dir "$TMP"
+expect 0 "$KL" check "$TMP/mine"
+expect 0 "$KL" new gpu1 --template cuda --dir "$TMP"
+expect 0 "$KL" check "$TMP/gpu1"
+expect 0 "$KL" new j --dir "$TMP" --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["template"]=="host"' "$TMP/out" && ok || bad "new --json"
+echo "// edited" > "$TMP/mine/kernel.c"
+expect 2 "$KL" new mine --dir "$TMP"
+grep -q "// edited" "$TMP/mine/kernel.c" && ok || bad "kl new overwrote a case"
+expect 2 "$KL" new mine --template nope --dir "$TMP/x"
+expect 2 "$KL" new "bad name" --dir "$TMP"
+expect 2 "$KL" new
+expect 2 "$KL" new a --template
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
