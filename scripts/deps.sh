@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Make sure the build dependencies are here. On Debian/Ubuntu as root, the
+# missing packages are installed with apt-get; otherwise the script says
+# what to install and fails.
+set -euo pipefail
+
+missing=()
+need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need_pc() { pkg-config --exists "$1" 2>/dev/null || missing+=("$2"); }
+
+need_cmd cc gcc
+need_cmd c++ g++
+need_cmd cmake cmake
+need_cmd ninja ninja-build
+need_cmd pkg-config pkg-config
+need_cmd python3 python3
+need_cmd nm binutils
+if command -v pkg-config >/dev/null 2>&1; then
+  need_pc json-c libjson-c-dev
+  need_pc yaml-0.1 libyaml-dev
+  need_pc libcurl libcurl4-openssl-dev
+  need_pc cmocka libcmocka-dev
+else
+  missing+=(libjson-c-dev libyaml-dev libcurl4-openssl-dev libcmocka-dev)
+fi
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  exit 0
+fi
+echo "deps: missing: ${missing[*]}" >&2
+echo "deps: install them (e.g. sudo apt-get install ${missing[*]}) and rerun" >&2
+exit 1
