@@ -21,7 +21,7 @@ unset KERNLAB_SHARE_DIR
 (cd "$TMP" && "$P/bin/kl" new stamped >/dev/null && "$P/bin/kl" check stamped >/dev/null)
 
 # pkg-config
-export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
+export PKG_CONFIG_PATH="$LIBDIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 $CC -std=c11 -Wall -Werror $EXTRA "$SRC/examples/c/check_case.c" \
   $(pkg-config --cflags --libs kernlab) -Wl,-rpath,"$LIBDIR" -o "$TMP/by_pkgconfig"
 "$TMP/by_pkgconfig" "$SRC/cases/vector_add" | grep -q '^vector_add: 4 params, 3 shapes$'
