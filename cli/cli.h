@@ -29,6 +29,12 @@ extern const size_t cli_nverbs;
 int cmd_check(int argc, char **argv);
 int cmd_new(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_harness(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+/* Read a whole file into *out (malloc'd); prints the error and returns the
+ * exit status on failure, 0 on success. */
+int cli_read_file(char **out, const char *path);
 
 /* Print `kl help VERB` to `out`; false when there is no such verb. */
 bool cli_help_verb(FILE *out, const char *verb);

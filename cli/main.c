@@ -25,6 +25,43 @@ const cli_verb cli_verbs[] = {
      "                cuda: a CUDA kernel; or a path to a template folder\n"
      "  --dir DIR     where to create the case\n"
      "  --json        print {\"path\": ..., \"template\": ...}\n"},
+    {"harness", cmd_harness, "write the generated harness of a case",
+     "kl harness CASE [--candidate FILE] [--standalone | --plugin] [-o FILE]",
+     "Writes the harness source (to stdout without -o): the KERNEL SECTION\n"
+     "(the candidate verbatim, or the baseline) and the frozen HARNESS\n"
+     "SECTION. The same case and kernel always give the same file.\n"
+     "\n"
+     "  --standalone  (default) one C file with main(): cc -O3 harness.c -lm\n"
+     "                && ./a.out checks every shape on 3 seeds and prints\n"
+     "                one JSON line per shape with simple timings\n"
+     "  --plugin      the shared-object form kernlab's worker loads (ABI in\n"
+     "                kernlab/plugin.h)\n"
+     "  --candidate F a kernel to put in the KERNEL SECTION\n"},
+    {"bench", cmd_bench, "check a kernel, then time it at every shape",
+     "kl bench CASE [--candidate FILE] [--shape NAME] [--hot] [--seed N] "
+     "[--json]",
+     "Compiles (cached), checks the candidate (or the baseline) against the\n"
+     "case's oracle on 3 fresh seeds per shape, and only then times it in\n"
+     "the worker: cold caches by default, adaptive sampling until the 95%\n"
+     "interval of the median is within 0.5% or the time cap is reached.\n"
+     "Exit 3 when the candidate is rejected (INCORRECT, CRASHED, TIMEOUT,\n"
+     "COMPILE_ERROR), with the reason.\n"
+     "\n"
+     "  --shape NAME      one shape only\n"
+     "  --hot             no cache flush between samples\n"
+     "  --seed N          reproducible check seeds (default: fresh ones)\n"
+     "  --time-cap-ms N   sampling time per shape (default 2000)\n"
+     "  --timeout-ms N    limit per worker request (default 60000)\n"
+     "  --json            the report as one JSON document (docs/json.md)\n"},
+    {"compare", cmd_compare, "decide whether a candidate beats the baseline",
+     "kl compare CASE --candidate FILE [--shape NAME] [--hot] [--seed N] "
+     "[--json]",
+     "Checks the candidate like kl bench, then times baseline and candidate\n"
+     "interleaved in one worker (A B, B A, ...) and reports per shape the\n"
+     "speedup (baseline time / candidate time) with its 95% interval and a\n"
+     "decision: faster or slower when the interval excludes 1 and the gain\n"
+     "reaches the case's min_gain_pct, else same; then the objective over\n"
+     "the shapes. Options as for kl bench. Exit 3 when rejected.\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

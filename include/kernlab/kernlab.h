@@ -14,5 +14,10 @@
 #include "common.h"
 #include "expr.h"
 #include "case.h"
+#include "harness.h"
+#include "compile.h"
+#include "stats.h"
+#include "worker.h"
+#include "bench.h"
 
 #endif /* KERNLAB_H */

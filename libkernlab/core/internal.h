@@ -100,4 +100,32 @@ size_t kl__edit_distance(const char *a, const char *b);
 const char *kl__suggest(const char *word, const char *const *candidates,
                         size_t n);
 
+/* ---- hashing (sha256.c) --------------------------------------------------- */
+typedef struct kl__sha256 {
+  uint32_t state[8];
+  uint64_t bytes;
+  unsigned char buf[64];
+  size_t used;
+} kl__sha256;
+void kl__sha256_init(kl__sha256 *h);
+void kl__sha256_update(kl__sha256 *h, const void *data, size_t n);
+/* Finish and write 64 hex digits and a NUL. */
+void kl__sha256_hex(kl__sha256 *h, char out[65]);
+
+/* ---- processes (process.c) ------------------------------------------------ */
+typedef struct kl__run_result {
+  int exit_code;  /* -1 when killed by a signal */
+  int signal;     /* the signal, or 0 */
+  bool timed_out; /* killed at the time limit */
+  kl_buf output;  /* stdout and stderr together, capped */
+} kl__run_result;
+/* Run argv[0] (looked up in PATH) with argv, in `cwd` (NULL: here), killing
+ * its process group after timeout_ms (0: no limit). A program that cannot
+ * be started is KL_ENOTFOUND; a failing one is 0 with exit_code set. The
+ * caller disposes res->output. */
+int kl__run(kl__run_result *res, const char *const *argv, const char *cwd,
+            int timeout_ms, size_t max_output);
+/* mkdir -p */
+int kl__mkdir_p(const char *path);
+
 #endif /* KL_CORE_INTERNAL_H */

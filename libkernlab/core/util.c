@@ -293,3 +293,28 @@ const char *kl__suggest(const char *word, const char *const *candidates,
   }
   return best_d <= limit ? best : NULL;
 }
+
+int kl__mkdir_p(const char *path) {
+  char *p = kl__strdup(path);
+  if (!p)
+    return kl__error_oom();
+  int rc = 0;
+  for (char *q = p + 1;; q++) {
+    if (*q != '/' && *q != '\0')
+      continue;
+    char saved = *q;
+    *q = '\0';
+    if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+      rc = kl__error_os(KL_EIO, p, "cannot create folder");
+      break;
+    }
+    *q = saved;
+    if (saved == '\0')
+      break;
+  }
+  kl__free(p);
+  if (rc == 0 && !kl__is_dir(path))
+    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "%s: exists and is not a folder",
+                   path);
+  return rc;
+}

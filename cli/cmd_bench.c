@@ -1,0 +1,182 @@
+/* `kl bench` and `kl compare`: check, then time; for compare, interleave
+ * with the baseline and decide. Exit 3 when the candidate is rejected. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Read a whole file; prints the error and returns the exit status. */
+int cli_read_file(char **out, const char *path) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    int missing = errno == ENOENT;
+    cli_error("%s: cannot read: %s", path, strerror(errno));
+    return missing ? EXIT_BAD_INPUT : EXIT_FAILED;
+  }
+  size_t cap = 65536, n = 0;
+  char *buf = malloc(cap);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      char *more = realloc(buf, cap * 2);
+      if (!more) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = more;
+      cap *= 2;
+    }
+  }
+  int failed = ferror(f);
+  fclose(f);
+  if (!buf || failed) {
+    free(buf);
+    cli_error("%s: %s", path, failed ? "read failed (is it a folder?)"
+                                     : "out of memory");
+    return failed ? EXIT_BAD_INPUT : EXIT_FAILED;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  return 0;
+}
+
+static void print_text(const kl_report *r, bool compare, bool cold) {
+  printf("%-10s %-8s %12s %25s %8s  %s\n", "shape", "correct",
+         compare ? "baseline_us" : "median_us",
+         compare ? "candidate_us [95% CI]" : "95% CI", "samples",
+         compare ? "speedup [95% CI] decision" : "stop");
+  for (size_t i = 0; i < kl_report_shape_count(r); i++) {
+    kl_shape_result s;
+    kl_report_shape(&s, r, i);
+    const char *ok = !s.checked ? "-" : s.correct ? "yes" : "NO";
+    if (!s.timed) {
+      printf("%-10s %-8s %12s\n", s.name, ok, "-");
+      continue;
+    }
+    char ci[64];
+    if (compare) {
+      snprintf(ci, sizeof(ci), "%.4g [%.4g, %.4g]", s.time.median,
+               s.time.ci_low, s.time.ci_high);
+      printf("%-10s %-8s %12.4g %25s %8zu  %.3f [%.3f, %.3f] %s\n", s.name,
+             ok, s.baseline.median, ci, s.time.n, s.speedup.speedup,
+             s.speedup.ci_low, s.speedup.ci_high,
+             kl_decision_name(s.speedup.decision));
+    } else {
+      snprintf(ci, sizeof(ci), "[%.4g, %.4g]", s.time.ci_low, s.time.ci_high);
+      printf("%-10s %-8s %12.4g %25s %8zu  %s\n", s.name, ok, s.time.median,
+             ci, s.time.n, s.stop_reason);
+    }
+  }
+  kl_speedup obj;
+  if (kl_report_objective(&obj, r) == 0)
+    printf("objective: %.3f [%.3f, %.3f] %s\n", obj.speedup, obj.ci_low,
+           obj.ci_high, kl_decision_name(obj.decision));
+  printf("%s, times in microseconds; verdict %s\n",
+         cold ? "cold caches" : "hot caches",
+         kl_verdict_name(kl_report_verdict(r)));
+}
+
+static int bench_or_compare(int argc, char **argv, bool compare) {
+  const char *verb = compare ? "compare" : "bench";
+  const char *path = NULL, *candidate_path = NULL;
+  bool json = false;
+  kl_bench_options opts = KL_BENCH_OPTIONS_INIT;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--json") == 0) {
+      json = true;
+    } else if (strcmp(a, "--hot") == 0) {
+      opts.time.cold = 0;
+    } else if (strcmp(a, "--candidate") == 0 || strcmp(a, "--shape") == 0 ||
+               strcmp(a, "--seed") == 0 || strcmp(a, "--time-cap-ms") == 0 ||
+               strcmp(a, "--timeout-ms") == 0) {
+      if (!val)
+        return cli_usage_error(verb, "%s needs a value", a);
+      i++;
+      char *end = NULL;
+      if (strcmp(a, "--candidate") == 0)
+        candidate_path = val;
+      else if (strcmp(a, "--shape") == 0)
+        opts.shape = val;
+      else {
+        errno = 0;
+        unsigned long long v = strtoull(val, &end, 10);
+        if (errno || !end || *end || end == val || v == 0)
+          return cli_usage_error(verb, "%s takes a positive whole number, "
+                                       "not '%s'", a, val);
+        if (strcmp(a, "--seed") == 0)
+          opts.seed = v;
+        else if (strcmp(a, "--time-cap-ms") == 0)
+          opts.time.time_cap_ms = v > 3600000 ? 3600000 : (int)v;
+        else
+          opts.timeout_ms = v > 86400000 ? 86400000 : (int)v;
+      }
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error(verb, "unknown option '%s'", a);
+    } else if (path) {
+      return cli_usage_error(verb, "one case at a time");
+    } else {
+      path = a;
+    }
+  }
+  if (!path)
+    return cli_usage_error(verb, "no case given");
+  if (compare && !candidate_path)
+    return cli_usage_error(verb, "compare needs --candidate FILE");
+  kl_case *c = NULL;
+  char *candidate = NULL;
+  kl_report *r = NULL;
+  int status = EXIT_OK;
+  if (kl_case_load(&c, path, NULL) < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  if (candidate_path) {
+    if ((status = cli_read_file(&candidate, candidate_path)) != 0)
+      goto done;
+    const char *slash = strrchr(candidate_path, '/');
+    opts.candidate = candidate;
+    opts.candidate_name = slash ? slash + 1 : candidate_path;
+  }
+  int rc = compare ? kl_bench_compare(&r, c, &opts) : kl_bench_run(&r, c, &opts);
+  if (rc < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  if (json) {
+    kl_buf b = KL_BUF_INIT;
+    if (kl_report_json(&b, r) < 0) {
+      status = cli_fail();
+      goto done;
+    }
+    printf("%s\n", b.ptr);
+    kl_buf_dispose(&b);
+  } else {
+    print_text(r, compare, opts.time.cold);
+  }
+  if (kl_report_verdict(r) != KL_VERDICT_OK) {
+    cli_error("candidate rejected: %s: %s",
+              kl_verdict_name(kl_report_verdict(r)), kl_report_reason(r));
+    const char *log = kl_report_compile_log(r);
+    if (log && !json)
+      fprintf(stderr, "%s", log);
+    status = EXIT_REJECTED;
+  }
+done:
+  kl_report_free(r);
+  free(candidate);
+  kl_case_free(c);
+  return status;
+}
+
+int cmd_bench(int argc, char **argv) {
+  return bench_or_compare(argc, argv, false);
+}
+
+int cmd_compare(int argc, char **argv) {
+  return bench_or_compare(argc, argv, true);
+}

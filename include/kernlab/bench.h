@@ -1,0 +1,98 @@
+/** @file kernlab/bench.h  Check and time a candidate; compare it with the
+ *  baseline.
+ *
+ * The path every candidate takes: compile (cached) -> check on fresh seeds
+ * in the worker (at least 3 per shape) -> time -> verdict. A candidate is
+ * timed only after it passed every check. kl_bench_run times one kernel per
+ * shape; kl_bench_compare interleaves baseline and candidate samples and
+ * decides faster / slower / same per shape and for the case's objective.
+ */
+#ifndef KERNLAB_BENCH_H
+#define KERNLAB_BENCH_H
+
+#include "common.h"
+#include "case.h"
+#include "compile.h"
+#include "stats.h"
+#include "worker.h"
+
+KL_BEGIN_DECLS
+
+typedef enum kl_verdict {
+  KL_VERDICT_OK = 0,       /**< correct everywhere; timed */
+  KL_VERDICT_INCORRECT,    /**< wrong values, unwritten outputs, or inputs
+                                written */
+  KL_VERDICT_CRASHED,      /**< the worker died running it */
+  KL_VERDICT_TIMEOUT,      /**< a request ran past its limit */
+  KL_VERDICT_COMPILE_ERROR /**< it did not compile */
+} kl_verdict;
+/** "OK", "INCORRECT", "CRASHED", "TIMEOUT", "COMPILE_ERROR". */
+KL_EXTERN(const char *) kl_verdict_name(kl_verdict v);
+
+#define KL_BENCH_OPTIONS_VERSION 1
+typedef struct kl_bench_options {
+  unsigned version;           /**< KL_BENCH_OPTIONS_VERSION */
+  const char *candidate;      /**< kernel source text; NULL: the baseline */
+  const char *candidate_name; /**< its name in diagnostics and reports */
+  const char *shape;          /**< one shape by name; NULL: every shape */
+  int check_seeds;            /**< seeds per shape, at least 3 (default 3) */
+  uint64_t seed;              /**< 0: fresh random seeds; else seeds derived
+                                   from this one (reproducible) */
+  kl_time_options time;       /**< sampling: cold/hot, stopping rule */
+  int timeout_ms;             /**< per worker request; 0: 60 s */
+  const kl_compile_options *compile; /**< NULL: defaults */
+  const char *worker_path;    /**< NULL: found as kl_worker_create does */
+} kl_bench_options;
+#define KL_BENCH_OPTIONS_INIT \
+  {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL}
+KL_EXTERN(void) kl_bench_options_init(kl_bench_options *opts);
+
+typedef struct kl_report kl_report; /* opaque */
+
+/** Check then time the candidate (or the baseline) at every shape.
+ *  A rejected candidate is not an error of this call: it returns 0 and the
+ *  report's verdict says why. @return 0, KL_ENOTFOUND (no compiler or
+ *  worker), KL_EUNSUPPORTED, KL_EINVALID (no such shape), KL_EIO,
+ *  KL_ENOMEM. */
+KL_EXTERN(int) kl_bench_run(kl_report **out, const kl_case *c,
+                            const kl_bench_options *opts);
+/** Check the candidate, then time it interleaved with the baseline and
+ *  decide, per shape and for the objective. opts->candidate is required. */
+KL_EXTERN(int) kl_bench_compare(kl_report **out, const kl_case *c,
+                                const kl_bench_options *opts);
+KL_EXTERN(void) kl_report_free(kl_report *r);
+
+KL_EXTERN(kl_verdict) kl_report_verdict(const kl_report *r);
+/** Why the candidate was rejected (one line), or NULL when it was not. */
+KL_EXTERN(const char *) kl_report_reason(const kl_report *r);
+/** The compiler's output when the verdict is COMPILE_ERROR, else NULL. */
+KL_EXTERN(const char *) kl_report_compile_log(const kl_report *r);
+
+/** One shape's results. Times are microseconds. */
+typedef struct kl_shape_result {
+  const char *name;
+  int checked;              /**< the check ran */
+  int correct;
+  uint64_t mismatches, unwritten, nonfinite, inputs_written;
+  double max_abs_err;
+  int timed;                /**< samples were taken */
+  kl_summary time;          /**< the candidate (or the benched kernel) */
+  kl_summary baseline;      /**< compare only */
+  kl_speedup speedup;       /**< compare only */
+  const char *stop_reason;  /**< why sampling stopped */
+  double wall_ms;           /**< sampling wall time */
+} kl_shape_result;
+
+KL_EXTERN(size_t) kl_report_shape_count(const kl_report *r);
+KL_EXTERN(int) kl_report_shape(kl_shape_result *out, const kl_report *r,
+                               size_t i);
+/** The objective over the shapes (compare only); KL_ENOTFOUND otherwise. */
+KL_EXTERN(int) kl_report_objective(kl_speedup *out, const kl_report *r);
+
+/** The report as one JSON document (field names documented in
+ *  docs/json.md and stable). */
+KL_EXTERN(int) kl_report_json(kl_buf *out, const kl_report *r);
+
+KL_END_DECLS
+
+#endif /* KERNLAB_BENCH_H */

@@ -1,0 +1,103 @@
+/** @file kernlab/plugin.h  The harness plugin ABI (version 1).
+ *
+ * A plugin is a shared object exporting `kl_plugin_v1`, which returns a
+ * table describing one case (its shapes and params) and the functions the
+ * worker drives: create an instance for a shape, prepare seeded inputs and
+ * poisoned outputs, launch the kernel, read and check outputs, destroy.
+ * kernlab generates plugins from cases (`kl harness --plugin`); a kernel
+ * that needs its own host code can be wrapped by a hand-written plugin
+ * against this header. The header depends on nothing but <stdint.h>, so
+ * generated standalone harnesses embed it verbatim.
+ *
+ * Rules: every function returns 0 on success and a nonzero value on
+ * failure, with a message from last_error(). Instances are independent and
+ * used by one thread. Buffers are host memory for the host backend.
+ */
+#ifndef KERNLAB_PLUGIN_H
+#define KERNLAB_PLUGIN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KL_PLUGIN_ABI_VERSION 1
+/** The exported entry point's name, for dlsym. */
+#define KL_PLUGIN_SYMBOL "kl_plugin_v1"
+
+/** Roles, as in kernlab/case.h (kl_role). */
+#define KL_PLUGIN_ROLE_SCALAR 0
+#define KL_PLUGIN_ROLE_INPUT 1
+#define KL_PLUGIN_ROLE_OUTPUT 2
+#define KL_PLUGIN_ROLE_INOUT 3
+
+/** reference() returns this when the case's oracle is the baseline. */
+#define KL_PLUGIN_NO_REFERENCE 1
+
+/** What check() found for one output buffer. */
+typedef struct kl_plugin_check {
+  uint64_t elements;   /**< compared */
+  uint64_t mismatches; /**< outside atol + rtol * |want| (unwritten included) */
+  uint64_t unwritten;  /**< still holding the poison pattern */
+  uint64_t nonfinite;  /**< NaN or Inf where the oracle is finite */
+  double max_abs_err;  /**< over elements where both values are finite */
+  int64_t first_bad;   /**< index of the first mismatch, -1 when none */
+} kl_plugin_check;
+
+typedef struct kl_plugin {
+  uint32_t abi_version; /**< KL_PLUGIN_ABI_VERSION */
+  uint32_t struct_size; /**< sizeof(kl_plugin) of the plugin's headers */
+  const char *case_name;
+  const char *entry;   /**< the kernel's function name */
+  const char *backend; /**< "host" or "cuda" */
+  int32_t nshapes;
+  int32_t nparams;
+  const char *const *shape_names; /**< nshapes names */
+  const char *const *param_names; /**< nparams names */
+  const int32_t *param_roles;     /**< KL_PLUGIN_ROLE_* per param */
+  const int32_t *param_dtypes;    /**< kl_dtype values per param */
+  double atol, rtol;              /**< the case's tolerances */
+
+  /** Allocate the buffers of shape `shape` (0-based). */
+  int (*create)(void **inst, int32_t shape);
+  /** Fill inputs and inouts from `seed` (reproducible), poison outputs
+   *  with pattern `poison` (0 or 1), and keep a pristine copy of every
+   *  input and inout. */
+  int (*prepare)(void *inst, uint64_t seed, int32_t poison);
+  /** Put the inouts back to what prepare() wrote (between timing samples:
+   *  a kernel that updates in place then runs on the same data). */
+  int (*restore)(void *inst);
+  /** Run the kernel once; for the host backend this returns when done. */
+  int (*launch)(void *inst);
+  /** Wait for the kernel (a no-op for the host backend). */
+  int (*sync)(void *inst);
+  /** Compute the case's host reference from the pristine inputs into
+   *  want[p] for every output and inout p (want[p] is NULL for the others);
+   *  KL_PLUGIN_NO_REFERENCE when the oracle is the baseline. */
+  int (*reference)(void *inst, void *const *want);
+  /** Bytes of param p's buffer (0 for scalars). */
+  uint64_t (*buffer_bytes)(void *inst, int32_t p);
+  /** Copy param p's buffer out (`bytes` must equal buffer_bytes). */
+  int (*read)(void *inst, int32_t p, void *dst, uint64_t bytes);
+  /** Compare output or inout p with `want` (same dtype and size), counting
+   *  elements still poisoned as unwritten. */
+  int (*check)(void *inst, int32_t p, const void *want,
+               kl_plugin_check *result);
+  /** 1 when input p still holds what prepare() wrote, 0 when the kernel
+   *  wrote to it. */
+  int (*input_intact)(void *inst, int32_t p);
+  void (*destroy)(void *inst);
+  /** The message of the last failure of this instance (or of create when
+   *  inst is NULL). */
+  const char *(*last_error)(void *inst);
+} kl_plugin;
+
+/** The plugin's one exported function. */
+typedef const kl_plugin *(*kl_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KERNLAB_PLUGIN_H */

@@ -1,0 +1,103 @@
+/** @file kernlab/worker.h  Run plugins in a child process.
+ *
+ * The worker is a separate process (the `kl-worker` program) that loads
+ * plugins and answers requests: check a candidate against its oracle, time
+ * one or two plugins. Candidate code runs only there: a candidate that
+ * crashes, hangs or exits kills only the worker. The parent enforces a time
+ * limit per request, reports CRASHED (KL_ECRASHED, with the signal and the
+ * tail of the worker's stderr) or TIMEOUT (KL_ETIMEOUT), and starts a fresh
+ * worker for the next request, loading the same plugins again under the
+ * same ids. A kl_worker is used by one thread at a time.
+ */
+#ifndef KERNLAB_WORKER_H
+#define KERNLAB_WORKER_H
+
+#include "common.h"
+
+KL_BEGIN_DECLS
+
+typedef struct kl_worker kl_worker;
+
+#define KL_WORKER_OPTIONS_VERSION 1
+typedef struct kl_worker_options {
+  unsigned version;        /**< KL_WORKER_OPTIONS_VERSION */
+  const char *worker_path; /**< NULL: $KERNLAB_WORKER, else next to the
+                                library, else the installed one */
+  int timeout_ms;          /**< per request; 0: 60 s */
+} kl_worker_options;
+#define KL_WORKER_OPTIONS_INIT {KL_WORKER_OPTIONS_VERSION, NULL, 0}
+KL_EXTERN(void) kl_worker_options_init(kl_worker_options *opts);
+
+/** Start a worker. @return 0, KL_ENOTFOUND (no kl-worker), KL_EIO. */
+KL_EXTERN(int) kl_worker_create(kl_worker **out, const kl_worker_options *opts);
+/** Stop it (asks it to quit, then kills it). NULL is a no-op. */
+KL_EXTERN(void) kl_worker_free(kl_worker *w);
+/** Change the time limit of later requests. */
+KL_EXTERN(void) kl_worker_set_timeout(kl_worker *w, int timeout_ms);
+/** How many times the worker was started again after a crash or timeout. */
+KL_EXTERN(int) kl_worker_restarts(const kl_worker *w);
+
+/** Load a plugin (a shared object exporting kl_plugin_v1); *id names it in
+ *  later requests. @return 0, KL_EINVALID (not a plugin, wrong ABI). */
+KL_EXTERN(int) kl_worker_load(int *id, kl_worker *w, const char *path);
+
+/** What one check on one seed found. */
+typedef struct kl_check_result {
+  uint64_t seed;
+  int correct;             /**< no mismatch and no input written */
+  uint64_t mismatches;     /**< summed over outputs */
+  uint64_t unwritten;      /**< output elements left poisoned */
+  uint64_t nonfinite;      /**< NaN/Inf where the oracle is finite */
+  uint64_t inputs_written; /**< inputs the kernel modified */
+  double max_abs_err;
+  char detail[160];        /**< first problem, e.g. "c[17]: mismatch" */
+} kl_check_result;
+
+/** Check `plugin` at `shape` on each seed: the oracle is plugin `oracle`'s
+ *  outputs on the same inputs, or (oracle = -1) the plugin's own host
+ *  reference. results must hold nseeds entries.
+ *  @return 0, KL_ECRASHED, KL_ETIMEOUT, KL_EINVALID. */
+KL_EXTERN(int) kl_worker_check(kl_check_result *results, kl_worker *w,
+                               int plugin, int oracle, int shape,
+                               const uint64_t *seeds, size_t nseeds);
+
+#define KL_TIME_OPTIONS_VERSION 1
+typedef struct kl_time_options {
+  unsigned version;     /**< KL_TIME_OPTIONS_VERSION */
+  int cold;             /**< flush caches before every sample (default 1) */
+  int warmup;           /**< untimed launches per plugin first (default 2) */
+  size_t min_samples;   /**< default 10 */
+  size_t max_samples;   /**< default 1000 */
+  double target_rel_ci; /**< stop when the 95% CI half-width of the median
+                             (or of the speedup) is below this; 0.005 */
+  int time_cap_ms;      /**< stop after this much sampling; default 2000 */
+  uint64_t seed;        /**< inputs used while timing */
+  size_t block_rounds;  /**< fresh buffers every this many rounds, so
+                             memory placement varies (default 32) */
+} kl_time_options;
+#define KL_TIME_OPTIONS_INIT {KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 32}
+KL_EXTERN(void) kl_time_options_init(kl_time_options *opts);
+
+/** Samples of one time request: us[k][i] is plugin k's i-th sample, in
+ *  microseconds; with two plugins, samples i of both were taken back to
+ *  back (order alternating each round). */
+typedef struct kl_samples {
+  size_t n;
+  size_t nplugins;
+  double *us[2];
+  char stop_reason[32]; /**< "converged", "time_cap" or "max_samples" */
+  double wall_ms;       /**< sampling wall time, flushes included */
+  double flush_bytes;   /**< bytes read per cold flush */
+  size_t block_rounds;  /**< rounds per placement block */
+} kl_samples;
+KL_EXTERN(void) kl_samples_dispose(kl_samples *s);
+
+/** Time one or two plugins at `shape`. @return 0, KL_ECRASHED, KL_ETIMEOUT,
+ *  KL_EINVALID. */
+KL_EXTERN(int) kl_worker_time(kl_samples *out, kl_worker *w,
+                              const int *plugins, size_t nplugins, int shape,
+                              const kl_time_options *opts);
+
+KL_END_DECLS
+
+#endif /* KERNLAB_WORKER_H */

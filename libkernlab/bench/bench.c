@@ -1,0 +1,467 @@
+/* kl_bench_run and kl_bench_compare: the path of a candidate.
+ *
+ * compile the baseline (it is the oracle unless the case has a host
+ * reference, and the other side of a comparison) and the candidate, through
+ * the cache; start one worker and load both into it (comparisons stay in
+ * one process); per shape, check on fresh seeds, and only if every check
+ * passed, time. The first rejection stops the work: a candidate that is
+ * wrong at one shape is wrong. Each step's failure becomes the report's
+ * verdict and a one-line reason; only failures of kernlab itself (no
+ * compiler, no worker, out of memory) are errors of the call. */
+#define _GNU_SOURCE /* getrandom */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../case/case_internal.h"
+#include "kernlab/bench.h"
+
+typedef struct shape_entry {
+  kl_shape_result res;
+  char stop_reason[32];
+} shape_entry;
+
+struct kl_report {
+  char *case_name, *candidate_name;
+  bool compare;
+  kl_verdict verdict;
+  char *reason;
+  char *compile_log;
+  int cold;
+  double min_gain_pct;
+  kl_objective objective;
+  uint64_t *seeds;
+  size_t nseeds;
+  shape_entry *shapes;
+  size_t nshapes;
+  bool has_objective;
+  kl_speedup objective_speedup;
+  bool baseline_cached, candidate_cached;
+  double compile_seconds;
+  int worker_restarts;
+};
+
+const char *kl_verdict_name(kl_verdict v) {
+  switch (v) {
+  case KL_VERDICT_OK: return "OK";
+  case KL_VERDICT_INCORRECT: return "INCORRECT";
+  case KL_VERDICT_CRASHED: return "CRASHED";
+  case KL_VERDICT_TIMEOUT: return "TIMEOUT";
+  case KL_VERDICT_COMPILE_ERROR: return "COMPILE_ERROR";
+  }
+  return "?";
+}
+
+void kl_bench_options_init(kl_bench_options *opts) {
+  kl_bench_options init = KL_BENCH_OPTIONS_INIT;
+  *opts = init;
+}
+
+void kl_report_free(kl_report *r) {
+  if (!r)
+    return;
+  kl__free(r->case_name);
+  kl__free(r->candidate_name);
+  kl__free(r->reason);
+  kl__free(r->compile_log);
+  kl__free(r->seeds);
+  kl__free(r->shapes);
+  kl__free(r);
+}
+
+kl_verdict kl_report_verdict(const kl_report *r) { return r->verdict; }
+const char *kl_report_reason(const kl_report *r) { return r->reason; }
+const char *kl_report_compile_log(const kl_report *r) {
+  return r->compile_log;
+}
+size_t kl_report_shape_count(const kl_report *r) { return r->nshapes; }
+
+int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
+  if (i >= r->nshapes)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no shape %zu in report", i);
+  *out = r->shapes[i].res;
+  out->stop_reason = r->shapes[i].stop_reason;
+  return 0;
+}
+
+int kl_report_objective(kl_speedup *out, const kl_report *r) {
+  if (!r->has_objective)
+    return KL_ENOTFOUND;
+  *out = r->objective_speedup;
+  return 0;
+}
+
+static int reject(kl_report *r, kl_verdict v, const char *fmt, ...)
+    KL_PRINTF(3, 4);
+
+static int reject(kl_report *r, kl_verdict v, const char *fmt, ...) {
+  kl_buf b = KL_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = kl__buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (rc < 0)
+    return rc;
+  r->verdict = v;
+  r->reason = kl__buf_detach(&b);
+  return r->reason ? 0 : kl__error_oom();
+}
+
+/* A worker failure: a crash or a hang is the candidate's verdict; anything
+ * else is kernlab's error. */
+static int worker_failure(kl_report *r, int rc, const char *shape,
+                          const char *what) {
+  const kl_error *e = kl_error_last();
+  const char *msg = e ? e->message : kl_strerror(rc);
+  if (rc == KL_ECRASHED)
+    return reject(r, KL_VERDICT_CRASHED, "%s at shape %s: %s", what, shape,
+                  msg);
+  if (rc == KL_ETIMEOUT)
+    return reject(r, KL_VERDICT_TIMEOUT, "%s at shape %s: %s", what, shape,
+                  msg);
+  return rc;
+}
+
+static uint64_t fresh_seed(void) {
+  uint64_t s = 0;
+  if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+        ((uint64_t)getpid() << 40);
+  }
+  return s ? s : 1;
+}
+
+static uint64_t derived_seed(uint64_t base, uint64_t k) {
+  uint64_t z = base + k * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) | 1;
+}
+
+static int compile_side(kl_artifact **out, kl_report *r, const kl_case *c,
+                        const char *source, const kl_bench_options *o,
+                        bool candidate) {
+  kl_compile_options copts = KL_COMPILE_OPTIONS_INIT;
+  if (o->compile)
+    copts = *o->compile;
+  if (candidate && o->candidate_name)
+    copts.candidate_name = o->candidate_name;
+  int rc = kl_compile_plugin(out, c, source, &copts);
+  if (rc < 0)
+    return rc;
+  r->compile_seconds += kl_artifact_seconds(*out);
+  if (candidate)
+    r->candidate_cached = kl_artifact_cached(*out);
+  else
+    r->baseline_cached = kl_artifact_cached(*out);
+  if (kl_artifact_ok(*out))
+    return 0;
+  const char *first = kl_artifact_first_error(*out);
+  if (!(r->compile_log = kl__strdup(kl_artifact_log(*out))))
+    return kl__error_oom();
+  if (!candidate)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "the baseline of case '%s' does not compile: %s",
+                     c->name, first ? first : "see the compiler log");
+  return reject(r, KL_VERDICT_COMPILE_ERROR, "%s",
+                first ? first : "the compiler failed (see its log)");
+}
+
+static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
+                       int shape, shape_entry *e) {
+  kl_check_result res[64];
+  int rc = kl_worker_check(res, w, plugin, oracle, shape, r->seeds,
+                           r->nseeds);
+  if (rc < 0)
+    return worker_failure(r, rc, e->res.name, "check");
+  e->res.checked = 1;
+  e->res.correct = 1;
+  const kl_check_result *bad = NULL;
+  for (size_t i = 0; i < r->nseeds; i++) {
+    e->res.mismatches += res[i].mismatches;
+    e->res.unwritten += res[i].unwritten;
+    e->res.nonfinite += res[i].nonfinite;
+    e->res.inputs_written += res[i].inputs_written;
+    if (res[i].max_abs_err > e->res.max_abs_err)
+      e->res.max_abs_err = res[i].max_abs_err;
+    if (!res[i].correct && !bad)
+      bad = &res[i];
+  }
+  if (!bad)
+    return 0;
+  e->res.correct = 0;
+  if (bad->inputs_written && !bad->mismatches)
+    return reject(r, KL_VERDICT_INCORRECT,
+                  "shape %s, seed %llu: the kernel wrote its input (%s)",
+                  e->res.name, (unsigned long long)bad->seed, bad->detail);
+  if (bad->unwritten)
+    return reject(r, KL_VERDICT_INCORRECT,
+                  "shape %s, seed %llu: %llu output elements never written "
+                  "(%s)",
+                  e->res.name, (unsigned long long)bad->seed,
+                  (unsigned long long)bad->unwritten, bad->detail);
+  return reject(r, KL_VERDICT_INCORRECT,
+                "shape %s, seed %llu: %llu mismatches, max abs error %g "
+                "(%s%s)",
+                e->res.name, (unsigned long long)bad->seed,
+                (unsigned long long)bad->mismatches, bad->max_abs_err,
+                bad->detail,
+                bad->nonfinite ? "; NaN or Inf where the oracle is finite"
+                               : "");
+}
+
+static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
+                      int shape, const kl_time_options *t, shape_entry *e) {
+  kl_samples s;
+  int rc = kl_worker_time(&s, w, ids, n, shape, t);
+  if (rc < 0)
+    return worker_failure(r, rc, e->res.name, "timing");
+  e->res.timed = 1;
+  e->res.wall_ms = s.wall_ms;
+  snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
+  if (n == 1) {
+    rc = kl_stats_summarize(&e->res.time, s.us[0], s.n);
+  } else {
+    rc = kl_stats_summarize(&e->res.baseline, s.us[0], s.n);
+    if (rc == 0)
+      rc = kl_stats_summarize(&e->res.time, s.us[1], s.n);
+    if (rc == 0)
+      rc = kl_stats_speedup_blocked(&e->res.speedup, s.us[0], s.us[1], s.n,
+                                    s.block_rounds, r->min_gain_pct);
+  }
+  kl_samples_dispose(&s);
+  return rc;
+}
+
+static int objective(kl_report *r, const kl_case *c) {
+  size_t n = 0;
+  kl_speedup sp[64];
+  double w[64];
+  for (size_t i = 0; i < r->nshapes && n < 64; i++) {
+    shape_entry *e = &r->shapes[i];
+    if (!e->res.timed)
+      return 0;
+    sp[n] = e->res.speedup;
+    int s = kl_case_shape_find(c, e->res.name);
+    w[n] = c->shapes[s].weight;
+    /* total_time weighs each shape by its share of the baseline's time,
+     * which makes the weighted geometric mean track the ratio of totals */
+    if (r->objective == KL_OBJECTIVE_TOTAL_TIME)
+      w[n] *= e->res.baseline.median;
+    n++;
+  }
+  int rc = kl_stats_geomean(&r->objective_speedup, sp, w, n, r->min_gain_pct);
+  if (rc == 0)
+    r->has_objective = true;
+  return rc;
+}
+
+static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
+               bool compare) {
+  *out = NULL;
+  kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
+  if (!o)
+    o = &defaults;
+  if (compare && !o->candidate)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "compare needs a candidate");
+  int only = -1;
+  if (o->shape && (only = kl_case_shape_find(c, o->shape)) < 0)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "case '%s' has no shape '%s'", c->name, o->shape);
+  kl_report *r = kl__calloc(1, sizeof(*r));
+  kl_artifact *base = NULL, *cand = NULL;
+  kl_worker *w = NULL;
+  int rc = 0;
+  if (!r)
+    return kl__error_oom();
+  r->compare = compare;
+  r->cold = o->time.cold;
+  r->min_gain_pct = c->budget.min_gain_pct;
+  r->objective = c->objective;
+  r->case_name = kl__strdup(c->name);
+  r->candidate_name = kl__strdup(o->candidate_name ? o->candidate_name
+                                 : o->candidate    ? "candidate"
+                                                   : "baseline");
+  r->nseeds = o->check_seeds < 3 ? 3 : (size_t)o->check_seeds;
+  if (r->nseeds > 64)
+    r->nseeds = 64;
+  r->nshapes = only >= 0 ? 1 : c->nshapes;
+  r->seeds = kl__calloc(r->nseeds, sizeof(*r->seeds));
+  r->shapes = kl__calloc(r->nshapes, sizeof(*r->shapes));
+  if (!r->case_name || !r->candidate_name || !r->seeds || !r->shapes) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  uint64_t base_seed = o->seed ? o->seed : fresh_seed();
+  for (size_t i = 0; i < r->nseeds; i++)
+    r->seeds[i] = derived_seed(base_seed, i);
+  for (size_t i = 0; i < r->nshapes; i++)
+    r->shapes[i].res.name = c->shapes[only >= 0 ? (size_t)only : i].name;
+
+  if ((rc = compile_side(&base, r, c, NULL, o, false)) < 0)
+    goto done;
+  if (o->candidate &&
+      ((rc = compile_side(&cand, r, c, o->candidate, o, true)) < 0 ||
+       r->verdict != KL_VERDICT_OK))
+    goto done;
+  kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
+  wopts.worker_path = o->worker_path;
+  wopts.timeout_ms = o->timeout_ms;
+  int base_id = -1, cand_id = -1;
+  if ((rc = kl_worker_create(&w, &wopts)) < 0 ||
+      (rc = kl_worker_load(&base_id, w, kl_artifact_path(base))) < 0)
+    goto done;
+  if (cand && (rc = kl_worker_load(&cand_id, w, kl_artifact_path(cand))) < 0)
+    goto done;
+  int subject = cand ? cand_id : base_id;
+  int oracle = c->ref.kind == KL_REFERENCE_HOST ? -1 : base_id;
+  /* Correctness first: every shape passes before anything is timed. */
+  for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
+    int shape = only >= 0 ? only : (int)i;
+    if ((rc = check_shape(r, w, subject, oracle, shape, &r->shapes[i])) < 0)
+      goto done;
+  }
+  kl_time_options t = o->time;
+  if (t.seed == 0 || t.seed == 1)
+    t.seed = derived_seed(base_seed, 1000);
+  for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
+    int shape = only >= 0 ? only : (int)i;
+    int ids[2] = {base_id, cand_id};
+    if (compare)
+      rc = time_shape(r, w, ids, 2, shape, &t, &r->shapes[i]);
+    else
+      rc = time_shape(r, w, &subject, 1, shape, &t, &r->shapes[i]);
+    if (rc < 0)
+      goto done;
+  }
+  if (compare && r->verdict == KL_VERDICT_OK)
+    rc = objective(r, c);
+done:
+  if (w)
+    r->worker_restarts = kl_worker_restarts(w);
+  kl_worker_free(w);
+  kl_artifact_free(base);
+  kl_artifact_free(cand);
+  if (rc < 0) {
+    kl_report_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+int kl_bench_run(kl_report **out, const kl_case *c,
+                 const kl_bench_options *opts) {
+  return run(out, c, opts, false);
+}
+
+int kl_bench_compare(kl_report **out, const kl_case *c,
+                     const kl_bench_options *opts) {
+  return run(out, c, opts, true);
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static int json_summary(kl_buf *b, const kl_summary *s) {
+  return kl__buf_printf(b,
+                        "\"median_us\":%.6g,\"ci_low_us\":%.6g,\"ci_high_us\":"
+                        "%.6g,\"q1_us\":%.6g,\"q3_us\":%.6g,\"min_us\":%.6g,"
+                        "\"samples\":%zu,\"outliers\":%zu",
+                        s->median, s->ci_low, s->ci_high, s->q1, s->q3,
+                        s->min, s->n, s->outliers);
+}
+
+static int json_speedup(kl_buf *b, const kl_speedup *s) {
+  return kl__buf_printf(b,
+                        "\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
+                        "\"decision\":\"%s\"",
+                        s->speedup, s->ci_low, s->ci_high,
+                        kl_decision_name(s->decision));
+}
+
+static int json_str(kl_buf *b, const char *s) {
+  return s ? kl__buf_json_string(b, s) : kl__buf_puts(b, "null");
+}
+
+int kl_report_json(kl_buf *out, const kl_report *r) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "{\"case\":");
+  rc |= json_str(&b, r->case_name);
+  rc |= kl__buf_printf(&b, ",\"mode\":\"%s\",\"candidate\":",
+                       r->compare ? "compare" : "bench");
+  rc |= json_str(&b, r->candidate_name);
+  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
+                       kl_verdict_name(r->verdict));
+  rc |= json_str(&b, r->reason);
+  rc |= kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
+                       r->cold ? "true" : "false", r->min_gain_pct);
+  for (size_t i = 0; i < r->nseeds; i++)
+    rc |= kl__buf_printf(&b, "%s%llu", i ? "," : "",
+                         (unsigned long long)r->seeds[i]);
+  rc |= kl__buf_puts(&b, "],\"shapes\":[");
+  for (size_t i = 0; i < r->nshapes; i++) {
+    const shape_entry *e = &r->shapes[i];
+    const kl_shape_result *s = &e->res;
+    rc |= kl__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+    rc |= json_str(&b, s->name);
+    rc |= kl__buf_printf(&b, ",\"checked\":%s,\"correct\":",
+                         s->checked ? "true" : "false");
+    rc |= kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false")
+                                      : "null");
+    rc |= kl__buf_printf(&b,
+                         ",\"max_abs_err\":%.6g,\"mismatches\":%llu,"
+                         "\"unwritten\":%llu,\"nonfinite\":%llu,"
+                         "\"inputs_written\":%llu,\"cold\":%s",
+                         s->max_abs_err, (unsigned long long)s->mismatches,
+                         (unsigned long long)s->unwritten,
+                         (unsigned long long)s->nonfinite,
+                         (unsigned long long)s->inputs_written,
+                         r->cold ? "true" : "false");
+    if (s->timed) {
+      rc |= kl__buf_putc(&b, ',');
+      rc |= json_summary(&b, &s->time);
+      rc |= kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
+                           e->stop_reason, s->wall_ms);
+      if (r->compare) {
+        rc |= kl__buf_puts(&b, ",\"baseline\":{");
+        rc |= json_summary(&b, &s->baseline);
+        rc |= kl__buf_puts(&b, "},");
+        rc |= json_speedup(&b, &s->speedup);
+      }
+    } else {
+      rc |= kl__buf_puts(&b, ",\"median_us\":null,\"ci_low_us\":null,"
+                             "\"ci_high_us\":null,\"samples\":0");
+    }
+    rc |= kl__buf_putc(&b, '}');
+  }
+  rc |= kl__buf_puts(&b, "]");
+  if (r->compare) {
+    rc |= kl__buf_printf(&b, ",\"objective\":{\"name\":\"%s\"",
+                         kl_objective_name(r->objective));
+    if (r->has_objective) {
+      rc |= kl__buf_putc(&b, ',');
+      rc |= json_speedup(&b, &r->objective_speedup);
+    }
+    rc |= kl__buf_putc(&b, '}');
+  }
+  rc |= kl__buf_printf(&b,
+                       ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
+                       "\"candidate_cached\":%s},\"worker_restarts\":%d}",
+                       r->compile_seconds,
+                       r->baseline_cached ? "true" : "false",
+                       r->candidate_cached ? "true" : "false",
+                       r->worker_restarts);
+  if (rc) {
+    kl_buf_dispose(&b);
+    return kl__error_oom();
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  return 0;
+}

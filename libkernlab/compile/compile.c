@@ -1,0 +1,342 @@
+/* The compile cache.
+ *
+ * key = SHA-256(generated source, compiler path, compiler banner, flags,
+ * defines, target). <cache>/<key>.so is a compiled plugin; <key>.log the
+ * compiler's output; <key>.fail marks a key that failed to compile, so the
+ * same broken candidate is never compiled twice either. New entries are
+ * written under a temporary name and renamed into place, so concurrent
+ * processes never see half a file. */
+#define _GNU_SOURCE /* realpath */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../case/case_internal.h"
+#include "kernlab/compile.h"
+#include "kernlab/harness.h"
+
+struct kl_artifact {
+  bool ok, cached;
+  char key[65];
+  char *path, *log, *first_error;
+  double seconds;
+};
+
+void kl_compile_options_init(kl_compile_options *opts) {
+  kl_compile_options init = KL_COMPILE_OPTIONS_INIT;
+  *opts = init;
+}
+
+void kl_artifact_free(kl_artifact *a) {
+  if (!a)
+    return;
+  kl__free(a->path);
+  kl__free(a->log);
+  kl__free(a->first_error);
+  kl__free(a);
+}
+
+int kl_artifact_ok(const kl_artifact *a) { return a->ok; }
+int kl_artifact_cached(const kl_artifact *a) { return a->cached; }
+const char *kl_artifact_path(const kl_artifact *a) {
+  return a->ok ? a->path : NULL;
+}
+const char *kl_artifact_key(const kl_artifact *a) { return a->key; }
+const char *kl_artifact_log(const kl_artifact *a) {
+  return a->log ? a->log : "";
+}
+const char *kl_artifact_first_error(const kl_artifact *a) {
+  return a->first_error;
+}
+double kl_artifact_seconds(const kl_artifact *a) { return a->seconds; }
+
+int kl_compile_cache_dir(kl_buf *out, const kl_compile_options *opts) {
+  kl_buf dir = KL_BUF_INIT;
+  const char *env;
+  int rc;
+  if (opts && opts->cache_dir)
+    rc = kl__buf_puts(&dir, opts->cache_dir);
+  else if ((env = getenv("KERNLAB_CACHE_DIR")) && env[0])
+    rc = kl__buf_puts(&dir, env);
+  else if ((env = getenv("XDG_CACHE_HOME")) && env[0])
+    rc = kl__buf_printf(&dir, "%s/kernlab", env);
+  else if ((env = getenv("HOME")) && env[0])
+    rc = kl__buf_printf(&dir, "%s/.cache/kernlab", env);
+  else
+    rc = kl__buf_printf(&dir, "/tmp/kernlab-cache-%ld", (long)getuid());
+  if (rc == 0)
+    rc = kl__mkdir_p(dir.ptr);
+  if (rc < 0) {
+    kl_buf_dispose(&dir);
+    return rc;
+  }
+  kl_buf_dispose(out);
+  *out = dir;
+  return 0;
+}
+
+/* `cc --version`'s first line, per compiler, once per process. */
+static pthread_mutex_t banner_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  char compiler[PATH_MAX];
+  char banner[256];
+} banners[8];
+static size_t nbanners;
+
+static int compiler_banner(const char *compiler, char *out, size_t n) {
+  pthread_mutex_lock(&banner_lock);
+  for (size_t i = 0; i < nbanners; i++)
+    if (strcmp(banners[i].compiler, compiler) == 0) {
+      snprintf(out, n, "%s", banners[i].banner);
+      pthread_mutex_unlock(&banner_lock);
+      return 0;
+    }
+  pthread_mutex_unlock(&banner_lock);
+  const char *argv[] = {compiler, "--version", NULL};
+  kl__run_result r;
+  int rc = kl__run(&r, argv, NULL, 30000, 4096);
+  if (rc < 0)
+    return kl__error(rc, KL_DOMAIN_OS,
+                     "compiler '%s' cannot be run; set target.compiler in "
+                     "the case or $CC",
+                     compiler);
+  const char *text = r.output.ptr ? r.output.ptr : "";
+  snprintf(out, n, "%.*s", (int)strcspn(text, "\n"), text);
+  kl_buf_dispose(&r.output);
+  if (r.exit_code != 0)
+    return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS,
+                     "compiler '%s --version' failed (exit %d)", compiler,
+                     r.exit_code);
+  pthread_mutex_lock(&banner_lock);
+  if (nbanners < KL_ARRAY_SIZE(banners)) {
+    snprintf(banners[nbanners].compiler, sizeof(banners[0].compiler), "%s",
+             compiler);
+    snprintf(banners[nbanners].banner, sizeof(banners[0].banner), "%s", out);
+    nbanners++;
+  }
+  pthread_mutex_unlock(&banner_lock);
+  return 0;
+}
+
+/* Split flags on spaces into argv (no quoting: flags are plain words). */
+static size_t split_words(char *s, const char **argv, size_t max) {
+  size_t n = 0;
+  for (char *tok = s; *tok && n < max;) {
+    while (*tok == ' ' || *tok == '\t')
+      tok++;
+    if (!*tok)
+      break;
+    argv[n++] = tok;
+    while (*tok && *tok != ' ' && *tok != '\t')
+      tok++;
+    if (*tok)
+      *tok++ = '\0';
+  }
+  return n;
+}
+
+static char *first_error_line(const char *log) {
+  for (const char *p = log; p && *p;) {
+    size_t len = strcspn(p, "\n");
+    const char *hit = strstr(p, "error:");
+    if (hit && hit < p + len)
+      return kl__strndup(p, len);
+    p += len;
+    if (*p)
+      p++;
+  }
+  return NULL;
+}
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) +
+         (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static int read_cached(kl_artifact *a, const char *base) {
+  char path[PATH_MAX];
+  kl_buf log = KL_BUF_INIT;
+  snprintf(path, sizeof(path), "%s.log", base);
+  if (kl__is_file(path) && kl__read_file(&log, path) < 0)
+    kl_error_clear(); /* a missing log is no reason to recompile */
+  a->log = kl__buf_detach(&log);
+  snprintf(path, sizeof(path), "%s.so", base);
+  if (kl__is_file(path)) {
+    a->ok = a->cached = true;
+    a->path = kl__strdup(path);
+    return a->path && a->log ? 1 : kl__error_oom();
+  }
+  snprintf(path, sizeof(path), "%s.fail", base);
+  if (kl__is_file(path)) {
+    a->cached = true;
+    a->first_error = first_error_line(a->log);
+    return a->log ? 1 : kl__error_oom();
+  }
+  kl__free(a->log);
+  a->log = NULL;
+  return 0;
+}
+
+static int write_file_atomic(const char *path, const char *data, size_t n) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+  unlink(tmp);
+  int rc = kl__write_new_file(tmp, data, n);
+  if (rc == 0 && rename(tmp, path) < 0)
+    rc = kl__error_os(KL_EIO, path, "cannot rename into place");
+  if (rc < 0)
+    unlink(tmp);
+  return rc;
+}
+
+int kl_compile_plugin(kl_artifact **out, const kl_case *c,
+                      const char *candidate, const kl_compile_options *opts) {
+  *out = NULL;
+  kl_harness_options hopts = KL_HARNESS_OPTIONS_INIT;
+  hopts.form = KL_HARNESS_PLUGIN;
+  hopts.candidate_name = opts ? opts->candidate_name : NULL;
+  kl_buf src = KL_BUF_INIT, dir = KL_BUF_INIT, key_text = KL_BUF_INIT;
+  kl_artifact *a = NULL;
+  char *flags_copy = NULL;
+  int rc = kl_harness_generate(&src, c, candidate, &hopts);
+  if (rc < 0)
+    goto done;
+  if ((rc = kl_compile_cache_dir(&dir, opts)) < 0)
+    goto done;
+  const char *env_cc = getenv("CC");
+  const char *compiler = opts && opts->compiler ? opts->compiler
+                         : c->compiler          ? c->compiler
+                         : env_cc && env_cc[0]  ? env_cc
+                                                : "cc";
+  const char *flags = opts && opts->flags ? opts->flags
+                      : c->flags          ? c->flags
+                                          : "-O3 -march=native";
+  char banner[256];
+  if ((rc = compiler_banner(compiler, banner, sizeof(banner))) < 0)
+    goto done;
+  /* The key covers everything that changes the object. */
+  kl__sha256 h;
+  kl__sha256_init(&h);
+  kl__sha256_update(&h, src.ptr, src.size + 1);
+  rc = kl__buf_printf(&key_text, "%s\n%s\n%s\nhost-plugin\n", compiler,
+                      banner, flags);
+  for (size_t i = 0; rc == 0 && opts && opts->defines && opts->defines[i]; i++)
+    rc = kl__buf_printf(&key_text, "-D%s\n", opts->defines[i]);
+  if (rc < 0)
+    goto done;
+  kl__sha256_update(&h, key_text.ptr, key_text.size);
+  if (!(a = kl__calloc(1, sizeof(*a)))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  kl__sha256_hex(&h, a->key);
+  /* base is at most half of PATH_MAX, so every name derived from it fits */
+  char base[PATH_MAX / 2], path_c[PATH_MAX], path_so[PATH_MAX],
+      tmp_so[PATH_MAX];
+  if (dir.size + 66 >= sizeof(base)) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_OS, "%s: cache folder path too long",
+                   dir.ptr);
+    goto done;
+  }
+  snprintf(base, sizeof(base), "%s/%s", dir.ptr, a->key);
+  if ((rc = read_cached(a, base)) != 0) {
+    rc = rc < 0 ? rc : 0;
+    goto done;
+  }
+  /* Compile: source next to the object, so a log's paths lead to it. */
+  snprintf(path_c, sizeof(path_c), "%s.c", base);
+  snprintf(path_so, sizeof(path_so), "%s.so", base);
+  snprintf(tmp_so, sizeof(tmp_so), "%s.so.tmp.%ld", base, (long)getpid());
+  if ((rc = write_file_atomic(path_c, src.ptr, src.size)) < 0)
+    goto done;
+  if (!(flags_copy = kl__strdup(flags))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  /* argv: compiler, the flags' words, one -DNAME=VALUE per define, then
+   * the fixed plugin options. */
+  const char *argv[128];
+  size_t n = 0;
+  argv[n++] = compiler;
+  n += split_words(flags_copy, argv + n, 64);
+  size_t ndefs = 0;
+  while (opts && opts->defines && opts->defines[ndefs] && ndefs < 48)
+    ndefs++;
+  char **def_words = kl__calloc(ndefs ? ndefs : 1, sizeof(char *));
+  for (size_t i = 0; def_words && i < ndefs; i++) {
+    kl_buf word = KL_BUF_INIT;
+    if (kl__buf_printf(&word, "-D%s", opts->defines[i]) < 0) {
+      kl_buf_dispose(&word);
+      break;
+    }
+    def_words[i] = kl__buf_detach(&word);
+    argv[n++] = def_words[i];
+  }
+  bool defs_ok = def_words != NULL;
+  for (size_t i = 0; defs_ok && i < ndefs; i++)
+    defs_ok = def_words[i] != NULL;
+  argv[n++] = "-shared";
+  argv[n++] = "-fPIC";
+  argv[n++] = "-o";
+  argv[n++] = tmp_so;
+  argv[n++] = path_c;
+  argv[n++] = "-lm";
+  argv[n] = NULL;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  kl__run_result r;
+  int timeout = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 120000;
+  rc = defs_ok ? kl__run(&r, argv, NULL, timeout, 1 << 20) : kl__error_oom();
+  for (size_t i = 0; def_words && i < ndefs; i++)
+    kl__free(def_words[i]);
+  kl__free(def_words);
+  if (rc < 0)
+    goto done;
+  a->seconds = seconds_since(&t0);
+  a->log = kl__buf_detach(&r.output);
+  if (!a->log) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  char log_path[PATH_MAX];
+  snprintf(log_path, sizeof(log_path), "%s.log", base);
+  write_file_atomic(log_path, a->log, strlen(a->log));
+  if (r.timed_out) {
+    /* a slow compile is not cached as a failure: it may pass next time */
+    unlink(tmp_so);
+    rc = kl__error(KL_ETIMEOUT, KL_DOMAIN_OS,
+                   "the compiler ran past %d ms on %s", timeout, path_c);
+    goto done;
+  }
+  if (r.exit_code == 0 && rename(tmp_so, path_so) == 0) {
+    a->ok = true;
+    a->path = kl__strdup(path_so);
+  } else {
+    unlink(tmp_so);
+    char fail_path[PATH_MAX];
+    snprintf(fail_path, sizeof(fail_path), "%s.fail", base);
+    write_file_atomic(fail_path, "", 0);
+    a->first_error = first_error_line(a->log);
+  }
+  kl_error_clear();
+  rc = 0;
+done:
+  kl__free(flags_copy);
+  kl_buf_dispose(&src);
+  kl_buf_dispose(&dir);
+  kl_buf_dispose(&key_text);
+  if (rc < 0) {
+    kl_artifact_free(a);
+    return rc;
+  }
+  *out = a;
+  return 0;
+}

@@ -1,0 +1,279 @@
+/* The harness generator (host backend).
+ *
+ * Output, in order: a header comment; the plugin ABI (kernlab/plugin.h,
+ * verbatim, so a standalone file needs nothing but libc); the tunables'
+ * baseline values as overridable defines; for a standalone candidate whose
+ * oracle is the baseline, the baseline under a renamed entry; the host
+ * reference, if the case has one; the KERNEL SECTION (the candidate
+ * verbatim, under #line 1 "<its name>"); the case's tables, evaluated by the
+ * loader for every shape; the typed calls; the frozen runtime
+ * (host_runtime.inc, verbatim). Nothing depends on time or the machine, so
+ * the same inputs give the same bytes (golden files test this). */
+#include <stdio.h>
+#include <string.h>
+
+#include "../case/case_internal.h"
+#include "kernlab/harness.h"
+
+/* Generated at build time from host_runtime.inc and kernlab/plugin.h. */
+#include "embedded_plugin_h.h"
+#include "embedded_runtime_host.h"
+
+void kl_harness_options_init(kl_harness_options *opts) {
+  kl_harness_options init = KL_HARNESS_OPTIONS_INIT;
+  *opts = init;
+}
+
+static const char *host_ctype(kl_dtype t) {
+  switch (t) {
+  case KL_DTYPE_F64: return "double";
+  case KL_DTYPE_F32: return "float";
+  case KL_DTYPE_F16:
+  case KL_DTYPE_BF16: return "void"; /* 16-bit storage, the kernel's type */
+  case KL_DTYPE_I64: return "int64_t";
+  case KL_DTYPE_I32: return "int32_t";
+  case KL_DTYPE_I16: return "int16_t";
+  case KL_DTYPE_I8: return "int8_t";
+  case KL_DTYPE_U64: return "uint64_t";
+  case KL_DTYPE_U32: return "uint32_t";
+  case KL_DTYPE_U16: return "uint16_t";
+  case KL_DTYPE_U8: return "uint8_t";
+  default: return NULL;
+  }
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+/* A file's text between #line markers, so diagnostics name the file. */
+static int emit_section(kl_buf *b, const char *title, const char *name,
+                        const char *text) {
+  int rc = kl__buf_printf(b, "\n/* ==== %s ==== */\n#line 1 \"%s\"\n", title,
+                          name);
+  rc |= kl__buf_puts(b, text);
+  if (text[0] && text[strlen(text) - 1] != '\n')
+    rc |= kl__buf_putc(b, '\n');
+  rc |= kl__buf_printf(b, "/* ==== END %s ==== */\n", title);
+  return rc;
+}
+
+/* The call of `fn` with every param taken from the buffers or the tables. */
+static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
+                     const char *fn) {
+  int rc = kl__buf_printf(
+      b, "static void %s(void *const *b, int32_t s) {\n  (void)s;\n  %s(",
+      wrapper, fn);
+  for (size_t p = 0; p < c->nparams; p++) {
+    const case_param *pa = &c->params[p];
+    rc |= kl__buf_puts(b, p ? ",\n      " : "");
+    if (pa->is_pointer)
+      rc |= kl__buf_printf(b, "(%s *)b[%zu]", host_ctype(pa->dtype), p);
+    else if (kl_dtype_is_float(pa->dtype))
+      rc |= kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]",
+                           host_ctype(pa->dtype), p);
+    else
+      rc |= kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]",
+                           host_ctype(pa->dtype), p);
+  }
+  rc |= kl__buf_puts(b, ");\n}\n");
+  return rc;
+}
+
+static int emit_string_table(kl_buf *b, const char *name, size_t n,
+                             const char *(*get)(const kl_case *, size_t),
+                             const kl_case *c) {
+  int rc = kl__buf_printf(b, "static const char *const %s[] = {", name);
+  for (size_t i = 0; i < n; i++) {
+    rc |= kl__buf_puts(b, i ? ", " : "");
+    rc |= kl__buf_json_string(b, get(c, i)); /* JSON escapes are C escapes */
+  }
+  return rc | kl__buf_puts(b, "};\n");
+}
+
+static const char *shape_name_at(const kl_case *c, size_t i) {
+  return c->shapes[i].name;
+}
+
+static const char *param_name_at(const kl_case *c, size_t i) {
+  return c->params[i].name;
+}
+
+static int emit_tables(kl_buf *b, const kl_case *c) {
+  int rc = kl__buf_printf(b,
+                          "\n#line 1 \"kernlab-harness\"\n"
+                          "/* ==== HARNESS SECTION (frozen) ==== */\n"
+                          "#define KLH_NSHAPES %zu\n#define KLH_NPARAMS %zu\n",
+                          c->nshapes, c->nparams);
+  rc |= kl__buf_puts(b, "static const char klh_case_name[] = ");
+  rc |= kl__buf_json_string(b, c->name);
+  rc |= kl__buf_puts(b, ";\nstatic const char klh_entry[] = ");
+  rc |= kl__buf_json_string(b, c->entry);
+  rc |= kl__buf_puts(b, ";\n");
+  rc |= emit_string_table(b, "klh_shape_names", c->nshapes, shape_name_at, c);
+  rc |= emit_string_table(b, "klh_param_names", c->nparams, param_name_at, c);
+  const char *int_tables[3] = {"klh_roles", "klh_dtypes", "klh_init_kind"};
+  for (int t = 0; t < 3; t++) {
+    rc |= kl__buf_printf(b, "static const int32_t %s[] = {", int_tables[t]);
+    for (size_t p = 0; p < c->nparams; p++) {
+      const case_param *pa = &c->params[p];
+      int v = t == 0 ? (int)pa->role : t == 1 ? (int)pa->dtype : (int)pa->init;
+      rc |= kl__buf_printf(b, "%s%d", p ? ", " : "", v);
+    }
+    rc |= kl__buf_puts(b, "};\n");
+  }
+  const char *dbl_tables[2] = {"klh_init_a", "klh_init_b"};
+  for (int t = 0; t < 2; t++) {
+    rc |= kl__buf_printf(b, "static const double %s[] = {", dbl_tables[t]);
+    for (size_t p = 0; p < c->nparams; p++)
+      rc |= kl__buf_printf(b, "%s%.17g", p ? ", " : "",
+                           t ? c->params[p].init_b : c->params[p].init_a);
+    rc |= kl__buf_puts(b, "};\n");
+  }
+  rc |= kl__buf_printf(b,
+                       "static const double klh_atol = %.17g, klh_rtol = "
+                       "%.17g;\n",
+                       c->ref.atol, c->ref.rtol);
+  /* Per shape: element counts, and scalar values as integer and double. */
+  const char *shape_tables[3] = {"int64_t klh_elems", "int64_t klh_scalar_i",
+                                 "double klh_scalar_f"};
+  for (int t = 0; t < 3; t++) {
+    rc |= kl__buf_printf(b, "static const %s[KLH_NSHAPES][KLH_NPARAMS] = {\n",
+                         shape_tables[t]);
+    for (size_t s = 0; s < c->nshapes; s++) {
+      const case_shape *sh = &c->shapes[s];
+      rc |= kl__buf_puts(b, "  {");
+      for (size_t p = 0; p < c->nparams; p++) {
+        rc |= kl__buf_puts(b, p ? ", " : "");
+        if (t == 0)
+          rc |= kl__buf_printf(b, "%lldLL", (long long)sh->elements[p]);
+        else if (t == 1)
+          rc |= kl__buf_printf(b, "%lldLL",
+                               (long long)(c->params[p].is_pointer
+                                               ? 0
+                                               : sh->scalars[p].is_int
+                                                     ? sh->scalars[p].i
+                                                     : (int64_t)sh->scalars[p].f));
+        else
+          rc |= kl__buf_printf(b, "%.17g",
+                               c->params[p].is_pointer ? 0.0
+                                                       : sh->scalars[p].f);
+      }
+      rc |= kl__buf_printf(b, "}, /* %s */\n", sh->name);
+    }
+    rc |= kl__buf_puts(b, "};\n");
+  }
+  return rc;
+}
+
+static int check_supported(const kl_case *c) {
+  if (c->backend != KL_BACKEND_HOST)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
+                     "%s: the %s backend's harness is not available in this "
+                     "build of kernlab yet (host cases only)",
+                     c->name, kl_backend_name(c->backend));
+  for (size_t p = 0; p < c->nparams; p++)
+    if (!c->params[p].is_pointer &&
+        (c->params[p].dtype == KL_DTYPE_F16 ||
+         c->params[p].dtype == KL_DTYPE_BF16))
+      return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
+                       "%s: scalar '%s' is %s; host kernels take 16-bit "
+                       "floats only through buffers",
+                       c->name, c->params[p].name,
+                       kl_dtype_name(c->params[p].dtype));
+  return 0;
+}
+
+int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
+                        const kl_harness_options *opts) {
+  int rc = check_supported(c);
+  if (rc < 0)
+    return rc;
+  kl_harness_form form = opts ? opts->form : KL_HARNESS_STANDALONE;
+  kl_buf baseline = KL_BUF_INIT, reference = KL_BUF_INIT, b = KL_BUF_INIT;
+  if ((rc = kl__read_file(&baseline, c->kernel_path)) < 0)
+    goto done;
+  if (c->ref.kind == KL_REFERENCE_HOST &&
+      (rc = kl__read_file(&reference, c->ref_source)) < 0)
+    goto done;
+  const char *kernel_name = opts && opts->candidate_name
+                                ? opts->candidate_name
+                                : base_name(c->kernel_path);
+  bool is_baseline = candidate == NULL;
+  const char *kernel = is_baseline ? (baseline.ptr ? baseline.ptr : "")
+                                   : candidate;
+  bool embed_baseline = form == KL_HARNESS_STANDALONE && !is_baseline &&
+                        c->ref.kind == KL_REFERENCE_BASELINE;
+
+  rc = kl__buf_printf(
+      &b,
+      "/* kernlab %s harness of case '%s' (%s backend), form: %s.\n"
+      " * Generated by kernlab %s; the same case and kernel give the same "
+      "file.\n"
+      " * The KERNEL SECTION is the candidate, verbatim; the HARNESS "
+      "SECTION is\n"
+      " * frozen: do not edit it.\n",
+      "host", c->name, kl_backend_name(c->backend),
+      form == KL_HARNESS_PLUGIN ? "plugin" : "standalone", KL_VERSION);
+  if (form == KL_HARNESS_PLUGIN)
+    rc |= kl__buf_puts(&b, " * Build: cc -O3 -shared -fPIC harness.c -lm -o "
+                           "plugin.so\n */\n");
+  else
+    rc |= kl__buf_puts(&b, " * Build and run: cc -O3 -march=native harness.c "
+                           "-lm && ./a.out\n */\n");
+  rc |= kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
+                         "#include <stdint.h>\n#include <stddef.h>\n");
+  rc |= emit_section(&b, "PLUGIN ABI (kernlab/plugin.h)", "kernlab/plugin.h",
+                     kl_embedded_plugin_h);
+  if (c->ntunables > 0) {
+    rc |= kl__buf_puts(&b, "\n/* tunables at the baseline's values; "
+                           "override with -DNAME=value */\n");
+    for (size_t i = 0; i < c->ntunables; i++)
+      rc |= kl__buf_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n",
+                           c->tunables[i].name, c->tunables[i].name,
+                           c->tunables[i].values[0]);
+  }
+  if (embed_baseline) {
+    rc |= kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", c->entry,
+                         c->entry);
+    rc |= emit_section(&b, "BASELINE SECTION (the oracle)",
+                       base_name(c->kernel_path),
+                       baseline.ptr ? baseline.ptr : "");
+    rc |= kl__buf_printf(&b, "#undef %s\n", c->entry);
+  }
+  if (c->ref.kind == KL_REFERENCE_HOST)
+    rc |= emit_section(&b, "REFERENCE SECTION (the oracle)",
+                       base_name(c->ref_source),
+                       reference.ptr ? reference.ptr : "");
+  rc |= emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name,
+                     kernel);
+  rc |= emit_tables(&b, c);
+  rc |= emit_call(&b, c, "klh_call", c->entry);
+  rc |= kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
+                       c->ref.kind == KL_REFERENCE_HOST);
+  if (c->ref.kind == KL_REFERENCE_HOST)
+    rc |= emit_call(&b, c, "klh_call_reference", c->ref_function);
+  rc |= kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
+  if (embed_baseline) {
+    char fn[256];
+    snprintf(fn, sizeof(fn), "klh_baseline_%s", c->entry);
+    rc |= emit_call(&b, c, "klh_call_baseline", fn);
+  }
+  if (form == KL_HARNESS_STANDALONE)
+    rc |= kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");
+  rc |= kl__buf_puts(&b, kl_embedded_runtime_host);
+  if (rc) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  b.ptr = NULL;
+  rc = 0;
+done:
+  kl_buf_dispose(&b);
+  kl_buf_dispose(&baseline);
+  kl_buf_dispose(&reference);
+  return rc;
+}

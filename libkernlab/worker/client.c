@@ -1,0 +1,490 @@
+/* The parent side of the worker.
+ *
+ * The worker is exec'd (never just forked: a host program with threads, a
+ * Python interpreter say, must not run library code in a forked copy) with
+ * a socketpair on fd 3 for the protocol and a log file, already unlinked,
+ * as its stdout and stderr. Each request is one JSON line; the reply is
+ * awaited with poll() until the request's deadline. End of file means the
+ * worker died: its exit status says how, and the log's tail says what it
+ * printed. After a crash or a timeout the worker is marked dead; the next
+ * request starts a new one and loads the same plugins again in the same
+ * order, so their ids stay valid. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/internal.h"
+#include "kernlab/worker.h"
+
+#ifndef KL_INSTALL_LIBEXEC_DIR
+#define KL_INSTALL_LIBEXEC_DIR "/usr/local/libexec/kernlab"
+#endif
+#ifndef KL_BUILD_WORKER
+#define KL_BUILD_WORKER ""
+#endif
+
+struct kl_worker {
+  char *path;
+  int timeout_ms;
+  pid_t pid;
+  int sock;    /* protocol, -1 when no worker runs */
+  int log_fd;  /* the worker's stdout and stderr */
+  int restarts;
+  bool started_once;
+  char **loaded; /* plugin paths, by id */
+  size_t nloaded;
+  kl_buf inbox; /* bytes read past the last reply */
+};
+
+void kl_worker_options_init(kl_worker_options *opts) {
+  kl_worker_options init = KL_WORKER_OPTIONS_INIT;
+  *opts = init;
+}
+
+void kl_time_options_init(kl_time_options *opts) {
+  kl_time_options init = KL_TIME_OPTIONS_INIT;
+  *opts = init;
+}
+
+void kl_samples_dispose(kl_samples *s) {
+  if (!s)
+    return;
+  kl__free(s->us[0]);
+  kl__free(s->us[1]);
+  memset(s, 0, sizeof(*s));
+}
+
+static bool executable(const char *p) {
+  return p && p[0] && access(p, X_OK) == 0 && kl__is_file(p);
+}
+
+static char *find_worker(const char *given) {
+  if (given)
+    return executable(given) ? kl__strdup(given) : NULL;
+  const char *env = getenv("KERNLAB_WORKER");
+  if (env && env[0])
+    return executable(env) ? kl__strdup(env) : NULL;
+  Dl_info info;
+  if (dladdr((void *)&kl_worker_create, &info) && info.dli_fname) {
+    char *dir = kl__path_dir(info.dli_fname);
+    char *cand = dir ? kl__path_join(dir, "../libexec/kernlab/kl-worker") : NULL;
+    kl__free(dir);
+    if (cand && executable(cand))
+      return cand;
+    kl__free(cand);
+  }
+  if (executable(KL_INSTALL_LIBEXEC_DIR "/kl-worker"))
+    return kl__strdup(KL_INSTALL_LIBEXEC_DIR "/kl-worker");
+  if (executable(KL_BUILD_WORKER))
+    return kl__strdup(KL_BUILD_WORKER);
+  return NULL;
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void reap(kl_worker *w, int *status) {
+  *status = 0;
+  if (w->pid > 0)
+    while (waitpid(w->pid, status, 0) < 0 && errno == EINTR)
+      ;
+  w->pid = -1;
+  if (w->sock >= 0)
+    close(w->sock);
+  w->sock = -1;
+  w->inbox.size = 0;
+}
+
+static void kill_worker(kl_worker *w) {
+  int status;
+  if (w->pid > 0)
+    kill(w->pid, SIGKILL);
+  reap(w, &status);
+}
+
+/* The last `max` bytes of the worker's log, on one line. */
+static void log_tail(kl_worker *w, char *out, size_t max) {
+  out[0] = '\0';
+  if (w->log_fd < 0)
+    return;
+  off_t end = lseek(w->log_fd, 0, SEEK_END);
+  off_t from = end > (off_t)max - 1 ? end - (off_t)max + 1 : 0;
+  ssize_t n = pread(w->log_fd, out, max - 1, from);
+  if (n <= 0)
+    return;
+  out[n] = '\0';
+  for (ssize_t i = 0; i < n; i++)
+    if (out[i] == '\n' || out[i] == '\r')
+      out[i] = i == n - 1 ? '\0' : ' ';
+}
+
+static int spawn(kl_worker *w) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return kl__error_os(KL_EIO, w->path, "cannot create the worker channel");
+  if (w->log_fd < 0) {
+    char tmpl[] = "/tmp/kl-worker-log-XXXXXX";
+    w->log_fd = mkostemp(tmpl, O_CLOEXEC);
+    if (w->log_fd < 0) {
+      close(sv[0]);
+      close(sv[1]);
+      return kl__error_os(KL_EIO, tmpl, "cannot create the worker log");
+    }
+    unlink(tmpl);
+  } else if (ftruncate(w->log_fd, 0) < 0) {
+    kl_error_clear(); /* an old tail in the log is harmless */
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return kl__error_os(KL_EIO, w->path, "cannot fork the worker");
+  }
+  if (pid == 0) {
+    /* Only async-signal-safe calls between fork and exec. */
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0)
+      dup2(devnull, 0);
+    dup2(w->log_fd, 1);
+    dup2(w->log_fd, 2);
+    dup2(sv[1], 3);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    char *argv[] = {w->path, NULL};
+    execv(w->path, argv);
+    _exit(127);
+  }
+  close(sv[1]);
+  w->pid = pid;
+  w->sock = sv[0];
+  return 0;
+}
+
+static int send_line(kl_worker *w, const char *line) {
+  size_t n = strlen(line);
+  while (n > 0) {
+    ssize_t s = send(w->sock, line, n, MSG_NOSIGNAL);
+    if (s < 0 && errno == EINTR)
+      continue;
+    if (s < 0)
+      return -1;
+    line += s;
+    n -= (size_t)s;
+  }
+  return send(w->sock, "\n", 1, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* The worker died or hung: record why, and mark it for a restart. */
+static int worker_lost(kl_worker *w, bool timed_out, int timeout_ms) {
+  char tail[512];
+  if (timed_out) {
+    kill_worker(w);
+    log_tail(w, tail, sizeof(tail));
+    return kl__error(KL_ETIMEOUT, KL_DOMAIN_NONE,
+                     "the worker did not answer within %d ms (killed)%s%s",
+                     timeout_ms, tail[0] ? "; it printed: " : "", tail);
+  }
+  int status;
+  reap(w, &status);
+  log_tail(w, tail, sizeof(tail));
+  if (WIFSIGNALED(status))
+    return kl__error(KL_ECRASHED, KL_DOMAIN_NONE,
+                     "the worker was killed by signal %d (%s)%s%s",
+                     WTERMSIG(status), strsignal(WTERMSIG(status)),
+                     tail[0] ? "; it printed: " : "", tail);
+  return kl__error(KL_ECRASHED, KL_DOMAIN_NONE,
+                   "the worker exited with status %d%s%s",
+                   WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                   tail[0] ? "; it printed: " : "", tail);
+}
+
+/* Send a request and wait for its reply (a parsed object, caller puts). */
+static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
+  *out = NULL;
+  const char *line = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+  if (send_line(w, line) < 0)
+    return worker_lost(w, false, 0);
+  int64_t deadline = now_ms() + w->timeout_ms;
+  for (;;) {
+    char *nl = w->inbox.size ? memchr(w->inbox.ptr, '\n', w->inbox.size) : NULL;
+    if (nl) {
+      *nl = '\0';
+      size_t used = (size_t)(nl - w->inbox.ptr) + 1;
+      json_object *reply = json_tokener_parse(w->inbox.ptr);
+      memmove(w->inbox.ptr, w->inbox.ptr + used, w->inbox.size - used);
+      w->inbox.size -= used;
+      if (!reply) {
+        kill_worker(w);
+        return kl__error(KL_ECRASHED, KL_DOMAIN_NONE,
+                         "the worker sent a reply that is not JSON");
+      }
+      *out = reply;
+      return 0;
+    }
+    int64_t left = deadline - now_ms();
+    if (left <= 0)
+      return worker_lost(w, true, w->timeout_ms);
+    struct pollfd pfd = {w->sock, POLLIN, 0};
+    int n = poll(&pfd, 1, (int)left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n == 0)
+      continue;
+    if (kl__buf_grow(&w->inbox, 65536) < 0)
+      return KL_ENOMEM;
+    ssize_t got = recv(w->sock, w->inbox.ptr + w->inbox.size, 65536, 0);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return worker_lost(w, false, 0);
+    w->inbox.size += (size_t)got;
+  }
+}
+
+static int check_ok(json_object *reply, const char *what) {
+  json_object *ok, *err;
+  if (json_object_object_get_ex(reply, "ok", &ok) && json_object_get_boolean(ok))
+    return 0;
+  const char *msg = json_object_object_get_ex(reply, "error", &err)
+                        ? json_object_get_string(err)
+                        : "no reason given";
+  return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: %s: %s", what, msg);
+}
+
+static int load_in_worker(kl_worker *w, const char *path, int want_id) {
+  json_object *req = json_object_new_object(), *reply, *id;
+  json_object_object_add(req, "op", json_object_new_string("load"));
+  json_object_object_add(req, "path", json_object_new_string(path));
+  int rc = roundtrip(&reply, w, req);
+  json_object_put(req);
+  if (rc < 0)
+    return rc;
+  rc = check_ok(reply, path);
+  if (rc == 0 && (!json_object_object_get_ex(reply, "id", &id) ||
+                  json_object_get_int(id) != want_id))
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "worker: %s loaded under an unexpected id", path);
+  json_object_put(reply);
+  return rc;
+}
+
+/* A running worker, started again (with its plugins) if it died. */
+static int ensure_running(kl_worker *w) {
+  if (w->sock >= 0)
+    return 0;
+  int rc = spawn(w);
+  if (rc < 0)
+    return rc;
+  if (w->started_once)
+    w->restarts++;
+  w->started_once = true;
+  for (size_t i = 0; i < w->nloaded; i++)
+    if ((rc = load_in_worker(w, w->loaded[i], (int)i)) < 0)
+      return rc;
+  return 0;
+}
+
+int kl_worker_create(kl_worker **out, const kl_worker_options *opts) {
+  *out = NULL;
+  kl_worker *w = kl__calloc(1, sizeof(*w));
+  if (!w)
+    return kl__error_oom();
+  w->sock = w->log_fd = -1;
+  w->pid = -1;
+  w->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
+  w->path = find_worker(opts ? opts->worker_path : NULL);
+  if (!w->path) {
+    kl_worker_free(w);
+    return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                     "kl-worker not found (set KERNLAB_WORKER to its path)");
+  }
+  int rc = ensure_running(w);
+  if (rc < 0) {
+    kl_worker_free(w);
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
+void kl_worker_free(kl_worker *w) {
+  if (!w)
+    return;
+  if (w->sock >= 0) {
+    send_line(w, "{\"op\":\"quit\"}");
+    /* give it a moment to leave by itself, then make sure */
+    for (int i = 0; i < 50 && waitpid(w->pid, NULL, WNOHANG) == 0; i++)
+      usleep(2000);
+    kill_worker(w);
+  }
+  if (w->log_fd >= 0)
+    close(w->log_fd);
+  for (size_t i = 0; i < w->nloaded; i++)
+    kl__free(w->loaded[i]);
+  kl__free(w->loaded);
+  kl_buf_dispose(&w->inbox);
+  kl__free(w->path);
+  kl__free(w);
+}
+
+void kl_worker_set_timeout(kl_worker *w, int timeout_ms) {
+  w->timeout_ms = timeout_ms > 0 ? timeout_ms : 60000;
+}
+
+int kl_worker_restarts(const kl_worker *w) {
+  return w->restarts;
+}
+
+int kl_worker_load(int *id, kl_worker *w, const char *path) {
+  int rc = ensure_running(w);
+  if (rc < 0)
+    return rc;
+  char **loaded = kl__realloc(w->loaded, (w->nloaded + 1) * sizeof(*loaded));
+  if (!loaded)
+    return kl__error_oom();
+  w->loaded = loaded;
+  if (!(w->loaded[w->nloaded] = kl__strdup(path)))
+    return kl__error_oom();
+  if ((rc = load_in_worker(w, path, (int)w->nloaded)) < 0) {
+    kl__free(w->loaded[w->nloaded]);
+    return rc;
+  }
+  *id = (int)w->nloaded++;
+  return 0;
+}
+
+static int64_t obj_int(json_object *o, const char *key) {
+  json_object *v;
+  return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+static double obj_double(json_object *o, const char *key) {
+  json_object *v;
+  return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
+}
+
+int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
+                    int oracle, int shape, const uint64_t *seeds,
+                    size_t nseeds) {
+  int rc = ensure_running(w);
+  if (rc < 0)
+    return rc;
+  json_object *req = json_object_new_object(), *reply = NULL, *arr;
+  json_object_object_add(req, "op", json_object_new_string("check"));
+  json_object_object_add(req, "plugin", json_object_new_int(plugin));
+  json_object_object_add(req, "oracle", json_object_new_int(oracle));
+  json_object_object_add(req, "shape", json_object_new_int(shape));
+  json_object *jseeds = json_object_new_array();
+  for (size_t i = 0; i < nseeds; i++)
+    json_object_array_add(jseeds, json_object_new_int64((int64_t)seeds[i]));
+  json_object_object_add(req, "seeds", jseeds);
+  rc = roundtrip(&reply, w, req);
+  json_object_put(req);
+  if (rc < 0)
+    return rc;
+  if ((rc = check_ok(reply, "check")) == 0 &&
+      (!json_object_object_get_ex(reply, "results", &arr) ||
+       json_object_array_length(arr) != nseeds))
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: check: short reply");
+  for (size_t i = 0; rc == 0 && i < nseeds; i++) {
+    json_object *r = json_object_array_get_idx(arr, i), *v;
+    kl_check_result *out = &results[i];
+    memset(out, 0, sizeof(*out));
+    out->seed = (uint64_t)obj_int(r, "seed");
+    out->correct = json_object_object_get_ex(r, "correct", &v) &&
+                   json_object_get_boolean(v);
+    out->mismatches = (uint64_t)obj_int(r, "mismatches");
+    out->unwritten = (uint64_t)obj_int(r, "unwritten");
+    out->nonfinite = (uint64_t)obj_int(r, "nonfinite");
+    out->inputs_written = (uint64_t)obj_int(r, "inputs_written");
+    out->max_abs_err = obj_double(r, "max_abs_err");
+    if (json_object_object_get_ex(r, "detail", &v))
+      snprintf(out->detail, sizeof(out->detail), "%s",
+               json_object_get_string(v));
+  }
+  json_object_put(reply);
+  return rc;
+}
+
+int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
+                   size_t nplugins, int shape, const kl_time_options *opts) {
+  memset(out, 0, sizeof(*out));
+  kl_time_options d = KL_TIME_OPTIONS_INIT;
+  if (!opts)
+    opts = &d;
+  if (nplugins < 1 || nplugins > 2)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "time one or two plugins, not %zu", nplugins);
+  int rc = ensure_running(w);
+  if (rc < 0)
+    return rc;
+  json_object *req = json_object_new_object(), *reply = NULL, *all, *v;
+  json_object_object_add(req, "op", json_object_new_string("time"));
+  json_object *ids = json_object_new_array();
+  for (size_t k = 0; k < nplugins; k++)
+    json_object_array_add(ids, json_object_new_int(plugins[k]));
+  json_object_object_add(req, "plugins", ids);
+  json_object_object_add(req, "shape", json_object_new_int(shape));
+  json_object_object_add(req, "cold", json_object_new_int(opts->cold));
+  json_object_object_add(req, "warmup", json_object_new_int(opts->warmup));
+  json_object_object_add(req, "min_samples",
+                         json_object_new_int64((int64_t)opts->min_samples));
+  json_object_object_add(req, "max_samples",
+                         json_object_new_int64((int64_t)opts->max_samples));
+  json_object_object_add(req, "target_rel_ci",
+                         json_object_new_double(opts->target_rel_ci));
+  json_object_object_add(req, "time_cap_ms",
+                         json_object_new_int(opts->time_cap_ms));
+  json_object_object_add(req, "seed", json_object_new_int64((int64_t)opts->seed));
+  size_t block = opts->block_rounds ? opts->block_rounds : 32;
+  json_object_object_add(req, "block_rounds",
+                         json_object_new_int64((int64_t)block));
+  rc = roundtrip(&reply, w, req);
+  json_object_put(req);
+  if (rc < 0)
+    return rc;
+  if ((rc = check_ok(reply, "time")) == 0 &&
+      (!json_object_object_get_ex(reply, "samples", &all) ||
+       json_object_array_length(all) != nplugins))
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: time: short reply");
+  for (size_t k = 0; rc == 0 && k < nplugins; k++) {
+    json_object *arr = json_object_array_get_idx(all, k);
+    size_t n = json_object_array_length(arr);
+    out->n = n;
+    if (!(out->us[k] = kl__malloc((n ? n : 1) * sizeof(double)))) {
+      rc = kl__error_oom();
+      break;
+    }
+    for (size_t i = 0; i < n; i++)
+      out->us[k][i] = json_object_get_double(json_object_array_get_idx(arr, i));
+  }
+  if (rc == 0) {
+    out->nplugins = nplugins;
+    if (json_object_object_get_ex(reply, "stop_reason", &v))
+      snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
+               json_object_get_string(v));
+    out->wall_ms = obj_double(reply, "wall_ms");
+    out->flush_bytes = obj_double(reply, "flush_bytes");
+    out->block_rounds = block;
+  } else {
+    kl_samples_dispose(out);
+  }
+  json_object_put(reply);
+  return rc;
+}

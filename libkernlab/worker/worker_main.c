@@ -1,0 +1,565 @@
+/* kl-worker: the child process that runs candidate code.
+ *
+ * It reads one JSON request per line from fd KL_WORKER_FD (3) and writes one
+ * JSON response per line back; its stdout and stderr are the parent's log
+ * file, so a candidate that prints cannot corrupt the protocol. Requests:
+ *   {"op":"load","path":P}                       -> {"ok":true,"id":N,...}
+ *   {"op":"check","plugin":N,"oracle":M|-1,"shape":S,"seeds":[...]}
+ *   {"op":"time","plugins":[N(,M)],"shape":S,"cold":b,"warmup":k,
+ *    "min_samples":a,"max_samples":b,"target_rel_ci":x,"time_cap_ms":t,
+ *    "seed":s}                                   -> {"ok":true,"samples":[[..]]}
+ *   {"op":"quit"}
+ * Failures the worker survives answer {"ok":false,"error":"..."}; a crash
+ * or hang is the parent's to notice. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernlab/plugin.h"
+#include "kernlab/stats.h"
+
+#define KL_WORKER_FD 3
+#define MAX_PLUGINS 64
+
+static const kl_plugin *plugins[MAX_PLUGINS];
+static int nplugins;
+
+/* ---- I/O ----------------------------------------------------------------- */
+
+static char *read_line(void) {
+  static char *buf;
+  static size_t cap, len, start;
+  for (;;) {
+    char *nl = len > start ? memchr(buf + start, '\n', len - start) : NULL;
+    if (nl) {
+      *nl = '\0';
+      char *line = buf + start;
+      start = (size_t)(nl - buf) + 1;
+      return line;
+    }
+    if (start > 0) {
+      memmove(buf, buf + start, len - start);
+      len -= start;
+      start = 0;
+    }
+    if (len + 65536 > cap) {
+      cap = (len + 65536) * 2;
+      char *nb = realloc(buf, cap);
+      if (!nb)
+        return NULL;
+      buf = nb;
+    }
+    ssize_t n = read(KL_WORKER_FD, buf + len, cap - len - 1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return NULL;
+    len += (size_t)n;
+  }
+}
+
+static void reply(json_object *o) {
+  const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+  size_t n = strlen(s);
+  while (n > 0) {
+    ssize_t w = write(KL_WORKER_FD, s, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      exit(3);
+    s += w;
+    n -= (size_t)w;
+  }
+  if (write(KL_WORKER_FD, "\n", 1) != 1)
+    exit(3);
+  json_object_put(o);
+}
+
+static void reply_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void reply_error(const char *fmt, ...) {
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof(text), fmt, ap);
+  va_end(ap);
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(0));
+  json_object_object_add(o, "error", json_object_new_string(text));
+  reply(o);
+}
+
+static int64_t get_int(json_object *req, const char *key, int64_t dflt) {
+  json_object *v;
+  return json_object_object_get_ex(req, key, &v) ? json_object_get_int64(v)
+                                                 : dflt;
+}
+
+static double get_double(json_object *req, const char *key, double dflt) {
+  json_object *v;
+  return json_object_object_get_ex(req, key, &v) ? json_object_get_double(v)
+                                                 : dflt;
+}
+
+static const kl_plugin *plugin_at(int64_t id) {
+  return id >= 0 && id < nplugins ? plugins[id] : NULL;
+}
+
+/* ---- load ---------------------------------------------------------------- */
+
+static void op_load(json_object *req) {
+  json_object *p;
+  if (!json_object_object_get_ex(req, "path", &p)) {
+    reply_error("load: no path");
+    return;
+  }
+  const char *path = json_object_get_string(p);
+  if (nplugins == MAX_PLUGINS) {
+    reply_error("load: too many plugins (%d)", MAX_PLUGINS);
+    return;
+  }
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    reply_error("load: %s", dlerror());
+    return;
+  }
+  kl_plugin_entry_fn entry = (kl_plugin_entry_fn)dlsym(h, KL_PLUGIN_SYMBOL);
+  const kl_plugin *pl = entry ? entry() : NULL;
+  if (!pl) {
+    reply_error("load: %s exports no %s", path, KL_PLUGIN_SYMBOL);
+    return;
+  }
+  if (pl->abi_version != KL_PLUGIN_ABI_VERSION ||
+      pl->struct_size < sizeof(kl_plugin)) {
+    reply_error("load: %s has plugin ABI %u (size %u); this worker speaks %d",
+                path, pl->abi_version, pl->struct_size, KL_PLUGIN_ABI_VERSION);
+    return;
+  }
+  plugins[nplugins] = pl;
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  json_object_object_add(o, "id", json_object_new_int(nplugins));
+  json_object_object_add(o, "case", json_object_new_string(pl->case_name));
+  json_object_object_add(o, "nshapes", json_object_new_int(pl->nshapes));
+  json_object_object_add(o, "nparams", json_object_new_int(pl->nparams));
+  nplugins++;
+  reply(o);
+}
+
+/* ---- check ----------------------------------------------------------------- */
+
+typedef struct tally {
+  uint64_t mismatches, unwritten, nonfinite;
+  double max_abs_err;
+  char detail[160];
+} tally;
+
+static int is_checked(const kl_plugin *pl, int p) {
+  return pl->param_roles[p] == KL_PLUGIN_ROLE_OUTPUT ||
+         pl->param_roles[p] == KL_PLUGIN_ROLE_INOUT;
+}
+
+/* Launch the candidate on inputs of `seed` with poison pattern `poison` and
+ * compare every output with want. */
+static int run_and_compare(const kl_plugin *pl, void *inst, uint64_t seed,
+                           int poison, void **want, tally *t) {
+  memset(t, 0, sizeof(*t));
+  if (pl->prepare(inst, seed, poison) || pl->launch(inst) || pl->sync(inst)) {
+    snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
+    return -1;
+  }
+  for (int p = 0; p < pl->nparams; p++) {
+    if (!is_checked(pl, p))
+      continue;
+    kl_plugin_check r;
+    if (pl->check(inst, p, want[p], &r)) {
+      snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
+      return -1;
+    }
+    if (r.mismatches && !t->detail[0])
+      snprintf(t->detail, sizeof(t->detail), "%s[%lld]: %s",
+               pl->param_names[p], (long long)r.first_bad,
+               r.unwritten ? "unwritten or wrong" : "mismatch");
+    t->mismatches += r.mismatches;
+    t->unwritten += r.unwritten;
+    t->nonfinite += r.nonfinite;
+    if (r.max_abs_err > t->max_abs_err)
+      t->max_abs_err = r.max_abs_err;
+  }
+  return 0;
+}
+
+static void op_check(json_object *req) {
+  const kl_plugin *pl = plugin_at(get_int(req, "plugin", -1));
+  int64_t oracle_id = get_int(req, "oracle", -1);
+  const kl_plugin *orc = oracle_id >= 0 ? plugin_at(oracle_id) : NULL;
+  int shape = (int)get_int(req, "shape", 0);
+  json_object *seeds;
+  if (!pl || (oracle_id >= 0 && !orc) ||
+      !json_object_object_get_ex(req, "seeds", &seeds)) {
+    reply_error("check: bad plugin, oracle or seeds");
+    return;
+  }
+  if (orc && orc->nparams != pl->nparams) {
+    reply_error("check: oracle and candidate have different signatures");
+    return;
+  }
+  void *inst = NULL, *oinst = NULL;
+  void *want[256] = {0};
+  if (pl->nparams > 256 || pl->create(&inst, shape)) {
+    reply_error("check: create: %s", pl->last_error(NULL));
+    return;
+  }
+  if (orc && orc->create(&oinst, shape)) {
+    reply_error("check: create oracle: %s", orc->last_error(NULL));
+    pl->destroy(inst);
+    return;
+  }
+  for (int p = 0; p < pl->nparams; p++) {
+    if (!is_checked(pl, p))
+      continue;
+    uint64_t bytes = pl->buffer_bytes(inst, p);
+    if (orc && orc->buffer_bytes(oinst, p) != bytes) {
+      reply_error("check: oracle's %s has another size", pl->param_names[p]);
+      goto done;
+    }
+    if (!(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
+      reply_error("check: out of memory");
+      goto done;
+    }
+  }
+  json_object *results = json_object_new_array();
+  size_t nseeds = json_object_array_length(seeds);
+  for (size_t i = 0; i < nseeds; i++) {
+    uint64_t seed = (uint64_t)json_object_get_int64(
+        json_object_array_get_idx(seeds, i));
+    /* the oracle's outputs on the same inputs */
+    if (orc) {
+      if (orc->prepare(oinst, seed, 0) || orc->launch(oinst) ||
+          orc->sync(oinst)) {
+        json_object_put(results);
+        reply_error("check: oracle failed: %s", orc->last_error(oinst));
+        goto done;
+      }
+      for (int p = 0; p < pl->nparams; p++)
+        if (want[p])
+          orc->read(oinst, p, want[p], orc->buffer_bytes(oinst, p));
+    } else {
+      pl->prepare(inst, seed, 0);
+      int rc = pl->reference(inst, want);
+      if (rc == KL_PLUGIN_NO_REFERENCE) {
+        json_object_put(results);
+        reply_error("check: the case's oracle is the baseline: load it and "
+                    "pass it as the oracle");
+        goto done;
+      }
+      if (rc) {
+        json_object_put(results);
+        reply_error("check: reference failed: %s", pl->last_error(inst));
+        goto done;
+      }
+    }
+    tally t, t2;
+    if (run_and_compare(pl, inst, seed, 0, want, &t)) {
+      json_object_put(results);
+      reply_error("check: %s", t.detail);
+      goto done;
+    }
+    uint64_t inputs_written = 0;
+    char input_detail[160] = "";
+    for (int p = 0; p < pl->nparams; p++)
+      if (pl->param_roles[p] == KL_PLUGIN_ROLE_INPUT &&
+          !pl->input_intact(inst, p)) {
+        if (!inputs_written)
+          snprintf(input_detail, sizeof(input_detail),
+                   "%s: input written by the kernel", pl->param_names[p]);
+        inputs_written++;
+      }
+    /* An element equal to the first poison pattern may be a real result:
+     * run once more with the second pattern and keep the smaller count. */
+    if (t.unwritten > 0 && run_and_compare(pl, inst, seed, 1, want, &t2) == 0 &&
+        t2.unwritten < t.unwritten)
+      t = t2;
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "seed", json_object_new_int64((int64_t)seed));
+    json_object_object_add(r, "correct", json_object_new_boolean(
+                                             !t.mismatches && !inputs_written));
+    json_object_object_add(r, "mismatches",
+                           json_object_new_int64((int64_t)t.mismatches));
+    json_object_object_add(r, "unwritten",
+                           json_object_new_int64((int64_t)t.unwritten));
+    json_object_object_add(r, "nonfinite",
+                           json_object_new_int64((int64_t)t.nonfinite));
+    json_object_object_add(r, "inputs_written",
+                           json_object_new_int64((int64_t)inputs_written));
+    json_object_object_add(r, "max_abs_err",
+                           json_object_new_double(t.max_abs_err));
+    json_object_object_add(r, "detail",
+                           json_object_new_string(t.detail[0] ? t.detail
+                                                              : input_detail));
+    json_object_array_add(results, r);
+  }
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  json_object_object_add(o, "results", results);
+  reply(o);
+done:
+  for (int p = 0; p < pl->nparams; p++)
+    free(want[p]);
+  pl->destroy(inst);
+  if (orc)
+    orc->destroy(oinst);
+}
+
+/* ---- time ------------------------------------------------------------------ */
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* A cold sample starts after reading a buffer twice the size of the last
+ * level cache: reads evict without leaving dirty lines behind (a writing
+ * flush would make the kernel pay for write-backs). */
+static unsigned char *flush_buf;
+static size_t flush_size;
+static volatile uint64_t flush_sink;
+
+/* The last-level cache one core sees: sysfs gives the size of the cache
+ * instance (e.g. 32 MiB of one CCX); sysconf can report the whole socket's
+ * (384 MiB on a VM slice of an EPYC), which would make every flush read
+ * gigabytes for nothing. */
+static size_t llc_bytes(void) {
+  size_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[96], text[32];
+    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    int level = fgets(text, sizeof(text), f) ? (int)strtol(text, NULL, 10) : 0;
+    fclose(f);
+    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (!(f = fopen(path, "r")))
+      continue;
+    size_t size = 0;
+    if (fgets(text, sizeof(text), f)) {
+      char *end;
+      size = strtoul(text, &end, 10);
+      if (*end == 'K')
+        size <<= 10;
+      else if (*end == 'M')
+        size <<= 20;
+    }
+    fclose(f);
+    if (level >= best_level && size > 0) {
+      best_level = level;
+      best = size;
+    }
+  }
+  if (best == 0) {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    best = l3 > 0 ? (size_t)l3 : l2 > 0 ? (size_t)l2 : (size_t)32 << 20;
+  }
+  return best > ((size_t)256 << 20) ? (size_t)256 << 20 : best;
+}
+
+static int flush_caches(void) {
+  if (!flush_buf) {
+    flush_size = 2 * llc_bytes();
+    if (flush_size < (8u << 20))
+      flush_size = 8u << 20;
+    flush_buf = malloc(flush_size);
+    if (!flush_buf)
+      return -1;
+    memset(flush_buf, 1, flush_size); /* fault the pages in once */
+  }
+  uint64_t sum = 0;
+  for (size_t i = 0; i < flush_size; i += 64)
+    sum += flush_buf[i];
+  flush_sink += sum;
+  return 0;
+}
+
+static int converged(double **us, int np, size_t n, size_t block,
+                     double target) {
+  if (np == 1) {
+    kl_summary s;
+    return kl_stats_summarize(&s, us[0], n) == 0 && s.rel_ci <= target;
+  }
+  kl_speedup sp;
+  if (kl_stats_speedup_blocked(&sp, us[0], us[1], n, block, 0) != 0)
+    return 0;
+  return (log(sp.ci_high) - log(sp.ci_low)) / 2.0 <= target;
+}
+
+static void op_time(json_object *req) {
+  json_object *ids;
+  if (!json_object_object_get_ex(req, "plugins", &ids)) {
+    reply_error("time: no plugins");
+    return;
+  }
+  int np = (int)json_object_array_length(ids);
+  if (np < 1 || np > 2) {
+    reply_error("time: one or two plugins, not %d", np);
+    return;
+  }
+  int shape = (int)get_int(req, "shape", 0);
+  int cold = (int)get_int(req, "cold", 1);
+  int warmup = (int)get_int(req, "warmup", 2);
+  size_t min_n = (size_t)get_int(req, "min_samples", 10);
+  size_t max_n = (size_t)get_int(req, "max_samples", 1000);
+  double target = get_double(req, "target_rel_ci", 0.005);
+  double cap_us = get_double(req, "time_cap_ms", 2000) * 1000.0;
+  uint64_t seed = (uint64_t)get_int(req, "seed", 1);
+  size_t block_rounds = (size_t)get_int(req, "block_rounds", 32);
+  if (block_rounds < 1)
+    block_rounds = 1;
+  if (min_n < 1)
+    min_n = 1;
+  if (max_n < min_n)
+    max_n = min_n;
+  const kl_plugin *pl[2] = {0};
+  void *inst[2] = {0};
+  double *us[2] = {0};
+  for (int k = 0; k < np; k++) {
+    pl[k] = plugin_at(json_object_get_int64(json_object_array_get_idx(ids, k)));
+    if (!pl[k]) {
+      reply_error("time: no plugin %d",
+                  (int)json_object_get_int64(json_object_array_get_idx(ids, k)));
+      goto done;
+    }
+    if (pl[k]->create(&inst[k], shape)) {
+      reply_error("time: create: %s", pl[k]->last_error(NULL));
+      goto done;
+    }
+    if (pl[k]->prepare(inst[k], seed, 0)) {
+      reply_error("time: prepare: %s", pl[k]->last_error(inst[k]));
+      goto done;
+    }
+    if (!(us[k] = malloc(max_n * sizeof(double)))) {
+      reply_error("time: out of memory");
+      goto done;
+    }
+  }
+  if (cold && flush_caches() < 0) {
+    reply_error("time: out of memory for the cache flush buffer");
+    goto done;
+  }
+  for (int k = 0; k < np; k++)
+    for (int i = 0; i < warmup; i++) {
+      pl[k]->restore(inst[k]);
+      pl[k]->launch(inst[k]);
+      pl[k]->sync(inst[k]);
+    }
+  const char *reason = "max_samples";
+  double start = now_us();
+  size_t n = 0, next_look = min_n;
+  while (n < max_n) {
+    /* Where buffers land (pages, cache sets, alignment between them)
+     * changes a kernel's time by a few percent, and one placement would be
+     * measured throughout. Fresh instances every block of rounds make
+     * placement a random effect that both sides sample alike. */
+    if (n > 0 && n % block_rounds == 0) {
+      for (int j = 0; j < np; j++) {
+        int k = (n / block_rounds) % 2 && np == 2 ? 1 - j : j;
+        pl[k]->destroy(inst[k]);
+        inst[k] = NULL;
+        if (pl[k]->create(&inst[k], shape) ||
+            pl[k]->prepare(inst[k], seed, 0)) {
+          reply_error("time: create: %s", pl[k]->last_error(inst[k]));
+          goto done;
+        }
+        pl[k]->restore(inst[k]);
+        pl[k]->launch(inst[k]); /* touch the new pages before timing */
+        pl[k]->sync(inst[k]);
+      }
+    }
+    for (int j = 0; j < np; j++) {
+      int k = (n % 2 && np == 2) ? 1 - j : j; /* A B, then B A */
+      pl[k]->restore(inst[k]);
+      if (cold)
+        flush_caches();
+      double t0 = now_us();
+      if (pl[k]->launch(inst[k]) || pl[k]->sync(inst[k])) {
+        reply_error("time: launch: %s", pl[k]->last_error(inst[k]));
+        goto done;
+      }
+      us[k][n] = now_us() - t0;
+    }
+    n++;
+    if (now_us() - start > cap_us && n >= 3) {
+      reason = "time_cap";
+      break;
+    }
+    if (n >= next_look) {
+      if (converged(us, np, n, block_rounds, target)) {
+        reason = "converged";
+        break;
+      }
+      next_look = n + (n / 8 > 1 ? n / 8 : 1);
+    }
+  }
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  json_object *all = json_object_new_array();
+  for (int k = 0; k < np; k++) {
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < n; i++)
+      json_object_array_add(arr, json_object_new_double(us[k][i]));
+    json_object_array_add(all, arr);
+  }
+  json_object_object_add(o, "samples", all);
+  json_object_object_add(o, "stop_reason", json_object_new_string(reason));
+  json_object_object_add(o, "wall_ms",
+                         json_object_new_double((now_us() - start) / 1000.0));
+  json_object_object_add(o, "flush_bytes",
+                         json_object_new_double(cold ? (double)flush_size : 0));
+  reply(o);
+done:
+  for (int k = 0; k < np; k++) {
+    if (pl[k] && inst[k])
+      pl[k]->destroy(inst[k]);
+    free(us[k]);
+  }
+}
+
+int main(void) {
+  for (;;) {
+    char *line = read_line();
+    if (!line)
+      return 0; /* the parent went away */
+    json_object *req = json_tokener_parse(line);
+    json_object *op;
+    if (!req || !json_object_object_get_ex(req, "op", &op)) {
+      reply_error("bad request");
+      json_object_put(req);
+      continue;
+    }
+    const char *name = json_object_get_string(op);
+    if (strcmp(name, "load") == 0)
+      op_load(req);
+    else if (strcmp(name, "check") == 0)
+      op_check(req);
+    else if (strcmp(name, "time") == 0)
+      op_time(req);
+    else if (strcmp(name, "quit") == 0) {
+      json_object_put(req);
+      return 0;
+    } else
+      reply_error("unknown op '%s'", name);
+    json_object_put(req);
+    /* what a candidate printed goes out before the next request */
+    fflush(stdout);
+  }
+}

@@ -1,0 +1,7 @@
+/* Never returns. */
+void saxpy(float *y, const float *x, float a, int n) {
+  for (int i = 0; i < n; i++)
+    y[i] = a * x[i] + y[i];
+  for (volatile int spin = 1; spin;)
+    ;
+}
