@@ -73,9 +73,14 @@ typedef struct kl_time_options {
   int time_cap_ms;      /**< stop after this much sampling; default 2000 */
   uint64_t seed;        /**< inputs used while timing */
   size_t block_rounds;  /**< fresh buffers every this many rounds, so
-                             memory placement varies (default 32) */
+                             memory placement varies (default 16) */
+  double decide_gain_pct; /**< two plugins: also stop once the speedup's
+                               interval settles the decision at this minimum
+                               gain (wholly above 1+g, below 1/(1+g), or
+                               inside both), once three blocks were
+                               sampled; < 0 (default): off */
 } kl_time_options;
-#define KL_TIME_OPTIONS_INIT {KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 32}
+#define KL_TIME_OPTIONS_INIT {KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 16, -1.0}
 KL_EXTERN(void) kl_time_options_init(kl_time_options *opts);
 
 /** Samples of one time request: us[k][i] is plugin k's i-th sample, in
@@ -85,7 +90,8 @@ typedef struct kl_samples {
   size_t n;
   size_t nplugins;
   double *us[2];
-  char stop_reason[32]; /**< "converged", "time_cap" or "max_samples" */
+  char stop_reason[32]; /**< "converged", "decided", "time_cap" or
+                             "max_samples" */
   double wall_ms;       /**< sampling wall time, flushes included */
   double flush_bytes;   /**< bytes read per cold flush */
   size_t block_rounds;  /**< rounds per placement block */

@@ -328,6 +328,8 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
       goto done;
   }
   kl_time_options t = o->time;
+  if (compare && t.decide_gain_pct < 0)
+    t.decide_gain_pct = r->min_gain_pct;
   if (t.seed == 0 || t.seed == 1)
     t.seed = derived_seed(base_seed, 1000);
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {

@@ -452,9 +452,11 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
   json_object_object_add(req, "time_cap_ms",
                          json_object_new_int(opts->time_cap_ms));
   json_object_object_add(req, "seed", json_object_new_int64((int64_t)opts->seed));
-  size_t block = opts->block_rounds ? opts->block_rounds : 32;
+  size_t block = opts->block_rounds ? opts->block_rounds : 16;
   json_object_object_add(req, "block_rounds",
                          json_object_new_int64((int64_t)block));
+  json_object_object_add(req, "decide_gain_pct",
+                         json_object_new_double(opts->decide_gain_pct));
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
   if (rc < 0)

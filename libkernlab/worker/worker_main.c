@@ -391,8 +391,10 @@ static int flush_caches(void) {
   return 0;
 }
 
+/* 1: the interval is narrow enough; 2: (two plugins) the decision at
+ * decide_gain_pct can no longer change; 0: keep sampling. */
 static int converged(double **us, int np, size_t n, size_t block,
-                     double target) {
+                     double target, double decide_gain_pct) {
   if (np == 1) {
     kl_summary s;
     return kl_stats_summarize(&s, us[0], n) == 0 && s.rel_ci <= target;
@@ -400,7 +402,16 @@ static int converged(double **us, int np, size_t n, size_t block,
   kl_speedup sp;
   if (kl_stats_speedup_blocked(&sp, us[0], us[1], n, block, 0) != 0)
     return 0;
-  return (log(sp.ci_high) - log(sp.ci_low)) / 2.0 <= target;
+  if ((log(sp.ci_high) - log(sp.ci_low)) / 2.0 <= target)
+    return 1;
+  /* Deciding early needs the placement spread: three blocks at least. */
+  if (decide_gain_pct >= 0 && block > 0 && n / block >= 3) {
+    double g = 1.0 + decide_gain_pct / 100.0;
+    if (sp.ci_low > g || sp.ci_high < 1.0 / g ||
+        (sp.ci_low > 1.0 / g && sp.ci_high < g))
+      return 2;
+  }
+  return 0;
 }
 
 static void op_time(json_object *req) {
@@ -422,7 +433,8 @@ static void op_time(json_object *req) {
   double target = get_double(req, "target_rel_ci", 0.005);
   double cap_us = get_double(req, "time_cap_ms", 2000) * 1000.0;
   uint64_t seed = (uint64_t)get_int(req, "seed", 1);
-  size_t block_rounds = (size_t)get_int(req, "block_rounds", 32);
+  size_t block_rounds = (size_t)get_int(req, "block_rounds", 16);
+  double decide_gain = get_double(req, "decide_gain_pct", -1);
   if (block_rounds < 1)
     block_rounds = 1;
   if (min_n < 1)
@@ -503,8 +515,9 @@ static void op_time(json_object *req) {
       break;
     }
     if (n >= next_look) {
-      if (converged(us, np, n, block_rounds, target)) {
-        reason = "converged";
+      int done_why = converged(us, np, n, block_rounds, target, decide_gain);
+      if (done_why) {
+        reason = done_why == 1 ? "converged" : "decided";
         break;
       }
       next_look = n + (n / 8 > 1 ? n / 8 : 1);

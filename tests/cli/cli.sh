@@ -6,7 +6,7 @@ KL=$1
 SRC=$2
 TMP=$(mktemp -d /tmp/kl-cli-XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
-export KERNLAB_SHARE_DIR="$SRC/share/kernlab" NO_COLOR=1
+export KERNLAB_SHARE_DIR="$SRC/share/kernlab" NO_COLOR=1 KERNLAB_CACHE_DIR="$TMP/cache"
 passed=0 failed=0
 
 ok() { passed=$((passed + 1)); }
@@ -90,6 +90,49 @@ expect 2 "$KL" new mine --template nope --dir "$TMP/x"
 expect 2 "$KL" new "bad name" --dir "$TMP"
 expect 2 "$KL" new
 expect 2 "$KL" new a --template
+
+# kl harness: a standalone file that builds and runs with only cc
+expect 0 "$KL" harness "$SRC/cases/host_saxpy" -o "$TMP/h.c"
+cc -O2 "$TMP/h.c" -lm -o "$TMP/h" && "$TMP/h" >"$TMP/h.out" && ok || bad "standalone harness did not build or run"
+grep -q '"shape":"16M"' "$TMP/h.out" && ok || bad "standalone printed no 16M line"
+expect 0 "$KL" harness "$SRC/cases/host_saxpy" --plugin
+grep -q 'kl_plugin_v1' "$TMP/out" && ok || bad "plugin form lacks kl_plugin_v1"
+expect 1 "$KL" harness "$SRC/cases/vector_add"   # not generated yet: runtime, not input
+expect 2 "$KL" harness "$SRC/cases/host_saxpy" --candidate "$TMP/none.c"
+
+# kl bench / kl compare: verdicts and exit statuses
+C="$SRC/tests/bench/candidates"
+FAST="--time-cap-ms 200"
+expect 0 "$KL" bench "$SRC/cases/host_saxpy" --shape 1M $FAST
+grep -q 'verdict OK' "$TMP/out" && ok || bad "bench: no verdict line"
+expect 0 "$KL" bench "$SRC/cases/host_saxpy" --shape 1M --json --seed 42 $FAST
+python3 - "$TMP/out" <<'PY' && ok || bad "bench --json fields"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["shapes"][0]
+for k in ("name", "correct", "max_abs_err", "unwritten", "median_us", "ci_low_us", "ci_high_us", "samples", "cold"):
+    assert k in s, k
+assert d["verdict"] == "OK" and s["correct"] is True and s["samples"] >= 10
+assert d["seeds"][0] != 42 and len(d["seeds"]) == 3
+PY
+expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_wrong.c" --shape 1M $FAST
+grep -q '^kl: candidate rejected: INCORRECT: ' "$TMP/err" && ok || bad "bench: no INCORRECT line"
+expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_segfault.c" --shape 1M $FAST --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="CRASHED", d' "$TMP/out" && ok || bad "CRASHED in json"
+expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_compile_error.c"
+grep -q 'saxpy_compile_error.c:4:' "$TMP/err" && ok || bad "compile error location"
+expect 2 "$KL" bench "$SRC/cases/host_saxpy" --shape nope
+expect 2 "$KL" bench "$SRC/cases/host_saxpy" --seed abc
+expect 2 "$KL" compare "$SRC/cases/host_saxpy"
+expect 0 "$KL" compare "$SRC/cases/host_matmul" --candidate "$SRC/cases/host_matmul/candidates/ikj_blocked.c" --shape n256 --json $FAST
+python3 - "$TMP/out" <<'PY' && ok || bad "compare --json: faster"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["shapes"][0]
+assert s["decision"] == "faster" and s["speedup"] > 2 and s["speedup_ci"][0] > 1, s
+assert d["objective"]["decision"] == "faster"
+PY
+expect 1 "$KL" bench "$SRC/cases/vector_add"   # no CUDA harness yet: a runtime failure
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -20,6 +20,11 @@ ls "$LIBDIR"/libkernlab.so* "$LIBDIR"/libkernlab.a >/dev/null
 unset KERNLAB_SHARE_DIR
 (cd "$TMP" && "$P/bin/kl" new stamped >/dev/null && "$P/bin/kl" check stamped >/dev/null)
 
+# the installed kl runs the worker installed beside it
+(cd "$TMP" && KERNLAB_CACHE_DIR="$TMP/cache" "$P/bin/kl" bench "$SRC/cases/host_saxpy" \
+   --shape 1M --time-cap-ms 100 >/dev/null)
+[ -x "$P/libexec/kernlab/kl-worker" ] || { echo "kl-worker not installed"; exit 1; }
+
 # pkg-config
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 $CC -std=c11 -Wall -Werror $EXTRA "$SRC/examples/c/check_case.c" \

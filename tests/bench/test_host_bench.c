@@ -1,0 +1,285 @@
+/* Integration: the whole path (compile, worker, check, time, verdict) on
+ * the host cases, with one candidate per failure mode from
+ * tests/bench/candidates/. Sampling is capped short: these tests assert
+ * verdicts and decisions, never times. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernlab/kernlab.h"
+
+#define SRC KL_SOURCE_DIR
+#define CAND SRC "/tests/bench/candidates/"
+
+static char cache[] = "/tmp/kl-bench-test-XXXXXX";
+static kl_compile_options copts = KL_COMPILE_OPTIONS_INIT;
+static kl_case *saxpy, *matmul;
+
+static int setup(void **state) {
+  (void)state;
+  if (!mkdtemp(cache))
+    return -1;
+  copts.cache_dir = cache;
+  if (kl_case_load(&saxpy, SRC "/cases/host_saxpy", NULL) ||
+      kl_case_load(&matmul, SRC "/cases/host_matmul", NULL))
+    return -1;
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  kl_case_free(saxpy);
+  kl_case_free(matmul);
+  char cmd[256];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", cache);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static kl_bench_options options(const char *shape) {
+  kl_bench_options o = KL_BENCH_OPTIONS_INIT;
+  o.compile = &copts;
+  o.shape = shape;
+  o.time.time_cap_ms = 300;
+  o.time.min_samples = 5;
+  o.timeout_ms = 20000;
+  return o;
+}
+
+/* Run (or compare) a candidate file; NULL: the baseline. */
+static kl_report *run(const kl_case *c, const char *file, const char *shape,
+                      bool compare, int timeout_ms) {
+  kl_bench_options o = options(shape);
+  char *src = file ? slurp(file) : NULL;
+  o.candidate = src;
+  o.candidate_name = file ? strrchr(file, '/') + 1 : NULL;
+  if (timeout_ms)
+    o.timeout_ms = timeout_ms;
+  kl_report *r = NULL;
+  int rc = compare ? kl_bench_compare(&r, c, &o) : kl_bench_run(&r, c, &o);
+  if (rc)
+    fail_msg("%s", kl_error_last()->message);
+  free(src);
+  return r;
+}
+
+static void expect_verdict(kl_report *r, kl_verdict v, const char *in_reason) {
+  if (kl_report_verdict(r) != v)
+    fail_msg("verdict %s (%s), want %s",
+             kl_verdict_name(kl_report_verdict(r)),
+             kl_report_reason(r) ? kl_report_reason(r) : "no reason",
+             kl_verdict_name(v));
+  if (in_reason && !strstr(kl_report_reason(r), in_reason))
+    fail_msg("reason '%s' lacks '%s'", kl_report_reason(r), in_reason);
+}
+
+static void test_bench__baseline_is_correct_and_timed(void **state) {
+  (void)state;
+  kl_report *r = run(saxpy, NULL, "1M", false, 0);
+  expect_verdict(r, KL_VERDICT_OK, NULL);
+  assert_null(kl_report_reason(r));
+  assert_int_equal(kl_report_shape_count(r), 1);
+  kl_shape_result s;
+  assert_int_equal(kl_report_shape(&s, r, 0), 0);
+  assert_string_equal(s.name, "1M");
+  assert_true(s.checked && s.correct && s.timed);
+  assert_true(s.time.n >= 5);
+  assert_true(s.time.ci_low <= s.time.median && s.time.median <= s.time.ci_high);
+  assert_true(s.time.median > 0);
+  kl_report_free(r);
+  /* host reference oracle (matmul_ref) */
+  r = run(matmul, NULL, "n256", false, 0);
+  expect_verdict(r, KL_VERDICT_OK, NULL);
+  kl_report_shape(&s, r, 0);
+  assert_true(s.max_abs_err > 0 && s.max_abs_err < 1e-3);
+  kl_report_free(r);
+}
+
+static void test_bench__wrong_result(void **state) {
+  (void)state;
+  kl_report *r = run(saxpy, CAND "saxpy_wrong.c", "1M", false, 0);
+  expect_verdict(r, KL_VERDICT_INCORRECT, "mismatches");
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  assert_true(s.checked && !s.correct && !s.timed);
+  assert_true(s.mismatches > 0);
+  kl_report_free(r);
+}
+
+static void test_bench__unwritten_output(void **state) {
+  (void)state;
+  kl_report *r = run(matmul, CAND "matmul_unwritten.c", "n256", false, 0);
+  expect_verdict(r, KL_VERDICT_INCORRECT, "never written");
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  assert_int_equal(s.unwritten, 3 * 256); /* the last row, on 3 seeds */
+  kl_report_free(r);
+}
+
+static void test_bench__writes_its_input(void **state) {
+  (void)state;
+  kl_report *r = run(saxpy, CAND "saxpy_writes_input.c", "1M", false, 0);
+  expect_verdict(r, KL_VERDICT_INCORRECT, "wrote its input");
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  assert_int_equal(s.inputs_written, 3);
+  assert_int_equal(s.mismatches, 0);
+  kl_report_free(r);
+}
+
+static void test_bench__nan_is_not_close_enough(void **state) {
+  (void)state;
+  kl_report *r = run(saxpy, CAND "saxpy_nan.c", "1M", false, 0);
+  expect_verdict(r, KL_VERDICT_INCORRECT, "NaN");
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  assert_int_equal(s.nonfinite, 3);
+  kl_report_free(r);
+}
+
+static void test_bench__segfault_is_crashed(void **state) {
+  (void)state;
+  kl_report *r = run(saxpy, CAND "saxpy_segfault.c", "1M", false, 0);
+  expect_verdict(r, KL_VERDICT_CRASHED, "signal 11");
+  kl_report_free(r);
+  r = run(saxpy, CAND "saxpy_exits.c", "1M", false, 0);
+  expect_verdict(r, KL_VERDICT_CRASHED, "status 7");
+  assert_non_null(strstr(kl_report_reason(r), "giving up"));
+  kl_report_free(r);
+}
+
+static void test_bench__hang_is_timeout(void **state) {
+  (void)state;
+  kl_report *r = run(saxpy, CAND "saxpy_hang.c", "1M", false, 1500);
+  expect_verdict(r, KL_VERDICT_TIMEOUT, "1500 ms");
+  kl_report_free(r);
+}
+
+static void test_bench__compile_error(void **state) {
+  (void)state;
+  kl_report *r = run(saxpy, CAND "saxpy_compile_error.c", NULL, false, 0);
+  expect_verdict(r, KL_VERDICT_COMPILE_ERROR, "saxpy_compile_error.c:4:");
+  assert_non_null(kl_report_compile_log(r));
+  kl_report_free(r);
+}
+
+/* After a crash the next request gets a fresh worker with the same
+ * plugins, under the same ids. */
+static void test_bench__worker_survives_a_crash(void **state) {
+  (void)state;
+  char *bad = slurp(CAND "saxpy_segfault.c");
+  kl_artifact *good_a, *bad_a;
+  assert_int_equal(kl_compile_plugin(&good_a, saxpy, NULL, &copts), 0);
+  assert_int_equal(kl_compile_plugin(&bad_a, saxpy, bad, &copts), 0);
+  kl_worker *w;
+  assert_int_equal(kl_worker_create(&w, NULL), 0);
+  int good, crash;
+  assert_int_equal(kl_worker_load(&good, w, kl_artifact_path(good_a)), 0);
+  assert_int_equal(kl_worker_load(&crash, w, kl_artifact_path(bad_a)), 0);
+  uint64_t seeds[3] = {1, 2, 3};
+  kl_check_result res[3];
+  assert_int_equal(kl_worker_check(res, w, crash, good, 0, seeds, 3),
+                   KL_ECRASHED);
+  assert_int_equal(kl_worker_restarts(w), 0);
+  assert_int_equal(kl_worker_check(res, w, good, good, 0, seeds, 3), 0);
+  assert_int_equal(kl_worker_restarts(w), 1);
+  assert_true(res[0].correct && res[1].correct && res[2].correct);
+  kl_time_options t = KL_TIME_OPTIONS_INIT;
+  t.time_cap_ms = 100;
+  t.min_samples = 3;
+  kl_samples s;
+  assert_int_equal(kl_worker_time(&s, w, &good, 1, 0, &t), 0);
+  assert_true(s.n >= 3 && s.us[0][0] > 0);
+  kl_samples_dispose(&s);
+  /* a file that is not a plugin is refused without killing anything */
+  assert_int_equal(kl_worker_load(&good, w, "/etc/hostname"), KL_EINVALID);
+  kl_worker_free(w);
+  kl_artifact_free(good_a);
+  kl_artifact_free(bad_a);
+  free(bad);
+}
+
+static void test_bench__faster_candidate_is_faster(void **state) {
+  (void)state;
+  kl_report *r = run(matmul, SRC "/cases/host_matmul/candidates/ikj_blocked.c",
+                     "n256", true, 0);
+  expect_verdict(r, KL_VERDICT_OK, NULL);
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  assert_int_equal(s.speedup.decision, KL_DECISION_FASTER);
+  assert_true(s.speedup.ci_low > 1.0);
+  kl_speedup obj;
+  assert_int_equal(kl_report_objective(&obj, r), 0);
+  assert_int_equal(obj.decision, KL_DECISION_FASTER);
+  kl_report_free(r);
+}
+
+static void test_bench__baseline_against_itself_is_same(void **state) {
+  (void)state;
+  kl_report *r = run(matmul, SRC "/cases/host_matmul/kernel.c", "n256", true,
+                     0);
+  expect_verdict(r, KL_VERDICT_OK, NULL);
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  if (s.speedup.decision != KL_DECISION_SAME)
+    fail_msg("A/A decided %s: %.4f [%.4f, %.4f]",
+             kl_decision_name(s.speedup.decision), s.speedup.speedup,
+             s.speedup.ci_low, s.speedup.ci_high);
+  kl_report_free(r);
+}
+
+static void test_bench__json_fields(void **state) {
+  (void)state;
+  kl_report *r = run(saxpy, SRC "/cases/host_saxpy/kernel.c", "1M", true, 0);
+  kl_buf b = KL_BUF_INIT;
+  assert_int_equal(kl_report_json(&b, r), 0);
+  const char *fields[] = {
+      "\"case\":\"host_saxpy\"", "\"mode\":\"compare\"", "\"verdict\":\"OK\"",
+      "\"name\":\"1M\"", "\"correct\":true", "\"max_abs_err\":",
+      "\"unwritten\":0", "\"median_us\":", "\"ci_low_us\":",
+      "\"ci_high_us\":", "\"samples\":", "\"cold\":true", "\"speedup\":",
+      "\"speedup_ci\":[", "\"decision\":", "\"objective\":{\"name\":"
+                                           "\"geomean_speedup\""};
+  for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+    if (!strstr(b.ptr, fields[i]))
+      fail_msg("JSON lacks %s: %s", fields[i], b.ptr);
+  kl_buf_dispose(&b);
+  kl_report_free(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bench__baseline_is_correct_and_timed),
+      cmocka_unit_test(test_bench__wrong_result),
+      cmocka_unit_test(test_bench__unwritten_output),
+      cmocka_unit_test(test_bench__writes_its_input),
+      cmocka_unit_test(test_bench__nan_is_not_close_enough),
+      cmocka_unit_test(test_bench__segfault_is_crashed),
+      cmocka_unit_test(test_bench__hang_is_timeout),
+      cmocka_unit_test(test_bench__compile_error),
+      cmocka_unit_test(test_bench__worker_survives_a_crash),
+      cmocka_unit_test(test_bench__faster_candidate_is_faster),
+      cmocka_unit_test(test_bench__baseline_against_itself_is_same),
+      cmocka_unit_test(test_bench__json_fields),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,154 @@
+/* The harness generator: golden files for both forms of both host cases
+ * (KL_UPDATE_GOLDEN=1 rewrites them after a deliberate change), determinism,
+ * and the standalone form compiling and running with nothing but cc. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernlab/kernlab.h"
+
+#define SRC KL_SOURCE_DIR
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  if (buf)
+    buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static void generate(kl_buf *out, const char *case_name, const char *cand,
+                     kl_harness_form form) {
+  char path[512];
+  snprintf(path, sizeof(path), SRC "/cases/%s", case_name);
+  kl_case *c;
+  if (kl_case_load(&c, path, NULL))
+    fail_msg("%s", kl_error_last()->message);
+  kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
+  o.form = form;
+  if (cand)
+    o.candidate_name = "candidate.c";
+  if (kl_harness_generate(out, c, cand, &o))
+    fail_msg("%s", kl_error_last()->message);
+  kl_case_free(c);
+}
+
+static void golden(const char *case_name, const char *cand,
+                   kl_harness_form form, const char *file) {
+  kl_buf b = KL_BUF_INIT;
+  generate(&b, case_name, cand, form);
+  char path[512];
+  snprintf(path, sizeof(path), SRC "/tests/harness/golden/%s", file);
+  const char *update = getenv("KL_UPDATE_GOLDEN");
+  if (update && update[0] == '1') {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(b.ptr, 1, b.size, f);
+    fclose(f);
+  }
+  char *want = slurp(path);
+  if (!want)
+    fail_msg("no golden file %s (run with KL_UPDATE_GOLDEN=1)", path);
+  if (strcmp(want, b.ptr) != 0) {
+    size_t i = 0;
+    while (want[i] && want[i] == b.ptr[i])
+      i++;
+    fail_msg("%s differs from the generated source at byte %zu", file, i);
+  }
+  free(want);
+  kl_buf_dispose(&b);
+}
+
+static void test_harness__golden_files(void **state) {
+  (void)state;
+  golden("host_saxpy", NULL, KL_HARNESS_STANDALONE, "host_saxpy.standalone.c");
+  golden("host_saxpy", NULL, KL_HARNESS_PLUGIN, "host_saxpy.plugin.c");
+  golden("host_matmul", NULL, KL_HARNESS_STANDALONE,
+         "host_matmul.standalone.c");
+  golden("host_saxpy",
+         "void saxpy(float *y, const float *x, float a, int n) {\n"
+         "  for (int i = 0; i < n; i++) y[i] += a * x[i];\n}\n",
+         KL_HARNESS_STANDALONE, "host_saxpy.candidate.standalone.c");
+}
+
+static void test_harness__deterministic(void **state) {
+  (void)state;
+  kl_buf a = KL_BUF_INIT, b = KL_BUF_INIT;
+  generate(&a, "host_matmul", NULL, KL_HARNESS_PLUGIN);
+  generate(&b, "host_matmul", NULL, KL_HARNESS_PLUGIN);
+  assert_int_equal(a.size, b.size);
+  assert_memory_equal(a.ptr, b.ptr, a.size);
+  kl_buf_dispose(&a);
+  kl_buf_dispose(&b);
+}
+
+static void test_harness__standalone_runs_with_only_cc(void **state) {
+  (void)state;
+  /* A candidate with an off-by-one against the embedded baseline: the
+   * standalone program must find it by itself. */
+  kl_buf b = KL_BUF_INIT;
+  generate(&b, "host_saxpy",
+           "void saxpy(float *y, const float *x, float a, int n) {\n"
+           "  for (int i = 0; i < n - 1; i++) y[i] = a * x[i] + y[i];\n}\n",
+           KL_HARNESS_STANDALONE);
+  char dir[] = "/tmp/kl-harness-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char src[256], exe[256], cmd[1024], out[256];
+  snprintf(src, sizeof(src), "%s/h.c", dir);
+  snprintf(exe, sizeof(exe), "%s/h", dir);
+  snprintf(out, sizeof(out), "%s/out.txt", dir);
+  FILE *f = fopen(src, "wb");
+  fwrite(b.ptr, 1, b.size, f);
+  fclose(f);
+  snprintf(cmd, sizeof(cmd), "cc -std=c11 -O2 -Wall -Wextra -Werror %s -lm -o %s",
+           src, exe);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof(cmd), "%s > %s", exe, out);
+  int status = system(cmd);
+  assert_int_not_equal(status, 0); /* an incorrect candidate fails */
+  char *text = slurp(out);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "\"shape\":\"1M\",\"checked\":true,"
+                               "\"correct\":false"));
+  assert_non_null(strstr(text, "\"mismatches\":3,")); /* one per seed */
+  free(text);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+  kl_buf_dispose(&b);
+}
+
+static void test_harness__cuda_is_not_generated_yet(void **state) {
+  (void)state;
+  kl_case *c;
+  assert_int_equal(kl_case_load(&c, SRC "/cases/vector_add", NULL), 0);
+  kl_buf b = KL_BUF_INIT;
+  assert_int_equal(kl_harness_generate(&b, c, NULL, NULL), KL_EUNSUPPORTED);
+  assert_null(b.ptr);
+  kl_case_free(c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_harness__golden_files),
+      cmocka_unit_test(test_harness__deterministic),
+      cmocka_unit_test(test_harness__standalone_runs_with_only_cc),
+      cmocka_unit_test(test_harness__cuda_is_not_generated_yet),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
