@@ -62,6 +62,11 @@ int cmd_help(int argc, char **argv) {
          "environment:\n"
          "  KERNLAB_SHARE_DIR  templates, rules and skills (default: next "
          "to the library)\n"
+         "  KERNLAB_CACHE_DIR  compiled candidates (default: "
+         "$XDG_CACHE_HOME/kernlab)\n"
+         "  KERNLAB_WORKER     the kl-worker program (default: next to the "
+         "library)\n"
+         "  CC                 the host compiler when the case names none\n"
          "  NO_COLOR           never colour the output\n"
          "\n"
          "built with: cuda %s, cupti %s, http %s\n",
