@@ -66,7 +66,8 @@ typedef struct kl_time_options {
   unsigned version;     /**< KL_TIME_OPTIONS_VERSION */
   int cold;             /**< flush caches before every sample (default 1) */
   int warmup;           /**< untimed launches per plugin first (default 2) */
-  size_t min_samples;   /**< default 10 */
+  size_t min_samples;   /**< default 10 (the time cap may stop sampling
+                             sooner, never before 3 samples) */
   size_t max_samples;   /**< default 1000 */
   double target_rel_ci; /**< stop when the 95% CI half-width of the median
                              (or of the speedup) is below this; 0.005 */
