@@ -95,7 +95,9 @@ typedef struct kl_samples {
                              "max_samples" */
   double wall_ms;       /**< sampling wall time, flushes included */
   double flush_bytes;   /**< bytes read per cold flush */
-  size_t block_rounds;  /**< rounds per placement block */
+  size_t block_rounds;  /**< rounds per placement block actually used
+                             (smaller than asked when the time cap fits
+                             fewer than six blocks) */
 } kl_samples;
 KL_EXTERN(void) kl_samples_dispose(kl_samples *s);
 

@@ -468,12 +468,30 @@ static void op_time(json_object *req) {
     reply_error("time: out of memory for the cache flush buffer");
     goto done;
   }
+  /* Warm up, and time one round (flushes included) to size the blocks. */
+  double round_us = 0;
   for (int k = 0; k < np; k++)
-    for (int i = 0; i < warmup; i++) {
+    for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) {
       pl[k]->restore(inst[k]);
+      double t0 = now_us();
+      if (cold)
+        flush_caches();
       pl[k]->launch(inst[k]);
       pl[k]->sync(inst[k]);
+      if (i == (warmup > 0 ? warmup : 1) - 1)
+        round_us += now_us() - t0;
     }
+  /* At least six placement blocks in the rounds the budget allows: with
+   * fewer than three, an interval knows nothing of placement, and a short
+   * time cap would otherwise read a placement effect as a speedup. */
+  double expected = round_us > 0 ? cap_us / round_us : (double)max_n;
+  if (expected > (double)max_n)
+    expected = (double)max_n;
+  size_t fit = (size_t)(expected / 6.0);
+  if (fit < 1)
+    fit = 1;
+  if (fit < block_rounds)
+    block_rounds = fit;
   const char *reason = "max_samples";
   double start = now_us();
   size_t n = 0, next_look = min_n;
@@ -538,6 +556,8 @@ static void op_time(json_object *req) {
                          json_object_new_double((now_us() - start) / 1000.0));
   json_object_object_add(o, "flush_bytes",
                          json_object_new_double(cold ? (double)flush_size : 0));
+  json_object_object_add(o, "block_rounds",
+                         json_object_new_int64((int64_t)block_rounds));
   reply(o);
 done:
   for (int k = 0; k < np; k++) {
