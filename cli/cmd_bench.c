@@ -74,6 +74,10 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
   if (kl_report_objective(&obj, r) == 0)
     printf("objective: %.3f [%.3f, %.3f] %s\n", obj.speedup, obj.ci_low,
            obj.ci_high, kl_decision_name(obj.decision));
+  kl_device_info dev;
+  if (kl_report_device(&dev, r) == 0)
+    printf("device %s (%d SMs, max SM clock %.0f MHz)\n", dev.name, dev.sms,
+           dev.max_sm_clock_mhz);
   printf("%s, times in microseconds; verdict %s\n",
          cold ? "cold caches" : "hot caches",
          kl_verdict_name(kl_report_verdict(r)));
@@ -93,7 +97,7 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
       opts.time.cold = 0;
     } else if (strcmp(a, "--candidate") == 0 || strcmp(a, "--shape") == 0 ||
                strcmp(a, "--seed") == 0 || strcmp(a, "--time-cap-ms") == 0 ||
-               strcmp(a, "--timeout-ms") == 0) {
+               strcmp(a, "--timeout-ms") == 0 || strcmp(a, "--device") == 0) {
       if (!val)
         return cli_usage_error(verb, "%s needs a value", a);
       i++;
@@ -105,11 +109,16 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
       else {
         errno = 0;
         unsigned long long v = strtoull(val, &end, 10);
-        if (errno || !end || *end || end == val || v == 0)
-          return cli_usage_error(verb, "%s takes a positive whole number, "
-                                       "not '%s'", a, val);
+        bool zero_ok = strcmp(a, "--device") == 0;
+        if (errno || !end || *end || end == val || (v == 0 && !zero_ok) ||
+            val[0] == '-' || (zero_ok && v > 1024))
+          return cli_usage_error(verb, "%s takes a %s whole number, not '%s'",
+                                 a, zero_ok ? "non-negative" : "positive",
+                                 val);
         if (strcmp(a, "--seed") == 0)
           opts.seed = v;
+        else if (zero_ok)
+          opts.device = (int)v;
         else if (strcmp(a, "--time-cap-ms") == 0)
           opts.time.time_cap_ms = v > 3600000 ? 3600000 : (int)v;
         else

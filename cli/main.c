@@ -52,6 +52,7 @@ const cli_verb cli_verbs[] = {
      "  --seed N          reproducible check seeds (default: fresh ones)\n"
      "  --time-cap-ms N   sampling time per shape (default 2000)\n"
      "  --timeout-ms N    limit per worker request (default 60000)\n"
+     "  --device N        CUDA device (default 0, within CUDA_VISIBLE_DEVICES)\n"
      "  --json            the report as one JSON document (docs/json.md)\n"},
     {"compare", cmd_compare, "decide whether a candidate beats the baseline",
      "kl compare CASE --candidate FILE [--shape NAME] [--hot] [--seed N] "

@@ -42,9 +42,10 @@ typedef struct kl_bench_options {
   int timeout_ms;             /**< per worker request; 0: 60 s */
   const kl_compile_options *compile; /**< NULL: defaults */
   const char *worker_path;    /**< NULL: found as kl_worker_create does */
+  int device;                 /**< CUDA device index; -1: the default */
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT \
-  {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL}
+  {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL, -1}
 KL_EXTERN(void) kl_bench_options_init(kl_bench_options *opts);
 
 typedef struct kl_report kl_report; /* opaque */
@@ -81,11 +82,17 @@ typedef struct kl_shape_result {
   kl_speedup speedup;       /**< compare only */
   const char *stop_reason;  /**< why sampling stopped */
   double wall_ms;           /**< sampling wall time */
+  double sm_clock_mhz;      /**< device: median SM clock over the samples */
+  size_t throttled;         /**< device: samples taken under 97% of that
+                                 clock, left out of the statistics */
 } kl_shape_result;
 
 KL_EXTERN(size_t) kl_report_shape_count(const kl_report *r);
 KL_EXTERN(int) kl_report_shape(kl_shape_result *out, const kl_report *r,
                                size_t i);
+/** The device the report was measured on (device cases); KL_ENOTFOUND for
+ *  host cases. */
+KL_EXTERN(int) kl_report_device(kl_device_info *out, const kl_report *r);
 /** The objective over the shapes (compare only); KL_ENOTFOUND otherwise. */
 KL_EXTERN(int) kl_report_objective(kl_speedup *out, const kl_report *r);
 

@@ -91,6 +91,24 @@ typedef struct kl_plugin {
   /** The message of the last failure of this instance (or of create when
    *  inst is NULL). */
   const char *(*last_error)(void *inst);
+
+  /* Device plugins (backend "cuda"); NULL in host plugins. All are
+   * asynchronous on the instance's stream unless said otherwise. */
+  /** Evict the device cache without leaving dirty lines (a kernel named
+   *  klh_l2_flush reads a buffer twice the L2 size). */
+  int (*flush)(void *inst);
+  /** Launch a marker kernel named klh_clock_probe before a sample; with
+   *  spin_ns > 0 it also measures the SM clock over that many ns. */
+  int (*clock_mark)(void *inst, int spin_ns);
+  /** Synchronise, then hand out one SM clock (MHz) per marker launched
+   *  since the last call, oldest first (0 where it did not spin): *n of
+   *  them, at most max. */
+  int (*clock_read)(void *inst, double *mhz, uint64_t max, uint64_t *n);
+  /** The stream the instance launches on (a cudaStream_t). */
+  void *(*stream)(void *inst);
+  /** Launch on another instance's stream from now on, so that two plugins'
+   *  samples are ordered one after the other on one stream. */
+  int (*set_stream)(void *inst, void *stream);
 } kl_plugin;
 
 /** The plugin's one exported function. */

@@ -24,8 +24,10 @@ typedef struct kl_worker_options {
   const char *worker_path; /**< NULL: $KERNLAB_WORKER, else next to the
                                 library, else the installed one */
   int timeout_ms;          /**< per request; 0: 60 s */
+  int device;              /**< CUDA device index, -1: the default (0); the
+                                worker sees only this device */
 } kl_worker_options;
-#define KL_WORKER_OPTIONS_INIT {KL_WORKER_OPTIONS_VERSION, NULL, 0}
+#define KL_WORKER_OPTIONS_INIT {KL_WORKER_OPTIONS_VERSION, NULL, 0, -1}
 KL_EXTERN(void) kl_worker_options_init(kl_worker_options *opts);
 
 /** Start a worker. @return 0, KL_ENOTFOUND (no kl-worker), KL_EIO. */
@@ -36,6 +38,19 @@ KL_EXTERN(void) kl_worker_free(kl_worker *w);
 KL_EXTERN(void) kl_worker_set_timeout(kl_worker *w, int timeout_ms);
 /** How many times the worker was started again after a crash or timeout. */
 KL_EXTERN(int) kl_worker_restarts(const kl_worker *w);
+
+/** The CUDA device the worker sees (device 0 of its CUDA_VISIBLE_DEVICES). */
+typedef struct kl_device_info {
+  int count;               /**< CUDA devices visible; 0 when none */
+  char name[128];          /**< e.g. "NVIDIA H200" */
+  double max_sm_clock_mhz; /**< as the driver reports it, 0 if unknown */
+  int sms;                 /**< multiprocessors */
+  char why[256];           /**< when count is 0: why */
+} kl_device_info;
+
+/** Ask the worker which CUDA device it has (the driver is opened there, so
+ *  this works, and says no, on machines without CUDA). */
+KL_EXTERN(int) kl_worker_device(kl_device_info *out, kl_worker *w);
 
 /** Load a plugin (a shared object exporting kl_plugin_v1); *id names it in
  *  later requests. @return 0, KL_EINVALID (not a plugin, wrong ABI). */
@@ -95,6 +110,9 @@ typedef struct kl_samples {
                              "max_samples" */
   double wall_ms;       /**< sampling wall time, flushes included */
   double flush_bytes;   /**< bytes read per cold flush */
+  double *mhz[2];       /**< device plugins: the SM clock measured just
+                             before each sample (NULL for host plugins) */
+  char timer[16];       /**< "cupti" (device) or "clock_gettime" (host) */
   size_t block_rounds;  /**< rounds per placement block actually used
                              (smaller than asked when the time cap fits
                              fewer than six blocks) */

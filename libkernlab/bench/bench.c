@@ -42,6 +42,9 @@ struct kl_report {
   bool baseline_cached, candidate_cached;
   double compile_seconds;
   int worker_restarts;
+  bool has_device;
+  kl_device_info device;
+  char timer[16];
 };
 
 const char *kl_verdict_name(kl_verdict v) {
@@ -84,6 +87,13 @@ int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no shape %zu in report", i);
   *out = r->shapes[i].res;
   out->stop_reason = r->shapes[i].stop_reason;
+  return 0;
+}
+
+int kl_report_device(kl_device_info *out, const kl_report *r) {
+  if (!r->has_device)
+    return KL_ENOTFOUND;
+  *out = r->device;
   return 0;
 }
 
@@ -215,6 +225,49 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
                                : "");
 }
 
+/* Leave out samples (rounds, for a pair) taken while the SM clock was
+ * under 97% of the run's median clock: a throttled sample measures the
+ * clock, not the kernel. Their count is reported. */
+static int drop_throttled(kl_samples *s, kl_shape_result *res) {
+  size_t total = s->n * s->nplugins;
+  double *all = kl__malloc(total * sizeof(double));
+  if (!all)
+    return kl__error_oom();
+  size_t m = 0;
+  for (size_t k = 0; k < s->nplugins; k++)
+    for (size_t i = 0; i < s->n; i++)
+      if (s->mhz[k][i] > 0)
+        all[m++] = s->mhz[k][i];
+  kl_summary clock;
+  int rc = kl_stats_summarize(&clock, all, m);
+  kl__free(all);
+  if (rc < 0 || m == 0)
+    return rc;
+  res->sm_clock_mhz = clock.median;
+  double floor_mhz = 0.97 * clock.median;
+  size_t kept = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    bool slow = false;
+    for (size_t k = 0; k < s->nplugins; k++)
+      slow |= s->mhz[k][i] > 0 && s->mhz[k][i] < floor_mhz;
+    if (slow) {
+      res->throttled++;
+      continue;
+    }
+    for (size_t k = 0; k < s->nplugins; k++) {
+      s->us[k][kept] = s->us[k][i];
+      s->mhz[k][kept] = s->mhz[k][i];
+    }
+    kept++;
+  }
+  if (kept == 0)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "every sample was taken under 97%% of the median SM "
+                     "clock");
+  s->n = kept;
+  return 0;
+}
+
 static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                       int shape, const kl_time_options *t, shape_entry *e) {
   kl_samples s;
@@ -224,6 +277,11 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   e->res.timed = 1;
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
+  snprintf(r->timer, sizeof(r->timer), "%s", s.timer);
+  if (s.mhz[0] && s.n > 0 && (rc = drop_throttled(&s, &e->res)) < 0) {
+    kl_samples_dispose(&s);
+    return rc;
+  }
   if (n == 1) {
     rc = kl_stats_summarize(&e->res.time, s.us[0], s.n);
   } else {
@@ -313,9 +371,22 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
   wopts.worker_path = o->worker_path;
   wopts.timeout_ms = o->timeout_ms;
+  wopts.device = o->device;
   int base_id = -1, cand_id = -1;
-  if ((rc = kl_worker_create(&w, &wopts)) < 0 ||
-      (rc = kl_worker_load(&base_id, w, kl_artifact_path(base))) < 0)
+  if ((rc = kl_worker_create(&w, &wopts)) < 0)
+    goto done;
+  if (c->backend == KL_BACKEND_CUDA) {
+    if ((rc = kl_worker_device(&r->device, w)) < 0)
+      goto done;
+    if (r->device.count == 0) {
+      rc = kl__error(KL_ENODEVICE, KL_DOMAIN_NONE,
+                     "no CUDA device is available to run case '%s': %s",
+                     c->name, r->device.why);
+      goto done;
+    }
+    r->has_device = true;
+  }
+  if ((rc = kl_worker_load(&base_id, w, kl_artifact_path(base))) < 0)
     goto done;
   if (cand && (rc = kl_worker_load(&cand_id, w, kl_artifact_path(cand))) < 0)
     goto done;
@@ -428,6 +499,9 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
     if (s->timed) {
       rc |= kl__buf_putc(&b, ',');
       rc |= json_summary(&b, &s->time);
+      if (r->has_device)
+        rc |= kl__buf_printf(&b, ",\"sm_clock_mhz\":%.1f,\"throttled\":%zu",
+                             s->sm_clock_mhz, s->throttled);
       rc |= kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
                            e->stop_reason, s->wall_ms);
       if (r->compare) {
@@ -452,6 +526,14 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
     }
     rc |= kl__buf_putc(&b, '}');
   }
+  if (r->has_device) {
+    rc |= kl__buf_puts(&b, ",\"device\":{\"name\":");
+    rc |= json_str(&b, r->device.name);
+    rc |= kl__buf_printf(&b, ",\"max_sm_clock_mhz\":%.0f,\"sms\":%d}",
+                         r->device.max_sm_clock_mhz, r->device.sms);
+  }
+  rc |= kl__buf_printf(&b, ",\"timer\":\"%s\"",
+                       r->timer[0] ? r->timer : "none");
   rc |= kl__buf_printf(&b,
                        ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
                        "\"candidate_cached\":%s},\"worker_restarts\":%d}",

@@ -161,6 +161,37 @@ static double seconds_since(const struct timespec *t0) {
          (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
+/* The toolkit's library folder, from where nvcc is: <bin>/../lib64. */
+static char *cuda_lib_dir(const char *compiler) {
+  char found[PATH_MAX];
+  if (strchr(compiler, '/')) {
+    snprintf(found, sizeof(found), "%s", compiler);
+  } else {
+    const char *path = getenv("PATH");
+    found[0] = '\0';
+    for (const char *p = path; p && *p && !found[0];) {
+      size_t len = strcspn(p, ":");
+      char cand[PATH_MAX];
+      snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, compiler);
+      if (access(cand, X_OK) == 0)
+        snprintf(found, sizeof(found), "%s", cand);
+      p += len + (p[len] == ':');
+    }
+  }
+  char real[PATH_MAX];
+  if (!found[0] || !realpath(found, real))
+    return NULL;
+  char *bin = kl__path_dir(real);
+  char *lib = bin ? kl__path_join(bin, "../lib64") : NULL;
+  kl__free(bin);
+  if (lib && !realpath(lib, real)) {
+    kl__free(lib);
+    return NULL;
+  }
+  kl__free(lib);
+  return kl__strdup(real);
+}
+
 static int read_cached(kl_artifact *a, const char *base) {
   char path[PATH_MAX];
   kl_buf log = KL_BUF_INIT;
@@ -211,13 +242,16 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     goto done;
   if ((rc = kl_compile_cache_dir(&dir, opts)) < 0)
     goto done;
-  const char *env_cc = getenv("CC");
+  bool cuda = c->backend == KL_BACKEND_CUDA;
+  const char *env_cc = getenv(cuda ? "NVCC" : "CC");
   const char *compiler = opts && opts->compiler ? opts->compiler
                          : c->compiler          ? c->compiler
                          : env_cc && env_cc[0]  ? env_cc
+                         : cuda                 ? "nvcc"
                                                 : "cc";
   const char *flags = opts && opts->flags ? opts->flags
                       : c->flags          ? c->flags
+                      : cuda              ? "-O3 -lineinfo"
                                           : "-O3 -march=native";
   char banner[256];
   if ((rc = compiler_banner(compiler, banner, sizeof(banner))) < 0)
@@ -226,8 +260,9 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   kl__sha256 h;
   kl__sha256_init(&h);
   kl__sha256_update(&h, src.ptr, src.size + 1);
-  rc = kl__buf_printf(&key_text, "%s\n%s\n%s\nhost-plugin\n", compiler,
-                      banner, flags);
+  rc = kl__buf_printf(&key_text, "%s\n%s\n%s\n%s-plugin\n%s\n", compiler,
+                      banner, flags, cuda ? "cuda" : "host",
+                      cuda ? c->arch : "");
   for (size_t i = 0; rc == 0 && opts && opts->defines && opts->defines[i]; i++)
     rc = kl__buf_printf(&key_text, "-D%s\n", opts->defines[i]);
   if (rc < 0)
@@ -252,7 +287,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     goto done;
   }
   /* Compile: source next to the object, so a log's paths lead to it. */
-  snprintf(path_c, sizeof(path_c), "%s.c", base);
+  snprintf(path_c, sizeof(path_c), "%s.%s", base, cuda ? "cu" : "c");
   snprintf(path_so, sizeof(path_so), "%s.so", base);
   snprintf(tmp_so, sizeof(tmp_so), "%s.so.tmp.%ld", base, (long)getpid());
   if ((rc = write_file_atomic(path_c, src.ptr, src.size)) < 0)
@@ -283,8 +318,26 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   bool defs_ok = def_words != NULL;
   for (size_t i = 0; defs_ok && i < ndefs; i++)
     defs_ok = def_words[i] != NULL;
+  char arch_flag[64], rpath_flag[PATH_MAX + 32];
   argv[n++] = "-shared";
-  argv[n++] = "-fPIC";
+  if (cuda) {
+    /* one shared CUDA runtime for every plugin of a worker, so that
+     * streams pass between plugins; found again through an rpath */
+    snprintf(arch_flag, sizeof(arch_flag), "-arch=%s", c->arch);
+    argv[n++] = arch_flag;
+    argv[n++] = "-Xcompiler";
+    argv[n++] = "-fPIC";
+    argv[n++] = "-cudart";
+    argv[n++] = "shared";
+    char *libdir = cuda_lib_dir(compiler);
+    if (libdir) {
+      snprintf(rpath_flag, sizeof(rpath_flag), "-Xlinker=-rpath,%s", libdir);
+      argv[n++] = rpath_flag;
+      kl__free(libdir);
+    }
+  } else {
+    argv[n++] = "-fPIC";
+  }
   argv[n++] = "-o";
   argv[n++] = tmp_so;
   argv[n++] = path_c;

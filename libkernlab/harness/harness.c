@@ -17,6 +17,8 @@
 
 /* Generated at build time from host_runtime.inc and kernlab/plugin.h. */
 #include "embedded_plugin_h.h"
+#include "embedded_runtime_common.h"
+#include "embedded_runtime_cuda.h"
 #include "embedded_runtime_host.h"
 
 void kl_harness_options_init(kl_harness_options *opts) {
@@ -24,12 +26,15 @@ void kl_harness_options_init(kl_harness_options *opts) {
   *opts = init;
 }
 
-static const char *host_ctype(kl_dtype t) {
+/* The C type of a dtype in the generated code. Host harnesses see 16-bit
+ * floats as raw storage (void *); CUDA harnesses as CUDA's own types. */
+static const char *ctype(kl_dtype t, kl_backend backend) {
   switch (t) {
   case KL_DTYPE_F64: return "double";
   case KL_DTYPE_F32: return "float";
-  case KL_DTYPE_F16:
-  case KL_DTYPE_BF16: return "void"; /* 16-bit storage, the kernel's type */
+  case KL_DTYPE_F16: return backend == KL_BACKEND_CUDA ? "__half" : "void";
+  case KL_DTYPE_BF16:
+    return backend == KL_BACKEND_CUDA ? "__nv_bfloat16" : "void";
   case KL_DTYPE_I64: return "int64_t";
   case KL_DTYPE_I32: return "int32_t";
   case KL_DTYPE_I16: return "int16_t";
@@ -59,26 +64,61 @@ static int emit_section(kl_buf *b, const char *title, const char *name,
   return rc;
 }
 
-/* The call of `fn` with every param taken from the buffers or the tables. */
+/* The call of `fn` with every param taken from the buffers or the tables:
+ * a plain call (host kernels, host references) or a launch on a stream
+ * with the shape's geometry (CUDA kernels). */
 static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
-                     const char *fn) {
-  int rc = kl__buf_printf(
-      b, "static void %s(void *const *b, int32_t s) {\n  (void)s;\n  %s(",
-      wrapper, fn);
+                     const char *fn, bool launch) {
+  int rc;
+  if (launch)
+    rc = kl__buf_printf(
+        b,
+        "static void %s(void *const *b, int32_t s, cudaStream_t st) {\n"
+        "  %s<<<dim3((unsigned)klh_grid[s][0], (unsigned)klh_grid[s][1], "
+        "(unsigned)klh_grid[s][2]),\n"
+        "      dim3((unsigned)klh_block[s][0], (unsigned)klh_block[s][1], "
+        "(unsigned)klh_block[s][2]),\n"
+        "      (size_t)klh_shared[s], st>>>(",
+        wrapper, fn);
+  else
+    rc = kl__buf_printf(
+        b, "static void %s(void *const *b, int32_t s) {\n  (void)s;\n  %s(",
+        wrapper, fn);
   for (size_t p = 0; p < c->nparams; p++) {
     const case_param *pa = &c->params[p];
+    const char *t = ctype(pa->dtype, c->backend);
     rc |= kl__buf_puts(b, p ? ",\n      " : "");
     if (pa->is_pointer)
-      rc |= kl__buf_printf(b, "(%s *)b[%zu]", host_ctype(pa->dtype), p);
+      rc |= kl__buf_printf(b, "(%s *)b[%zu]", t, p);
     else if (kl_dtype_is_float(pa->dtype))
-      rc |= kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]",
-                           host_ctype(pa->dtype), p);
+      rc |= kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]", t, p);
     else
-      rc |= kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]",
-                           host_ctype(pa->dtype), p);
+      rc |= kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]", t, p);
   }
   rc |= kl__buf_puts(b, ");\n}\n");
   return rc;
+}
+
+/* Launch geometry per shape (CUDA cases). */
+static int emit_launch_tables(kl_buf *b, const kl_case *c) {
+  int rc = 0;
+  const char *names[2] = {"klh_grid", "klh_block"};
+  for (int t = 0; t < 2; t++) {
+    rc |= kl__buf_printf(b, "static const int64_t %s[KLH_NSHAPES][3] = {\n",
+                         names[t]);
+    for (size_t s = 0; s < c->nshapes; s++) {
+      const int64_t *d = t ? c->shapes[s].launch.block : c->shapes[s].launch.grid;
+      rc |= kl__buf_printf(b, "  {%lldLL, %lldLL, %lldLL}, /* %s */\n",
+                           (long long)d[0], (long long)d[1], (long long)d[2],
+                           c->shapes[s].name);
+    }
+    rc |= kl__buf_puts(b, "};\n");
+  }
+  rc |= kl__buf_puts(b, "static const int64_t klh_shared[KLH_NSHAPES] = {");
+  for (size_t s = 0; s < c->nshapes; s++)
+    rc |= kl__buf_printf(b, "%s%lldLL", s ? ", " : "",
+                         (long long)c->shapes[s].launch.shared_bytes);
+  return rc | kl__buf_puts(b, "};\n");
 }
 
 static int emit_string_table(kl_buf *b, const char *name, size_t n,
@@ -168,12 +208,11 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
 }
 
 static int check_supported(const kl_case *c) {
-  if (c->backend != KL_BACKEND_HOST)
+  if (c->backend != KL_BACKEND_HOST && c->backend != KL_BACKEND_CUDA)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
-                     "%s: the %s backend's harness is not available in this "
-                     "build of kernlab yet (host cases only)",
+                     "%s: the %s backend has no harness generator",
                      c->name, kl_backend_name(c->backend));
-  for (size_t p = 0; p < c->nparams; p++)
+  for (size_t p = 0; c->backend == KL_BACKEND_HOST && p < c->nparams; p++)
     if (!c->params[p].is_pointer &&
         (c->params[p].dtype == KL_DTYPE_F16 ||
          c->params[p].dtype == KL_DTYPE_BF16))
@@ -206,6 +245,7 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   bool embed_baseline = form == KL_HARNESS_STANDALONE && !is_baseline &&
                         c->ref.kind == KL_REFERENCE_BASELINE;
 
+  bool cuda = c->backend == KL_BACKEND_CUDA;
   rc = kl__buf_printf(
       &b,
       "/* kernlab %s harness of case '%s' (%s backend), form: %s.\n"
@@ -214,9 +254,16 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
       " * The KERNEL SECTION is the candidate, verbatim; the HARNESS "
       "SECTION is\n"
       " * frozen: do not edit it.\n",
-      "host", c->name, kl_backend_name(c->backend),
+      cuda ? "CUDA" : "host", c->name, kl_backend_name(c->backend),
       form == KL_HARNESS_PLUGIN ? "plugin" : "standalone", KL_VERSION);
-  if (form == KL_HARNESS_PLUGIN)
+  if (cuda && form == KL_HARNESS_PLUGIN)
+    rc |= kl__buf_printf(&b, " * Build: nvcc -O3 -arch=%s -shared -Xcompiler "
+                             "-fPIC -cudart shared harness.cu -o plugin.so\n"
+                             " */\n", c->arch);
+  else if (cuda)
+    rc |= kl__buf_printf(&b, " * Build and run: nvcc -O3 -arch=%s harness.cu "
+                             "-o harness && ./harness\n */\n", c->arch);
+  else if (form == KL_HARNESS_PLUGIN)
     rc |= kl__buf_puts(&b, " * Build: cc -O3 -shared -fPIC harness.c -lm -o "
                            "plugin.so\n */\n");
   else
@@ -224,6 +271,9 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                            "-lm && ./a.out\n */\n");
   rc |= kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
                          "#include <stdint.h>\n#include <stddef.h>\n");
+  if (cuda)
+    rc |= kl__buf_puts(&b, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>"
+                           "\n#include <cuda_bf16.h>\n");
   rc |= emit_section(&b, "PLUGIN ABI (kernlab/plugin.h)", "kernlab/plugin.h",
                      kl_embedded_plugin_h);
   if (c->ntunables > 0) {
@@ -249,20 +299,24 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   rc |= emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name,
                      kernel);
   rc |= emit_tables(&b, c);
-  rc |= emit_call(&b, c, "klh_call", c->entry);
+  if (cuda)
+    rc |= emit_launch_tables(&b, c);
+  rc |= emit_call(&b, c, "klh_call", c->entry, cuda);
   rc |= kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
                        c->ref.kind == KL_REFERENCE_HOST);
   if (c->ref.kind == KL_REFERENCE_HOST)
-    rc |= emit_call(&b, c, "klh_call_reference", c->ref_function);
+    rc |= emit_call(&b, c, "klh_call_reference", c->ref_function, false);
   rc |= kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
   if (embed_baseline) {
     char fn[256];
     snprintf(fn, sizeof(fn), "klh_baseline_%s", c->entry);
-    rc |= emit_call(&b, c, "klh_call_baseline", fn);
+    rc |= emit_call(&b, c, "klh_call_baseline", fn, cuda);
   }
   if (form == KL_HARNESS_STANDALONE)
     rc |= kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");
-  rc |= kl__buf_puts(&b, kl_embedded_runtime_host);
+  rc |= kl__buf_puts(&b, kl_embedded_runtime_common);
+  rc |= kl__buf_puts(&b, cuda ? kl_embedded_runtime_cuda
+                              : kl_embedded_runtime_host);
   if (rc) {
     rc = kl__error_oom();
     goto done;

@@ -39,6 +39,7 @@
 struct kl_worker {
   char *path;
   int timeout_ms;
+  char *visible; /* CUDA_VISIBLE_DEVICES for the worker, or NULL */
   pid_t pid;
   int sock;    /* protocol, -1 when no worker runs */
   int log_fd;  /* the worker's stdout and stderr */
@@ -64,6 +65,8 @@ void kl_samples_dispose(kl_samples *s) {
     return;
   kl__free(s->us[0]);
   kl__free(s->us[1]);
+  kl__free(s->mhz[0]);
+  kl__free(s->mhz[1]);
   memset(s, 0, sizeof(*s));
 }
 
@@ -166,6 +169,8 @@ static int spawn(kl_worker *w) {
     dup2(sv[1], 3);
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
+    if (w->visible)
+      setenv("CUDA_VISIBLE_DEVICES", w->visible, 1);
     char *argv[] = {w->path, NULL};
     execv(w->path, argv);
     _exit(127);
@@ -308,6 +313,31 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *opts) {
   w->sock = w->log_fd = -1;
   w->pid = -1;
   w->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
+  if (opts && opts->device >= 0) {
+    /* pick the device-th entry of an existing CUDA_VISIBLE_DEVICES list */
+    const char *env = getenv("CUDA_VISIBLE_DEVICES");
+    char pick[64];
+    snprintf(pick, sizeof(pick), "%d", opts->device);
+    if (env && env[0]) {
+      const char *p = env;
+      for (int i = 0; i < opts->device && p; i++) {
+        p = strchr(p, ',');
+        if (p)
+          p++;
+      }
+      if (!p || !*p) {
+        kl_worker_free(w);
+        return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                         "device %d is not among CUDA_VISIBLE_DEVICES=%s",
+                         opts->device, env);
+      }
+      snprintf(pick, sizeof(pick), "%.*s", (int)strcspn(p, ","), p);
+    }
+    if (!(w->visible = kl__strdup(pick))) {
+      kl_worker_free(w);
+      return kl__error_oom();
+    }
+  }
   w->path = find_worker(opts ? opts->worker_path : NULL);
   if (!w->path) {
     kl_worker_free(w);
@@ -339,6 +369,7 @@ void kl_worker_free(kl_worker *w) {
     kl__free(w->loaded[i]);
   kl__free(w->loaded);
   kl_buf_dispose(&w->inbox);
+  kl__free(w->visible);
   kl__free(w->path);
   kl__free(w);
 }
@@ -476,7 +507,23 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
     for (size_t i = 0; i < n; i++)
       out->us[k][i] = json_object_get_double(json_object_array_get_idx(arr, i));
   }
+  json_object *clocks;
+  if (rc == 0 && json_object_object_get_ex(reply, "sm_clock_mhz", &clocks) &&
+      json_object_array_length(clocks) == nplugins) {
+    for (size_t k = 0; rc == 0 && k < nplugins; k++) {
+      json_object *arr = json_object_array_get_idx(clocks, k);
+      if (!(out->mhz[k] = kl__calloc(out->n ? out->n : 1, sizeof(double)))) {
+        rc = kl__error_oom();
+        break;
+      }
+      for (size_t i = 0; i < out->n && i < json_object_array_length(arr); i++)
+        out->mhz[k][i] =
+            json_object_get_double(json_object_array_get_idx(arr, i));
+    }
+  }
   if (rc == 0) {
+    snprintf(out->timer, sizeof(out->timer), "%s",
+             out->mhz[0] ? "cupti" : "clock_gettime");
     out->nplugins = nplugins;
     if (json_object_object_get_ex(reply, "stop_reason", &v))
       snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
@@ -488,6 +535,30 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
     out->block_rounds = used > 0 ? (size_t)used : block;
   } else {
     kl_samples_dispose(out);
+  }
+  json_object_put(reply);
+  return rc;
+}
+
+int kl_worker_device(kl_device_info *out, kl_worker *w) {
+  memset(out, 0, sizeof(*out));
+  int rc = ensure_running(w);
+  if (rc < 0)
+    return rc;
+  json_object *req = json_object_new_object(), *reply = NULL, *v;
+  json_object_object_add(req, "op", json_object_new_string("device"));
+  rc = roundtrip(&reply, w, req);
+  json_object_put(req);
+  if (rc < 0)
+    return rc;
+  if ((rc = check_ok(reply, "device")) == 0) {
+    out->count = (int)obj_int(reply, "count");
+    out->sms = (int)obj_int(reply, "sms");
+    out->max_sm_clock_mhz = obj_double(reply, "max_sm_clock_mhz");
+    if (json_object_object_get_ex(reply, "name", &v))
+      snprintf(out->name, sizeof(out->name), "%s", json_object_get_string(v));
+    if (json_object_object_get_ex(reply, "why", &v))
+      snprintf(out->why, sizeof(out->why), "%s", json_object_get_string(v));
   }
   json_object_put(reply);
   return rc;

@@ -25,8 +25,17 @@
 
 #include "kernlab/plugin.h"
 #include "kernlab/stats.h"
+#ifdef KL_HAVE_CUPTI
+#include <cuda.h>
+#include "cupti_timer.h"
+#endif
 
 #define KL_WORKER_FD 3
+
+#ifdef KL_HAVE_CUPTI
+static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
+                           int np, int shape);
+#endif
 #define MAX_PLUGINS 64
 
 static const kl_plugin *plugins[MAX_PLUGINS];
@@ -464,6 +473,20 @@ static void op_time(json_object *req) {
       goto done;
     }
   }
+  if (pl[0]->flush) { /* a device plugin: CUPTI times it */
+    for (int k = 1; k < np; k++)
+      if (!pl[k]->flush) {
+        reply_error("time: a device and a host plugin cannot be compared");
+        goto done;
+      }
+#ifdef KL_HAVE_CUPTI
+    op_time_device(req, pl, inst, np, shape);
+#else
+    reply_error("time: this kl-worker was built without CUPTI, so it cannot "
+                "time device kernels");
+#endif
+    goto done;
+  }
   if (cold && flush_caches() < 0) {
     reply_error("time: out of memory for the cache flush buffer");
     goto done;
@@ -567,6 +590,330 @@ done:
   }
 }
 
+
+/* ---- devices (CUDA) ---------------------------------------------------------- */
+
+/* The driver is opened at run time: a worker built with CUDA must still run
+ * host cases where there is no driver. */
+static void op_device(void) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  int count = 0;
+  char name[256] = "", why[256] = "";
+  int clock_khz = 0, sms = 0;
+  if (!h) {
+    snprintf(why, sizeof(why), "no CUDA driver (libcuda.so.1: %s)", dlerror());
+  } else {
+    int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+    int (*cu_count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
+    int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(h, "cuDeviceGet");
+    int (*cu_name)(char *, int, int) =
+        (int (*)(char *, int, int))dlsym(h, "cuDeviceGetName");
+    int (*cu_attr)(int *, int, int) =
+        (int (*)(int *, int, int))dlsym(h, "cuDeviceGetAttribute");
+    int rc = cu_init ? cu_init(0) : -1;
+    if (rc != 0) {
+      snprintf(why, sizeof(why), "cuInit failed (CUDA error %d)", rc);
+    } else if (!cu_count || cu_count(&count) != 0 || count == 0) {
+      snprintf(why, sizeof(why), "the driver sees no CUDA device");
+      count = 0;
+    } else {
+      int dev = 0;
+      if (cu_get && cu_get(&dev, 0) == 0) {
+        if (cu_name)
+          cu_name(name, sizeof(name), dev);
+        if (cu_attr) {
+          cu_attr(&clock_khz, 13 /* CLOCK_RATE */, dev);
+          cu_attr(&sms, 16 /* MULTIPROCESSOR_COUNT */, dev);
+        }
+      }
+    }
+  }
+  json_object_object_add(o, "count", json_object_new_int(count));
+  json_object_object_add(o, "name", json_object_new_string(name));
+  json_object_object_add(o, "max_sm_clock_mhz",
+                         json_object_new_double(clock_khz / 1000.0));
+  json_object_object_add(o, "sms", json_object_new_int(sms));
+  json_object_object_add(o, "why", json_object_new_string(why));
+  json_object_object_add(
+      o, "visible_devices",
+      json_object_new_string(getenv("CUDA_VISIBLE_DEVICES")
+                                 ? getenv("CUDA_VISIBLE_DEVICES")
+                                 : ""));
+  reply(o);
+}
+
+#ifdef KL_HAVE_CUPTI
+/* Device samples without a host round trip per sample: each round queues,
+ * per plugin, [restore][flush][marker/clock probe][kernel ...] on one shared
+ * stream; the device is synchronised once per placement block, and the
+ * kernel records are cut into samples at the markers in launch
+ * (correlation) order. A sample's time is the span from its first kernel's
+ * start to its last kernel's end, on any stream: work a candidate hides on
+ * another stream is counted. */
+typedef struct dev_sample_ref {
+  int plugin;
+  size_t index; /* sample index within the plugin */
+} dev_sample_ref;
+
+static int cmp_correlation(const void *a, const void *b) {
+  const klw_kernel *x = a, *y = b;
+  if (x->correlation != y->correlation)
+    return x->correlation < y->correlation ? -1 : 1;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Cut this block's records into samples; 0 or -1 with a message. */
+static int attribute(klw_kernel *k, size_t nk, const dev_sample_ref *refs,
+                     size_t nrefs, double **us, char *err, size_t errlen) {
+  bool by_corr = true;
+  for (size_t i = 0; i < nk; i++)
+    if (k[i].correlation == 0)
+      by_corr = false;
+  if (by_corr)
+    qsort(k, nk, sizeof(*k), cmp_correlation);
+  size_t s = 0;
+  long cur = -1;
+  uint64_t lo = 0, hi = 0;
+  for (size_t i = 0; i <= nk; i++) {
+    bool end = i == nk;
+    if (end || k[i].kind == KLW_PROBE) {
+      if (cur >= 0) {
+        if (hi <= lo) {
+          snprintf(err, errlen,
+                   "sample %ld launched no timed kernel (did launch() run "
+                   "any work?)",
+                   cur);
+          return -1;
+        }
+        us[refs[cur].plugin][refs[cur].index] = (double)(hi - lo) / 1000.0;
+      }
+      if (end)
+        break;
+      if (s >= nrefs) {
+        snprintf(err, errlen, "more sample markers (%zu) than samples (%zu)",
+                 s + 1, nrefs);
+        return -1;
+      }
+      cur = (long)s++;
+      lo = UINT64_MAX;
+      hi = 0;
+    } else if (k[i].kind == KLW_WORK && cur >= 0) {
+      if (k[i].start == 0 && k[i].end == 0) {
+        snprintf(err, errlen, "a kernel record has no timestamps");
+        return -1;
+      }
+      if (k[i].start < lo)
+        lo = k[i].start;
+      if (k[i].end > hi)
+        hi = k[i].end;
+    }
+  }
+  if (s != nrefs) {
+    snprintf(err, errlen, "found %zu sample markers for %zu samples%s", s,
+             nrefs, by_corr ? "" : " (records without correlation ids)");
+    return -1;
+  }
+  return 0;
+}
+
+static int share_stream(const kl_plugin **pl, void **inst, int np) {
+  for (int k = 1; k < np; k++)
+    if (pl[k]->set_stream(inst[k], pl[0]->stream(inst[0])))
+      return k;
+  return 0;
+}
+
+static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
+                           int np, int shape) {
+  int cold = (int)get_int(req, "cold", 1);
+  int warmup = (int)get_int(req, "warmup", 2);
+  size_t min_n = (size_t)get_int(req, "min_samples", 10);
+  size_t max_n = (size_t)get_int(req, "max_samples", 1000);
+  double target = get_double(req, "target_rel_ci", 0.005);
+  double cap_us = get_double(req, "time_cap_ms", 2000) * 1000.0;
+  uint64_t seed = (uint64_t)get_int(req, "seed", 1);
+  size_t block_rounds = (size_t)get_int(req, "block_rounds", 16);
+  double decide_gain = get_double(req, "decide_gain_pct", -1);
+  if (min_n < 1)
+    min_n = 1;
+  if (max_n < min_n)
+    max_n = min_n;
+  if (block_rounds < 1)
+    block_rounds = 1;
+  char err[512];
+  double *us[2] = {0}, *mhz[2] = {0};
+  dev_sample_ref *refs = NULL;
+  klw_kernel *recs = NULL;
+  size_t nrecs = 0, dropped = 0;
+  if (klw_cupti_start(err, sizeof(err)) < 0) {
+    reply_error("time: %s", err);
+    return;
+  }
+  for (int k = 0; k < np; k++)
+    if (!(us[k] = calloc(max_n, sizeof(double))) ||
+        !(mhz[k] = calloc(max_n, sizeof(double)))) {
+      reply_error("time: out of memory");
+      goto done;
+    }
+  if (!(refs = calloc(np * (block_rounds + 1), sizeof(*refs)))) {
+    reply_error("time: out of memory");
+    goto done;
+  }
+  int bad = share_stream(pl, inst, np);
+  if (bad) {
+    reply_error("time: set_stream: %s", pl[bad]->last_error(inst[bad]));
+    goto done;
+  }
+  /* warm up; one round timed on the host sizes the placement blocks */
+  double round_us = 0;
+  for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) {
+    double t0 = now_us();
+    for (int k = 0; k < np; k++) {
+      if (pl[k]->restore(inst[k]) || (cold && pl[k]->flush(inst[k])) ||
+          pl[k]->clock_mark(inst[k], 2000) || pl[k]->launch(inst[k])) {
+        reply_error("time: warm-up: %s", pl[k]->last_error(inst[k]));
+        goto done;
+      }
+    }
+    if (pl[0]->sync(inst[0])) {
+      reply_error("time: warm-up: %s", pl[0]->last_error(inst[0]));
+      goto done;
+    }
+    round_us = now_us() - t0;
+  }
+  for (int k = 0; k < np; k++) {
+    uint64_t got;
+    pl[k]->clock_read(inst[k], mhz[k], max_n, &got);
+  }
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  free(recs);
+  recs = NULL;
+  double expected = round_us > 0 ? cap_us / round_us : (double)max_n;
+  if (expected > (double)max_n)
+    expected = (double)max_n;
+  size_t fit = (size_t)(expected / 6.0);
+  if (fit < 1)
+    fit = 1;
+  if (fit < block_rounds)
+    block_rounds = fit;
+
+  const char *reason = "max_samples";
+  double start = now_us();
+  size_t n = 0, next_look = min_n, throttle_probe = 0;
+  while (n < max_n) {
+    if (n > 0) { /* a fresh placement for every block */
+      for (int j = 0; j < np; j++) {
+        pl[j]->destroy(inst[j]);
+        inst[j] = NULL;
+        if (pl[j]->create(&inst[j], shape) ||
+            pl[j]->prepare(inst[j], seed, 0)) {
+          reply_error("time: create: %s", pl[j]->last_error(inst[j]));
+          goto done;
+        }
+      }
+      if ((bad = share_stream(pl, inst, np))) {
+        reply_error("time: set_stream: %s", pl[bad]->last_error(inst[bad]));
+        goto done;
+      }
+    }
+    size_t rounds = block_rounds;
+    if (n + rounds > max_n)
+      rounds = max_n - n;
+    size_t nrefs = 0;
+    for (size_t r = 0; r < rounds; r++) {
+      for (int j = 0; j < np; j++) {
+        int k = ((n + r) % 2 && np == 2) ? 1 - j : j; /* A B, then B A */
+        /* the clock is measured before every cold sample; in hot mode
+         * before one round in eight (each probe costs ~2 us of device
+         * time), and a bare marker before the others */
+        int spin = cold || throttle_probe++ % 8 == 0 ? 2000 : 0;
+        if (pl[k]->restore(inst[k]) || (cold && pl[k]->flush(inst[k])) ||
+            pl[k]->clock_mark(inst[k], spin) || pl[k]->launch(inst[k])) {
+          reply_error("time: launch: %s", pl[k]->last_error(inst[k]));
+          goto done;
+        }
+        refs[nrefs].plugin = k;
+        refs[nrefs].index = n + r;
+        nrefs++;
+      }
+    }
+    if (pl[0]->sync(inst[0])) {
+      reply_error("time: %s", pl[0]->last_error(inst[0]));
+      goto done;
+    }
+    for (int k = 0; k < np; k++) {
+      uint64_t got = 0;
+      if (pl[k]->clock_read(inst[k], mhz[k] + n, max_n - n, &got) ||
+          got != rounds) {
+        reply_error("time: %llu clock readings for %zu samples",
+                    (unsigned long long)got, rounds);
+        goto done;
+      }
+    }
+    klw_cupti_take(&recs, &nrecs, &dropped);
+    if (dropped) {
+      reply_error("time: CUPTI dropped %zu records", dropped);
+      goto done;
+    }
+    if (attribute(recs, nrecs, refs, nrefs, us, err, sizeof(err)) < 0) {
+      reply_error("time: %s", err);
+      goto done;
+    }
+    free(recs);
+    recs = NULL;
+    n += rounds;
+    if (now_us() - start > cap_us && n >= 3) {
+      reason = "time_cap";
+      break;
+    }
+    if (n >= next_look) {
+      int why = converged(us, np, n, block_rounds, target, decide_gain);
+      if (why) {
+        reason = why == 1 ? "converged" : "decided";
+        break;
+      }
+      next_look = n + (n / 8 > 1 ? n / 8 : 1);
+    }
+  }
+  /* hot mode measures the clock every eighth round: carry it forward */
+  for (int k = 0; k < np; k++)
+    for (size_t i = 1; i < n; i++)
+      if (mhz[k][i] == 0)
+        mhz[k][i] = mhz[k][i - 1];
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  json_object *all = json_object_new_array(), *clocks = json_object_new_array();
+  for (int k = 0; k < np; k++) {
+    json_object *arr = json_object_new_array(), *carr = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+      json_object_array_add(arr, json_object_new_double(us[k][i]));
+      json_object_array_add(carr, json_object_new_double(mhz[k][i]));
+    }
+    json_object_array_add(all, arr);
+    json_object_array_add(clocks, carr);
+  }
+  json_object_object_add(o, "samples", all);
+  json_object_object_add(o, "sm_clock_mhz", clocks);
+  json_object_object_add(o, "timer", json_object_new_string("cupti"));
+  json_object_object_add(o, "stop_reason", json_object_new_string(reason));
+  json_object_object_add(o, "wall_ms",
+                         json_object_new_double((now_us() - start) / 1000.0));
+  json_object_object_add(o, "flush_bytes", json_object_new_double(0));
+  json_object_object_add(o, "block_rounds",
+                         json_object_new_int64((int64_t)block_rounds));
+  reply(o);
+done:
+  free(recs);
+  free(refs);
+  for (int k = 0; k < np; k++) {
+    free(us[k]);
+    free(mhz[k]);
+  }
+}
+#endif /* KL_HAVE_CUPTI */
+
 int main(void) {
   for (;;) {
     char *line = read_line();
@@ -586,6 +933,8 @@ int main(void) {
       op_check(req);
     else if (strcmp(name, "time") == 0)
       op_time(req);
+    else if (strcmp(name, "device") == 0)
+      op_device();
     else if (strcmp(name, "quit") == 0) {
       json_object_put(req);
       return 0;

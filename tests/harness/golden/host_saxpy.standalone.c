@@ -103,6 +103,24 @@ typedef struct kl_plugin {
   /** The message of the last failure of this instance (or of create when
    *  inst is NULL). */
   const char *(*last_error)(void *inst);
+
+  /* Device plugins (backend "cuda"); NULL in host plugins. All are
+   * asynchronous on the instance's stream unless said otherwise. */
+  /** Evict the device cache without leaving dirty lines (a kernel named
+   *  klh_l2_flush reads a buffer twice the L2 size). */
+  int (*flush)(void *inst);
+  /** Launch a marker kernel named klh_clock_probe before a sample; with
+   *  spin_ns > 0 it also measures the SM clock over that many ns. */
+  int (*clock_mark)(void *inst, int spin_ns);
+  /** Synchronise, then hand out one SM clock (MHz) per marker launched
+   *  since the last call, oldest first (0 where it did not spin): *n of
+   *  them, at most max. */
+  int (*clock_read)(void *inst, double *mhz, uint64_t max, uint64_t *n);
+  /** The stream the instance launches on (a cudaStream_t). */
+  void *(*stream)(void *inst);
+  /** Launch on another instance's stream from now on, so that two plugins'
+   *  samples are ordered one after the other on one stream. */
+  int (*set_stream)(void *inst, void *stream);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -175,15 +193,13 @@ static void klh_call(void *const *b, int32_t s) {
 #define KLH_HAS_REFERENCE 0
 #define KLH_HAS_BASELINE 0
 #define KLH_STANDALONE 1
-/* ==== kernlab host harness runtime (frozen) ====
+/* ==== kernlab harness runtime: common part (frozen) ====
  * Everything below is the same for every case; the tables and calls above
- * it are the case's. It implements the plugin ABI of kernlab/plugin.h and,
- * in the standalone form, a main() that checks and times every shape.
- *
- * Inputs are filled from a seeded xoshiro256** stream per param, outputs are
- * poisoned with a NaN payload (floats) or a byte pattern (integers) that a
- * real result does not produce, and pristine copies of inputs are kept so
- * that a kernel writing its inputs is caught. */
+ * it are the case's. This part is shared by the host and CUDA runtimes and
+ * compiles as C and as C++ (nvcc): inputs are filled from a seeded
+ * xoshiro256** stream per param, outputs are poisoned with a NaN payload
+ * (floats) or a byte pattern (integers) that a real result does not
+ * produce, and results are compared on the host. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -360,6 +376,105 @@ static void klh_poison_value(int dtype, int which, unsigned char *out) {
   }
 }
 
+/* Compare n elements of `got` with `want` (host memory): elements equal to
+ * the poison pattern `poison` are unwritten (outputs only). */
+static void klh_compare(int dt, int is_output, int poison, const void *gotp,
+                        const void *want, uint64_t n, kl_plugin_check *res) {
+  const unsigned char *got = (const unsigned char *)gotp;
+  size_t sz = klh_dtype_size[dt];
+  unsigned char pat[8];
+  klh_poison_value(dt, poison, pat);
+  int is_float = dt <= KLH_BF16;
+  memset(res, 0, sizeof(*res));
+  res->first_bad = -1;
+  for (uint64_t i = 0; i < n; i++) {
+    int bad = 0;
+    if (is_output && memcmp(got + i * sz, pat, sz) == 0) {
+      res->unwritten++;
+      bad = 1;
+    } else if (!is_float && klh_atol == 0 && klh_rtol == 0) {
+      bad = memcmp(got + i * sz, (const unsigned char *)want + i * sz, sz) != 0;
+      if (bad) {
+        double e = fabs(klh_get(dt, got, i) - klh_get(dt, want, i));
+        if (e > res->max_abs_err)
+          res->max_abs_err = e;
+      }
+    } else {
+      double g = klh_get(dt, got, i), w = klh_get(dt, want, i);
+      if (isnan(w)) {
+        bad = !isnan(g);
+      } else if (isnan(g) || isinf(g)) {
+        bad = !(isinf(g) && g == w);
+        if (bad)
+          res->nonfinite++;
+      } else if (isinf(w)) {
+        bad = 1;
+      } else {
+        double e = fabs(g - w);
+        if (e > res->max_abs_err)
+          res->max_abs_err = e;
+        bad = !(e <= klh_atol + klh_rtol * fabs(w));
+      }
+    }
+    if (bad) {
+      res->mismatches++;
+      if (res->first_bad < 0)
+        res->first_bad = (int64_t)i;
+    }
+  }
+  res->elements = n;
+}
+
+/* Fill param p's n elements from `seed` with its init distribution. */
+static void klh_fill(int p, void *buf, uint64_t n, uint64_t seed) {
+  klh_rng r;
+  klh_rng_seed(&r, seed, (uint64_t)p + 1);
+  int dt = klh_dtypes[p];
+  double a = klh_init_a[p], b = klh_init_b[p];
+  for (uint64_t i = 0; i < n; i++) {
+    double v;
+    switch (klh_init_kind[p]) {
+    case KLH_INIT_NORMAL: v = a + b * klh_normal(&r); break;
+    case KLH_INIT_UNIFORM: v = a + (b - a) * klh_unit(&r); break;
+    case KLH_INIT_CONSTANT: v = a; break;
+    case KLH_INIT_ARANGE: v = a + (double)i * b; break;
+    case KLH_INIT_RANDINT:
+      v = a + (double)(klh_next(&r) % (uint64_t)(b - a + 1));
+      break;
+    default: v = 0; break;
+    }
+    klh_set(dt, buf, i, v);
+  }
+}
+
+/* Write the poison pattern into n elements. */
+static void klh_poison_fill(int dt, int poison, void *buf, uint64_t n) {
+  unsigned char pat[8];
+  size_t sz = klh_dtype_size[dt];
+  klh_poison_value(dt, poison, pat);
+  for (uint64_t i = 0; i < n; i++)
+    memcpy((unsigned char *)buf + i * sz, pat, sz);
+}
+
+static int klh_is_buffer(int p) {
+  return klh_roles[p] != KL_PLUGIN_ROLE_SCALAR;
+}
+
+static inline double klh_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int klh_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+/* ==== kernlab host harness runtime (frozen) ====
+ * The plugin ABI of kernlab/plugin.h over host buffers and, in the
+ * standalone form, a main() that checks and times every shape. Pristine
+ * copies of inputs are kept so that a kernel writing its inputs is caught. */
+
 /* ---- instances ------------------------------------------------------------ */
 
 typedef struct klh_inst {
@@ -388,9 +503,6 @@ static void klh_destroy(void *p) {
   free(in);
 }
 
-static int klh_is_buffer(int p) {
-  return klh_roles[p] != KL_PLUGIN_ROLE_SCALAR;
-}
 
 static int klh_create(void **out, int32_t shape) {
   *out = NULL;
@@ -427,26 +539,6 @@ static int klh_create(void **out, int32_t shape) {
   return 0;
 }
 
-static void klh_fill(int p, void *buf, uint64_t n, uint64_t seed) {
-  klh_rng r;
-  klh_rng_seed(&r, seed, (uint64_t)p + 1);
-  int dt = klh_dtypes[p];
-  double a = klh_init_a[p], b = klh_init_b[p];
-  for (uint64_t i = 0; i < n; i++) {
-    double v;
-    switch (klh_init_kind[p]) {
-    case KLH_INIT_NORMAL: v = a + b * klh_normal(&r); break;
-    case KLH_INIT_UNIFORM: v = a + (b - a) * klh_unit(&r); break;
-    case KLH_INIT_CONSTANT: v = a; break;
-    case KLH_INIT_ARANGE: v = a + (double)i * b; break;
-    case KLH_INIT_RANDINT:
-      v = a + (double)(klh_next(&r) % (uint64_t)(b - a + 1));
-      break;
-    default: v = 0; break;
-    }
-    klh_set(dt, buf, i, v);
-  }
-}
 
 static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
   klh_inst *in = p;
@@ -456,11 +548,7 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
       continue;
     uint64_t n = (uint64_t)klh_elems[in->shape][q];
     if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
-      unsigned char pat[8];
-      size_t sz = klh_dtype_size[klh_dtypes[q]];
-      klh_poison_value(klh_dtypes[q], in->poison, pat);
-      for (uint64_t i = 0; i < n; i++)
-        memcpy((unsigned char *)in->buf[q] + i * sz, pat, sz);
+      klh_poison_fill(klh_dtypes[q], in->poison, in->buf[q], n);
     } else {
       klh_fill(q, in->buf[q], n, seed);
       memcpy(in->pristine[q], in->buf[q], (size_t)in->bytes[q]);
@@ -535,59 +623,17 @@ static int klh_reference(void *p, void *const *want) {
 
 static int klh_check(void *p, int32_t q, const void *want,
                      kl_plugin_check *res) {
-  klh_inst *in = p;
-  memset(res, 0, sizeof(*res));
-  res->first_bad = -1;
+  klh_inst *in = (klh_inst *)p;
   if (q < 0 || q >= KLH_NPARAMS || klh_roles[q] == KL_PLUGIN_ROLE_SCALAR ||
       klh_roles[q] == KL_PLUGIN_ROLE_INPUT) {
+    memset(res, 0, sizeof(*res));
     snprintf(in->error, sizeof(in->error), "check: param %d is not an output",
              (int)q);
     return 1;
   }
-  int dt = klh_dtypes[q];
-  size_t sz = klh_dtype_size[dt];
-  unsigned char pat[8];
-  klh_poison_value(dt, in->poison, pat);
-  uint64_t n = (uint64_t)klh_elems[in->shape][q];
-  const unsigned char *got = in->buf[q];
-  int is_float = dt <= KLH_BF16;
-  for (uint64_t i = 0; i < n; i++) {
-    int bad = 0;
-    if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT &&
-        memcmp(got + i * sz, pat, sz) == 0) {
-      res->unwritten++;
-      bad = 1;
-    } else if (!is_float && klh_atol == 0 && klh_rtol == 0) {
-      bad = memcmp(got + i * sz, (const unsigned char *)want + i * sz, sz);
-      if (bad) {
-        double e = fabs(klh_get(dt, got, i) - klh_get(dt, want, i));
-        if (e > res->max_abs_err)
-          res->max_abs_err = e;
-      }
-    } else {
-      double g = klh_get(dt, got, i), w = klh_get(dt, want, i);
-      if (isnan(w)) {
-        bad = !isnan(g);
-      } else if (isnan(g) || isinf(g)) {
-        bad = !(isinf(g) && g == w);
-        if (bad)
-          res->nonfinite++;
-      } else if (isinf(w)) {
-        bad = 1;
-      } else {
-        double e = fabs(g - w);
-        if (e > res->max_abs_err)
-          res->max_abs_err = e;
-        bad = !(e <= klh_atol + klh_rtol * fabs(w));
-      }
-    }
-    if (bad) {
-      res->mismatches++;
-      if (res->first_bad < 0)
-        res->first_bad = (int64_t)i;
-    }
-  }
-  res->elements = n;
+  klh_compare(klh_dtypes[q], klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT,
+              in->poison, in->buf[q], want,
+              (uint64_t)klh_elems[in->shape][q], res);
   return 0;
 }
 
@@ -604,6 +650,7 @@ static const kl_plugin klh_plugin = {
     klh_roles, klh_dtypes, klh_atol, klh_rtol, klh_create, klh_prepare,
     klh_restore, klh_launch, klh_sync, klh_reference, klh_buffer_bytes,
     klh_read, klh_check, klh_input_intact, klh_destroy, klh_last_error,
+    NULL, NULL, NULL, NULL, NULL, /* no device */
 };
 
 KLH_EXPORT const kl_plugin *kl_plugin_v1(void);
@@ -614,16 +661,6 @@ KLH_EXPORT const kl_plugin *kl_plugin_v1(void) {
 #ifdef KLH_STANDALONE
 /* ---- standalone: check on three seeds, then time, per shape --------------- */
 
-static double klh_now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int klh_cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* The oracle's outputs for the prepared inputs: the host reference, or the
  * baseline run on a second instance prepared with the same seed. */

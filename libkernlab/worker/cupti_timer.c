@@ -1,0 +1,189 @@
+/* Kernel durations from CUPTI activity records, for kl-worker.
+ *
+ * libcupti is opened at run time (dlopen) the first time a device plugin is
+ * timed, so a worker built with CUDA still starts where there is none.
+ * CONCURRENT_KERNEL records give each kernel's start and end in ns on every
+ * stream of the process; launch API records are enabled only so that every
+ * kernel record carries the correlation id of its launch (CUPTI assigns
+ * them only with API activity on), which orders kernels by launch, whatever
+ * stream they ran on. Buffers are handed to CUPTI from a small pool; the
+ * completion callback (CUPTI's thread, or the one flushing) appends the
+ * kernel records to a vector under a mutex. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#include "cupti_timer.h"
+
+#define BUF_SIZE (8u << 20)
+
+static struct {
+  CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+                                    CUpti_BuffersCallbackCompleteFunc);
+  CUptiResult (*enable)(CUpti_ActivityKind);
+  CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
+  CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);
+  CUptiResult (*flush_all)(uint32_t);
+  CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
+  CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+  CUptiResult (*get_result_string)(CUptiResult, const char **);
+  CUptiResult (*get_version)(uint32_t *);
+} api;
+
+static bool started;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static klw_kernel *recs;
+static size_t nrecs, caprecs;
+static size_t dropped_total;
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
+                                      size_t *max_records) {
+  *buffer = aligned_alloc(8, BUF_SIZE);
+  *size = *buffer ? BUF_SIZE : 0;
+  *max_records = 0;
+}
+
+static int classify(const char *name) {
+  if (name && strcmp(name, "klh_l2_flush") == 0)
+    return KLW_FLUSH;
+  if (name && strcmp(name, "klh_clock_probe") == 0)
+    return KLW_PROBE;
+  return KLW_WORK;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
+                                      uint8_t *buffer, size_t size,
+                                      size_t valid) {
+  (void)ctx;
+  (void)stream;
+  (void)size;
+  CUpti_Activity *rec = NULL;
+  pthread_mutex_lock(&lock);
+  while (api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+        rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+      continue;
+    const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+    if (nrecs == caprecs) {
+      size_t cap = caprecs ? caprecs * 2 : 4096;
+      klw_kernel *more = realloc(recs, cap * sizeof(*recs));
+      if (!more)
+        break;
+      recs = more;
+      caprecs = cap;
+    }
+    klw_kernel *r = &recs[nrecs++];
+    r->start = k->start;
+    r->end = k->end;
+    r->correlation = k->correlationId;
+    r->stream = k->streamId;
+    r->kind = classify(k->name);
+  }
+  size_t dropped = 0;
+  if (api.dropped && api.dropped(NULL, 0, &dropped) == CUPTI_SUCCESS)
+    dropped_total += dropped;
+  pthread_mutex_unlock(&lock);
+  free(buffer);
+}
+
+static const char *result_string(CUptiResult r) {
+  const char *s = NULL;
+  if (api.get_result_string)
+    api.get_result_string(r, &s);
+  return s ? s : "unknown CUPTI error";
+}
+
+int klw_cupti_start(char *err, size_t errlen) {
+  if (started)
+    return 0;
+  const char *names[] = {getenv("KERNLAB_CUPTI"), "libcupti.so.13",
+                         KLW_CUPTI_BUILD_PATH, "libcupti.so"};
+  void *h = NULL;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
+    if (names[i] && names[i][0])
+      h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+  if (!h) {
+    snprintf(err, errlen,
+             "CUPTI (libcupti.so.13) cannot be loaded: %s; set "
+             "KERNLAB_CUPTI to its path",
+             dlerror());
+    return -1;
+  }
+#define SYM(field, name)                                                       \
+  do {                                                                         \
+    *(void **)&api.field = dlsym(h, name);                                     \
+    if (!api.field) {                                                          \
+      snprintf(err, errlen, "CUPTI lacks %s", name);                           \
+      return -1;                                                               \
+    }                                                                          \
+  } while (0)
+  SYM(register_callbacks, "cuptiActivityRegisterCallbacks");
+  SYM(enable, "cuptiActivityEnable");
+  SYM(enable_runtime_api, "cuptiActivityEnableRuntimeApi");
+  SYM(enable_driver_api, "cuptiActivityEnableDriverApi");
+  SYM(flush_all, "cuptiActivityFlushAll");
+  SYM(next_record, "cuptiActivityGetNextRecord");
+  SYM(dropped, "cuptiActivityGetNumDroppedRecords");
+  SYM(get_result_string, "cuptiGetResultString");
+  SYM(get_version, "cuptiGetVersion");
+#undef SYM
+  uint32_t version = 0;
+  api.get_version(&version);
+  if (version < CUPTI_API_VERSION / 10000 * 10000) {
+    snprintf(err, errlen,
+             "CUPTI API version %u is older than the headers kl-worker was "
+             "built with (%d)",
+             version, CUPTI_API_VERSION);
+    return -1;
+  }
+  CUptiResult r;
+  if ((r = api.register_callbacks(buffer_requested, buffer_completed)) !=
+          CUPTI_SUCCESS ||
+      (r = api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) !=
+          CUPTI_SUCCESS) {
+    snprintf(err, errlen, "CUPTI activity: %s", result_string(r));
+    return -1;
+  }
+  /* Launch API records, only for the launch calls: they make CUPTI give
+   * every kernel record its launch's correlation id. */
+  static const CUpti_CallbackId runtime_cbids[] = {
+      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+  static const CUpti_CallbackId driver_cbids[] = {
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
+  for (size_t i = 0; i < sizeof(runtime_cbids) / sizeof(runtime_cbids[0]); i++)
+    api.enable_runtime_api(runtime_cbids[i], 1);
+  for (size_t i = 0; i < sizeof(driver_cbids) / sizeof(driver_cbids[0]); i++)
+    api.enable_driver_api(driver_cbids[i], 1);
+  started = true;
+  return 0;
+}
+
+int klw_cupti_take(klw_kernel **out, size_t *n, size_t *dropped) {
+  *out = NULL;
+  *n = 0;
+  if (!started)
+    return -1;
+  api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  pthread_mutex_lock(&lock);
+  *out = recs;
+  *n = nrecs;
+  *dropped = dropped_total;
+  recs = NULL;
+  nrecs = caprecs = 0;
+  dropped_total = 0;
+  pthread_mutex_unlock(&lock);
+  return 0;
+}

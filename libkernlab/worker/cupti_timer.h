@@ -1,0 +1,24 @@
+/* Kernel records from CUPTI for kl-worker (cupti_timer.c). */
+#ifndef KLW_CUPTI_TIMER_H
+#define KLW_CUPTI_TIMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { KLW_WORK = 0, KLW_FLUSH = 1, KLW_PROBE = 2 };
+
+typedef struct klw_kernel {
+  uint64_t start, end;  /* ns, CUPTI's clock; both 0: not timed */
+  uint32_t correlation; /* the launch's correlation id (launch order) */
+  uint32_t stream;
+  int kind;             /* KLW_WORK, KLW_FLUSH (klh_l2_flush), KLW_PROBE */
+} klw_kernel;
+
+/* Load CUPTI and start recording kernels; 0, or -1 with a message. */
+int klw_cupti_start(char *err, size_t errlen);
+/* After the device is synchronised: every kernel record since the last
+ * call (caller frees *out), and how many records CUPTI dropped. */
+int klw_cupti_take(klw_kernel **out, size_t *n, size_t *dropped);
+
+#endif /* KLW_CUPTI_TIMER_H */

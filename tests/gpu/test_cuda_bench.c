@@ -1,0 +1,199 @@
+/* GPU tests (ctest label gpu): the CUDA path end to end on a real device,
+ * one candidate per failure mode from tests/gpu/candidates/. Every test
+ * skips where the worker sees no CUDA device, so CI stays green without a
+ * GPU and the same tests run for real on one. They assert verdicts and
+ * decisions, never times. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernlab/kernlab.h"
+
+#define SRC KL_SOURCE_DIR
+#define CAND SRC "/tests/gpu/candidates/"
+
+static bool have_gpu;
+static char cache[] = "/tmp/kl-gpu-test-XXXXXX";
+static kl_compile_options copts = KL_COMPILE_OPTIONS_INIT;
+
+static int setup(void **state) {
+  (void)state;
+  if (!mkdtemp(cache))
+    return -1;
+  copts.cache_dir = cache;
+  kl_worker *w;
+  if (kl_worker_create(&w, NULL))
+    return -1;
+  kl_device_info d;
+  have_gpu = kl_worker_device(&d, w) == 0 && d.count > 0;
+  if (have_gpu)
+    print_message("device: %s, %d SMs\n", d.name, d.sms);
+  else
+    print_message("no CUDA device (%s): the gpu tests skip\n", d.why);
+  kl_worker_free(w);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[256];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", cache);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static kl_report *run(const char *case_name, const char *file,
+                      const char *shape, bool compare, int timeout_ms) {
+  char path[512];
+  snprintf(path, sizeof(path), SRC "/cases/%s", case_name);
+  kl_case *c;
+  if (kl_case_load(&c, path, NULL))
+    fail_msg("%s", kl_error_last()->message);
+  kl_bench_options o = KL_BENCH_OPTIONS_INIT;
+  o.compile = &copts;
+  o.shape = shape;
+  o.time.time_cap_ms = 500;
+  o.timeout_ms = timeout_ms ? timeout_ms : 60000;
+  char *src = file ? slurp(file) : NULL;
+  o.candidate = src;
+  o.candidate_name = file ? strrchr(file, '/') + 1 : NULL;
+  kl_report *r = NULL;
+  int rc = compare ? kl_bench_compare(&r, c, &o) : kl_bench_run(&r, c, &o);
+  if (rc)
+    fail_msg("%s: %s", case_name, kl_error_last()->message);
+  free(src);
+  kl_case_free(c);
+  return r;
+}
+
+static void expect(kl_report *r, kl_verdict v, const char *in_reason) {
+  if (kl_report_verdict(r) != v)
+    fail_msg("verdict %s (%s), want %s",
+             kl_verdict_name(kl_report_verdict(r)),
+             kl_report_reason(r) ? kl_report_reason(r) : "no reason",
+             kl_verdict_name(v));
+  if (in_reason && !strstr(kl_report_reason(r), in_reason))
+    fail_msg("reason '%s' lacks '%s'", kl_report_reason(r), in_reason);
+}
+
+static void test_gpu__bundled_cases_check_and_bench(void **state) {
+  (void)state;
+  if (!have_gpu)
+    skip();
+  const char *cases[] = {"vector_add", "rmsnorm_bf16", "transpose_f32"};
+  for (size_t i = 0; i < 3; i++) {
+    kl_report *r = run(cases[i], NULL, NULL, false, 0);
+    expect(r, KL_VERDICT_OK, NULL);
+    for (size_t s = 0; s < kl_report_shape_count(r); s++) {
+      kl_shape_result sh;
+      kl_report_shape(&sh, r, s);
+      assert_true(sh.checked && sh.correct && sh.timed);
+      assert_true(sh.time.median > 0);
+      assert_true(sh.sm_clock_mhz > 100);
+      print_message("%s %s: %.2f us [%.2f, %.2f], %zu samples, SM %.0f MHz, "
+                    "%zu throttled, %s\n",
+                    cases[i], sh.name, sh.time.median, sh.time.ci_low,
+                    sh.time.ci_high, sh.time.n, sh.sm_clock_mhz, sh.throttled,
+                    sh.stop_reason);
+    }
+    kl_device_info d;
+    assert_int_equal(kl_report_device(&d, r), 0);
+    assert_true(d.count > 0 && d.name[0]);
+    kl_report_free(r);
+  }
+}
+
+static void test_gpu__wrong_unwritten_and_input_writers(void **state) {
+  (void)state;
+  if (!have_gpu)
+    skip();
+  kl_report *r = run("vector_add", CAND "vector_add_wrong.cu", "1M", false, 0);
+  expect(r, KL_VERDICT_INCORRECT, "mismatches");
+  kl_report_free(r);
+  r = run("vector_add", CAND "vector_add_unwritten.cu", "1M", false, 0);
+  expect(r, KL_VERDICT_INCORRECT, "never written");
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  assert_int_equal(s.unwritten, 3);
+  kl_report_free(r);
+  r = run("vector_add", CAND "vector_add_writes_input.cu", "1M", false, 0);
+  expect(r, KL_VERDICT_INCORRECT, "wrote its input");
+  kl_report_free(r);
+}
+
+static void test_gpu__illegal_address_is_crashed(void **state) {
+  (void)state;
+  if (!have_gpu)
+    skip();
+  kl_report *r = run("vector_add", CAND "vector_add_oob.cu", "1M", false, 0);
+  expect(r, KL_VERDICT_CRASHED, "illegal");
+  kl_report_free(r);
+  /* and the next run, in a fresh worker, is fine */
+  r = run("vector_add", NULL, "1M", false, 0);
+  expect(r, KL_VERDICT_OK, NULL);
+  kl_report_free(r);
+}
+
+static void test_gpu__infinite_loop_is_timeout(void **state) {
+  (void)state;
+  if (!have_gpu)
+    skip();
+  kl_report *r = run("vector_add", CAND "vector_add_hang.cu", "1M", false,
+                     5000);
+  expect(r, KL_VERDICT_TIMEOUT, "5000 ms");
+  kl_report_free(r);
+}
+
+static void test_gpu__compare_ranks_candidates(void **state) {
+  (void)state;
+  if (!have_gpu)
+    skip();
+  kl_report *r = run("transpose_f32", SRC "/cases/transpose_f32/candidates/tiled.cu",
+                     "square4k", true, 0);
+  expect(r, KL_VERDICT_OK, NULL);
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  print_message("transpose tiled vs naive at square4k: %.3f [%.3f, %.3f] %s\n",
+                s.speedup.speedup, s.speedup.ci_low, s.speedup.ci_high,
+                kl_decision_name(s.speedup.decision));
+  assert_int_equal(s.speedup.decision, KL_DECISION_FASTER);
+  kl_report_free(r);
+  r = run("vector_add", SRC "/cases/vector_add/kernel.cu", "16M", true, 0);
+  expect(r, KL_VERDICT_OK, NULL);
+  kl_report_shape(&s, r, 0);
+  print_message("vector_add A/A at 16M: %.4f [%.4f, %.4f] %s\n",
+                s.speedup.speedup, s.speedup.ci_low, s.speedup.ci_high,
+                kl_decision_name(s.speedup.decision));
+  assert_int_equal(s.speedup.decision, KL_DECISION_SAME);
+  kl_report_free(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gpu__bundled_cases_check_and_bench),
+      cmocka_unit_test(test_gpu__wrong_unwritten_and_input_writers),
+      cmocka_unit_test(test_gpu__illegal_address_is_crashed),
+      cmocka_unit_test(test_gpu__infinite_loop_is_timeout),
+      cmocka_unit_test(test_gpu__compare_ranks_candidates),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
