@@ -22,6 +22,7 @@
 typedef struct shape_entry {
   kl_shape_result res;
   char stop_reason[32];
+  char *name; /* owned: a report outlives its case */
 } shape_entry;
 
 struct kl_report {
@@ -71,6 +72,8 @@ void kl_report_free(kl_report *r) {
   kl__free(r->reason);
   kl__free(r->compile_log);
   kl__free(r->seeds);
+  for (size_t i = 0; r->shapes && i < r->nshapes; i++)
+    kl__free(r->shapes[i].name);
   kl__free(r->shapes);
   kl__free(r);
 }
@@ -359,8 +362,15 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   uint64_t base_seed = o->seed ? o->seed : fresh_seed();
   for (size_t i = 0; i < r->nseeds; i++)
     r->seeds[i] = derived_seed(base_seed, i);
-  for (size_t i = 0; i < r->nshapes; i++)
-    r->shapes[i].res.name = c->shapes[only >= 0 ? (size_t)only : i].name;
+  for (size_t i = 0; i < r->nshapes; i++) {
+    r->shapes[i].name =
+        kl__strdup(c->shapes[only >= 0 ? (size_t)only : i].name);
+    if (!r->shapes[i].name) {
+      rc = kl__error_oom();
+      goto done;
+    }
+    r->shapes[i].res.name = r->shapes[i].name;
+  }
 
   if ((rc = compile_side(&base, r, c, NULL, o, false)) < 0)
     goto done;

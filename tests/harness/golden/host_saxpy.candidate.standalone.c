@@ -241,6 +241,8 @@ static const size_t klh_dtype_size[] = {8, 4, 2, 2, 8, 4, 2, 1, 8, 4, 2, 1};
 
 typedef struct klh_rng {
   uint64_t s[4];
+  double spare;
+  int have_spare;
 } klh_rng;
 
 static uint64_t klh_splitmix(uint64_t *x) {
@@ -254,6 +256,8 @@ static void klh_rng_seed(klh_rng *r, uint64_t seed, uint64_t stream) {
   uint64_t x = seed ^ (stream * 0xd1342543de82ef95ull);
   for (int i = 0; i < 4; i++)
     r->s[i] = klh_splitmix(&x);
+  r->spare = 0;
+  r->have_spare = 0;
 }
 
 static uint64_t klh_rotl(uint64_t x, int k) {
@@ -277,11 +281,19 @@ static double klh_unit(klh_rng *r) {
   return (double)(klh_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* Box-Muller; the second variate of each pair is kept for the next call. */
 static double klh_normal(klh_rng *r) {
+  if (r->have_spare) {
+    r->have_spare = 0;
+    return r->spare;
+  }
   double u1 = klh_unit(r), u2 = klh_unit(r);
   if (u1 < 1e-300)
     u1 = 1e-300;
-  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+  double rad = sqrt(-2.0 * log(u1)), ang = 6.283185307179586 * u2;
+  r->spare = rad * sin(ang);
+  r->have_spare = 1;
+  return rad * cos(ang);
 }
 
 /* ---- half and bfloat16, round to nearest even --------------------------- */
@@ -464,6 +476,36 @@ static void klh_fill(int p, void *buf, uint64_t n, uint64_t seed) {
   }
 }
 
+/* klh_fill through a cache of the last (shape, seed) per param: timing
+ * re-creates instances for every placement block with the same seed, and
+ * generating hundreds of millions of normal variates each time would cost
+ * seconds. */
+static struct {
+  int32_t shape;
+  uint64_t seed;
+  uint64_t n;
+  void *data;
+} klh_fill_cache[KLH_NPARAMS];
+
+static void klh_fill_cached(int p, int32_t shape, void *buf, uint64_t n,
+                            uint64_t seed) {
+  size_t bytes = (size_t)(n * klh_dtype_size[klh_dtypes[p]]);
+  if (klh_fill_cache[p].data && klh_fill_cache[p].shape == shape &&
+      klh_fill_cache[p].seed == seed && klh_fill_cache[p].n == n) {
+    memcpy(buf, klh_fill_cache[p].data, bytes);
+    return;
+  }
+  klh_fill(p, buf, n, seed);
+  free(klh_fill_cache[p].data);
+  klh_fill_cache[p].data = malloc(bytes ? bytes : 1);
+  if (klh_fill_cache[p].data) {
+    memcpy(klh_fill_cache[p].data, buf, bytes);
+    klh_fill_cache[p].shape = shape;
+    klh_fill_cache[p].seed = seed;
+    klh_fill_cache[p].n = n;
+  }
+}
+
 /* Write the poison pattern into n elements. */
 static void klh_poison_fill(int dt, int poison, void *buf, uint64_t n) {
   unsigned char pat[8];
@@ -567,7 +609,7 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
     if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
       klh_poison_fill(klh_dtypes[q], in->poison, in->buf[q], n);
     } else {
-      klh_fill(q, in->buf[q], n, seed);
+      klh_fill_cached(q, in->shape, in->buf[q], n, seed);
       memcpy(in->pristine[q], in->buf[q], (size_t)in->bytes[q]);
     }
   }
