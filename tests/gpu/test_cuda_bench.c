@@ -99,8 +99,9 @@ static void test_gpu__bundled_cases_check_and_bench(void **state) {
   (void)state;
   if (!have_gpu)
     skip();
-  const char *cases[] = {"vector_add", "rmsnorm_bf16", "transpose_f32"};
-  for (size_t i = 0; i < 3; i++) {
+  const char *cases[] = {"vector_add",  "rmsnorm_bf16",   "transpose_f32",
+                         "softmax_f32", "reduce_sum_f32", "gemm_f32"};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     kl_report *r = run(cases[i], NULL, NULL, false, 0);
     expect(r, KL_VERDICT_OK, NULL);
     for (size_t s = 0; s < kl_report_shape_count(r); s++) {
@@ -177,6 +178,26 @@ static void test_gpu__compare_ranks_candidates(void **state) {
                 kl_decision_name(s.speedup.decision));
   assert_int_equal(s.speedup.decision, KL_DECISION_FASTER);
   kl_report_free(r);
+  /* every bundled candidate beats its baseline */
+  static const char *const ranked[][3] = {
+      {"softmax_f32", "warp_per_row.cu", "r4k_c1k"},
+      {"reduce_sum_f32", "block_reduce.cu", "16M"},
+      {"gemm_f32", "smem_tiled.cu", "s1024"},
+  };
+  for (size_t i = 0; i < 3; i++) {
+    char path[512];
+    snprintf(path, sizeof(path), SRC "/cases/%s/candidates/%s", ranked[i][0],
+             ranked[i][1]);
+    r = run(ranked[i][0], path, ranked[i][2], true, 0);
+    expect(r, KL_VERDICT_OK, NULL);
+    kl_report_shape(&s, r, 0);
+    print_message("%s %s vs baseline at %s: %.3f [%.3f, %.3f] %s\n",
+                  ranked[i][0], ranked[i][1], ranked[i][2], s.speedup.speedup,
+                  s.speedup.ci_low, s.speedup.ci_high,
+                  kl_decision_name(s.speedup.decision));
+    assert_int_equal(s.speedup.decision, KL_DECISION_FASTER);
+    kl_report_free(r);
+  }
   r = run("vector_add", SRC "/cases/vector_add/kernel.cu", "16M", true, 0);
   expect(r, KL_VERDICT_OK, NULL);
   kl_report_shape(&s, r, 0);
