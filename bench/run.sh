@@ -9,3 +9,6 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 echo "== host measurement ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"
 "$BUILD/bench/bench_host" "$SRC" ${3:-} >"$OUT/bench_host.jsonl" 2>"$OUT/bench_host.txt"
 cat "$OUT/bench_host.txt"
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  bash "$SRC/bench/run_gpu.sh" "$BUILD" "$OUT" ${3:-}
+fi

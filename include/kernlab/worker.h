@@ -109,7 +109,8 @@ typedef struct kl_samples {
   char stop_reason[32]; /**< "converged", "decided", "time_cap" or
                              "max_samples" */
   double wall_ms;       /**< sampling wall time, flushes included */
-  double flush_bytes;   /**< bytes read per cold flush */
+  double flush_bytes;   /**< bytes read per cold flush (host) */
+  double flush_us;      /**< device: mean duration of the L2 flush kernel */
   double *mhz[2];       /**< device plugins: the SM clock measured just
                              before each sample (NULL for host plugins) */
   char timer[16];       /**< "cupti" (device) or "clock_gettime" (host) */

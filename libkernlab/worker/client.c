@@ -530,6 +530,7 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
                json_object_get_string(v));
     out->wall_ms = obj_double(reply, "wall_ms");
     out->flush_bytes = obj_double(reply, "flush_bytes");
+    out->flush_us = obj_double(reply, "flush_us");
     /* the worker may use smaller blocks to fit six in the budget */
     int64_t used = obj_int(reply, "block_rounds");
     out->block_rounds = used > 0 ? (size_t)used : block;

@@ -664,9 +664,19 @@ static int cmp_correlation(const void *a, const void *b) {
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Durations of the flush kernels (us), for reporting what a cold sample
+ * costs beyond the kernel. */
+static double flush_us_sum;
+static size_t flush_count;
+
 /* Cut this block's records into samples; 0 or -1 with a message. */
 static int attribute(klw_kernel *k, size_t nk, const dev_sample_ref *refs,
                      size_t nrefs, double **us, char *err, size_t errlen) {
+  for (size_t i = 0; i < nk; i++)
+    if (k[i].kind == KLW_FLUSH && k[i].end > k[i].start) {
+      flush_us_sum += (double)(k[i].end - k[i].start) / 1000.0;
+      flush_count++;
+    }
   bool by_corr = true;
   for (size_t i = 0; i < nk; i++)
     if (k[i].correlation == 0)
@@ -910,6 +920,11 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
   json_object_object_add(o, "samples", all);
   json_object_object_add(o, "sm_clock_mhz", clocks);
   json_object_object_add(o, "timer", json_object_new_string("cupti"));
+  json_object_object_add(
+      o, "flush_us",
+      json_object_new_double(flush_count ? flush_us_sum / flush_count : 0));
+  flush_us_sum = 0;
+  flush_count = 0;
   json_object_object_add(o, "stop_reason", json_object_new_string(reason));
   json_object_object_add(o, "wall_ms",
                          json_object_new_double((now_us() - start) / 1000.0));

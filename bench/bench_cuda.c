@@ -1,0 +1,206 @@
+/* CUDA measurement benchmark (not a test): kernlab's numbers for the
+ * targets of ../shared/docs/measurement.md, on a 20 us and a 5 us float
+ * copy and an empty kernel (bench/cases). bench/run_gpu.sh prints the
+ * anchors (CUDA events, an nvbench-style loop, triton's do_bench, ncu)
+ * measured in the same run next to these.
+ * usage: bench_cuda SOURCE_DIR [--quick]   (JSON lines on stdout, a table
+ * on stderr) */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernlab/kernlab.h"
+
+#define CHECK(x)                                                              \
+  do {                                                                        \
+    if ((x) < 0) {                                                            \
+      fprintf(stderr, "bench_cuda: %s: %s\n", #x, kl_error_last()->message);  \
+      exit(1);                                                                \
+    }                                                                         \
+  } while (0)
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+    n = 0;
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static int load(kl_worker *w, const kl_case *c, const char *src) {
+  kl_artifact *a;
+  CHECK(kl_compile_plugin(&a, c, src, NULL));
+  if (!kl_artifact_ok(a)) {
+    fprintf(stderr, "bench_cuda: compile failed: %s\n", kl_artifact_log(a));
+    exit(1);
+  }
+  int id;
+  CHECK(kl_worker_load(&id, w, kl_artifact_path(a)));
+  kl_artifact_free(a);
+  return id;
+}
+
+typedef struct one {
+  double median, rel_ci, wall_ms, wall_per_sample, flush_us, mhz;
+  size_t n, throttled;
+} one;
+
+static one measure(kl_worker *w, int id, int shape, int cold, int cap_ms) {
+  kl_time_options t = KL_TIME_OPTIONS_INIT;
+  t.cold = cold;
+  if (cap_ms)
+    t.time_cap_ms = cap_ms;
+  kl_samples s;
+  CHECK(kl_worker_time(&s, w, &id, 1, shape, &t));
+  kl_summary sum;
+  kl_stats_summarize(&sum, s.us[0], s.n);
+  one o = {sum.median, sum.rel_ci, s.wall_ms, s.wall_ms * 1000.0 / s.n,
+           s.flush_us, 0, s.n, 0};
+  if (s.mhz[0]) {
+    kl_summary clk;
+    kl_stats_summarize(&clk, s.mhz[0], s.n);
+    o.mhz = clk.median;
+    for (size_t i = 0; i < s.n; i++)
+      o.throttled += s.mhz[0][i] < 0.97 * clk.median;
+  }
+  kl_samples_dispose(&s);
+  return o;
+}
+
+static void size_bench(kl_worker *w, int id, int shape, const char *label,
+                       int repeats) {
+  /* T1: repeatability of the cold median; T3: wall per sample */
+  double meds[64], walls[64], mean = 0, var = 0;
+  one first = {0};
+  size_t throttled = 0;
+  for (int r = 0; r < repeats; r++) {
+    one o = measure(w, id, shape, 1, 0);
+    if (r == 0)
+      first = o;
+    meds[r] = o.median;
+    walls[r] = o.wall_ms;
+    throttled += o.throttled;
+  }
+  for (int r = 0; r < repeats; r++)
+    mean += meds[r] / repeats;
+  for (int r = 0; r < repeats; r++)
+    var += (meds[r] - mean) * (meds[r] - mean) / (repeats - 1);
+  kl_summary ms, ws;
+  kl_stats_summarize(&ms, meds, (size_t)repeats);
+  kl_stats_summarize(&ws, walls, (size_t)repeats);
+  one hot = measure(w, id, shape, 0, 0);
+  one quick = measure(w, id, shape, 1, 50); /* T6: 50 ms of sampling */
+  double rsd = 100 * sqrt(var) / mean;
+  fprintf(stderr,
+          "%-6s cold median %8.3f us, rsd(%d) %.3f%%, %5.1f ms/measurement; "
+          "cold sample wall %.2f us = kernel + flush %.2f + %.2f us; hot "
+          "sample wall %.2f us (kernel %.3f); 50 ms: +-%.3f%% after %zu "
+          "samples; SM %.0f MHz, %zu throttled\n",
+          label, ms.median, repeats, rsd, ws.median, first.wall_per_sample,
+          first.flush_us, first.wall_per_sample - first.median - first.flush_us,
+          hot.wall_per_sample, hot.median, 100 * quick.rel_ci, quick.n,
+          first.mhz, throttled);
+  printf("{\"bench\":\"cuda_timer\",\"size\":\"%s\",\"cold_median_us\":%.4f,"
+         "\"rsd_pct\":%.4f,\"repeats\":%d,\"wall_per_measurement_ms\":%.2f,"
+         "\"cold_sample_wall_us\":%.3f,\"flush_us\":%.3f,"
+         "\"hot_median_us\":%.4f,\"hot_sample_wall_us\":%.3f,"
+         "\"ci50ms_rel_pct\":%.4f,\"ci50ms_samples\":%zu,\"sm_mhz\":%.0f,"
+         "\"throttled\":%zu}\n",
+         label, ms.median, rsd, repeats, ws.median, first.wall_per_sample,
+         first.flush_us, hot.median, hot.wall_per_sample, 100 * quick.rel_ci,
+         quick.n, first.mhz, throttled);
+}
+
+/* T7: A/A false "different" and a real ~1% change, with no practical
+ * threshold (min gain 0): the statistics alone decide. */
+static void decisions(kl_worker *w, int base, int other, int shape,
+                      const char *label, int reps) {
+  int different = 0;
+  double t0 = now_ms();
+  for (int pass = 0; pass < 2; pass++) {
+    int hits = 0;
+    double ratio_sum = 0;
+    for (int r = 0; r < reps; r++) {
+      kl_time_options t = KL_TIME_OPTIONS_INIT;
+      t.time_cap_ms = 500;
+      int ids[2] = {base, pass ? other : base};
+      kl_samples s;
+      CHECK(kl_worker_time(&s, w, ids, 2, shape, &t));
+      kl_speedup sp;
+      CHECK(kl_stats_speedup_blocked(&sp, s.us[0], s.us[1], s.n,
+                                     s.block_rounds, 0.0));
+      ratio_sum += sp.speedup;
+      if (pass == 0)
+        hits += sp.decision != KL_DECISION_SAME;
+      else
+        hits += sp.decision == KL_DECISION_SLOWER;
+      kl_samples_dispose(&s);
+    }
+    if (pass == 0)
+      different = hits;
+    fprintf(stderr, "%-6s %s: %d of %d %s (mean speedup %.4f)\n", label,
+            pass ? "1% slower candidate" : "A/A", hits, reps,
+            pass ? "detected as slower" : "called different", ratio_sum / reps);
+    printf("{\"bench\":\"cuda_decision\",\"size\":\"%s\",\"kind\":\"%s\","
+           "\"hits\":%d,\"reps\":%d,\"mean_speedup\":%.5f}\n",
+           label, pass ? "slower_1pct" : "aa", hits, reps, ratio_sum / reps);
+  }
+  (void)different;
+  fprintf(stderr, "%-6s decisions took %.1f s\n", label,
+          (now_ms() - t0) / 1000.0);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: bench_cuda SOURCE_DIR [--quick]\n");
+    return 2;
+  }
+  int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+  char path[1024];
+  kl_worker *w;
+  CHECK(kl_worker_create(&w, NULL));
+  kl_device_info d;
+  CHECK(kl_worker_device(&d, w));
+  if (d.count == 0) {
+    fprintf(stderr, "bench_cuda: no CUDA device: %s\n", d.why);
+    return 1;
+  }
+  fprintf(stderr, "device %s, %d SMs\n", d.name, d.sms);
+  kl_case *copy, *empty;
+  snprintf(path, sizeof(path), "%s/bench/cases/copy_f32", argv[1]);
+  CHECK(kl_case_load(&copy, path, NULL));
+  snprintf(path, sizeof(path), "%s/bench/cases/empty", argv[1]);
+  CHECK(kl_case_load(&empty, path, NULL));
+  snprintf(path, sizeof(path), "%s/bench/cases/copy_f32/candidates/slower_1pct.cu",
+           argv[1]);
+  char *slower_src = slurp(path);
+  int base = load(w, copy, NULL), slower = load(w, copy, slower_src);
+  int e = load(w, empty, NULL);
+  one em = measure(w, e, 0, 0, 0);
+  fprintf(stderr, "empty  kernel reads %.3f us (hot, CUPTI)\n", em.median);
+  printf("{\"bench\":\"cuda_empty\",\"median_us\":%.4f}\n", em.median);
+  size_bench(w, base, 0, "20us", quick ? 5 : 30);
+  size_bench(w, base, 1, "5us", quick ? 5 : 30);
+  decisions(w, base, slower, 0, "20us", quick ? 5 : 20);
+  free(slower_src);
+  kl_case_free(copy);
+  kl_case_free(empty);
+  kl_worker_free(w);
+  return 0;
+}
