@@ -34,10 +34,14 @@ for skip in 6 31; do
       --launch-skip $skip --launch-count 10 --csv /tmp/kl-copy 2>/dev/null \
     | python3 -c '
 import csv, statistics, sys, json
-rows = [r for r in csv.reader(sys.stdin) if len(r) > 5]
-head = rows[0]; vi = head.index("Metric Value"); ui = head.index("Metric Unit")
+rows = list(csv.reader(sys.stdin))
+# the harness prints JSON lines too: start at ncu's own header row
+h = next(i for i, r in enumerate(rows) if "Metric Value" in r)
+head = rows[h]; vi = head.index("Metric Value"); ui = head.index("Metric Unit")
 vals = []
-for r in rows[1:]:
+for r in rows[h + 1:]:
+    if len(r) != len(head):
+        continue
     v = float(r[vi].replace(",", "")); u = r[ui]
     vals.append(v / 1000.0 if u == "nsecond" else v * 1000.0 if u == "msecond" else v)
 print(json.dumps({"anchor": "ncu_gpu_time_duration", "skip": int(sys.argv[1]), "median_us": statistics.median(vals), "launches": len(vals)}))

@@ -647,7 +647,8 @@ static void op_device(void) {
 #ifdef KL_HAVE_CUPTI
 /* Device samples without a host round trip per sample: each round queues,
  * per plugin, [restore][flush][marker/clock probe][kernel ...] on one shared
- * stream; the device is synchronised once per placement block, and the
+ * stream; blocks rotate through a pool of instance sets made up front (the
+ * placements); the device is synchronised once per block, and the
  * kernel records are cut into samples at the markers in launch
  * (correlation) order. A sample's time is the span from its first kernel's
  * start to its last kernel's end, on any stream: work a candidate hides on
@@ -754,6 +755,8 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
     block_rounds = 1;
   char err[512];
   double *us[2] = {0}, *mhz[2] = {0};
+  void **pool = NULL; /* npool sets of np instances; set 0 is inst[] */
+  size_t npool = 0;
   dev_sample_ref *refs = NULL;
   klw_kernel *recs = NULL;
   size_t nrecs = 0, dropped = 0;
@@ -810,25 +813,54 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
   if (fit < block_rounds)
     block_rounds = fit;
 
+  /* The pool: up to six sets of instances, each prepared once and warmed
+   * up, all on one stream. Rotating through them per block varies memory
+   * placement without allocating or copying anything while sampling. */
+  uint64_t set_bytes = 0;
+  for (int k = 0; k < np; k++)
+    for (int q = 0; q < pl[k]->nparams; q++)
+      set_bytes += pl[k]->buffer_bytes(inst[k], q);
+  npool = set_bytes ? (size_t)((8ull << 30) / set_bytes) : 6;
+  if (npool > 6)
+    npool = 6;
+  if (npool < 1)
+    npool = 1;
+  if (!(pool = calloc(npool * (size_t)np, sizeof(void *)))) {
+    reply_error("time: out of memory");
+    goto done;
+  }
+  for (int k = 0; k < np; k++)
+    pool[k] = inst[k];
+  for (size_t b = 1; b < npool; b++)
+    for (int k = 0; k < np; k++) {
+      void **slot = &pool[b * (size_t)np + (size_t)k];
+      if (pl[k]->create(slot, shape) || pl[k]->prepare(*slot, seed, 0) ||
+          pl[k]->set_stream(*slot, pl[0]->stream(inst[0])) ||
+          pl[k]->restore(*slot) || pl[k]->clock_mark(*slot, 0) ||
+          pl[k]->launch(*slot)) {
+        reply_error("time: placement pool: %s", pl[k]->last_error(*slot));
+        goto done;
+      }
+    }
+  if (pl[0]->sync(inst[0])) {
+    reply_error("time: %s", pl[0]->last_error(inst[0]));
+    goto done;
+  }
+  for (int k = 0; k < np; k++) {
+    uint64_t got;
+    if (k == 0 || pl[k] != pl[0])
+      pl[k]->clock_read(inst[k], mhz[k], max_n, &got);
+  }
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  free(recs);
+  recs = NULL;
+
   const char *reason = "max_samples";
   double start = now_us();
   size_t n = 0, next_look = min_n, throttle_probe = 0;
   while (n < max_n) {
-    if (n > 0) { /* a fresh placement for every block */
-      for (int j = 0; j < np; j++) {
-        pl[j]->destroy(inst[j]);
-        inst[j] = NULL;
-        if (pl[j]->create(&inst[j], shape) ||
-            pl[j]->prepare(inst[j], seed, 0)) {
-          reply_error("time: create: %s", pl[j]->last_error(inst[j]));
-          goto done;
-        }
-      }
-      if ((bad = share_stream(pl, inst, np))) {
-        reply_error("time: set_stream: %s", pl[bad]->last_error(inst[bad]));
-        goto done;
-      }
-    }
+    /* a placement per block, from the pool created up front */
+    void **set = pool + (size_t)((n / block_rounds) % npool) * np;
     size_t rounds = block_rounds;
     if (n + rounds > max_n)
       rounds = max_n - n;
@@ -840,9 +872,9 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
          * before one round in eight (each probe costs ~2 us of device
          * time), and a bare marker before the others */
         int spin = cold || throttle_probe++ % 8 == 0 ? 2000 : 0;
-        if (pl[k]->restore(inst[k]) || (cold && pl[k]->flush(inst[k])) ||
-            pl[k]->clock_mark(inst[k], spin) || pl[k]->launch(inst[k])) {
-          reply_error("time: launch: %s", pl[k]->last_error(inst[k]));
+        if (pl[k]->restore(set[k]) || (cold && pl[k]->flush(set[k])) ||
+            pl[k]->clock_mark(set[k], spin) || pl[k]->launch(set[k])) {
+          reply_error("time: launch: %s", pl[k]->last_error(set[k]));
           goto done;
         }
         refs[nrefs].plugin = k;
@@ -850,8 +882,8 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
         nrefs++;
       }
     }
-    if (pl[0]->sync(inst[0])) {
-      reply_error("time: %s", pl[0]->last_error(inst[0]));
+    if (pl[0]->sync(set[0])) {
+      reply_error("time: %s", pl[0]->last_error(set[0]));
       goto done;
     }
     /* Clock readings live in the plugin's shared object: two plugins may
@@ -864,7 +896,7 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
       uint64_t got = 0, want = 0, at = 0;
       for (size_t i = 0; i < nrefs; i++)
         want += pl[refs[i].plugin] == pl[k];
-      if (pl[k]->clock_read(inst[k], got_mhz,
+      if (pl[k]->clock_read(set[k], got_mhz,
                             sizeof(got_mhz) / sizeof(got_mhz[0]), &got) ||
           got != want) {
         reply_error("time: %llu clock readings for %llu samples",
@@ -931,8 +963,14 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
   json_object_object_add(o, "flush_bytes", json_object_new_double(0));
   json_object_object_add(o, "block_rounds",
                          json_object_new_int64((int64_t)block_rounds));
+  json_object_object_add(o, "placements", json_object_new_int64((int64_t)npool));
   reply(o);
 done:
+  for (size_t b = 1; pool && b < npool; b++)
+    for (int k = 0; k < np; k++)
+      if (pool[b * (size_t)np + (size_t)k])
+        pl[k]->destroy(pool[b * (size_t)np + (size_t)k]);
+  free(pool);
   free(recs);
   free(refs);
   for (int k = 0; k < np; k++) {
