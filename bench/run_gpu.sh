@@ -35,7 +35,7 @@ for skip in 6 31; do
     | python3 -c '
 import csv, statistics, sys, json
 rows = list(csv.reader(sys.stdin))
-# the harness prints JSON lines too: start at ncu's own header row
+# the harness prints JSON lines too: start at the header row of ncu
 h = next(i for i, r in enumerate(rows) if "Metric Value" in r)
 head = rows[h]; vi = head.index("Metric Value"); ui = head.index("Metric Unit")
 vals = []

@@ -675,6 +675,10 @@ done:
   return 0;
 }
 
+/* Copies go on the instance's own stream, which is then synchronised: a
+ * plain cudaMemcpy from pageable memory may return before its DMA lands,
+ * and the kernels run on a non-blocking stream that would not wait for it
+ * (a GPU test caught kernels reading half-copied inputs). */
 static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
   klh_inst *in = (klh_inst *)p;
   in->poison = poison ? 1 : 0;
@@ -684,17 +688,21 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
     uint64_t n = (uint64_t)klh_elems[in->shape][q];
     if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
       klh_poison_fill(klh_dtypes[q], in->poison, in->stage[q], n);
-      KLH_CUDA(in, cudaMemcpy(in->dbuf[q], in->stage[q], (size_t)in->bytes[q],
-                              cudaMemcpyHostToDevice));
+      KLH_CUDA(in, cudaMemcpyAsync(in->dbuf[q], in->stage[q],
+                                   (size_t)in->bytes[q],
+                                   cudaMemcpyHostToDevice, in->stream));
     } else {
       klh_fill_cached(q, in->shape, in->pristine[q], n, seed);
-      KLH_CUDA(in, cudaMemcpy(in->dbuf[q], in->pristine[q],
-                              (size_t)in->bytes[q], cudaMemcpyHostToDevice));
+      KLH_CUDA(in, cudaMemcpyAsync(in->dbuf[q], in->pristine[q],
+                                   (size_t)in->bytes[q],
+                                   cudaMemcpyHostToDevice, in->stream));
       if (in->dpristine[q])
-        KLH_CUDA(in, cudaMemcpy(in->dpristine[q], in->pristine[q],
-                                (size_t)in->bytes[q], cudaMemcpyHostToDevice));
+        KLH_CUDA(in, cudaMemcpyAsync(in->dpristine[q], in->pristine[q],
+                                     (size_t)in->bytes[q],
+                                     cudaMemcpyHostToDevice, in->stream));
     }
   }
+  KLH_CUDA(in, cudaStreamSynchronize(in->stream));
   return 0;
 }
 
