@@ -43,7 +43,8 @@ for r in rows[h + 1:]:
     if len(r) != len(head):
         continue
     v = float(r[vi].replace(",", "")); u = r[ui]
-    vals.append(v / 1000.0 if u == "nsecond" else v * 1000.0 if u == "msecond" else v)
+    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+    vals.append(v * scale[u.strip()])
 print(json.dumps({"anchor": "ncu_gpu_time_duration", "skip": int(sys.argv[1]), "median_us": statistics.median(vals), "launches": len(vals)}))
 ' $skip
 done | tee -a "$OUT/anchors.jsonl"

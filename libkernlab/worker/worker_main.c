@@ -813,6 +813,13 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
   if (fit < block_rounds)
     block_rounds = fit;
 
+  size_t window = block_rounds * (128 / block_rounds > 1 ? 128 / block_rounds
+                                                        : 1);
+  free(refs);
+  if (!(refs = calloc((size_t)np * (window + 1), sizeof(*refs)))) {
+    reply_error("time: out of memory");
+    goto done;
+  }
   /* The pool: up to six sets of instances, each prepared once and warmed
    * up, all on one stream. Rotating through them per block varies memory
    * placement without allocating or copying anything while sampling. */
@@ -859,13 +866,16 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
   double start = now_us();
   size_t n = 0, next_look = min_n, throttle_probe = 0;
   while (n < max_n) {
-    /* a placement per block, from the pool created up front */
-    void **set = pool + (size_t)((n / block_rounds) % npool) * np;
-    size_t rounds = block_rounds;
+    void **set = pool;
+    /* One collection window holds whole placement blocks, about 128
+     * rounds: the device is synchronised and CUPTI flushed once per
+     * window, not per block. */
+    size_t rounds = window;
     if (n + rounds > max_n)
       rounds = max_n - n;
     size_t nrefs = 0;
     for (size_t r = 0; r < rounds; r++) {
+      set = pool + (size_t)(((n + r) / block_rounds) % npool) * np;
       for (int j = 0; j < np; j++) {
         int k = ((n + r) % 2 && np == 2) ? 1 - j : j; /* A B, then B A */
         /* the clock is measured before every cold sample; in hot mode
@@ -882,8 +892,8 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
         nrefs++;
       }
     }
-    if (pl[0]->sync(set[0])) {
-      reply_error("time: %s", pl[0]->last_error(set[0]));
+    if (pl[0]->sync(inst[0])) { /* every set shares inst[0]'s stream */
+      reply_error("time: %s", pl[0]->last_error(inst[0]));
       goto done;
     }
     /* Clock readings live in the plugin's shared object: two plugins may
@@ -896,7 +906,7 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
       uint64_t got = 0, want = 0, at = 0;
       for (size_t i = 0; i < nrefs; i++)
         want += pl[refs[i].plugin] == pl[k];
-      if (pl[k]->clock_read(set[k], got_mhz,
+      if (pl[k]->clock_read(inst[k], got_mhz,
                             sizeof(got_mhz) / sizeof(got_mhz[0]), &got) ||
           got != want) {
         reply_error("time: %llu clock readings for %llu samples",
