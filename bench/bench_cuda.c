@@ -144,7 +144,7 @@ static void decisions(kl_worker *w, int base, int other, int shape,
       CHECK(kl_worker_time(&s, w, ids, 2, shape, &t));
       kl_speedup sp;
       CHECK(kl_stats_speedup_blocked(&sp, s.us[0], s.us[1], s.n,
-                                     s.block_rounds, 0.0));
+                                     s.block_rounds, s.placements, 0.0));
       ratio_sum += sp.speedup;
       if (pass == 0)
         hits += sp.decision != KL_DECISION_SAME;

@@ -54,12 +54,14 @@ KL_EXTERN(int) kl_stats_speedup(kl_speedup *out, const double *base,
                                 const double *cand, size_t n,
                                 double min_gain_pct);
 
-/** kl_stats_speedup for samples taken in blocks of `block` rounds that
- *  each share a memory placement: with three or more whole blocks the
- *  interval is at least the 95% t interval over per-block median ratios. */
+/** kl_stats_speedup for samples taken in blocks of `block` rounds, block k
+ *  on memory placement k % placements (placements 0: each block its own).
+ *  With three or more placements the interval is at least the 95% t
+ *  interval over per-placement median ratios. */
 KL_EXTERN(int) kl_stats_speedup_blocked(kl_speedup *out, const double *base,
                                         const double *cand, size_t n,
-                                        size_t block, double min_gain_pct);
+                                        size_t block, size_t placements,
+                                        double min_gain_pct);
 
 /** Weighted geometric mean of per-shape speedups with a 95% interval
  *  (intervals combined on the log scale as independent normal errors), and

@@ -114,6 +114,8 @@ typedef struct kl_samples {
   double *mhz[2];       /**< device plugins: the SM clock measured just
                              before each sample (NULL for host plugins) */
   char timer[16];       /**< "cupti" (device) or "clock_gettime" (host) */
+  size_t placements;    /**< distinct placements the blocks cycled through
+                             (0: every block had a fresh one) */
   size_t block_rounds;  /**< rounds per placement block actually used
                              (smaller than asked when the time cap fits
                              fewer than six blocks) */

@@ -293,7 +293,8 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
       rc = kl_stats_summarize(&e->res.time, s.us[1], s.n);
     if (rc == 0)
       rc = kl_stats_speedup_blocked(&e->res.speedup, s.us[0], s.us[1], s.n,
-                                    s.block_rounds, r->min_gain_pct);
+                                    s.block_rounds, s.placements,
+                                    r->min_gain_pct);
   }
   kl_samples_dispose(&s);
   return rc;

@@ -138,7 +138,7 @@ static double t95(size_t df) {
 
 int kl_stats_speedup_blocked(kl_speedup *out, const double *base,
                              const double *cand, size_t n, size_t block,
-                             double min_gain_pct) {
+                             size_t placements, double min_gain_pct) {
   memset(out, 0, sizeof(*out));
   if (n == 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no samples to compare");
@@ -155,26 +155,46 @@ int kl_stats_speedup_blocked(kl_speedup *out, const double *base,
    * half-widths add in quadrature. */
   double h = sqrt(log_half_width(&a) * log_half_width(&a) +
                   log_half_width(&b) * log_half_width(&b));
-  /* Samples of one block share a memory placement, so they are not
-   * independent; with three or more whole blocks, the spread of the
-   * per-block ratios bounds the interval from below (a t interval with the
-   * blocks as the unit). */
+  /* Samples that share a memory placement are not independent. With three
+   * or more placements, the spread of the per-placement ratios bounds the
+   * interval from below (a t interval with placements as the unit). Block
+   * k of `block` rounds used placement k % placements (0: every block had
+   * one of its own); blocks that reuse a placement are pooled, or the
+   * interval would count one placement several times. */
   size_t nblocks = block ? n / block : 0;
-  if (nblocks >= 3) {
+  size_t units = placements && placements < nblocks ? placements : nblocks;
+  if (units >= 3) {
+    double *ua = kl__malloc(n * sizeof(double));
+    double *ub = kl__malloc(n * sizeof(double));
     double sum = 0, sum2 = 0;
-    for (size_t k = 0; k < nblocks; k++) {
-      kl_summary ba, bb;
-      if ((rc = kl_stats_summarize(&ba, base + k * block, block)) < 0 ||
-          (rc = kl_stats_summarize(&bb, cand + k * block, block)) < 0)
-        return rc;
-      double r = log(ba.median) - log(bb.median);
-      sum += r;
-      sum2 += r * r;
+    if (!ua || !ub) {
+      kl__free(ua);
+      kl__free(ub);
+      return kl__error_oom();
     }
-    double mean = sum / (double)nblocks;
-    double var = (sum2 - (double)nblocks * mean * mean) / (double)(nblocks - 1);
-    double hb = t95(nblocks - 1) * sqrt(var > 0 ? var : 0) /
-                sqrt((double)nblocks);
+    for (size_t u = 0; u < units && rc == 0; u++) {
+      size_t m = 0;
+      for (size_t i = 0; i < nblocks * block; i++)
+        if ((i / block) % units == u) {
+          ua[m] = base[i];
+          ub[m] = cand[i];
+          m++;
+        }
+      kl_summary sa, sb;
+      if ((rc = kl_stats_summarize(&sa, ua, m)) == 0 &&
+          (rc = kl_stats_summarize(&sb, ub, m)) == 0) {
+        double r = log(sa.median) - log(sb.median);
+        sum += r;
+        sum2 += r * r;
+      }
+    }
+    kl__free(ua);
+    kl__free(ub);
+    if (rc < 0)
+      return rc;
+    double mean = sum / (double)units;
+    double var = (sum2 - (double)units * mean * mean) / (double)(units - 1);
+    double hb = t95(units - 1) * sqrt(var > 0 ? var : 0) / sqrt((double)units);
     if (hb > h)
       h = hb;
   }
@@ -190,7 +210,7 @@ int kl_stats_speedup_blocked(kl_speedup *out, const double *base,
 
 int kl_stats_speedup(kl_speedup *out, const double *base, const double *cand,
                      size_t n, double min_gain_pct) {
-  return kl_stats_speedup_blocked(out, base, cand, n, 0, min_gain_pct);
+  return kl_stats_speedup_blocked(out, base, cand, n, 0, 0, min_gain_pct);
 }
 
 int kl_stats_geomean(kl_speedup *out, const kl_speedup *shapes,

@@ -534,6 +534,7 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
     /* the worker may use smaller blocks to fit six in the budget */
     int64_t used = obj_int(reply, "block_rounds");
     out->block_rounds = used > 0 ? (size_t)used : block;
+    out->placements = (size_t)obj_int(reply, "placements");
   } else {
     kl_samples_dispose(out);
   }

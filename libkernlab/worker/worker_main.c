@@ -403,18 +403,23 @@ static int flush_caches(void) {
 /* 1: the interval is narrow enough; 2: (two plugins) the decision at
  * decide_gain_pct can no longer change; 0: keep sampling. */
 static int converged(double **us, int np, size_t n, size_t block,
-                     double target, double decide_gain_pct) {
+                     size_t placements, double target,
+                     double decide_gain_pct) {
   if (np == 1) {
     kl_summary s;
     return kl_stats_summarize(&s, us[0], n) == 0 && s.rel_ci <= target;
   }
   kl_speedup sp;
-  if (kl_stats_speedup_blocked(&sp, us[0], us[1], n, block, 0) != 0)
+  if (kl_stats_speedup_blocked(&sp, us[0], us[1], n, block, placements, 0) !=
+      0)
     return 0;
   if ((log(sp.ci_high) - log(sp.ci_low)) / 2.0 <= target)
     return 1;
-  /* Deciding early needs the placement spread: three blocks at least. */
-  if (decide_gain_pct >= 0 && block > 0 && n / block >= 3) {
+  /* Deciding early needs the placement spread: three placements at least. */
+  size_t units = block ? n / block : 0;
+  if (placements && placements < units)
+    units = placements;
+  if (decide_gain_pct >= 0 && units >= 3) {
     double g = 1.0 + decide_gain_pct / 100.0;
     if (sp.ci_low > g || sp.ci_high < 1.0 / g ||
         (sp.ci_low > 1.0 / g && sp.ci_high < g))
@@ -556,7 +561,8 @@ static void op_time(json_object *req) {
       break;
     }
     if (n >= next_look) {
-      int done_why = converged(us, np, n, block_rounds, target, decide_gain);
+      int done_why =
+          converged(us, np, n, block_rounds, 0, target, decide_gain);
       if (done_why) {
         reason = done_why == 1 ? "converged" : "decided";
         break;
@@ -934,7 +940,8 @@ static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
       break;
     }
     if (n >= next_look) {
-      int why = converged(us, np, n, block_rounds, target, decide_gain);
+      int why =
+          converged(us, np, n, block_rounds, npool, target, decide_gain);
       if (why) {
         reason = why == 1 ? "converged" : "decided";
         break;

@@ -158,7 +158,7 @@ static void test_stats__blocks_keep_aa_honest(void **state) {
     kl_speedup plain, blocked;
     assert_int_equal(kl_stats_speedup(&plain, base, cand, N, 2.0), 0);
     assert_int_equal(
-        kl_stats_speedup_blocked(&blocked, base, cand, N, B, 2.0), 0);
+        kl_stats_speedup_blocked(&blocked, base, cand, N, B, 0, 2.0), 0);
     assert_true(blocked.ci_high / blocked.ci_low >=
                 plain.ci_high / plain.ci_low);
     plain_covered += plain.ci_low <= 1 && 1 <= plain.ci_high;
@@ -170,6 +170,41 @@ static void test_stats__blocks_keep_aa_honest(void **state) {
   if (blocked_covered < TRIALS * 90 / 100 || plain_covered >= blocked_covered)
     fail_msg("coverage of 1: blocked %d, plain %d of %d", blocked_covered,
              plain_covered, TRIALS);
+}
+
+static void test_stats__reused_placements_are_not_replicates(void **state) {
+  (void)state;
+  /* A pool of 6 placements cycled through by 30 blocks: each placement's
+   * offset repeats 5 times. Counting blocks as independent would be
+   * pseudo-replication; the interval must count placements. */
+  enum { P = 6, B = 10, N = 300, TRIALS = 300 };
+  int as_blocks = 0, as_placements = 0;
+  for (int t = 0; t < TRIALS; t++) {
+    double lb[P], lc[P], base[N], cand[N];
+    for (int u = 0; u < P; u++) {
+      double u1 = unit(), u2 = unit(), r = sqrt(-2 * log(u1));
+      lb[u] = 1 + 0.01 * r * cos(6.283185307 * u2);
+      lc[u] = 1 + 0.01 * r * sin(6.283185307 * u2);
+    }
+    for (int i = 0; i < N; i++) {
+      int u = (i / B) % P;
+      base[i] = 100 * lb[u] * (1 + 0.002 * (unit() - 0.5));
+      cand[i] = 100 * lc[u] * (1 + 0.002 * (unit() - 0.5));
+    }
+    kl_speedup blocks, places;
+    assert_int_equal(kl_stats_speedup_blocked(&blocks, base, cand, N, B, 0,
+                                              2.0), 0);
+    assert_int_equal(kl_stats_speedup_blocked(&places, base, cand, N, B, P,
+                                              2.0), 0);
+    as_blocks += blocks.ci_low <= 1 && 1 <= blocks.ci_high;
+    as_placements += places.ci_low <= 1 && 1 <= places.ci_high;
+  }
+  print_message("6 placements in 30 blocks: covered 1 in %d/%d counting "
+                "placements, %d/%d counting blocks\n", as_placements, TRIALS,
+                as_blocks, TRIALS);
+  if (as_placements < TRIALS * 90 / 100 || as_blocks >= as_placements)
+    fail_msg("placements %d, blocks %d of %d", as_placements, as_blocks,
+             TRIALS);
 }
 
 static void test_stats__geomean_weights(void **state) {
@@ -194,6 +229,7 @@ int main(void) {
       cmocka_unit_test(test_stats__median_ci_covers_known_distributions),
       cmocka_unit_test(test_stats__speedup_decisions),
       cmocka_unit_test(test_stats__blocks_keep_aa_honest),
+      cmocka_unit_test(test_stats__reused_placements_are_not_replicates),
       cmocka_unit_test(test_stats__geomean_weights),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
