@@ -23,4 +23,9 @@ echo
 echo "== kl compare cases/host_matmul --candidate cases/host_matmul/candidates/ikj_blocked.c"
 "$KL" compare cases/host_matmul --candidate cases/host_matmul/candidates/ikj_blocked.c
 echo
+echo "== kl bench cases/vector_add --shape 16M   (needs a CUDA GPU)"
+if ! "$KL" bench cases/vector_add --shape 16M; then
+  echo "(no GPU here: CUDA cases are checked, their harnesses compile, and kl bench says why it cannot run them)"
+fi
+echo
 echo "demo: every bundled case passed kl check; the host cases ran"
