@@ -172,6 +172,33 @@ static void decisions(kl_worker *w, int base, int other, int shape,
           (now_ms() - t0) / 1000.0);
 }
 
+/* T2: the spread of the cold median between fresh processes (a new worker
+ * per measurement; the plugin comes from the compile cache). */
+static void fresh_processes(const kl_case *c, int shape, const char *label,
+                            int reps) {
+  kl_artifact *a;
+  CHECK(kl_compile_plugin(&a, c, NULL, NULL));
+  double meds[32], mean = 0, var = 0;
+  for (int r = 0; r < reps; r++) {
+    kl_worker *w;
+    CHECK(kl_worker_create(&w, NULL));
+    int id;
+    CHECK(kl_worker_load(&id, w, kl_artifact_path(a)));
+    meds[r] = measure(w, id, shape, 1, 0).median;
+    kl_worker_free(w);
+  }
+  for (int r = 0; r < reps; r++)
+    mean += meds[r] / reps;
+  for (int r = 0; r < reps; r++)
+    var += (meds[r] - mean) * (meds[r] - mean) / (reps - 1);
+  fprintf(stderr, "%-6s between %d fresh processes: rsd %.3f%% (mean %.3f us)\n",
+          label, reps, 100 * sqrt(var) / mean, mean);
+  printf("{\"bench\":\"cuda_fresh_processes\",\"size\":\"%s\",\"reps\":%d,"
+         "\"rsd_pct\":%.4f,\"mean_us\":%.4f}\n",
+         label, reps, 100 * sqrt(var) / mean, mean);
+  kl_artifact_free(a);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: bench_cuda SOURCE_DIR [--quick]\n");
@@ -204,6 +231,8 @@ int main(int argc, char **argv) {
   size_bench(w, base, 0, "20us", quick ? 5 : 30);
   size_bench(w, base, 1, "5us", quick ? 5 : 30);
   decisions(w, base, slower, 0, "20us", quick ? 5 : 20);
+  fresh_processes(copy, 0, "20us", quick ? 3 : 10);
+  fresh_processes(copy, 1, "5us", quick ? 3 : 10);
   free(slower_src);
   kl_case_free(copy);
   kl_case_free(empty);

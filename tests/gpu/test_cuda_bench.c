@@ -208,6 +208,77 @@ static void test_gpu__compare_ranks_candidates(void **state) {
   kl_report_free(r);
 }
 
+/* A plugin whose kernel runs on a stream of its own, not the one the
+ * worker orders samples on: a hand-written plugin with its own host code
+ * can do this. Built from the generated vector_add plugin with its launch
+ * moved to a private non-blocking stream. Its time must still be counted:
+ * samples are the span of every kernel their launch issued, on any stream. */
+static void test_gpu__side_stream_work_is_counted(void **state) {
+  (void)state;
+  if (!have_gpu)
+    skip();
+  kl_case *c;
+  assert_int_equal(kl_case_load(&c, SRC "/cases/vector_add", NULL), 0);
+  kl_harness_options ho = KL_HARNESS_OPTIONS_INIT;
+  ho.form = KL_HARNESS_PLUGIN;
+  kl_buf src = KL_BUF_INIT;
+  assert_int_equal(kl_harness_generate(&src, c, NULL, &ho), 0);
+  const char *launch = "(size_t)klh_shared[s], st>>>(";
+  char *at = strstr(src.ptr, launch);
+  assert_non_null(at);
+  char path[256], so[256], cmd[1024];
+  snprintf(path, sizeof(path), "%s/side.cu", cache);
+  snprintf(so, sizeof(so), "%s/side.so", cache);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  /* everything before the launch, a private stream, the rest */
+  fwrite(src.ptr, 1, (size_t)(strstr(src.ptr, "static void klh_call(") -
+                              src.ptr), f);
+  fputs("static cudaStream_t klh_side(void) {\n"
+        "  static cudaStream_t side;\n"
+        "  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n"
+        "  return side;\n}\n", f);
+  const char *call = strstr(src.ptr, "static void klh_call(");
+  fwrite(call, 1, (size_t)(at - call), f);
+  fputs("(size_t)klh_shared[s], klh_side()>>>(", f);
+  fputs(at + strlen(launch), f);
+  fclose(f);
+  snprintf(cmd, sizeof(cmd),
+           "nvcc -O3 -arch=sm_90 -shared -Xcompiler -fPIC -cudart shared %s "
+           "-o %s",
+           path, so);
+  assert_int_equal(system(cmd), 0);
+  kl_artifact *base;
+  assert_int_equal(kl_compile_plugin(&base, c, NULL, &copts), 0);
+  kl_worker *w;
+  assert_int_equal(kl_worker_create(&w, NULL), 0);
+  int b, side;
+  assert_int_equal(kl_worker_load(&b, w, kl_artifact_path(base)), 0);
+  assert_int_equal(kl_worker_load(&side, w, so), 0);
+  uint64_t seeds[3] = {1, 2, 3};
+  kl_check_result res[3];
+  assert_int_equal(kl_worker_check(res, w, side, b, 1, seeds, 3), 0);
+  assert_true(res[0].correct && res[1].correct && res[2].correct);
+  kl_time_options t = KL_TIME_OPTIONS_INIT;
+  t.time_cap_ms = 500;
+  kl_samples sb, ss;
+  assert_int_equal(kl_worker_time(&sb, w, &b, 1, 1, &t), 0);
+  assert_int_equal(kl_worker_time(&ss, w, &side, 1, 1, &t), 0);
+  kl_summary mb, ms;
+  kl_stats_summarize(&mb, sb.us[0], sb.n);
+  kl_stats_summarize(&ms, ss.us[0], ss.n);
+  print_message("vector_add 16M on the worker's stream %.2f us, on a side "
+                "stream %.2f us\n", mb.median, ms.median);
+  /* the same kernel: the side-stream one must not read as near zero */
+  assert_true(ms.median > 0.8 * mb.median && ms.median < 1.25 * mb.median);
+  kl_samples_dispose(&sb);
+  kl_samples_dispose(&ss);
+  kl_worker_free(w);
+  kl_artifact_free(base);
+  kl_buf_dispose(&src);
+  kl_case_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpu__bundled_cases_check_and_bench),
@@ -215,6 +286,7 @@ int main(void) {
       cmocka_unit_test(test_gpu__illegal_address_is_crashed),
       cmocka_unit_test(test_gpu__infinite_loop_is_timeout),
       cmocka_unit_test(test_gpu__compare_ranks_candidates),
+      cmocka_unit_test(test_gpu__side_stream_work_is_counted),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
