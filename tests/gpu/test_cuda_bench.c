@@ -269,8 +269,10 @@ static void test_gpu__side_stream_work_is_counted(void **state) {
   kl_stats_summarize(&ms, ss.us[0], ss.n);
   print_message("vector_add 16M on the worker's stream %.2f us, on a side "
                 "stream %.2f us\n", mb.median, ms.median);
-  /* the same kernel: the side-stream one must not read as near zero */
-  assert_true(ms.median > 0.8 * mb.median && ms.median < 1.25 * mb.median);
+  /* The same kernel: on the side stream it must not read as near zero.
+   * It is not ordered after the flush there, so it may overlap it and read
+   * somewhat slower. */
+  assert_true(ms.median > 0.8 * mb.median && ms.median < 2.5 * mb.median);
   kl_samples_dispose(&sb);
   kl_samples_dispose(&ss);
   kl_worker_free(w);
