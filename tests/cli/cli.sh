@@ -140,5 +140,13 @@ if ! "$KL" bench "$SRC/cases/vector_add" --time-cap-ms 100 >"$TMP/out" 2>"$TMP/e
   grep -q 'no CUDA device is available' "$TMP/err" && ok || bad "no-device message"
 fi
 
+# a CUDA candidate that does not compile: nvcc names its own line, exit 3
+# (the compiler runs before any GPU is needed)
+if command -v nvcc >/dev/null 2>&1; then
+  printf '// broken\nextern "C" __global__ void vector_add(float *c, const float *a,\n    const float *b, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) c[i] = a[i] + bb[i];\n}\n' >"$TMP/bad.cu"
+  expect 3 "$KL" bench "$SRC/cases/vector_add" --candidate "$TMP/bad.cu"
+  grep -q 'COMPILE_ERROR: bad.cu(5): error' "$TMP/err" && ok || bad "nvcc error not at the candidate line"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
