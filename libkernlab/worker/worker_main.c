@@ -32,9 +32,17 @@
 
 #define KL_WORKER_FD 3
 
+/* A time request's parameters, parsed and clamped once for both paths. */
+typedef struct time_req {
+  int shape, cold, warmup;
+  size_t min_n, max_n, block_rounds;
+  double target, cap_us, decide_gain;
+  uint64_t seed;
+} time_req;
+
 #ifdef KL_HAVE_CUPTI
-static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
-                           int np, int shape);
+static void op_time_device(const time_req *tr, const kl_plugin **pl,
+                           void **inst, int np);
 #endif
 #define MAX_PLUGINS 64
 
@@ -428,6 +436,27 @@ static int converged(double **us, int np, size_t n, size_t block,
   return 0;
 }
 
+static time_req parse_time_req(json_object *req) {
+  time_req t;
+  t.shape = (int)get_int(req, "shape", 0);
+  t.cold = (int)get_int(req, "cold", 1);
+  t.warmup = (int)get_int(req, "warmup", 2);
+  t.min_n = (size_t)get_int(req, "min_samples", 10);
+  t.max_n = (size_t)get_int(req, "max_samples", 1000);
+  t.target = get_double(req, "target_rel_ci", 0.005);
+  t.cap_us = get_double(req, "time_cap_ms", 2000) * 1000.0;
+  t.seed = (uint64_t)get_int(req, "seed", 1);
+  t.block_rounds = (size_t)get_int(req, "block_rounds", 16);
+  t.decide_gain = get_double(req, "decide_gain_pct", -1);
+  if (t.block_rounds < 1)
+    t.block_rounds = 1;
+  if (t.min_n < 1)
+    t.min_n = 1;
+  if (t.max_n < t.min_n)
+    t.max_n = t.min_n;
+  return t;
+}
+
 static void op_time(json_object *req) {
   json_object *ids;
   if (!json_object_object_get_ex(req, "plugins", &ids)) {
@@ -439,22 +468,11 @@ static void op_time(json_object *req) {
     reply_error("time: one or two plugins, not %d", np);
     return;
   }
-  int shape = (int)get_int(req, "shape", 0);
-  int cold = (int)get_int(req, "cold", 1);
-  int warmup = (int)get_int(req, "warmup", 2);
-  size_t min_n = (size_t)get_int(req, "min_samples", 10);
-  size_t max_n = (size_t)get_int(req, "max_samples", 1000);
-  double target = get_double(req, "target_rel_ci", 0.005);
-  double cap_us = get_double(req, "time_cap_ms", 2000) * 1000.0;
-  uint64_t seed = (uint64_t)get_int(req, "seed", 1);
-  size_t block_rounds = (size_t)get_int(req, "block_rounds", 16);
-  double decide_gain = get_double(req, "decide_gain_pct", -1);
-  if (block_rounds < 1)
-    block_rounds = 1;
-  if (min_n < 1)
-    min_n = 1;
-  if (max_n < min_n)
-    max_n = min_n;
+  time_req tr = parse_time_req(req);
+  int shape = tr.shape, cold = tr.cold, warmup = tr.warmup;
+  size_t min_n = tr.min_n, max_n = tr.max_n, block_rounds = tr.block_rounds;
+  double target = tr.target, cap_us = tr.cap_us, decide_gain = tr.decide_gain;
+  uint64_t seed = tr.seed;
   const kl_plugin *pl[2] = {0};
   void *inst[2] = {0};
   double *us[2] = {0};
@@ -485,7 +503,7 @@ static void op_time(json_object *req) {
         goto done;
       }
 #ifdef KL_HAVE_CUPTI
-    op_time_device(req, pl, inst, np, shape);
+    op_time_device(&tr, pl, inst, np);
 #else
     reply_error("time: this kl-worker was built without CUPTI, so it cannot "
                 "time device kernels");
@@ -742,23 +760,12 @@ static int share_stream(const kl_plugin **pl, void **inst, int np) {
   return 0;
 }
 
-static void op_time_device(json_object *req, const kl_plugin **pl, void **inst,
-                           int np, int shape) {
-  int cold = (int)get_int(req, "cold", 1);
-  int warmup = (int)get_int(req, "warmup", 2);
-  size_t min_n = (size_t)get_int(req, "min_samples", 10);
-  size_t max_n = (size_t)get_int(req, "max_samples", 1000);
-  double target = get_double(req, "target_rel_ci", 0.005);
-  double cap_us = get_double(req, "time_cap_ms", 2000) * 1000.0;
-  uint64_t seed = (uint64_t)get_int(req, "seed", 1);
-  size_t block_rounds = (size_t)get_int(req, "block_rounds", 16);
-  double decide_gain = get_double(req, "decide_gain_pct", -1);
-  if (min_n < 1)
-    min_n = 1;
-  if (max_n < min_n)
-    max_n = min_n;
-  if (block_rounds < 1)
-    block_rounds = 1;
+static void op_time_device(const time_req *tr, const kl_plugin **pl,
+                           void **inst, int np) {
+  int shape = tr->shape, cold = tr->cold, warmup = tr->warmup;
+  size_t min_n = tr->min_n, max_n = tr->max_n, block_rounds = tr->block_rounds;
+  double target = tr->target, cap_us = tr->cap_us, decide_gain = tr->decide_gain;
+  uint64_t seed = tr->seed;
   char err[512];
   double *us[2] = {0}, *mhz[2] = {0};
   void **pool = NULL; /* npool sets of np instances; set 0 is inst[] */
