@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "core/internal.h"
 #include "kernlab/kernlab.h"
 
 #define SRC KL_SOURCE_DIR
@@ -161,12 +162,57 @@ static void test_harness__cuda_plugin_compiles_with_nvcc(void **state) {
   kl_case_free(c);
 }
 
+/* Fail each allocation of a generation in turn: every failure must be
+ * KL_ENOMEM with nothing handed out (ASan runs show nothing leaks). */
+static void test_harness__out_of_memory_sweep(void **state) {
+  (void)state;
+  const char *cases[] = {SRC "/cases/host_matmul", SRC "/cases/rmsnorm_bf16"};
+  for (size_t k = 0; k < 2; k++) {
+    kl_case *c;
+    assert_int_equal(kl_case_load(&c, cases[k], NULL), 0);
+    int failures = 0;
+    for (long nth = 1; nth < 100000; nth++) {
+      kl_buf b = KL_BUF_INIT;
+      kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
+      o.form = KL_HARNESS_PLUGIN;
+      kl__alloc_fail_after(nth);
+      int rc = kl_harness_generate(&b, c, NULL, &o);
+      kl__alloc_fail_after(0);
+      if (rc == 0) {
+        assert_non_null(b.ptr);
+        kl_buf_dispose(&b);
+        break;
+      }
+      if (rc != KL_ENOMEM)
+        fail_msg("allocation %ld: rc %d", nth, rc);
+      assert_null(b.ptr);
+      failures++;
+    }
+    assert_true(failures > 3);
+    kl_case_free(c);
+  }
+  /* and the statistics */
+  double x[64];
+  for (int i = 0; i < 64; i++)
+    x[i] = 10 + i % 7;
+  for (long nth = 1; nth < 64; nth++) {
+    kl_speedup sp;
+    kl__alloc_fail_after(nth);
+    int rc = kl_stats_speedup_blocked(&sp, x, x, 64, 8, 0, 2.0);
+    kl__alloc_fail_after(0);
+    if (rc == 0)
+      break;
+    assert_int_equal(rc, KL_ENOMEM);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_harness__golden_files),
       cmocka_unit_test(test_harness__deterministic),
       cmocka_unit_test(test_harness__standalone_runs_with_only_cc),
       cmocka_unit_test(test_harness__cuda_plugin_compiles_with_nvcc),
+      cmocka_unit_test(test_harness__out_of_memory_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
