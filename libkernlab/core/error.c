@@ -61,27 +61,37 @@ static char *plain_strdup(const char *s) {
   return p;
 }
 
+static char *vformat(const char *fmt, va_list ap) {
+  va_list cp;
+  va_copy(cp, ap);
+  int n = vsnprintf(NULL, 0, fmt, cp);
+  va_end(cp);
+  if (n < 0)
+    return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (s)
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+  return s;
+}
+
+static char *aformat(const char *fmt, ...) KL_PRINTF(1, 2);
+static char *aformat(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = vformat(fmt, ap);
+  va_end(ap);
+  return s;
+}
+
 static char *format_message(const char *path, int line, int column,
                             const char *text) {
-  char *out = NULL;
-  int n;
   if (path && line > 0 && column > 0)
-    n = snprintf(NULL, 0, "%s:%d:%d: %s", path, line, column, text);
-  else if (path && line > 0)
-    n = snprintf(NULL, 0, "%s:%d: %s", path, line, text);
-  else if (path)
-    n = snprintf(NULL, 0, "%s: %s", path, text);
-  else
-    return plain_strdup(text);
-  if (n < 0 || !(out = malloc((size_t)n + 1)))
-    return NULL;
-  if (path && line > 0 && column > 0)
-    snprintf(out, (size_t)n + 1, "%s:%d:%d: %s", path, line, column, text);
-  else if (path && line > 0)
-    snprintf(out, (size_t)n + 1, "%s:%d: %s", path, line, text);
-  else
-    snprintf(out, (size_t)n + 1, "%s: %s", path, text);
-  return out;
+    return aformat("%s:%d:%d: %s", path, line, column, text);
+  if (path && line > 0)
+    return aformat("%s:%d: %s", path, line, text);
+  if (path)
+    return aformat("%s: %s", path, text);
+  return plain_strdup(text);
 }
 
 static int set_fields(int code, int domain, const char *path, int line,
@@ -103,19 +113,6 @@ static int set_fields(int code, int domain, const char *path, int line,
   last.e.snippet = last.snippet;
   last.e.sys_errno = sys_errno;
   return code;
-}
-
-static char *vformat(const char *fmt, va_list ap) {
-  va_list cp;
-  va_copy(cp, ap);
-  int n = vsnprintf(NULL, 0, fmt, cp);
-  va_end(cp);
-  if (n < 0)
-    return NULL;
-  char *s = malloc((size_t)n + 1);
-  if (s)
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-  return s;
 }
 
 int kl__error(int code, int domain, const char *fmt, ...) {
