@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "kernlab/kernlab.h"
+#include "support/slurp.h"
 
 #define CHECK(x)                                                              \
   do {                                                                        \
@@ -28,20 +29,6 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-    n = 0;
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
 
 static int load(kl_worker *w, const kl_case *c, const char *src) {
   kl_artifact *a;
@@ -222,7 +209,11 @@ int main(int argc, char **argv) {
   CHECK(kl_case_load(&empty, path, NULL));
   snprintf(path, sizeof(path), "%s/bench/cases/copy_f32/candidates/slower_1pct.cu",
            argv[1]);
-  char *slower_src = slurp(path);
+  char *slower_src = kl_test_slurp(path);
+  if (!slower_src) {
+    fprintf(stderr, "bench_cuda: cannot read %s\n", path);
+    return 1;
+  }
   int base = load(w, copy, NULL), slower = load(w, copy, slower_src);
   int e = load(w, empty, NULL);
   one em = measure(w, e, 0, 0, 0);

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "kernlab/kernlab.h"
+#include "support/slurp.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -26,20 +27,6 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-    n = 0;
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
 
 #define CHECK(x)                                                              \
   do {                                                                        \
@@ -95,7 +82,7 @@ static void measure_shape(kl_worker *w, int id, const kl_case *c, int shape,
 
 static void decision_time(const kl_case *c, const char *candidate_path,
                           const char *shape, const char *label) {
-  char *cand = slurp(candidate_path);
+  char *cand = kl_test_slurp(candidate_path);
   if (!cand) {
     fprintf(stderr, "bench_host: cannot read %s\n", candidate_path);
     exit(1);

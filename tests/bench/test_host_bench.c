@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kernlab/kernlab.h"
+#include "support/slurp.h"
 
 #define SRC KL_SOURCE_DIR
 #define CAND SRC "/tests/bench/candidates/"
@@ -42,18 +43,6 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
 
 static kl_bench_options options(const char *shape) {
   kl_bench_options o = KL_BENCH_OPTIONS_INIT;
@@ -74,7 +63,9 @@ static kl_report *run(const kl_case *c, const char *file, const char *shape,
    * would then fail more often than its interval promises */
   if (compare)
     o.time.time_cap_ms = 2000;
-  char *src = file ? slurp(file) : NULL;
+  char *src = file ? kl_test_slurp(file) : NULL;
+  if (file)
+    assert_non_null(src);
   o.candidate = src;
   o.candidate_name = file ? strrchr(file, '/') + 1 : NULL;
   if (timeout_ms)
@@ -191,7 +182,8 @@ static void test_bench__compile_error(void **state) {
  * plugins, under the same ids. */
 static void test_bench__worker_survives_a_crash(void **state) {
   (void)state;
-  char *bad = slurp(CAND "saxpy_segfault.c");
+  char *bad = kl_test_slurp(CAND "saxpy_segfault.c");
+  assert_non_null(bad);
   kl_artifact *good_a, *bad_a;
   assert_int_equal(kl_compile_plugin(&good_a, saxpy, NULL, &copts), 0);
   assert_int_equal(kl_compile_plugin(&bad_a, saxpy, bad, &copts), 0);

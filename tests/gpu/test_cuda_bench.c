@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "kernlab/kernlab.h"
+#include "support/slurp.h"
 
 #define SRC KL_SOURCE_DIR
 #define CAND SRC "/tests/gpu/candidates/"
@@ -48,18 +49,6 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
 
 static kl_report *run(const char *case_name, const char *file,
                       const char *shape, bool compare, int timeout_ms) {
@@ -73,7 +62,9 @@ static kl_report *run(const char *case_name, const char *file,
   o.shape = shape;
   o.time.time_cap_ms = 500;
   o.timeout_ms = timeout_ms ? timeout_ms : 60000;
-  char *src = file ? slurp(file) : NULL;
+  char *src = file ? kl_test_slurp(file) : NULL;
+  if (file)
+    assert_non_null(src);
   o.candidate = src;
   o.candidate_name = file ? strrchr(file, '/') + 1 : NULL;
   kl_report *r = NULL;

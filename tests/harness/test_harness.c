@@ -13,26 +13,10 @@
 
 #include "core/internal.h"
 #include "kernlab/kernlab.h"
+#include "support/slurp.h"
 
 #define SRC KL_SOURCE_DIR
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  if (buf)
-    buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
 
 static void generate(kl_buf *out, const char *case_name, const char *cand,
                      kl_harness_form form) {
@@ -63,7 +47,7 @@ static void golden(const char *case_name, const char *cand,
     fwrite(b.ptr, 1, b.size, f);
     fclose(f);
   }
-  char *want = slurp(path);
+  char *want = kl_test_slurp(path);
   if (!want)
     fail_msg("no golden file %s (run with KL_UPDATE_GOLDEN=1)", path);
   if (strcmp(want, b.ptr) != 0) {
@@ -125,7 +109,7 @@ static void test_harness__standalone_runs_with_only_cc(void **state) {
   snprintf(cmd, sizeof(cmd), "%s > %s", exe, out);
   int status = system(cmd);
   assert_int_not_equal(status, 0); /* an incorrect candidate fails */
-  char *text = slurp(out);
+  char *text = kl_test_slurp(out);
   assert_non_null(text);
   assert_non_null(strstr(text, "\"shape\":\"1M\",\"checked\":true,"
                                "\"correct\":false"));
