@@ -32,6 +32,7 @@ int cmd_help(int argc, char **argv);
 int cmd_harness(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 /* Read a whole file into *out (malloc'd); prints the error and returns the
  * exit status on failure, 0 on success. */
 int cli_read_file(char **out, const char *path);

@@ -63,6 +63,29 @@ const cli_verb cli_verbs[] = {
      "decision: faster or slower when the interval excludes 1 and the gain\n"
      "reaches the case's min_gain_pct, else same; then the objective over\n"
      "the shapes. Options as for kl bench. Exit 3 when rejected.\n"},
+    {"profile", cmd_profile, "read hardware counters and name the bottleneck",
+     "kl profile CASE [--candidate FILE] [--shape NAME] "
+     "[--set quick|standard|LIST] [--json] [--ncu-names]\n"
+     "       kl profile --list-metrics [--json]",
+     "Checks and times the kernel like kl bench (a short timing), then\n"
+     "profiles one launch per shape: CUPTI's Range Profiler for CUDA cases\n"
+     "(each pass starts from restored inputs and a flushed L2; durations\n"
+     "always come from the timed, unprofiled launches), perf_event_open for\n"
+     "host cases. Prints the bottleneck verdict (memory_bound, compute_bound,\n"
+     "latency_bound, launch_bound) with the numbers behind it, then the\n"
+     "metrics by group: roofline, memory, warp stalls, occupancy,\n"
+     "instruction, launch.\n"
+     "  --set S           quick (<= 3 passes), standard (default; >= 50\n"
+     "                    metrics in <= 15 passes), or a comma list of\n"
+     "                    catalog names and raw CUPTI names, checked\n"
+     "                    against the chip (an unknown name: exit 2)\n"
+     "  --ncu-names       key metrics by Nsight Compute's names\n"
+     "  --list-metrics    print the metric catalog and exit\n"
+     "  --json            one JSON document (docs/json.md)\n"
+     "Exit 1 when the GPU gives no counters (ERR_NVGPUCTRPERM, vGPU): the\n"
+     "message says why and what to do; timing is still printed. Where the\n"
+     "host has no perf counters (many VMs) a note says so (exit 0).\n"
+     "Exit 3 when the candidate is rejected.\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

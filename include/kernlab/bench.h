@@ -13,6 +13,7 @@
 #include "common.h"
 #include "case.h"
 #include "compile.h"
+#include "profile.h"
 #include "stats.h"
 #include "worker.h"
 
@@ -43,9 +44,13 @@ typedef struct kl_bench_options {
   const kl_compile_options *compile; /**< NULL: defaults */
   const char *worker_path;    /**< NULL: found as kl_worker_create does */
   int device;                 /**< CUDA device index; -1: the default */
+  const char *profile;        /**< after timing, profile each shape with
+                                   this set: "quick", "standard", or names
+                                   separated by commas (kernlab/profile.h);
+                                   NULL: no profile */
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT \
-  {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL, -1}
+  {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL, -1, NULL}
 KL_EXTERN(void) kl_bench_options_init(kl_bench_options *opts);
 
 typedef struct kl_report kl_report; /* opaque */
@@ -95,6 +100,11 @@ KL_EXTERN(int) kl_report_shape(kl_shape_result *out, const kl_report *r,
 KL_EXTERN(int) kl_report_device(kl_device_info *out, const kl_report *r);
 /** The objective over the shapes (compare only); KL_ENOTFOUND otherwise. */
 KL_EXTERN(int) kl_report_objective(kl_speedup *out, const kl_report *r);
+
+/** Shape i's profile (kl_bench_options.profile), or NULL when none was
+ *  taken. It lives as long as the report. A profile without values (no
+ *  counters here) says why in kl_profile_note. */
+KL_EXTERN(const kl_profile *) kl_report_profile(const kl_report *r, size_t i);
 
 /** The report as one JSON document (field names documented in
  *  docs/json.md and stable). */

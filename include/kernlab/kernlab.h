@@ -19,5 +19,6 @@
 #include "stats.h"
 #include "worker.h"
 #include "bench.h"
+#include "profile.h"
 
 #endif /* KERNLAB_H */

@@ -17,12 +17,15 @@
 #include <unistd.h>
 
 #include "../case/case_internal.h"
+#include "../profile/profile_internal.h"
+#include "../worker/client_internal.h"
 #include "kernlab/bench.h"
 
 typedef struct shape_entry {
   kl_shape_result res;
   char stop_reason[32];
   char *name; /* owned: a report outlives its case */
+  kl_profile *profile;
 } shape_entry;
 
 struct kl_report {
@@ -72,8 +75,10 @@ void kl_report_free(kl_report *r) {
   kl__free(r->reason);
   kl__free(r->compile_log);
   kl__free(r->seeds);
-  for (size_t i = 0; r->shapes && i < r->nshapes; i++)
+  for (size_t i = 0; r->shapes && i < r->nshapes; i++) {
     kl__free(r->shapes[i].name);
+    kl_profile_free(r->shapes[i].profile);
+  }
   kl__free(r->shapes);
   kl__free(r);
 }
@@ -300,6 +305,52 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   return rc;
 }
 
+const kl_profile *kl_report_profile(const kl_report *r, size_t i) {
+  return i < r->nshapes ? r->shapes[i].profile : NULL;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Counters of one launch at one shape, collected *before* any timing in
+ * this worker: kernel-activity tracing (which timing turns on) instruments
+ * kernel code and would add its own instructions to the counts. The reply
+ * is kept until the timing gives the duration the profile's roofline
+ * values need. */
+static int profile_collect(json_object **reply, kl_report *r, kl_worker *w,
+                           int plugin, int shape, char **names,
+                           size_t nnames, uint64_t seed, double *wall_ms,
+                           shape_entry *e) {
+  double t0 = now_ms();
+  int rc = kl__worker_profile(reply, w, plugin, shape, names, nnames, seed);
+  *wall_ms = now_ms() - t0;
+  if (rc < 0)
+    return worker_failure(r, rc, e->res.name, "profiling");
+  return 0;
+}
+
+/* The profile from its reply and the timing. A machine without counters
+ * gives a profile that says why (the timing stands); a name the chip lacks
+ * fails the call. */
+static int profile_build(json_object *reply, const kl_case *c, int shape,
+                         const char *spec, double wall_ms, shape_entry *e) {
+  kl_profile_inputs in = {spec, e->res.timed ? e->res.time.median : 0, false,
+                          0, 0, wall_ms};
+  in.has_roofline = kl_case_roofline(&in.bytes, &in.flops, c, shape) == 0;
+  int rc = kl__worker_reply_status(reply, "profile");
+  if (rc == KL_EUNSUPPORTED) {
+    const kl_error *err = kl_error_last();
+    return kl__profile_unavailable(&e->profile, &in,
+                                   c->backend == KL_BACKEND_CUDA ? "cuda"
+                                                                 : "host",
+                                   err ? err->text : "no counters");
+  }
+  return rc < 0 ? rc : kl__profile_from_reply(&e->profile, reply, &in);
+}
+
 static int objective(kl_report *r, const kl_case *c) {
   size_t n = 0;
   kl_speedup sp[64];
@@ -336,12 +387,23 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   if (o->shape && (only = kl_case_shape_find(c, o->shape)) < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                      "case '%s' has no shape '%s'", c->name, o->shape);
+  char **pnames = NULL;
+  size_t npnames = 0;
+  if (o->profile && c->backend == KL_BACKEND_CUDA) {
+    int prc = kl__profile_names(&pnames, &npnames, o->profile);
+    if (prc < 0)
+      return prc;
+  }
+  json_object **replies = NULL; /* profile replies, per shape */
+  double *prof_ms = NULL;
   kl_report *r = kl__calloc(1, sizeof(*r));
   kl_artifact *base = NULL, *cand = NULL;
   kl_worker *w = NULL;
   int rc = 0;
-  if (!r)
+  if (!r) {
+    kl__profile_names_free(pnames, npnames);
     return kl__error_oom();
+  }
   r->compare = compare;
   r->cold = o->time.cold;
   r->min_gain_pct = c->budget.min_gain_pct;
@@ -409,6 +471,23 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     if ((rc = check_shape(r, w, subject, oracle, shape, &r->shapes[i])) < 0)
       goto done;
   }
+  /* Profiles first (see profile_collect), built after the timing. */
+  if (o->profile && r->verdict == KL_VERDICT_OK) {
+    replies = kl__calloc(r->nshapes, sizeof(*replies));
+    prof_ms = kl__calloc(r->nshapes, sizeof(*prof_ms));
+    if (!replies || !prof_ms) {
+      rc = kl__error_oom();
+      goto done;
+    }
+  }
+  for (size_t i = 0; replies && i < r->nshapes && r->verdict == KL_VERDICT_OK;
+       i++) {
+    int shape = only >= 0 ? only : (int)i;
+    if ((rc = profile_collect(&replies[i], r, w, subject, shape, pnames,
+                              npnames, derived_seed(base_seed, 2000),
+                              &prof_ms[i], &r->shapes[i])) < 0)
+      goto done;
+  }
   kl_time_options t = o->time;
   if (compare && t.decide_gain_pct < 0)
     t.decide_gain_pct = r->min_gain_pct;
@@ -424,9 +503,21 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     if (rc < 0)
       goto done;
   }
+  for (size_t i = 0; replies && i < r->nshapes && r->verdict == KL_VERDICT_OK;
+       i++) {
+    int shape = only >= 0 ? only : (int)i;
+    if ((rc = profile_build(replies[i], c, shape, o->profile, prof_ms[i],
+                            &r->shapes[i])) < 0)
+      goto done;
+  }
   if (compare && r->verdict == KL_VERDICT_OK)
     rc = objective(r, c);
 done:
+  for (size_t i = 0; replies && i < r->nshapes; i++)
+    json_object_put(replies[i]);
+  kl__free(replies);
+  kl__free(prof_ms);
+  kl__profile_names_free(pnames, npnames);
   if (w)
     r->worker_restarts = kl_worker_restarts(w);
   kl_worker_free(w);
@@ -524,6 +615,16 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
     } else {
       rc |= kl__buf_puts(&b, ",\"median_us\":null,\"ci_low_us\":null,"
                              "\"ci_high_us\":null,\"samples\":0");
+    }
+    if (e->profile) {
+      kl_buf pj = KL_BUF_INIT;
+      if (kl_profile_json(&pj, e->profile, 0) < 0) {
+        kl_buf_dispose(&b);
+        return kl__error_oom();
+      }
+      rc |= kl__buf_puts(&b, ",\"profile\":");
+      rc |= kl__buf_put(&b, pj.ptr, pj.size);
+      kl_buf_dispose(&pj);
     }
     rc |= kl__buf_putc(&b, '}');
   }

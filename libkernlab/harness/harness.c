@@ -302,6 +302,9 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (cuda)
     rc |= emit_launch_tables(&b, c);
   rc |= emit_call(&b, c, "klh_call", c->entry, cuda);
+  if (cuda) /* the kernel itself, for its attributes and occupancy */
+    rc |= kl__buf_printf(&b, "static const void *const klh_entry_fn = "
+                             "(const void *)&%s;\n", c->entry);
   rc |= kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
                        c->ref.kind == KL_REFERENCE_HOST);
   if (c->ref.kind == KL_REFERENCE_HOST)

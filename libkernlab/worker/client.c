@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client_internal.h"
 #include "../core/internal.h"
 #include "kernlab/worker.h"
 
@@ -564,4 +565,68 @@ int kl_worker_device(kl_device_info *out, kl_worker *w) {
   }
   json_object_put(reply);
   return rc;
+}
+
+int kl__worker_profile(json_object **reply, kl_worker *w, int plugin,
+                       int shape, char *const *metrics, size_t n,
+                       uint64_t seed) {
+  *reply = NULL;
+  int rc = ensure_running(w);
+  if (rc < 0)
+    return rc;
+  json_object *req = json_object_new_object(), *names = json_object_new_array();
+  json_object_object_add(req, "op", json_object_new_string("profile"));
+  json_object_object_add(req, "plugin", json_object_new_int(plugin));
+  json_object_object_add(req, "shape", json_object_new_int(shape));
+  json_object_object_add(req, "seed", json_object_new_int64((int64_t)seed));
+  json_object_object_add(req, "cold", json_object_new_int(1));
+  for (size_t i = 0; i < n; i++)
+    json_object_array_add(names, json_object_new_string(metrics[i]));
+  json_object_object_add(req, "metrics", names);
+  rc = roundtrip(reply, w, req);
+  json_object_put(req);
+  return rc;
+}
+
+int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,
+                             char *const *metrics, size_t n) {
+  *passes = 0;
+  int rc = ensure_running(w);
+  if (rc < 0)
+    return rc;
+  json_object *req = json_object_new_object(), *names = json_object_new_array(),
+              *reply = NULL;
+  json_object_object_add(req, "op", json_object_new_string("metric_passes"));
+  if (chip)
+    json_object_object_add(req, "chip", json_object_new_string(chip));
+  for (size_t i = 0; i < n; i++)
+    json_object_array_add(names, json_object_new_string(metrics[i]));
+  json_object_object_add(req, "metrics", names);
+  rc = roundtrip(&reply, w, req);
+  json_object_put(req);
+  if (rc < 0)
+    return rc;
+  if ((rc = kl__worker_reply_status(reply, "metric_passes")) == 0)
+    *passes = (size_t)obj_int(reply, "passes");
+  json_object_put(reply);
+  return rc;
+}
+
+/* A reply's failure as an error: a name the chip lacks is bad input; no
+ * counters on this machine is "not possible here". */
+int kl__worker_reply_status(json_object *reply, const char *what) {
+  json_object *code, *err, *ok;
+  if (json_object_object_get_ex(reply, "ok", &ok) && json_object_get_boolean(ok))
+    return 0;
+  const char *k = json_object_object_get_ex(reply, "code", &code)
+                      ? json_object_get_string(code)
+                      : "";
+  const char *msg = json_object_object_get_ex(reply, "error", &err)
+                        ? json_object_get_string(err)
+                        : "the worker gave no reason";
+  if (!k[0])
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: %s: %s", what, msg);
+  if (strcmp(k, "permission") == 0 || strcmp(k, "unavailable") == 0)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE, "%s", msg);
+  return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s", msg);
 }

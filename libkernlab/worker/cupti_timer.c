@@ -98,22 +98,29 @@ static const char *result_string(CUptiResult r) {
   return s ? s : "unknown CUPTI error";
 }
 
-int klw_cupti_start(char *err, size_t errlen) {
-  if (started)
-    return 0;
+void *klw_cupti_open(char *err, size_t errlen) {
+  static void *handle;
+  if (handle)
+    return handle;
   const char *names[] = {getenv("KERNLAB_CUPTI"), "libcupti.so.13",
                          KLW_CUPTI_BUILD_PATH, "libcupti.so"};
-  void *h = NULL;
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !handle; i++)
     if (names[i] && names[i][0])
-      h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
-  if (!h) {
+      handle = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+  if (!handle)
     snprintf(err, errlen,
              "CUPTI (libcupti.so.13) cannot be loaded: %s; set "
              "KERNLAB_CUPTI to its path",
              dlerror());
+  return handle;
+}
+
+int klw_cupti_start(char *err, size_t errlen) {
+  if (started)
+    return 0;
+  void *h = klw_cupti_open(err, errlen);
+  if (!h)
     return -1;
-  }
 #define SYM(field, name)                                                       \
   do {                                                                         \
     *(void **)&api.field = dlsym(h, name);                                     \
@@ -170,6 +177,8 @@ int klw_cupti_start(char *err, size_t errlen) {
   started = true;
   return 0;
 }
+
+bool klw_cupti_tracing(void) { return started; }
 
 int klw_cupti_take(klw_kernel **out, size_t *n, size_t *dropped) {
   *out = NULL;

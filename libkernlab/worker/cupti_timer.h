@@ -15,8 +15,12 @@ typedef struct klw_kernel {
   int kind;             /* KLW_WORK, KLW_FLUSH (klh_l2_flush), KLW_PROBE */
 } klw_kernel;
 
+/* libcupti, opened once (RTLD_GLOBAL); NULL with a message. */
+void *klw_cupti_open(char *err, size_t errlen);
 /* Load CUPTI and start recording kernels; 0, or -1 with a message. */
 int klw_cupti_start(char *err, size_t errlen);
+/* Whether kernel tracing is on in this process (it instruments kernels). */
+bool klw_cupti_tracing(void);
 /* After the device is synchronised: every kernel record since the last
  * call (caller frees *out), and how many records CUPTI dropped. */
 int klw_cupti_take(klw_kernel **out, size_t *n, size_t *dropped);

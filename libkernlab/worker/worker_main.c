@@ -8,6 +8,9 @@
  *   {"op":"time","plugins":[N(,M)],"shape":S,"cold":b,"warmup":k,
  *    "min_samples":a,"max_samples":b,"target_rel_ci":x,"time_cap_ms":t,
  *    "seed":s}                                   -> {"ok":true,"samples":[[..]]}
+ *   {"op":"profile","plugin":N,"shape":S,"metrics":[...],"seed":s,"cold":b}
+ *                                                -> counters (op_profile.c)
+ *   {"op":"metric_passes","metrics":[...],"chip":C} -> {"passes":P}
  *   {"op":"quit"}
  * Failures the worker survives answer {"ok":false,"error":"..."}; a crash
  * or hang is the parent's to notice. */
@@ -17,6 +20,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,7 @@
 
 #include "kernlab/plugin.h"
 #include "kernlab/stats.h"
+#include "worker_internal.h"
 #ifdef KL_HAVE_CUPTI
 #include <cuda.h>
 #include "cupti_timer.h"
@@ -83,7 +88,7 @@ static char *read_line(void) {
   }
 }
 
-static void reply(json_object *o) {
+void klw_reply(json_object *o) {
   const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
   size_t n = strlen(s);
   while (n > 0) {
@@ -100,8 +105,7 @@ static void reply(json_object *o) {
   json_object_put(o);
 }
 
-static void reply_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void reply_error(const char *fmt, ...) {
+void klw_reply_error(const char *fmt, ...) {
   char text[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -110,22 +114,22 @@ static void reply_error(const char *fmt, ...) {
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(0));
   json_object_object_add(o, "error", json_object_new_string(text));
-  reply(o);
+  klw_reply(o);
 }
 
-static int64_t get_int(json_object *req, const char *key, int64_t dflt) {
+int64_t klw_get_int(json_object *req, const char *key, int64_t dflt) {
   json_object *v;
   return json_object_object_get_ex(req, key, &v) ? json_object_get_int64(v)
                                                  : dflt;
 }
 
-static double get_double(json_object *req, const char *key, double dflt) {
+double klw_get_double(json_object *req, const char *key, double dflt) {
   json_object *v;
   return json_object_object_get_ex(req, key, &v) ? json_object_get_double(v)
                                                  : dflt;
 }
 
-static const kl_plugin *plugin_at(int64_t id) {
+const kl_plugin *klw_plugin_at(int64_t id) {
   return id >= 0 && id < nplugins ? plugins[id] : NULL;
 }
 
@@ -134,28 +138,28 @@ static const kl_plugin *plugin_at(int64_t id) {
 static void op_load(json_object *req) {
   json_object *p;
   if (!json_object_object_get_ex(req, "path", &p)) {
-    reply_error("load: no path");
+    klw_reply_error("load: no path");
     return;
   }
   const char *path = json_object_get_string(p);
   if (nplugins == MAX_PLUGINS) {
-    reply_error("load: too many plugins (%d)", MAX_PLUGINS);
+    klw_reply_error("load: too many plugins (%d)", MAX_PLUGINS);
     return;
   }
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    reply_error("load: %s", dlerror());
+    klw_reply_error("load: %s", dlerror());
     return;
   }
   kl_plugin_entry_fn entry = (kl_plugin_entry_fn)dlsym(h, KL_PLUGIN_SYMBOL);
   const kl_plugin *pl = entry ? entry() : NULL;
   if (!pl) {
-    reply_error("load: %s exports no %s", path, KL_PLUGIN_SYMBOL);
+    klw_reply_error("load: %s exports no %s", path, KL_PLUGIN_SYMBOL);
     return;
   }
   if (pl->abi_version != KL_PLUGIN_ABI_VERSION ||
-      pl->struct_size < sizeof(kl_plugin)) {
-    reply_error("load: %s has plugin ABI %u (size %u); this worker speaks %d",
+      pl->struct_size < offsetof(kl_plugin, kernel_info)) {
+    klw_reply_error("load: %s has plugin ABI %u (size %u); this worker speaks %d",
                 path, pl->abi_version, pl->struct_size, KL_PLUGIN_ABI_VERSION);
     return;
   }
@@ -167,7 +171,7 @@ static void op_load(json_object *req) {
   json_object_object_add(o, "nshapes", json_object_new_int(pl->nshapes));
   json_object_object_add(o, "nparams", json_object_new_int(pl->nparams));
   nplugins++;
-  reply(o);
+  klw_reply(o);
 }
 
 /* ---- check ----------------------------------------------------------------- */
@@ -214,28 +218,28 @@ static int run_and_compare(const kl_plugin *pl, void *inst, uint64_t seed,
 }
 
 static void op_check(json_object *req) {
-  const kl_plugin *pl = plugin_at(get_int(req, "plugin", -1));
-  int64_t oracle_id = get_int(req, "oracle", -1);
-  const kl_plugin *orc = oracle_id >= 0 ? plugin_at(oracle_id) : NULL;
-  int shape = (int)get_int(req, "shape", 0);
+  const kl_plugin *pl = klw_plugin_at(klw_get_int(req, "plugin", -1));
+  int64_t oracle_id = klw_get_int(req, "oracle", -1);
+  const kl_plugin *orc = oracle_id >= 0 ? klw_plugin_at(oracle_id) : NULL;
+  int shape = (int)klw_get_int(req, "shape", 0);
   json_object *seeds;
   if (!pl || (oracle_id >= 0 && !orc) ||
       !json_object_object_get_ex(req, "seeds", &seeds)) {
-    reply_error("check: bad plugin, oracle or seeds");
+    klw_reply_error("check: bad plugin, oracle or seeds");
     return;
   }
   if (orc && orc->nparams != pl->nparams) {
-    reply_error("check: oracle and candidate have different signatures");
+    klw_reply_error("check: oracle and candidate have different signatures");
     return;
   }
   void *inst = NULL, *oinst = NULL;
   void *want[256] = {0};
   if (pl->nparams > 256 || pl->create(&inst, shape)) {
-    reply_error("check: create: %s", pl->last_error(NULL));
+    klw_reply_error("check: create: %s", pl->last_error(NULL));
     return;
   }
   if (orc && orc->create(&oinst, shape)) {
-    reply_error("check: create oracle: %s", orc->last_error(NULL));
+    klw_reply_error("check: create oracle: %s", orc->last_error(NULL));
     pl->destroy(inst);
     return;
   }
@@ -244,11 +248,11 @@ static void op_check(json_object *req) {
       continue;
     uint64_t bytes = pl->buffer_bytes(inst, p);
     if (orc && orc->buffer_bytes(oinst, p) != bytes) {
-      reply_error("check: oracle's %s has another size", pl->param_names[p]);
+      klw_reply_error("check: oracle's %s has another size", pl->param_names[p]);
       goto done;
     }
     if (!(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
-      reply_error("check: out of memory");
+      klw_reply_error("check: out of memory");
       goto done;
     }
   }
@@ -262,7 +266,7 @@ static void op_check(json_object *req) {
       if (orc->prepare(oinst, seed, 0) || orc->launch(oinst) ||
           orc->sync(oinst)) {
         json_object_put(results);
-        reply_error("check: oracle failed: %s", orc->last_error(oinst));
+        klw_reply_error("check: oracle failed: %s", orc->last_error(oinst));
         goto done;
       }
       for (int p = 0; p < pl->nparams; p++)
@@ -273,20 +277,20 @@ static void op_check(json_object *req) {
       int rc = pl->reference(inst, want);
       if (rc == KL_PLUGIN_NO_REFERENCE) {
         json_object_put(results);
-        reply_error("check: the case's oracle is the baseline: load it and "
+        klw_reply_error("check: the case's oracle is the baseline: load it and "
                     "pass it as the oracle");
         goto done;
       }
       if (rc) {
         json_object_put(results);
-        reply_error("check: reference failed: %s", pl->last_error(inst));
+        klw_reply_error("check: reference failed: %s", pl->last_error(inst));
         goto done;
       }
     }
     tally t, t2;
     if (run_and_compare(pl, inst, seed, 0, want, &t)) {
       json_object_put(results);
-      reply_error("check: %s", t.detail);
+      klw_reply_error("check: %s", t.detail);
       goto done;
     }
     uint64_t inputs_written = 0;
@@ -326,7 +330,7 @@ static void op_check(json_object *req) {
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));
   json_object_object_add(o, "results", results);
-  reply(o);
+  klw_reply(o);
 done:
   for (int p = 0; p < pl->nparams; p++)
     free(want[p]);
@@ -337,7 +341,7 @@ done:
 
 /* ---- time ------------------------------------------------------------------ */
 
-static double now_us(void) {
+double klw_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
@@ -391,7 +395,7 @@ static size_t llc_bytes(void) {
   return best > ((size_t)256 << 20) ? (size_t)256 << 20 : best;
 }
 
-static int flush_caches(void) {
+int klw_flush_host_caches(void) {
   if (!flush_buf) {
     flush_size = 2 * llc_bytes();
     if (flush_size < (8u << 20))
@@ -438,16 +442,16 @@ static int converged(double **us, int np, size_t n, size_t block,
 
 static time_req parse_time_req(json_object *req) {
   time_req t;
-  t.shape = (int)get_int(req, "shape", 0);
-  t.cold = (int)get_int(req, "cold", 1);
-  t.warmup = (int)get_int(req, "warmup", 2);
-  t.min_n = (size_t)get_int(req, "min_samples", 10);
-  t.max_n = (size_t)get_int(req, "max_samples", 1000);
-  t.target = get_double(req, "target_rel_ci", 0.005);
-  t.cap_us = get_double(req, "time_cap_ms", 2000) * 1000.0;
-  t.seed = (uint64_t)get_int(req, "seed", 1);
-  t.block_rounds = (size_t)get_int(req, "block_rounds", 16);
-  t.decide_gain = get_double(req, "decide_gain_pct", -1);
+  t.shape = (int)klw_get_int(req, "shape", 0);
+  t.cold = (int)klw_get_int(req, "cold", 1);
+  t.warmup = (int)klw_get_int(req, "warmup", 2);
+  t.min_n = (size_t)klw_get_int(req, "min_samples", 10);
+  t.max_n = (size_t)klw_get_int(req, "max_samples", 1000);
+  t.target = klw_get_double(req, "target_rel_ci", 0.005);
+  t.cap_us = klw_get_double(req, "time_cap_ms", 2000) * 1000.0;
+  t.seed = (uint64_t)klw_get_int(req, "seed", 1);
+  t.block_rounds = (size_t)klw_get_int(req, "block_rounds", 16);
+  t.decide_gain = klw_get_double(req, "decide_gain_pct", -1);
   if (t.block_rounds < 1)
     t.block_rounds = 1;
   if (t.min_n < 1)
@@ -460,12 +464,12 @@ static time_req parse_time_req(json_object *req) {
 static void op_time(json_object *req) {
   json_object *ids;
   if (!json_object_object_get_ex(req, "plugins", &ids)) {
-    reply_error("time: no plugins");
+    klw_reply_error("time: no plugins");
     return;
   }
   int np = (int)json_object_array_length(ids);
   if (np < 1 || np > 2) {
-    reply_error("time: one or two plugins, not %d", np);
+    klw_reply_error("time: one or two plugins, not %d", np);
     return;
   }
   time_req tr = parse_time_req(req);
@@ -477,41 +481,41 @@ static void op_time(json_object *req) {
   void *inst[2] = {0};
   double *us[2] = {0};
   for (int k = 0; k < np; k++) {
-    pl[k] = plugin_at(json_object_get_int64(json_object_array_get_idx(ids, k)));
+    pl[k] = klw_plugin_at(json_object_get_int64(json_object_array_get_idx(ids, k)));
     if (!pl[k]) {
-      reply_error("time: no plugin %d",
+      klw_reply_error("time: no plugin %d",
                   (int)json_object_get_int64(json_object_array_get_idx(ids, k)));
       goto done;
     }
     if (pl[k]->create(&inst[k], shape)) {
-      reply_error("time: create: %s", pl[k]->last_error(NULL));
+      klw_reply_error("time: create: %s", pl[k]->last_error(NULL));
       goto done;
     }
     if (pl[k]->prepare(inst[k], seed, 0)) {
-      reply_error("time: prepare: %s", pl[k]->last_error(inst[k]));
+      klw_reply_error("time: prepare: %s", pl[k]->last_error(inst[k]));
       goto done;
     }
     if (!(us[k] = malloc(max_n * sizeof(double)))) {
-      reply_error("time: out of memory");
+      klw_reply_error("time: out of memory");
       goto done;
     }
   }
   if (pl[0]->flush) { /* a device plugin: CUPTI times it */
     for (int k = 1; k < np; k++)
       if (!pl[k]->flush) {
-        reply_error("time: a device and a host plugin cannot be compared");
+        klw_reply_error("time: a device and a host plugin cannot be compared");
         goto done;
       }
 #ifdef KL_HAVE_CUPTI
     op_time_device(&tr, pl, inst, np);
 #else
-    reply_error("time: this kl-worker was built without CUPTI, so it cannot "
+    klw_reply_error("time: this kl-worker was built without CUPTI, so it cannot "
                 "time device kernels");
 #endif
     goto done;
   }
-  if (cold && flush_caches() < 0) {
-    reply_error("time: out of memory for the cache flush buffer");
+  if (cold && klw_flush_host_caches() < 0) {
+    klw_reply_error("time: out of memory for the cache flush buffer");
     goto done;
   }
   /* Warm up, and time one round (flushes included) to size the blocks. */
@@ -519,13 +523,13 @@ static void op_time(json_object *req) {
   for (int k = 0; k < np; k++)
     for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) {
       pl[k]->restore(inst[k]);
-      double t0 = now_us();
+      double t0 = klw_now_us();
       if (cold)
-        flush_caches();
+        klw_flush_host_caches();
       pl[k]->launch(inst[k]);
       pl[k]->sync(inst[k]);
       if (i == (warmup > 0 ? warmup : 1) - 1)
-        round_us += now_us() - t0;
+        round_us += klw_now_us() - t0;
     }
   /* At least six placement blocks in the rounds the budget allows: with
    * fewer than three, an interval knows nothing of placement, and a short
@@ -539,7 +543,7 @@ static void op_time(json_object *req) {
   if (fit < block_rounds)
     block_rounds = fit;
   const char *reason = "max_samples";
-  double start = now_us();
+  double start = klw_now_us();
   size_t n = 0, next_look = min_n;
   while (n < max_n) {
     /* Where buffers land (pages, cache sets, alignment between them)
@@ -553,7 +557,7 @@ static void op_time(json_object *req) {
         inst[k] = NULL;
         if (pl[k]->create(&inst[k], shape) ||
             pl[k]->prepare(inst[k], seed, 0)) {
-          reply_error("time: create: %s", pl[k]->last_error(inst[k]));
+          klw_reply_error("time: create: %s", pl[k]->last_error(inst[k]));
           goto done;
         }
         pl[k]->restore(inst[k]);
@@ -565,16 +569,16 @@ static void op_time(json_object *req) {
       int k = (n % 2 && np == 2) ? 1 - j : j; /* A B, then B A */
       pl[k]->restore(inst[k]);
       if (cold)
-        flush_caches();
-      double t0 = now_us();
+        klw_flush_host_caches();
+      double t0 = klw_now_us();
       if (pl[k]->launch(inst[k]) || pl[k]->sync(inst[k])) {
-        reply_error("time: launch: %s", pl[k]->last_error(inst[k]));
+        klw_reply_error("time: launch: %s", pl[k]->last_error(inst[k]));
         goto done;
       }
-      us[k][n] = now_us() - t0;
+      us[k][n] = klw_now_us() - t0;
     }
     n++;
-    if (now_us() - start > cap_us && n >= 3) {
+    if (klw_now_us() - start > cap_us && n >= 3) {
       reason = "time_cap";
       break;
     }
@@ -600,12 +604,12 @@ static void op_time(json_object *req) {
   json_object_object_add(o, "samples", all);
   json_object_object_add(o, "stop_reason", json_object_new_string(reason));
   json_object_object_add(o, "wall_ms",
-                         json_object_new_double((now_us() - start) / 1000.0));
+                         json_object_new_double((klw_now_us() - start) / 1000.0));
   json_object_object_add(o, "flush_bytes",
                          json_object_new_double(cold ? (double)flush_size : 0));
   json_object_object_add(o, "block_rounds",
                          json_object_new_int64((int64_t)block_rounds));
-  reply(o);
+  klw_reply(o);
 done:
   for (int k = 0; k < np; k++) {
     if (pl[k] && inst[k])
@@ -665,7 +669,7 @@ static void op_device(void) {
       json_object_new_string(getenv("CUDA_VISIBLE_DEVICES")
                                  ? getenv("CUDA_VISIBLE_DEVICES")
                                  : ""));
-  reply(o);
+  klw_reply(o);
 }
 
 #ifdef KL_HAVE_CUPTI
@@ -774,40 +778,40 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
   klw_kernel *recs = NULL;
   size_t nrecs = 0, dropped = 0;
   if (klw_cupti_start(err, sizeof(err)) < 0) {
-    reply_error("time: %s", err);
+    klw_reply_error("time: %s", err);
     return;
   }
   for (int k = 0; k < np; k++)
     if (!(us[k] = calloc(max_n, sizeof(double))) ||
         !(mhz[k] = calloc(max_n, sizeof(double)))) {
-      reply_error("time: out of memory");
+      klw_reply_error("time: out of memory");
       goto done;
     }
   if (!(refs = calloc(np * (block_rounds + 1), sizeof(*refs)))) {
-    reply_error("time: out of memory");
+    klw_reply_error("time: out of memory");
     goto done;
   }
   int bad = share_stream(pl, inst, np);
   if (bad) {
-    reply_error("time: set_stream: %s", pl[bad]->last_error(inst[bad]));
+    klw_reply_error("time: set_stream: %s", pl[bad]->last_error(inst[bad]));
     goto done;
   }
   /* warm up; one round timed on the host sizes the placement blocks */
   double round_us = 0;
   for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) {
-    double t0 = now_us();
+    double t0 = klw_now_us();
     for (int k = 0; k < np; k++) {
       if (pl[k]->restore(inst[k]) || (cold && pl[k]->flush(inst[k])) ||
           pl[k]->clock_mark(inst[k], 2000) || pl[k]->launch(inst[k])) {
-        reply_error("time: warm-up: %s", pl[k]->last_error(inst[k]));
+        klw_reply_error("time: warm-up: %s", pl[k]->last_error(inst[k]));
         goto done;
       }
     }
     if (pl[0]->sync(inst[0])) {
-      reply_error("time: warm-up: %s", pl[0]->last_error(inst[0]));
+      klw_reply_error("time: warm-up: %s", pl[0]->last_error(inst[0]));
       goto done;
     }
-    round_us = now_us() - t0;
+    round_us = klw_now_us() - t0;
   }
   for (int k = 0; k < np; k++) {
     uint64_t got;
@@ -830,7 +834,7 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
                                                         : 1);
   free(refs);
   if (!(refs = calloc((size_t)np * (window + 1), sizeof(*refs)))) {
-    reply_error("time: out of memory");
+    klw_reply_error("time: out of memory");
     goto done;
   }
   /* The pool: up to six sets of instances, each prepared once and warmed
@@ -846,7 +850,7 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
   if (npool < 1)
     npool = 1;
   if (!(pool = calloc(npool * (size_t)np, sizeof(void *)))) {
-    reply_error("time: out of memory");
+    klw_reply_error("time: out of memory");
     goto done;
   }
   for (int k = 0; k < np; k++)
@@ -858,12 +862,12 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
           pl[k]->set_stream(*slot, pl[0]->stream(inst[0])) ||
           pl[k]->restore(*slot) || pl[k]->clock_mark(*slot, 0) ||
           pl[k]->launch(*slot)) {
-        reply_error("time: placement pool: %s", pl[k]->last_error(*slot));
+        klw_reply_error("time: placement pool: %s", pl[k]->last_error(*slot));
         goto done;
       }
     }
   if (pl[0]->sync(inst[0])) {
-    reply_error("time: %s", pl[0]->last_error(inst[0]));
+    klw_reply_error("time: %s", pl[0]->last_error(inst[0]));
     goto done;
   }
   for (int k = 0; k < np; k++) {
@@ -876,7 +880,7 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
   recs = NULL;
 
   const char *reason = "max_samples";
-  double start = now_us();
+  double start = klw_now_us();
   size_t n = 0, next_look = min_n, throttle_probe = 0;
   while (n < max_n) {
     void **set = pool;
@@ -897,7 +901,7 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
         int spin = cold || throttle_probe++ % 8 == 0 ? 2000 : 0;
         if (pl[k]->restore(set[k]) || (cold && pl[k]->flush(set[k])) ||
             pl[k]->clock_mark(set[k], spin) || pl[k]->launch(set[k])) {
-          reply_error("time: launch: %s", pl[k]->last_error(set[k]));
+          klw_reply_error("time: launch: %s", pl[k]->last_error(set[k]));
           goto done;
         }
         refs[nrefs].plugin = k;
@@ -906,7 +910,7 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
       }
     }
     if (pl[0]->sync(inst[0])) { /* every set shares inst[0]'s stream */
-      reply_error("time: %s", pl[0]->last_error(inst[0]));
+      klw_reply_error("time: %s", pl[0]->last_error(inst[0]));
       goto done;
     }
     /* Clock readings live in the plugin's shared object: two plugins may
@@ -922,7 +926,7 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
       if (pl[k]->clock_read(inst[k], got_mhz,
                             sizeof(got_mhz) / sizeof(got_mhz[0]), &got) ||
           got != want) {
-        reply_error("time: %llu clock readings for %llu samples",
+        klw_reply_error("time: %llu clock readings for %llu samples",
                     (unsigned long long)got, (unsigned long long)want);
         goto done;
       }
@@ -932,17 +936,17 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
     }
     klw_cupti_take(&recs, &nrecs, &dropped);
     if (dropped) {
-      reply_error("time: CUPTI dropped %zu records", dropped);
+      klw_reply_error("time: CUPTI dropped %zu records", dropped);
       goto done;
     }
     if (attribute(recs, nrecs, refs, nrefs, us, err, sizeof(err)) < 0) {
-      reply_error("time: %s", err);
+      klw_reply_error("time: %s", err);
       goto done;
     }
     free(recs);
     recs = NULL;
     n += rounds;
-    if (now_us() - start > cap_us && n >= 3) {
+    if (klw_now_us() - start > cap_us && n >= 3) {
       reason = "time_cap";
       break;
     }
@@ -983,12 +987,12 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
   flush_count = 0;
   json_object_object_add(o, "stop_reason", json_object_new_string(reason));
   json_object_object_add(o, "wall_ms",
-                         json_object_new_double((now_us() - start) / 1000.0));
+                         json_object_new_double((klw_now_us() - start) / 1000.0));
   json_object_object_add(o, "flush_bytes", json_object_new_double(0));
   json_object_object_add(o, "block_rounds",
                          json_object_new_int64((int64_t)block_rounds));
   json_object_object_add(o, "placements", json_object_new_int64((int64_t)npool));
-  reply(o);
+  klw_reply(o);
 done:
   for (size_t b = 1; pool && b < npool; b++)
     for (int k = 0; k < np; k++)
@@ -1012,7 +1016,7 @@ int main(void) {
     json_object *req = json_tokener_parse(line);
     json_object *op;
     if (!req || !json_object_object_get_ex(req, "op", &op)) {
-      reply_error("bad request");
+      klw_reply_error("bad request");
       json_object_put(req);
       continue;
     }
@@ -1025,11 +1029,15 @@ int main(void) {
       op_time(req);
     else if (strcmp(name, "device") == 0)
       op_device();
+    else if (strcmp(name, "profile") == 0)
+      klw_op_profile(req);
+    else if (strcmp(name, "metric_passes") == 0)
+      klw_op_metric_passes(req);
     else if (strcmp(name, "quit") == 0) {
       json_object_put(req);
       return 0;
     } else
-      reply_error("unknown op '%s'", name);
+      klw_reply_error("unknown op '%s'", name);
     json_object_put(req);
     /* what a candidate printed goes out before the next request */
     fflush(stdout);

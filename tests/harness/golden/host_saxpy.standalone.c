@@ -57,6 +57,22 @@ typedef struct kl_plugin_check {
   int64_t first_bad;   /**< index of the first mismatch, -1 when none */
 } kl_plugin_check;
 
+/** A device kernel's launch at one shape and what bounds its occupancy:
+ *  the kernel's attributes (cudaFuncGetAttributes), the occupancy API's
+ *  answer (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and the device's
+ *  limits, for the profiler's theoretical occupancy and waves. */
+typedef struct kl_plugin_kernel_info {
+  int64_t grid[3], block[3];
+  int64_t dynamic_smem;          /**< bytes per block, as launched */
+  int32_t registers;             /**< per thread */
+  int32_t static_smem;           /**< bytes per block */
+  int32_t local_bytes;           /**< per thread (spills, local arrays) */
+  int32_t max_threads_per_block; /**< the kernel's own limit */
+  int32_t active_blocks_per_sm;  /**< the occupancy API's answer */
+  int32_t sms, warp_size, max_threads_per_sm, max_blocks_per_sm;
+  int32_t regs_per_sm, smem_per_sm, reserved_smem_per_block;
+} kl_plugin_kernel_info;
+
 typedef struct kl_plugin {
   uint32_t abi_version; /**< KL_PLUGIN_ABI_VERSION */
   uint32_t struct_size; /**< sizeof(kl_plugin) of the plugin's headers */
@@ -121,6 +137,10 @@ typedef struct kl_plugin {
   /** Launch on another instance's stream from now on, so that two plugins'
    *  samples are ordered one after the other on one stream. */
   int (*set_stream)(void *inst, void *stream);
+  /** The case's kernel as this instance launches it (synchronous; NULL
+   *  where the plugin cannot say, e.g. several kernels). Added after the
+   *  first release of ABI 1: read it only when struct_size covers it. */
+  int (*kernel_info)(void *inst, kl_plugin_kernel_info *out);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -692,7 +712,7 @@ static const kl_plugin klh_plugin = {
     klh_roles, klh_dtypes, klh_atol, klh_rtol, klh_create, klh_prepare,
     klh_restore, klh_launch, klh_sync, klh_reference, klh_buffer_bytes,
     klh_read, klh_check, klh_input_intact, klh_destroy, klh_last_error,
-    NULL, NULL, NULL, NULL, NULL, /* no device */
+    NULL, NULL, NULL, NULL, NULL, NULL, /* no device */
 };
 
 KLH_EXPORT const kl_plugin *kl_plugin_v1(void);

@@ -60,6 +60,22 @@ typedef struct kl_plugin_check {
   int64_t first_bad;   /**< index of the first mismatch, -1 when none */
 } kl_plugin_check;
 
+/** A device kernel's launch at one shape and what bounds its occupancy:
+ *  the kernel's attributes (cudaFuncGetAttributes), the occupancy API's
+ *  answer (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and the device's
+ *  limits, for the profiler's theoretical occupancy and waves. */
+typedef struct kl_plugin_kernel_info {
+  int64_t grid[3], block[3];
+  int64_t dynamic_smem;          /**< bytes per block, as launched */
+  int32_t registers;             /**< per thread */
+  int32_t static_smem;           /**< bytes per block */
+  int32_t local_bytes;           /**< per thread (spills, local arrays) */
+  int32_t max_threads_per_block; /**< the kernel's own limit */
+  int32_t active_blocks_per_sm;  /**< the occupancy API's answer */
+  int32_t sms, warp_size, max_threads_per_sm, max_blocks_per_sm;
+  int32_t regs_per_sm, smem_per_sm, reserved_smem_per_block;
+} kl_plugin_kernel_info;
+
 typedef struct kl_plugin {
   uint32_t abi_version; /**< KL_PLUGIN_ABI_VERSION */
   uint32_t struct_size; /**< sizeof(kl_plugin) of the plugin's headers */
@@ -124,6 +140,10 @@ typedef struct kl_plugin {
   /** Launch on another instance's stream from now on, so that two plugins'
    *  samples are ordered one after the other on one stream. */
   int (*set_stream)(void *inst, void *stream);
+  /** The case's kernel as this instance launches it (synchronous; NULL
+   *  where the plugin cannot say, e.g. several kernels). Added after the
+   *  first release of ABI 1: read it only when struct_size covers it. */
+  int (*kernel_info)(void *inst, kl_plugin_kernel_info *out);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -201,6 +221,7 @@ static void klh_call(void *const *b, int32_t s, cudaStream_t st) {
       (float *)b[2],
       (int32_t)klh_scalar_i[s][3]);
 }
+static const void *const klh_entry_fn = (const void *)&vector_add;
 #define KLH_HAS_REFERENCE 0
 #define KLH_HAS_BASELINE 0
 #define KLH_STANDALONE 1
@@ -916,6 +937,45 @@ static int klh_set_stream(void *p, void *stream) {
   return 0;
 }
 
+/* The kernel's attributes and occupancy at this instance's launch. */
+static int klh_kernel_info(void *p, kl_plugin_kernel_info *out) {
+  klh_inst *in = (klh_inst *)p;
+  int32_t s = in->shape;
+  memset(out, 0, sizeof(*out));
+  for (int d = 0; d < 3; d++) {
+    out->grid[d] = klh_grid[s][d];
+    out->block[d] = klh_block[s][d];
+  }
+  out->dynamic_smem = klh_shared[s];
+  struct cudaFuncAttributes a;
+  KLH_CUDA(in, cudaFuncGetAttributes(&a, klh_entry_fn));
+  out->registers = a.numRegs;
+  out->static_smem = (int32_t)a.sharedSizeBytes;
+  out->local_bytes = (int32_t)a.localSizeBytes;
+  out->max_threads_per_block = a.maxThreadsPerBlock;
+  int threads = (int)(klh_block[s][0] * klh_block[s][1] * klh_block[s][2]);
+  int blocks = 0;
+  KLH_CUDA(in, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                   &blocks, klh_entry_fn, threads, (size_t)klh_shared[s]));
+  out->active_blocks_per_sm = blocks;
+  int dev = 0, v = 0;
+  KLH_CUDA(in, cudaGetDevice(&dev));
+#define KLH_ATTR(field, attr)                                                 \
+  do {                                                                        \
+    KLH_CUDA(in, cudaDeviceGetAttribute(&v, attr, dev));                      \
+    out->field = v;                                                           \
+  } while (0)
+  KLH_ATTR(sms, cudaDevAttrMultiProcessorCount);
+  KLH_ATTR(warp_size, cudaDevAttrWarpSize);
+  KLH_ATTR(max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor);
+  KLH_ATTR(max_blocks_per_sm, cudaDevAttrMaxBlocksPerMultiprocessor);
+  KLH_ATTR(regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor);
+  KLH_ATTR(smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+  KLH_ATTR(reserved_smem_per_block, cudaDevAttrReservedSharedMemoryPerBlock);
+#undef KLH_ATTR
+  return 0;
+}
+
 static const kl_plugin klh_plugin = {
     KL_PLUGIN_ABI_VERSION, sizeof(kl_plugin), klh_case_name, klh_entry,
     "cuda", KLH_NSHAPES, KLH_NPARAMS, klh_shape_names, klh_param_names,
@@ -923,6 +983,7 @@ static const kl_plugin klh_plugin = {
     klh_restore, klh_launch, klh_sync, klh_reference, klh_buffer_bytes,
     klh_read, klh_check, klh_input_intact, klh_destroy, klh_last_error,
     klh_flush, klh_clock_mark, klh_clock_read, klh_stream, klh_set_stream,
+    klh_kernel_info,
 };
 
 extern "C" KLH_EXPORT const kl_plugin *kl_plugin_v1(void);

@@ -1,0 +1,91 @@
+/** @file kernlab/profile.h  Hardware metrics, the metric catalog, and the
+ *  bottleneck verdict.
+ *
+ * A profile is taken in the worker after a kernel passed its checks and was
+ * timed (kl_bench_options.profile): CUPTI's Range Profiler for device
+ * kernels, perf_event_open for host ones. Values CUPTI does not give are
+ * computed here: theoretical occupancy and its limiter, waves per SM,
+ * achieved bandwidth and FLOP/s from the case's roofline and the *timed*
+ * duration (never the profiled one), and the share of the roofline bound.
+ * The catalog names every metric once, with its Nsight Compute name, group,
+ * unit and meaning; the CLI, the rules and the prompts all read it.
+ */
+#ifndef KERNLAB_PROFILE_H
+#define KERNLAB_PROFILE_H
+
+#include "common.h"
+
+KL_BEGIN_DECLS
+
+/** Sets a catalog entry belongs to. */
+#define KL_METRIC_SET_QUICK 1u    /**< <= 3 passes on GH100 */
+#define KL_METRIC_SET_STANDARD 2u /**< >= 50 metrics in <= 15 passes */
+
+typedef struct kl_metric_info {
+  const char *name;        /**< kernlab's name, e.g. "dram_throughput_pct" */
+  const char *ncu_name;    /**< Nsight Compute's name; NULL where ncu has
+                                none */
+  const char *group;       /**< "roofline", "memory", "warp_stalls",
+                                "occupancy", "instruction", "launch",
+                                "host" */
+  const char *unit;        /**< "%", "ns", "us", "GB/s", "bytes", ... */
+  const char *description; /**< one sentence */
+  const char *source;      /**< "cupti" (collected under ncu_name),
+                                "derived" (computed here), "perf" */
+  unsigned sets;           /**< KL_METRIC_SET_* bits */
+} kl_metric_info;
+
+/** The whole catalog, in display order (grouped). */
+KL_EXTERN(const kl_metric_info *) kl_metric_catalog(size_t *n);
+/** An entry by kernlab or Nsight Compute name; NULL when unknown. */
+KL_EXTERN(const kl_metric_info *) kl_metric_find(const char *name);
+
+typedef enum kl_bottleneck {
+  KL_BOTTLENECK_UNKNOWN = 0, /**< no counters to decide from */
+  KL_BOTTLENECK_MEMORY,      /**< "memory_bound": DRAM or L2 near peak */
+  KL_BOTTLENECK_COMPUTE,     /**< "compute_bound": SM pipelines near peak */
+  KL_BOTTLENECK_LATENCY,     /**< "latency_bound": nothing near peak */
+  KL_BOTTLENECK_LAUNCH       /**< "launch_bound": too short to matter
+                                  against launch overhead */
+} kl_bottleneck;
+KL_EXTERN(const char *) kl_bottleneck_name(kl_bottleneck b);
+
+typedef struct kl_profile kl_profile; /* opaque */
+
+/** A profile from its JSON form (kl_profile_json, or a report's "profile"
+ *  object, e.g. one recorded on another machine). Derived values and the
+ *  verdict are computed again from the raw values. path names the text in
+ *  errors. @return 0, KL_EINVALID (located message), KL_ENOMEM. */
+KL_EXTERN(int) kl_profile_from_json(kl_profile **out, const char *json,
+                                    const char *path);
+KL_EXTERN(void) kl_profile_free(kl_profile *p);
+
+KL_EXTERN(kl_bottleneck) kl_profile_bottleneck(const kl_profile *p);
+/** The verdict as one line with the numbers that led to it. */
+KL_EXTERN(const char *) kl_profile_verdict(const kl_profile *p);
+/** Why values are missing (no counters here, ...), or NULL. */
+KL_EXTERN(const char *) kl_profile_note(const kl_profile *p);
+/** A value by kernlab, Nsight Compute or raw CUPTI name.
+ *  @return 0, KL_ENOTFOUND (not in this profile). */
+KL_EXTERN(int) kl_profile_value(double *v, const kl_profile *p,
+                                const char *name);
+/** Passes the profile took (device), 0 for host counters. */
+KL_EXTERN(size_t) kl_profile_passes(const kl_profile *p);
+
+/** kl_profile_json flags: key metrics by Nsight Compute's names (values
+ *  without one go under "kernlab_only"). */
+#define KL_PROFILE_NCU_NAMES 1u
+KL_EXTERN(int) kl_profile_json(kl_buf *out, const kl_profile *p,
+                               unsigned flags);
+
+/** For each catalog entry present, in catalog order: cb(info, value, ud);
+ *  raw user metrics outside the catalog come last with a temporary info
+ *  (group "raw"). A nonzero return stops the walk and is returned. */
+typedef int (*kl_profile_visit_fn)(const kl_metric_info *info, double value,
+                                   void *ud);
+KL_EXTERN(int) kl_profile_foreach(const kl_profile *p, kl_profile_visit_fn cb,
+                                  void *ud);
+
+KL_END_DECLS
+
+#endif /* KERNLAB_PROFILE_H */

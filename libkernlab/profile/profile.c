@@ -1,0 +1,877 @@
+/* Profiles: from raw counters to catalog values and a bottleneck verdict.
+ *
+ * A profile keeps its inputs (the raw values of the main kernel keyed by
+ * CUPTI or perf names, the kernel's launch and occupancy facts, the timed
+ * duration, the roofline) and computes everything else from them, the same
+ * way whether the inputs came from the worker a moment ago or from a JSON
+ * profile recorded on another machine. The verdict is a short decision
+ * list over a handful of values (see classify_device), with the numbers
+ * that decided it. */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/internal.h"
+#include "kernlab/plugin.h"
+#include "profile_internal.h"
+
+#define MAX_EVIDENCE 6
+
+typedef struct raw_value {
+  char *name;
+  double value;
+} raw_value;
+
+struct kl_profile {
+  char *set, *backend, *chip, *replay, *note, *verdict, *limiter;
+  size_t passes, kernels;
+  double init_ms, config_ms, collect_ms, decode_ms, wall_ms;
+  double time_us;
+  bool has_roofline;
+  double bytes, flops;
+  bool has_kernel;
+  kl_plugin_kernel_info kernel;
+  raw_value *raw;
+  size_t nraw;
+  double *values; /* one per catalog entry; NAN when absent */
+  kl_bottleneck bottleneck;
+};
+
+const char *kl_bottleneck_name(kl_bottleneck b) {
+  switch (b) {
+  case KL_BOTTLENECK_MEMORY: return "memory_bound";
+  case KL_BOTTLENECK_COMPUTE: return "compute_bound";
+  case KL_BOTTLENECK_LATENCY: return "latency_bound";
+  case KL_BOTTLENECK_LAUNCH: return "launch_bound";
+  case KL_BOTTLENECK_UNKNOWN: break;
+  }
+  return "unknown";
+}
+
+void kl_profile_free(kl_profile *p) {
+  if (!p)
+    return;
+  for (size_t i = 0; i < p->nraw; i++)
+    kl__free(p->raw[i].name);
+  kl__free(p->raw);
+  kl__free(p->values);
+  kl__free(p->set);
+  kl__free(p->backend);
+  kl__free(p->chip);
+  kl__free(p->replay);
+  kl__free(p->note);
+  kl__free(p->verdict);
+  kl__free(p->limiter);
+  kl__free(p);
+}
+
+/* ---- set specs ------------------------------------------------------------ */
+
+void kl__profile_names_free(char **names, size_t n) {
+  for (size_t i = 0; names && i < n; i++)
+    kl__free(names[i]);
+  kl__free(names);
+}
+
+static int add_name(char ***names, size_t *n, size_t *cap, const char *name,
+                    size_t len) {
+  for (size_t i = 0; i < *n; i++)
+    if (strlen((*names)[i]) == len && strncmp((*names)[i], name, len) == 0)
+      return 0;
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 32;
+    char **more = kl__realloc(*names, c * sizeof(*more));
+    if (!more)
+      return kl__error_oom();
+    *names = more;
+    *cap = c;
+  }
+  if (!((*names)[*n] = kl__strndup(name, len)))
+    return kl__error_oom();
+  (*n)++;
+  return 0;
+}
+
+int kl__profile_names(char ***out, size_t *nout, const char *spec) {
+  size_t ncat, n = 0, cap = 0;
+  const kl_metric_info *cat = kl_metric_catalog(&ncat);
+  char **names = NULL;
+  int rc = add_name(&names, &n, &cap, "gpu__time_duration.sum", 22);
+  unsigned set = strcmp(spec, "quick") == 0      ? KL_METRIC_SET_QUICK
+                 : strcmp(spec, "standard") == 0 ? KL_METRIC_SET_STANDARD
+                                                 : 0;
+  for (size_t i = 0; rc == 0 && set && i < ncat; i++)
+    if ((cat[i].sets & set) && strcmp(cat[i].source, "cupti") == 0)
+      rc = add_name(&names, &n, &cap, cat[i].ncu_name, strlen(cat[i].ncu_name));
+  for (const char *p = spec; rc == 0 && !set && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char word[256];
+    while (len && (*p == ' ' || *p == '\t'))
+      p++, len--;
+    while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+      len--;
+    if (len == 0 || len >= sizeof(word)) {
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "--set: an empty or over-long metric name in '%s'",
+                     spec);
+      break;
+    }
+    memcpy(word, p, len);
+    word[len] = '\0';
+    const kl_metric_info *m = kl_metric_find(word);
+    if (m && strcmp(m->source, "cupti") == 0)
+      rc = add_name(&names, &n, &cap, m->ncu_name, strlen(m->ncu_name));
+    else if (m)
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "--set: '%s' is computed by kernlab (%s), not "
+                     "collected: ask for the set it comes with",
+                     word, m->source);
+    else if (strstr(word, "__"))
+      rc = add_name(&names, &n, &cap, word, len); /* the chip decides */
+    else {
+      const char *cands[256];
+      size_t k = 0;
+      for (size_t i = 0; i < ncat && k < 256; i++)
+        cands[k++] = cat[i].name;
+      const char *near = kl__suggest(word, cands, k);
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "--set: unknown metric '%s'%s%s%s (use quick, standard, "
+                     "catalog names or CUPTI names like "
+                     "dram__bytes_read.sum)",
+                     word, near ? " (did you mean '" : "", near ? near : "",
+                     near ? "'?)" : "");
+    }
+    p = end ? end + 1 : p + len;
+  }
+  if (rc < 0) {
+    kl__profile_names_free(names, n);
+    return rc;
+  }
+  *out = names;
+  *nout = n;
+  return 0;
+}
+
+/* ---- values ----------------------------------------------------------------- */
+
+static const double *raw_get(const kl_profile *p, const char *name) {
+  for (size_t i = 0; name && i < p->nraw; i++)
+    if (strcmp(p->raw[i].name, name) == 0)
+      return &p->raw[i].value;
+  return NULL;
+}
+
+static size_t cat_index(const char *name) {
+  size_t n;
+  const kl_metric_info *cat = kl_metric_catalog(&n);
+  const kl_metric_info *m = kl_metric_find(name);
+  return m ? (size_t)(m - cat) : n;
+}
+
+static double get(const kl_profile *p, const char *name) {
+  size_t ncat;
+  kl_metric_catalog(&ncat);
+  size_t i = cat_index(name);
+  return i < ncat ? p->values[i] : NAN;
+}
+
+static void set(kl_profile *p, const char *name, double v) {
+  size_t ncat;
+  kl_metric_catalog(&ncat);
+  size_t i = cat_index(name);
+  if (i < ncat && isfinite(v))
+    p->values[i] = v;
+}
+
+static double ratio(double a, double b) {
+  return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
+}
+
+static double max2(double a, double b) {
+  if (!isfinite(a))
+    return b;
+  return isfinite(b) && b > a ? b : a;
+}
+
+/* Theoretical occupancy as the CUDA occupancy calculator computes it, and
+ * which resource binds; the occupancy API's answer wins where they differ. */
+static int occupancy(kl_profile *p) {
+  const kl_plugin_kernel_info *k = &p->kernel;
+  double threads = (double)(k->block[0] * k->block[1] * k->block[2]);
+  double grid = (double)(k->grid[0] * k->grid[1] * k->grid[2]);
+  set(p, "grid_size", grid);
+  set(p, "block_size", threads);
+  set(p, "registers_per_thread", k->registers);
+  set(p, "static_smem_per_block", k->static_smem);
+  set(p, "dynamic_smem_per_block", (double)k->dynamic_smem);
+  set(p, "local_bytes_per_thread", k->local_bytes);
+  if (k->warp_size <= 0 || threads <= 0 || k->max_threads_per_sm <= 0)
+    return 0;
+  double warps = ceil(threads / k->warp_size);
+  double max_warps = (double)k->max_threads_per_sm / k->warp_size;
+  struct {
+    const char *name, *metric;
+    double blocks;
+  } lim[4] = {
+      {"warps", "occupancy_limit_warps", floor(max_warps / warps)},
+      {"blocks", "occupancy_limit_blocks", (double)k->max_blocks_per_sm},
+      {"registers", "occupancy_limit_registers", INFINITY},
+      {"shared memory", "occupancy_limit_shared_mem", INFINITY},
+  };
+  if (k->registers > 0) {
+    /* registers are allocated per warp in units of 256 */
+    double per_warp = ceil(k->registers * (double)k->warp_size / 256.0) * 256;
+    lim[2].blocks = floor(floor(k->regs_per_sm / per_warp) / warps);
+  }
+  double smem = (double)k->static_smem + (double)k->dynamic_smem;
+  if (smem > 0) {
+    double per_block = ceil((smem + k->reserved_smem_per_block) / 128.0) * 128;
+    lim[3].blocks = floor(k->smem_per_sm / per_block);
+  }
+  double best = INFINITY;
+  for (int i = 0; i < 4; i++) {
+    if (isfinite(lim[i].blocks))
+      set(p, lim[i].metric, lim[i].blocks);
+    if (lim[i].blocks < best)
+      best = lim[i].blocks;
+  }
+  double blocks = k->active_blocks_per_sm > 0 ? k->active_blocks_per_sm : best;
+  kl_buf who = KL_BUF_INIT;
+  int rc = 0;
+  for (int i = 0; i < 4; i++)
+    if (lim[i].blocks == blocks)
+      rc |= kl__buf_printf(&who, "%s%s", who.size ? " and " : "", lim[i].name);
+  if (!who.size)
+    rc |= kl__buf_printf(&who, "the occupancy API (%g blocks per SM; the "
+                               "calculator says %g)", blocks, best);
+  if (rc < 0) {
+    kl__free(who.ptr);
+    return kl__error_oom();
+  }
+  p->limiter = kl__buf_detach(&who);
+  set(p, "active_blocks_per_sm", blocks);
+  set(p, "theoretical_occupancy_pct", 100.0 * blocks * warps / max_warps);
+  if (blocks > 0 && k->sms > 0)
+    set(p, "waves_per_sm", grid / (blocks * k->sms));
+  return p->limiter ? 0 : kl__error_oom();
+}
+
+static const char *const stall_reasons[] = {
+    "long_scoreboard", "short_scoreboard", "mio_throttle", "lg_throttle",
+    "tex_throttle", "math_pipe_throttle", "barrier", "membar", "wait",
+    "drain", "dispatch_stall", "imc_miss", "no_instruction",
+    "branch_resolving", "sleeping", "misc", "gmma", "not_selected",
+    "selected"};
+#define NSTALLS (sizeof(stall_reasons) / sizeof(stall_reasons[0]))
+
+static void derive_device(kl_profile *p) {
+  double t_s = p->time_us > 0 ? p->time_us * 1e-6 : NAN;
+  set(p, "time_us", p->time_us > 0 ? p->time_us : NAN);
+  double peak_bw = get(p, "dram_peak_bytes_per_cycle") * get(p, "dram_clock");
+  double peak_fl =
+      2.0 * get(p, "ffma_peak_per_cycle") * get(p, "sm_clock");
+  set(p, "peak_bandwidth", peak_bw / 1e9);
+  set(p, "peak_flops_fp32", peak_fl / 1e9);
+  if (p->has_roofline) {
+    set(p, "achieved_bandwidth", p->bytes / t_s / 1e9);
+    set(p, "achieved_flops", p->flops / t_s / 1e9);
+    if (p->bytes > 0)
+      set(p, "arithmetic_intensity", p->flops / p->bytes);
+    double bound = max2(p->bytes > 0 ? p->bytes / peak_bw : 0,
+                        p->flops > 0 ? p->flops / peak_fl : 0);
+    if (bound > 0)
+      set(p, "roofline_pct", 100.0 * bound / t_s);
+  }
+  set(p, "sectors_per_load_request",
+      ratio(get(p, "global_load_sectors"), get(p, "global_load_requests")));
+  set(p, "sectors_per_store_request",
+      ratio(get(p, "global_store_sectors"), get(p, "global_store_requests")));
+  set(p, "shared_bank_conflict_pct",
+      100.0 * ratio(get(p, "shared_load_bank_conflicts") +
+                        get(p, "shared_store_bank_conflicts"),
+                    get(p, "shared_load_wavefronts") +
+                        get(p, "shared_store_wavefronts")));
+  double total = 0;
+  bool all = true;
+  for (size_t i = 0; i < NSTALLS; i++) {
+    char name[64];
+    snprintf(name, sizeof(name), "stall_%s", stall_reasons[i]);
+    double v = get(p, name);
+    all &= isfinite(v);
+    if (isfinite(v))
+      total += v;
+  }
+  if (all) {
+    set(p, "stall_total", total);
+    for (size_t i = 0; i < NSTALLS && total > 0; i++) {
+      char name[64], share[80];
+      snprintf(name, sizeof(name), "stall_%s", stall_reasons[i]);
+      snprintf(share, sizeof(share), "stall_%s_pct", stall_reasons[i]);
+      set(p, share, 100.0 * get(p, name) / total);
+    }
+  }
+  if (p->kernels)
+    set(p, "kernels", (double)p->kernels);
+}
+
+static void derive_host(kl_profile *p) {
+  set(p, "time_us", p->time_us > 0 ? p->time_us : NAN);
+  double cyc = get(p, "host_cycles"), ins = get(p, "host_instructions");
+  set(p, "host_ipc", ratio(ins, cyc));
+  set(p, "host_cache_miss_pct",
+      100.0 * ratio(get(p, "host_cache_misses"), get(p, "host_cache_references")));
+  set(p, "host_mpki", ratio(get(p, "host_cache_misses"), ins / 1000.0));
+  set(p, "host_branch_miss_pct",
+      100.0 * ratio(get(p, "host_branch_misses"), get(p, "host_branches")));
+  if (p->has_roofline && p->time_us > 0) {
+    set(p, "achieved_bandwidth", p->bytes / (p->time_us * 1e-6) / 1e9);
+    set(p, "achieved_flops", p->flops / (p->time_us * 1e-6) / 1e9);
+    if (p->bytes > 0)
+      set(p, "arithmetic_intensity", p->flops / p->bytes);
+  }
+}
+
+/* ---- the verdict -------------------------------------------------------------- */
+
+/* ncu calls a unit the limiter above 60% of its peak; so does kernlab. */
+#define BUSY_PCT 60.0
+/* Shorter than about two host launches (3.9-4.2 us each on the H200), a
+ * kernel's own speed matters less than the launches around it. */
+#define LAUNCH_US_DEVICE 8.0
+#define LAUNCH_US_HOST 2.0
+
+static int verdict(kl_profile *p, kl_bottleneck b, const char *fmt, ...)
+    KL_PRINTF(3, 4);
+static int verdict(kl_profile *p, kl_bottleneck b, const char *fmt, ...) {
+  kl_buf t = KL_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = kl__buf_printf(&t, "%s: ", kl_bottleneck_name(b));
+  rc |= kl__buf_vprintf(&t, fmt, ap);
+  va_end(ap);
+  if (rc < 0) {
+    kl__free(t.ptr);
+    return kl__error_oom();
+  }
+  p->bottleneck = b;
+  p->verdict = kl__buf_detach(&t);
+  return 0;
+}
+
+/* The largest stall share, for the latency verdict. */
+static const char *top_stall(const kl_profile *p, double *share) {
+  const char *best = NULL;
+  *share = -1;
+  for (size_t i = 0; i < NSTALLS; i++) {
+    if (strcmp(stall_reasons[i], "selected") == 0)
+      continue;
+    char name[80];
+    snprintf(name, sizeof(name), "stall_%s_pct", stall_reasons[i]);
+    double v = get(p, name);
+    if (isfinite(v) && v > *share) {
+      *share = v;
+      best = stall_reasons[i];
+    }
+  }
+  return best;
+}
+
+static int classify_device(kl_profile *p) {
+  double t = p->time_us > 0 ? p->time_us : get(p, "duration_ns") / 1000.0;
+  double dram = get(p, "dram_throughput_pct");
+  double l2 = get(p, "l2_throughput_pct");
+  double offchip = max2(dram, l2);
+  /* the SM side: ncu's SM throughput where collected, else the busiest
+   * pipe and the issue slots (the quick set's cheap substitutes) */
+  double sm = get(p, "sm_throughput_pct");
+  const char *sm_what = "SM throughput";
+  if (!isfinite(sm)) {
+    static const char *subs[] = {"issue_active_pct", "pipe_fma_pct",
+                                 "pipe_alu_pct", "pipe_fp64_pct",
+                                 "pipe_tensor_pct", "pipe_lsu_pct"};
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+      if (isfinite(get(p, subs[i])) && !(get(p, subs[i]) <= sm)) {
+        sm = get(p, subs[i]);
+        sm_what = subs[i];
+      }
+  }
+  double l1 = get(p, "l1tex_throughput_pct");
+  if (isfinite(l1) && !(l1 <= sm)) {
+    sm = l1;
+    sm_what = "L1/shared throughput";
+  }
+  if (!isfinite(offchip) && !isfinite(sm))
+    return verdict(p, KL_BOTTLENECK_UNKNOWN,
+                   "no throughput counters in this set");
+  if (isfinite(t) && t < LAUNCH_US_DEVICE)
+    return verdict(p, KL_BOTTLENECK_LAUNCH,
+                   "the kernel runs %.2f us, under %.0f us (about two host "
+                   "launches); DRAM %.1f%%, %s %.1f%% of peak",
+                   t, LAUNCH_US_DEVICE, dram, sm_what, sm);
+  if (offchip >= BUSY_PCT && !(sm > offchip))
+    return verdict(p, KL_BOTTLENECK_MEMORY,
+                   "%s throughput %.1f%% of peak (>= %.0f%%) and above %s "
+                   "%.1f%%; %.0f GB/s moved, L2 hit rate %.1f%%",
+                   dram >= l2 || !isfinite(l2) ? "DRAM" : "L2", offchip,
+                   BUSY_PCT, sm_what, sm,
+                   get(p, "dram_bandwidth") / 1e9, get(p, "l2_hit_rate_pct"));
+  if (sm >= BUSY_PCT)
+    return verdict(p, KL_BOTTLENECK_COMPUTE,
+                   "%s %.1f%% of peak (>= %.0f%%) and above DRAM %.1f%%; "
+                   "FMA pipe %.1f%%, ALU %.1f%%, LSU %.1f%%, IPC %.2f",
+                   sm_what, sm, BUSY_PCT, offchip, get(p, "pipe_fma_pct"),
+                   get(p, "pipe_alu_pct"), get(p, "pipe_lsu_pct"),
+                   get(p, "ipc"));
+  double share;
+  const char *stall = top_stall(p, &share);
+  return verdict(p, KL_BOTTLENECK_LATENCY,
+                 "nothing near peak (DRAM %.1f%%, %s %.1f%%, under %.0f%%); "
+                 "achieved occupancy %.1f%% of %.1f%% theoretical, %.2f "
+                 "waves%s%s (%.1f%% of stalls)",
+                 offchip, sm_what, sm, BUSY_PCT,
+                 get(p, "achieved_occupancy_pct"),
+                 get(p, "theoretical_occupancy_pct"), get(p, "waves_per_sm"),
+                 stall ? "; top stall " : "", stall ? stall : "", share);
+}
+
+static int classify_host(kl_profile *p) {
+  double ipc = get(p, "host_ipc"), mpki = get(p, "host_mpki");
+  double miss = get(p, "host_cache_miss_pct");
+  if (!isfinite(ipc))
+    return verdict(p, KL_BOTTLENECK_UNKNOWN, "no host counters here");
+  if (p->time_us > 0 && p->time_us < LAUNCH_US_HOST)
+    return verdict(p, KL_BOTTLENECK_LAUNCH,
+                   "the call runs %.2f us, under %.0f us; IPC %.2f",
+                   p->time_us, LAUNCH_US_HOST, ipc);
+  if ((isfinite(mpki) && mpki >= 5.0) ||
+      (isfinite(miss) && miss >= 30.0 && ipc < 1.0))
+    return verdict(p, KL_BOTTLENECK_MEMORY,
+                   "%.1f last-level misses per 1000 instructions (>= 5) or "
+                   "%.1f%% of references missing with IPC %.2f",
+                   mpki, miss, ipc);
+  if (ipc >= 1.5)
+    return verdict(p, KL_BOTTLENECK_COMPUTE,
+                   "IPC %.2f (>= 1.5) with %.1f misses per 1000 "
+                   "instructions",
+                   ipc, mpki);
+  return verdict(p, KL_BOTTLENECK_LATENCY,
+                 "IPC %.2f (< 1.5) with few cache misses (%.1f per 1000 "
+                 "instructions): dependencies or branches (%.1f%% "
+                 "mispredicted)",
+                 ipc, mpki, get(p, "host_branch_miss_pct"));
+}
+
+/* Catalog values from the raw ones, then derived values and the verdict. */
+static int compute(kl_profile *p) {
+  size_t ncat;
+  const kl_metric_info *cat = kl_metric_catalog(&ncat);
+  if (!(p->values = kl__malloc(ncat * sizeof(double))))
+    return kl__error_oom();
+  for (size_t i = 0; i < ncat; i++) {
+    p->values[i] = NAN;
+    const char *key = strcmp(cat[i].source, "cupti") == 0 ? cat[i].ncu_name
+                      : strcmp(cat[i].source, "perf") == 0
+                          ? cat[i].name + 5 /* "host_cycles" -> "cycles" */
+                          : NULL;
+    const double *v = raw_get(p, key);
+    if (v)
+      p->values[i] = *v;
+  }
+  bool device = p->backend && strcmp(p->backend, "cuda") == 0;
+  int rc = 0;
+  if (device && p->has_kernel)
+    rc = occupancy(p);
+  if (rc < 0)
+    return rc;
+  if (device)
+    derive_device(p);
+  else
+    derive_host(p);
+  if (p->nraw == 0)
+    return verdict(p, KL_BOTTLENECK_UNKNOWN, "%s",
+                   p->note ? p->note : "no counters were collected");
+  return device ? classify_device(p) : classify_host(p);
+}
+
+/* ---- building ------------------------------------------------------------------- */
+
+static int add_raw(kl_profile *p, const char *name, double v, size_t *cap) {
+  if (p->nraw == *cap) {
+    size_t c = *cap ? *cap * 2 : 64;
+    raw_value *more = kl__realloc(p->raw, c * sizeof(*more));
+    if (!more)
+      return kl__error_oom();
+    p->raw = more;
+    *cap = c;
+  }
+  if (!(p->raw[p->nraw].name = kl__strdup(name)))
+    return kl__error_oom();
+  p->raw[p->nraw++].value = v;
+  return 0;
+}
+
+static char *obj_strdup(json_object *o, const char *key) {
+  json_object *v;
+  if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+    return NULL;
+  return kl__strdup(json_object_get_string(v));
+}
+
+static double obj_num(json_object *o, const char *key) {
+  json_object *v;
+  return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
+}
+
+static void read_kernel(kl_profile *p, json_object *k) {
+  json_object *g, *b;
+  kl_plugin_kernel_info *ki = &p->kernel;
+  if (!k || !json_object_object_get_ex(k, "grid", &g) ||
+      !json_object_object_get_ex(k, "block", &b) ||
+      json_object_array_length(g) != 3 || json_object_array_length(b) != 3)
+    return;
+  for (size_t d = 0; d < 3; d++) {
+    ki->grid[d] = json_object_get_int64(json_object_array_get_idx(g, d));
+    ki->block[d] = json_object_get_int64(json_object_array_get_idx(b, d));
+  }
+#define F(name) ki->name = (int32_t)obj_num(k, #name)
+  ki->dynamic_smem = (int64_t)obj_num(k, "dynamic_smem");
+  F(registers);
+  F(static_smem);
+  F(local_bytes);
+  F(max_threads_per_block);
+  F(active_blocks_per_sm);
+  F(sms);
+  F(warp_size);
+  F(max_threads_per_sm);
+  F(max_blocks_per_sm);
+  F(regs_per_sm);
+  F(smem_per_sm);
+  F(reserved_smem_per_block);
+#undef F
+  p->has_kernel = true;
+}
+
+static kl_profile *new_profile(const kl_profile_inputs *in) {
+  kl_profile *p = kl__calloc(1, sizeof(*p));
+  if (!p)
+    return NULL;
+  p->set = kl__strdup(in->set ? in->set : "standard");
+  p->time_us = in->time_us;
+  p->has_roofline = in->has_roofline;
+  p->bytes = in->bytes;
+  p->flops = in->flops;
+  p->wall_ms = in->wall_ms;
+  if (!p->set) {
+    kl_profile_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+int kl__profile_unavailable(kl_profile **out, const kl_profile_inputs *in,
+                            const char *backend, const char *why) {
+  *out = NULL;
+  kl_profile *p = new_profile(in);
+  if (!p || !(p->backend = kl__strdup(backend)) ||
+      !(p->note = kl__strdup(why))) {
+    kl_profile_free(p);
+    return kl__error_oom();
+  }
+  int rc = compute(p);
+  if (rc < 0) {
+    kl_profile_free(p);
+    return rc;
+  }
+  *out = p;
+  return 0;
+}
+
+int kl__profile_from_reply(kl_profile **out, json_object *reply,
+                           const kl_profile_inputs *in) {
+  *out = NULL;
+  kl_profile *p = new_profile(in);
+  if (!p)
+    return kl__error_oom();
+  int rc = 0;
+  size_t cap = 0;
+  p->backend = obj_strdup(reply, "backend");
+  p->chip = obj_strdup(reply, "chip");
+  p->replay = obj_strdup(reply, "replay");
+  p->note = obj_strdup(reply, "note");
+  json_object *tr;
+  if (!p->note && json_object_object_get_ex(reply, "tracing_on", &tr) &&
+      json_object_get_boolean(tr))
+    p->note = kl__strdup("kernel tracing was on in this worker: instruction "
+                         "counts include CUPTI's instrumentation (profile "
+                         "before timing, as kl_bench_run does)");
+  p->passes = (size_t)obj_num(reply, "passes");
+  p->init_ms = obj_num(reply, "init_ms");
+  p->config_ms = obj_num(reply, "config_ms");
+  p->collect_ms = obj_num(reply, "collect_ms");
+  p->decode_ms = obj_num(reply, "decode_ms");
+  json_object *names, *ranges, *events, *k;
+  if (!p->backend)
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: profile: no backend");
+  if (rc == 0 && json_object_object_get_ex(reply, "metrics", &names) &&
+      json_object_object_get_ex(reply, "ranges", &ranges)) {
+    /* the main kernel: the range that ran longest */
+    size_t nr = json_object_array_length(ranges), best = 0;
+    size_t nm = json_object_array_length(names), dur = nm;
+    for (size_t i = 0; i < nm; i++)
+      if (strcmp(json_object_get_string(json_object_array_get_idx(names, i)),
+                 "gpu__time_duration.sum") == 0)
+        dur = i;
+    double longest = -1;
+    for (size_t r = 0; r < nr && dur < nm; r++) {
+      double d = json_object_get_double(json_object_array_get_idx(
+          json_object_array_get_idx(ranges, r), dur));
+      if (d > longest) {
+        longest = d;
+        best = r;
+      }
+    }
+    p->kernels = nr;
+    json_object *vals = nr ? json_object_array_get_idx(ranges, best) : NULL;
+    for (size_t i = 0; vals && rc == 0 && i < nm; i++)
+      rc = add_raw(p,
+                   json_object_get_string(json_object_array_get_idx(names, i)),
+                   json_object_get_double(json_object_array_get_idx(vals, i)),
+                   &cap);
+  }
+  if (rc == 0 && json_object_object_get_ex(reply, "events", &events)) {
+    json_object_object_foreach(events, key, val) {
+      if (rc == 0)
+        rc = add_raw(p, key, json_object_get_double(val), &cap);
+    }
+  }
+  if (rc == 0 && json_object_object_get_ex(reply, "kernel", &k))
+    read_kernel(p, k);
+  if (rc == 0)
+    rc = compute(p);
+  if (rc < 0) {
+    kl_profile_free(p);
+    return rc;
+  }
+  *out = p;
+  return 0;
+}
+
+int kl_profile_from_json(kl_profile **out, const char *json, const char *path) {
+  *out = NULL;
+  json_tokener *tok = json_tokener_new();
+  if (!tok)
+    return kl__error_oom();
+  json_object *o = json_tokener_parse_ex(tok, json, (int)strlen(json));
+  enum json_tokener_error jerr = json_tokener_get_error(tok);
+  if (!o || jerr != json_tokener_success) {
+    /* the line and column of where the parser stopped */
+    size_t off = json_tokener_get_parse_end(tok);
+    int line = 1, col = 1;
+    for (size_t i = 0; i < off && json[i]; i++, col++)
+      if (json[i] == '\n')
+        line++, col = 0;
+    json_tokener_free(tok);
+    json_object_put(o);
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
+                        "not a JSON profile: %s",
+                        json_tokener_error_desc(jerr));
+  }
+  json_tokener_free(tok);
+  json_object *raw, *roof;
+  if (!json_object_is_type(o, json_type_object) ||
+      !json_object_object_get_ex(o, "raw", &raw) ||
+      !json_object_is_type(raw, json_type_object)) {
+    json_object_put(o);
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
+                        "a profile needs a \"raw\" object of metric values");
+  }
+  kl_profile_inputs in = {0};
+  json_object *setv;
+  in.set = json_object_object_get_ex(o, "set", &setv)
+               ? json_object_get_string(setv)
+               : "standard";
+  in.time_us = obj_num(o, "time_us");
+  in.wall_ms = obj_num(o, "wall_ms");
+  if (json_object_object_get_ex(o, "roofline", &roof)) {
+    in.has_roofline = true;
+    in.bytes = obj_num(roof, "bytes");
+    in.flops = obj_num(roof, "flops");
+  }
+  /* the stored form is the reply's form with the main kernel's values */
+  json_object *reply = json_object_new_object();
+  json_object_object_foreach(o, key, val) {
+    if (strcmp(key, "raw") != 0)
+      json_object_object_add(reply, key, json_object_get(val));
+  }
+  bool host = json_object_object_get_ex(o, "backend", &setv) &&
+              strcmp(json_object_get_string(setv), "host") == 0;
+  if (host) {
+    json_object *ev = json_object_new_object();
+    json_object_object_foreach(raw, rk, rv) {
+      json_object_object_add(ev, rk, json_object_get(rv));
+    }
+    json_object_object_add(reply, "events", ev);
+  } else {
+    json_object *names = json_object_new_array(), *vals = json_object_new_array(),
+                *ranges = json_object_new_array();
+    json_object_object_foreach(raw, rk, rv) {
+      json_object_array_add(names, json_object_new_string(rk));
+      json_object_array_add(vals, json_object_get(rv));
+    }
+    json_object_array_add(ranges, vals);
+    json_object_object_add(reply, "metrics", names);
+    json_object_object_add(reply, "ranges", ranges);
+  }
+  int rc = kl__profile_from_reply(out, reply, &in);
+  if (rc == 0)
+    (*out)->kernels = (size_t)obj_num(o, "kernels");
+  if (rc == 0 && (*out)->kernels)
+    set(*out, "kernels", (double)(*out)->kernels);
+  json_object_put(reply);
+  json_object_put(o);
+  return rc;
+}
+
+/* ---- reading -------------------------------------------------------------------- */
+
+kl_bottleneck kl_profile_bottleneck(const kl_profile *p) {
+  return p->bottleneck;
+}
+const char *kl_profile_verdict(const kl_profile *p) { return p->verdict; }
+const char *kl_profile_note(const kl_profile *p) { return p->note; }
+size_t kl_profile_passes(const kl_profile *p) { return p->passes; }
+
+int kl_profile_value(double *v, const kl_profile *p, const char *name) {
+  double x = get(p, name);
+  if (!isfinite(x)) {
+    const double *r = raw_get(p, name);
+    if (!r)
+      return KL_ENOTFOUND;
+    x = *r;
+  }
+  *v = x;
+  return 0;
+}
+
+int kl_profile_foreach(const kl_profile *p, kl_profile_visit_fn cb,
+                       void *ud) {
+  size_t ncat;
+  const kl_metric_info *cat = kl_metric_catalog(&ncat);
+  for (size_t i = 0; i < ncat; i++)
+    if (isfinite(p->values[i])) {
+      int rc = cb(&cat[i], p->values[i], ud);
+      if (rc)
+        return rc;
+    }
+  for (size_t i = 0; i < p->nraw; i++) {
+    if (kl_metric_find(p->raw[i].name))
+      continue;
+    if (strcmp(p->backend, "host") == 0) /* perf names are in the catalog */
+      continue;
+    kl_metric_info tmp = {p->raw[i].name, p->raw[i].name, "raw", "",
+                          "Raw CUPTI metric.", "cupti", 0};
+    int rc = cb(&tmp, p->raw[i].value, ud);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static int json_num(kl_buf *b, double v) {
+  return isfinite(v) ? kl__buf_printf(b, "%.10g", v) : kl__buf_puts(b, "null");
+}
+
+static int json_opt_str(kl_buf *b, const char *key, const char *v) {
+  if (!v)
+    return 0;
+  int rc = kl__buf_printf(b, ",\"%s\":", key);
+  return rc | kl__buf_json_string(b, v);
+}
+
+int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "{\"set\":");
+  rc |= kl__buf_json_string(&b, p->set);
+  rc |= json_opt_str(&b, "backend", p->backend);
+  rc |= json_opt_str(&b, "chip", p->chip);
+  rc |= json_opt_str(&b, "replay", p->replay);
+  rc |= kl__buf_printf(&b, ",\"passes\":%zu,\"kernels\":%zu", p->passes,
+                       p->kernels);
+  rc |= kl__buf_puts(&b, ",\"time_us\":");
+  rc |= json_num(&b, p->time_us > 0 ? p->time_us : NAN);
+  rc |= kl__buf_printf(&b,
+                       ",\"wall_ms\":%.4g,\"init_ms\":%.4g,\"config_ms\":%.4g,"
+                       "\"collect_ms\":%.4g,\"decode_ms\":%.4g",
+                       p->wall_ms, p->init_ms, p->config_ms, p->collect_ms,
+                       p->decode_ms);
+  if (p->has_roofline)
+    rc |= kl__buf_printf(&b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
+                         p->bytes, p->flops);
+  rc |= kl__buf_printf(&b, ",\"bottleneck\":\"%s\"",
+                       kl_bottleneck_name(p->bottleneck));
+  rc |= json_opt_str(&b, "verdict", p->verdict);
+  rc |= json_opt_str(&b, "occupancy_limiter", p->limiter);
+  rc |= json_opt_str(&b, "note", p->note);
+  if (p->has_kernel) {
+    const kl_plugin_kernel_info *k = &p->kernel;
+    rc |= kl__buf_printf(
+        &b,
+        ",\"kernel\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld],"
+        "\"dynamic_smem\":%lld,\"registers\":%d,\"static_smem\":%d,"
+        "\"local_bytes\":%d,\"max_threads_per_block\":%d,"
+        "\"active_blocks_per_sm\":%d,\"sms\":%d,\"warp_size\":%d,"
+        "\"max_threads_per_sm\":%d,\"max_blocks_per_sm\":%d,"
+        "\"regs_per_sm\":%d,\"smem_per_sm\":%d,"
+        "\"reserved_smem_per_block\":%d}",
+        (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
+        (long long)k->block[0], (long long)k->block[1],
+        (long long)k->block[2], (long long)k->dynamic_smem, k->registers,
+        k->static_smem, k->local_bytes, k->max_threads_per_block,
+        k->active_blocks_per_sm, k->sms, k->warp_size, k->max_threads_per_sm,
+        k->max_blocks_per_sm, k->regs_per_sm, k->smem_per_sm,
+        k->reserved_smem_per_block);
+  }
+  /* metrics, keyed by kernlab's names or by Nsight Compute's */
+  size_t ncat;
+  const kl_metric_info *cat = kl_metric_catalog(&ncat);
+  bool ncu = flags & KL_PROFILE_NCU_NAMES;
+  for (int pass = 0; pass < (ncu ? 2 : 1); pass++) {
+    rc |= kl__buf_puts(&b, pass ? ",\"kernlab_only\":{" : ",\"metrics\":{");
+    bool first = true;
+    for (size_t i = 0; i < ncat; i++) {
+      if (!isfinite(p->values[i]))
+        continue;
+      const char *key = cat[i].name;
+      if (ncu && pass == 0 && !cat[i].ncu_name)
+        continue;
+      if (ncu && pass == 1 && cat[i].ncu_name)
+        continue;
+      if (ncu && pass == 0)
+        key = cat[i].ncu_name;
+      rc |= kl__buf_puts(&b, first ? "" : ",");
+      rc |= kl__buf_json_string(&b, key);
+      rc |= kl__buf_putc(&b, ':');
+      rc |= json_num(&b, p->values[i]);
+      first = false;
+    }
+    rc |= kl__buf_putc(&b, '}');
+  }
+  rc |= kl__buf_puts(&b, ",\"raw\":{");
+  for (size_t i = 0; i < p->nraw; i++) {
+    rc |= kl__buf_puts(&b, i ? "," : "");
+    rc |= kl__buf_json_string(&b, p->raw[i].name);
+    rc |= kl__buf_putc(&b, ':');
+    rc |= json_num(&b, p->raw[i].value);
+  }
+  rc |= kl__buf_puts(&b, "}}");
+  if (rc < 0) {
+    kl__free(b.ptr);
+    return kl__error_oom();
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  return 0;
+}

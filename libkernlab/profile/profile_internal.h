@@ -1,0 +1,34 @@
+/* What the bench path needs from the profile module (profile.c). */
+#ifndef KL_PROFILE_INTERNAL_H
+#define KL_PROFILE_INTERNAL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "kernlab/profile.h"
+
+/* A set spec ("quick", "standard", or names separated by commas: catalog
+ * names or raw CUPTI names) as the CUPTI names to collect, owned by the
+ * caller (free each and the array with kl__free). gpu__time_duration.sum is
+ * always included: it picks the main kernel when a launch runs several.
+ * @return 0, KL_EINVALID (names the bad entry), KL_ENOMEM. */
+int kl__profile_names(char ***names, size_t *n, const char *spec);
+void kl__profile_names_free(char **names, size_t n);
+
+/* What the profile is computed from, besides the worker's reply. */
+typedef struct kl_profile_inputs {
+  const char *set;  /* the spec as given */
+  double time_us;   /* timed median; 0 when unknown */
+  bool has_roofline;
+  double bytes, flops;
+  double wall_ms;   /* the profile request's wall time */
+} kl_profile_inputs;
+
+/* From the worker's profile reply (see libkernlab/worker/op_profile.c). */
+int kl__profile_from_reply(kl_profile **out, json_object *reply,
+                           const kl_profile_inputs *in);
+/* A profile without values, saying why (no counters here). */
+int kl__profile_unavailable(kl_profile **out, const kl_profile_inputs *in,
+                            const char *backend, const char *why);
+
+#endif /* KL_PROFILE_INTERNAL_H */

@@ -1,0 +1,25 @@
+/* Worker requests the library uses internally (client.c). */
+#ifndef KL_CLIENT_INTERNAL_H
+#define KL_CLIENT_INTERNAL_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+#include "kernlab/worker.h"
+
+/* Counters of one launch of plugin at shape (the reply as the worker sent
+ * it; see libkernlab/worker/op_profile.c). Crashes and timeouts are the
+ * usual KL_ECRASHED / KL_ETIMEOUT; the reply may still say ok:false. */
+int kl__worker_profile(json_object **reply, kl_worker *w, int plugin,
+                       int shape, char *const *metrics, size_t n,
+                       uint64_t seed);
+/* Check metric names and count passes: offline for a named chip (e.g.
+ * "GH100"), else on the worker's device. */
+int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,
+                             char *const *metrics, size_t n);
+/* 0 for ok:true; else KL_EINVALID (e.g. an unknown metric) or
+ * KL_EUNSUPPORTED (no counters here: permissions, vGPU, no CUPTI), with the
+ * worker's message. */
+int kl__worker_reply_status(json_object *reply, const char *what);
+
+#endif /* KL_CLIENT_INTERNAL_H */
