@@ -2,8 +2,9 @@
 """Compare one kernel's kl profile (JSON, Nsight Compute names) with ncu's
 raw CSV page, or summarise the comparisons (--summary FILE).
 
-Prints one JSON line per kernel: kernlab's passes and wall time (the profile
-request: init, config image, passes, decode) and ncu's passes and wall time
+Prints one JSON line per kernel: kernlab's passes and profiling time (config
+image + passes; the one-time init apart; making and filling the instance's
+buffers is not profiling and is left out) and ncu's passes and wall time
 for --set full and --set basic, and, for every metric both report, the
 relative difference (kernlab - ncu) / ncu. Values near zero on both sides
 are compared absolutely (|diff| < 1e-3 counts as equal)."""
@@ -28,8 +29,8 @@ def ncu_metrics(path):
 
 
 def ncu_passes(path):
-    m = re.findall(r"(\d+) pass", open(path, errors="replace").read())
-    return int(m[-1]) if m else None
+    v = ncu_metrics(path).get("profiler__replayer_passes")
+    return int(v) if v is not None else None
 
 
 def compare(folder, tag):
@@ -43,7 +44,7 @@ def compare(folder, tag):
            "kl_metrics": len(prof["metrics"]) + len(prof.get("kernlab_only", {}))}
     diffs = {}
     for s in ("full", "basic"):
-        res[f"ncu_{s}_passes"] = ncu_passes(f"{folder}/{tag}.ncu-{s}.err")
+        res[f"ncu_{s}_passes"] = ncu_passes(f"{folder}/{tag}.ncu-{s}.csv")
         try:
             res[f"ncu_{s}_wall_s"] = float(open(f"{folder}/{tag}.ncu-{s}.wall").read())
         except (OSError, ValueError):
@@ -60,6 +61,15 @@ def compare(folder, tag):
         else:
             d = (v - n) / abs(n)
         diffs[name] = {"kl": v, "ncu": n, "rel": d}
+    # the same kernel under CUPTI's kernel replay, where it was run
+    try:
+        kk = json.load(open(f"{folder}/{tag}.kl-kernel.json"))["shapes"][0]["profile"]
+        within = sum(1 for name, v in kk["metrics"].items() if name in ncu and v is not None
+                     and abs(ncu[name]) > 1e-9 and abs(v - ncu[name]) / abs(ncu[name]) <= 0.02)
+        res["kernel_replay"] = {"collect_ms": kk["collect_ms"], "replay": kk.get("replay"),
+                                "within_2pct": within}
+    except (OSError, ValueError, KeyError, IndexError):
+        pass
     res["shared"] = len(diffs)
     res["within_2pct"] = sum(1 for d in diffs.values() if abs(d["rel"]) <= 0.02)
     res["diffs"] = diffs
@@ -77,12 +87,16 @@ def summary(path):
           f"{'shared':>6} {'<=2%':>5}  verdict")
     per_metric = {}
     for r in rows:
-        print(f"{r['kernel']:34} {r['kl_passes']:>9} {r['kl_wall_ms'] - r['kl_init_ms']:>7.0f} "
+        print(f"{r['kernel']:34} {r['kl_passes']:>9} {r['kl_config_ms'] + r['kl_collect_ms']:>7.0f} "
               f"{r['kl_config_ms']:>6.0f} {r['kl_collect_ms']:>9.0f} "
               f"{r['kl_init_ms']:>8.0f} {r['ncu_full_passes'] or '-':>6} "
               f"{r['ncu_full_wall_s'] or 0:>7.2f} {r['ncu_basic_passes'] or '-':>7} "
               f"{r['ncu_basic_wall_s'] or 0:>7.2f} {r['shared']:>6} {r['within_2pct']:>5}  "
               f"{r['kl_bottleneck']}")
+        if "kernel_replay" in r:
+            k = r["kernel_replay"]
+            print(f"{'  (CUPTI kernel replay)':34} {'':>9} {'':>7} {'':>6} {k['collect_ms']:>9.0f} "
+                  f"{'':>8} {'':>6} {'':>7} {'':>7} {'':>7} {'':>6} {k['within_2pct']:>5}")
         for name, d in r["diffs"].items():
             per_metric.setdefault(name, []).append(d["rel"])
     print("\nper metric: median |relative difference| over the kernels, worst")

@@ -26,6 +26,8 @@ echo "$KERNELS" | while read -r case shape index cand; do
   # kernlab: one process, every shape's timing and profile; keep the JSON
   "$KL" profile "$SRC/cases/$case" --shape "$shape" "${cargs[@]}" --set standard \
     --json --ncu-names >"$OUT/profile/$tag.kl.json" 2>"$OUT/profile/$tag.kl.err"
+  KERNLAB_PROFILE_REPLAY=kernel "$KL" profile "$SRC/cases/$case" --shape "$shape" \
+    "${cargs[@]}" --set standard --json --ncu-names >"$OUT/profile/$tag.kl-kernel.json" 2>/dev/null
   "$KL" harness "$SRC/cases/$case" "${cargs[@]}" -o "/tmp/kl-prof-$tag.cu"
   nvcc -O3 -arch=sm_90 "/tmp/kl-prof-$tag.cu" -o "/tmp/kl-prof-$tag" 2>&1 | tail -3
   entry=$(grep -m1 'entry:' "$SRC/cases/$case/case.yaml" | sed 's/.*entry: *//')

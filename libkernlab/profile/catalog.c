@@ -170,8 +170,12 @@ static const kl_metric_info catalog[] = {
             "PerMultiprocessor)."),
     DERIVED("occupancy_limit_registers", "launch__occupancy_limit_registers",
             "occupancy", "blocks", "Blocks per SM the registers allow."),
-    DERIVED("occupancy_limit_shared_mem", "launch__occupancy_limit_shared_mem",
-            "occupancy", "blocks", "Blocks per SM the shared memory allows."),
+    /* not ncu's launch__occupancy_limit_shared_mem: ncu divides by the
+     * carveout the driver chose for the launch (e.g. 100 KiB), which the
+     * occupancy API does not say; this is at the largest carveout */
+    DERIVED("occupancy_limit_shared_mem", NULL, "occupancy", "blocks",
+            "Blocks per SM the shared memory allows at the largest carveout "
+            "(absent when the kernel uses none)."),
     DERIVED("occupancy_limit_warps", "launch__occupancy_limit_warps",
             "occupancy", "blocks", "Blocks per SM the warp slots allow."),
     DERIVED("occupancy_limit_blocks", "launch__occupancy_limit_blocks",

@@ -108,6 +108,7 @@ int kl__profile_names(char ***out, size_t *nout, const char *spec) {
   for (const char *p = spec; rc == 0 && !set && *p;) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *next = end ? end + 1 : p + len;
     char word[256];
     while (len && (*p == ' ' || *p == '\t'))
       p++, len--;
@@ -144,7 +145,7 @@ int kl__profile_names(char ***out, size_t *nout, const char *spec) {
                      word, near ? " (did you mean '" : "", near ? near : "",
                      near ? "'?)" : "");
     }
-    p = end ? end + 1 : p + len;
+    p = next;
   }
   if (rc < 0) {
     kl__profile_names_free(names, n);
@@ -418,6 +419,15 @@ static int classify_device(kl_profile *p) {
                    dram >= l2 || !isfinite(l2) ? "DRAM" : "L2", offchip,
                    BUSY_PCT, sm_what, sm,
                    get(p, "dram_bandwidth") / 1e9, get(p, "l2_hit_rate_pct"));
+  if (sm >= BUSY_PCT && strcmp(sm_what, "L1/shared throughput") == 0)
+    return verdict(p, KL_BOTTLENECK_COMPUTE,
+                   "the SM's load/store path is the limit: L1/shared "
+                   "throughput %.1f%% of peak (>= %.0f%%) while DRAM and L2 "
+                   "are at %.1f%%; %.1f sectors per load request, LSU pipe "
+                   "%.1f%%, IPC %.2f (uncoalesced or repeated L1 traffic: "
+                   "coalesce, or stage through shared memory or registers)",
+                   sm, BUSY_PCT, offchip, get(p, "sectors_per_load_request"),
+                   get(p, "pipe_lsu_pct"), get(p, "ipc"));
   if (sm >= BUSY_PCT)
     return verdict(p, KL_BOTTLENECK_COMPUTE,
                    "%s %.1f%% of peak (>= %.0f%%) and above DRAM %.1f%%; "
@@ -513,11 +523,15 @@ static int add_raw(kl_profile *p, const char *name, double v, size_t *cap) {
   return 0;
 }
 
-static char *obj_strdup(json_object *o, const char *key) {
+/* *dst = a copy of o[key] when it is a string; KL_ENOMEM only when the
+ * copy failed. */
+static int dup_field(char **dst, json_object *o, const char *key) {
   json_object *v;
-  if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-    return NULL;
-  return kl__strdup(json_object_get_string(v));
+  *dst = NULL;
+  if (!json_object_object_get_ex(o, key, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return 0;
+  return (*dst = kl__strdup(json_object_get_string(v))) ? 0 : kl__error_oom();
 }
 
 static double obj_num(json_object *o, const char *key) {
@@ -597,24 +611,26 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
     return kl__error_oom();
   int rc = 0;
   size_t cap = 0;
-  p->backend = obj_strdup(reply, "backend");
-  p->chip = obj_strdup(reply, "chip");
-  p->replay = obj_strdup(reply, "replay");
-  p->note = obj_strdup(reply, "note");
+  rc = dup_field(&p->backend, reply, "backend");
+  rc = rc ? rc : dup_field(&p->chip, reply, "chip");
+  rc = rc ? rc : dup_field(&p->replay, reply, "replay");
+  rc = rc ? rc : dup_field(&p->note, reply, "note");
   json_object *tr;
-  if (!p->note && json_object_object_get_ex(reply, "tracing_on", &tr) &&
-      json_object_get_boolean(tr))
-    p->note = kl__strdup("kernel tracing was on in this worker: instruction "
+  if (rc == 0 && !p->note &&
+      json_object_object_get_ex(reply, "tracing_on", &tr) &&
+      json_object_get_boolean(tr) &&
+      !(p->note = kl__strdup("kernel tracing was on in this worker: instruction "
                          "counts include CUPTI's instrumentation (profile "
-                         "before timing, as kl_bench_run does)");
+                         "before timing, as kl_bench_run does)")))
+    rc = kl__error_oom();
   p->passes = (size_t)obj_num(reply, "passes");
   p->init_ms = obj_num(reply, "init_ms");
   p->config_ms = obj_num(reply, "config_ms");
   p->collect_ms = obj_num(reply, "collect_ms");
   p->decode_ms = obj_num(reply, "decode_ms");
   json_object *names, *ranges, *events, *k;
-  if (!p->backend)
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: profile: no backend");
+  if (rc == 0 && !p->backend)
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "profile: no backend");
   if (rc == 0 && json_object_object_get_ex(reply, "metrics", &names) &&
       json_object_object_get_ex(reply, "ranges", &ranges)) {
     /* the main kernel: the range that ran longest */

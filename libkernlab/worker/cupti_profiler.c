@@ -545,7 +545,10 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
                                                     CUPTI_KernelReplay};
   double c0 = now_ms();
   size_t passes_run = 0;
-  for (int m = 0; m < 2; m++) {
+  /* KERNLAB_PROFILE_REPLAY=kernel: CUPTI's kernel replay (for comparing) */
+  const char *want = getenv("KERNLAB_PROFILE_REPLAY");
+  int first_mode = want && strcmp(want, "kernel") == 0;
+  for (int m = first_mode; m < 2; m++) {
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params ip = {
         CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE,
         NULL, obj, dsp.counterDataSize, data};

@@ -148,5 +148,19 @@ if command -v nvcc >/dev/null 2>&1; then
   grep -q 'COMPILE_ERROR: bad.cu(5): error' "$TMP/err" && ok || bad "nvcc error not at the candidate line"
 fi
 
+# kl profile: the catalog, set specs, host counters or a note
+expect 0 "$KL" help profile
+expect 0 "$KL" profile --list-metrics
+grep -q '^dram_throughput_pct ' "$TMP/out" && ok || bad "catalog lacks dram_throughput_pct"
+expect 0 "$KL" profile --list-metrics --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d) > 60 and sum(m["standard"] and m["source"] == "cupti" for m in d) >= 50' "$TMP/out" && ok || bad "catalog JSON"
+expect 2 "$KL" profile
+expect 2 "$KL" profile "$SRC/cases/vector_add" --set l2_hit_rate_pc
+grep -q "unknown metric 'l2_hit_rate_pc' (did you mean 'l2_hit_rate_pct'?)" "$TMP/err" && ok || bad "did-you-mean for --set"
+expect 0 "$KL" profile "$SRC/cases/host_saxpy" --shape 1M --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["shapes"][0]["profile"]; assert p["backend"] == "host" and p["time_us"] > 0 and (p.get("note") or p["bottleneck"] != "unknown")' "$TMP/out" && ok || bad "host profile JSON"
+expect 0 "$KL" profile "$SRC/cases/host_saxpy" --shape 1M
+grep -q '^  verdict: ' "$TMP/out" && ok || bad "profile text lacks the verdict"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
