@@ -309,12 +309,6 @@ const kl_profile *kl_report_profile(const kl_report *r, size_t i) {
   return i < r->nshapes ? r->shapes[i].profile : NULL;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* Counters of one launch at one shape, collected *before* any timing in
  * this worker: kernel-activity tracing (which timing turns on) instruments
  * kernel code and would add its own instructions to the counts. The reply
@@ -324,9 +318,9 @@ static int profile_collect(json_object **reply, kl_report *r, kl_worker *w,
                            int plugin, int shape, char **names,
                            size_t nnames, uint64_t seed, double *wall_ms,
                            shape_entry *e) {
-  double t0 = now_ms();
+  double t0 = kl__now_ms();
   int rc = kl__worker_profile(reply, w, plugin, shape, names, nnames, seed);
-  *wall_ms = now_ms() - t0;
+  *wall_ms = kl__now_ms() - t0;
   if (rc < 0)
     return worker_failure(r, rc, e->res.name, "profiling");
   return 0;

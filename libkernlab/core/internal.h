@@ -95,6 +95,8 @@ char *kl__path_dir(const char *path);
 /* ---- strings ------------------------------------------------------------ */
 /* A C identifier: [A-Za-z_][A-Za-z0-9_]*. */
 bool kl__is_ident(const char *s);
+/* Milliseconds on the monotonic clock (fractions included). */
+double kl__now_ms(void);
 size_t kl__edit_distance(const char *a, const char *b);
 /* The candidate closest to `word` when it is close enough, else NULL. */
 const char *kl__suggest(const char *word, const char *const *candidates,

@@ -11,16 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int kl__run(kl__run_result *res, const char *const *argv, const char *cwd,
             int timeout_ms, size_t max_output) {
@@ -48,12 +41,12 @@ int kl__run(kl__run_result *res, const char *const *argv, const char *cwd,
   }
   setpgid(pid, pid);
   close(fds[1]);
-  int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+  int64_t deadline = timeout_ms > 0 ? (int64_t)kl__now_ms() + timeout_ms : 0;
   char chunk[4096];
   for (;;) {
     int wait = -1;
     if (deadline) {
-      int64_t left = deadline - now_ms();
+      int64_t left = deadline - (int64_t)kl__now_ms();
       if (left <= 0) {
         res->timed_out = true;
         kill(-pid, SIGKILL);

@@ -23,7 +23,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -95,12 +94,6 @@ static char *find_worker(const char *given) {
   if (executable(KL_BUILD_WORKER))
     return kl__strdup(KL_BUILD_WORKER);
   return NULL;
-}
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void reap(kl_worker *w, int *status) {
@@ -226,7 +219,7 @@ static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
   const char *line = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
   if (send_line(w, line) < 0)
     return worker_lost(w, false, 0);
-  int64_t deadline = now_ms() + w->timeout_ms;
+  int64_t deadline = (int64_t)kl__now_ms() + w->timeout_ms;
   for (;;) {
     char *nl = w->inbox.size ? memchr(w->inbox.ptr, '\n', w->inbox.size) : NULL;
     if (nl) {
@@ -243,7 +236,7 @@ static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
       *out = reply;
       return 0;
     }
-    int64_t left = deadline - now_ms();
+    int64_t left = deadline - (int64_t)kl__now_ms();
     if (left <= 0)
       return worker_lost(w, true, w->timeout_ms);
     struct pollfd pfd = {w->sock, POLLIN, 0};

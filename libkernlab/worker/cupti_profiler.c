@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cupti_profiler_host.h> /* needs an empty <string>: see CMake */
 #include <cupti_range_profiler.h>
@@ -33,6 +32,7 @@
 
 #include "cupti_profiler.h"
 #include "cupti_timer.h"
+#include "worker_internal.h"
 
 #define CACHE_SLOTS 8
 #define MAX_RANGES 64
@@ -68,11 +68,7 @@ static struct {
   size_t next_slot;
 } prof;
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+static double now_ms(void) { return klw_now_us() / 1000.0; }
 
 static const char *result_text(CUptiResult r) {
   const char *s = NULL;
