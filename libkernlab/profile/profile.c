@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../core/internal.h"
+#include "kernel_info_fields.h"
 #include "kernlab/plugin.h"
 #include "profile_internal.h"
 
@@ -550,20 +551,8 @@ static void read_kernel(kl_profile *p, json_object *k) {
     ki->grid[d] = json_object_get_int64(json_object_array_get_idx(g, d));
     ki->block[d] = json_object_get_int64(json_object_array_get_idx(b, d));
   }
-#define F(name) ki->name = (int32_t)obj_num(k, #name)
-  ki->dynamic_smem = (int64_t)obj_num(k, "dynamic_smem");
-  F(registers);
-  F(static_smem);
-  F(local_bytes);
-  F(max_threads_per_block);
-  F(active_blocks_per_sm);
-  F(sms);
-  F(warp_size);
-  F(max_threads_per_sm);
-  F(max_blocks_per_sm);
-  F(regs_per_sm);
-  F(smem_per_sm);
-  F(reserved_smem_per_block);
+#define F(name) ki->name = (__typeof__(ki->name))obj_num(k, #name);
+  KL_KERNEL_INFO_FIELDS(F)
 #undef F
   p->has_kernel = true;
 }
@@ -834,21 +823,14 @@ int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
   if (p->has_kernel) {
     const kl_plugin_kernel_info *k = &p->kernel;
     rc |= kl__buf_printf(
-        &b,
-        ",\"kernel\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld],"
-        "\"dynamic_smem\":%lld,\"registers\":%d,\"static_smem\":%d,"
-        "\"local_bytes\":%d,\"max_threads_per_block\":%d,"
-        "\"active_blocks_per_sm\":%d,\"sms\":%d,\"warp_size\":%d,"
-        "\"max_threads_per_sm\":%d,\"max_blocks_per_sm\":%d,"
-        "\"regs_per_sm\":%d,\"smem_per_sm\":%d,"
-        "\"reserved_smem_per_block\":%d}",
+        &b, ",\"kernel\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld]",
         (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
         (long long)k->block[0], (long long)k->block[1],
-        (long long)k->block[2], (long long)k->dynamic_smem, k->registers,
-        k->static_smem, k->local_bytes, k->max_threads_per_block,
-        k->active_blocks_per_sm, k->sms, k->warp_size, k->max_threads_per_sm,
-        k->max_blocks_per_sm, k->regs_per_sm, k->smem_per_sm,
-        k->reserved_smem_per_block);
+        (long long)k->block[2]);
+#define F(name) rc |= kl__buf_printf(&b, ",\"" #name "\":%lld", (long long)k->name);
+    KL_KERNEL_INFO_FIELDS(F)
+#undef F
+    rc |= kl__buf_putc(&b, '}');
   }
   /* metrics, keyed by kernlab's names or by Nsight Compute's */
   size_t ncat;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../profile/kernel_info_fields.h"
 #include "perf_counters.h"
 #include "worker_internal.h"
 #ifdef KL_HAVE_CUPTI
@@ -96,20 +97,8 @@ static json_object *kernel_json(const kl_plugin_kernel_info *k) {
   }
   json_object_object_add(o, "grid", g);
   json_object_object_add(o, "block", b);
-#define F(name) json_object_object_add(o, #name, json_object_new_int64(k->name))
-  F(dynamic_smem);
-  F(registers);
-  F(static_smem);
-  F(local_bytes);
-  F(max_threads_per_block);
-  F(active_blocks_per_sm);
-  F(sms);
-  F(warp_size);
-  F(max_threads_per_sm);
-  F(max_blocks_per_sm);
-  F(regs_per_sm);
-  F(smem_per_sm);
-  F(reserved_smem_per_block);
+#define F(name) json_object_object_add(o, #name, json_object_new_int64(k->name));
+  KL_KERNEL_INFO_FIELDS(F)
 #undef F
   return o;
 }
