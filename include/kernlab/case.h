@@ -146,6 +146,10 @@ KL_EXTERN(const char *) kl_case_kernel_path(const kl_case *c);
 KL_EXTERN(const char *) kl_case_entry(const kl_case *c);
 /** Path of program.md, or NULL when the case has no brief. */
 KL_EXTERN(const char *) kl_case_program_path(const kl_case *c);
+/** The case's own rule files (`rules:`), added on top of the defaults by
+ *  kl rules; paths inside the case folder, checked to exist at load. */
+KL_EXTERN(size_t) kl_case_rule_file_count(const kl_case *c);
+KL_EXTERN(const char *) kl_case_rule_file(const kl_case *c, size_t i);
 KL_EXTERN(kl_objective) kl_case_objective(const kl_case *c);
 KL_EXTERN(void) kl_case_budget(kl_budget *out, const kl_case *c);
 KL_EXTERN(void) kl_case_reference(kl_reference_info *out, const kl_case *c);

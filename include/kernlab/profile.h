@@ -60,6 +60,25 @@ KL_EXTERN(int) kl_profile_from_json(kl_profile **out, const char *json,
                                     const char *path);
 KL_EXTERN(void) kl_profile_free(kl_profile *p);
 
+/** Profiles recorded earlier, from any of: a profile object (as above),
+ *  the whole output of `kl profile --json` (one profile per shape, named
+ *  by it), or a flat object of metric values keyed by Nsight Compute or
+ *  CUPTI names ({"dram__throughput.avg.pct_of_peak_sustained_elapsed":
+ *  71.2, ...}) as other tools export them; values may be numbers or
+ *  numeric strings. @return 0, KL_EINVALID (path:line:column message),
+ *  KL_ENOMEM. */
+typedef struct kl_profile_list kl_profile_list; /* opaque */
+KL_EXTERN(int) kl_profile_list_from_json(kl_profile_list **out,
+                                         const char *json, const char *path);
+KL_EXTERN(size_t) kl_profile_list_count(const kl_profile_list *l);
+/** The i-th profile, borrowed from the list; NULL past the end. */
+KL_EXTERN(const kl_profile *)
+kl_profile_list_get(const kl_profile_list *l, size_t i);
+/** The shape it was taken at, or NULL when the form does not say. */
+KL_EXTERN(const char *) kl_profile_list_name(const kl_profile_list *l,
+                                            size_t i);
+KL_EXTERN(void) kl_profile_list_free(kl_profile_list *l);
+
 KL_EXTERN(kl_bottleneck) kl_profile_bottleneck(const kl_profile *p);
 /** The verdict as one line with the numbers that led to it. */
 KL_EXTERN(const char *) kl_profile_verdict(const kl_profile *p);

@@ -331,8 +331,10 @@ static int profile_collect(json_object **reply, kl_report *r, kl_worker *w,
  * fails the call. */
 static int profile_build(json_object *reply, const kl_case *c, int shape,
                          const char *spec, double wall_ms, shape_entry *e) {
-  kl_profile_inputs in = {spec, e->res.timed ? e->res.time.median : 0, false,
-                          0, 0, wall_ms};
+  kl_profile_inputs in = {0};
+  in.set = spec;
+  in.time_us = e->res.timed ? e->res.time.median : 0;
+  in.wall_ms = wall_ms;
   in.has_roofline = kl_case_roofline(&in.bytes, &in.flops, c, shape) == 0;
   int rc = kl__worker_reply_status(reply, "profile");
   if (rc == KL_EUNSUPPORTED) {

@@ -109,6 +109,9 @@ void kl_case_free(kl_case *c) {
                      c->program_path, c->ref_source, c->ref_function};
   for (size_t i = 0; i < KL_ARRAY_SIZE(strings); i++)
     kl__free(strings[i]);
+  for (size_t i = 0; i < c->nrule_files; i++)
+    kl__free(c->rule_files[i]);
+  kl__free(c->rule_files);
   kl__free(c);
 }
 
@@ -122,6 +125,10 @@ const char *kl_case_flags(const kl_case *c) { return c->flags; }
 const char *kl_case_kernel_path(const kl_case *c) { return c->kernel_path; }
 const char *kl_case_entry(const kl_case *c) { return c->entry; }
 const char *kl_case_program_path(const kl_case *c) { return c->program_path; }
+size_t kl_case_rule_file_count(const kl_case *c) { return c->nrule_files; }
+const char *kl_case_rule_file(const kl_case *c, size_t i) {
+  return i < c->nrule_files ? c->rule_files[i] : NULL;
+}
 kl_objective kl_case_objective(const kl_case *c) { return c->objective; }
 void kl_case_budget(kl_budget *out, const kl_case *c) { *out = c->budget; }
 void kl_case_reference(kl_reference_info *out, const kl_case *c) {
@@ -374,7 +381,12 @@ int kl_case_describe_json(kl_buf *out, const kl_case *c) {
   rc |= kl__buf_json_string(&b, c->entry);
   rc |= kl__buf_puts(&b, "},\"program\":");
   rc |= json_str_or_null(&b, c->program_path);
-  rc |= kl__buf_putc(&b, ',');
+  rc |= kl__buf_puts(&b, ",\"rules\":[");
+  for (size_t i = 0; i < c->nrule_files; i++) {
+    rc |= kl__buf_puts(&b, i ? "," : "");
+    rc |= kl__buf_json_string(&b, c->rule_files[i]);
+  }
+  rc |= kl__buf_puts(&b, "],");
   rc |= describe_params(&b, c);
   rc |= kl__buf_putc(&b, ',');
   rc |= describe_shapes(&b, c);

@@ -54,6 +54,8 @@ struct kl_case {
   kl_budget budget;
   case_tunable *tunables;
   size_t ntunables;
+  char **rule_files; /* the case's own rule files, in order */
+  size_t nrule_files;
 };
 
 #endif /* KL_CASE_INTERNAL_H */

@@ -15,7 +15,7 @@
 
 #include "../expr/expr_internal.h"
 #include "case_internal.h"
-#include "yaml_tree.h"
+#include "../core/yaml_tree.h"
 
 #define CASE_FORMAT_VERSION 1
 
@@ -273,7 +273,7 @@ static char *case_file(loader *ld, const ynode *n, const char *what) {
 static const char *const top_keys[] = {
     "kernlab", "name",      "description", "backend",   "target",
     "kernel",  "params",    "shapes",      "reference", "roofline",
-    "objective", "tunables", "budget",     "program"};
+    "objective", "tunables", "budget",     "program",   "rules"};
 
 static void read_header(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
@@ -873,6 +873,26 @@ static void read_rest(loader *ld, const ynode *root) {
   }
 }
 
+/* rules: a file or a list of files in the case folder */
+static void read_rule_files(loader *ld, const ynode *root) {
+  kl_case *c = ld->c;
+  const ynode *n = map_get(root, "rules");
+  if (!n)
+    return;
+  const ynode *const *items = n->kind == YNODE_SEQ ? (const ynode *const *)n->items
+                                                   : &n;
+  size_t count = n->kind == YNODE_SEQ ? n->count : 1;
+  if (!(c->rule_files = kl__calloc(count ? count : 1, sizeof(char *)))) {
+    ld->diags.oom = true;
+    return;
+  }
+  for (size_t i = 0; i < count; i++) {
+    char *path = case_file(ld, items[i], "rules");
+    if (path)
+      c->rule_files[c->nrule_files++] = path;
+  }
+}
+
 static void read_tunables(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *t = map_get(root, "tunables");
@@ -1206,24 +1226,6 @@ static int resolve_paths(kl_case *c, const char *path) {
   return 0;
 }
 
-static int report(loader *ld, const kl_case_options *opts) {
-  if (ld->diags.oom)
-    return kl__error_oom();
-  kl__diag_sort(&ld->diags);
-  for (size_t i = 0; i < ld->diags.count; i++)
-    if (opts && opts->on_diag &&
-        opts->on_diag(&ld->diags.items[i].e, opts->payload))
-      break;
-  kl_error first = ld->diags.items[0].e;
-  char text[1024];
-  if (ld->diags.count > 1) {
-    snprintf(text, sizeof(text), "%s (and %zu more error%s)", first.text,
-             ld->diags.count - 1, ld->diags.count > 2 ? "s" : "");
-    first.text = text;
-  }
-  return kl__error_set(&first);
-}
-
 int kl_case_load(kl_case **out, const char *path,
                  const kl_case_options *opts) {
   *out = NULL;
@@ -1264,6 +1266,7 @@ int kl_case_load(kl_case **out, const char *path,
     read_shapes(&ld, root);
     read_reference(&ld, root);
     read_rest(&ld, root);
+    read_rule_files(&ld, root);
     read_tunables(&ld, root);
     /* Evaluating over a signature that could not be read would only
      * repeat its errors as unknown names. */
@@ -1273,7 +1276,8 @@ int kl_case_load(kl_case **out, const char *path,
   kl_yaml__free(root);
   kl_buf_dispose(&text);
   if (has_errors(&ld)) {
-    rc = report(&ld, opts);
+    rc = kl__diag_report(&ld.diags, opts ? opts->on_diag : NULL,
+                         opts ? opts->payload : NULL);
     kl__diag_clear(&ld.diags);
     kl_case_free(c);
     return rc;

@@ -248,6 +248,25 @@ void kl__diag_sort(kl__diag_list *l) {
     qsort(l->items, l->count, sizeof(*l->items), diag_cmp);
 }
 
+int kl__diag_report(kl__diag_list *l, kl_diag_fn on_diag, void *payload) {
+  if (l->oom)
+    return kl__error_oom();
+  if (l->count == 0)
+    return 0;
+  kl__diag_sort(l);
+  for (size_t i = 0; i < l->count; i++)
+    if (on_diag && on_diag(&l->items[i].e, payload))
+      break;
+  kl_error first = l->items[0].e;
+  char text[1024];
+  if (l->count > 1) {
+    snprintf(text, sizeof(text), "%s (and %zu more error%s)", first.text,
+             l->count - 1, l->count > 2 ? "s" : "");
+    first.text = text;
+  }
+  return kl__error_set(&first);
+}
+
 void kl__diag_clear(kl__diag_list *l) {
   for (size_t i = 0; i < l->count; i++) {
     kl__free((void *)l->items[i].e.text);

@@ -65,6 +65,11 @@ void kl__diag_addv(kl__diag_list *l, int code, int domain, const char *path,
 /* Sort by (line, column, order). */
 void kl__diag_sort(kl__diag_list *l);
 void kl__diag_clear(kl__diag_list *l);
+/* Sort, hand every diagnostic to on_diag (which may be NULL; nonzero stops
+ * it), and make the first the thread's last error, "(and N more errors)"
+ * appended. Returns that error's code; KL_ENOMEM when recording failed;
+ * 0 for an empty list. */
+int kl__diag_report(kl__diag_list *l, kl_diag_fn on_diag, void *payload);
 /* Line `line` of `text` with a caret under `column` ("  src\n  ^"). */
 char *kl__snippet(const char *text, int line, int column);
 

@@ -372,6 +372,12 @@ int kl_expr_eval(kl_value *out, const kl_expr *e, const kl_vars *vars) {
   return rc;
 }
 
+int kl_expr__eval_node(kl_value *out, const kl_expr *e, const kl_expr_node *n,
+                       const kl_vars *vars) {
+  evaluator ev = {e, vars};
+  return eval(&ev, n, out);
+}
+
 int kl_expr_eval_string(kl_value *out, const char *src) {
   kl_expr *e;
   int rc = kl_expr_compile(&e, src, NULL);

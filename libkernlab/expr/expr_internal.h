@@ -61,6 +61,9 @@ int kl_expr__compile(kl_expr **out, const char *src,
                      const kl_expr_options *opts, bool any_function);
 /* The root node, for callers that inspect the tree. */
 const kl_expr_node *kl_expr__root(const kl_expr *e);
+/* Evaluate one node of e's tree (a rule's main comparison, say). */
+int kl_expr__eval_node(kl_value *out, const kl_expr *e, const kl_expr_node *n,
+                       const kl_vars *vars);
 /* Record an error located at a node's position (absolute in the file). */
 int kl_expr__error_at(const kl_expr *e, int line, int column, const char *fmt,
                       ...) KL_PRINTF(4, 5);

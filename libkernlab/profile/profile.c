@@ -192,6 +192,14 @@ static double ratio(double a, double b) {
   return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
 }
 
+/* Sectors touched over sectors needed, from ncu's share of each sector's
+ * bytes used; a kernel without such accesses has nothing uncoalesced (1). */
+static double sector_ratio(double efficiency_pct, double requests) {
+  if (requests == 0 && efficiency_pct == 0)
+    return 1.0;
+  return ratio(100.0, efficiency_pct);
+}
+
 static double max2(double a, double b) {
   if (!isfinite(a))
     return b;
@@ -269,6 +277,30 @@ static const char *const stall_reasons[] = {
     "selected"};
 #define NSTALLS (sizeof(stall_reasons) / sizeof(stall_reasons[0]))
 
+/* The busiest SM unit and what it is: ncu's sm__throughput where it was
+ * collected, else the largest of its cheaper parts (issue slots, the
+ * pipes); L1/shared throughput counts as SM-side too. NAN when none. */
+static double busiest_sm_unit(const kl_profile *p, const char **what) {
+  static const char *const parts[] = {"issue_active_pct", "pipe_fma_pct",
+                                      "pipe_alu_pct",     "pipe_fp64_pct",
+                                      "pipe_tensor_pct",  "pipe_lsu_pct"};
+  double sm = get(p, "sm_throughput_pct");
+  *what = "SM throughput";
+  for (size_t i = 0; !isfinite(get(p, "sm_throughput_pct")) &&
+                     i < sizeof(parts) / sizeof(parts[0]);
+       i++)
+    if (isfinite(get(p, parts[i])) && !(get(p, parts[i]) <= sm)) {
+      sm = get(p, parts[i]);
+      *what = parts[i];
+    }
+  double l1 = get(p, "l1tex_throughput_pct");
+  if (isfinite(l1) && !(l1 <= sm)) {
+    sm = l1;
+    *what = "L1/shared throughput";
+  }
+  return sm;
+}
+
 static void derive_device(kl_profile *p) {
   double t_s = p->time_us > 0 ? p->time_us * 1e-6 : NAN;
   set(p, "time_us", p->time_us > 0 ? p->time_us : NAN);
@@ -282,6 +314,8 @@ static void derive_device(kl_profile *p) {
     set(p, "achieved_flops", p->flops / t_s / 1e9);
     if (p->bytes > 0)
       set(p, "arithmetic_intensity", p->flops / p->bytes);
+    set(p, "roofline_bytes", p->bytes);
+    set(p, "roofline_flops", p->flops);
     double bound = max2(p->bytes > 0 ? p->bytes / peak_bw : 0,
                         p->flops > 0 ? p->flops / peak_fl : 0);
     if (bound > 0)
@@ -291,11 +325,23 @@ static void derive_device(kl_profile *p) {
       ratio(get(p, "global_load_sectors"), get(p, "global_load_requests")));
   set(p, "sectors_per_store_request",
       ratio(get(p, "global_store_sectors"), get(p, "global_store_requests")));
+  set(p, "load_sector_ratio",
+      sector_ratio(get(p, "global_load_efficiency_pct"),
+                   get(p, "global_load_requests")));
+  set(p, "store_sector_ratio",
+      sector_ratio(get(p, "global_store_efficiency_pct"),
+                   get(p, "global_store_requests")));
+  set(p, "dram_bytes", get(p, "dram_bytes_read") + get(p, "dram_bytes_write"));
+  const char *what;
+  set(p, "sm_busy_pct", busiest_sm_unit(p, &what));
+  /* no shared-memory traffic has no conflicts: 0, not unknown */
+  double conflicts = get(p, "shared_load_bank_conflicts") +
+                     get(p, "shared_store_bank_conflicts");
+  double wavefronts = get(p, "shared_load_wavefronts") +
+                      get(p, "shared_store_wavefronts");
   set(p, "shared_bank_conflict_pct",
-      100.0 * ratio(get(p, "shared_load_bank_conflicts") +
-                        get(p, "shared_store_bank_conflicts"),
-                    get(p, "shared_load_wavefronts") +
-                        get(p, "shared_store_wavefronts")));
+      wavefronts == 0 && conflicts == 0 ? 0 : 100.0 * ratio(conflicts,
+                                                            wavefronts));
   double total = 0;
   bool all = true;
   for (size_t i = 0; i < NSTALLS; i++) {
@@ -328,6 +374,10 @@ static void derive_host(kl_profile *p) {
   set(p, "host_mpki", ratio(get(p, "host_cache_misses"), ins / 1000.0));
   set(p, "host_branch_miss_pct",
       100.0 * ratio(get(p, "host_branch_misses"), get(p, "host_branches")));
+  if (p->has_roofline) {
+    set(p, "roofline_bytes", p->bytes);
+    set(p, "roofline_flops", p->flops);
+  }
   if (p->has_roofline && p->time_us > 0) {
     set(p, "achieved_bandwidth", p->bytes / (p->time_us * 1e-6) / 1e9);
     set(p, "achieved_flops", p->flops / (p->time_us * 1e-6) / 1e9);
@@ -386,25 +436,8 @@ static int classify_device(kl_profile *p) {
   double dram = get(p, "dram_throughput_pct");
   double l2 = get(p, "l2_throughput_pct");
   double offchip = max2(dram, l2);
-  /* the SM side: ncu's SM throughput where collected, else the busiest
-   * pipe and the issue slots (the quick set's cheap substitutes) */
-  double sm = get(p, "sm_throughput_pct");
-  const char *sm_what = "SM throughput";
-  if (!isfinite(sm)) {
-    static const char *subs[] = {"issue_active_pct", "pipe_fma_pct",
-                                 "pipe_alu_pct", "pipe_fp64_pct",
-                                 "pipe_tensor_pct", "pipe_lsu_pct"};
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-      if (isfinite(get(p, subs[i])) && !(get(p, subs[i]) <= sm)) {
-        sm = get(p, subs[i]);
-        sm_what = subs[i];
-      }
-  }
-  double l1 = get(p, "l1tex_throughput_pct");
-  if (isfinite(l1) && !(l1 <= sm)) {
-    sm = l1;
-    sm_what = "L1/shared throughput";
-  }
+  const char *sm_what;
+  double sm = busiest_sm_unit(p, &sm_what);
   if (!isfinite(offchip) && !isfinite(sm))
     return verdict(p, KL_BOTTLENECK_UNKNOWN,
                    "no throughput counters in this set");
@@ -483,10 +516,11 @@ static int compute(kl_profile *p) {
     return kl__error_oom();
   for (size_t i = 0; i < ncat; i++) {
     p->values[i] = NAN;
-    const char *key = strcmp(cat[i].source, "cupti") == 0 ? cat[i].ncu_name
-                      : strcmp(cat[i].source, "perf") == 0
+    /* derived entries with an ncu name start from a value recorded under
+     * it (a flat ncu export); computing them here overrides it */
+    const char *key = strcmp(cat[i].source, "perf") == 0
                           ? cat[i].name + 5 /* "host_cycles" -> "cycles" */
-                          : NULL;
+                          : cat[i].ncu_name;
     const double *v = raw_get(p, key);
     if (v)
       p->values[i] = *v;
@@ -638,7 +672,7 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
         best = r;
       }
     }
-    p->kernels = nr;
+    p->kernels = in->kernels ? in->kernels : nr;
     json_object *vals = nr ? json_object_array_get_idx(ranges, best) : NULL;
     for (size_t i = 0; vals && rc == 0 && i < nm; i++)
       rc = add_raw(p,
@@ -662,82 +696,6 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
   }
   *out = p;
   return 0;
-}
-
-int kl_profile_from_json(kl_profile **out, const char *json, const char *path) {
-  *out = NULL;
-  json_tokener *tok = json_tokener_new();
-  if (!tok)
-    return kl__error_oom();
-  json_object *o = json_tokener_parse_ex(tok, json, (int)strlen(json));
-  enum json_tokener_error jerr = json_tokener_get_error(tok);
-  if (!o || jerr != json_tokener_success) {
-    /* the line and column of where the parser stopped */
-    size_t off = json_tokener_get_parse_end(tok);
-    int line = 1, col = 1;
-    for (size_t i = 0; i < off && json[i]; i++, col++)
-      if (json[i] == '\n')
-        line++, col = 0;
-    json_tokener_free(tok);
-    json_object_put(o);
-    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
-                        "not a JSON profile: %s",
-                        json_tokener_error_desc(jerr));
-  }
-  json_tokener_free(tok);
-  json_object *raw, *roof;
-  if (!json_object_is_type(o, json_type_object) ||
-      !json_object_object_get_ex(o, "raw", &raw) ||
-      !json_object_is_type(raw, json_type_object)) {
-    json_object_put(o);
-    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
-                        "a profile needs a \"raw\" object of metric values");
-  }
-  kl_profile_inputs in = {0};
-  json_object *setv;
-  in.set = json_object_object_get_ex(o, "set", &setv)
-               ? json_object_get_string(setv)
-               : "standard";
-  in.time_us = obj_num(o, "time_us");
-  in.wall_ms = obj_num(o, "wall_ms");
-  if (json_object_object_get_ex(o, "roofline", &roof)) {
-    in.has_roofline = true;
-    in.bytes = obj_num(roof, "bytes");
-    in.flops = obj_num(roof, "flops");
-  }
-  /* the stored form is the reply's form with the main kernel's values */
-  json_object *reply = json_object_new_object();
-  json_object_object_foreach(o, key, val) {
-    if (strcmp(key, "raw") != 0)
-      json_object_object_add(reply, key, json_object_get(val));
-  }
-  bool host = json_object_object_get_ex(o, "backend", &setv) &&
-              strcmp(json_object_get_string(setv), "host") == 0;
-  if (host) {
-    json_object *ev = json_object_new_object();
-    json_object_object_foreach(raw, rk, rv) {
-      json_object_object_add(ev, rk, json_object_get(rv));
-    }
-    json_object_object_add(reply, "events", ev);
-  } else {
-    json_object *names = json_object_new_array(), *vals = json_object_new_array(),
-                *ranges = json_object_new_array();
-    json_object_object_foreach(raw, rk, rv) {
-      json_object_array_add(names, json_object_new_string(rk));
-      json_object_array_add(vals, json_object_get(rv));
-    }
-    json_object_array_add(ranges, vals);
-    json_object_object_add(reply, "metrics", names);
-    json_object_object_add(reply, "ranges", ranges);
-  }
-  int rc = kl__profile_from_reply(out, reply, &in);
-  if (rc == 0)
-    (*out)->kernels = (size_t)obj_num(o, "kernels");
-  if (rc == 0 && (*out)->kernels)
-    set(*out, "kernels", (double)(*out)->kernels);
-  json_object_put(reply);
-  json_object_put(o);
-  return rc;
 }
 
 /* ---- reading -------------------------------------------------------------------- */

@@ -22,6 +22,7 @@ typedef struct kl_profile_inputs {
   bool has_roofline;
   double bytes, flops;
   double wall_ms;   /* the profile request's wall time */
+  size_t kernels;   /* kernels one launch ran; 0: the reply's range count */
 } kl_profile_inputs;
 
 /* From the worker's profile reply (see libkernlab/worker/op_profile.c). */

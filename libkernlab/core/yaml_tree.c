@@ -11,6 +11,7 @@
 typedef struct builder {
   yaml_parser_t parser;
   const char *path;
+  const char *text; /* for the caret snippet of a syntax error */
   kl__diag_list *diags;
   int flow_depth;
   bool failed; /* syntax error or out of memory: stop */
@@ -20,16 +21,19 @@ static void syntax_error(builder *b) {
   const yaml_parser_t *p = &b->parser;
   int line = (int)p->problem_mark.line + 1;
   int col = (int)p->problem_mark.column + 1;
+  char *snippet = kl__snippet(b->text, line, col);
   if (p->error == YAML_MEMORY_ERROR) {
     b->diags->oom = true;
   } else if (p->context) {
     kl__diag_add(b->diags, KL_EINVALID, KL_DOMAIN_YAML, b->path, line, col,
-                 NULL, "YAML: %s %s", p->problem ? p->problem : "error",
+                 snippet, "YAML: %s %s", p->problem ? p->problem : "error",
                  p->context);
   } else {
     kl__diag_add(b->diags, KL_EINVALID, KL_DOMAIN_YAML, b->path, line, col,
-                 NULL, "YAML: %s", p->problem ? p->problem : "syntax error");
+                 snippet, "YAML: %s",
+                 p->problem ? p->problem : "syntax error");
   }
+  kl__free(snippet);
   b->failed = true;
 }
 
@@ -74,6 +78,7 @@ static ynode *build_scalar(builder *b, yaml_event_t *ev) {
   n->vline = n->line;
   n->vcolumn = n->column;
   n->quoted = st != YAML_PLAIN_SCALAR_STYLE;
+  n->block = st == YAML_LITERAL_SCALAR_STYLE || st == YAML_FOLDED_SCALAR_STYLE;
   if (st == YAML_PLAIN_SCALAR_STYLE) {
     n->exact = one_line;
   } else if (st == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
@@ -85,6 +90,53 @@ static ynode *build_scalar(builder *b, yaml_event_t *ev) {
                                    ev->data.scalar.length);
   }
   return n;
+}
+
+static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+void kl_yaml__locate(const ynode *n, const char *text, size_t offset,
+                     int *line, int *column) {
+  *line = n->vline;
+  *column = n->vcolumn;
+  if (!text || n->kind != YNODE_SCALAR || offset > strlen(n->value))
+    return;
+  const char *p = text;
+  int l = 1, c = 1;
+  while (l < n->vline && p && (p = strchr(p, '\n')))
+    p++, l++;
+  if (!p)
+    return;
+  if (n->block) { /* the text starts below the | or > line */
+    if (!(p = strchr(p, '\n')))
+      return;
+    p++, l++;
+  } else {
+    for (; c < n->vcolumn && *p && *p != '\n'; c++)
+      p++;
+  }
+  /* Walk file and value together; the file may hold more white space
+   * (indentation, the line breaks a folded scalar turned into spaces). */
+  const char *v = n->value;
+  for (size_t i = 0;; i++) {
+    if (i == offset && !v[i])
+      break; /* just past the last character */
+    while (*p && *p != v[i] && (blank(*p) || *p == '\n')) {
+      if (*p++ == '\n')
+        l++, c = 1;
+      else
+        c++;
+    }
+    if (i == offset)
+      break;
+    if (!*p || *p != v[i])
+      return; /* an escape or a fold we cannot follow */
+    if (*p++ == '\n')
+      l++, c = 1;
+    else
+      c++;
+  }
+  *line = l;
+  *column = c;
 }
 
 static ynode *build_seq(builder *b, yaml_event_t *start) {
@@ -233,6 +285,7 @@ ynode *kl_yaml__parse(const char *text, size_t len, const char *path,
                       kl__diag_list *diags) {
   builder b = {0};
   b.path = path;
+  b.text = text;
   b.diags = diags;
   if (!yaml_parser_initialize(&b.parser)) {
     diags->oom = true;

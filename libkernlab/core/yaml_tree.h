@@ -1,13 +1,13 @@
 /* A YAML document as a small tree with 1-based positions (libyaml marks are
- * 0-based), built from libyaml's event stream. Only what case files need:
- * scalars, sequences, mappings with scalar keys, no aliases. */
+ * 0-based), built from libyaml's event stream. Only what case and rule
+ * files need: scalars, sequences, mappings with scalar keys, no aliases. */
 #ifndef KL_YAML_TREE_H
 #define KL_YAML_TREE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/internal.h"
+#include "internal.h"
 
 typedef enum ynode_kind { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP } ynode_kind;
 
@@ -23,6 +23,7 @@ struct ynode {
   int vline, vcolumn; /* where a scalar's text starts */
   bool exact;         /* vline/vcolumn map each character one to one */
   bool quoted;        /* scalar was quoted or a block scalar */
+  bool block;         /* a block scalar (| or >): text starts a line below */
   bool in_flow;       /* inside a [...] or {...} collection */
   char *value;        /* scalar text */
   ynode **items;      /* sequence */
@@ -35,6 +36,11 @@ struct ynode {
 ynode *kl_yaml__parse(const char *text, size_t len, const char *path,
                       kl__diag_list *diags);
 void kl_yaml__free(ynode *n);
+/* The file position of byte `offset` of a scalar's text: exact for plain,
+ * quoted (without escapes) and block scalars, folded lines included;
+ * the node's own position where the text cannot be followed. */
+void kl_yaml__locate(const ynode *n, const char *file_text, size_t offset,
+                     int *line, int *column);
 /* Name of a node kind for messages: "a mapping", "a list", "a scalar". */
 const char *kl_yaml__kind_name(const ynode *n);
 

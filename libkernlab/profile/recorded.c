@@ -1,0 +1,301 @@
+/* Recorded metrics: profiles read back from JSON.
+ *
+ * Three forms are accepted, told apart by their keys: a profile object
+ * (kl_profile_json's output, a report's "profile"; it has "raw"), the whole
+ * output of `kl profile --json` (it has "shapes"; one profile per shape),
+ * and a flat object of metric values keyed by Nsight Compute or CUPTI
+ * names, as other tools export them. Each becomes a kl_profile computed
+ * again from its raw values, so derived values and the verdict follow this
+ * version of kernlab, not the one that recorded them. Errors carry the
+ * line and column of the offending text. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/internal.h"
+#include "profile_internal.h"
+
+struct kl_profile_list {
+  kl_profile **items;
+  char **names;
+  size_t count;
+};
+
+/* Line and column of byte `off` of `text`. */
+static void position(const char *text, size_t off, int *line, int *col) {
+  *line = 1;
+  *col = 1;
+  for (size_t i = 0; i < off && text[i]; i++, (*col)++)
+    if (text[i] == '\n')
+      (*line)++, *col = 0;
+}
+
+/* An error at the first occurrence of "key" in the text (json-c keeps no
+ * positions), or at 1:1. */
+static int error_at_key(const char *text, const char *path, const char *key,
+                        const char *fmt, const char *arg) {
+  int line = 1, col = 1;
+  char quoted[300];
+  if (key && strlen(key) < sizeof(quoted) - 2) {
+    snprintf(quoted, sizeof(quoted), "\"%s\"", key);
+    const char *at = strstr(text, quoted);
+    if (at)
+      position(text, (size_t)(at - text), &line, &col);
+  }
+  return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
+                      fmt, arg);
+}
+
+static int parse(json_object **out, const char *json, const char *path) {
+  json_tokener *tok = json_tokener_new();
+  if (!tok)
+    return kl__error_oom();
+  json_object *o = json_tokener_parse_ex(tok, json, (int)strlen(json));
+  enum json_tokener_error jerr = json_tokener_get_error(tok);
+  if (!o || jerr != json_tokener_success) {
+    int line, col;
+    position(json, json_tokener_get_parse_end(tok), &line, &col);
+    json_tokener_free(tok);
+    json_object_put(o);
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
+                        "not JSON: %s", json_tokener_error_desc(jerr));
+  }
+  json_tokener_free(tok);
+  if (!json_object_is_type(o, json_type_object)) {
+    json_object_put(o);
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
+                        "recorded metrics must be a JSON object");
+  }
+  *out = o;
+  return 0;
+}
+
+static double obj_num(json_object *o, const char *key) {
+  json_object *v;
+  return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
+}
+
+/* A metric value: a JSON number, or a string holding one ("71.2"). */
+static bool metric_number(json_object *v, double *out) {
+  if (json_object_is_type(v, json_type_double) ||
+      json_object_is_type(v, json_type_int)) {
+    *out = json_object_get_double(v);
+    return true;
+  }
+  if (!json_object_is_type(v, json_type_string))
+    return false;
+  const char *s = json_object_get_string(v);
+  char *end;
+  *out = strtod(s, &end);
+  return end != s && *end == '\0';
+}
+
+/* The reply form kl__profile_from_reply reads: the raw values as one
+ * range of a device profile, or as host events. */
+static json_object *reply_from_raw(json_object *o, json_object *raw,
+                                   bool host) {
+  json_object *reply = json_object_new_object();
+  if (o) {
+    json_object_object_foreach(o, key, val) {
+      if (strcmp(key, "raw") != 0)
+        json_object_object_add(reply, key, json_object_get(val));
+    }
+  } else {
+    json_object_object_add(reply, "backend", json_object_new_string("cuda"));
+  }
+  if (host) {
+    json_object *ev = json_object_new_object();
+    json_object_object_foreach(raw, rk, rv) {
+      if (!json_object_is_type(rv, json_type_null))
+        json_object_object_add(ev, rk, json_object_get(rv));
+    }
+    json_object_object_add(reply, "events", ev);
+    return reply;
+  }
+  json_object *names = json_object_new_array(),
+              *vals = json_object_new_array(),
+              *ranges = json_object_new_array();
+  json_object_object_foreach(raw, rk, rv) {
+    double v = 0;
+    if (!metric_number(rv, &v))
+      continue; /* null: not measured */
+    json_object_array_add(names, json_object_new_string(rk));
+    json_object_array_add(vals, json_object_new_double(v));
+  }
+  json_object_array_add(ranges, vals);
+  json_object_object_add(reply, "metrics", names);
+  json_object_object_add(reply, "ranges", ranges);
+  return reply;
+}
+
+/* One profile object (it has "raw"). */
+static int from_profile_object(kl_profile **out, json_object *o,
+                               const char *text, const char *path) {
+  json_object *raw, *roof, *v;
+  *out = NULL;
+  if (!json_object_object_get_ex(o, "raw", &raw) ||
+      !json_object_is_type(raw, json_type_object))
+    return error_at_key(text, path, "raw", "%s",
+                        "a profile needs a \"raw\" object of metric values");
+  json_object_object_foreach(raw, key, val) {
+    double d;
+    if (!metric_number(val, &d) && !json_object_is_type(val, json_type_null))
+      return error_at_key(text, path, key, "metric '%s' is not a number",
+                          key);
+  }
+  kl_profile_inputs in = {0};
+  in.set = json_object_object_get_ex(o, "set", &v) ? json_object_get_string(v)
+                                                   : "standard";
+  in.time_us = obj_num(o, "time_us");
+  in.wall_ms = obj_num(o, "wall_ms");
+  in.kernels = (size_t)obj_num(o, "kernels");
+  if (json_object_object_get_ex(o, "roofline", &roof)) {
+    in.has_roofline = true;
+    in.bytes = obj_num(roof, "bytes");
+    in.flops = obj_num(roof, "flops");
+  }
+  bool host = json_object_object_get_ex(o, "backend", &v) &&
+              strcmp(json_object_get_string(v), "host") == 0;
+  json_object *reply = reply_from_raw(o, raw, host);
+  int rc = reply ? kl__profile_from_reply(out, reply, &in) : kl__error_oom();
+  json_object_put(reply);
+  return rc;
+}
+
+/* A flat object of metric values ({"dram__bytes_read.sum": 1.2e9, ...}). */
+static int from_flat_object(kl_profile **out, json_object *o,
+                            const char *text, const char *path) {
+  *out = NULL;
+  if (json_object_object_length(o) == 0)
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
+                        "no metrics: expected a profile, the output of "
+                        "`kl profile --json`, or {\"<metric name>\": value, "
+                        "...}");
+  json_object_object_foreach(o, key, val) {
+    double d;
+    if (!metric_number(val, &d))
+      return error_at_key(text, path, key,
+                          "metric '%s' is not a number (a flat object maps "
+                          "metric names to values)",
+                          key);
+  }
+  kl_profile_inputs in = {0};
+  in.set = "recorded";
+  json_object *reply = reply_from_raw(NULL, o, false);
+  int rc = reply ? kl__profile_from_reply(out, reply, &in) : kl__error_oom();
+  json_object_put(reply);
+  return rc;
+}
+
+int kl_profile_from_json(kl_profile **out, const char *json,
+                         const char *path) {
+  json_object *o;
+  *out = NULL;
+  int rc = parse(&o, json, path);
+  if (rc < 0)
+    return rc;
+  rc = from_profile_object(out, o, json, path);
+  json_object_put(o);
+  return rc;
+}
+
+void kl_profile_list_free(kl_profile_list *l) {
+  if (!l)
+    return;
+  for (size_t i = 0; i < l->count; i++) {
+    kl_profile_free(l->items[i]);
+    kl__free(l->names[i]);
+  }
+  kl__free(l->items);
+  kl__free(l->names);
+  kl__free(l);
+}
+
+static int list_add(kl_profile_list *l, kl_profile *p, const char *name) {
+  kl_profile **items = kl__realloc(l->items, (l->count + 1) * sizeof(*items));
+  if (items)
+    l->items = items;
+  char **names = kl__realloc(l->names, (l->count + 1) * sizeof(*names));
+  if (names)
+    l->names = names;
+  char *copy = name ? kl__strdup(name) : NULL;
+  if (!items || !names || (name && !copy)) {
+    kl__free(copy);
+    kl_profile_free(p);
+    return kl__error_oom();
+  }
+  l->items[l->count] = p;
+  l->names[l->count++] = copy;
+  return 0;
+}
+
+/* `kl profile --json`: {"shapes":[{"name":..,"profile":{..}}, ...]} */
+static int from_report(kl_profile_list *l, json_object *shapes,
+                       const char *text, const char *path) {
+  if (!json_object_is_type(shapes, json_type_array))
+    return error_at_key(text, path, "shapes", "%s",
+                        "\"shapes\" must be a list of shapes");
+  for (size_t i = 0; i < json_object_array_length(shapes); i++) {
+    json_object *s = json_object_array_get_idx(shapes, i), *prof, *name;
+    if (!json_object_is_type(s, json_type_object) ||
+        !json_object_object_get_ex(s, "profile", &prof))
+      continue;
+    if (!json_object_is_type(prof, json_type_object))
+      return error_at_key(text, path, "profile", "%s",
+                          "a shape's \"profile\" must be an object");
+    kl_profile *p;
+    int rc = from_profile_object(&p, prof, text, path);
+    if (rc < 0)
+      return rc;
+    bool named = json_object_object_get_ex(s, "name", &name) &&
+                 json_object_is_type(name, json_type_string);
+    if ((rc = list_add(l, p, named ? json_object_get_string(name) : NULL)) < 0)
+      return rc;
+  }
+  if (l->count == 0)
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
+                        "this report holds no profiles (was it made by "
+                        "`kl profile --json`?)");
+  return 0;
+}
+
+int kl_profile_list_from_json(kl_profile_list **out, const char *json,
+                              const char *path) {
+  *out = NULL;
+  json_object *o, *v;
+  int rc = parse(&o, json, path);
+  if (rc < 0)
+    return rc;
+  kl_profile_list *l = kl__calloc(1, sizeof(*l));
+  if (!l) {
+    json_object_put(o);
+    return kl__error_oom();
+  }
+  kl_profile *p = NULL;
+  if (json_object_object_get_ex(o, "shapes", &v))
+    rc = from_report(l, v, json, path);
+  else if (json_object_object_get_ex(o, "raw", &v))
+    rc = from_profile_object(&p, o, json, path);
+  else
+    rc = from_flat_object(&p, o, json, path);
+  if (rc == 0 && p)
+    rc = list_add(l, p, NULL);
+  json_object_put(o);
+  if (rc < 0) {
+    kl_profile_list_free(l);
+    return rc;
+  }
+  *out = l;
+  return 0;
+}
+
+size_t kl_profile_list_count(const kl_profile_list *l) { return l->count; }
+
+const kl_profile *kl_profile_list_get(const kl_profile_list *l, size_t i) {
+  return i < l->count ? l->items[i] : NULL;
+}
+
+const char *kl_profile_list_name(const kl_profile_list *l, size_t i) {
+  return i < l->count ? l->names[i] : NULL;
+}
