@@ -20,5 +20,6 @@
 #include "worker.h"
 #include "bench.h"
 #include "profile.h"
+#include "rules.h"
 
 #endif /* KERNLAB_H */
