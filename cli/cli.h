@@ -33,6 +33,11 @@ int cmd_harness(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_rules(int argc, char **argv);
+/* Check, time briefly and profile a case (opts->profile names the set),
+ * as kl profile does; prints why it failed. Returns the exit status. */
+int cli_profile_run(kl_report **out, const kl_case *c,
+                    const char *candidate_path, kl_bench_options *opts);
 /* Read a whole file into *out (malloc'd); prints the error and returns the
  * exit status on failure, 0 on success. */
 int cli_read_file(char **out, const char *path);

@@ -127,6 +127,27 @@ static void print_summary(const kl_case *c) {
   printf("ok: %s\n", kl_case_dir(c));
 }
 
+/* The case's own rule files (rules:), loaded over the defaults as kl rules
+ * would; their errors are the case's errors. */
+static int check_rule_files(const kl_case *c, check_state *st) {
+  if (kl_case_rule_file_count(c) == 0)
+    return 0;
+  kl_rules_options opts = KL_RULES_OPTIONS_INIT;
+  opts.on_diag = on_diag;
+  opts.payload = st;
+  kl_rules *rs;
+  int rc = kl_rules_create(&rs, &opts);
+  if (rc == 0)
+    rc = kl_rules_add_defaults(rs);
+  for (size_t i = 0; rs && i < kl_case_rule_file_count(c); i++) {
+    int r = kl_rules_add_file(rs, kl_case_rule_file(c, i));
+    if (r < 0 && rc == 0)
+      rc = r;
+  }
+  kl_rules_free(rs);
+  return rc;
+}
+
 int cmd_check(int argc, char **argv) {
   check_state st = {0};
   const char *path = NULL;
@@ -154,6 +175,8 @@ int cmd_check(int argc, char **argv) {
   opts.payload = &st;
   kl_case *c = NULL;
   int rc = kl_case_load(&c, path, &opts);
+  if (rc == 0)
+    rc = check_rule_files(c, &st);
   if (st.errors_json)
     fclose(st.errors_json);
   int status = EXIT_OK;

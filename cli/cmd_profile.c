@@ -155,33 +155,14 @@ int cmd_profile(int argc, char **argv) {
   if (!path)
     return cli_usage_error("profile", "no case given");
   kl_case *c = NULL;
-  char *candidate = NULL;
   kl_report *r = NULL;
   int status = EXIT_OK;
   if (kl_case_load(&c, path, NULL) < 0) {
     status = cli_fail();
     goto done;
   }
-  if (candidate_path) {
-    if ((status = cli_read_file(&candidate, candidate_path)) != 0)
-      goto done;
-    const char *slash = strrchr(candidate_path, '/');
-    opts.candidate = candidate;
-    opts.candidate_name = slash ? slash + 1 : candidate_path;
-  }
-  /* a short timing is enough for the roofline numbers */
-  opts.time.target_rel_ci = 0.01;
-  opts.time.time_cap_ms = 300;
-  if (kl_bench_run(&r, c, &opts) < 0) {
-    status = cli_fail();
+  if ((status = cli_profile_run(&r, c, candidate_path, &opts)) != EXIT_OK)
     goto done;
-  }
-  if (kl_report_verdict(r) != KL_VERDICT_OK) {
-    cli_error("candidate rejected: %s: %s",
-              kl_verdict_name(kl_report_verdict(r)), kl_report_reason(r));
-    status = EXIT_REJECTED;
-    goto done;
-  }
   if (json && (status = print_json(r, ncu)) != EXIT_OK)
     goto done;
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
@@ -215,7 +196,38 @@ int cmd_profile(int argc, char **argv) {
     printf("device %s (%d SMs)\n", dev.name, dev.sms);
 done:
   kl_report_free(r);
-  free(candidate);
   kl_case_free(c);
+  return status;
+}
+
+int cli_profile_run(kl_report **out, const kl_case *c,
+                    const char *candidate_path, kl_bench_options *opts) {
+  char *candidate = NULL;
+  int status = EXIT_OK;
+  *out = NULL;
+  if (candidate_path) {
+    if ((status = cli_read_file(&candidate, candidate_path)) != 0)
+      return status;
+    const char *slash = strrchr(candidate_path, '/');
+    opts->candidate = candidate;
+    opts->candidate_name = slash ? slash + 1 : candidate_path;
+  }
+  /* a short timing is enough for the roofline numbers */
+  opts->time.target_rel_ci = 0.01;
+  opts->time.time_cap_ms = 300;
+  if (kl_bench_run(out, c, opts) < 0) {
+    status = cli_fail();
+  } else if (kl_report_verdict(*out) != KL_VERDICT_OK) {
+    cli_error("candidate rejected: %s: %s",
+              kl_verdict_name(kl_report_verdict(*out)),
+              kl_report_reason(*out));
+    status = EXIT_REJECTED;
+  }
+  opts->candidate = NULL;
+  free(candidate);
+  if (status != EXIT_OK) {
+    kl_report_free(*out);
+    *out = NULL;
+  }
   return status;
 }

@@ -86,6 +86,32 @@ const cli_verb cli_verbs[] = {
      "message says why and what to do; timing is still printed. Where the\n"
      "host has no perf counters (many VMs) a note says so (exit 0).\n"
      "Exit 3 when the candidate is rejected.\n"},
+    {"rules", cmd_rules, "diagnose a kernel: rules over its metrics",
+     "kl rules CASE [--candidate FILE] [--shape NAME] [--rules FILE]... "
+     "[--json]\n"
+     "       kl rules [CASE] --metrics FILE [--rules FILE]... [--json]\n"
+     "       kl rules --lint FILE...\n"
+     "       kl rules --list [--json]",
+     "Profiles the case like kl profile (standard set), or reads recorded\n"
+     "metrics, and evaluates the rules: the defaults (share/kernlab/rules),\n"
+     "the case's own (rules: in case.yaml) and --rules files, where a rule\n"
+     "with an id already loaded replaces it. Prints per shape the verdict,\n"
+     "each fired rule (most severe first) with its finding, action and\n"
+     "skill, and the rules that could not be evaluated with what they miss.\n"
+     "Exit 2 for bad rule files or metrics (every error as\n"
+     "path:line:column: message), 1 when no metrics could be taken.\n"
+     "\n"
+     "  --metrics FILE  recorded metrics: the output of kl profile --json, a\n"
+     "                  profile object, or a flat {\"<metric>\": value, ...}\n"
+     "                  as Nsight Compute exports; no GPU needed\n"
+     "  --rules FILE    more rules (repeatable)\n"
+     "  --skills DIR    more skills, <id>.md each (repeatable)\n"
+     "  --shape NAME    one shape only\n"
+     "  --lint FILE...  check rule files without metrics\n"
+     "  --list          the loaded rules and the skill catalog\n"
+     "  --json          {\"bottleneck\", \"verdict\", \"fired\": [...],\n"
+     "                  \"not_evaluated\": [...], \"passed\": [...]} for one\n"
+     "                  profile; {\"shapes\": [...]} of those for several\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

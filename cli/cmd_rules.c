@@ -1,0 +1,343 @@
+/* `kl rules`: from metrics to a diagnosis. Profiles the case (as kl
+ * profile does) or reads recorded metrics, evaluates the default rules,
+ * the case's and the user's on top, and prints per shape the verdict, each
+ * fired rule with its finding, action and skill, and what could not be
+ * evaluated. `--lint` checks rule files without metrics; `--list` prints
+ * the loaded rules and the skill catalog. Exit 2 for bad rule files or
+ * metrics, 1 when no metrics could be taken, 3 when the candidate is
+ * rejected. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_FILES 32
+
+typedef struct rules_args {
+  const char *case_path, *candidate, *shape, *metrics;
+  const char *rule_files[MAX_FILES], *skill_dirs[MAX_FILES];
+  size_t nrules, nskills;
+  bool json, lint, list;
+} rules_args;
+
+static int print_diag(const kl_error *e, void *payload) {
+  int *count = payload;
+  (*count)++;
+  cli_print_error(e);
+  return 0;
+}
+
+/* The library reports a bad file through print_diag; anything else (a
+ * file that cannot be read) is printed here. */
+static int checked(int rc, const int *ndiags, int before) {
+  if (rc < 0 && *ndiags == before)
+    cli_print_error(kl_error_last());
+  return rc;
+}
+
+/* Skills, the defaults, the case's rule files, then --rules files; every
+ * user file is read even after one failed, so all errors show at once. */
+static int load_rules(kl_rules **out, const rules_args *a, const kl_case *c,
+                      int *ndiags) {
+  kl_rules_options opts = KL_RULES_OPTIONS_INIT;
+  opts.on_diag = print_diag;
+  opts.payload = ndiags;
+  *out = NULL;
+  int rc = checked(kl_rules_create(out, &opts), ndiags, *ndiags);
+  for (size_t i = 0; rc == 0 && i < a->nskills; i++)
+    rc = checked(kl_rules_add_skills(*out, a->skill_dirs[i]), ndiags, *ndiags);
+  if (rc == 0)
+    rc = checked(kl_rules_add_defaults(*out), ndiags, *ndiags);
+  size_t ncase = c ? kl_case_rule_file_count(c) : 0;
+  for (size_t i = 0; *out && i < ncase + a->nrules; i++) {
+    const char *f = i < ncase ? kl_case_rule_file(c, i) : a->rule_files[i - ncase];
+    int r = checked(kl_rules_add_file(*out, f), ndiags, *ndiags);
+    if (r < 0 && rc == 0)
+      rc = r;
+  }
+  return rc < 0 ? cli_exit_status(rc) : EXIT_OK;
+}
+
+static const char *sev_label(kl_severity s) {
+  return s == KL_SEVERITY_HIGH ? "high  " : s == KL_SEVERITY_MEDIUM ? "medium"
+                                                                      : "low   ";
+}
+
+static void print_text(const kl_diagnosis *d, const char *label) {
+  printf("%s: %s\n", label,
+         kl_diagnosis_verdict(d) ? kl_diagnosis_verdict(d) : "no verdict");
+  size_t nf = kl_diagnosis_fired_count(d), nu = kl_diagnosis_unevaluated_count(d);
+  for (size_t i = 0; i < nf; i++) {
+    kl_finding f;
+    kl_diagnosis_fired(&f, d, i);
+    printf("  %s %s: %s\n", sev_label(f.severity), f.id, f.finding);
+    printf("         action: %s\n", f.action);
+    if (f.skill)
+      printf("         skill: %s\n", f.skill);
+  }
+  if (nf == 0)
+    printf("  no rule fired\n");
+  for (size_t i = 0; i < nu; i++) {
+    kl_unevaluated u;
+    kl_diagnosis_unevaluated(&u, d, i);
+    printf("  not evaluated: %s (%s)\n", u.id, u.reason);
+  }
+  printf("  %zu fired, %zu passed, %zu not evaluated\n", nf,
+         kl_diagnosis_passed_count(d), nu);
+}
+
+/* One diagnosis per profile; `names[i]` labels it. */
+static int diagnose(const kl_rules *rs, const kl_profile *const *profiles,
+                    const char *const *names, size_t n, bool json) {
+  kl_buf b = KL_BUF_INIT;
+  if (json && n > 1)
+    printf("{\"shapes\":[");
+  for (size_t i = 0; i < n; i++) {
+    kl_diagnosis *d;
+    if (kl_rules_evaluate(&d, rs, profiles[i]) < 0) {
+      kl_buf_dispose(&b);
+      return cli_fail();
+    }
+    if (json) {
+      if (kl_diagnosis_json(&b, d) < 0) {
+        kl_diagnosis_free(d);
+        kl_buf_dispose(&b);
+        return cli_fail();
+      }
+      /* the shape's name goes first in its object */
+      printf("%s{\"shape\":", i ? "," : "");
+      if (names[i])
+        cli_json_string(stdout, names[i]);
+      else
+        printf("null");
+      printf(",%s", b.ptr + 1);
+    } else {
+      char label[300];
+      snprintf(label, sizeof(label), "shape %s", names[i] ? names[i] : "?");
+      print_text(d, n == 1 && !names[i] ? "profile" : label);
+    }
+    kl_diagnosis_free(d);
+  }
+  if (json)
+    printf(n > 1 ? "]}\n" : "\n");
+  kl_buf_dispose(&b);
+  return EXIT_OK;
+}
+
+static int from_metrics(const kl_rules *rs, const rules_args *a) {
+  char *text = NULL;
+  int status = cli_read_file(&text, a->metrics);
+  if (status)
+    return status;
+  kl_profile_list *l;
+  if (kl_profile_list_from_json(&l, text, a->metrics) < 0) {
+    free(text);
+    return cli_fail();
+  }
+  free(text);
+  size_t n = kl_profile_list_count(l), k = 0;
+  const kl_profile **ps = calloc(n ? n : 1, sizeof(*ps));
+  const char **names = calloc(n ? n : 1, sizeof(*names));
+  for (size_t i = 0; ps && names && i < n; i++) {
+    const char *name = kl_profile_list_name(l, i);
+    if (a->shape && (!name || strcmp(name, a->shape) != 0))
+      continue;
+    ps[k] = kl_profile_list_get(l, i);
+    names[k++] = name;
+  }
+  if (!ps || !names)
+    status = EXIT_FAILED;
+  else if (k == 0) {
+    cli_error("%s: no profile for shape '%s'", a->metrics, a->shape);
+    status = EXIT_BAD_INPUT;
+  } else {
+    status = diagnose(rs, ps, names, k, a->json);
+  }
+  free(ps);
+  free(names);
+  kl_profile_list_free(l);
+  return status;
+}
+
+static int from_case(const kl_rules *rs, const kl_case *c,
+                     const rules_args *a) {
+  kl_bench_options opts = KL_BENCH_OPTIONS_INIT;
+  opts.profile = "standard";
+  opts.shape = a->shape;
+  kl_report *r;
+  int status = cli_profile_run(&r, c, a->candidate, &opts);
+  if (status != EXIT_OK)
+    return status;
+  size_t n = kl_report_shape_count(r), k = 0;
+  const kl_profile **ps = calloc(n ? n : 1, sizeof(*ps));
+  const char **names = calloc(n ? n : 1, sizeof(*names));
+  for (size_t i = 0; ps && names && i < n; i++) {
+    kl_shape_result s;
+    kl_report_shape(&s, r, i);
+    const kl_profile *p = kl_report_profile(r, i);
+    if (!p)
+      continue;
+    if (kl_profile_bottleneck(p) == KL_BOTTLENECK_UNKNOWN &&
+        kl_profile_note(p) && kl_case_backend(c) == KL_BACKEND_CUDA) {
+      cli_error("no counters: %s", kl_profile_note(p));
+      status = EXIT_FAILED;
+      break;
+    }
+    ps[k] = p;
+    names[k++] = s.name;
+  }
+  if (!ps || !names)
+    status = EXIT_FAILED;
+  if (status == EXIT_OK)
+    status = diagnose(rs, ps, names, k, a->json);
+  free(ps);
+  free(names);
+  kl_report_free(r);
+  return status;
+}
+
+static int list(const kl_rules *rs, bool json) {
+  kl_buf b = KL_BUF_INIT;
+  if (json)
+    printf("{\"rules\":[");
+  for (size_t i = 0; i < kl_rules_count(rs); i++) {
+    kl_rule_info r;
+    kl_rules_get(&r, rs, i);
+    if (!json) {
+      printf("%-24s %-6s %-10s %s\n", r.id, kl_severity_name(r.severity),
+             r.group, r.when);
+      continue;
+    }
+    printf("%s{\"id\":", i ? "," : "");
+    cli_json_string(stdout, r.id);
+    printf(",\"severity\":\"%s\",\"group\":", kl_severity_name(r.severity));
+    cli_json_string(stdout, r.group);
+    printf(",\"when\":");
+    cli_json_string(stdout, r.when);
+    printf(",\"skill\":");
+    if (r.skill)
+      cli_json_string(stdout, r.skill);
+    else
+      printf("null");
+    printf(",\"path\":");
+    cli_json_string(stdout, r.path);
+    printf(",\"line\":%d}", r.line);
+  }
+  if (kl_rules_skill_catalog(&b, rs) < 0) {
+    kl_buf_dispose(&b);
+    return cli_fail();
+  }
+  if (json) {
+    printf("],\"skills\":[");
+    for (size_t i = 0; i < kl_rules_skill_count(rs); i++) {
+      kl_skill_info s;
+      kl_rules_skill(&s, rs, i);
+      printf("%s{\"id\":", i ? "," : "");
+      cli_json_string(stdout, s.id);
+      printf(",\"signal\":");
+      cli_json_string(stdout, s.signal);
+      printf(",\"path\":");
+      cli_json_string(stdout, s.path);
+      printf("}");
+    }
+    printf("]}\n");
+  } else {
+    printf("\nskills:\n%s", b.ptr ? b.ptr : "");
+  }
+  kl_buf_dispose(&b);
+  return EXIT_OK;
+}
+
+/* --lint: each file on its own, over the defaults, every error printed. */
+static int lint(const rules_args *a) {
+  int status = EXIT_OK;
+  for (size_t i = 0; i < a->nrules; i++) {
+    kl_rules *rs;
+    int ndiags = 0;
+    rules_args one = *a;
+    one.nrules = 1;
+    one.rule_files[0] = a->rule_files[i];
+    int st = load_rules(&rs, &one, NULL, &ndiags);
+    if (st == EXIT_OK) {
+      printf("%s: ok\n", a->rule_files[i]);
+    } else if (status == EXIT_OK || st == EXIT_BAD_INPUT) {
+      status = st;
+    }
+    kl_rules_free(rs);
+  }
+  return status;
+}
+
+static int parse_args(rules_args *a, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(o, "--json") == 0)
+      a->json = true;
+    else if (strcmp(o, "--list") == 0)
+      a->list = true;
+    else if (strcmp(o, "--lint") == 0)
+      a->lint = true;
+    else if (strcmp(o, "--candidate") == 0 || strcmp(o, "--shape") == 0 ||
+             strcmp(o, "--metrics") == 0 || strcmp(o, "--rules") == 0 ||
+             strcmp(o, "--skills") == 0) {
+      if (!val || !val[0])
+        return cli_usage_error("rules", "%s needs a value", o);
+      i++;
+      if (strcmp(o, "--candidate") == 0)
+        a->candidate = val;
+      else if (strcmp(o, "--shape") == 0)
+        a->shape = val;
+      else if (strcmp(o, "--metrics") == 0)
+        a->metrics = val;
+      else if (strcmp(o, "--skills") == 0 && a->nskills < MAX_FILES)
+        a->skill_dirs[a->nskills++] = val;
+      else if (strcmp(o, "--rules") == 0 && a->nrules < MAX_FILES)
+        a->rule_files[a->nrules++] = val;
+      else
+        return cli_usage_error("rules", "at most %d %s options", MAX_FILES, o);
+    } else if (o[0] == '-' && o[1]) {
+      return cli_usage_error("rules", "unknown option '%s'", o);
+    } else if (a->lint && a->nrules < MAX_FILES) {
+      a->rule_files[a->nrules++] = o; /* kl rules --lint FILE... */
+    } else if (a->case_path) {
+      return cli_usage_error("rules", "one case at a time");
+    } else {
+      a->case_path = o;
+    }
+  }
+  if (a->lint && a->nrules == 0)
+    return cli_usage_error("rules", "--lint needs rule files");
+  if (!a->lint && !a->list && !a->case_path && !a->metrics)
+    return cli_usage_error("rules", "give a case, or --metrics FILE");
+  if (a->candidate && (a->metrics || !a->case_path))
+    return cli_usage_error("rules", "--candidate needs a case to profile "
+                                    "(and no --metrics)");
+  return EXIT_OK;
+}
+
+int cmd_rules(int argc, char **argv) {
+  rules_args a = {0};
+  int status = parse_args(&a, argc, argv);
+  if (status != EXIT_OK)
+    return status;
+  if (a.lint)
+    return lint(&a);
+  kl_case *c = NULL;
+  kl_rules *rs = NULL;
+  int ndiags = 0;
+  if (a.case_path && kl_case_load(&c, a.case_path, NULL) < 0)
+    return cli_fail();
+  if ((status = load_rules(&rs, &a, c, &ndiags)) != EXIT_OK)
+    goto done;
+  if (a.list)
+    status = list(rs, a.json);
+  else if (a.metrics)
+    status = from_metrics(rs, &a);
+  else
+    status = from_case(rs, c, &a);
+done:
+  kl_rules_free(rs);
+  kl_case_free(c);
+  return status;
+}
