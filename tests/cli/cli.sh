@@ -162,5 +162,58 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["shapes"][0]["p
 expect 0 "$KL" profile "$SRC/cases/host_saxpy" --shape 1M
 grep -q '^  verdict: ' "$TMP/out" && ok || bad "profile text lacks the verdict"
 
+# kl rules: lint, list, recorded metrics (no GPU needed), a host case
+R=$SRC/tests/rules
+expect 0 "$KL" help rules
+expect 0 "$KL" rules --list
+grep -q '^uncoalesced_stores  *high  *memory  *store_sector_ratio >= 1.25$' "$TMP/out" && ok || bad "rules --list"
+grep -q '^- severe_memory_bound: ' "$TMP/out" && ok || bad "rules --list lacks the skill catalog"
+expect 0 "$KL" rules --list --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["rules"]) >= 23 and len(d["skills"]) >= 23' "$TMP/out" && ok || bad "rules --list --json"
+expect 0 "$KL" rules --lint "$SRC/share/kernlab/rules/memory.yaml"
+has "$TMP/out" "$SRC/share/kernlab/rules/memory.yaml: ok"
+expect 2 "$KL" rules --lint "$R/bad/names.yaml" "$R/bad/syntax.yaml"
+has "$TMP/err" "$R/bad/names.yaml:9:5: unknown metric 'dram_throughput_pc' (did you mean 'dram_throughput_pct'?)"
+has "$TMP/err" "$R/bad/syntax.yaml:10:21: action: bad format '.1q' (expected [width][.precision][f|e|g|d|%], as in .1f)"
+has "$TMP/err" "                      ^"
+expect 2 "$KL" rules --lint
+expect 2 "$KL" rules
+expect 2 "$KL" rules --metrics "$R/fixtures/h200/vector_add.json" --candidate x.cu
+expect 0 "$KL" rules --metrics "$R/fixtures/h200/transpose_f32.json" --shape square4k
+grep -q '^shape square4k: memory_bound: ' "$TMP/out" && ok || bad "rules text lacks the verdict"
+sed -n 2p "$TMP/out" | grep -q '^  high   uncoalesced_stores: Global stores touch 8.00x the sectors' && ok || bad "naive transpose: uncoalesced stores first"
+expect 0 "$KL" rules --metrics "$R/fixtures/h200/vector_add.json" --json
+python3 -c '
+import json,sys
+d = json.load(open(sys.argv[1]))
+s = {x["shape"]: x for x in d["shapes"]}
+assert s["64M"]["bottleneck"] == "memory_bound"
+assert "severe_memory_bound" in [f["id"] for f in s["64M"]["fired"]]
+assert s["1M"]["bottleneck"] == "launch_bound" and s["1M"]["not_evaluated"] == []
+' "$TMP/out" && ok || bad "rules --json over vector_add"
+expect 0 "$KL" rules --metrics "$R/fixtures/h200/vector_add.json" --shape 64M --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["shape"] == "64M" and set(d) >= {"bottleneck","fired","not_evaluated"}' "$TMP/out" && ok || bad "rules --json, one shape"
+expect 2 "$KL" rules --metrics "$R/fixtures/h200/vector_add.json" --shape 2M
+printf '{"dram__throughput.avg.pct_of_peak_sustained_elapsed": 85,\n "sm__throughput.avg.pct_of_peak_sustained_elapsed": "x"}\n' >"$TMP/flat.json"
+expect 2 "$KL" rules --metrics "$TMP/flat.json"
+has "$TMP/err" "$TMP/flat.json:2:2: metric 'sm__throughput.avg.pct_of_peak_sustained_elapsed' is not a number (a flat object maps metric names to values)"
+printf '{"dram__throughput.avg.pct_of_peak_sustained_elapsed": 85}\n' >"$TMP/flat.json"
+expect 0 "$KL" rules --metrics "$TMP/flat.json"
+grep -q '^  not evaluated: severe_memory_bound (missing: l2_throughput_pct, sm_busy_pct)$' "$TMP/out" && ok || bad "flat metrics: not evaluated, never passed"
+printf -- '- id: low_ipc\n  severity: high\n  when: ipc < 0.9\n  finding: "mine {ipc:.2f}"\n  action: none\n' >"$TMP/mine.yaml"
+expect 0 "$KL" rules --metrics "$R/fixtures/h200/vector_add.json" --shape 64M --rules "$TMP/mine.yaml"
+grep -q '^  high   low_ipc: mine 0.1[0-9]$' "$TMP/out" && ok || bad "--rules replaces a default rule"
+mkdir -p "$TMP/ruled" && cp -r "$SRC/cases/host_saxpy/." "$TMP/ruled/"
+echo "rules: mine.yaml" >>"$TMP/ruled/case.yaml"
+cp "$R/bad/names.yaml" "$TMP/ruled/mine.yaml"
+expect 2 "$KL" check "$TMP/ruled"
+has "$TMP/err" "$TMP/ruled/mine.yaml:9:5: unknown metric 'dram_throughput_pc' (did you mean 'dram_throughput_pct'?)"
+cp "$TMP/mine.yaml" "$TMP/ruled/mine.yaml"
+expect 0 "$KL" check "$TMP/ruled"
+expect 0 "$KL" rules "$TMP/ruled" --list
+grep -q "^low_ipc  *high " "$TMP/out" && ok || bad "the case's rule replaces the default"
+expect 0 "$KL" rules "$SRC/cases/host_saxpy" --shape 1M
+grep -q '^  not evaluated: severe_memory_bound (missing: ' "$TMP/out" && ok || bad "host case: device rules not evaluated"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

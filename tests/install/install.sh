@@ -19,6 +19,12 @@ ls "$LIBDIR"/libkernlab.so* "$LIBDIR"/libkernlab.a >/dev/null
 # the installed kl finds its templates beside itself, with no environment
 unset KERNLAB_SHARE_DIR
 (cd "$TMP" && "$P/bin/kl" new stamped >/dev/null && "$P/bin/kl" check stamped >/dev/null)
+# ... and its default rules and skills
+"$P/bin/kl" rules --list | grep -q '^- uncoalesced_stores: ' ||
+  { echo "installed kl rules lacks the default skills"; exit 1; }
+"$P/bin/kl" rules --metrics "$SRC/tests/rules/fixtures/h200/transpose_f32.json" \
+  --shape square4k | grep -q '^  high   uncoalesced_stores: ' ||
+  { echo "installed kl rules did not diagnose the naive transpose"; exit 1; }
 
 # the installed kl runs the worker installed beside it
 (cd "$TMP" && KERNLAB_CACHE_DIR="$TMP/cache" "$P/bin/kl" bench "$SRC/cases/host_saxpy" \
