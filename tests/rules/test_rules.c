@@ -303,7 +303,8 @@ static void test_default_set(void **state) {
       "smem_bank_conflicts", "stall_long_scoreboard",
       "stall_short_scoreboard", "stall_mio_throttle", "stall_math_pipe",
       "stall_barrier", "stall_wait", "stall_membar", "low_ipc", "tail_effect",
-      "local_memory_spills", "uncoalesced_stores", "far_from_roofline"};
+      "local_memory_spills", "uncoalesced_stores", "far_from_roofline",
+      "launch_overhead", "stall_drain", "stall_lg_throttle"};
   kl_rules *rs = defaults();
   for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
     bool found = false;
@@ -423,6 +424,11 @@ static void test_recorded_h200(void **state) {
          (const char *[]){"poor_coalescing", "uncoalesced_stores",
                           "low_waves_per_sm", NULL},
          NULL);
+  /* a sum by one atomic per element: the atomics drain; per block, not */
+  expect(rs, "reduce_sum_f32", "16M", KL_BOTTLENECK_LATENCY,
+         (const char *[]){"stall_drain", "low_ipc", NULL}, NULL);
+  expect(rs, "reduce_sum_f32.block_reduce", "16M", KL_BOTTLENECK_LATENCY,
+         NULL, (const char *[]){"stall_drain", NULL});
   /* naive GEMM: L1-bound, A loads waste sectors; tiling fixes that */
   expect(rs, "gemm_f32", "s1024", KL_BOTTLENECK_COMPUTE,
          (const char *[]){"near_peak_compute", "poor_coalescing", NULL}, NULL);
