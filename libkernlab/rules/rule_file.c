@@ -457,12 +457,8 @@ void kl_rules_free(kl_rules *rs) {
   for (size_t i = 0; i < rs->nrules; i++)
     kl__rule_clear(&rs->rules[i]);
   kl__free(rs->rules);
-  for (size_t i = 0; i < rs->nskills; i++) {
-    kl__free(rs->skills[i].id);
-    kl__free(rs->skills[i].path);
-    kl__free(rs->skills[i].signal);
-    kl__free(rs->skills[i].text);
-  }
+  for (size_t i = 0; i < rs->nskills; i++)
+    kl__skill_clear(&rs->skills[i]);
   kl__free(rs->skills);
   kl__free(rs);
 }

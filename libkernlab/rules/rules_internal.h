@@ -65,6 +65,7 @@ struct kl_rules {
 };
 
 void kl__rule_clear(rule *r);
+void kl__skill_clear(skill *s);
 const skill *kl__skill_find(const kl_rules *rs, const char *id);
 
 #endif /* KL_RULES_INTERNAL_H */

@@ -19,7 +19,7 @@
 static const char *const sections[] = {"**Root causes**", "**Fixes**",
                                        "**Anti-patterns**"};
 
-static void skill_clear(skill *s) {
+void kl__skill_clear(skill *s) {
   kl__free(s->id);
   kl__free(s->path);
   kl__free(s->signal);
@@ -135,7 +135,7 @@ static int list_notes(char ***out, size_t *n, const char *dir) {
 static int keep_skill(kl_rules *rs, skill *s) {
   for (size_t i = 0; i < rs->nskills; i++)
     if (strcmp(rs->skills[i].id, s->id) == 0) {
-      skill_clear(&rs->skills[i]);
+      kl__skill_clear(&rs->skills[i]);
       rs->skills[i] = *s;
       return 0;
     }
@@ -191,7 +191,7 @@ int kl_rules_add_skills(kl_rules *rs, const char *dir) {
   }
   for (size_t i = 0; i < n; i++) {
     if (loaded)
-      skill_clear(&loaded[i]);
+      kl__skill_clear(&loaded[i]);
     kl__free(names[i]);
   }
   kl__free(loaded);
