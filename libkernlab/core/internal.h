@@ -90,6 +90,12 @@ bool kl__is_dir(const char *path);
 bool kl__is_file(const char *path);
 /* Read a whole file; KL_ENOTFOUND, KL_EIO (error set with the path). */
 int kl__read_file(kl_buf *out, const char *path);
+/* The names (not paths) of the files in `dir` ending in `suffix`, hidden
+ * ones left out, sorted; free with kl__names_free. KL_ENOTFOUND or KL_EIO
+ * with "dir: what: reason" when the folder cannot be read. */
+int kl__list_dir(char ***names, size_t *n, const char *dir,
+                 const char *suffix, const char *what);
+void kl__names_free(char **names, size_t n);
 /* Write a whole file, creating it; fails with KL_EEXISTS if it exists. */
 int kl__write_new_file(const char *path, const char *data, size_t n);
 /* "a" + "b" -> "a/b"; an absolute b is kept as is. Caller frees. */

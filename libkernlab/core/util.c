@@ -2,6 +2,7 @@
  *
  * All library allocations go through kl__malloc and friends so that the
  * out-of-memory tests can fail the n-th one and walk every error path. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -169,6 +170,47 @@ bool kl__is_dir(const char *path) {
 bool kl__is_file(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void kl__names_free(char **names, size_t n) {
+  for (size_t i = 0; names && i < n; i++)
+    kl__free(names[i]);
+  kl__free(names);
+}
+
+int kl__list_dir(char ***out, size_t *count, const char *dir,
+                 const char *suffix, const char *what) {
+  *out = NULL;
+  *count = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return kl__error_os(errno == ENOENT ? KL_ENOTFOUND : KL_EIO, dir, what);
+  char **names = NULL;
+  size_t n = 0, slen = strlen(suffix);
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len <= slen || e->d_name[0] == '.' ||
+        strcmp(e->d_name + len - slen, suffix) != 0)
+      continue;
+    char **more = kl__realloc(names, (n + 1) * sizeof(*more));
+    if (!more || !(more[n] = kl__strdup(e->d_name))) {
+      closedir(d);
+      kl__names_free(more ? more : names, n);
+      return kl__error_oom();
+    }
+    names = more;
+    n++;
+  }
+  closedir(d);
+  if (n > 1)
+    qsort(names, n, sizeof(*names), cmp_names);
+  *out = names;
+  *count = n;
+  return 0;
 }
 
 int kl__read_file(kl_buf *out, const char *path) {

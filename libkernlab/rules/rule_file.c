@@ -12,7 +12,6 @@
  * whose id is already in the set replaces that rule (a default one, or one
  * from an earlier file), while a default file may not repeat a default id.
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -375,10 +374,6 @@ int kl_rules_add_file(kl_rules *rs, const char *path) {
   return rc;
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int kl_rules_add_defaults(kl_rules *rs) {
   const char *share = kl_share_dir();
   if (!share)
@@ -388,36 +383,21 @@ int kl_rules_add_defaults(kl_rules *rs) {
   char *dir = kl__path_join(share, "rules");
   if (!dir)
     return kl__error_oom();
-  DIR *d = opendir(dir);
-  if (!d) {
-    int rc = kl__error_os(KL_ENOTFOUND, dir, "cannot open the rules folder");
-    kl__free(dir);
-    return rc;
-  }
-  char *names[256];
-  size_t n = 0;
-  for (struct dirent *e; n < 256 && (e = readdir(d));) {
-    size_t len = strlen(e->d_name);
-    if (len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0 &&
-        e->d_name[0] != '.')
-      names[n++] = kl__path_join(dir, e->d_name);
-  }
-  closedir(d);
-  kl__free(dir);
-  int rc = 0;
-  for (size_t i = 0; i < n; i++)
-    if (!names[i])
-      rc = kl__error_oom();
-  if (rc == 0)
-    qsort(names, n, sizeof(names[0]), cmp_str);
+  char **names;
+  size_t n;
+  int rc = kl__list_dir(&names, &n, dir, ".yaml", "cannot read the rules folder");
   for (size_t i = 0; rc == 0 && i < n; i++) {
+    char *path = kl__path_join(dir, names[i]);
     kl_buf text = KL_BUF_INIT;
-    if ((rc = kl__read_file(&text, names[i])) == 0)
-      rc = load(rs, text.ptr ? text.ptr : "", names[i], true);
+    if (!path)
+      rc = kl__error_oom();
+    else if ((rc = kl__read_file(&text, path)) == 0)
+      rc = load(rs, text.ptr ? text.ptr : "", path, true);
     kl_buf_dispose(&text);
+    kl__free(path);
   }
-  for (size_t i = 0; i < n; i++)
-    kl__free(names[i]);
+  kl__names_free(names, n);
+  kl__free(dir);
   return rc;
 }
 

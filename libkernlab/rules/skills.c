@@ -7,7 +7,6 @@
  * heading), then **Root causes**, **Fixes** and **Anti-patterns**. The
  * loader checks that shape and a size limit, and reports each problem
  * with its file and line. */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,45 +91,6 @@ static void read_skill(skill *out, const char *path, const char *text,
                      sections[s]);
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The *.md names of a folder, sorted. */
-static int list_notes(char ***out, size_t *n, const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return kl__error_os(KL_ENOTFOUND, dir, "cannot open the skills folder");
-  char **names = NULL;
-  size_t count = 0;
-  int rc = 0;
-  for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-    size_t len = strlen(e->d_name);
-    if (len <= 3 || strcmp(e->d_name + len - 3, ".md") != 0 ||
-        e->d_name[0] == '.')
-      continue;
-    char **more = kl__realloc(names, (count + 1) * sizeof(*more));
-    if (!more || !(more[count] = kl__strdup(e->d_name))) {
-      names = more ? more : names;
-      rc = kl__error_oom();
-      break;
-    }
-    names = more;
-    count++;
-  }
-  closedir(d);
-  if (rc < 0) {
-    for (size_t i = 0; i < count; i++)
-      kl__free(names[i]);
-    kl__free(names);
-    return rc;
-  }
-  qsort(names, count, sizeof(*names), cmp_str);
-  *out = names;
-  *n = count;
-  return 0;
-}
-
 /* Put a loaded skill in the set, replacing one with its id. */
 static int keep_skill(kl_rules *rs, skill *s) {
   for (size_t i = 0; i < rs->nskills; i++)
@@ -150,7 +110,7 @@ static int keep_skill(kl_rules *rs, skill *s) {
 int kl_rules_add_skills(kl_rules *rs, const char *dir) {
   char **names = NULL;
   size_t n = 0;
-  int rc = list_notes(&names, &n, dir);
+  int rc = kl__list_dir(&names, &n, dir, ".md", "cannot read the skills folder");
   if (rc < 0)
     return rc;
   kl__diag_list diags = {0};
@@ -189,13 +149,10 @@ int kl_rules_add_skills(kl_rules *rs, const char *dir) {
     if ((rc = keep_skill(rs, &loaded[i])) == 0)
       memset(&loaded[i], 0, sizeof(loaded[i]));
   }
-  for (size_t i = 0; i < n; i++) {
-    if (loaded)
-      kl__skill_clear(&loaded[i]);
-    kl__free(names[i]);
-  }
+  for (size_t i = 0; loaded && i < n; i++)
+    kl__skill_clear(&loaded[i]);
   kl__free(loaded);
-  kl__free(names);
+  kl__names_free(names, n);
   kl__diag_clear(&diags);
   return rc;
 }
