@@ -37,7 +37,8 @@ typedef struct kl_metric_info {
 
 /** The whole catalog, in display order (grouped). */
 KL_EXTERN(const kl_metric_info *) kl_metric_catalog(size_t *n);
-/** An entry by kernlab or Nsight Compute name; NULL when unknown. */
+/** An entry by kernlab or Nsight Compute name (a kernlab name ending in
+ *  _pct may be given without it: l2_hit_rate); NULL when unknown. */
 KL_EXTERN(const kl_metric_info *) kl_metric_find(const char *name);
 
 typedef enum kl_bottleneck {

@@ -303,5 +303,12 @@ const kl_metric_info *kl_metric_find(const char *name) {
     if (strcmp(catalog[i].name, name) == 0 ||
         (catalog[i].ncu_name && strcmp(catalog[i].ncu_name, name) == 0))
       return &catalog[i];
+  /* a percentage may be named without its _pct (l2_hit_rate), as rule
+   * files of tools of this family do */
+  size_t len = name ? strlen(name) : 0;
+  for (size_t i = 0; len && i < sizeof(catalog) / sizeof(catalog[0]); i++)
+    if (strncmp(catalog[i].name, name, len) == 0 &&
+        strcmp(catalog[i].name + len, "_pct") == 0)
+      return &catalog[i];
   return NULL;
 }
