@@ -21,5 +21,6 @@
 #include "bench.h"
 #include "profile.h"
 #include "rules.h"
+#include "prompt.h"
 
 #endif /* KERNLAB_H */

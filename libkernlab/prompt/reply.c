@@ -1,0 +1,468 @@
+/* Parsing a model's reply: the kernel section and the memo, or the reason
+ * the reply is turned down.
+ *
+ * The code is looked for in fenced blocks (``` or ~~~), then between
+ * `// BEGIN KERNEL` and `// END KERNEL` lines, then in a reply that is
+ * nothing but code (its first line reads like C). Of several blocks the one
+ * that defines the entry point wins; two that define it are ambiguous. The
+ * checks are the cheap ones that save a build: elision phrases and "..."
+ * lines, stub markers, bytes outside ASCII, and the entry point's
+ * parameter types against the baseline's (names, const and restrict may
+ * differ; types, order and count may not). Each check names the reply line
+ * it tripped on. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/internal.h"
+#include "kernlab/prompt.h"
+
+struct kl_reply {
+  char *code, *memo, *reason;
+};
+
+typedef struct block {
+  size_t start, end; /* the code's bytes in the reply */
+  int line;          /* reply line of its first byte */
+} block;
+
+#define MAX_BLOCKS 16
+
+void kl_reply_free(kl_reply *r) {
+  if (!r)
+    return;
+  kl__free(r->code);
+  kl__free(r->memo);
+  kl__free(r->reason);
+  kl__free(r);
+}
+
+int kl_reply_ok(const kl_reply *r) { return r && !r->reason; }
+const char *kl_reply_reason(const kl_reply *r) { return r->reason; }
+const char *kl_reply_code(const kl_reply *r) { return r->code; }
+const char *kl_reply_memo(const kl_reply *r) { return r->memo; }
+
+static int line_at(const char *text, size_t off) {
+  int line = 1;
+  for (size_t i = 0; i < off && text[i]; i++)
+    line += text[i] == '\n';
+  return line;
+}
+
+static size_t line_end(const char *s, size_t i) {
+  while (s[i] && s[i] != '\n')
+    i++;
+  return i;
+}
+
+static size_t next_line(const char *s, size_t i) {
+  i = line_end(s, i);
+  return s[i] ? i + 1 : i;
+}
+
+/* ``` or ~~~ fenced blocks, the fence lines excluded. */
+static size_t fenced(const char *t, block *b) {
+  size_t n = 0;
+  for (size_t i = 0; t[i] && n < MAX_BLOCKS;) {
+    size_t s = i + strspn(t + i, " \t");
+    if (strncmp(t + s, "```", 3) == 0 || strncmp(t + s, "~~~", 3) == 0) {
+      char fence[4] = {t[s], t[s], t[s], '\0'};
+      size_t start = next_line(t, i), j = start;
+      while (t[j]) {
+        size_t k = j + strspn(t + j, " \t");
+        if (strncmp(t + k, fence, 3) == 0)
+          break;
+        j = next_line(t, j);
+      }
+      b[n].start = start;
+      b[n].end = j;
+      b[n++].line = line_at(t, start);
+      i = t[j] ? next_line(t, j) : j;
+      continue;
+    }
+    i = next_line(t, i);
+  }
+  return n;
+}
+
+/* // BEGIN KERNEL ... // END KERNEL */
+static size_t marked(const char *t, block *b) {
+  const char *begin = strstr(t, "BEGIN KERNEL");
+  const char *end = begin ? strstr(begin, "END KERNEL") : NULL;
+  if (!begin || !end)
+    return 0;
+  b[0].start = next_line(t, (size_t)(begin - t));
+  size_t e = (size_t)(end - t);
+  while (e > b[0].start && t[e - 1] != '\n')
+    e--;
+  b[0].end = e;
+  b[0].line = line_at(t, b[0].start);
+  return 1;
+}
+
+/* A reply that is only code: its first non-blank line (MEMO lines aside)
+ * starts like C or CUDA. */
+static size_t bare(const char *t, block *b) {
+  static const char *const starts[] = {
+      "#", "//", "/*", "extern", "__global__", "__device__", "static",
+      "template", "typedef", "struct", "namespace", "using", "const",
+      "constexpr", "void", "int", "float", "double", "unsigned", "inline"};
+  size_t i = 0;
+  for (;;) {
+    size_t s = i + strspn(t + i, " \t\r");
+    if (!t[s])
+      return 0;
+    if (t[s] != '\n' && strncmp(t + s, "MEMO:", 5) != 0)
+      break;
+    i = next_line(t, i);
+  }
+  size_t s = i + strspn(t + i, " \t");
+  for (size_t k = 0; k < KL_ARRAY_SIZE(starts); k++)
+    if (strncmp(t + s, starts[k], strlen(starts[k])) == 0) {
+      b[0].start = i;
+      b[0].end = strlen(t);
+      b[0].line = line_at(t, i);
+      return 1;
+    }
+  return 0;
+}
+
+/* The code with comments and string literals blanked (newlines kept), so
+ * that a search for the entry point sees only code. */
+static char *blank_comments(const char *s, size_t n) {
+  char *o = kl__strndup(s, n);
+  if (!o)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (o[i] == '/' && o[i + 1] == '/') {
+      while (i < n && o[i] != '\n')
+        o[i++] = ' ';
+    } else if (o[i] == '/' && o[i + 1] == '*') {
+      o[i] = o[i + 1] = ' ';
+      for (i += 2; i < n && !(o[i] == '*' && o[i + 1] == '/'); i++)
+        if (o[i] != '\n')
+          o[i] = ' ';
+      if (i < n)
+        o[i] = o[i + 1] = ' ', i++;
+    } else if (o[i] == '"') {
+      for (i++; i < n && o[i] != '"' && o[i] != '\n'; i++)
+        o[i] = o[i] == '\\' && i + 1 < n ? (o[i + 1] = ' ', ' ') : ' ';
+    }
+  }
+  return o;
+}
+
+static bool ident_char(char c) {
+  return isalnum((unsigned char)c) || c == '_';
+}
+
+/* The parameter list of the definition of `entry` in code (comments
+ * blanked): "name (" ... ")" followed by "{". *out is NULL when there is
+ * none; KL_ENOMEM when the copy failed. */
+static int definition_params(char **out, const char *code, const char *entry) {
+  size_t len = strlen(entry);
+  *out = NULL;
+  for (const char *p = strstr(code, entry); p; p = strstr(p + 1, entry)) {
+    if ((p > code && ident_char(p[-1])) || ident_char(p[len]))
+      continue;
+    const char *q = p + len;
+    while (isspace((unsigned char)*q))
+      q++;
+    if (*q != '(')
+      continue;
+    int depth = 0;
+    const char *open = q;
+    for (; *q; q++) {
+      depth += (*q == '(') - (*q == ')');
+      if (depth == 0)
+        break;
+    }
+    if (!*q)
+      return 0;
+    const char *close = q++;
+    while (isspace((unsigned char)*q))
+      q++;
+    if (*q == '{')
+      return (*out = kl__strndup(open + 1, (size_t)(close - open - 1)))
+                 ? 0
+                 : KL_ENOMEM;
+  }
+  return 0;
+}
+
+/* "const float *__restrict__ in, int n" -> "float*,int": types only. */
+static char *param_types(const char *params) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "");
+  const char *p = params;
+  while (rc == 0 && *p) {
+    size_t n = strcspn(p, ",");
+    /* the tokens of one parameter, the last identifier being its name */
+    char tok[32][64];
+    int nt = 0;
+    for (size_t i = 0; i < n && nt < 32;) {
+      if (isspace((unsigned char)p[i])) {
+        i++;
+      } else if (ident_char(p[i])) {
+        size_t k = 0;
+        while (i < n && ident_char(p[i]) && k < 63)
+          tok[nt][k++] = p[i++];
+        tok[nt++][k] = '\0';
+      } else {
+        tok[nt][0] = p[i] == '[' ? '*' : p[i];
+        tok[nt++][1] = '\0';
+        i++;
+        if (tok[nt - 1][0] == '*' && p[i - 1] == '[')
+          while (i < n && p[i] != ']')
+            i++;
+        if (i < n && p[i] == ']')
+          i++;
+      }
+    }
+    if (nt > 1 && ident_char(tok[nt - 1][0]))
+      nt--; /* the name */
+    rc |= kl__buf_puts(&b, b.size ? "," : "");
+    for (int t = 0; t < nt; t++) {
+      if (strcmp(tok[t], "const") == 0 || strcmp(tok[t], "__restrict__") == 0 ||
+          strcmp(tok[t], "restrict") == 0 || strcmp(tok[t], "__restrict") == 0)
+        continue;
+      bool word = ident_char(tok[t][0]);
+      rc |= kl__buf_printf(&b, "%s%s",
+                           word && b.size && ident_char(b.ptr[b.size - 1])
+                               ? " "
+                               : "",
+                           tok[t]);
+    }
+    p += n;
+    if (*p == ',')
+      p++;
+  }
+  if (rc < 0) {
+    kl_buf_dispose(&b);
+    return NULL;
+  }
+  return kl__buf_detach(&b);
+}
+
+/* ---- checks on the code, line by line ------------------------------------------ */
+
+static const char *const elisions[] = {
+    "rest unchanged",   "rest of the kernel", "rest of the code",
+    "rest of code",     "remains unchanged",  "remain unchanged",
+    "unchanged from",   "same as before",     "same as above",
+    "as in the original", "existing code",    "original code",
+    "omitted",          "for brevity",        "not shown",
+    "elided"};
+static const char *const stubs[] = {"todo",        "fixme",       "stub",
+                                    "not implemented", "placeholder",
+                                    "implement me", "your code here"};
+
+static bool contains_ci(const char *s, size_t n, const char *word) {
+  size_t w = strlen(word);
+  for (size_t i = 0; i + w <= n; i++) {
+    size_t k = 0;
+    while (k < w && tolower((unsigned char)s[i + k]) == word[k])
+      k++;
+    if (k < w)
+      continue;
+    /* stub words must stand alone: "stub" but not "stubborn" */
+    bool alpha = isalpha((unsigned char)word[0]);
+    if (alpha && ((i > 0 && ident_char(s[i - 1])) ||
+                  (i + w < n && ident_char(s[i + w]))))
+      continue;
+    return true;
+  }
+  return false;
+}
+
+/* The comment part of a line (from a // or a block comment), or NULL. */
+static const char *comment_part(const char *s, size_t n, size_t *len) {
+  for (size_t i = 0; i + 1 < n; i++)
+    if (s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '*')) {
+      *len = n - i;
+      return s + i;
+    }
+  return NULL;
+}
+
+/* A line that is only dots, bare or in a comment: "...", "// ...". */
+static bool dots_only(const char *s, size_t n) {
+  size_t i = 0, dots = 0;
+  while (i < n && (isspace((unsigned char)s[i]) || s[i] == '/' || s[i] == '*'))
+    i++;
+  while (i < n && s[i] == '.')
+    i++, dots++;
+  while (i < n && (isspace((unsigned char)s[i]) || s[i] == '/' || s[i] == '*'))
+    i++;
+  return dots >= 2 && i == n;
+}
+
+static int reject(kl_reply *r, const char *fmt, ...) KL_PRINTF(2, 3);
+static int reject(kl_reply *r, const char *fmt, ...) {
+  kl_buf b = KL_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = kl__buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (rc < 0 || !(r->reason = kl__buf_detach(&b))) {
+    kl_buf_dispose(&b);
+    return kl__error_oom();
+  }
+  return 0;
+}
+
+/* Elisions, stubs and non-ASCII bytes; 1 when one was found (r->reason). */
+static int check_lines(kl_reply *r, const char *code, int first_line) {
+  int line = first_line;
+  for (size_t i = 0; code[i]; line++) {
+    size_t e = line_end(code, i), n = e - i;
+    for (size_t k = 0; k < n; k++)
+      if ((unsigned char)code[i + k] >= 0x80)
+        return reject(r, "line %d: a non-ASCII character in the code "
+                         "(column %zu); use plain ASCII",
+                      line, k + 1) < 0 ? -1 : 1;
+    if (dots_only(code + i, n))
+      return reject(r, "line %d: an elision ('...'): send the complete "
+                       "kernel section, every line of it",
+                    line) < 0 ? -1 : 1;
+    size_t clen = 0;
+    const char *c = comment_part(code + i, n, &clen);
+    for (size_t k = 0; c && k < KL_ARRAY_SIZE(elisions); k++)
+      if (contains_ci(c, clen, elisions[k]))
+        return reject(r, "line %d: an elision ('%s'): send the complete "
+                         "kernel section, every line of it",
+                      line, elisions[k]) < 0 ? -1 : 1;
+    for (size_t k = 0; k < KL_ARRAY_SIZE(stubs); k++)
+      if (contains_ci(code + i, n, stubs[k]))
+        return reject(r, "line %d: a stub or unfinished marker ('%s'): send "
+                         "finished code",
+                      line, stubs[k]) < 0 ? -1 : 1;
+    i = code[e] ? e + 1 : e;
+  }
+  return 0;
+}
+
+/* The memo: the first line holding "MEMO:", anywhere in the reply. */
+static int take_memo(kl_reply *r, const char *t, size_t *at) {
+  for (const char *p = strstr(t, "MEMO:"); p; p = strstr(p + 1, "MEMO:")) {
+    const char *s = p + 5;
+    s += strspn(s, " \t");
+    size_t n = strcspn(s, "\r\n");
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '*' || s[n - 1] == '/'))
+      n--;
+    if (n == 0)
+      continue;
+    *at = (size_t)(p - t);
+    return (r->memo = kl__strndup(s, n)) ? 0 : kl__error_oom();
+  }
+  return 0;
+}
+
+/* The code without a bare "MEMO: ..." line (one inside a comment stays). */
+static char *code_without_memo(const char *t, const block *b) {
+  kl_buf o = KL_BUF_INIT;
+  int rc = kl__buf_puts(&o, "");
+  for (size_t i = b->start; rc == 0 && i < b->end;) {
+    size_t e = line_end(t, i);
+    if (e > b->end)
+      e = b->end;
+    size_t s = i + strspn(t + i, " \t");
+    if (strncmp(t + s, "MEMO:", 5) != 0)
+      rc = kl__buf_put(&o, t + i, e - i) | kl__buf_putc(&o, '\n');
+    i = e < b->end ? e + 1 : e;
+  }
+  if (rc < 0) {
+    kl_buf_dispose(&o);
+    return NULL;
+  }
+  return kl__buf_detach(&o);
+}
+
+int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
+  *out = NULL;
+  const char *entry = kl_case_entry(c);
+  kl_buf base = KL_BUF_INIT;
+  int rc = kl__read_file(&base, kl_case_kernel_path(c));
+  if (rc < 0)
+    return rc;
+  kl_reply *r = kl__calloc(1, sizeof(*r));
+  char *clean = base.ptr ? blank_comments(base.ptr, base.size) : NULL;
+  char *want_params = NULL, *want = NULL;
+  bool oom = !r || (base.ptr && !clean);
+  if (!oom && clean && definition_params(&want_params, clean, entry) < 0)
+    oom = true;
+  if (!oom && want_params && !(want = param_types(want_params)))
+    oom = true;
+  kl__free(clean);
+  kl__free(want_params);
+  kl_buf_dispose(&base);
+  if (oom || !want) {
+    kl__free(want);
+    kl_reply_free(r);
+    return oom ? kl__error_oom()
+               : kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                           "%s: the baseline does not define '%s'",
+                           kl_case_kernel_path(c), entry);
+  }
+  block b[MAX_BLOCKS];
+  size_t nb = fenced(text, b);
+  if (nb == 0)
+    nb = marked(text, b);
+  if (nb == 0)
+    nb = bare(text, b);
+  /* the block that defines the entry point */
+  size_t pick = nb, defining = 0;
+  char *got = NULL;
+  for (size_t i = 0; rc == 0 && i < nb; i++) {
+    char *code = blank_comments(text + b[i].start, b[i].end - b[i].start);
+    char *params = NULL;
+    if (!code || definition_params(&params, code, entry) < 0)
+      rc = kl__error_oom();
+    kl__free(code);
+    if (!params)
+      continue;
+    defining++;
+    if (pick == nb) {
+      pick = i;
+      if (!(got = param_types(params)))
+        rc = kl__error_oom();
+    }
+    kl__free(params);
+  }
+  size_t memo_at = 0;
+  if (rc == 0)
+    rc = take_memo(r, text, &memo_at);
+  if (rc < 0) {
+  } else if (nb == 0) {
+    rc = reject(r, "no code: put the complete kernel section in one fenced "
+                   "block (```cuda ... ```)");
+  } else if (defining == 0) {
+    rc = reject(r, "the code does not define '%s' (keep the entry point and "
+                   "its signature)",
+                entry);
+  } else if (defining > 1) {
+    rc = reject(r, "%zu code blocks define '%s': send the kernel section in "
+                   "one block",
+                defining, entry);
+  } else if (!got) {
+    rc = kl__error_oom();
+  } else if (strcmp(got, want) != 0) {
+    rc = reject(r, "line %d: '%s' takes (%s); the case's signature is (%s)",
+                b[pick].line, entry, got, want);
+  } else if (!(r->code = code_without_memo(text, &b[pick]))) {
+    rc = kl__error_oom();
+  } else if ((rc = check_lines(r, r->code, b[pick].line)) != 0) {
+    rc = rc < 0 ? rc : 0;
+  } else if (!r->memo) {
+    rc = reject(r, "no 'MEMO:' line: add one line naming the rule or idea "
+                   "this version targets");
+  }
+  kl__free(got);
+  kl__free(want);
+  if (rc < 0) {
+    kl_reply_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
