@@ -34,6 +34,14 @@ int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
+int cmd_prompt(int argc, char **argv);
+/* Skills from skill_dirs, the default rules, the case's rule files (c may
+ * be NULL), then rule_files; every user file is read even after one failed,
+ * so all errors show at once (counted in *ndiags). Returns the exit
+ * status. */
+int cli_load_rules(kl_rules **out, const kl_case *c,
+                   const char *const *rule_files, size_t nrules,
+                   const char *const *skill_dirs, size_t nskills, int *ndiags);
 /* Check, time briefly and profile a case (opts->profile names the set),
  * as kl profile does; prints why it failed. Returns the exit status. */
 int cli_profile_run(kl_report **out, const kl_case *c,

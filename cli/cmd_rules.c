@@ -20,44 +20,6 @@ typedef struct rules_args {
   bool json, lint, list;
 } rules_args;
 
-static int print_diag(const kl_error *e, void *payload) {
-  int *count = payload;
-  (*count)++;
-  cli_print_error(e);
-  return 0;
-}
-
-/* The library reports a bad file through print_diag; anything else (a
- * file that cannot be read) is printed here. */
-static int checked(int rc, const int *ndiags, int before) {
-  if (rc < 0 && *ndiags == before)
-    cli_print_error(kl_error_last());
-  return rc;
-}
-
-/* Skills, the defaults, the case's rule files, then --rules files; every
- * user file is read even after one failed, so all errors show at once. */
-static int load_rules(kl_rules **out, const rules_args *a, const kl_case *c,
-                      int *ndiags) {
-  kl_rules_options opts = KL_RULES_OPTIONS_INIT;
-  opts.on_diag = print_diag;
-  opts.payload = ndiags;
-  *out = NULL;
-  int rc = checked(kl_rules_create(out, &opts), ndiags, *ndiags);
-  for (size_t i = 0; rc == 0 && i < a->nskills; i++)
-    rc = checked(kl_rules_add_skills(*out, a->skill_dirs[i]), ndiags, *ndiags);
-  if (rc == 0)
-    rc = checked(kl_rules_add_defaults(*out), ndiags, *ndiags);
-  size_t ncase = c ? kl_case_rule_file_count(c) : 0;
-  for (size_t i = 0; *out && i < ncase + a->nrules; i++) {
-    const char *f = i < ncase ? kl_case_rule_file(c, i) : a->rule_files[i - ncase];
-    int r = checked(kl_rules_add_file(*out, f), ndiags, *ndiags);
-    if (r < 0 && rc == 0)
-      rc = r;
-  }
-  return rc < 0 ? cli_exit_status(rc) : EXIT_OK;
-}
-
 static const char *sev_label(kl_severity s) {
   return s == KL_SEVERITY_HIGH ? "high  " : s == KL_SEVERITY_MEDIUM ? "medium"
                                                                       : "low   ";
@@ -257,7 +219,7 @@ static int lint(const rules_args *a) {
     rules_args one = *a;
     one.nrules = 1;
     one.rule_files[0] = a->rule_files[i];
-    int st = load_rules(&rs, &one, NULL, &ndiags);
+    int st = cli_load_rules(&rs, NULL, one.rule_files, one.nrules, one.skill_dirs, one.nskills, &ndiags);
     if (st == EXIT_OK) {
       printf("%s: ok\n", a->rule_files[i]);
     } else if (status == EXIT_OK || st == EXIT_BAD_INPUT) {
@@ -328,7 +290,7 @@ int cmd_rules(int argc, char **argv) {
   int ndiags = 0;
   if (a.case_path && kl_case_load(&c, a.case_path, NULL) < 0)
     return cli_fail();
-  if ((status = load_rules(&rs, &a, c, &ndiags)) != EXIT_OK)
+  if ((status = cli_load_rules(&rs, c, a.rule_files, a.nrules, a.skill_dirs, a.nskills, &ndiags)) != EXIT_OK)
     goto done;
   if (a.list)
     status = list(rs, a.json);

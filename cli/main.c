@@ -112,6 +112,27 @@ const cli_verb cli_verbs[] = {
      "  --json          {\"bottleneck\", \"verdict\", \"fired\": [...],\n"
      "                  \"not_evaluated\": [...], \"passed\": [...]} for one\n"
      "                  profile; {\"shapes\": [...]} of those for several\n"},
+    {"prompt", cmd_prompt, "print the prompt a model would get",
+     "kl prompt CASE [--metrics FILE] [--best FILE] [--iteration N] "
+     "[--rules FILE]... [--json]",
+     "Prints exactly what would be sent to a language model: the system\n"
+     "block (stable within a run, so providers can cache it: how to reply,\n"
+     "the skill catalog, the skills that fired, patterns from other cases,\n"
+     "this case's memory) and the user block (program.md, the best kernel,\n"
+     "signature and launch geometry per shape, the verdict, findings and\n"
+     "actions, a metric table, times per shape, this run's attempts), then\n"
+     "each section's size against its token budget. What does not fit is\n"
+     "cut from its least important end and the prompt says so; the kernel\n"
+     "is never cut.\n"
+     "\n"
+     "  --metrics FILE  profiles (kl profile --json) for the verdict,\n"
+     "                  findings, fired skills, metrics and times\n"
+     "  --best FILE     the current best kernel (default: the baseline)\n"
+     "  --iteration N   the iteration the user block is for (default 1)\n"
+     "  --rules FILE    more rules (repeatable), as for kl rules\n"
+     "  --json          {\"system\", \"user\", \"sections\": [{\"name\",\n"
+     "                  \"block\", \"chars\", \"tokens\", \"budget\",\n"
+     "                  \"cut_chars\"}], \"tokens\"}\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

@@ -1,6 +1,18 @@
 /** @file kernlab/prompt.h  What goes to a language model and what comes
  *  back.
  *
+ * A prompt has two blocks. The system block is stable within a run, so a
+ * provider can cache it: the rules of the game, the skill catalog, the full
+ * text of the skills that fired on the baseline, patterns that worked on
+ * other cases, this case's memory. The user block changes every iteration:
+ * program.md, the current best kernel, its signature and launch geometry,
+ * the bottleneck verdict, fired findings and actions, a compact metric
+ * table, per-shape times and roofline position, and this run's attempts.
+ * Every section has a token budget (tokens estimated as characters / 4);
+ * what does not fit is cut from its least important end and the prompt
+ * says so. The kernel itself is never cut: a cut kernel would invite the
+ * elisions the reply parser turns down.
+ *
  * A reply to a kernel-rewriting prompt must carry the complete kernel
  * section and one `MEMO:` line naming the idea it tries. kl_reply_parse
  * takes the code out of the reply (a fenced block, a block between
@@ -17,6 +29,8 @@
 
 #include "case.h"
 #include "common.h"
+#include "profile.h"
+#include "rules.h"
 
 KL_BEGIN_DECLS
 
@@ -37,6 +51,67 @@ KL_EXTERN(const char *) kl_reply_reason(const kl_reply *r);
 KL_EXTERN(const char *) kl_reply_code(const kl_reply *r);
 /** The text after "MEMO:" (NULL when none). */
 KL_EXTERN(const char *) kl_reply_memo(const kl_reply *r);
+
+/* ---- prompts --------------------------------------------------------------- */
+
+/** One shape's profile (from a report or recorded metrics). */
+typedef struct kl_prompt_shape {
+  const char *name;
+  const kl_profile *profile; /**< may be NULL: no profile at this shape */
+} kl_prompt_shape;
+
+/** One earlier attempt of this run. */
+typedef struct kl_prompt_attempt {
+  int iteration;
+  const char *memo;    /**< the reply's MEMO, or NULL */
+  const char *verdict; /**< "faster", "same", "slower", "INCORRECT", ... */
+  double speedup;      /**< against the best so far; 0 when not timed */
+  const char *reason;  /**< why it was rejected, or NULL */
+} kl_prompt_attempt;
+
+#define KL_PROMPT_INPUTS_VERSION 1
+typedef struct kl_prompt_inputs {
+  unsigned version;      /**< KL_PROMPT_INPUTS_VERSION */
+  const kl_case *c;      /**< required */
+  const kl_rules *rules; /**< skills and findings; NULL: none */
+  const kl_prompt_shape *shapes; /**< profiles per shape; may be empty */
+  size_t nshapes;
+  const char *best_code; /**< NULL: the baseline kernel */
+  const kl_prompt_attempt *attempts;
+  size_t nattempts;
+  const char *patterns;  /**< what worked on other cases, or NULL */
+  const char *memory;    /**< this case's memory from earlier runs, or NULL */
+  int iteration;         /**< 1-based; labels the user block */
+  double budget_scale;   /**< multiplies every section's budget; 0 = 1 */
+} kl_prompt_inputs;
+#define KL_PROMPT_INPUTS_INIT {KL_PROMPT_INPUTS_VERSION, NULL, NULL, NULL, 0, \
+                               NULL, NULL, 0, NULL, NULL, 1, 0}
+
+typedef struct kl_prompt kl_prompt; /* opaque */
+
+/** Assemble a prompt. @return 0, KL_EINVALID (no case), KL_EIO (a case
+ *  file cannot be read), KL_ENOMEM. */
+KL_EXTERN(int) kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *in);
+KL_EXTERN(void) kl_prompt_free(kl_prompt *p);
+/** The system block (stable within a run) and the user block. */
+KL_EXTERN(const char *) kl_prompt_system(const kl_prompt *p);
+KL_EXTERN(const char *) kl_prompt_user(const kl_prompt *p);
+
+/** One section as sent. */
+typedef struct kl_prompt_section_info {
+  const char *name;  /**< "rules", "skill_catalog", "best_kernel", ... */
+  int system;        /**< 1: in the system block, 0: in the user block */
+  size_t chars;      /**< as sent */
+  size_t tokens;     /**< estimated: chars / 4, rounded up */
+  size_t budget;     /**< its budget in tokens */
+  size_t cut_chars;  /**< characters left out to fit (0: none) */
+} kl_prompt_section_info;
+KL_EXTERN(size_t) kl_prompt_section_count(const kl_prompt *p);
+KL_EXTERN(int) kl_prompt_section(kl_prompt_section_info *out,
+                                 const kl_prompt *p, size_t i);
+/** {"system": ..., "user": ..., "sections": [{"name", "block", "chars",
+ *  "tokens", "budget", "cut_chars"}], "tokens": total} */
+KL_EXTERN(int) kl_prompt_json(kl_buf *out, const kl_prompt *p);
 
 KL_END_DECLS
 

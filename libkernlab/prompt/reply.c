@@ -14,8 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/internal.h"
-#include "kernlab/prompt.h"
+#include "prompt_internal.h"
 
 struct kl_reply {
   char *code, *memo, *reason;
@@ -127,9 +126,9 @@ static size_t bare(const char *t, block *b) {
   return 0;
 }
 
-/* The code with comments and string literals blanked (newlines kept), so
- * that a search for the entry point sees only code. */
-static char *blank_comments(const char *s, size_t n) {
+/* The code with comments and (unless keep_strings) string literals blanked,
+ * newlines kept, so that a search for the entry point sees only code. */
+static char *blank_comments_ex(const char *s, size_t n, bool keep_strings) {
   char *o = kl__strndup(s, n);
   if (!o)
     return NULL;
@@ -144,12 +143,20 @@ static char *blank_comments(const char *s, size_t n) {
           o[i] = ' ';
       if (i < n)
         o[i] = o[i + 1] = ' ', i++;
+    } else if (o[i] == '"' && keep_strings) {
+      for (i++; i < n && o[i] != '"' && o[i] != '\n'; i++)
+        if (o[i] == '\\')
+          i++;
     } else if (o[i] == '"') {
       for (i++; i < n && o[i] != '"' && o[i] != '\n'; i++)
         o[i] = o[i] == '\\' && i + 1 < n ? (o[i + 1] = ' ', ' ') : ' ';
     }
   }
   return o;
+}
+
+static char *blank_comments(const char *s, size_t n) {
+  return blank_comments_ex(s, n, false);
 }
 
 static bool ident_char(char c) {
@@ -242,6 +249,68 @@ static char *param_types(const char *params) {
     return NULL;
   }
   return kl__buf_detach(&b);
+}
+
+int kl__entry_signature(char **out, const kl_case *c) {
+  *out = NULL;
+  const char *entry = kl_case_entry(c);
+  kl_buf base = KL_BUF_INIT;
+  int rc = kl__read_file(&base, kl_case_kernel_path(c));
+  if (rc < 0)
+    return rc;
+  char *clean = base.ptr ? blank_comments(base.ptr, base.size) : NULL;
+  char *text = base.ptr ? blank_comments_ex(base.ptr, base.size, true) : NULL;
+  kl_buf_dispose(&base);
+  if (!clean || !text) {
+    kl__free(clean);
+    kl__free(text);
+    return kl__error_oom();
+  }
+  char *params = NULL;
+  rc = definition_params(&params, clean, entry);
+  size_t len = strlen(entry), at = 0, end = 0;
+  for (const char *p = strstr(clean, entry); rc == 0 && params && p;
+       p = strstr(p + 1, entry)) {
+    if ((p > clean && ident_char(p[-1])) || ident_char(p[len]))
+      continue;
+    const char *q = strchr(p, '{');
+    if (!q)
+      break;
+    /* the declaration starts after the previous ';', '}' or directive */
+    size_t s = (size_t)(p - clean);
+    while (s > 0 && clean[s - 1] != ';' && clean[s - 1] != '}' &&
+           !(clean[s - 1] == '\n' && clean[s] == '#'))
+      s--;
+    at = s;
+    end = (size_t)(q - clean);
+    break;
+  }
+  kl__free(params);
+  kl_buf b = KL_BUF_INIT;
+  for (size_t i = at; rc == 0 && i < end; i++) {
+    bool space = isspace((unsigned char)text[i]);
+    if (space && (b.size == 0 || b.ptr[b.size - 1] == ' ' ||
+                  b.ptr[b.size - 1] == '('))
+      continue;
+    if (text[i] == ')' && b.size && b.ptr[b.size - 1] == ' ')
+      b.size--;
+    rc = kl__buf_putc(&b, space ? ' ' : text[i]);
+  }
+  kl__free(clean);
+  kl__free(text);
+  while (rc == 0 && b.size && b.ptr[b.size - 1] == ' ')
+    b.ptr[--b.size] = '\0';
+  if (rc == 0 && b.size == 0) {
+    kl_buf_dispose(&b);
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "%s: the baseline does not define '%s'",
+                     kl_case_kernel_path(c), entry);
+  }
+  if (rc < 0 || !(*out = kl__buf_detach(&b))) {
+    kl_buf_dispose(&b);
+    return kl__error_oom();
+  }
+  return 0;
 }
 
 /* ---- checks on the code, line by line ------------------------------------------ */

@@ -215,5 +215,23 @@ grep -q "^low_ipc  *high " "$TMP/out" && ok || bad "the case's rule replaces the
 expect 0 "$KL" rules "$SRC/cases/host_saxpy" --shape 1M
 grep -q '^  not evaluated: severe_memory_bound (missing: ' "$TMP/out" && ok || bad "host case: device rules not evaluated"
 
+# kl prompt: every bundled case, text and JSON; recorded profiles
+expect 0 "$KL" help prompt
+for c in "$SRC"/cases/*/; do
+  expect 0 "$KL" prompt "$c"
+  grep -q '^=== user block (iteration 1) ===$' "$TMP/out" && ok || bad "kl prompt $c: no user block"
+  grep -q '^total  *[0-9]* tokens$' "$TMP/out" && ok || bad "kl prompt $c: no sizes"
+done
+expect 0 "$KL" prompt "$SRC/cases/transpose_f32" --metrics "$R/fixtures/h200/transpose_f32.json" --iteration 3 --json
+python3 -c '
+import json,sys
+d = json.load(open(sys.argv[1]))
+assert "uncoalesced_stores" in d["user"] and "# Iteration 3" in d["user"]
+assert "**Signal**" in d["system"] and d["tokens"] == sum(s["tokens"] for s in d["sections"])
+assert {s["name"] for s in d["sections"]} >= {"rules", "best_kernel", "findings", "attempts"}
+' "$TMP/out" && ok || bad "kl prompt --json"
+expect 2 "$KL" prompt "$SRC/cases/transpose_f32" --iteration 0
+expect 2 "$KL" prompt
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,7 +1,9 @@
 /* Reply parsing over a corpus (tests/prompt/replies): each file says what
  * it expects ("EXPECT ok" or "EXPECT reject: <reason>"), names the case its
  * code is for ("CASE name"), then "---" and the reply as a model would
- * send it. Also: out-of-memory at every allocation. */
+ * send it. Prompt assembly for every bundled case, with recorded H200
+ * profiles, and under budgets too small to hold it. Out-of-memory at every
+ * allocation of both. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,11 +134,176 @@ static void test_out_of_memory(void **state) {
   kl_case_free(c);
 }
 
+
+/* ---- prompts ------------------------------------------------------------------- */
+
+static kl_rules *default_rules(void) {
+  kl_rules *rs;
+  assert_int_equal(kl_rules_create(&rs, NULL), 0);
+  assert_int_equal(kl_rules_add_defaults(rs), 0);
+  return rs;
+}
+
+static void test_prompt_every_case(void **state) {
+  (void)state;
+  static const char *const cases[] = {"host_saxpy", "host_matmul", "vector_add",
+                                      "rmsnorm_bf16", "transpose_f32",
+                                      "softmax_f32", "reduce_sum_f32",
+                                      "gemm_f32"};
+  kl_rules *rs = default_rules();
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    kl_case *c = load_case(cases[i]);
+    kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;
+    in.c = c;
+    in.rules = rs;
+    kl_prompt *p;
+    if (kl_prompt_build(&p, &in) != 0)
+      fail_msg("%s: %s", cases[i], kl_error_last()->message);
+    const char *sys = kl_prompt_system(p), *user = kl_prompt_user(p);
+    /* the signature, the reply rules and the catalog are in the system
+     * block; the kernel and the case brief in the user block */
+    assert_non_null(strstr(sys, kl_case_entry(c)));
+    assert_non_null(strstr(sys, "MEMO:"));
+    assert_non_null(strstr(sys, "- uncoalesced_stores: "));
+    assert_non_null(strstr(user, "## Current best kernel"));
+    assert_non_null(strstr(user, "No profile yet"));
+    if (kl_case_program_path(c))
+      assert_null(strstr(user, "(the case has no program.md)"));
+    size_t total = 0;
+    for (size_t k = 0; k < kl_prompt_section_count(p); k++) {
+      kl_prompt_section_info s;
+      kl_prompt_section(&s, p, k);
+      assert_true(s.tokens <= s.budget);
+      assert_int_equal(s.cut_chars, 0);
+      total += s.tokens;
+    }
+    assert_true(total > 1000 && total < 20000);
+    kl_buf json = KL_BUF_INIT;
+    assert_int_equal(kl_prompt_json(&json, p), 0);
+    assert_non_null(strstr(json.ptr, "\"name\":\"best_kernel\""));
+    kl_buf_dispose(&json);
+    kl_prompt_free(p);
+    kl_case_free(c);
+  }
+  kl_rules_free(rs);
+}
+
+/* The naive transpose's profiles recorded on the H200. */
+static kl_profile_list *transpose_profiles(void) {
+  char *text = slurp(KL_SOURCE_DIR "/tests/rules/fixtures/h200/transpose_f32.json");
+  kl_profile_list *l;
+  assert_int_equal(kl_profile_list_from_json(&l, text, "t.json"), 0);
+  free(text);
+  return l;
+}
+
+/* With the naive transpose's recorded profiles: the finding, its skill's
+ * full text, the metric table, per-shape times. */
+static void test_prompt_with_profiles(void **state) {
+  (void)state;
+  kl_rules *rs = default_rules();
+  kl_case *c = load_case("transpose_f32");
+  kl_profile_list *l = transpose_profiles();
+  kl_prompt_shape shapes[8];
+  size_t n = kl_profile_list_count(l);
+  for (size_t i = 0; i < n; i++) {
+    shapes[i].name = kl_profile_list_name(l, i);
+    shapes[i].profile = kl_profile_list_get(l, i);
+  }
+  kl_prompt_attempt tries[80];
+  for (int i = 0; i < 80; i++) {
+    tries[i].iteration = i + 1;
+    tries[i].memo = i % 2 ? "uncoalesced_stores: shared tile 32x33, padded"
+                          : "vector stores of float4 along the output rows";
+    tries[i].verdict = i % 3 ? "slower" : "INCORRECT";
+    tries[i].speedup = i % 3 ? 0.93 : 0;
+    tries[i].reason = i % 3 ? NULL : "mismatch at out[1024] (odd shape tail)";
+  }
+  kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;
+  in.c = c;
+  in.rules = rs;
+  in.shapes = shapes;
+  in.nshapes = n;
+  in.attempts = tries;
+  in.nattempts = 80;
+  in.iteration = 81;
+  kl_prompt *p;
+  assert_int_equal(kl_prompt_build(&p, &in), 0);
+  const char *sys = kl_prompt_system(p), *user = kl_prompt_user(p);
+  assert_non_null(strstr(sys, "# Uncoalesced stores\n\n**Signal**"));
+  assert_non_null(strstr(user, "# Iteration 81"));
+  /* the focus is the heaviest shape */
+  assert_non_null(strstr(user, "At shape square4k: memory_bound"));
+  assert_non_null(strstr(user, "- [high] uncoalesced_stores: "));
+  assert_non_null(strstr(user, "store_sector_ratio"));
+  assert_non_null(strstr(user, "- odd: 47.42 us"));
+  /* 80 attempts do not fit 1,200 tokens: the oldest go, and it says so */
+  assert_non_null(strstr(user, "[... the oldest entries cut here"));
+  assert_null(strstr(user, "- #1 INCORRECT"));
+  assert_non_null(strstr(user, "- #80 slower (0.930x): "));
+  kl_prompt_free(p);
+  /* a tiny budget cuts every text section but never the kernel */
+  in.budget_scale = 0.05;
+  assert_int_equal(kl_prompt_build(&p, &in), 0);
+  for (size_t k = 0; k < kl_prompt_section_count(p); k++) {
+    kl_prompt_section_info s;
+    kl_prompt_section(&s, p, k);
+    if (strcmp(s.name, "best_kernel") == 0 || strcmp(s.name, "rules") == 0)
+      assert_int_equal(s.cut_chars, 0);
+    else if (s.cut_chars)
+      assert_true(s.tokens <= s.budget + 25); /* the cut note itself */
+    if (strcmp(s.name, "skill_catalog") == 0 || strcmp(s.name, "findings") == 0)
+      assert_true(s.cut_chars > 0);
+  }
+  assert_non_null(strstr(kl_prompt_user(p), "out[(size_t)c * rows + r]"));
+  assert_non_null(strstr(kl_prompt_system(p), "[... the rest cut here"));
+  kl_prompt_free(p);
+  kl_profile_list_free(l);
+  kl_case_free(c);
+  kl_rules_free(rs);
+}
+
+static void test_prompt_out_of_memory(void **state) {
+  (void)state;
+  kl_rules *rs = default_rules();
+  kl_case *c = load_case("transpose_f32");
+  kl_profile_list *l = transpose_profiles();
+  kl_prompt_shape shape = {kl_profile_list_name(l, 1), kl_profile_list_get(l, 1)};
+  kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;
+  in.c = c;
+  in.rules = rs;
+  in.shapes = &shape;
+  in.nshapes = 1;
+  int failures = 0;
+  for (long n = 1;; n++) {
+    kl__alloc_fail_after(n);
+    kl_prompt *p = NULL;
+    kl_buf json = KL_BUF_INIT;
+    int rc = kl_prompt_build(&p, &in);
+    if (rc == 0)
+      rc = kl_prompt_json(&json, p);
+    long ran = kl__alloc_fail_after(0);
+    kl_buf_dispose(&json);
+    kl_prompt_free(p);
+    if (rc == 0 && ran < n)
+      break;
+    assert_int_equal(rc, KL_ENOMEM);
+    failures++;
+  }
+  assert_true(failures > 50);
+  kl_profile_list_free(l);
+  kl_case_free(c);
+  kl_rules_free(rs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reply_corpus),
       cmocka_unit_test(test_memo_and_code),
       cmocka_unit_test(test_out_of_memory),
+      cmocka_unit_test(test_prompt_every_case),
+      cmocka_unit_test(test_prompt_with_profiles),
+      cmocka_unit_test(test_prompt_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,131 @@
+/* `kl prompt CASE`: print exactly what would be sent to a model, the
+ * system block then the user block, each between marker lines, and the
+ * size of every section against its budget. Profiles (for the verdict,
+ * findings, fired skills, metrics and times) come from recorded metrics
+ * (--metrics, the output of kl profile --json); without them the prompt
+ * says there is no profile yet. Exit 2 for a bad case, rules or metrics. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_FILES 32
+
+int cmd_prompt(int argc, char **argv) {
+  const char *path = NULL, *metrics = NULL, *best = NULL;
+  const char *rule_files[MAX_FILES];
+  size_t nrules = 0;
+  bool json = false;
+  int iteration = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--json") == 0) {
+      json = true;
+    } else if (strcmp(a, "--metrics") == 0 || strcmp(a, "--rules") == 0 ||
+               strcmp(a, "--iteration") == 0 || strcmp(a, "--best") == 0) {
+      if (!val || !val[0])
+        return cli_usage_error("prompt", "%s needs a value", a);
+      i++;
+      if (strcmp(a, "--metrics") == 0)
+        metrics = val;
+      else if (strcmp(a, "--best") == 0)
+        best = val;
+      else if (strcmp(a, "--iteration") == 0) {
+        char *end;
+        long n = strtol(val, &end, 10);
+        if (*end || n < 1 || n > 1000000)
+          return cli_usage_error("prompt", "--iteration wants a number >= 1, "
+                                           "not '%s'", val);
+        iteration = (int)n;
+      } else if (nrules < MAX_FILES)
+        rule_files[nrules++] = val;
+      else
+        return cli_usage_error("prompt", "at most %d --rules", MAX_FILES);
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error("prompt", "unknown option '%s'", a);
+    } else if (path) {
+      return cli_usage_error("prompt", "one case at a time");
+    } else {
+      path = a;
+    }
+  }
+  if (!path)
+    return cli_usage_error("prompt", "no case given");
+  kl_case *c = NULL;
+  kl_rules *rs = NULL;
+  kl_profile_list *l = NULL;
+  kl_prompt *p = NULL;
+  kl_prompt_shape *shapes = NULL;
+  char *text = NULL, *best_code = NULL;
+  kl_buf out = KL_BUF_INIT;
+  int ndiags = 0, status = EXIT_OK;
+  if (kl_case_load(&c, path, NULL) < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  if ((status = cli_load_rules(&rs, c, rule_files, nrules, NULL, 0,
+                               &ndiags)) != EXIT_OK)
+    goto done;
+  if (best && (status = cli_read_file(&best_code, best)) != EXIT_OK)
+    goto done;
+  kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;
+  in.c = c;
+  in.rules = rs;
+  in.best_code = best_code;
+  in.iteration = iteration;
+  if (metrics) {
+    if ((status = cli_read_file(&text, metrics)) != EXIT_OK)
+      goto done;
+    if (kl_profile_list_from_json(&l, text, metrics) < 0) {
+      status = cli_fail();
+      goto done;
+    }
+    size_t n = kl_profile_list_count(l);
+    if (!(shapes = calloc(n ? n : 1, sizeof(*shapes)))) {
+      status = EXIT_FAILED;
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+      shapes[i].name = kl_profile_list_name(l, i);
+      shapes[i].profile = kl_profile_list_get(l, i);
+    }
+    in.shapes = shapes;
+    in.nshapes = n;
+  }
+  if (kl_prompt_build(&p, &in) < 0 ||
+      (json && kl_prompt_json(&out, p) < 0)) {
+    status = cli_fail();
+    goto done;
+  }
+  if (json) {
+    printf("%s\n", out.ptr);
+    goto done;
+  }
+  printf("=== system block (stable within a run; cacheable) ===\n%s",
+         kl_prompt_system(p));
+  printf("=== user block (iteration %d) ===\n%s", iteration, kl_prompt_user(p));
+  printf("=== sizes (tokens estimated as characters / 4) ===\n");
+  size_t total = 0;
+  for (size_t i = 0; i < kl_prompt_section_count(p); i++) {
+    kl_prompt_section_info s;
+    kl_prompt_section(&s, p, i);
+    total += s.tokens;
+    printf("%-6s %-14s %7zu chars %6zu tokens of %6zu%s\n",
+           s.system ? "system" : "user", s.name, s.chars, s.tokens, s.budget,
+           s.cut_chars ? " (cut to fit)" : s.tokens > s.budget
+                                              ? " (over: never cut)"
+                                              : "");
+  }
+  printf("total  %29zu tokens\n", total);
+done:
+  kl_buf_dispose(&out);
+  free(shapes);
+  free(text);
+  free(best_code);
+  kl_prompt_free(p);
+  kl_profile_list_free(l);
+  kl_rules_free(rs);
+  kl_case_free(c);
+  return status;
+}

@@ -1,0 +1,42 @@
+/* Rule sets for kl rules and kl prompt: every diagnostic printed as it
+ * comes, located. */
+#include "cli.h"
+
+static int print_diag(const kl_error *e, void *payload) {
+  int *count = payload;
+  (*count)++;
+  cli_print_error(e);
+  return 0;
+}
+
+/* The library reports a bad file through print_diag; anything else (a
+ * file that cannot be read) is printed here. */
+static int checked(int rc, const int *ndiags, int before) {
+  if (rc < 0 && *ndiags == before)
+    cli_print_error(kl_error_last());
+  return rc;
+}
+
+int cli_load_rules(kl_rules **out, const kl_case *c,
+                   const char *const *rule_files, size_t nrules,
+                   const char *const *skill_dirs, size_t nskills,
+                   int *ndiags) {
+  kl_rules_options opts = KL_RULES_OPTIONS_INIT;
+  opts.on_diag = print_diag;
+  opts.payload = ndiags;
+  *out = NULL;
+  int rc = checked(kl_rules_create(out, &opts), ndiags, *ndiags);
+  for (size_t i = 0; rc == 0 && i < nskills; i++)
+    rc = checked(kl_rules_add_skills(*out, skill_dirs[i]), ndiags, *ndiags);
+  if (rc == 0)
+    rc = checked(kl_rules_add_defaults(*out), ndiags, *ndiags);
+  size_t ncase = c ? kl_case_rule_file_count(c) : 0;
+  for (size_t i = 0; *out && i < ncase + nrules; i++) {
+    const char *f = i < ncase ? kl_case_rule_file(c, i) : rule_files[i - ncase];
+    int r = checked(kl_rules_add_file(*out, f), ndiags, *ndiags);
+    if (r < 0 && rc == 0)
+      rc = r;
+  }
+  return rc < 0 ? cli_exit_status(rc) : EXIT_OK;
+}
+

@@ -1,0 +1,454 @@
+/* Prompt assembly: sections with budgets, joined into a system block
+ * (stable within a run, cacheable) and a user block (per iteration).
+ *
+ * Each section is built in full, then fitted to its budget (tokens
+ * estimated as characters / 4): a section is cut at a line boundary from
+ * its least important end (the end of a text, the oldest attempts, the
+ * lowest-ranked findings and skills come last in their lists or first for
+ * attempts), and a line saying what was cut takes the place of what went.
+ * The best kernel is never cut. The focus shape, whose verdict, findings
+ * and metrics the user block shows, is the heaviest shape (by weight) that
+ * has a profile. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "prompt_internal.h"
+
+typedef enum cut_from { CUT_END, CUT_START, CUT_NEVER } cut_from;
+
+typedef struct section {
+  const char *name, *title;
+  int system;
+  size_t budget; /* tokens */
+  cut_from cut;
+  kl_buf text;
+  size_t cut_chars;
+} section;
+
+struct kl_prompt {
+  section *s;
+  size_t n;
+  char *system, *user;
+};
+
+static size_t tokens(size_t chars) { return (chars + 3) / 4; }
+
+void kl_prompt_free(kl_prompt *p) {
+  if (!p)
+    return;
+  for (size_t i = 0; i < p->n; i++)
+    kl_buf_dispose(&p->s[i].text);
+  kl__free(p->s);
+  kl__free(p->system);
+  kl__free(p->user);
+  kl__free(p);
+}
+
+/* ---- the sections ------------------------------------------------------------- */
+
+static int rules_of_the_game(kl_buf *b, const kl_case *c) {
+  char *sig = NULL;
+  int rc = kl__entry_signature(&sig, c);
+  if (rc < 0)
+    return rc;
+  bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
+  rc = kl__buf_printf(
+      b,
+      "You make the %s kernel of the case '%s' faster without changing what "
+      "it computes. kernlab checks every reply on fresh random inputs against "
+      "the case's oracle, then times it against the current best with cold "
+      "caches; only a statistically clear gain is kept.\n\n"
+      "Rules for every reply:\n"
+      "- Send the complete kernel section in one fenced code block: every "
+      "function it needs, every line. No elisions (\"rest unchanged\", "
+      "\"...\"), no stubs, no TODOs: such replies are rejected unread.\n"
+      "- Keep the entry point and its signature exactly:\n    %s\n"
+      "%s"
+      "- Plain ASCII only, in code and comments.\n"
+      "- Add one line `MEMO: <rule or idea>` naming the finding or idea this "
+      "version targets (e.g. `MEMO: uncoalesced_stores: tile through shared "
+      "memory`).\n",
+      cuda ? "CUDA" : "C", kl_case_name(c), sig,
+      cuda ? "- The launch geometry (grid, block, dynamic shared memory) is "
+             "fixed by the case, per shape, below; write the kernel for it. "
+             "Tunables, where the case has them, are compile-time macros.\n"
+           : "- The function is called once per launch on the host; keep it "
+             "single-threaded C unless the case says otherwise.\n");
+  kl__free(sig);
+  return rc;
+}
+
+static int skill_catalog(kl_buf *b, const kl_rules *rs) {
+  if (!rs)
+    return kl__buf_puts(b, "(no skills loaded)\n");
+  kl_buf cat = KL_BUF_INIT;
+  int rc = kl_rules_skill_catalog(&cat, rs);
+  if (rc == 0)
+    rc = kl__buf_printf(b, "Short notes on GPU bottlenecks; the full text of "
+                           "those that fired follows.\n%s",
+                        cat.ptr ? cat.ptr : "");
+  kl_buf_dispose(&cat);
+  return rc;
+}
+
+/* The heaviest shape with a profile. */
+static const kl_prompt_shape *focus(const kl_prompt_inputs *in) {
+  const kl_prompt_shape *best = NULL;
+  double w = -1;
+  for (size_t i = 0; i < in->nshapes; i++) {
+    int k = in->shapes[i].name ? kl_case_shape_find(in->c, in->shapes[i].name)
+                               : -1;
+    double wi = k >= 0 ? kl_case_shape_weight(in->c, (size_t)k) : 1;
+    if (in->shapes[i].profile && wi > w) {
+      w = wi;
+      best = &in->shapes[i];
+    }
+  }
+  return best;
+}
+
+static int program_md(kl_buf *b, const kl_case *c) {
+  const char *path = kl_case_program_path(c);
+  if (!path)
+    return kl__buf_puts(b, "(the case has no program.md)\n");
+  kl_buf t = KL_BUF_INIT;
+  int rc = kl__read_file(&t, path);
+  if (rc == 0)
+    rc = kl__buf_puts(b, t.ptr ? t.ptr : "");
+  kl_buf_dispose(&t);
+  return rc;
+}
+
+static int best_kernel(kl_buf *b, const kl_prompt_inputs *in) {
+  kl_buf t = KL_BUF_INIT;
+  const char *code = in->best_code;
+  int rc = 0;
+  if (!code) {
+    rc = kl__read_file(&t, kl_case_kernel_path(in->c));
+    code = t.ptr ? t.ptr : "";
+  }
+  if (rc == 0)
+    rc = kl__buf_printf(b, "%s (%s):\n```%s\n%s%s```\n",
+                        in->best_code ? "The current best kernel"
+                                      : "The baseline kernel, the best so far",
+                        kl_case_entry(in->c),
+                        kl_case_backend(in->c) == KL_BACKEND_CUDA ? "cuda" : "c",
+                        code, code[0] && code[strlen(code) - 1] == '\n' ? ""
+                                                                       : "\n");
+  kl_buf_dispose(&t);
+  return rc;
+}
+
+static int launch_geometry(kl_buf *b, const kl_case *c) {
+  char *sig = NULL;
+  int rc = kl__entry_signature(&sig, c);
+  if (rc == 0)
+    rc = kl__buf_printf(b, "Signature: %s\n", sig);
+  kl__free(sig);
+  for (size_t i = 0; rc == 0 && i < kl_case_shape_count(c); i++) {
+    kl_launch l;
+    kl_vars *v = NULL;
+    rc = kl__buf_printf(b, "- %s (weight %g):", kl_case_shape_name(c, i),
+                        kl_case_shape_weight(c, i));
+    if (rc == 0 && (rc = kl_case_shape_vars(&v, c, i)) == 0)
+      for (size_t k = 0; rc == 0 && k < kl_vars_count(v); k++) {
+        kl_value x;
+        kl_vars_get(&x, v, kl_vars_name(v, k));
+        rc = x.is_int ? kl__buf_printf(b, " %s=%lld", kl_vars_name(v, k),
+                                       (long long)x.i)
+                      : kl__buf_printf(b, " %s=%g", kl_vars_name(v, k), x.f);
+      }
+    kl_vars_free(v);
+    if (rc == 0 && kl_case_launch(&l, c, i) == 0)
+      rc = kl__buf_printf(b, "; grid (%lld, %lld, %lld), block (%lld, %lld, "
+                             "%lld), %lld B dynamic shared memory",
+                          (long long)l.grid[0], (long long)l.grid[1],
+                          (long long)l.grid[2], (long long)l.block[0],
+                          (long long)l.block[1], (long long)l.block[2],
+                          (long long)l.shared_bytes);
+    if (rc == 0)
+      rc = kl__buf_putc(b, '\n');
+  }
+  for (size_t i = 0; rc == 0 && i < kl_case_tunable_count(c); i++) {
+    rc = kl__buf_printf(b, "%s %s:", i ? ";" : "Tunables (macros):",
+                        kl_case_tunable_name(c, i));
+    for (size_t j = 0; rc == 0 && j < kl_case_tunable_value_count(c, i); j++)
+      rc = kl__buf_printf(b, " %s", kl_case_tunable_value(c, i, j));
+    if (rc == 0 && i + 1 == kl_case_tunable_count(c))
+      rc = kl__buf_putc(b, '\n');
+  }
+  return rc < 0 ? rc : 0;
+}
+
+static int verdict(kl_buf *b, const kl_prompt_shape *f) {
+  if (!f)
+    return kl__buf_puts(b, "No profile yet: the verdict comes with the first "
+                           "measured profile.\n");
+  return kl__buf_printf(b, "At shape %s: %s\n", f->name ? f->name : "?",
+                        kl_profile_verdict(f->profile)
+                            ? kl_profile_verdict(f->profile)
+                            : "no verdict");
+}
+
+static int findings(kl_buf *b, const kl_diagnosis *d) {
+  if (!d)
+    return kl__buf_puts(b, "(no findings: no profile or no rules)\n");
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < kl_diagnosis_fired_count(d); i++) {
+    kl_finding f;
+    kl_diagnosis_fired(&f, d, i);
+    rc = kl__buf_printf(b, "- [%s] %s: %s\n  Action: %s\n",
+                        kl_severity_name(f.severity), f.id, f.finding,
+                        f.action);
+  }
+  if (rc == 0 && kl_diagnosis_fired_count(d) == 0)
+    rc = kl__buf_puts(b, "No rule fired.\n");
+  return rc;
+}
+
+static const char *const table_metrics[] = {
+    "time_us", "roofline_pct", "achieved_bandwidth", "dram_throughput_pct",
+    "l2_throughput_pct", "sm_busy_pct", "l1_hit_rate_pct", "l2_hit_rate_pct",
+    "load_sector_ratio", "store_sector_ratio", "achieved_occupancy_pct",
+    "theoretical_occupancy_pct", "waves_per_sm", "registers_per_thread",
+    "ipc", "stall_long_scoreboard_pct", "stall_short_scoreboard_pct",
+    "stall_barrier_pct", "shared_bank_conflict_pct", "host_ipc",
+    "host_mpki", "host_cache_miss_pct"};
+
+static int metric_table(kl_buf *b, const kl_prompt_shape *f) {
+  if (!f)
+    return kl__buf_puts(b, "(no profile yet)\n");
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < KL_ARRAY_SIZE(table_metrics); i++) {
+    double v;
+    const kl_metric_info *m = kl_metric_find(table_metrics[i]);
+    if (m && kl_profile_value(&v, f->profile, table_metrics[i]) == 0)
+      rc = kl__buf_printf(b, "%-28s %12.4g %s\n", m->name, v, m->unit);
+  }
+  return rc;
+}
+
+static int shape_times(kl_buf *b, const kl_prompt_inputs *in) {
+  int rc = 0, any = 0;
+  for (size_t i = 0; rc == 0 && i < in->nshapes; i++) {
+    double t, roof;
+    const kl_profile *p = in->shapes[i].profile;
+    if (!p || kl_profile_value(&t, p, "time_us") != 0)
+      continue;
+    any = 1;
+    rc = kl__buf_printf(b, "- %s: %.4g us", in->shapes[i].name
+                                                ? in->shapes[i].name
+                                                : "?",
+                        t);
+    if (rc == 0 && kl_profile_value(&roof, p, "roofline_pct") == 0)
+      rc = kl__buf_printf(b, "; the roofline bound is %.4g us (%.0f%% of the "
+                             "time)",
+                          t * roof / 100.0, roof);
+    if (rc == 0)
+      rc = kl__buf_putc(b, '\n');
+  }
+  if (rc == 0 && !any)
+    rc = kl__buf_puts(b, "(not timed yet)\n");
+  return rc;
+}
+
+static int attempts(kl_buf *b, const kl_prompt_inputs *in) {
+  if (in->nattempts == 0)
+    return kl__buf_puts(b, "None yet: this is the first attempt.\n");
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < in->nattempts; i++) {
+    const kl_prompt_attempt *a = &in->attempts[i];
+    rc = kl__buf_printf(b, "- #%d %s", a->iteration,
+                        a->verdict ? a->verdict : "?");
+    if (rc == 0 && a->speedup > 0)
+      rc = kl__buf_printf(b, " (%.3fx)", a->speedup);
+    if (rc == 0)
+      rc = kl__buf_printf(b, ": %s", a->memo ? a->memo : "(no memo)");
+    if (rc == 0 && a->reason)
+      rc = kl__buf_printf(b, " -- %s", a->reason);
+    if (rc == 0)
+      rc = kl__buf_putc(b, '\n');
+  }
+  return rc;
+}
+
+/* ---- budgets -------------------------------------------------------------------- */
+
+/* Cut text to `chars` at a line boundary, from the end or the start, and
+ * say so. */
+static int fit(section *s, size_t budget_tokens) {
+  size_t max = budget_tokens * 4;
+  if (s->cut == CUT_NEVER || s->text.size <= max)
+    return 0;
+  kl_buf *t = &s->text;
+  char note[160];
+  snprintf(note, sizeof(note), "[... %s cut here to fit its budget of %zu "
+                               "tokens]\n",
+           s->cut == CUT_END ? "the rest" : "the oldest entries",
+           budget_tokens);
+  size_t keep = max > strlen(note) ? max - strlen(note) : 0;
+  kl_buf o = KL_BUF_INIT;
+  int rc = 0;
+  if (s->cut == CUT_END) {
+    size_t e = keep;
+    while (e > 0 && t->ptr[e - 1] != '\n')
+      e--;
+    rc = kl__buf_put(&o, t->ptr, e) | kl__buf_puts(&o, note);
+    s->cut_chars = t->size - e;
+  } else {
+    size_t st = t->size - keep;
+    while (st < t->size && t->ptr[st - 1] != '\n')
+      st++;
+    rc = kl__buf_puts(&o, note) | kl__buf_put(&o, t->ptr + st, t->size - st);
+    s->cut_chars = st;
+  }
+  if (rc < 0) {
+    kl_buf_dispose(&o);
+    return kl__error_oom();
+  }
+  kl_buf_dispose(t);
+  *t = o;
+  return 0;
+}
+
+static int join(char **out, const kl_prompt *p, int system,
+                const kl_prompt_inputs *in) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = system ? 0
+                  : kl__buf_printf(&b, "# Iteration %d\n\n", in->iteration);
+  for (size_t i = 0; rc == 0 && i < p->n; i++)
+    if (p->s[i].system == system)
+      rc = kl__buf_printf(&b, "## %s\n\n%s\n", p->s[i].title,
+                          p->s[i].text.ptr ? p->s[i].text.ptr : "");
+  if (rc < 0 || !(*out = kl__buf_detach(&b))) {
+    kl_buf_dispose(&b);
+    return kl__error_oom();
+  }
+  return 0;
+}
+
+int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *in) {
+  *out = NULL;
+  if (!in || !in->c)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "a prompt needs a case");
+  static const struct {
+    const char *name, *title;
+    int system;
+    size_t budget;
+    cut_from cut;
+  } plan[] = {
+      {"rules", "How to reply", 1, 600, CUT_NEVER},
+      {"skill_catalog", "Skills", 1, 1500, CUT_END},
+      {"fired_skills", "Skills that fired on this kernel", 1, 2500, CUT_END},
+      {"patterns", "What worked on other cases", 1, 800, CUT_END},
+      {"memory", "This case's memory from earlier runs", 1, 800, CUT_END},
+      {"program", "The case (program.md)", 0, 1500, CUT_END},
+      {"best_kernel", "Current best kernel", 0, 6000, CUT_NEVER},
+      {"launch", "Signature and launch geometry per shape", 0, 500, CUT_END},
+      {"verdict", "Bottleneck", 0, 200, CUT_END},
+      {"findings", "Findings and actions", 0, 1200, CUT_END},
+      {"metrics", "Metrics at the focus shape", 0, 500, CUT_END},
+      {"times", "Times per shape", 0, 400, CUT_END},
+      {"attempts", "This run's attempts", 0, 1200, CUT_START},
+  };
+  kl_prompt *p = kl__calloc(1, sizeof(*p));
+  if (!p || !(p->s = kl__calloc(KL_ARRAY_SIZE(plan), sizeof(section)))) {
+    kl__free(p);
+    return kl__error_oom();
+  }
+  p->n = KL_ARRAY_SIZE(plan);
+  double scale = in->budget_scale > 0 ? in->budget_scale : 1.0;
+  const kl_prompt_shape *f = focus(in);
+  kl_diagnosis *d = NULL;
+  int rc = in->rules && f ? kl_rules_evaluate(&d, in->rules, f->profile) : 0;
+  for (size_t i = 0; rc == 0 && i < p->n; i++) {
+    section *s = &p->s[i];
+    s->name = plan[i].name;
+    s->title = plan[i].title;
+    s->system = plan[i].system;
+    s->budget = (size_t)ceil((double)plan[i].budget * scale);
+    s->cut = plan[i].cut;
+    kl_buf *b = &s->text;
+    switch (i) {
+    case 0: rc = rules_of_the_game(b, in->c); break;
+    case 1: rc = skill_catalog(b, in->rules); break;
+    case 2:
+      rc = d ? kl_diagnosis_skills(b, d, in->rules, 5)
+             : kl__buf_puts(b, "(none: no profile yet)\n");
+      if (rc == 0 && b->size == 0)
+        rc = kl__buf_puts(b, "(no rule fired)\n");
+      break;
+    case 3: rc = kl__buf_puts(b, in->patterns ? in->patterns : "(none yet)\n"); break;
+    case 4: rc = kl__buf_puts(b, in->memory ? in->memory : "(none yet)\n"); break;
+    case 5: rc = program_md(b, in->c); break;
+    case 6: rc = best_kernel(b, in); break;
+    case 7: rc = launch_geometry(b, in->c); break;
+    case 8: rc = verdict(b, f); break;
+    case 9: rc = findings(b, d); break;
+    case 10: rc = metric_table(b, f); break;
+    case 11: rc = shape_times(b, in); break;
+    case 12: rc = attempts(b, in); break;
+    }
+    if (rc == 0)
+      rc = fit(s, s->budget);
+  }
+  kl_diagnosis_free(d);
+  if (rc == 0)
+    rc = join(&p->system, p, 1, in);
+  if (rc == 0)
+    rc = join(&p->user, p, 0, in);
+  if (rc < 0) {
+    kl_prompt_free(p);
+    return rc == KL_ENOMEM ? kl__error_oom() : rc;
+  }
+  *out = p;
+  return 0;
+}
+
+const char *kl_prompt_system(const kl_prompt *p) { return p->system; }
+const char *kl_prompt_user(const kl_prompt *p) { return p->user; }
+size_t kl_prompt_section_count(const kl_prompt *p) { return p->n; }
+
+int kl_prompt_section(kl_prompt_section_info *out, const kl_prompt *p,
+                      size_t i) {
+  if (i >= p->n)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no section %zu (of %zu)",
+                     i, p->n);
+  const section *s = &p->s[i];
+  out->name = s->name;
+  out->system = s->system;
+  out->chars = s->text.size;
+  out->tokens = tokens(s->text.size);
+  out->budget = s->budget;
+  out->cut_chars = s->cut_chars;
+  return 0;
+}
+
+int kl_prompt_json(kl_buf *out, const kl_prompt *p) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "{\"system\":");
+  rc |= kl__buf_json_string(&b, p->system);
+  rc |= kl__buf_puts(&b, ",\"user\":");
+  rc |= kl__buf_json_string(&b, p->user);
+  rc |= kl__buf_puts(&b, ",\"sections\":[");
+  size_t total = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    const section *s = &p->s[i];
+    total += tokens(s->text.size);
+    rc |= kl__buf_printf(&b,
+                         "%s{\"name\":\"%s\",\"block\":\"%s\",\"chars\":%zu,"
+                         "\"tokens\":%zu,\"budget\":%zu,\"cut_chars\":%zu}",
+                         i ? "," : "", s->name, s->system ? "system" : "user",
+                         s->text.size, tokens(s->text.size), s->budget,
+                         s->cut_chars);
+  }
+  rc |= kl__buf_printf(&b, "],\"tokens\":%zu}", total);
+  if (rc < 0) {
+    kl_buf_dispose(&b);
+    return kl__error_oom();
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  return 0;
+}

@@ -1,0 +1,13 @@
+/* What the prompt assembly (prompt.c) takes from reply parsing (reply.c). */
+#ifndef KL_PROMPT_INTERNAL_H
+#define KL_PROMPT_INTERNAL_H
+
+#include "../core/internal.h"
+#include "kernlab/prompt.h"
+
+/* The baseline's declaration of the entry point, comments dropped and
+ * white space collapsed: `extern "C" __global__ void f(float *out, int n)`.
+ * KL_EINVALID when the baseline does not define it. */
+int kl__entry_signature(char **out, const kl_case *c);
+
+#endif /* KL_PROMPT_INTERNAL_H */
