@@ -22,5 +22,7 @@
 #include "profile.h"
 #include "rules.h"
 #include "prompt.h"
+#include "transport.h"
+#include "llm.h"
 
 #endif /* KERNLAB_H */

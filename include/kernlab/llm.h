@@ -1,0 +1,92 @@
+/** @file kernlab/llm.h  Language-model providers.
+ *
+ * kernlab talks to models itself, so the library, the CLI and the Python
+ * bindings behave the same. A provider sends a prompt's two blocks (see
+ * kernlab/prompt.h: the system block is sent as cacheable) and returns the
+ * reply text with its token usage and cost:
+ *   - "anthropic": the Messages API, prompt caching on the system block;
+ *   - "openai": chat completions on any OpenAI-compatible server (vLLM,
+ *     llama.cpp's server, ollama, the hosted API) at a base URL.
+ * Both retry 429, 5xx, "overloaded" and network errors with exponential
+ * backoff and jitter (a Retry-After header wins), continue a reply the
+ * token limit cut off, cap the response size, and report a final failure
+ * in one line with the provider, the status and a short excerpt. API keys
+ * are read from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, or the
+ * variable api_key_env names) when a request is made, and never copied
+ * into an error, a reply or any output.
+ */
+#ifndef KERNLAB_LLM_H
+#define KERNLAB_LLM_H
+
+#include "common.h"
+#include "transport.h"
+
+KL_BEGIN_DECLS
+
+#define KL_LLM_CONFIG_VERSION 1
+typedef struct kl_llm_config {
+  unsigned version;        /**< KL_LLM_CONFIG_VERSION */
+  const char *provider;    /**< "anthropic" or "openai"; NULL: the
+                                KL_LLM_PROVIDER environment variable */
+  const char *model;       /**< NULL: KL_LLM_MODEL, else a default */
+  const char *base_url;    /**< NULL: KL_LLM_BASE_URL, else the hosted
+                                API's */
+  const char *api_key_env; /**< the variable holding the key; NULL: the
+                                provider's usual one */
+  int max_tokens;          /**< per request; 0: 8192 */
+  double temperature;      /**< < 0: the provider's default */
+  long connect_timeout_ms; /**< 0: 10 s */
+  long timeout_ms;         /**< per request; 0: 600 s */
+  int max_retries;         /**< < 0: 5 */
+  double backoff_s;        /**< the first retry's delay; 0: 1 s */
+  double backoff_max_s;    /**< 0: 60 s */
+  int max_continuations;   /**< < 0: 3 */
+  size_t max_response_bytes; /**< 0: 8 MiB */
+  const kl_transport *transport; /**< NULL: libcurl */
+} kl_llm_config;
+#define KL_LLM_CONFIG_INIT                                                     \
+  {KL_LLM_CONFIG_VERSION, NULL, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0, 0, -1,  \
+   0, NULL}
+
+/** Tokens and money, for one call or a whole session. */
+typedef struct kl_llm_usage {
+  uint64_t input_tokens, output_tokens;
+  uint64_t cache_read_tokens, cache_write_tokens;
+  double cost_usd;  /**< from the price table; 0 when the model has none */
+  int cost_known;   /**< the model had a price */
+  int requests, retries, continuations;
+} kl_llm_usage;
+
+/** US dollars per million tokens. */
+typedef struct kl_llm_price {
+  const char *model; /**< matched as a prefix of the model name */
+  double input, output, cache_read, cache_write;
+} kl_llm_price;
+
+typedef struct kl_llm kl_llm; /* opaque */
+
+/** @return 0, KL_EINVALID (unknown provider: the message lists them),
+ *  KL_EUNSUPPORTED (no libcurl and no transport given), KL_ENOMEM. */
+KL_EXTERN(int) kl_llm_create(kl_llm **out, const kl_llm_config *cfg);
+KL_EXTERN(void) kl_llm_free(kl_llm *l);
+/** "anthropic/claude-...": provider and model, for reports. */
+KL_EXTERN(const char *) kl_llm_name(const kl_llm *l);
+
+/** One completion. The reply text goes to *reply; this call's usage to
+ *  *usage (may be NULL) and into the session totals.
+ *  @return 0, KL_EINVALID (no API key, a refused request, a malformed or
+ *  empty reply), KL_EIO (an HTTP or network error after the last retry),
+ *  KL_ETIMEOUT, KL_ENOMEM. */
+KL_EXTERN(int) kl_llm_complete(kl_llm *l, const char *system,
+                               const char *user, kl_buf *reply,
+                               kl_llm_usage *usage);
+/** Everything this handle has spent so far. */
+KL_EXTERN(void) kl_llm_totals(const kl_llm *l, kl_llm_usage *out);
+
+/** Add or replace a price (the built-in table covers the usual hosted
+ *  models; local servers cost nothing). */
+KL_EXTERN(int) kl_llm_set_price(kl_llm *l, const kl_llm_price *price);
+
+KL_END_DECLS
+
+#endif /* KERNLAB_LLM_H */
