@@ -6,7 +6,12 @@
  * reply text with its token usage and cost:
  *   - "anthropic": the Messages API, prompt caching on the system block;
  *   - "openai": chat completions on any OpenAI-compatible server (vLLM,
- *     llama.cpp's server, ollama, the hosted API) at a base URL.
+ *     llama.cpp's server, ollama, the hosted API) at a base URL;
+ *   - "command": a program given as an argv list (never a shell) gets the
+ *     prompt on standard input and answers on standard output, within the
+ *     timeout: any CLI agent can be the model;
+ *   - "replay": the replies a recording (record_dir) kept, in order, so a
+ *     run can be reproduced, or the loop changed, without spending tokens.
  * Both retry 429, 5xx, "overloaded" and network errors with exponential
  * backoff and jitter (a Retry-After header wins), continue a reply the
  * token limit cut off, cap the response size, and report a final failure
@@ -26,8 +31,9 @@ KL_BEGIN_DECLS
 #define KL_LLM_CONFIG_VERSION 1
 typedef struct kl_llm_config {
   unsigned version;        /**< KL_LLM_CONFIG_VERSION */
-  const char *provider;    /**< "anthropic" or "openai"; NULL: the
-                                KL_LLM_PROVIDER environment variable */
+  const char *provider;    /**< "anthropic", "openai", "command" or
+                                "replay"; NULL: the KL_LLM_PROVIDER
+                                environment variable */
   const char *model;       /**< NULL: KL_LLM_MODEL, else a default */
   const char *base_url;    /**< NULL: KL_LLM_BASE_URL, else the hosted
                                 API's */
@@ -43,10 +49,17 @@ typedef struct kl_llm_config {
   int max_continuations;   /**< < 0: 3 */
   size_t max_response_bytes; /**< 0: 8 MiB */
   const kl_transport *transport; /**< NULL: libcurl */
+  const char *const *command; /**< "command": the program and its
+                                   arguments, NULL-terminated; run without
+                                   a shell */
+  const char *replay_dir;     /**< "replay": a folder of recorded replies */
+  const char *record_dir;     /**< record every exchange here (NNNN.prompt.txt,
+                                   NNNN.reply.txt, numbered from 0001);
+                                   NULL: nowhere */
 } kl_llm_config;
 #define KL_LLM_CONFIG_INIT                                                     \
   {KL_LLM_CONFIG_VERSION, NULL, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0, 0, -1,  \
-   0, NULL}
+   0, NULL, NULL, NULL, NULL}
 
 /** Tokens and money, for one call or a whole session. */
 typedef struct kl_llm_usage {

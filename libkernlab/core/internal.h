@@ -130,14 +130,27 @@ typedef struct kl__run_result {
   int exit_code;  /* -1 when killed by a signal */
   int signal;     /* the signal, or 0 */
   bool timed_out; /* killed at the time limit */
-  kl_buf output;  /* stdout and stderr together, capped */
+  kl_buf output;  /* stdout and stderr together, capped (stdout only when
+                     kl__run_extras.errors is given) */
+  bool truncated; /* output reached max_output */
 } kl__run_result;
+/* Extras for kl__run_io: bytes for the child's standard input (then
+ * closed; /dev/null without), and a buffer for its standard error apart
+ * from its output (capped like it). */
+typedef struct kl__run_io {
+  const char *input;
+  size_t input_len;
+  kl_buf *errors;
+} kl__run_extras;
 /* Run argv[0] (looked up in PATH) with argv, in `cwd` (NULL: here), killing
  * its process group after timeout_ms (0: no limit). A program that cannot
  * be started is KL_ENOTFOUND; a failing one is 0 with exit_code set. The
  * caller disposes res->output. */
 int kl__run(kl__run_result *res, const char *const *argv, const char *cwd,
             int timeout_ms, size_t max_output);
+/* kl__run with standard input and a separate standard error. */
+int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
+               int timeout_ms, size_t max_output, const kl__run_extras *io);
 /* mkdir -p */
 int kl__mkdir_p(const char *path);
 

@@ -1,9 +1,11 @@
 #define _GNU_SOURCE /* pipe2 */
 /* Run a program from an argv list (never through a shell), with its
- * standard output and error captured together, a time limit, and an
- * optional working folder. Used for compilers now and verify commands
- * later. The child gets its own process group so a timeout kills
- * everything it started. */
+ * standard output and error captured (together, or apart), optional bytes
+ * for its standard input, a time limit, and an optional working folder.
+ * Used for compilers, the command LLM provider, and verify commands later.
+ * The child gets its own process group so a timeout kills everything it
+ * started. Input is written as the child reads it, in the same poll loop
+ * that drains its output, so neither side can block the other. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,33 +19,80 @@
 
 int kl__run(kl__run_result *res, const char *const *argv, const char *cwd,
             int timeout_ms, size_t max_output) {
+  return kl__run_io(res, argv, cwd, timeout_ms, max_output, NULL);
+}
+
+static void close_fd(int *fd) {
+  if (*fd >= 0)
+    close(*fd);
+  *fd = -1;
+}
+
+/* Append what a pipe has to `b`, up to `cap`; past it the bytes are read
+ * and dropped (the child must not block on a full pipe). 1: end of file. */
+static int drain(int fd, kl_buf *b, size_t cap, bool *truncated) {
+  char chunk[4096];
+  ssize_t got = read(fd, chunk, sizeof(chunk));
+  if (got < 0)
+    return errno == EINTR || errno == EAGAIN ? 0 : 1;
+  if (got == 0)
+    return 1;
+  size_t keep = b->size < cap ? cap - b->size : 0;
+  if ((size_t)got > keep)
+    *truncated = true;
+  if (keep && kl__buf_put(b, chunk, (size_t)got < keep ? (size_t)got : keep) < 0)
+    return KL_ENOMEM;
+  return 0;
+}
+
+int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
+               int timeout_ms, size_t max_output, const kl__run_extras *io) {
   memset(res, 0, sizeof(*res));
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) < 0)
-    return kl__error_os(KL_EIO, argv[0], "cannot create a pipe");
+  int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
+  bool split = io && io->errors, feed = io && io->input;
+  if (pipe2(out, O_CLOEXEC) < 0 || (split && pipe2(err, O_CLOEXEC) < 0) ||
+      (feed && pipe2(in, O_CLOEXEC) < 0)) {
+    int rc = kl__error_os(KL_EIO, argv[0], "cannot create a pipe");
+    for (int i = 0; i < 2; i++)
+      close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]);
+    return rc;
+  }
   pid_t pid = fork();
   if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
+    for (int i = 0; i < 2; i++)
+      close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]);
     return kl__error_os(KL_EIO, argv[0], "cannot fork");
   }
   if (pid == 0) {
     setpgid(0, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0)
-      dup2(devnull, 0);
+    dup2(out[1], 1);
+    dup2(split ? err[1] : out[1], 2);
+    if (feed) {
+      dup2(in[0], 0);
+    } else {
+      int devnull = open("/dev/null", O_RDONLY);
+      if (devnull >= 0)
+        dup2(devnull, 0);
+    }
     if (cwd && chdir(cwd) < 0)
       _exit(126);
     execvp(argv[0], (char *const *)argv);
     _exit(127);
   }
   setpgid(pid, pid);
-  close(fds[1]);
+  close_fd(&out[1]);
+  close_fd(&err[1]);
+  close_fd(&in[0]);
+  if (feed)
+    fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
+  /* a child that exits before reading its input must not kill us */
+  struct sigaction ign = {0}, old;
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old);
   int64_t deadline = timeout_ms > 0 ? (int64_t)kl__now_ms() + timeout_ms : 0;
-  char chunk[4096];
-  for (;;) {
+  size_t written = 0;
+  int rc = 0;
+  while (out[0] >= 0 || err[0] >= 0) {
     int wait = -1;
     if (deadline) {
       int64_t left = deadline - (int64_t)kl__now_ms();
@@ -54,29 +103,60 @@ int kl__run(kl__run_result *res, const char *const *argv, const char *cwd,
       }
       wait = (int)left;
     }
-    struct pollfd pfd = {fds[0], POLLIN, 0};
-    int n = poll(&pfd, 1, wait);
+    struct pollfd pfd[3];
+    int np = 0, io_out = -1, io_err = -1, io_in = -1;
+    if (out[0] >= 0)
+      pfd[io_out = np++] = (struct pollfd){out[0], POLLIN, 0};
+    if (err[0] >= 0)
+      pfd[io_err = np++] = (struct pollfd){err[0], POLLIN, 0};
+    if (in[1] >= 0)
+      pfd[io_in = np++] = (struct pollfd){in[1], POLLOUT, 0};
+    int n = poll(pfd, (nfds_t)np, wait);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n == 0)
+    if (n <= 0)
       continue; /* the deadline check above ends it */
-    ssize_t got = read(fds[0], chunk, sizeof(chunk));
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      break;
-    if (res->output.size < max_output &&
-        kl__buf_put(&res->output, chunk, (size_t)got) < 0) {
-      kill(-pid, SIGKILL);
-      close(fds[0]);
-      waitpid(pid, NULL, 0);
-      return KL_ENOMEM;
+    if (io_in >= 0 && pfd[io_in].revents) {
+      ssize_t w = (pfd[io_in].revents & POLLOUT)
+                      ? write(in[1], io->input + written,
+                              io->input_len - written)
+                      : -1;
+      if (w > 0)
+        written += (size_t)w;
+      if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
+          written == io->input_len)
+        close_fd(&in[1]); /* all sent, or the child stopped reading */
     }
+    int d;
+    if (io_out >= 0 && pfd[io_out].revents &&
+        (d = drain(out[0], &res->output, max_output, &res->truncated)) != 0) {
+      if (d < 0) {
+        rc = KL_ENOMEM;
+        kill(-pid, SIGKILL);
+        break;
+      }
+      close_fd(&out[0]);
+    }
+    if (io_err >= 0 && pfd[io_err].revents &&
+        (d = drain(err[0], io->errors, max_output, &res->truncated)) != 0) {
+      if (d < 0) {
+        rc = KL_ENOMEM;
+        kill(-pid, SIGKILL);
+        break;
+      }
+      close_fd(&err[0]);
+    }
+    if (feed && in[1] >= 0 && written == io->input_len)
+      close_fd(&in[1]);
   }
-  close(fds[0]);
+  for (int i = 0; i < 2; i++)
+    close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
+  sigaction(SIGPIPE, &old, NULL);
+  if (rc < 0)
+    return kl__error_oom();
   if (WIFEXITED(status)) {
     res->exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

@@ -1,4 +1,5 @@
-/* The HTTP providers (anthropic, openai) behind kl_llm_complete.
+/* The providers behind kl_llm_complete: anthropic and openai over HTTP,
+ * command (a local program), replay (recorded replies).
  *
  * A completion is a short conversation: the system block and the user
  * block; while the reply stops at the token limit (Anthropic's stop_reason
@@ -22,11 +23,14 @@
 #include "../core/internal.h"
 #include "kernlab/llm.h"
 
-typedef enum provider { P_ANTHROPIC, P_OPENAI } provider;
+typedef enum provider { P_ANTHROPIC, P_OPENAI, P_COMMAND, P_REPLAY } provider;
 
 struct kl_llm {
   provider p;
   char *model, *base_url, *key_env, *name;
+  char **argv;       /* command */
+  char *replay_dir, *record_dir;
+  int replayed, recorded;
   kl_llm_config cfg;
   kl_llm_price *prices;
   size_t nprices;
@@ -62,17 +66,27 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
   if (cfg)
     c = *cfg;
   const char *prov = env_or(c.provider, "KL_LLM_PROVIDER");
-  provider p;
-  if (prov && strcmp(prov, "anthropic") == 0)
-    p = P_ANTHROPIC;
-  else if (prov && strcmp(prov, "openai") == 0)
-    p = P_OPENAI;
-  else
+  static const char *const names[] = {"anthropic", "openai", "command",
+                                      "replay"};
+  int p = -1;
+  for (int i = 0; prov && i < 4; i++)
+    if (strcmp(prov, names[i]) == 0)
+      p = i;
+  if (p < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "unknown LLM provider '%s' (anthropic or openai; set "
-                     "KL_LLM_PROVIDER or the case's llm.provider)",
+                     "unknown LLM provider '%s' (anthropic, openai, command "
+                     "or replay; set KL_LLM_PROVIDER or the case's "
+                     "llm.provider)",
                      prov ? prov : "");
-  if (!c.transport && !(c.transport = kl_transport_curl()))
+  if (p == P_COMMAND && (!c.command || !c.command[0] || !c.command[0][0]))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "the command provider needs a command (an argv list)");
+  if (p == P_REPLAY && (!c.replay_dir || !kl__is_dir(c.replay_dir)))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "the replay provider needs the folder of a recording%s%s",
+                     c.replay_dir ? ": no folder " : "",
+                     c.replay_dir ? c.replay_dir : "");
+  if (p <= P_OPENAI && !c.transport && !(c.transport = kl_transport_curl()))
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
                      "this kernlab was built without libcurl: no HTTP "
                      "transport for the %s provider",
@@ -82,11 +96,13 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
   kl_llm *l = kl__calloc(1, sizeof(*l));
   if (!l)
     return kl__error_oom();
-  l->p = p;
+  l->p = (provider)p;
   l->cfg = c;
   l->model = kl__strdup(model ? model
                         : p == P_ANTHROPIC ? "claude-sonnet-4-20250514"
-                                           : "gpt-4o");
+                        : p == P_OPENAI    ? "gpt-4o"
+                        : p == P_COMMAND   ? c.command[0]
+                                           : "recorded");
   l->base_url = kl__strdup(base ? base
                            : p == P_ANTHROPIC ? "https://api.anthropic.com"
                                               : "https://api.openai.com/v1");
@@ -94,10 +110,26 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
                           : p == P_ANTHROPIC ? "ANTHROPIC_API_KEY"
                                              : "OPENAI_API_KEY");
   kl_buf name = KL_BUF_INIT;
-  if (l->model && kl__buf_printf(&name, "%s/%s", prov, l->model) == 0)
+  if (l->model && kl__buf_printf(&name, "%s/%s", names[p], l->model) == 0)
     l->name = kl__buf_detach(&name);
   kl_buf_dispose(&name);
-  if (!l->model || !l->base_url || !l->key_env || !l->name) {
+  bool oom = false;
+  if (p == P_COMMAND) {
+    size_t n = 0;
+    while (c.command[n])
+      n++;
+    if (!(l->argv = kl__calloc(n + 1, sizeof(char *))))
+      oom = true;
+    for (size_t i = 0; !oom && i < n; i++)
+      oom = !(l->argv[i] = kl__strdup(c.command[i]));
+  }
+  if (c.replay_dir && !(l->replay_dir = kl__strdup(c.replay_dir)))
+    oom = true;
+  if (c.record_dir && !(l->record_dir = kl__strdup(c.record_dir)))
+    oom = true;
+  l->cfg.command = NULL; /* the copies above are what stays */
+  l->cfg.replay_dir = l->cfg.record_dir = NULL;
+  if (oom || !l->model || !l->base_url || !l->key_env || !l->name) {
     kl_llm_free(l);
     return kl__error_oom();
   }
@@ -116,6 +148,11 @@ void kl_llm_free(kl_llm *l) {
   for (size_t i = 0; i < l->nprices; i++)
     kl__free((char *)l->prices[i].model);
   kl__free(l->prices);
+  for (size_t i = 0; l->argv && l->argv[i]; i++)
+    kl__free(l->argv[i]);
+  kl__free(l->argv);
+  kl__free(l->replay_dir);
+  kl__free(l->record_dir);
   kl__free(l->model);
   kl__free(l->base_url);
   kl__free(l->key_env);
@@ -415,13 +452,128 @@ static void add_cost(const kl_llm *l, kl_llm_usage *u) {
                   1e6;
 }
 
+/* ---- command and replay ---------------------------------------------------------- */
+
+static void excerpt_buf(char *out, size_t n, const kl_buf *b) {
+  excerpt(out, n, b->ptr, NULL);
+}
+
+/* The prompt on the program's standard input, the reply on its output. */
+static int complete_command(kl_llm *l, const char *system, const char *user,
+                            kl_buf *text, kl_llm_usage *u) {
+  kl_buf in = KL_BUF_INIT, errors = KL_BUF_INIT;
+  if (kl__buf_printf(&in, "%s\n\n%s", system, user) < 0) {
+    kl_buf_dispose(&in);
+    return kl__error_oom();
+  }
+  kl__run_extras io = {in.ptr, in.size, &errors};
+  kl__run_result res;
+  size_t cap = l->cfg.max_response_bytes ? l->cfg.max_response_bytes
+                                         : (size_t)8 << 20;
+  long timeout = l->cfg.timeout_ms > 0 ? l->cfg.timeout_ms : 600000;
+  u->requests++;
+  l->total.requests++;
+  int rc = kl__run_io(&res, (const char *const *)l->argv, NULL,
+                      (int)(timeout > 0x7fffffff ? 0x7fffffff : timeout), cap,
+                      &io);
+  kl_buf_dispose(&in);
+  char ex[320];
+  excerpt_buf(ex, sizeof(ex), &errors);
+  if (rc < 0) {
+  } else if (res.timed_out) {
+    rc = kl__error(KL_ETIMEOUT, KL_DOMAIN_NONE,
+                   "command: %s did not answer within %ld ms", l->argv[0],
+                   timeout);
+  } else if (res.exit_code != 0) {
+    rc = kl__error(KL_EIO, KL_DOMAIN_NONE, "command: %s %s %d: %s",
+                   l->argv[0], res.signal ? "died of signal" : "exited",
+                   res.signal ? res.signal : res.exit_code,
+                   ex[0] ? ex : "(nothing on standard error)");
+  } else if (res.truncated) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "command: %s answered more than %zu bytes", l->argv[0],
+                   cap);
+  } else if (res.output.size == 0) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "command: %s gave an empty reply: %s", l->argv[0],
+                   ex[0] ? ex : "(nothing on standard error)");
+  }
+  if (rc == 0) {
+    kl_buf_dispose(text);
+    *text = res.output;
+  } else {
+    kl_buf_dispose(&res.output);
+  }
+  kl_buf_dispose(&errors);
+  return rc;
+}
+
+static int numbered(char *out, size_t n, const char *dir, int i,
+                    const char *what) {
+  return snprintf(out, n, "%s/%04d.%s.txt", dir, i, what) < (int)n
+             ? 0
+             : kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: path too long",
+                         dir);
+}
+
+static int complete_replay(kl_llm *l, kl_buf *text, kl_llm_usage *u) {
+  char path[4096];
+  int rc = numbered(path, sizeof(path), l->replay_dir, l->replayed + 1,
+                    "reply");
+  if (rc < 0)
+    return rc;
+  if (!kl__is_file(path))
+    return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                     "replay: no recorded reply #%d in %s (the recording has "
+                     "%d)",
+                     l->replayed + 1, l->replay_dir, l->replayed);
+  kl_buf b = KL_BUF_INIT;
+  if ((rc = kl__read_file(&b, path)) < 0)
+    return rc;
+  l->replayed++;
+  u->requests++;
+  l->total.requests++;
+  kl_buf_dispose(text);
+  *text = b;
+  return 0;
+}
+
+/* NNNN.prompt.txt and NNNN.reply.txt; never over an earlier recording. */
+static int record(kl_llm *l, const char *system, const char *user,
+                  const kl_buf *reply) {
+  char path[4096];
+  kl_buf prompt = KL_BUF_INIT;
+  int rc = kl__mkdir_p(l->record_dir);
+  int i = l->recorded + 1;
+  if (rc == 0 &&
+      kl__buf_printf(&prompt, "%s\n\n===== user =====\n\n%s", system,
+                     user) < 0)
+    rc = kl__error_oom();
+  if (rc == 0)
+    rc = numbered(path, sizeof(path), l->record_dir, i, "prompt");
+  if (rc == 0)
+    rc = kl__write_new_file(path, prompt.ptr, prompt.size);
+  if (rc == 0)
+    rc = numbered(path, sizeof(path), l->record_dir, i, "reply");
+  if (rc == 0)
+    rc = kl__write_new_file(path, reply->ptr ? reply->ptr : "", reply->size);
+  kl_buf_dispose(&prompt);
+  if (rc == 0)
+    l->recorded++;
+  return rc;
+}
+
 int kl_llm_complete(kl_llm *l, const char *system, const char *user,
                     kl_buf *reply, kl_llm_usage *usage) {
   kl_llm_usage u = {0};
   kl_buf text = KL_BUF_INIT, body = KL_BUF_INIT;
   int conts = l->cfg.max_continuations >= 0 ? l->cfg.max_continuations : 3;
   int rc = 0;
-  for (int part = 0; rc == 0; part++) {
+  if (l->p == P_COMMAND)
+    rc = complete_command(l, system, user, &text, &u);
+  else if (l->p == P_REPLAY)
+    rc = complete_replay(l, &text, &u);
+  for (int part = 0; rc == 0 && l->p <= P_OPENAI; part++) {
     char *req = request_body(l, system, user, part ? text.ptr : NULL);
     if (!req) {
       rc = kl__error_oom();
@@ -456,6 +608,8 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
   l->total.cost_known = u.cost_known;
   if (usage)
     *usage = u;
+  if (rc == 0 && l->record_dir)
+    rc = record(l, system, user, &text);
   if (rc < 0) {
     kl_buf_dispose(&text);
     return rc;

@@ -4,7 +4,8 @@
  * Retry-After then success, 500 twice then success, 529 overloaded, a
  * timeout, a reply cut by the token limit and continued, malformed JSON,
  * an empty reply, a refused request, a body too large, and an API key that
- * never shows in an error, even when the server echoes it. Label net;
+ * never shows in an error or a recorded exchange, even when the server
+ * echoes it. Label net;
  * skipped without python3 or libcurl. */
 #include <json-c/json.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -301,6 +303,53 @@ static void test_continuation(void **state) {
   }
 }
 
+
+/* A recording of real exchanges holds prompts and replies, never the key,
+ * even when the server echoes it back. */
+static void test_key_never_written(void **state) {
+  (void)state;
+  if (!port)
+    skip();
+  char dir[] = "/tmp/kl-netrec-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  static const char *const scen[] = {"ok", "echo_key"};
+  for (int i = 0; i < 2; i++) {
+    char url[256];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/anthropic/%s", port,
+             scen[i]);
+    kl_llm_config cfg = KL_LLM_CONFIG_INIT;
+    cfg.provider = "anthropic";
+    cfg.base_url = url;
+    cfg.record_dir = dir;
+    cfg.max_retries = 0;
+    kl_llm *l;
+    assert_int_equal(kl_llm_create(&l, &cfg), 0);
+    kl_buf reply = KL_BUF_INIT;
+    int rc = complete(l, &reply, NULL);
+    assert_int_equal(rc, i == 0 ? 0 : KL_EINVALID);
+    kl_buf_dispose(&reply);
+    kl_llm_free(l);
+  }
+  DIR *d = opendir(dir);
+  int files = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[600], buf[1 << 16];
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "rb");
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    no_key_in(buf);
+    remove(path);
+    files++;
+  }
+  closedir(d);
+  rmdir(dir);
+  assert_int_equal(files, 2); /* the successful exchange: prompt, reply */
+}
+
 /* Configuration errors need no server. */
 static void test_config(void **state) {
   (void)state;
@@ -308,7 +357,7 @@ static void test_config(void **state) {
   kl_llm_config cfg = KL_LLM_CONFIG_INIT;
   cfg.provider = "bard";
   assert_int_equal(kl_llm_create(&l, &cfg), KL_EINVALID);
-  assert_non_null(strstr(kl_error_last()->message, "anthropic or openai"));
+  assert_non_null(strstr(kl_error_last()->message, "anthropic, openai, command or replay"));
   setenv("KL_LLM_PROVIDER", "openai", 1);
   setenv("KL_LLM_MODEL", "qwen2.5-coder", 1);
   cfg.provider = NULL;
@@ -343,6 +392,7 @@ int main(void) {
       cmocka_unit_test(test_failures),
       cmocka_unit_test(test_timeout_and_size),
       cmocka_unit_test(test_continuation),
+      cmocka_unit_test(test_key_never_written),
       cmocka_unit_test(test_config),
   };
   return cmocka_run_group_tests(tests, start_server, stop_server);

@@ -1,0 +1,138 @@
+/* The providers that need no network: command (a local program gets the
+ * prompt on standard input) and replay (the replies a recording kept), and
+ * the recording itself. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kernlab/kernlab.h"
+
+static kl_llm *command(const char *const *argv, long timeout_ms,
+                       const char *record) {
+  kl_llm_config cfg = KL_LLM_CONFIG_INIT;
+  cfg.provider = "command";
+  cfg.command = argv;
+  cfg.timeout_ms = timeout_ms;
+  cfg.record_dir = record;
+  kl_llm *l;
+  if (kl_llm_create(&l, &cfg) != 0)
+    fail_msg("%s", kl_error_last()->message);
+  return l;
+}
+
+static void test_command(void **state) {
+  (void)state;
+  /* the prompt arrives whole on standard input, even a large one */
+  const char *cat[] = {"cat", NULL};
+  kl_llm *l = command(cat, 10000, NULL);
+  size_t big = 3 << 20;
+  char *user = malloc(big + 1);
+  for (size_t i = 0; i < big; i++)
+    user[i] = (char)('a' + i % 26);
+  user[big] = '\0';
+  kl_buf reply = KL_BUF_INIT;
+  kl_llm_usage u;
+  assert_int_equal(kl_llm_complete(l, "SYS", user, &reply, &u), 0);
+  assert_int_equal(reply.size, big + 5);
+  assert_memory_equal(reply.ptr, "SYS\n\n", 5);
+  assert_memory_equal(reply.ptr + 5, user, big);
+  assert_int_equal(u.requests, 1);
+  assert_string_equal(kl_llm_name(l), "command/cat");
+  kl_llm_free(l);
+  free(user);
+  /* failures: a status with its standard error, a timeout, silence, a
+   * program that is not there */
+  const char *fails[] = {"sh", "-c", "cat >/dev/null; echo 'model busy' >&2; exit 3", NULL};
+  l = command(fails, 10000, NULL);
+  assert_int_equal(kl_llm_complete(l, "s", "u", &reply, NULL), KL_EIO);
+  assert_string_equal(kl_error_last()->message,
+                      "command: sh exited 3: model busy ");
+  kl_llm_free(l);
+  const char *slow[] = {"sleep", "5", NULL};
+  l = command(slow, 200, NULL);
+  assert_int_equal(kl_llm_complete(l, "s", "u", &reply, NULL), KL_ETIMEOUT);
+  assert_non_null(strstr(kl_error_last()->message, "within 200 ms"));
+  kl_llm_free(l);
+  const char *silent[] = {"true", NULL};
+  l = command(silent, 10000, NULL);
+  assert_int_equal(kl_llm_complete(l, "s", "u", &reply, NULL), KL_EINVALID);
+  assert_non_null(strstr(kl_error_last()->message, "an empty reply"));
+  kl_llm_free(l);
+  const char *missing[] = {"kernlab-no-such-program", NULL};
+  l = command(missing, 10000, NULL);
+  assert_int_equal(kl_llm_complete(l, "s", "u", &reply, NULL), KL_ENOTFOUND);
+  kl_llm_free(l);
+  /* configuration */
+  kl_llm_config cfg = KL_LLM_CONFIG_INIT;
+  cfg.provider = "command";
+  assert_int_equal(kl_llm_create(&l, &cfg), KL_EINVALID);
+  assert_non_null(strstr(kl_error_last()->message, "needs a command"));
+  cfg.provider = "replay";
+  cfg.replay_dir = "/nonexistent/kernlab";
+  assert_int_equal(kl_llm_create(&l, &cfg), KL_EINVALID);
+  kl_buf_dispose(&reply);
+}
+
+/* Record two exchanges, then replay them in order without the program. */
+static void test_record_and_replay(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kl-replay-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char rec[600];
+  snprintf(rec, sizeof(rec), "%s/llm", dir);
+  const char *echo[] = {"sh", "-c", "wc -c | tr -d ' '", NULL};
+  kl_llm *l = command(echo, 10000, rec);
+  kl_buf a = KL_BUF_INIT, b = KL_BUF_INIT, r = KL_BUF_INIT;
+  assert_int_equal(kl_llm_complete(l, "system", "first", &a, NULL), 0);
+  assert_int_equal(kl_llm_complete(l, "system", "second one", &b, NULL), 0);
+  assert_string_equal(a.ptr, "13\n"); /* "system\n\nfirst" */
+  kl_llm_free(l);
+  char path[700];
+  snprintf(path, sizeof(path), "%s/0002.prompt.txt", rec);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[128] = "";
+  assert_non_null(fgets(line, sizeof(line), f));
+  assert_string_equal(line, "system\n");
+  fclose(f);
+  /* a second recording into the same folder would overwrite: refused */
+  l = command(echo, 10000, rec);
+  assert_int_equal(kl_llm_complete(l, "s", "u", &r, NULL), KL_EEXISTS);
+  kl_llm_free(l);
+  kl_llm_config cfg = KL_LLM_CONFIG_INIT;
+  cfg.provider = "replay";
+  cfg.replay_dir = rec;
+  assert_int_equal(kl_llm_create(&l, &cfg), 0);
+  assert_int_equal(kl_llm_complete(l, "anything", "else", &r, NULL), 0);
+  assert_string_equal(r.ptr, a.ptr);
+  assert_int_equal(kl_llm_complete(l, "anything", "else", &r, NULL), 0);
+  assert_string_equal(r.ptr, b.ptr);
+  assert_int_equal(kl_llm_complete(l, "x", "y", &r, NULL), KL_ENOTFOUND);
+  assert_non_null(strstr(kl_error_last()->message,
+                         "no recorded reply #3 in"));
+  assert_non_null(strstr(kl_error_last()->message, "(the recording has 2)"));
+  kl_llm_usage t;
+  kl_llm_totals(l, &t);
+  assert_int_equal(t.requests, 2);
+  assert_int_equal(t.cost_usd, 0);
+  kl_llm_free(l);
+  kl_buf_dispose(&a);
+  kl_buf_dispose(&b);
+  kl_buf_dispose(&r);
+  snprintf(path, sizeof(path), "rm -rf %s", dir);
+  assert_int_equal(system(path), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_command),
+      cmocka_unit_test(test_record_and_replay),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
