@@ -23,6 +23,7 @@
 #ifndef KERNLAB_LLM_H
 #define KERNLAB_LLM_H
 
+#include "case.h"
 #include "common.h"
 #include "transport.h"
 
@@ -99,6 +100,32 @@ KL_EXTERN(void) kl_llm_totals(const kl_llm *l, kl_llm_usage *out);
 /** Add or replace a price (the built-in table covers the usual hosted
  *  models; local servers cost nothing). */
 KL_EXTERN(int) kl_llm_set_price(kl_llm *l, const kl_llm_price *price);
+
+/* ---- settings from files and the environment ----------------------------------- */
+
+/** Settings layered, lowest first: the user config file (`llm:` in
+ *  $KL_CONFIG, else $XDG_CONFIG_HOME/kernlab/config.yaml, else
+ *  ~/.config/kernlab/config.yaml), the case's `llm:` section (c may be
+ *  NULL), then KL_LLM_PROVIDER, KL_LLM_MODEL and KL_LLM_BASE_URL. Keys:
+ *  provider, model, base_url, api_key_env, max_tokens, temperature,
+ *  timeout_s, max_retries, command (a list), prices (model -> {input,
+ *  output, cache_read, cache_write}). An api_key key is an error: keys
+ *  come from the environment only.
+ *  @return 0, KL_EINVALID (located, every mistake reported), KL_EIO,
+ *  KL_ENOMEM. */
+typedef struct kl_llm_settings kl_llm_settings; /* opaque */
+KL_EXTERN(int) kl_llm_settings_load(kl_llm_settings **out, const kl_case *c);
+KL_EXTERN(void) kl_llm_settings_free(kl_llm_settings *s);
+/** Fill what the caller left unset in cfg (strings stay owned by s, which
+ *  must outlive kl_llm_create). What the caller set wins over every file. */
+KL_EXTERN(void) kl_llm_settings_apply(const kl_llm_settings *s,
+                                      kl_llm_config *cfg);
+KL_EXTERN(const char *) kl_llm_settings_provider(const kl_llm_settings *s);
+KL_EXTERN(const char *) kl_llm_settings_model(const kl_llm_settings *s);
+/** Prices the files set, to pass to kl_llm_set_price. */
+KL_EXTERN(size_t) kl_llm_settings_price_count(const kl_llm_settings *s);
+KL_EXTERN(const kl_llm_price *)
+kl_llm_settings_price(const kl_llm_settings *s, size_t i);
 
 KL_END_DECLS
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../llm/llm_internal.h"
 #include "case_internal.h"
 
 static const struct {
@@ -112,6 +113,7 @@ void kl_case_free(kl_case *c) {
   for (size_t i = 0; i < c->nrule_files; i++)
     kl__free(c->rule_files[i]);
   kl__free(c->rule_files);
+  kl_llm_settings_free(c->llm);
   kl__free(c);
 }
 
@@ -126,6 +128,7 @@ const char *kl_case_kernel_path(const kl_case *c) { return c->kernel_path; }
 const char *kl_case_entry(const kl_case *c) { return c->entry; }
 const char *kl_case_program_path(const kl_case *c) { return c->program_path; }
 size_t kl_case_rule_file_count(const kl_case *c) { return c->nrule_files; }
+const kl_llm_settings *kl__case_llm(const kl_case *c) { return c->llm; }
 const char *kl_case_rule_file(const kl_case *c, size_t i) {
   return i < c->nrule_files ? c->rule_files[i] : NULL;
 }

@@ -56,6 +56,7 @@ struct kl_case {
   size_t ntunables;
   char **rule_files; /* the case's own rule files, in order */
   size_t nrule_files;
+  struct kl_llm_settings *llm; /* the llm: section, or NULL */
 };
 
 #endif /* KL_CASE_INTERNAL_H */

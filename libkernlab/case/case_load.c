@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../expr/expr_internal.h"
+#include "../llm/llm_internal.h"
 #include "case_internal.h"
 #include "../core/yaml_tree.h"
 
@@ -273,7 +274,8 @@ static char *case_file(loader *ld, const ynode *n, const char *what) {
 static const char *const top_keys[] = {
     "kernlab", "name",      "description", "backend",   "target",
     "kernel",  "params",    "shapes",      "reference", "roofline",
-    "objective", "tunables", "budget",     "program",   "rules"};
+    "objective", "tunables", "budget",     "program",   "rules",
+    "llm"};
 
 static void read_header(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
@@ -873,6 +875,18 @@ static void read_rest(loader *ld, const ynode *root) {
   }
 }
 
+/* llm: provider settings (libkernlab/llm/settings.c reads them) */
+static void read_llm(loader *ld, const ynode *root) {
+  const ynode *n = map_get(root, "llm");
+  if (!n)
+    return;
+  if (!(ld->c->llm = kl__llm_settings_new())) {
+    ld->diags.oom = true;
+    return;
+  }
+  kl__llm_settings_read(ld->c->llm, n, ld->path, ld->text, &ld->diags);
+}
+
 /* rules: a file or a list of files in the case folder */
 static void read_rule_files(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
@@ -1267,6 +1281,7 @@ int kl_case_load(kl_case **out, const char *path,
     read_reference(&ld, root);
     read_rest(&ld, root);
     read_rule_files(&ld, root);
+    read_llm(&ld, root);
     read_tunables(&ld, root);
     /* Evaluating over a signature that could not be read would only
      * repeat its errors as unknown names. */

@@ -129,10 +129,119 @@ static void test_record_and_replay(void **state) {
   assert_int_equal(system(path), 0);
 }
 
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+typedef struct diags {
+  char text[4096];
+} diags;
+
+static int collect(const kl_error *e, void *payload) {
+  diags *d = payload;
+  size_t n = strlen(d->text);
+  snprintf(d->text + n, sizeof(d->text) - n, "%d:%d: %s\n", e->line,
+           e->column, e->text);
+  return 0;
+}
+
+/* User file < case < environment < the caller; keys never from files. */
+static void test_settings(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kl-settings-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char conf[600], cmd[1400], casedir[600];
+  snprintf(conf, sizeof(conf), "%s/config.yaml", dir);
+  write_file(conf, "llm:\n  provider: anthropic\n  model: claude-opus-4-1\n"
+                   "  max_tokens: 4000\n  temperature: 0.2\n"
+                   "  prices:\n    my-local: {input: 0.1, output: 0.2}\n");
+  setenv("KL_CONFIG", conf, 1);
+  unsetenv("KL_LLM_PROVIDER");
+  unsetenv("KL_LLM_MODEL");
+  unsetenv("KL_LLM_BASE_URL");
+  kl_llm_settings *s;
+  assert_int_equal(kl_llm_settings_load(&s, NULL), 0);
+  assert_string_equal(kl_llm_settings_provider(s), "anthropic");
+  assert_string_equal(kl_llm_settings_model(s), "claude-opus-4-1");
+  assert_int_equal(kl_llm_settings_price_count(s), 1);
+  assert_true(kl_llm_settings_price(s, 0)->output == 0.2);
+  kl_llm_settings_free(s);
+  /* the case's llm: section over the user file */
+  snprintf(casedir, sizeof(casedir), "%s/case", dir);
+  snprintf(cmd, sizeof(cmd), "cp -r %s/cases/host_saxpy %s", KL_SOURCE_DIR,
+           casedir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof(cmd), "%s/case.yaml", casedir);
+  FILE *f = fopen(cmd, "a");
+  fputs("llm:\n  provider: command\n  command: [cat]\n  timeout_s: 30\n", f);
+  fclose(f);
+  kl_case *c;
+  if (kl_case_load(&c, casedir, NULL) != 0)
+    fail_msg("%s", kl_error_last()->message);
+  assert_int_equal(kl_llm_settings_load(&s, c), 0);
+  assert_string_equal(kl_llm_settings_provider(s), "command");
+  assert_string_equal(kl_llm_settings_model(s), "claude-opus-4-1");
+  kl_llm_config cfg = KL_LLM_CONFIG_INIT;
+  kl_llm_settings_apply(s, &cfg);
+  assert_string_equal(cfg.provider, "command");
+  assert_string_equal(cfg.command[0], "cat");
+  assert_int_equal(cfg.max_tokens, 4000);
+  assert_int_equal(cfg.timeout_ms, 30000);
+  kl_llm *l;
+  assert_int_equal(kl_llm_create(&l, &cfg), 0);
+  kl_buf reply = KL_BUF_INIT;
+  assert_int_equal(kl_llm_complete(l, "a", "b", &reply, NULL), 0);
+  assert_string_equal(reply.ptr, "a\n\nb");
+  kl_buf_dispose(&reply);
+  kl_llm_free(l);
+  kl_llm_settings_free(s);
+  /* the environment over the case; the caller over everything */
+  setenv("KL_LLM_PROVIDER", "openai", 1);
+  setenv("KL_LLM_BASE_URL", "http://127.0.0.1:8000/v1", 1);
+  assert_int_equal(kl_llm_settings_load(&s, c), 0);
+  kl_llm_config mine = KL_LLM_CONFIG_INIT;
+  mine.model = "qwen";
+  kl_llm_settings_apply(s, &mine);
+  assert_string_equal(mine.provider, "openai");
+  assert_string_equal(mine.base_url, "http://127.0.0.1:8000/v1");
+  assert_string_equal(mine.model, "qwen");
+  kl_llm_settings_free(s);
+  unsetenv("KL_LLM_PROVIDER");
+  unsetenv("KL_LLM_BASE_URL");
+  kl_case_free(c);
+  /* mistakes, every one located; a key in a file is one of them */
+  write_file(conf, "llm:\n  provider: gemini\n  api_key: sk-nope\n"
+                   "  max_tokens: lots\n  modle: x\n  command: cat\n");
+  assert_int_equal(kl_llm_settings_load(&s, NULL), KL_EINVALID);
+  assert_non_null(strstr(kl_error_last()->message, "config.yaml:2:13: "
+                                                   "unknown provider 'gemini'"));
+  assert_non_null(strstr(kl_error_last()->message, "(and 4 more errors)"));
+  /* the same in a case, through kl_case_load's diagnostics */
+  snprintf(cmd, sizeof(cmd), "%s/case.yaml", casedir);
+  f = fopen(cmd, "a");
+  fputs("  api_key: sk-nope\n", f);
+  fclose(f);
+  diags d = {""};
+  kl_case_options opts = KL_CASE_OPTIONS_INIT;
+  opts.on_diag = collect;
+  opts.payload = &d;
+  assert_int_equal(kl_case_load(&c, casedir, &opts), KL_EINVALID);
+  assert_non_null(strstr(d.text, ":3: API keys are never read from files: "
+                                 "set ANTHROPIC_API_KEY"));
+  unsetenv("KL_CONFIG");
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_command),
       cmocka_unit_test(test_record_and_replay),
+      cmocka_unit_test(test_settings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,30 @@
+/* LLM settings as the case loader and the settings module share them. */
+#ifndef KL_LLM_INTERNAL_H
+#define KL_LLM_INTERNAL_H
+
+#include "../core/internal.h"
+#include "../core/yaml_tree.h"
+#include "kernlab/case.h"
+#include "kernlab/llm.h"
+
+/* Unset: NULL strings, negative numbers. */
+struct kl_llm_settings {
+  char *provider, *model, *base_url, *api_key_env;
+  int max_tokens;
+  double temperature;
+  long timeout_ms;
+  int max_retries;
+  char **command; /* NULL-terminated */
+  kl_llm_price *prices;
+  size_t nprices;
+};
+
+kl_llm_settings *kl__llm_settings_new(void);
+/* Read an `llm:` mapping into s; mistakes go to diags, located. */
+int kl__llm_settings_read(kl_llm_settings *s, const ynode *map,
+                          const char *path, const char *file_text,
+                          kl__diag_list *diags);
+/* The case's `llm:` section, or NULL (case.c). */
+const kl_llm_settings *kl__case_llm(const kl_case *c);
+
+#endif /* KL_LLM_INTERNAL_H */
