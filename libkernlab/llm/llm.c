@@ -197,8 +197,16 @@ static const kl_llm_price *price_of(const kl_llm *l) {
 
 /* ---- requests ------------------------------------------------------------------ */
 
-/* The body of one request; `parts` are the assistant's partial replies so
- * far (continuations). */
+static void add_message(json_object *msgs, const char *role,
+                        const char *content) {
+  json_object *m = json_object_new_object();
+  json_object_object_add(m, "role", json_object_new_string(role));
+  json_object_object_add(m, "content", json_object_new_string(content));
+  json_object_array_add(msgs, m);
+}
+
+/* The body of one request; `partial` is the reply so far when continuing
+ * one the token limit cut off. */
 static char *request_body(const kl_llm *l, const char *system,
                           const char *user, const char *partial) {
   json_object *o = json_object_new_object(), *msgs = json_object_new_array();
@@ -210,7 +218,6 @@ static char *request_body(const kl_llm *l, const char *system,
   if (l->cfg.temperature >= 0)
     json_object_object_add(o, "temperature",
                            json_object_new_double(l->cfg.temperature));
-  json_object *m;
   if (l->p == P_ANTHROPIC) {
     /* the system block is stable within a run: cache it */
     json_object *sys = json_object_new_array(), *blk = json_object_new_object(),
@@ -222,28 +229,14 @@ static char *request_body(const kl_llm *l, const char *system,
     json_object_array_add(sys, blk);
     json_object_object_add(o, "system", sys);
   } else {
-    m = json_object_new_object();
-    json_object_object_add(m, "role", json_object_new_string("system"));
-    json_object_object_add(m, "content", json_object_new_string(system));
-    json_object_array_add(msgs, m);
+    add_message(msgs, "system", system);
   }
-  m = json_object_new_object();
-  json_object_object_add(m, "role", json_object_new_string("user"));
-  json_object_object_add(m, "content", json_object_new_string(user));
-  json_object_array_add(msgs, m);
+  add_message(msgs, "user", user);
   if (partial) {
-    m = json_object_new_object();
-    json_object_object_add(m, "role", json_object_new_string("assistant"));
-    json_object_object_add(m, "content", json_object_new_string(partial));
-    json_object_array_add(msgs, m);
-    m = json_object_new_object();
-    json_object_object_add(m, "role", json_object_new_string("user"));
-    json_object_object_add(
-        m, "content",
-        json_object_new_string("Your reply was cut off by the token limit. "
-                               "Continue from where you left off, with no "
-                               "preamble and no repetition."));
-    json_object_array_add(msgs, m);
+    add_message(msgs, "assistant", partial);
+    add_message(msgs, "user",
+                "Your reply was cut off by the token limit. Continue from "
+                "where you left off, with no preamble and no repetition.");
   }
   json_object_object_add(o, "messages", msgs);
   const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);

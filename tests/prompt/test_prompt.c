@@ -16,20 +16,14 @@
 
 #include "core/internal.h"
 #include "kernlab/kernlab.h"
+#include "support/slurp.h"
 
 #define REPLIES KL_SOURCE_DIR "/tests/prompt/replies/"
 
 static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  s[n] = '\0';
-  fclose(f);
+  char *s = kl_test_slurp(path);
+  if (!s)
+    fail_msg("cannot read %s", path);
   return s;
 }
 
