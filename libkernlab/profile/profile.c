@@ -210,8 +210,8 @@ static double max2(double a, double b) {
  * which resource binds; the occupancy API's answer wins where they differ. */
 static int occupancy(kl_profile *p) {
   const kl_plugin_kernel_info *k = &p->kernel;
-  double threads = (double)(k->block[0] * k->block[1] * k->block[2]);
-  double grid = (double)(k->grid[0] * k->grid[1] * k->grid[2]);
+  double threads = (double)k->block[0] * (double)k->block[1] * (double)k->block[2];
+  double grid = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
   set(p, "grid_size", grid);
   set(p, "block_size", threads);
   set(p, "registers_per_thread", k->registers);
@@ -574,18 +574,33 @@ static double obj_num(json_object *o, const char *key) {
   return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
 }
 
+/* A recorded number as an integer field of `size` bytes: NaN is 0, the
+ * rest clamped into range (a file may say anything). */
+static int64_t to_int(double v, size_t size) {
+  double hi = size == 4 ? 2147483647.0 : 9e18;
+  if (isnan(v))
+    return 0;
+  return (int64_t)(v < -hi ? -hi : v > hi ? hi : v);
+}
+
 static void read_kernel(kl_profile *p, json_object *k) {
   json_object *g, *b;
   kl_plugin_kernel_info *ki = &p->kernel;
   if (!k || !json_object_object_get_ex(k, "grid", &g) ||
       !json_object_object_get_ex(k, "block", &b) ||
+      !json_object_is_type(g, json_type_array) ||
+      !json_object_is_type(b, json_type_array) ||
       json_object_array_length(g) != 3 || json_object_array_length(b) != 3)
     return;
   for (size_t d = 0; d < 3; d++) {
-    ki->grid[d] = json_object_get_int64(json_object_array_get_idx(g, d));
-    ki->block[d] = json_object_get_int64(json_object_array_get_idx(b, d));
+    ki->grid[d] = to_int(json_object_get_double(json_object_array_get_idx(g, d)),
+                         sizeof(ki->grid[d]));
+    ki->block[d] =
+        to_int(json_object_get_double(json_object_array_get_idx(b, d)),
+               sizeof(ki->block[d]));
   }
-#define F(name) ki->name = (__typeof__(ki->name))obj_num(k, #name);
+#define F(name)                                                               \
+  ki->name = (__typeof__(ki->name))to_int(obj_num(k, #name), sizeof(ki->name));
   KL_KERNEL_INFO_FIELDS(F)
 #undef F
   p->has_kernel = true;
@@ -646,7 +661,8 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
                          "counts include CUPTI's instrumentation (profile "
                          "before timing, as kl_bench_run does)")))
     rc = kl__error_oom();
-  p->passes = (size_t)obj_num(reply, "passes");
+  int64_t passes = to_int(obj_num(reply, "passes"), 4);
+  p->passes = passes > 0 ? (size_t)passes : 0;
   p->init_ms = obj_num(reply, "init_ms");
   p->config_ms = obj_num(reply, "config_ms");
   p->collect_ms = obj_num(reply, "collect_ms");
@@ -654,19 +670,26 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
   json_object *names, *ranges, *events, *k;
   if (rc == 0 && !p->backend)
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "profile: no backend");
+  /* replies and recorded files alike may be malformed: check every type */
   if (rc == 0 && json_object_object_get_ex(reply, "metrics", &names) &&
-      json_object_object_get_ex(reply, "ranges", &ranges)) {
+      json_object_object_get_ex(reply, "ranges", &ranges) &&
+      json_object_is_type(names, json_type_array) &&
+      json_object_is_type(ranges, json_type_array)) {
     /* the main kernel: the range that ran longest */
     size_t nr = json_object_array_length(ranges), best = 0;
     size_t nm = json_object_array_length(names), dur = nm;
-    for (size_t i = 0; i < nm; i++)
-      if (strcmp(json_object_get_string(json_object_array_get_idx(names, i)),
-                 "gpu__time_duration.sum") == 0)
+    for (size_t i = 0; i < nm; i++) {
+      const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+      if (n && strcmp(n, "gpu__time_duration.sum") == 0)
         dur = i;
+    }
     double longest = -1;
     for (size_t r = 0; r < nr && dur < nm; r++) {
-      double d = json_object_get_double(json_object_array_get_idx(
-          json_object_array_get_idx(ranges, r), dur));
+      json_object *row = json_object_array_get_idx(ranges, r);
+      if (!json_object_is_type(row, json_type_array) ||
+          json_object_array_length(row) <= dur)
+        continue;
+      double d = json_object_get_double(json_object_array_get_idx(row, dur));
       if (d > longest) {
         longest = d;
         best = r;
@@ -674,13 +697,18 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
     }
     p->kernels = in->kernels ? in->kernels : nr;
     json_object *vals = nr ? json_object_array_get_idx(ranges, best) : NULL;
-    for (size_t i = 0; vals && rc == 0 && i < nm; i++)
-      rc = add_raw(p,
-                   json_object_get_string(json_object_array_get_idx(names, i)),
-                   json_object_get_double(json_object_array_get_idx(vals, i)),
-                   &cap);
+    if (!json_object_is_type(vals, json_type_array))
+      vals = NULL;
+    for (size_t i = 0; vals && rc == 0 && i < nm; i++) {
+      const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+      if (n && i < json_object_array_length(vals))
+        rc = add_raw(p, n,
+                     json_object_get_double(json_object_array_get_idx(vals, i)),
+                     &cap);
+    }
   }
-  if (rc == 0 && json_object_object_get_ex(reply, "events", &events)) {
+  if (rc == 0 && json_object_object_get_ex(reply, "events", &events) &&
+      json_object_is_type(events, json_type_object)) {
     json_object_object_foreach(events, key, val) {
       if (rc == 0)
         rc = add_raw(p, key, json_object_get_double(val), &cap);

@@ -149,13 +149,15 @@ static int from_profile_object(kl_profile **out, json_object *o,
                                                    : "standard";
   in.time_us = obj_num(o, "time_us");
   in.wall_ms = obj_num(o, "wall_ms");
-  in.kernels = (size_t)obj_num(o, "kernels");
+  double kernels = obj_num(o, "kernels"); /* a file may say anything */
+  in.kernels = kernels >= 1 && kernels < 1e9 ? (size_t)kernels : 0;
   if (json_object_object_get_ex(o, "roofline", &roof)) {
     in.has_roofline = true;
     in.bytes = obj_num(roof, "bytes");
     in.flops = obj_num(roof, "flops");
   }
   bool host = json_object_object_get_ex(o, "backend", &v) &&
+              json_object_is_type(v, json_type_string) &&
               strcmp(json_object_get_string(v), "host") == 0;
   json_object *reply = reply_from_raw(o, raw, host);
   int rc = reply ? kl__profile_from_reply(out, reply, &in) : kl__error_oom();

@@ -87,13 +87,16 @@ static size_t fenced(const char *t, block *b) {
 /* // BEGIN KERNEL ... // END KERNEL */
 static size_t marked(const char *t, block *b) {
   const char *begin = strstr(t, "BEGIN KERNEL");
-  const char *end = begin ? strstr(begin, "END KERNEL") : NULL;
-  if (!begin || !end)
+  if (!begin)
     return 0;
-  b[0].start = next_line(t, (size_t)(begin - t));
+  size_t start = next_line(t, (size_t)(begin - t));
+  const char *end = strstr(t + start, "END KERNEL"); /* on a later line */
+  if (!end)
+    return 0;
   size_t e = (size_t)(end - t);
-  while (e > b[0].start && t[e - 1] != '\n')
+  while (e > start && t[e - 1] != '\n')
     e--;
+  b[0].start = start;
   b[0].end = e;
   b[0].line = line_at(t, b[0].start);
   return 1;
