@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "kernlab/kernlab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,11 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (kl_rules_create(&rules, NULL) != 0 || kl_rules_add_defaults(rules) != 0)
       abort();
   }
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (!text)
     return 0;
-  memcpy(text, data, size);
-  text[size] = '\0';
   kl_profile_list *l;
   if (kl_profile_list_from_json(&l, text, "fuzz.json") == 0) {
     for (size_t i = 0; i < kl_profile_list_count(l); i++) {

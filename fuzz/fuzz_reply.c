@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "kernlab/kernlab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -18,11 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fprintf(stderr, "fuzz_reply: %s\n", kl_error_last()->message);
     abort();
   }
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (!text)
     return 0;
-  memcpy(text, data, size);
-  text[size] = '\0';
   kl_reply *r;
   if (kl_reply_parse(&r, text, tcase) == 0) {
     /* what comes back is consistent: code and memo when ok, a reason when

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "kernlab/kernlab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -36,11 +37,9 @@ static void setup(void) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!rules)
     setup();
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (!text)
     return 0;
-  memcpy(text, data, size);
-  text[size] = '\0'; /* a NUL inside ends the text, as it would in a file */
   if (kl_rules_add_string(rules, text, "fuzz.yaml") == 0) {
     kl_diagnosis *d;
     kl_buf b = KL_BUF_INIT;
