@@ -47,13 +47,9 @@ void kl_prompt_free(kl_prompt *p) {
 
 /* ---- the sections ------------------------------------------------------------- */
 
-static int rules_of_the_game(kl_buf *b, const kl_case *c) {
-  char *sig = NULL;
-  int rc = kl__entry_signature(&sig, c);
-  if (rc < 0)
-    return rc;
+static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
   bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
-  rc = kl__buf_printf(
+  return kl__buf_printf(
       b,
       "You make the %s kernel of the case '%s' faster without changing what "
       "it computes. kernlab checks every reply on fresh random inputs against "
@@ -75,8 +71,6 @@ static int rules_of_the_game(kl_buf *b, const kl_case *c) {
              "Tunables, where the case has them, are compile-time macros.\n"
            : "- The function is called once per launch on the host; keep it "
              "single-threaded C unless the case says otherwise.\n");
-  kl__free(sig);
-  return rc;
 }
 
 static int skill_catalog(kl_buf *b, const kl_rules *rs) {
@@ -140,12 +134,8 @@ static int best_kernel(kl_buf *b, const kl_prompt_inputs *in) {
   return rc;
 }
 
-static int launch_geometry(kl_buf *b, const kl_case *c) {
-  char *sig = NULL;
-  int rc = kl__entry_signature(&sig, c);
-  if (rc == 0)
-    rc = kl__buf_printf(b, "Signature: %s\n", sig);
-  kl__free(sig);
+static int launch_geometry(kl_buf *b, const kl_case *c, const char *sig) {
+  int rc = kl__buf_printf(b, "Signature: %s\n", sig);
   for (size_t i = 0; rc == 0 && i < kl_case_shape_count(c); i++) {
     kl_launch l;
     kl_vars *v = NULL;
@@ -361,7 +351,10 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *in) {
   double scale = in->budget_scale > 0 ? in->budget_scale : 1.0;
   const kl_prompt_shape *f = focus(in);
   kl_diagnosis *d = NULL;
-  int rc = in->rules && f ? kl_rules_evaluate(&d, in->rules, f->profile) : 0;
+  char *sig = NULL; /* read from the baseline once, shown twice */
+  int rc = kl__entry_signature(&sig, in->c);
+  if (rc == 0 && in->rules && f)
+    rc = kl_rules_evaluate(&d, in->rules, f->profile);
   for (size_t i = 0; rc == 0 && i < p->n; i++) {
     section *s = &p->s[i];
     s->name = plan[i].name;
@@ -371,7 +364,7 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *in) {
     s->cut = plan[i].cut;
     kl_buf *b = &s->text;
     switch (i) {
-    case 0: rc = rules_of_the_game(b, in->c); break;
+    case 0: rc = rules_of_the_game(b, in->c, sig); break;
     case 1: rc = skill_catalog(b, in->rules); break;
     case 2:
       rc = d ? kl_diagnosis_skills(b, d, in->rules, 5)
@@ -383,7 +376,7 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *in) {
     case 4: rc = kl__buf_puts(b, in->memory ? in->memory : "(none yet)\n"); break;
     case 5: rc = program_md(b, in->c); break;
     case 6: rc = best_kernel(b, in); break;
-    case 7: rc = launch_geometry(b, in->c); break;
+    case 7: rc = launch_geometry(b, in->c, sig); break;
     case 8: rc = verdict(b, f); break;
     case 9: rc = findings(b, d); break;
     case 10: rc = metric_table(b, f); break;
@@ -394,6 +387,7 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *in) {
       rc = fit(s, s->budget);
   }
   kl_diagnosis_free(d);
+  kl__free(sig);
   if (rc == 0)
     rc = join(&p->system, p, 1, in);
   if (rc == 0)
