@@ -73,6 +73,11 @@ int kl__diag_report(kl__diag_list *l, kl_diag_fn on_diag, void *payload);
 /* Line `line` of `text` with a caret under `column` ("  src\n  ^"). */
 char *kl__snippet(const char *text, int line, int column);
 
+/* A NULL-terminated list of strings (an argv): a deep copy, NULL when out
+ * of memory; and its release (NULL-safe). */
+char **kl__strv_dup(const char *const *v);
+void kl__strv_free(char **v);
+
 /* ---- buffers ------------------------------------------------------------ */
 int kl__buf_grow(kl_buf *b, size_t extra);
 int kl__buf_put(kl_buf *b, const char *s, size_t n);

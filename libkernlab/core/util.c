@@ -176,6 +176,25 @@ static int cmp_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+char **kl__strv_dup(const char *const *v) {
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  char **out = kl__calloc(n + 1, sizeof(*out));
+  for (size_t i = 0; out && i < n; i++)
+    if (!(out[i] = kl__strdup(v[i]))) {
+      kl__strv_free(out);
+      return NULL;
+    }
+  return out;
+}
+
+void kl__strv_free(char **v) {
+  for (size_t i = 0; v && v[i]; i++)
+    kl__free(v[i]);
+  kl__free(v);
+}
+
 void kl__names_free(char **names, size_t n) {
   for (size_t i = 0; names && i < n; i++)
     kl__free(names[i]);

@@ -114,15 +114,8 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
     l->name = kl__buf_detach(&name);
   kl_buf_dispose(&name);
   bool oom = false;
-  if (p == P_COMMAND) {
-    size_t n = 0;
-    while (c.command[n])
-      n++;
-    if (!(l->argv = kl__calloc(n + 1, sizeof(char *))))
-      oom = true;
-    for (size_t i = 0; !oom && i < n; i++)
-      oom = !(l->argv[i] = kl__strdup(c.command[i]));
-  }
+  if (p == P_COMMAND && !(l->argv = kl__strv_dup(c.command)))
+    oom = true;
   if (c.replay_dir && !(l->replay_dir = kl__strdup(c.replay_dir)))
     oom = true;
   if (c.record_dir && !(l->record_dir = kl__strdup(c.record_dir)))
@@ -148,9 +141,7 @@ void kl_llm_free(kl_llm *l) {
   for (size_t i = 0; i < l->nprices; i++)
     kl__free((char *)l->prices[i].model);
   kl__free(l->prices);
-  for (size_t i = 0; l->argv && l->argv[i]; i++)
-    kl__free(l->argv[i]);
-  kl__free(l->argv);
+  kl__strv_free(l->argv);
   kl__free(l->replay_dir);
   kl__free(l->record_dir);
   kl__free(l->model);

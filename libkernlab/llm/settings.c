@@ -40,9 +40,7 @@ void kl_llm_settings_free(kl_llm_settings *s) {
   kl__free(s->model);
   kl__free(s->base_url);
   kl__free(s->api_key_env);
-  for (size_t i = 0; s->command && s->command[i]; i++)
-    kl__free(s->command[i]);
-  kl__free(s->command);
+  kl__strv_free(s->command);
   for (size_t i = 0; i < s->nprices; i++)
     kl__free((char *)s->prices[i].model);
   kl__free(s->prices);
@@ -196,14 +194,10 @@ int kl__llm_settings_read(kl_llm_settings *s, const ynode *map,
       if (!argv)
         r.diags->oom = true;
       if (ok) {
-        for (size_t j = 0; s->command && s->command[j]; j++)
-          kl__free(s->command[j]);
-        kl__free(s->command);
+        kl__strv_free(s->command);
         s->command = argv;
       } else {
-        for (size_t j = 0; argv && argv[j]; j++)
-          kl__free(argv[j]);
-        kl__free(argv);
+        kl__strv_free(argv);
       }
     } else if (strcmp(k, "prices") == 0) {
       read_prices(&r, v, s);
@@ -284,18 +278,10 @@ static int overlay(kl_llm_settings *s, const kl_llm_settings *top) {
   if (top->max_retries >= 0)
     s->max_retries = top->max_retries;
   if (rc == 0 && top->command) {
-    size_t n = 0;
-    while (top->command[n])
-      n++;
-    char **argv = kl__calloc(n + 1, sizeof(char *));
-    for (size_t i = 0; argv && i < n; i++)
-      if (!(argv[i] = kl__strdup(top->command[i])))
-        rc = kl__error_oom();
+    char **argv = kl__strv_dup((const char *const *)top->command);
     if (!argv)
-      rc = kl__error_oom();
-    for (size_t i = 0; s->command && s->command[i]; i++)
-      kl__free(s->command[i]);
-    kl__free(s->command);
+      return kl__error_oom();
+    kl__strv_free(s->command);
     s->command = argv;
   }
   for (size_t i = 0; rc == 0 && i < top->nprices; i++) {
