@@ -42,6 +42,12 @@ int cmd_prompt(int argc, char **argv);
 int cli_load_rules(kl_rules **out, const kl_case *c,
                    const char *const *rule_files, size_t nrules,
                    const char *const *skill_dirs, size_t nskills, int *ndiags);
+/* Recorded profiles from a file (kl profile --json, a profile, a flat
+ * export), as (shape, profile) pairs borrowed from *l; only one shape
+ * when `only` is given. The caller frees *shapes and *l, also on failure.
+ * Returns the exit status. */
+int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes,
+                      size_t *n, const char *path, const char *only);
 /* Check, time briefly and profile a case (opts->profile names the set),
  * as kl profile does; prints why it failed. Returns the exit status. */
 int cli_profile_run(kl_report **out, const kl_case *c,

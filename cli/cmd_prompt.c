@@ -57,7 +57,7 @@ int cmd_prompt(int argc, char **argv) {
   kl_profile_list *l = NULL;
   kl_prompt *p = NULL;
   kl_prompt_shape *shapes = NULL;
-  char *text = NULL, *best_code = NULL;
+  char *best_code = NULL;
   kl_buf out = KL_BUF_INIT;
   int ndiags = 0, status = EXIT_OK;
   if (kl_case_load(&c, path, NULL) < 0) {
@@ -75,21 +75,10 @@ int cmd_prompt(int argc, char **argv) {
   in.best_code = best_code;
   in.iteration = iteration;
   if (metrics) {
-    if ((status = cli_read_file(&text, metrics)) != EXIT_OK)
+    size_t n;
+    if ((status = cli_read_profiles(&l, &shapes, &n, metrics, NULL)) !=
+        EXIT_OK)
       goto done;
-    if (kl_profile_list_from_json(&l, text, metrics) < 0) {
-      status = cli_fail();
-      goto done;
-    }
-    size_t n = kl_profile_list_count(l);
-    if (!(shapes = calloc(n ? n : 1, sizeof(*shapes)))) {
-      status = EXIT_FAILED;
-      goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-      shapes[i].name = kl_profile_list_name(l, i);
-      shapes[i].profile = kl_profile_list_get(l, i);
-    }
     in.shapes = shapes;
     in.nshapes = n;
   }
@@ -121,7 +110,6 @@ int cmd_prompt(int argc, char **argv) {
 done:
   kl_buf_dispose(&out);
   free(shapes);
-  free(text);
   free(best_code);
   kl_prompt_free(p);
   kl_profile_list_free(l);

@@ -48,15 +48,16 @@ static void print_text(const kl_diagnosis *d, const char *label) {
          kl_diagnosis_passed_count(d), nu);
 }
 
-/* One diagnosis per profile; `names[i]` labels it. */
-static int diagnose(const kl_rules *rs, const kl_profile *const *profiles,
-                    const char *const *names, size_t n, bool json) {
+/* One diagnosis per shape's profile. */
+static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes,
+                    size_t n, bool json) {
   kl_buf b = KL_BUF_INIT;
   if (json && n > 1)
     printf("{\"shapes\":[");
   for (size_t i = 0; i < n; i++) {
     kl_diagnosis *d;
-    if (kl_rules_evaluate(&d, rs, profiles[i]) < 0) {
+    const char *name = shapes[i].name;
+    if (kl_rules_evaluate(&d, rs, shapes[i].profile) < 0) {
       kl_buf_dispose(&b);
       return cli_fail();
     }
@@ -68,15 +69,15 @@ static int diagnose(const kl_rules *rs, const kl_profile *const *profiles,
       }
       /* the shape's name goes first in its object */
       printf("%s{\"shape\":", i ? "," : "");
-      if (names[i])
-        cli_json_string(stdout, names[i]);
+      if (name)
+        cli_json_string(stdout, name);
       else
         printf("null");
       printf(",%s", b.ptr + 1);
     } else {
       char label[300];
-      snprintf(label, sizeof(label), "shape %s", names[i] ? names[i] : "?");
-      print_text(d, n == 1 && !names[i] ? "profile" : label);
+      snprintf(label, sizeof(label), "shape %s", name ? name : "?");
+      print_text(d, n == 1 && !name ? "profile" : label);
     }
     kl_diagnosis_free(d);
   }
@@ -87,36 +88,13 @@ static int diagnose(const kl_rules *rs, const kl_profile *const *profiles,
 }
 
 static int from_metrics(const kl_rules *rs, const rules_args *a) {
-  char *text = NULL;
-  int status = cli_read_file(&text, a->metrics);
-  if (status)
-    return status;
   kl_profile_list *l;
-  if (kl_profile_list_from_json(&l, text, a->metrics) < 0) {
-    free(text);
-    return cli_fail();
-  }
-  free(text);
-  size_t n = kl_profile_list_count(l), k = 0;
-  const kl_profile **ps = calloc(n ? n : 1, sizeof(*ps));
-  const char **names = calloc(n ? n : 1, sizeof(*names));
-  for (size_t i = 0; ps && names && i < n; i++) {
-    const char *name = kl_profile_list_name(l, i);
-    if (a->shape && (!name || strcmp(name, a->shape) != 0))
-      continue;
-    ps[k] = kl_profile_list_get(l, i);
-    names[k++] = name;
-  }
-  if (!ps || !names)
-    status = EXIT_FAILED;
-  else if (k == 0) {
-    cli_error("%s: no profile for shape '%s'", a->metrics, a->shape);
-    status = EXIT_BAD_INPUT;
-  } else {
-    status = diagnose(rs, ps, names, k, a->json);
-  }
-  free(ps);
-  free(names);
+  kl_prompt_shape *shapes;
+  size_t n;
+  int status = cli_read_profiles(&l, &shapes, &n, a->metrics, a->shape);
+  if (status == EXIT_OK)
+    status = diagnose(rs, shapes, n, a->json);
+  free(shapes);
   kl_profile_list_free(l);
   return status;
 }
@@ -131,9 +109,8 @@ static int from_case(const kl_rules *rs, const kl_case *c,
   if (status != EXIT_OK)
     return status;
   size_t n = kl_report_shape_count(r), k = 0;
-  const kl_profile **ps = calloc(n ? n : 1, sizeof(*ps));
-  const char **names = calloc(n ? n : 1, sizeof(*names));
-  for (size_t i = 0; ps && names && i < n; i++) {
+  kl_prompt_shape *shapes = calloc(n ? n : 1, sizeof(*shapes));
+  for (size_t i = 0; shapes && i < n; i++) {
     kl_shape_result s;
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
@@ -145,15 +122,14 @@ static int from_case(const kl_rules *rs, const kl_case *c,
       status = EXIT_FAILED;
       break;
     }
-    ps[k] = p;
-    names[k++] = s.name;
+    shapes[k].name = s.name;
+    shapes[k++].profile = p;
   }
-  if (!ps || !names)
+  if (!shapes)
     status = EXIT_FAILED;
   if (status == EXIT_OK)
-    status = diagnose(rs, ps, names, k, a->json);
-  free(ps);
-  free(names);
+    status = diagnose(rs, shapes, k, a->json);
+  free(shapes);
   kl_report_free(r);
   return status;
 }

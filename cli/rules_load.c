@@ -1,5 +1,8 @@
-/* Rule sets for kl rules and kl prompt: every diagnostic printed as it
- * comes, located. */
+/* What kl rules and kl prompt share: rule sets (every diagnostic printed
+ * as it comes, located) and recorded profiles read from a file. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
 
 static int print_diag(const kl_error *e, void *payload) {
@@ -40,3 +43,36 @@ int cli_load_rules(kl_rules **out, const kl_case *c,
   return rc < 0 ? cli_exit_status(rc) : EXIT_OK;
 }
 
+
+int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes,
+                      size_t *n, const char *path, const char *only) {
+  char *text = NULL;
+  *l = NULL;
+  *shapes = NULL;
+  *n = 0;
+  int status = cli_read_file(&text, path);
+  if (status)
+    return status;
+  if (kl_profile_list_from_json(l, text, path) < 0) {
+    free(text);
+    return cli_fail();
+  }
+  free(text);
+  size_t count = kl_profile_list_count(*l);
+  if (!(*shapes = calloc(count ? count : 1, sizeof(**shapes)))) {
+    cli_error("out of memory");
+    return EXIT_FAILED;
+  }
+  for (size_t i = 0; i < count; i++) {
+    const char *name = kl_profile_list_name(*l, i);
+    if (only && (!name || strcmp(name, only) != 0))
+      continue;
+    (*shapes)[*n].name = name;
+    (*shapes)[(*n)++].profile = kl_profile_list_get(*l, i);
+  }
+  if (*n == 0) {
+    cli_error("%s: no profile for shape '%s'", path, only ? only : "");
+    return EXIT_BAD_INPUT;
+  }
+  return EXIT_OK;
+}
