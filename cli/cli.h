@@ -37,11 +37,13 @@ int cmd_rules(int argc, char **argv);
 int cmd_prompt(int argc, char **argv);
 /* Skills from skill_dirs, the default rules, the case's rule files (c may
  * be NULL), then rule_files; every user file is read even after one failed,
- * so all errors show at once (counted in *ndiags). Returns the exit
- * status. */
+ * so all errors show at once. Located errors go to on_diag (NULL: printed),
+ * an unlocated one is printed when on_diag is NULL. Returns 0 or the first
+ * error's code. */
 int cli_load_rules(kl_rules **out, const kl_case *c,
                    const char *const *rule_files, size_t nrules,
-                   const char *const *skill_dirs, size_t nskills, int *ndiags);
+                   const char *const *skill_dirs, size_t nskills,
+                   kl_diag_fn on_diag, void *payload);
 /* Recorded profiles from a file (kl profile --json, a profile, a flat
  * export), as (shape, profile) pairs borrowed from *l; only one shape
  * when `only` is given. The caller frees *shapes and *l, also on failure.

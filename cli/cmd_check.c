@@ -132,18 +132,8 @@ static void print_summary(const kl_case *c) {
 static int check_rule_files(const kl_case *c, check_state *st) {
   if (kl_case_rule_file_count(c) == 0)
     return 0;
-  kl_rules_options opts = KL_RULES_OPTIONS_INIT;
-  opts.on_diag = on_diag;
-  opts.payload = st;
   kl_rules *rs;
-  int rc = kl_rules_create(&rs, &opts);
-  if (rc == 0)
-    rc = kl_rules_add_defaults(rs);
-  for (size_t i = 0; rs && i < kl_case_rule_file_count(c); i++) {
-    int r = kl_rules_add_file(rs, kl_case_rule_file(c, i));
-    if (r < 0 && rc == 0)
-      rc = r;
-  }
+  int rc = cli_load_rules(&rs, c, NULL, 0, NULL, 0, on_diag, st);
   kl_rules_free(rs);
   return rc;
 }

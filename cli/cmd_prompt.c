@@ -59,13 +59,14 @@ int cmd_prompt(int argc, char **argv) {
   kl_prompt_shape *shapes = NULL;
   char *best_code = NULL;
   kl_buf out = KL_BUF_INIT;
-  int ndiags = 0, status = EXIT_OK;
+  int status = EXIT_OK;
   if (kl_case_load(&c, path, NULL) < 0) {
     status = cli_fail();
     goto done;
   }
-  if ((status = cli_load_rules(&rs, c, rule_files, nrules, NULL, 0,
-                               &ndiags)) != EXIT_OK)
+  if ((status = cli_exit_status(cli_load_rules(&rs, c, rule_files, nrules,
+                                               NULL, 0, NULL, NULL))) !=
+      EXIT_OK)
     goto done;
   if (best && (status = cli_read_file(&best_code, best)) != EXIT_OK)
     goto done;

@@ -191,11 +191,12 @@ static int lint(const rules_args *a) {
   int status = EXIT_OK;
   for (size_t i = 0; i < a->nrules; i++) {
     kl_rules *rs;
-    int ndiags = 0;
     rules_args one = *a;
     one.nrules = 1;
     one.rule_files[0] = a->rule_files[i];
-    int st = cli_load_rules(&rs, NULL, one.rule_files, one.nrules, one.skill_dirs, one.nskills, &ndiags);
+    int st = cli_exit_status(cli_load_rules(&rs, NULL, one.rule_files,
+                                            one.nrules, one.skill_dirs,
+                                            one.nskills, NULL, NULL));
     if (st == EXIT_OK) {
       printf("%s: ok\n", a->rule_files[i]);
     } else if (status == EXIT_OK || st == EXIT_BAD_INPUT) {
@@ -263,10 +264,11 @@ int cmd_rules(int argc, char **argv) {
     return lint(&a);
   kl_case *c = NULL;
   kl_rules *rs = NULL;
-  int ndiags = 0;
   if (a.case_path && kl_case_load(&c, a.case_path, NULL) < 0)
     return cli_fail();
-  if ((status = cli_load_rules(&rs, c, a.rule_files, a.nrules, a.skill_dirs, a.nskills, &ndiags)) != EXIT_OK)
+  if ((status = cli_exit_status(cli_load_rules(&rs, c, a.rule_files, a.nrules,
+                                               a.skill_dirs, a.nskills, NULL,
+                                               NULL))) != EXIT_OK)
     goto done;
   if (a.list)
     status = list(rs, a.json);

@@ -5,17 +5,27 @@
 
 #include "cli.h"
 
-static int print_diag(const kl_error *e, void *payload) {
-  int *count = payload;
-  (*count)++;
+/* Counts the located errors on their way to the caller's callback (or to
+ * stderr), so that an error that was not located can be told apart. */
+typedef struct relay {
+  kl_diag_fn fn;
+  void *payload;
+  int count;
+} relay;
+
+static int relay_diag(const kl_error *e, void *payload) {
+  relay *r = payload;
+  r->count++;
+  if (r->fn)
+    return r->fn(e, r->payload);
   cli_print_error(e);
   return 0;
 }
 
-/* The library reports a bad file through print_diag; anything else (a
- * file that cannot be read) is printed here. */
-static int checked(int rc, const int *ndiags, int before) {
-  if (rc < 0 && *ndiags == before)
+/* A failure that reached no callback (a file that cannot be read) is
+ * printed here, unless the caller reports errors itself. */
+static int checked(int rc, const relay *r, int before) {
+  if (rc < 0 && r->count == before && !r->fn)
     cli_print_error(kl_error_last());
   return rc;
 }
@@ -23,26 +33,26 @@ static int checked(int rc, const int *ndiags, int before) {
 int cli_load_rules(kl_rules **out, const kl_case *c,
                    const char *const *rule_files, size_t nrules,
                    const char *const *skill_dirs, size_t nskills,
-                   int *ndiags) {
+                   kl_diag_fn on_diag, void *payload) {
+  relay r = {on_diag, payload, 0};
   kl_rules_options opts = KL_RULES_OPTIONS_INIT;
-  opts.on_diag = print_diag;
-  opts.payload = ndiags;
+  opts.on_diag = relay_diag;
+  opts.payload = &r;
   *out = NULL;
-  int rc = checked(kl_rules_create(out, &opts), ndiags, *ndiags);
+  int rc = checked(kl_rules_create(out, &opts), &r, r.count);
   for (size_t i = 0; rc == 0 && i < nskills; i++)
-    rc = checked(kl_rules_add_skills(*out, skill_dirs[i]), ndiags, *ndiags);
+    rc = checked(kl_rules_add_skills(*out, skill_dirs[i]), &r, r.count);
   if (rc == 0)
-    rc = checked(kl_rules_add_defaults(*out), ndiags, *ndiags);
+    rc = checked(kl_rules_add_defaults(*out), &r, r.count);
   size_t ncase = c ? kl_case_rule_file_count(c) : 0;
   for (size_t i = 0; *out && i < ncase + nrules; i++) {
     const char *f = i < ncase ? kl_case_rule_file(c, i) : rule_files[i - ncase];
-    int r = checked(kl_rules_add_file(*out, f), ndiags, *ndiags);
-    if (r < 0 && rc == 0)
-      rc = r;
+    int e = checked(kl_rules_add_file(*out, f), &r, r.count);
+    if (e < 0 && rc == 0)
+      rc = e;
   }
-  return rc < 0 ? cli_exit_status(rc) : EXIT_OK;
+  return rc;
 }
-
 
 int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes,
                       size_t *n, const char *path, const char *only) {
