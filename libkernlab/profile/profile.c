@@ -569,7 +569,7 @@ static int dup_field(char **dst, json_object *o, const char *key) {
   return (*dst = kl__strdup(json_object_get_string(v))) ? 0 : kl__error_oom();
 }
 
-static double obj_num(json_object *o, const char *key) {
+double kl__json_num(json_object *o, const char *key) {
   json_object *v;
   return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
 }
@@ -600,7 +600,7 @@ static void read_kernel(kl_profile *p, json_object *k) {
                sizeof(ki->block[d]));
   }
 #define F(name)                                                               \
-  ki->name = (__typeof__(ki->name))to_int(obj_num(k, #name), sizeof(ki->name));
+  ki->name = (__typeof__(ki->name))to_int(kl__json_num(k, #name), sizeof(ki->name));
   KL_KERNEL_INFO_FIELDS(F)
 #undef F
   p->has_kernel = true;
@@ -661,12 +661,12 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
                          "counts include CUPTI's instrumentation (profile "
                          "before timing, as kl_bench_run does)")))
     rc = kl__error_oom();
-  int64_t passes = to_int(obj_num(reply, "passes"), 4);
+  int64_t passes = to_int(kl__json_num(reply, "passes"), 4);
   p->passes = passes > 0 ? (size_t)passes : 0;
-  p->init_ms = obj_num(reply, "init_ms");
-  p->config_ms = obj_num(reply, "config_ms");
-  p->collect_ms = obj_num(reply, "collect_ms");
-  p->decode_ms = obj_num(reply, "decode_ms");
+  p->init_ms = kl__json_num(reply, "init_ms");
+  p->config_ms = kl__json_num(reply, "config_ms");
+  p->collect_ms = kl__json_num(reply, "collect_ms");
+  p->decode_ms = kl__json_num(reply, "decode_ms");
   json_object *names, *ranges, *events, *k;
   if (rc == 0 && !p->backend)
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "profile: no backend");

@@ -15,6 +15,9 @@
 int kl__profile_names(char ***names, size_t *n, const char *spec);
 void kl__profile_names_free(char **names, size_t n);
 
+/* o[key] as a number; 0 when absent (json-c's reading of other types). */
+double kl__json_num(json_object *o, const char *key);
+
 /* What the profile is computed from, besides the worker's reply. */
 typedef struct kl_profile_inputs {
   const char *set;  /* the spec as given */

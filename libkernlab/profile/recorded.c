@@ -71,11 +71,6 @@ static int parse(json_object **out, const char *json, const char *path) {
   return 0;
 }
 
-static double obj_num(json_object *o, const char *key) {
-  json_object *v;
-  return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
-}
-
 /* A metric value: a JSON number, or a string holding one ("71.2"). */
 static bool metric_number(json_object *v, double *out) {
   if (json_object_is_type(v, json_type_double) ||
@@ -147,14 +142,14 @@ static int from_profile_object(kl_profile **out, json_object *o,
   kl_profile_inputs in = {0};
   in.set = json_object_object_get_ex(o, "set", &v) ? json_object_get_string(v)
                                                    : "standard";
-  in.time_us = obj_num(o, "time_us");
-  in.wall_ms = obj_num(o, "wall_ms");
-  double kernels = obj_num(o, "kernels"); /* a file may say anything */
+  in.time_us = kl__json_num(o, "time_us");
+  in.wall_ms = kl__json_num(o, "wall_ms");
+  double kernels = kl__json_num(o, "kernels"); /* a file may say anything */
   in.kernels = kernels >= 1 && kernels < 1e9 ? (size_t)kernels : 0;
   if (json_object_object_get_ex(o, "roofline", &roof)) {
     in.has_roofline = true;
-    in.bytes = obj_num(roof, "bytes");
-    in.flops = obj_num(roof, "flops");
+    in.bytes = kl__json_num(roof, "bytes");
+    in.flops = kl__json_num(roof, "flops");
   }
   bool host = json_object_object_get_ex(o, "backend", &v) &&
               json_object_is_type(v, json_type_string) &&

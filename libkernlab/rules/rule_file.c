@@ -49,7 +49,7 @@ static void locate(const loader *ld, const ynode *n, size_t offset, int *line,
   kl_yaml__locate(n, ld->text, offset, line, column);
 }
 
-void kl__rule_clear(rule *r) {
+static void rule_clear(rule *r) {
   kl__free(r->id);
   kl__free(r->when_src);
   kl__free(r->finding_src);
@@ -312,7 +312,7 @@ static int merge(loader *ld) {
     while (j < rs->nrules && strcmp(rs->rules[j].id, ld->rules[i].id) != 0)
       j++;
     if (j < rs->nrules)
-      kl__rule_clear(&rs->rules[j]);
+      rule_clear(&rs->rules[j]);
     else
       rs->nrules++;
     rs->rules[j] = ld->rules[i];
@@ -354,7 +354,7 @@ static int load(kl_rules *rs, const char *text, const char *path,
   if (rc == 0)
     rc = merge(&ld);
   for (size_t i = 0; i < ld.count; i++)
-    kl__rule_clear(&ld.rules[i]);
+    rule_clear(&ld.rules[i]);
   kl__free(ld.rules);
   kl__diag_clear(&ld.diags);
   kl_yaml__free(root);
@@ -435,7 +435,7 @@ void kl_rules_free(kl_rules *rs) {
   if (!rs)
     return;
   for (size_t i = 0; i < rs->nrules; i++)
-    kl__rule_clear(&rs->rules[i]);
+    rule_clear(&rs->rules[i]);
   kl__free(rs->rules);
   for (size_t i = 0; i < rs->nskills; i++)
     kl__skill_clear(&rs->skills[i]);

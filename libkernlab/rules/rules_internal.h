@@ -64,7 +64,6 @@ struct kl_rules {
   void *payload;
 };
 
-void kl__rule_clear(rule *r);
 void kl__skill_clear(skill *s);
 const skill *kl__skill_find(const kl_rules *rs, const char *id);
 
