@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "kernlab/kernlab.h"
+#include "support/gpu.h"
 #include "support/slurp.h"
 
 #define SRC KL_SOURCE_DIR
@@ -26,27 +27,12 @@ static kl_compile_options copts = KL_COMPILE_OPTIONS_INIT;
 
 static int setup(void **state) {
   (void)state;
-  if (!mkdtemp(cache))
-    return -1;
-  copts.cache_dir = cache;
-  kl_worker *w;
-  if (kl_worker_create(&w, NULL))
-    return -1;
-  kl_device_info d;
-  have_gpu = kl_worker_device(&d, w) == 0 && d.count > 0;
-  if (have_gpu)
-    print_message("device: %s, %d SMs\n", d.name, d.sms);
-  else
-    print_message("no CUDA device (%s): the gpu tests skip\n", d.why);
-  kl_worker_free(w);
-  return 0;
+  return kl_test_gpu_setup(cache, &copts, &have_gpu);
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[256];
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", cache);
-  return system(cmd) == 0 ? 0 : -1;
+  return kl_test_gpu_teardown(cache);
 }
 
 
