@@ -25,12 +25,14 @@ typedef enum kl_verdict {
                                 written */
   KL_VERDICT_CRASHED,      /**< the worker died running it */
   KL_VERDICT_TIMEOUT,      /**< a request ran past its limit */
-  KL_VERDICT_COMPILE_ERROR /**< it did not compile */
+  KL_VERDICT_COMPILE_ERROR, /**< it did not compile */
+  KL_VERDICT_CHEAT          /**< an integrity gate caught it (see
+                                 kl_report_gate) */
 } kl_verdict;
-/** "OK", "INCORRECT", "CRASHED", "TIMEOUT", "COMPILE_ERROR". */
+/** "OK", "INCORRECT", "CRASHED", "TIMEOUT", "COMPILE_ERROR", "CHEAT". */
 KL_EXTERN(const char *) kl_verdict_name(kl_verdict v);
 
-#define KL_BENCH_OPTIONS_VERSION 1
+#define KL_BENCH_OPTIONS_VERSION 2
 typedef struct kl_bench_options {
   unsigned version;           /**< KL_BENCH_OPTIONS_VERSION */
   const char *candidate;      /**< kernel source text; NULL: the baseline */
@@ -48,9 +50,19 @@ typedef struct kl_bench_options {
                                    this set: "quick", "standard", or names
                                    separated by commas (kernlab/profile.h);
                                    NULL: no profile */
+  /* version 2 */
+  const char *against;        /**< compare: the source of the side the
+                                   candidate is compared with (the current
+                                   best, say); NULL: the case's kernel. The
+                                   oracle stays the case's reference or its
+                                   unconfigured baseline. */
+  const char *const *against_config;   /**< its tunable settings,
+                                   "NAME=VALUE", NULL-ended; NULL: none */
+  const char *const *candidate_config; /**< the candidate's (or, with no
+                                   candidate, the benched baseline's) */
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT \
-  {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL, -1, NULL}
+  {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL, -1, NULL, NULL, NULL, NULL}
 KL_EXTERN(void) kl_bench_options_init(kl_bench_options *opts);
 
 typedef struct kl_report kl_report; /* opaque */
@@ -63,7 +75,7 @@ typedef struct kl_report kl_report; /* opaque */
 KL_EXTERN(int) kl_bench_run(kl_report **out, const kl_case *c,
                             const kl_bench_options *opts);
 /** Check the candidate, then time it interleaved with the baseline and
- *  decide, per shape and for the objective. opts->candidate is required. */
+ *  decide, per shape and for the objective. opts->candidate or opts->candidate_config is required. */
 KL_EXTERN(int) kl_bench_compare(kl_report **out, const kl_case *c,
                                 const kl_bench_options *opts);
 KL_EXTERN(void) kl_report_free(kl_report *r);
@@ -71,6 +83,10 @@ KL_EXTERN(void) kl_report_free(kl_report *r);
 KL_EXTERN(kl_verdict) kl_report_verdict(const kl_report *r);
 /** Why the candidate was rejected (one line), or NULL when it was not. */
 KL_EXTERN(const char *) kl_report_reason(const kl_report *r);
+/** The integrity gate that caught the candidate when the verdict is CHEAT
+ *  ("stale_outputs": after timing, its outputs were not those of the
+ *  inputs it was last given), else NULL. */
+KL_EXTERN(const char *) kl_report_gate(const kl_report *r);
 /** The compiler's output when the verdict is COMPILE_ERROR, else NULL. */
 KL_EXTERN(const char *) kl_report_compile_log(const kl_report *r);
 

@@ -111,13 +111,19 @@ typedef struct kl_budget {
   double min_gain_pct; /**< smallest gain worth accepting, in percent */
 } kl_budget;
 
-#define KL_CASE_OPTIONS_VERSION 1
+#define KL_CASE_OPTIONS_VERSION 2
 typedef struct kl_case_options {
   unsigned version;  /**< KL_CASE_OPTIONS_VERSION */
   kl_diag_fn on_diag; /**< called for every error, sorted by position */
   void *payload;      /**< passed to on_diag */
+  /** Version 2: a configuration, "NAME=VALUE" entries, NULL-ended. A
+   *  declared tunable named here takes this value instead of its first one:
+   *  launch geometry and roofline are evaluated with it and the harness
+   *  defaults to it. Names the case does not declare are left to the
+   *  caller (they are plain -D defines of the candidate). NULL: none. */
+  const char *const *tunables;
 } kl_case_options;
-#define KL_CASE_OPTIONS_INIT {KL_CASE_OPTIONS_VERSION, NULL, NULL}
+#define KL_CASE_OPTIONS_INIT {KL_CASE_OPTIONS_VERSION, NULL, NULL, NULL}
 KL_EXTERN(void) kl_case_options_init(kl_case_options *opts);
 
 /** Load a case folder or its case.yaml. Every error of the file is passed to
@@ -186,6 +192,9 @@ KL_EXTERN(int64_t) kl_case_buffer_bytes(const kl_case *c, size_t shape);
 KL_EXTERN(size_t) kl_case_tunable_count(const kl_case *c);
 KL_EXTERN(const char *) kl_case_tunable_name(const kl_case *c, size_t i);
 KL_EXTERN(size_t) kl_case_tunable_value_count(const kl_case *c, size_t i);
+/** The value tunable i has in this configuration: its first value, or the
+ *  one kl_case_options.tunables chose. */
+KL_EXTERN(const char *) kl_case_tunable_current(const kl_case *c, size_t i);
 /** The j-th value of tunable i, as written ("128"). */
 KL_EXTERN(const char *)
 kl_case_tunable_value(const kl_case *c, size_t i, size_t j);

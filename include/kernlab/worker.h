@@ -76,7 +76,7 @@ KL_EXTERN(int) kl_worker_check(kl_check_result *results, kl_worker *w,
                                int plugin, int oracle, int shape,
                                const uint64_t *seeds, size_t nseeds);
 
-#define KL_TIME_OPTIONS_VERSION 1
+#define KL_TIME_OPTIONS_VERSION 2
 typedef struct kl_time_options {
   unsigned version;     /**< KL_TIME_OPTIONS_VERSION */
   int cold;             /**< flush caches before every sample (default 1) */
@@ -95,8 +95,15 @@ typedef struct kl_time_options {
                                gain (wholly above 1+g, below 1/(1+g), or
                                inside both), once three blocks were
                                sampled; < 0 (default): off */
+  int verify;           /**< after sampling, compare the outputs of every
+                             placement block's last timed launch with the
+                             oracle on that block's inputs (each block after
+                             the first gets fresh inputs): results computed
+                             once and handed back later are caught */
+  int oracle;           /**< verify against this plugin; -1: the timed
+                             plugin's own host reference */
 } kl_time_options;
-#define KL_TIME_OPTIONS_INIT {KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 16, -1.0}
+#define KL_TIME_OPTIONS_INIT {KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 16, -1.0, 0, -1}
 KL_EXTERN(void) kl_time_options_init(kl_time_options *opts);
 
 /** Samples of one time request: us[k][i] is plugin k's i-th sample, in
@@ -119,6 +126,10 @@ typedef struct kl_samples {
   size_t block_rounds;  /**< rounds per placement block actually used
                              (smaller than asked when the time cap fits
                              fewer than six blocks) */
+  int verified;         /**< kl_time_options.verify ran */
+  uint64_t stale[2];    /**< per plugin: output elements that differed
+                             from the oracle after timing */
+  char stale_detail[2][160]; /**< the first of them */
 } kl_samples;
 KL_EXTERN(void) kl_samples_dispose(kl_samples *s);
 

@@ -1,13 +1,17 @@
 /* kl_bench_run and kl_bench_compare: the path of a candidate.
  *
- * compile the baseline (it is the oracle unless the case has a host
- * reference, and the other side of a comparison) and the candidate, through
- * the cache; start one worker and load both into it (comparisons stay in
- * one process); per shape, check on fresh seeds, and only if every check
- * passed, time. The first rejection stops the work: a candidate that is
- * wrong at one shape is wrong. Each step's failure becomes the report's
- * verdict and a one-line reason; only failures of kernlab itself (no
- * compiler, no worker, out of memory) are errors of the call. */
+ * Up to three plugins, compiled through the cache: the oracle (the case's
+ * baseline as written; it is also the host reference's carrier), the side
+ * compared against (the baseline unless `against` or its configuration
+ * says otherwise) and the candidate. Tunable settings reload the case with
+ * that configuration, so launch geometry follows them. One worker loads
+ * them all (comparisons stay in one process); per shape, check on fresh
+ * seeds, and only if every check passed, time, with the timed outputs
+ * re-checked on re-randomised inputs afterwards. The first rejection stops
+ * the work: a candidate that is wrong at one shape is wrong. Each step's
+ * failure becomes the report's verdict and a one-line reason; only
+ * failures of kernlab itself (no compiler, no worker, out of memory) are
+ * errors of the call. */
 #define _GNU_SOURCE /* getrandom */
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +37,7 @@ struct kl_report {
   bool compare;
   kl_verdict verdict;
   char *reason;
+  const char *gate; /* static string, CHEAT only */
   char *compile_log;
   int cold;
   double min_gain_pct;
@@ -58,6 +63,7 @@ const char *kl_verdict_name(kl_verdict v) {
   case KL_VERDICT_CRASHED: return "CRASHED";
   case KL_VERDICT_TIMEOUT: return "TIMEOUT";
   case KL_VERDICT_COMPILE_ERROR: return "COMPILE_ERROR";
+  case KL_VERDICT_CHEAT: return "CHEAT";
   }
   return "?";
 }
@@ -85,6 +91,7 @@ void kl_report_free(kl_report *r) {
 
 kl_verdict kl_report_verdict(const kl_report *r) { return r->verdict; }
 const char *kl_report_reason(const kl_report *r) { return r->reason; }
+const char *kl_report_gate(const kl_report *r) { return r->gate; }
 const char *kl_report_compile_log(const kl_report *r) {
   return r->compile_log;
 }
@@ -161,33 +168,90 @@ static uint64_t derived_seed(uint64_t base, uint64_t k) {
   return (z ^ (z >> 31)) | 1;
 }
 
+/* Which plugin a compile is for: its name in messages, and whose fault a
+ * compiler error is. */
+typedef enum side { SIDE_ORACLE, SIDE_AGAINST, SIDE_CANDIDATE } side;
+
 static int compile_side(kl_artifact **out, kl_report *r, const kl_case *c,
-                        const char *source, const kl_bench_options *o,
-                        bool candidate) {
+                        const char *source, const char *const *config,
+                        const kl_bench_options *o, side role) {
   kl_compile_options copts = KL_COMPILE_OPTIONS_INIT;
   if (o->compile)
     copts = *o->compile;
-  if (candidate && o->candidate_name)
+  if (role != SIDE_ORACLE && config)
+    copts.defines = config; /* declared tunables and the candidate's own */
+  if (role == SIDE_CANDIDATE && o->candidate_name)
     copts.candidate_name = o->candidate_name;
   int rc = kl_compile_plugin(out, c, source, &copts);
   if (rc < 0)
     return rc;
   r->compile_seconds += kl_artifact_seconds(*out);
-  if (candidate)
+  if (role == SIDE_CANDIDATE)
     r->candidate_cached = kl_artifact_cached(*out);
-  else
+  else if (role == SIDE_ORACLE)
     r->baseline_cached = kl_artifact_cached(*out);
   if (kl_artifact_ok(*out))
     return 0;
   const char *first = kl_artifact_first_error(*out);
   if (!(r->compile_log = kl__strdup(kl_artifact_log(*out))))
     return kl__error_oom();
-  if (!candidate)
+  if (role != SIDE_CANDIDATE)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                     "the baseline of case '%s' does not compile: %s",
+                     "the %s of case '%s' does not compile: %s",
+                     role == SIDE_ORACLE ? "baseline" : "kernel compared against",
                      c->name, first ? first : "see the compiler log");
   return reject(r, KL_VERDICT_COMPILE_ERROR, "%s",
                 first ? first : "the compiler failed (see its log)");
+}
+
+/* The case as configured by `config`: c itself when no setting names one
+ * of its tunables, else c reloaded with them (launch geometry and the
+ * harness's defaults follow). *owned is what the caller frees. */
+static int configured_case(const kl_case **out, kl_case **owned,
+                           const kl_case *c, const char *const *config) {
+  *out = c;
+  *owned = NULL;
+  for (size_t a = 0; config && config[a]; a++) {
+    const char *eq = strchr(config[a], '=');
+    char name[128];
+    size_t n = eq ? (size_t)(eq - config[a]) : 0;
+    if (n > 0 && n < sizeof(name)) {
+      memcpy(name, config[a], n);
+      name[n] = '\0';
+    }
+    if (!eq || n == 0 || n >= sizeof(name) || !kl__is_ident(name) || !eq[1])
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "tunable setting '%s' is not NAME=VALUE", config[a]);
+  }
+  bool declared = false;
+  for (size_t a = 0; config && config[a] && !declared; a++)
+    for (size_t i = 0; i < c->ntunables && !declared; i++) {
+      size_t n = strlen(c->tunables[i].name);
+      declared = strncmp(config[a], c->tunables[i].name, n) == 0 &&
+                 config[a][n] == '=';
+    }
+  if (!declared)
+    return 0;
+  kl_case_options copts = KL_CASE_OPTIONS_INIT;
+  copts.tunables = config;
+  int rc = kl_case_load(owned, c->path, &copts);
+  if (rc < 0)
+    return rc;
+  *out = *owned;
+  return 0;
+}
+
+/* Compile one side under its configuration. */
+static int build_side(kl_artifact **out, kl_report *r, const kl_case *c,
+                      const char *source, const char *const *config,
+                      const kl_bench_options *o, side role) {
+  const kl_case *cc;
+  kl_case *owned;
+  int rc = configured_case(&cc, &owned, c, config);
+  if (rc == 0)
+    rc = compile_side(out, r, cc, source, config, o, role);
+  kl_case_free(owned);
+  return rc;
 }
 
 static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
@@ -282,6 +346,26 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   int rc = kl_worker_time(&s, w, ids, n, shape, t);
   if (rc < 0)
     return worker_failure(r, rc, e->res.name, "timing");
+  if (s.verified && s.stale[n - 1]) {
+    /* correct when checked, wrong once its inputs changed under timing */
+    rc = reject(r, KL_VERDICT_CHEAT,
+                "shape %s: %llu output elements did not match the inputs of "
+                "the last timed samples (%s): results computed once and "
+                "handed back later",
+                e->res.name, (unsigned long long)s.stale[n - 1],
+                s.stale_detail[n - 1]);
+    r->gate = "stale_outputs";
+    kl_samples_dispose(&s);
+    return rc;
+  }
+  if (s.verified && n == 2 && s.stale[0]) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "shape %s: the kernel compared against gave outputs that "
+                   "did not match its inputs after timing (%s)",
+                   e->res.name, s.stale_detail[0]);
+    kl_samples_dispose(&s);
+    return rc;
+  }
   e->res.timed = 1;
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
@@ -376,9 +460,11 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
   if (!o)
     o = &defaults;
-  if (compare && !o->candidate)
+  if (compare && !o->candidate &&
+      !(o->version >= 2 && o->candidate_config))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "compare needs a candidate");
+                     "compare needs a candidate (a source or a "
+                     "configuration)");
   int only = -1;
   if (o->shape && (only = kl_case_shape_find(c, o->shape)) < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
@@ -393,13 +479,17 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   json_object **replies = NULL; /* profile replies, per shape */
   double *prof_ms = NULL;
   kl_report *r = kl__calloc(1, sizeof(*r));
-  kl_artifact *base = NULL, *cand = NULL;
+  kl_artifact *base = NULL, *other = NULL, *cand = NULL;
   kl_worker *w = NULL;
   int rc = 0;
   if (!r) {
     kl__profile_names_free(pnames, npnames);
     return kl__error_oom();
   }
+  bool v2 = o->version >= 2;
+  const char *against = v2 ? o->against : NULL;
+  const char *const *against_config = v2 ? o->against_config : NULL;
+  const char *const *cand_config = v2 ? o->candidate_config : NULL;
   r->compare = compare;
   r->cold = o->time.cold;
   r->min_gain_pct = c->budget.min_gain_pct;
@@ -431,17 +521,22 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     r->shapes[i].res.name = r->shapes[i].name;
   }
 
-  if ((rc = compile_side(&base, r, c, NULL, o, false)) < 0)
+  if ((rc = compile_side(&base, r, c, NULL, NULL, o, SIDE_ORACLE)) < 0)
     goto done;
-  if (o->candidate &&
-      ((rc = compile_side(&cand, r, c, o->candidate, o, true)) < 0 ||
+  if (compare && (against || against_config) &&
+      (rc = build_side(&other, r, c, against, against_config, o,
+                       SIDE_AGAINST)) < 0)
+    goto done;
+  if ((o->candidate || cand_config) &&
+      ((rc = build_side(&cand, r, c, o->candidate, cand_config, o,
+                        SIDE_CANDIDATE)) < 0 ||
        r->verdict != KL_VERDICT_OK))
     goto done;
   kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
   wopts.worker_path = o->worker_path;
   wopts.timeout_ms = o->timeout_ms;
   wopts.device = o->device;
-  int base_id = -1, cand_id = -1;
+  int base_id = -1, other_id = -1, cand_id = -1;
   if ((rc = kl_worker_create(&w, &wopts)) < 0)
     goto done;
   if (c->backend == KL_BACKEND_CUDA) {
@@ -457,9 +552,12 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   }
   if ((rc = kl_worker_load(&base_id, w, kl_artifact_path(base))) < 0)
     goto done;
+  if (other && (rc = kl_worker_load(&other_id, w, kl_artifact_path(other))) < 0)
+    goto done;
   if (cand && (rc = kl_worker_load(&cand_id, w, kl_artifact_path(cand))) < 0)
     goto done;
   int subject = cand ? cand_id : base_id;
+  int reference_side = other ? other_id : base_id;
   int oracle = c->ref.kind == KL_REFERENCE_HOST ? -1 : base_id;
   /* Correctness first: every shape passes before anything is timed. */
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
@@ -489,9 +587,12 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     t.decide_gain_pct = r->min_gain_pct;
   if (t.seed == 0 || t.seed == 1)
     t.seed = derived_seed(base_seed, 1000);
+  t.version = KL_TIME_OPTIONS_VERSION;
+  t.verify = 1; /* the stale_outputs gate */
+  t.oracle = oracle;
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
     int shape = only >= 0 ? only : (int)i;
-    int ids[2] = {base_id, cand_id};
+    int ids[2] = {reference_side, cand_id};
     if (compare)
       rc = time_shape(r, w, ids, 2, shape, &t, &r->shapes[i]);
     else
@@ -518,6 +619,7 @@ done:
     r->worker_restarts = kl_worker_restarts(w);
   kl_worker_free(w);
   kl_artifact_free(base);
+  kl_artifact_free(other);
   kl_artifact_free(cand);
   if (rc < 0) {
     kl_report_free(r);
@@ -570,6 +672,8 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
                        kl_verdict_name(r->verdict));
   rc |= json_str(&b, r->reason);
+  rc |= kl__buf_puts(&b, ",\"gate\":");
+  rc |= json_str(&b, r->gate);
   rc |= kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
                        r->cold ? "true" : "false", r->min_gain_pct);
   for (size_t i = 0; i < r->nseeds; i++)

@@ -95,6 +95,7 @@ void kl_case_free(kl_case *c) {
     for (size_t j = 0; j < c->tunables[i].nvalues; j++)
       kl__free(c->tunables[i].values[j]);
     kl__free(c->tunables[i].values);
+    kl__free(c->tunables[i].chosen);
   }
   kl__free(c->tunables);
   for (int d = 0; d < 3; d++) {
@@ -272,6 +273,13 @@ const char *kl_case_tunable_name(const kl_case *c, size_t i) {
 
 size_t kl_case_tunable_value_count(const kl_case *c, size_t i) {
   return i < c->ntunables ? c->tunables[i].nvalues : 0;
+}
+
+const char *kl_case_tunable_current(const kl_case *c, size_t i) {
+  if (i >= c->ntunables || c->tunables[i].nvalues == 0)
+    return NULL;
+  return c->tunables[i].chosen ? c->tunables[i].chosen
+                               : c->tunables[i].values[0];
 }
 
 const char *kl_case_tunable_value(const kl_case *c, size_t i, size_t j) {

@@ -34,6 +34,7 @@ typedef struct case_tunable {
   char *name;
   char **values;
   size_t nvalues;
+  char *chosen; /* the configuration's value, or NULL: values[0] */
 } case_tunable;
 
 struct kl_case {

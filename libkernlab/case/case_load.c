@@ -957,6 +957,28 @@ static void read_tunables(loader *ld, const ynode *root) {
   }
 }
 
+/* A configuration's values for the declared tunables. A value outside the
+ * declared list is allowed (a search may refine it); an assignment that is
+ * not NAME=VALUE is the caller's error. */
+static int configure_tunables(kl_case *c, const char *const *assign) {
+  for (size_t a = 0; assign && assign[a]; a++) {
+    const char *eq = strchr(assign[a], '=');
+    if (!eq || eq == assign[a] || !eq[1])
+      return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                       "tunable setting '%s' is not NAME=VALUE", assign[a]);
+    for (size_t i = 0; i < c->ntunables; i++) {
+      case_tunable *t = &c->tunables[i];
+      if (strlen(t->name) != (size_t)(eq - assign[a]) ||
+          strncmp(t->name, assign[a], (size_t)(eq - assign[a])) != 0)
+        continue;
+      kl__free(t->chosen);
+      if (!(t->chosen = kl__strdup(eq + 1)))
+        return kl__error_oom();
+    }
+  }
+  return 0;
+}
+
 /* ---- evaluation per shape ------------------------------------------------ */
 
 /* An expression that failed for one shape is reported once. */
@@ -1161,18 +1183,19 @@ static void eval_roofline(loader *ld, evaluation *ev, case_shape *s) {
   }
 }
 
-/* Numeric tunables are visible to expressions at their first value (the
- * baseline's configuration), so launch geometry can follow a BLOCK define.
- * A shape value of the same name wins. */
+/* Numeric tunables are visible to expressions at their current value (the
+ * first one, the baseline's, unless a configuration chose another), so
+ * launch geometry can follow a BLOCK define. A shape value of the same
+ * name wins. */
 static void expose_tunables(loader *ld, case_shape *s) {
   kl_case *c = ld->c;
   for (size_t i = 0; i < c->ntunables; i++) {
     kl_value v;
     const case_tunable *t = &c->tunables[i];
-    if (t->nvalues == 0 || !t->values[0] ||
-        kl_vars_get(&v, s->vars, t->name) == 0)
+    const char *value = kl_case_tunable_current(c, i);
+    if (!value || kl_vars_get(&v, s->vars, t->name) == 0)
       continue;
-    int rc = kl_expr_eval_string(&v, t->values[0]);
+    int rc = kl_expr_eval_string(&v, value);
     if (rc == KL_ENOMEM) {
       ld->diags.oom = true;
       return;
@@ -1283,6 +1306,14 @@ int kl_case_load(kl_case **out, const char *path,
     read_rule_files(&ld, root);
     read_llm(&ld, root);
     read_tunables(&ld, root);
+    if (!has_errors(&ld) && opts && opts->version >= 2 &&
+        (rc = configure_tunables(c, opts->tunables)) < 0) {
+      kl_yaml__free(root);
+      kl_buf_dispose(&text);
+      kl__diag_clear(&ld.diags);
+      kl_case_free(c);
+      return rc;
+    }
     /* Evaluating over a signature that could not be read would only
      * repeat its errors as unknown names. */
     if (!ld.diags.oom && !ld.params_broken)

@@ -277,12 +277,12 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   rc |= emit_section(&b, "PLUGIN ABI (kernlab/plugin.h)", "kernlab/plugin.h",
                      kl_embedded_plugin_h);
   if (c->ntunables > 0) {
-    rc |= kl__buf_puts(&b, "\n/* tunables at the baseline's values; "
+    rc |= kl__buf_puts(&b, "\n/* tunables at this configuration's values; "
                            "override with -DNAME=value */\n");
     for (size_t i = 0; i < c->ntunables; i++)
       rc |= kl__buf_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n",
                            c->tunables[i].name, c->tunables[i].name,
-                           c->tunables[i].values[0]);
+                           kl_case_tunable_current(c, i));
   }
   if (embed_baseline) {
     rc |= kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", c->entry,

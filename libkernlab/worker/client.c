@@ -482,6 +482,10 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
                          json_object_new_int64((int64_t)block));
   json_object_object_add(req, "decide_gain_pct",
                          json_object_new_double(opts->decide_gain_pct));
+  if (opts->version >= 2 && opts->verify) {
+    json_object_object_add(req, "verify", json_object_new_int(1));
+    json_object_object_add(req, "oracle", json_object_new_int(opts->oracle));
+  }
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
   if (rc < 0)
@@ -529,6 +533,18 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
     int64_t used = obj_int(reply, "block_rounds");
     out->block_rounds = used > 0 ? (size_t)used : block;
     out->placements = (size_t)obj_int(reply, "placements");
+    json_object *ver;
+    if (json_object_object_get_ex(reply, "verify", &ver) &&
+        json_object_array_length(ver) == nplugins) {
+      out->verified = 1;
+      for (size_t k = 0; k < nplugins; k++) {
+        json_object *e = json_object_array_get_idx(ver, k);
+        out->stale[k] = (uint64_t)obj_int(e, "mismatches");
+        if (json_object_object_get_ex(e, "detail", &v))
+          snprintf(out->stale_detail[k], sizeof(out->stale_detail[k]), "%s",
+                   json_object_get_string(v));
+      }
+    }
   } else {
     kl_samples_dispose(out);
   }

@@ -43,6 +43,8 @@ typedef struct time_req {
   size_t min_n, max_n, block_rounds;
   double target, cap_us, decide_gain;
   uint64_t seed;
+  int verify; /* re-check the timed outputs against oracle (see verify_timed) */
+  int oracle; /* plugin id, or -1: the timed plugin's own reference */
 } time_req;
 
 #ifdef KL_HAVE_CUPTI
@@ -341,6 +343,95 @@ done:
 
 /* ---- time ------------------------------------------------------------------ */
 
+/* The inputs of placement block b: block 0 keeps the request's seed, later
+ * blocks get fresh inputs, so a kernel that hands back a result it computed
+ * earlier (during the warm-up, say) leaves stale outputs behind. */
+static uint64_t block_seed(uint64_t seed, size_t b) {
+  if (b == 0)
+    return seed;
+  uint64_t z = seed + b * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
+  return (z ^ (z >> 29)) | 1;
+}
+
+/* After timing: compare the outputs `inst` holds from its last timed launch
+ * with the oracle's outputs on the same inputs (plugin `orc` run on `seed`,
+ * or, when orc is NULL, the plugin's own reference), adding to *t. Returns
+ * 0, or -1 with t->detail when the comparison itself could not run. */
+static int verify_timed(const kl_plugin *pl, void *inst, int shape,
+                        const kl_plugin *orc, uint64_t seed, tally *t) {
+  void *want[256] = {0}, *oinst = NULL;
+  int rc = -1;
+  if (pl->nparams > 256) {
+    snprintf(t->detail, sizeof(t->detail), "too many params");
+    return -1;
+  }
+  for (int p = 0; p < pl->nparams; p++) {
+    uint64_t bytes = pl->buffer_bytes(inst, p);
+    if (is_checked(pl, p) && !(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
+      snprintf(t->detail, sizeof(t->detail), "out of memory");
+      goto done;
+    }
+  }
+  if (orc) {
+    if (orc->create(&oinst, shape) || orc->prepare(oinst, seed, 0) ||
+        orc->launch(oinst) || orc->sync(oinst)) {
+      snprintf(t->detail, sizeof(t->detail), "oracle: %s",
+               orc->last_error(oinst));
+      goto done;
+    }
+    for (int p = 0; p < pl->nparams; p++)
+      if (want[p])
+        orc->read(oinst, p, want[p], pl->buffer_bytes(inst, p));
+  } else if (pl->reference(inst, want)) {
+    snprintf(t->detail, sizeof(t->detail), "reference: %s",
+             pl->last_error(inst));
+    goto done;
+  }
+  for (int p = 0; p < pl->nparams; p++) {
+    kl_plugin_check r;
+    if (!want[p])
+      continue;
+    if (pl->check(inst, p, want[p], &r)) {
+      snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
+      goto done;
+    }
+    if (r.mismatches && !t->detail[0])
+      snprintf(t->detail, sizeof(t->detail),
+               "%s[%lld] after timing, inputs of seed %llu: %s",
+               pl->param_names[p], (long long)r.first_bad,
+               (unsigned long long)seed,
+               r.unwritten ? "unwritten" : "stale or wrong");
+    t->mismatches += r.mismatches;
+    t->unwritten += r.unwritten;
+    t->nonfinite += r.nonfinite;
+  }
+  rc = 0;
+done:
+  for (int p = 0; p < pl->nparams; p++)
+    free(want[p]);
+  if (oinst)
+    orc->destroy(oinst);
+  return rc;
+}
+
+/* The "verify" member of a time reply: one entry per timed plugin. */
+static json_object *verify_json(const tally *t, int np) {
+  json_object *arr = json_object_new_array();
+  for (int k = 0; k < np; k++) {
+    json_object *v = json_object_new_object();
+    json_object_object_add(v, "correct",
+                           json_object_new_boolean(t[k].mismatches == 0));
+    json_object_object_add(v, "mismatches",
+                           json_object_new_int64((int64_t)t[k].mismatches));
+    json_object_object_add(v, "unwritten",
+                           json_object_new_int64((int64_t)t[k].unwritten));
+    json_object_object_add(v, "detail", json_object_new_string(t[k].detail));
+    json_object_array_add(arr, v);
+  }
+  return arr;
+}
+
 double klw_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -452,6 +543,8 @@ static time_req parse_time_req(json_object *req) {
   t.seed = (uint64_t)klw_get_int(req, "seed", 1);
   t.block_rounds = (size_t)klw_get_int(req, "block_rounds", 16);
   t.decide_gain = klw_get_double(req, "decide_gain_pct", -1);
+  t.verify = (int)klw_get_int(req, "verify", 0);
+  t.oracle = (int)klw_get_int(req, "oracle", -1);
   if (t.block_rounds < 1)
     t.block_rounds = 1;
   if (t.min_n < 1)
@@ -545,18 +638,20 @@ static void op_time(json_object *req) {
   const char *reason = "max_samples";
   double start = klw_now_us();
   size_t n = 0, next_look = min_n;
+  uint64_t last_seed = seed;
   while (n < max_n) {
     /* Where buffers land (pages, cache sets, alignment between them)
      * changes a kernel's time by a few percent, and one placement would be
      * measured throughout. Fresh instances every block of rounds make
      * placement a random effect that both sides sample alike. */
     if (n > 0 && n % block_rounds == 0) {
+      last_seed = block_seed(seed, n / block_rounds);
       for (int j = 0; j < np; j++) {
         int k = (n / block_rounds) % 2 && np == 2 ? 1 - j : j;
         pl[k]->destroy(inst[k]);
         inst[k] = NULL;
         if (pl[k]->create(&inst[k], shape) ||
-            pl[k]->prepare(inst[k], seed, 0)) {
+            pl[k]->prepare(inst[k], last_seed, 0)) {
           klw_reply_error("time: create: %s", pl[k]->last_error(inst[k]));
           goto done;
         }
@@ -592,8 +687,19 @@ static void op_time(json_object *req) {
       next_look = n + (n / 8 > 1 ? n / 8 : 1);
     }
   }
+  tally vt[2];
+  memset(vt, 0, sizeof(vt));
+  const kl_plugin *orc = tr.verify && tr.oracle >= 0 ? klw_plugin_at(tr.oracle)
+                                                     : NULL;
+  for (int k = 0; tr.verify && k < np; k++)
+    if (verify_timed(pl[k], inst[k], shape, orc, last_seed, &vt[k])) {
+      klw_reply_error("time: verify: %s", vt[k].detail);
+      goto done;
+    }
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));
+  if (tr.verify)
+    json_object_object_add(o, "verify", verify_json(vt, np));
   json_object *all = json_object_new_array();
   for (int k = 0; k < np; k++) {
     json_object *arr = json_object_new_array();
@@ -858,7 +964,8 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
   for (size_t b = 1; b < npool; b++)
     for (int k = 0; k < np; k++) {
       void **slot = &pool[b * (size_t)np + (size_t)k];
-      if (pl[k]->create(slot, shape) || pl[k]->prepare(*slot, seed, 0) ||
+      if (pl[k]->create(slot, shape) ||
+          pl[k]->prepare(*slot, block_seed(seed, b), 0) ||
           pl[k]->set_stream(*slot, pl[0]->stream(inst[0])) ||
           pl[k]->restore(*slot) || pl[k]->clock_mark(*slot, 0) ||
           pl[k]->launch(*slot)) {
@@ -965,8 +1072,25 @@ static void op_time_device(const time_req *tr, const kl_plugin **pl,
     for (size_t i = 1; i < n; i++)
       if (mhz[k][i] == 0)
         mhz[k][i] = mhz[k][i - 1];
+  /* every placement set sampled holds its last timed outputs */
+  tally vt[2];
+  memset(vt, 0, sizeof(vt));
+  const kl_plugin *orc = tr->verify && tr->oracle >= 0
+                             ? klw_plugin_at(tr->oracle) : NULL;
+  size_t used = (n + block_rounds - 1) / block_rounds;
+  if (used > npool)
+    used = npool;
+  for (size_t b = 0; tr->verify && b < used; b++)
+    for (int k = 0; k < np; k++)
+      if (verify_timed(pl[k], pool[b * (size_t)np + (size_t)k], shape, orc,
+                       block_seed(seed, b), &vt[k])) {
+        klw_reply_error("time: verify: %s", vt[k].detail);
+        goto done;
+      }
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));
+  if (tr->verify)
+    json_object_object_add(o, "verify", verify_json(vt, np));
   json_object *all = json_object_new_array(), *clocks = json_object_new_array();
   for (int k = 0; k < np; k++) {
     json_object *arr = json_object_new_array(), *carr = json_object_new_array();

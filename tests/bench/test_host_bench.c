@@ -110,6 +110,49 @@ static void test_bench__baseline_is_correct_and_timed(void **state) {
   kl_report_free(r);
 }
 
+/* The stale_outputs gate: checked correct, then caught after timing. */
+static void test_bench__replayed_result_is_cheat(void **state) {
+  (void)state;
+  kl_report *r = run(matmul, CAND "matmul_replays_result.c", "n256", false, 0);
+  expect_verdict(r, KL_VERDICT_CHEAT, "did not match the inputs");
+  assert_string_equal(kl_report_gate(r), "stale_outputs");
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  assert_true(s.checked && s.correct);
+  kl_report_free(r);
+  /* compared against the baseline, the same */
+  r = run(matmul, CAND "matmul_replays_result.c", "n256", true, 0);
+  expect_verdict(r, KL_VERDICT_CHEAT, NULL);
+  kl_report_free(r);
+}
+
+/* A configuration: the blocked i-k-j variant of the baseline itself,
+ * checked against the unconfigured baseline's reference and compared
+ * against a second configuration. */
+static void test_bench__tunable_configurations(void **state) {
+  (void)state;
+  const char *fast[] = {"BLOCK=32", "LOOP_ORDER=1", NULL};
+  const char *naive[] = {"BLOCK=0", "LOOP_ORDER=0", NULL};
+  kl_bench_options o = options("n256");
+  o.time.time_cap_ms = 2000;
+  o.candidate_config = fast;
+  o.against_config = naive;
+  kl_report *r = NULL;
+  if (kl_bench_compare(&r, matmul, &o))
+    fail_msg("%s", kl_error_last()->message);
+  expect_verdict(r, KL_VERDICT_OK, NULL);
+  kl_shape_result s;
+  kl_report_shape(&s, r, 0);
+  assert_true(s.correct && s.timed);
+  assert_true(s.speedup.decision == KL_DECISION_FASTER);
+  kl_report_free(r);
+  /* a setting that is not NAME=VALUE is the caller's mistake */
+  const char *bad[] = {"BLOCK", NULL};
+  o.candidate_config = bad;
+  assert_int_equal(kl_bench_compare(&r, matmul, &o), KL_EINVALID);
+  assert_non_null(strstr(kl_error_last()->message, "NAME=VALUE"));
+}
+
 static void test_bench__wrong_result(void **state) {
   (void)state;
   kl_report *r = run(saxpy, CAND "saxpy_wrong.c", "1M", false, 0);
@@ -267,6 +310,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bench__baseline_is_correct_and_timed),
       cmocka_unit_test(test_bench__wrong_result),
+      cmocka_unit_test(test_bench__replayed_result_is_cheat),
+      cmocka_unit_test(test_bench__tunable_configurations),
       cmocka_unit_test(test_bench__unwritten_output),
       cmocka_unit_test(test_bench__writes_its_input),
       cmocka_unit_test(test_bench__nan_is_not_close_enough),

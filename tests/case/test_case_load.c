@@ -122,6 +122,39 @@ static void test_case_load__launch_geometry_of_2d_and_tails(void **state) {
   kl_case_free(c);
 }
 
+/* A configuration sets a declared tunable: the launch follows it, the
+ * harness defaults to it, undeclared names are left alone. */
+static void test_case_load__tunable_configuration(void **state) {
+  (void)state;
+  const char *config[] = {"BLOCK=32", "TILE=4", NULL};
+  kl_case_options o = KL_CASE_OPTIONS_INIT;
+  o.tunables = config;
+  kl_case *c = NULL;
+  assert_int_equal(kl_case_load(&c, CASES "gemm_f32", &o), 0);
+  int s1024 = kl_case_shape_find(c, "s1024");
+  kl_launch l;
+  assert_int_equal(kl_case_launch(&l, c, (size_t)s1024), 0);
+  assert_int_equal(l.block[0], 32);
+  assert_int_equal(l.block[1], 32);
+  assert_int_equal(l.grid[0], 1024 / 32);
+  assert_string_equal(kl_case_tunable_current(c, 0), "32");
+  assert_string_equal(kl_case_tunable_value(c, 0, 0), "16"); /* the list */
+  kl_buf h = KL_BUF_INIT;
+  assert_int_equal(kl_harness_generate(&h, c, NULL, NULL), 0);
+  assert_non_null(strstr(h.ptr, "#ifndef BLOCK\n#define BLOCK 32\n"));
+  kl_buf_dispose(&h);
+  kl_case_free(c);
+  c = load_ok(CASES "gemm_f32");
+  assert_int_equal(kl_case_launch(&l, c, (size_t)s1024), 0);
+  assert_int_equal(l.block[0], 16);
+  assert_string_equal(kl_case_tunable_current(c, 0), "16");
+  kl_case_free(c);
+  const char *bad[] = {"=3", NULL};
+  o.tunables = bad;
+  assert_int_equal(kl_case_load(&c, CASES "gemm_f32", &o), KL_EINVALID);
+  assert_null(c);
+}
+
 static void test_case_load__host_cases(void **state) {
   (void)state;
   kl_case *c = load_ok(CASES "host_matmul");
@@ -285,6 +318,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_case_load__rmsnorm),
       cmocka_unit_test(test_case_load__launch_geometry_of_2d_and_tails),
+      cmocka_unit_test(test_case_load__tunable_configuration),
       cmocka_unit_test(test_case_load__host_cases),
       cmocka_unit_test(test_case_load__describe_json),
       cmocka_unit_test(test_case_load__bad_corpus),

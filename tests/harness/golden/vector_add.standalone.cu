@@ -156,7 +156,7 @@ typedef const kl_plugin *(*kl_plugin_entry_fn)(void);
 #endif /* KERNLAB_PLUGIN_H */
 /* ==== END PLUGIN ABI (kernlab/plugin.h) ==== */
 
-/* tunables at the baseline's values; override with -DNAME=value */
+/* tunables at this configuration's values; override with -DNAME=value */
 #ifndef BLOCK
 #define BLOCK 256
 #endif
