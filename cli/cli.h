@@ -35,6 +35,8 @@ int cmd_compare(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
 int cmd_prompt(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_best(int argc, char **argv);
 /* Skills from skill_dirs, the default rules, the case's rule files (c may
  * be NULL), then rule_files; every user file is read even after one failed,
  * so all errors show at once. Located errors go to on_diag (NULL: printed),

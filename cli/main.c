@@ -133,6 +133,44 @@ const cli_verb cli_verbs[] = {
      "  --json          {\"system\", \"user\", \"sections\": [{\"name\",\n"
      "                  \"block\", \"chars\", \"tokens\", \"budget\",\n"
      "                  \"cut_chars\"}], \"tokens\"}\n"},
+    {"run", cmd_run, "optimize a case: propose, check, measure, decide, record",
+     "kl run CASE [--proposer llm|tune|replay] [--strategy S] [--iterations N]"
+     " [--patience N] [--max-wall S] [--max-worker-seconds S] [--max-usd D]"
+     " [--resume RUN] [--replay RUN] [--seed N] [--json]",
+     "Iteration 0 checks, times, profiles and diagnoses the baseline; each\n"
+     "later one takes a proposal, compiles it, checks it on fresh seeds,\n"
+     "compares it with the best so far (interleaved, one worker), applies the\n"
+     "integrity gates and decides: ACCEPTED (the objective's 95% interval\n"
+     "above 1 and at least the case's min_gain_pct), REJECTED, INCORRECT,\n"
+     "CRASHED, TIMEOUT, COMPILE_ERROR, INVALID_REPLY or CHEAT (with the gate).\n"
+     "The first budget reached stops the run. Records: runs/<run>/iter_NNN/,\n"
+     "solutions.jsonl, benchmark.csv and memory.jsonl in the case folder,\n"
+     "append-only. Ctrl-C stops after the current step. Exit 2 for a bad\n"
+     "case, options or run id; 1 when kernlab itself failed (records kept).\n"
+     "\n"
+     "  --proposer P     llm (needs llm.provider configured), tune (the\n"
+     "                   tunables), replay (a recorded run); default: llm\n"
+     "                   when configured, else tune\n"
+     "  --strategy S     tune: exhaustive, random or bandit (model-guided);\n"
+     "                   default exhaustive up to 32 configurations\n"
+     "  --iterations N   candidates (with --resume: the run's total)\n"
+     "  --patience N     stop after N iterations without an acceptance\n"
+     "  --max-wall S, --max-worker-seconds S, --max-usd D   budgets\n"
+     "  --resume RUN     continue a run (killed or stopped)\n"
+     "  --replay RUN     propose what RUN proposed, in order\n"
+     "  --seed N         reproducible check seeds and random search\n"
+     "  --rules FILE     more rules for the diagnoses (repeatable)\n"
+     "  --profile SET, --no-profile   profiles of the baseline and of each\n"
+     "                   acceptance (default: standard)\n"
+     "  --time-cap MS    sampling cap per comparison and shape\n"
+     "  --json           only the summary: run, iterations, verdicts, best,\n"
+     "                   best_speedup with its interval, stop_reason, budget\n"},
+    {"best", cmd_best, "write the best kernel recorded for a case",
+     "kl best CASE [-o FILE] [--json]",
+     "The accepted candidate with the largest speedup against the baseline\n"
+     "over every run, with its tunable settings written in as #defines.\n"
+     "Without -o it goes to stdout; -o never overwrites a file. --json prints\n"
+     "its solutions.jsonl record instead. Exit 2 when nothing was accepted.\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

@@ -24,5 +24,6 @@
 #include "prompt.h"
 #include "transport.h"
 #include "llm.h"
+#include "run.h"
 
 #endif /* KERNLAB_H */

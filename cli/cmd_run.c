@@ -1,0 +1,280 @@
+/* `kl run CASE`: the optimization loop, with a live view; `kl best CASE`:
+ * the best kernel recorded so far.
+ *
+ * The live view prints one line per finished iteration (verdict, speedup
+ * against the best, best against the baseline, budget left); on a terminal
+ * a status line shows what is running now and is rewritten in place. With
+ * --json only the summary document goes to stdout. Ctrl-C stops the run
+ * after the current step; `--resume RUN` continues it. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_FILES 32
+
+static volatile int stop_flag;
+static void on_sigint(int sig) {
+  (void)sig;
+  stop_flag = 1;
+}
+
+typedef struct view {
+  bool tty, quiet;
+} view;
+
+static void live(const kl_run_event *e, void *payload) {
+  view *v = payload;
+  if (v->quiet)
+    return;
+  if (strcmp(e->phase, "done") != 0) {
+    if (v->tty)
+      fprintf(stderr, "\r\033[K  iter %3d  %-8s %-9s %.50s", e->iteration,
+              e->proposer ? e->proposer : "", e->phase, e->what ? e->what : "");
+    return;
+  }
+  if (v->tty)
+    fputs("\r\033[K", stderr);
+  char sp[32] = "";
+  if (e->speedup > 0)
+    snprintf(sp, sizeof(sp), "x%.3f", e->speedup);
+  printf("iter %3d  %-8s %-13s %-9s best x%-7.3f left %3d  %6.1fs  %.60s\n",
+         e->iteration, e->proposer ? e->proposer : "",
+         kl_outcome_name(e->outcome), sp, e->best_speedup, e->iterations_left,
+         e->wall_s, e->what ? e->what : "");
+  if (e->reason && e->outcome != KL_OUTCOME_ACCEPTED &&
+      e->outcome != KL_OUTCOME_BASELINE)
+    printf("          %.150s\n", e->reason);
+  fflush(stdout);
+}
+
+static int number(double *out, const char *verb, const char *opt,
+                  const char *val) {
+  char *end;
+  double d = strtod(val, &end);
+  if (*end || d < 0)
+    return cli_usage_error(verb, "%s wants a number >= 0, not '%s'", opt, val);
+  *out = d;
+  return EXIT_OK;
+}
+
+static void print_summary(const kl_run *r, const kl_case *c) {
+  kl_speedup b = kl_run_best_speedup(r);
+  printf("\nrun %s: %d iterations, stopped by %s\n", kl_run_id(r),
+         kl_run_iterations(r), kl_run_stop_reason(r));
+  printf("verdicts:");
+  for (int o = 1; o < KL_OUTCOME_COUNT; o++)
+    if (kl_run_outcome_count(r, (kl_outcome)o))
+      printf(" %s %d", kl_outcome_name((kl_outcome)o),
+             kl_run_outcome_count(r, (kl_outcome)o));
+  printf("\n");
+  if (b.speedup > 1 && kl_run_best_id(r) &&
+      kl_run_outcome_count(r, KL_OUTCOME_ACCEPTED) > 0)
+    printf("best: %s, x%.3f [%.3f, %.3f] against the baseline (%s)\n",
+           kl_run_best_id(r), b.speedup, b.ci_low, b.ci_high,
+           kl_objective_name(kl_case_objective(c)));
+  else
+    printf("best: the baseline (nothing faster was accepted)\n");
+  printf("records: %s (solutions.jsonl, benchmark.csv, memory.jsonl in %s)\n",
+         kl_run_dir(r), kl_case_dir(c));
+}
+
+int cmd_run(int argc, char **argv) {
+  const char *path = NULL, *rule_files[MAX_FILES];
+  size_t nrules = 0;
+  bool json = false;
+  kl_run_options o = KL_RUN_OPTIONS_INIT;
+  double d = 0;
+  int st;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    bool takes = strcmp(a, "--proposer") == 0 || strcmp(a, "--strategy") == 0 ||
+                 strcmp(a, "--iterations") == 0 ||
+                 strcmp(a, "--patience") == 0 || strcmp(a, "--max-wall") == 0 ||
+                 strcmp(a, "--max-worker-seconds") == 0 ||
+                 strcmp(a, "--max-usd") == 0 || strcmp(a, "--seed") == 0 ||
+                 strcmp(a, "--resume") == 0 || strcmp(a, "--replay") == 0 ||
+                 strcmp(a, "--rules") == 0 || strcmp(a, "--profile") == 0 ||
+                 strcmp(a, "--time-cap") == 0;
+    if (strcmp(a, "--json") == 0) {
+      json = true;
+      continue;
+    }
+    if (strcmp(a, "--no-profile") == 0) {
+      o.profile = "";
+      continue;
+    }
+    if (takes) {
+      if (!val || !val[0])
+        return cli_usage_error("run", "%s needs a value", a);
+      i++;
+      if (strcmp(a, "--proposer") == 0)
+        o.proposer = val;
+      else if (strcmp(a, "--strategy") == 0)
+        o.strategy = val;
+      else if (strcmp(a, "--resume") == 0)
+        o.resume = val;
+      else if (strcmp(a, "--replay") == 0)
+        o.replay = val;
+      else if (strcmp(a, "--profile") == 0)
+        o.profile = val;
+      else if (strcmp(a, "--rules") == 0) {
+        if (nrules == MAX_FILES)
+          return cli_usage_error("run", "at most %d --rules", MAX_FILES);
+        rule_files[nrules++] = val;
+      } else {
+        if ((st = number(&d, "run", a, val)) != EXIT_OK)
+          return st;
+        if (strcmp(a, "--iterations") == 0)
+          o.iterations = (int64_t)d;
+        else if (strcmp(a, "--patience") == 0)
+          o.patience = (int64_t)d;
+        else if (strcmp(a, "--max-wall") == 0)
+          o.max_wall_s = d;
+        else if (strcmp(a, "--max-worker-seconds") == 0)
+          o.max_worker_s = d;
+        else if (strcmp(a, "--max-usd") == 0)
+          o.max_usd = d;
+        else if (strcmp(a, "--seed") == 0)
+          o.seed = (uint64_t)strtoull(val, NULL, 10);
+        else
+          o.time.time_cap_ms = (int)d;
+      }
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error("run", "unknown option '%s'", a);
+    } else if (path) {
+      return cli_usage_error("run", "one case at a time");
+    } else {
+      path = a;
+    }
+  }
+  if (!path)
+    return cli_usage_error("run", "no case given");
+  kl_case *c = NULL;
+  kl_rules *rs = NULL;
+  kl_llm_settings *ls = NULL;
+  kl_run *r = NULL;
+  kl_buf out = KL_BUF_INIT;
+  int status = EXIT_OK;
+  kl_llm_price *prices = NULL;
+  if (kl_case_load(&c, path, NULL) < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  if ((status = cli_exit_status(cli_load_rules(&rs, c, rule_files, nrules,
+                                               NULL, 0, NULL, NULL))) !=
+      EXIT_OK)
+    goto done;
+  if (kl_llm_settings_load(&ls, c) < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  kl_llm_config lc = KL_LLM_CONFIG_INIT;
+  kl_llm_settings_apply(ls, &lc);
+  size_t np = kl_llm_settings_price_count(ls);
+  if (np && !(prices = calloc(np, sizeof(*prices)))) {
+    cli_error("out of memory");
+    status = EXIT_FAILED;
+    goto done;
+  }
+  for (size_t i = 0; i < np; i++)
+    prices[i] = *kl_llm_settings_price(ls, i);
+  o.llm = &lc;
+  o.prices = prices;
+  o.nprices = np;
+  o.rules = rs;
+  view v = {isatty(STDERR_FILENO) && !json, json};
+  o.on_event = live;
+  o.payload = &v;
+  o.stop = &stop_flag;
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_sigint;
+  sigaction(SIGINT, &sa, &old);
+  int rc = kl_run_optimize(&r, c, &o);
+  sigaction(SIGINT, &old, NULL);
+  if (v.tty)
+    fputs("\r\033[K", stderr);
+  if (rc < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  if (json) {
+    if (kl_run_json(&out, r) < 0) {
+      status = cli_fail();
+      goto done;
+    }
+    printf("%s\n", out.ptr);
+  } else {
+    print_summary(r, c);
+  }
+done:
+  kl_buf_dispose(&out);
+  free(prices);
+  kl_run_free(r);
+  kl_llm_settings_free(ls);
+  kl_rules_free(rs);
+  kl_case_free(c);
+  return status;
+}
+
+int cmd_best(int argc, char **argv) {
+  const char *path = NULL, *output = NULL;
+  bool json = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+      if (i + 1 >= argc || !argv[i + 1][0])
+        return cli_usage_error("best", "%s needs a file", a);
+      output = argv[++i];
+    } else if (strcmp(a, "--json") == 0) {
+      json = true;
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error("best", "unknown option '%s'", a);
+    } else if (path) {
+      return cli_usage_error("best", "one case at a time");
+    } else {
+      path = a;
+    }
+  }
+  if (!path)
+    return cli_usage_error("best", "no case given");
+  kl_case *c = NULL;
+  kl_buf src = KL_BUF_INIT, info = KL_BUF_INIT;
+  int status = EXIT_OK;
+  if (kl_case_load(&c, path, NULL) < 0 ||
+      kl_run_best_kernel(&src, &info, c) < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  if (output) {
+    FILE *f = fopen(output, "wx");
+    if (!f) {
+      cli_error("%s: cannot create (it may exist already: kl best never "
+                "overwrites)", output);
+      status = EXIT_FAILED;
+      goto done;
+    }
+    bool ok = fwrite(src.ptr, 1, src.size, f) == src.size;
+    if (fclose(f) != 0 || !ok) {
+      cli_error("%s: cannot write", output);
+      remove(output);
+      status = EXIT_FAILED;
+      goto done;
+    }
+  }
+  if (json)
+    printf("%s\n", info.ptr);
+  else if (!output)
+    fputs(src.ptr, stdout);
+  else
+    fprintf(stderr, "kl: wrote %s\n", output);
+done:
+  kl_buf_dispose(&src);
+  kl_buf_dispose(&info);
+  kl_case_free(c);
+  return status;
+}

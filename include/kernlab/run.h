@@ -1,0 +1,154 @@
+/** @file kernlab/run.h  The optimization loop: propose, check, measure,
+ *  decide, record, repeat.
+ *
+ * Iteration 0 is the baseline: checked, timed, profiled, diagnosed. Every
+ * later iteration takes one proposal (a rewritten kernel from a language
+ * model, a configuration of the tunables, or a recorded proposal replayed),
+ * compiles it, checks it on fresh seeds, compares it with the current best
+ * (interleaved A/B in one worker), applies the integrity gates, and decides:
+ *   ACCEPTED       faster: the objective's 95% interval lies above 1 and the
+ *                  gain is at least the case's min_gain_pct;
+ *   REJECTED       correct but not faster (same or slower);
+ *   INCORRECT, CRASHED, TIMEOUT, COMPILE_ERROR   as kl_bench decides;
+ *   INVALID_REPLY  the model's reply carried no usable kernel;
+ *   CHEAT          an integrity gate caught it (the record names the gate).
+ * The run stops at the first budget reached (iterations, patience, wall
+ * time, worker seconds, dollars) or when the proposer has nothing left, and
+ * says which.
+ *
+ * Records, in the case folder, append-only, one fsync'd line per record:
+ * runs/<run>/iter_NNN/ (kernel, diff against its parent, prompt and reply,
+ * verdict.json, measurements, metrics, fired rules), solutions.jsonl,
+ * benchmark.csv, memory.jsonl. A run killed at any instant resumes with
+ * kl_run_options.resume without repeating or losing an iteration: an
+ * iteration counts once its solutions.jsonl line is written.
+ */
+#ifndef KERNLAB_RUN_H
+#define KERNLAB_RUN_H
+
+#include "bench.h"
+#include "case.h"
+#include "common.h"
+#include "llm.h"
+#include "rules.h"
+
+KL_BEGIN_DECLS
+
+/** What happened to one proposal. */
+typedef enum kl_outcome {
+  KL_OUTCOME_BASELINE = 0, /**< iteration 0 */
+  KL_OUTCOME_ACCEPTED,
+  KL_OUTCOME_REJECTED,
+  KL_OUTCOME_INCORRECT,
+  KL_OUTCOME_CRASHED,
+  KL_OUTCOME_TIMEOUT,
+  KL_OUTCOME_COMPILE_ERROR,
+  KL_OUTCOME_INVALID_REPLY,
+  KL_OUTCOME_CHEAT
+} kl_outcome;
+#define KL_OUTCOME_COUNT 9
+/** "BASELINE", "ACCEPTED", "REJECTED", ... */
+KL_EXTERN(const char *) kl_outcome_name(kl_outcome o);
+
+/** Something the live view shows. */
+typedef struct kl_run_event {
+  const char *run;        /**< the run id */
+  int iteration;
+  const char *phase;      /**< "propose", "measure", "profile", "done" */
+  const char *proposer;   /**< "baseline", "llm", "tune", "replay" */
+  const char *what;       /**< the memo or configuration being tried */
+  kl_outcome outcome;     /**< "done" only */
+  const char *reason;     /**< "done": why, when rejected */
+  double speedup;         /**< "done": against the best before it; 0 */
+  double best_speedup;    /**< the best so far against the baseline */
+  int iterations_left;    /**< of the iteration budget */
+  double wall_s, worker_s, usd; /**< spent so far */
+} kl_run_event;
+typedef void (*kl_run_event_fn)(const kl_run_event *e, void *payload);
+
+#define KL_RUN_OPTIONS_VERSION 1
+typedef struct kl_run_options {
+  unsigned version;       /**< KL_RUN_OPTIONS_VERSION */
+  const char *proposer;   /**< "llm", "tune", "replay"; NULL or "auto":
+                               llm when one is configured (llm->provider
+                               set), else tune when the case has tunables */
+  const char *strategy;   /**< tune: "exhaustive", "random", "halving";
+                               NULL or "auto": exhaustive for spaces of at
+                               most 32 configurations, else halving */
+  const char *replay;     /**< replay: the run id (or folder) whose
+                               proposals are replayed, in order */
+  const char *resume;     /**< continue this run id; NULL: a new run */
+  int64_t iterations;     /**< candidates in the run (resume: the run's
+                               total); 0: the case's budget */
+  int64_t patience;       /**< 0: the case's budget */
+  double max_wall_s;      /**< 0: no limit */
+  double max_worker_s;    /**< seconds spent in the worker (checks, timing,
+                               profiles: the GPU's time on CUDA cases);
+                               0: no limit */
+  double max_usd;         /**< LLM dollars; 0: no limit */
+  uint64_t seed;          /**< 0: a fresh one (recorded, so a replay can
+                               reuse it) */
+  const kl_llm_config *llm;   /**< the llm proposer's provider; the run
+                                   records every exchange under its folder
+                                   (llm/, which the "replay" provider reads) */
+  const kl_llm_price *prices; /**< added to the provider's price table */
+  size_t nprices;
+  const kl_rules *rules;      /**< diagnosis of the baseline and of each
+                                   accepted candidate; NULL: none */
+  const char *profile;        /**< metric set for those profiles; NULL:
+                                   "standard"; "" : no profiles */
+  kl_time_options time;       /**< sampling of every comparison */
+  int check_seeds;            /**< per shape; 0: 3 */
+  int timeout_ms;             /**< per worker request; 0: 60 s */
+  const kl_compile_options *compile;
+  const char *worker_path;
+  int device;                 /**< -1: the default */
+  kl_run_event_fn on_event;   /**< the live view; NULL: none */
+  void *payload;
+  volatile int *stop;         /**< set nonzero (say from SIGINT) to stop
+                                   after the current step; resumable */
+} kl_run_options;
+#define KL_RUN_OPTIONS_INIT                                                    \
+  {KL_RUN_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL,     \
+   NULL, 0, NULL, NULL, KL_TIME_OPTIONS_INIT, 0, 0, NULL, NULL, -1, NULL, NULL, \
+   NULL}
+KL_EXTERN(void) kl_run_options_init(kl_run_options *opts);
+
+typedef struct kl_run kl_run; /* opaque: a finished (or stopped) run */
+
+/** Run the loop on `c` until a budget or the proposer ends it. A proposal
+ *  that fails is a verdict, not an error: the call fails only for
+ *  kernlab's own failures (no compiler or worker, a baseline that does not
+ *  compile or check, records that cannot be written: KL_EIO, with nothing
+ *  recorded lost) or bad options (KL_EINVALID: no proposer available, a
+ *  resume of an unknown run). */
+KL_EXTERN(int) kl_run_optimize(kl_run **out, const kl_case *c,
+                               const kl_run_options *opts);
+KL_EXTERN(void) kl_run_free(kl_run *r);
+
+KL_EXTERN(const char *) kl_run_id(const kl_run *r);
+/** The run's folder (<case>/runs/<id>). */
+KL_EXTERN(const char *) kl_run_dir(const kl_run *r);
+/** Why it stopped: "iterations", "patience", "wall_time", "worker_time",
+ *  "usd", "exhausted" (the proposer has nothing left), "stopped". */
+KL_EXTERN(const char *) kl_run_stop_reason(const kl_run *r);
+/** Candidate iterations done (the baseline not counted). */
+KL_EXTERN(int) kl_run_iterations(const kl_run *r);
+KL_EXTERN(int) kl_run_outcome_count(const kl_run *r, kl_outcome o);
+/** The best against the baseline (1 with a zero-width interval when
+ *  nothing was accepted), and its solution id. */
+KL_EXTERN(kl_speedup) kl_run_best_speedup(const kl_run *r);
+KL_EXTERN(const char *) kl_run_best_id(const kl_run *r);
+/** The summary as one JSON document (fields in docs/json.md). */
+KL_EXTERN(int) kl_run_json(kl_buf *out, const kl_run *r);
+
+/** The best kernel recorded for the case over every run: its source with
+ *  its tunable settings written in as #defines, and (info, may be NULL)
+ *  its solutions.jsonl record. @return 0, KL_ENOTFOUND (nothing accepted
+ *  yet), KL_EIO, KL_EINVALID (a ledger line that does not parse: located). */
+KL_EXTERN(int) kl_run_best_kernel(kl_buf *source, kl_buf *info,
+                                  const kl_case *c);
+
+KL_END_DECLS
+
+#endif /* KERNLAB_RUN_H */

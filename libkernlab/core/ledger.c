@@ -1,0 +1,158 @@
+/* Append-only ledgers (see ledger.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ledger.h"
+
+static int io_error(const char *path, const char *what) {
+  return kl__error(KL_EIO, KL_DOMAIN_OS, "%s: %s: %s", path, what,
+                   strerror(errno));
+}
+
+/* Cut a torn last line (no newline) back to the last complete one. */
+static int repair_tail(int fd, const char *path) {
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return io_error(path, "stat");
+  off_t end = st.st_size;
+  if (end == 0)
+    return 0;
+  char c;
+  if (pread(fd, &c, 1, end - 1) != 1)
+    return io_error(path, "read");
+  if (c == '\n')
+    return 0;
+  char buf[4096];
+  off_t pos = end;
+  while (pos > 0) {
+    size_t n = pos > (off_t)sizeof(buf) ? sizeof(buf) : (size_t)pos;
+    pos -= (off_t)n;
+    if (pread(fd, buf, n, pos) != (ssize_t)n)
+      return io_error(path, "read");
+    for (size_t i = n; i-- > 0;)
+      if (buf[i] == '\n') {
+        if (ftruncate(fd, pos + (off_t)i + 1) < 0)
+          return io_error(path, "truncate a torn line");
+        return 0;
+      }
+  }
+  if (ftruncate(fd, 0) < 0)
+    return io_error(path, "truncate a torn line");
+  return 0;
+}
+
+static int write_all(int fd, const char *data, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, data, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    data += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int kl__ledger_append(const char *path, const char *line,
+                      const char *header) {
+  int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return io_error(path, "open");
+  int rc = repair_tail(fd, path);
+  kl_buf b = KL_BUF_INIT;
+  struct stat st;
+  if (rc == 0 && fstat(fd, &st) < 0)
+    rc = io_error(path, "stat");
+  if (rc == 0 && st.st_size == 0 && header &&
+      (kl__buf_puts(&b, header) | kl__buf_putc(&b, '\n')))
+    rc = kl__error_oom();
+  if (rc == 0 && (kl__buf_puts(&b, line) | kl__buf_putc(&b, '\n')))
+    rc = kl__error_oom();
+  /* one write: a kill leaves the whole record or none of it */
+  if (rc == 0 && write_all(fd, b.ptr, b.size) < 0)
+    rc = io_error(path, "write");
+  if (rc == 0 && fsync(fd) < 0)
+    rc = io_error(path, "fsync");
+  kl_buf_dispose(&b);
+  if (close(fd) < 0 && rc == 0)
+    rc = io_error(path, "close");
+  return rc;
+}
+
+int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
+  kl_buf text = KL_BUF_INIT;
+  int rc = kl__read_file(&text, path);
+  if (rc == KL_ENOTFOUND) {
+    kl_error_clear();
+    return 0;
+  }
+  if (rc < 0)
+    return rc;
+  json_tokener *tok = json_tokener_new();
+  if (!tok) {
+    kl_buf_dispose(&text);
+    return kl__error_oom();
+  }
+  const char *p = text.ptr ? text.ptr : "";
+  int line = 0;
+  while (*p && rc >= 0) {
+    const char *nl = strchr(p, '\n');
+    line++;
+    if (!nl)
+      break; /* a torn last line: not a record */
+    size_t len = (size_t)(nl - p);
+    if (len == 0 || (len == 1 && p[0] == '\r')) {
+      p = nl + 1;
+      continue;
+    }
+    json_tokener_reset(tok);
+    json_object *rec = json_tokener_parse_ex(tok, p, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    if (!rec || jerr != json_tokener_success ||
+        !json_object_is_type(rec, json_type_object)) {
+      json_object_put(rec);
+      size_t col = json_tokener_get_parse_end(tok) + 1;
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s:%d:%zu: %s", path, line,
+                     col > len ? len : col,
+                     rec ? "a record must be a JSON object"
+                         : json_tokener_error_desc(jerr));
+      break;
+    }
+    rc = fn(rec, line, payload);
+    json_object_put(rec);
+    p = nl + 1;
+  }
+  json_tokener_free(tok);
+  kl_buf_dispose(&text);
+  return rc < 0 ? rc : 0;
+}
+
+int kl__write_file_atomic(const char *path, const char *data, size_t n) {
+  kl_buf tmp = KL_BUF_INIT;
+  if (kl__buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
+    return kl__error_oom();
+  int fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int rc = 0;
+  if (fd < 0)
+    rc = io_error(tmp.ptr, "open");
+  else {
+    if (write_all(fd, data, n) < 0)
+      rc = io_error(tmp.ptr, "write");
+    else if (fsync(fd) < 0)
+      rc = io_error(tmp.ptr, "fsync");
+    if (close(fd) < 0 && rc == 0)
+      rc = io_error(tmp.ptr, "close");
+    if (rc == 0 && rename(tmp.ptr, path) < 0)
+      rc = io_error(path, "rename");
+    if (rc < 0)
+      unlink(tmp.ptr);
+  }
+  kl_buf_dispose(&tmp);
+  return rc;
+}

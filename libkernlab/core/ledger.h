@@ -1,0 +1,31 @@
+/* Append-only ledgers: JSON Lines and CSV files that survive a kill at any
+ * instant.
+ *
+ * A record is one line, written with a single write() and fsync'd before
+ * the call returns, so a killed writer leaves either the whole line or none
+ * of it. A torn tail (a power cut, a full disk) is cut back to the last
+ * complete line when the file is next appended to, and skipped by readers,
+ * so every file stays parseable. */
+#ifndef KL_CORE_LEDGER_H
+#define KL_CORE_LEDGER_H
+
+#include <json-c/json.h>
+
+#include "internal.h"
+
+/* Append `line` (no newline; one is added) to `path`, creating the file
+ * with `header` as its first line when it is new (NULL: none). KL_EIO with
+ * the path and the reason. */
+int kl__ledger_append(const char *path, const char *line, const char *header);
+
+/* Call fn for each complete JSON line of `path` (1-based line numbers); a
+ * missing file has no lines. A complete line that does not parse is
+ * KL_EINVALID "path:line:column: message"; fn's negative return stops the
+ * reading and is returned. */
+typedef int (*kl__ledger_fn)(json_object *rec, int line, void *payload);
+int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload);
+
+/* Write a whole file through a temporary name and rename(), fsync'd. */
+int kl__write_file_atomic(const char *path, const char *data, size_t n);
+
+#endif /* KL_CORE_LEDGER_H */

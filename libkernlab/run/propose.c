@@ -1,0 +1,507 @@
+/* The proposers: tune, llm and replay.
+ *
+ * tune searches a space of configurations: the case's tunables plus the
+ * ones the current best kernel declares itself (`// @tunable NAME: a, b`),
+ * every configuration a full assignment, keyed with the kernel's hash so a
+ * configuration is never measured twice for one kernel. Strategies:
+ * exhaustive (in order), random (a seeded draw from the untried ones, so a
+ * replay or resume draws the same), and bandit, model-guided: each value of
+ * each tunable is scored by the mean log speedup (against the baseline) of
+ * the configurations measured with it, failures counting as a heavy loss,
+ * plus an exploration bonus that shrinks with how often it was tried; the
+ * untried configuration with the best summed score goes next.
+ *
+ * llm builds the prompt, asks the provider and parses the reply; when the
+ * current best came from the model and declares tunables, tune takes the
+ * next turns on that kernel (at most 8), so rewriting and parameter search
+ * share one loop and one ledger. replay hands back, in order, what a
+ * recorded run tried: its replies (parsed again) or its kernels, with
+ * their configurations. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../case/case_internal.h"
+#include "run_internal.h"
+
+void kl__run_proposal_dispose(proposal *p) {
+  kl__free(p->source);
+  kl__run_config_free(p->config);
+  kl__free(p->memo);
+  kl__free(p->prompt);
+  kl__free(p->reply);
+  kl__free(p->invalid);
+  memset(p, 0, sizeof(*p));
+}
+
+/* ---- the space ------------------------------------------------------------ */
+
+#define MAX_DIMS 16
+#define MAX_VALUES 32
+#define MAX_CONFIGS 100000
+
+typedef struct space {
+  size_t ndims;
+  char *names[MAX_DIMS];
+  char *values[MAX_DIMS][MAX_VALUES];
+  size_t nvalues[MAX_DIMS];
+  size_t total;
+} space;
+
+static void space_free(space *s) {
+  for (size_t d = 0; d < s->ndims; d++) {
+    kl__free(s->names[d]);
+    for (size_t v = 0; v < s->nvalues[d]; v++)
+      kl__free(s->values[d][v]);
+  }
+  memset(s, 0, sizeof(*s));
+}
+
+static int space_find(const space *s, const char *name) {
+  for (size_t d = 0; d < s->ndims; d++)
+    if (strcmp(s->names[d], name) == 0)
+      return (int)d;
+  return -1;
+}
+
+/* Lines `// @tunable NAME: v1, v2, ...` (or inside a block comment). */
+static int add_declared(space *s, const char *source) {
+  for (const char *p = strstr(source, "@tunable"); p;
+       p = strstr(p + 1, "@tunable")) {
+    const char *q = p + strlen("@tunable");
+    while (*q == ' ' || *q == '\t')
+      q++;
+    const char *name = q;
+    while (isalnum((unsigned char)*q) || *q == '_')
+      q++;
+    size_t nlen = (size_t)(q - name);
+    while (*q == ' ' || *q == '\t')
+      q++;
+    if (nlen == 0 || nlen > 63 || *q != ':' || s->ndims >= MAX_DIMS)
+      continue;
+    char nm[64];
+    memcpy(nm, name, nlen);
+    nm[nlen] = '\0';
+    if (space_find(s, nm) >= 0)
+      continue;
+    size_t d = s->ndims;
+    if (!(s->names[d] = kl__strdup(nm)))
+      return kl__error_oom();
+    s->ndims++;
+    q++;
+    const char *eol = strchr(q, '\n');
+    if (!eol)
+      eol = q + strlen(q);
+    while (q < eol && s->nvalues[d] < MAX_VALUES) {
+      while (q < eol && (*q == ' ' || *q == ',' || *q == '\t'))
+        q++;
+      const char *v = q;
+      while (q < eol && *q != ',' && *q != ' ' && *q != '\t' && *q != '*')
+        q++;
+      if (q > v && !(s->values[d][s->nvalues[d]++] =
+                         kl__strndup(v, (size_t)(q - v))))
+        return kl__error_oom();
+      if (q < eol && *q == '*')
+        break; /* the end of a block comment */
+    }
+    if (s->nvalues[d] == 0) { /* a declaration without values */
+      kl__free(s->names[d]);
+      s->ndims--;
+    }
+  }
+  return 0;
+}
+
+static int space_build(space *s, const kl_case *c, const char *source) {
+  memset(s, 0, sizeof(*s));
+  for (size_t i = 0; i < c->ntunables && s->ndims < MAX_DIMS; i++) {
+    size_t d = s->ndims++;
+    if (!(s->names[d] = kl__strdup(c->tunables[i].name)))
+      return kl__error_oom();
+    for (size_t j = 0; j < c->tunables[i].nvalues && j < MAX_VALUES; j++)
+      if (!(s->values[d][s->nvalues[d]++] =
+                kl__strdup(c->tunables[i].values[j])))
+        return kl__error_oom();
+  }
+  int rc = add_declared(s, source);
+  if (rc < 0)
+    return rc;
+  s->total = s->ndims ? 1 : 0;
+  for (size_t d = 0; d < s->ndims; d++) {
+    s->total *= s->nvalues[d];
+    if (s->total > MAX_CONFIGS)
+      s->total = MAX_CONFIGS;
+  }
+  return 0;
+}
+
+/* Configuration `index` in mixed radix, the first tunable varying slowest. */
+static char **space_config(const space *s, size_t index) {
+  char **cfg = kl__calloc(s->ndims + 1, sizeof(*cfg));
+  size_t digits[MAX_DIMS];
+  for (size_t d = s->ndims; d-- > 0;) {
+    digits[d] = index % s->nvalues[d];
+    index /= s->nvalues[d];
+  }
+  for (size_t d = 0; cfg && d < s->ndims; d++) {
+    kl_buf b = KL_BUF_INIT;
+    if (kl__buf_printf(&b, "%s=%s", s->names[d], s->values[d][digits[d]]) < 0) {
+      kl__run_config_free(cfg);
+      return NULL;
+    }
+    cfg[d] = kl__buf_detach(&b);
+  }
+  return cfg;
+}
+
+/* The value a configuration gives a tunable, or NULL. */
+static const char *config_value(char *const *cfg, const char *name) {
+  size_t n = strlen(name);
+  for (size_t i = 0; cfg && cfg[i]; i++)
+    if (strncmp(cfg[i], name, n) == 0 && cfg[i][n] == '=')
+      return cfg[i] + n + 1;
+  return NULL;
+}
+
+/* A configuration's assignment to every dimension, where the one given
+ * leaves a tunable unset: the tunable's current (first) value. */
+int kl__run_full_config(char ***out, const kl_case *c, const char *source,
+                        char *const *given) {
+  space s;
+  int rc = space_build(&s, c, source);
+  *out = NULL;
+  if (rc == 0) {
+    char **cfg = kl__calloc(s.ndims + 1, sizeof(*cfg));
+    for (size_t d = 0; cfg && d < s.ndims; d++) {
+      const char *v = config_value(given, s.names[d]);
+      if (!v)
+        v = d < c->ntunables ? kl_case_tunable_current(c, d) : s.values[d][0];
+      kl_buf b = KL_BUF_INIT;
+      if (kl__buf_printf(&b, "%s=%s", s.names[d], v) < 0) {
+        kl__run_config_free(cfg);
+        cfg = NULL;
+        break;
+      }
+      cfg[d] = kl__buf_detach(&b);
+    }
+    if (!cfg)
+      rc = kl__error_oom();
+    *out = cfg;
+  }
+  space_free(&s);
+  return rc;
+}
+
+static bool tried(const kl_run *r, const char *key) {
+  if (r->baseline_key && strcmp(r->baseline_key, key) == 0)
+    return true;
+  for (size_t i = 0; i < r->nattempts; i++)
+    if (r->attempts[i].key && strcmp(r->attempts[i].key, key) == 0)
+      return true;
+  return false;
+}
+
+static uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* The bandit's score of one configuration (see the top of the file). */
+static double bandit_score(const kl_run *r, const space *s, char *const *cfg,
+                           const char *hash_prefix) {
+  double score = 0;
+  for (size_t d = 0; d < s->ndims; d++) {
+    const char *v = config_value(cfg, s->names[d]);
+    double sum = 0;
+    int n = 0, total = 0;
+    for (size_t i = 0; i < r->nattempts; i++) {
+      const run_attempt *a = &r->attempts[i];
+      if (!a->key || strncmp(a->key, hash_prefix, 16) != 0)
+        continue;
+      total++;
+      const char *av = config_value(a->config, s->names[d]);
+      if (!av || !v || strcmp(av, v) != 0)
+        continue;
+      n++;
+      bool timed = a->outcome == KL_OUTCOME_ACCEPTED ||
+                   a->outcome == KL_OUTCOME_REJECTED;
+      sum += timed ? a->log_vs_base : -1.0;
+    }
+    double mean = n ? sum / n : 0;
+    score += mean + 0.3 * sqrt(log((double)total + 2.0) / (n + 1.0));
+  }
+  return score;
+}
+
+static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
+  space s;
+  int rc = space_build(&s, r->c, r->best_source);
+  if (rc < 0 || s.total == 0) {
+    space_free(&s);
+    return rc < 0 ? rc : 1;
+  }
+  char *best_key = kl__run_key(r->best_source, r->best_config);
+  if (!best_key) {
+    space_free(&s);
+    return kl__error_oom();
+  }
+  size_t *open = kl__calloc(s.total, sizeof(*open));
+  size_t nopen = 0;
+  for (size_t i = 0; open && i < s.total; i++) {
+    char **cfg = space_config(&s, i);
+    char *key = cfg ? kl__run_key(r->best_source, cfg) : NULL;
+    if (!key) {
+      kl__run_config_free(cfg);
+      kl__free(open);
+      open = NULL;
+      break;
+    }
+    if (strcmp(key, best_key) != 0 && !tried(r, key))
+      open[nopen++] = i;
+    kl__free(key);
+    kl__run_config_free(cfg);
+  }
+  if (!open) {
+    kl__free(best_key);
+    space_free(&s);
+    return kl__error_oom();
+  }
+  rc = 1;
+  if (nopen > 0) {
+    size_t pick = open[0];
+    if (strcmp(strategy, "random") == 0) {
+      pick = open[mix(r->seed ^ mix((uint64_t)r->next_iteration)) % nopen];
+    } else if (strcmp(strategy, "bandit") == 0) {
+      double best = -INFINITY;
+      for (size_t k = 0; k < nopen; k++) {
+        char **cfg = space_config(&s, open[k]);
+        if (!cfg)
+          break;
+        double sc = bandit_score(r, &s, cfg, best_key);
+        if (sc > best) {
+          best = sc;
+          pick = open[k];
+        }
+        kl__run_config_free(cfg);
+      }
+    }
+    p->proposer = "tune";
+    p->config = space_config(&s, pick);
+    p->memo = p->config ? kl__run_config_text(p->config, " ") : NULL;
+    rc = p->config && p->memo ? 0 : kl__error_oom();
+  }
+  kl__free(open);
+  kl__free(best_key);
+  space_free(&s);
+  return rc;
+}
+
+/* ---- llm ------------------------------------------------------------------- */
+
+static int propose_llm(kl_run *r, proposal *p) {
+  kl_prompt_attempt *att = kl__calloc(r->nattempts + 1, sizeof(*att));
+  kl_prompt_shape *shapes = NULL;
+  kl_prompt *pr = NULL;
+  kl_reply *rep = NULL;
+  kl_buf reply = KL_BUF_INIT, code = KL_BUF_INIT;
+  int rc = 0;
+  if (!att)
+    return kl__error_oom();
+  for (size_t i = 0; i < r->nattempts; i++) {
+    att[i].iteration = r->attempts[i].iteration;
+    att[i].memo = r->attempts[i].memo;
+    att[i].verdict = kl_outcome_name(r->attempts[i].outcome);
+    att[i].speedup = r->attempts[i].speedup;
+    att[i].reason = r->attempts[i].reason;
+  }
+  size_t nshapes = r->best_profiles ? kl_profile_list_count(r->best_profiles)
+                                    : 0;
+  if (nshapes && !(shapes = kl__calloc(nshapes, sizeof(*shapes)))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  for (size_t i = 0; i < nshapes; i++) {
+    shapes[i].name = kl_profile_list_name(r->best_profiles, i);
+    shapes[i].profile = kl_profile_list_get(r->best_profiles, i);
+  }
+  /* the best as measured: its settings come from kernlab as -D defines */
+  char *cfg = kl__run_config_text(r->best_config, " ");
+  if (!cfg || (cfg[0] && kl__buf_printf(&code, "// kernlab builds this kernel "
+                                               "with -D %s (do not #define "
+                                               "them yourself)\n", cfg) < 0) ||
+      kl__buf_puts(&code, r->best_source) < 0) {
+    kl__free(cfg);
+    rc = kl__error_oom();
+    goto done;
+  }
+  kl__free(cfg);
+  kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;
+  in.c = r->c;
+  in.rules = r->o.rules;
+  in.shapes = shapes;
+  in.nshapes = nshapes;
+  in.best_code = code.ptr;
+  in.attempts = att;
+  in.nattempts = r->nattempts;
+  in.memory = r->memory_text;
+  in.iteration = r->next_iteration;
+  if ((rc = kl_prompt_build(&pr, &in)) < 0)
+    goto done;
+  kl_buf both = KL_BUF_INIT;
+  if (kl__buf_printf(&both, "=== system ===\n%s\n=== user ===\n%s",
+                     kl_prompt_system(pr), kl_prompt_user(pr)) < 0) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  p->prompt = kl__buf_detach(&both);
+  kl_llm_usage u;
+  memset(&u, 0, sizeof(u));
+  if ((rc = kl_llm_complete(r->llm, kl_prompt_system(pr), kl_prompt_user(pr),
+                            &reply, &u)) < 0)
+    goto done;
+  p->proposer = "llm";
+  p->usd = u.cost_usd;
+  p->tokens_in = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+  p->tokens_out = u.output_tokens;
+  p->reply = kl__strdup(reply.ptr ? reply.ptr : "");
+  if (!p->reply || (rc = kl_reply_parse(&rep, p->reply, r->c)) < 0) {
+    rc = rc < 0 ? rc : kl__error_oom();
+    goto done;
+  }
+  if (kl_reply_ok(rep)) {
+    p->source = kl__strdup(kl_reply_code(rep));
+    p->memo = kl__strdup(kl_reply_memo(rep));
+    if (!p->source || !p->memo)
+      rc = kl__error_oom();
+  } else {
+    p->invalid = kl__strdup(kl_reply_reason(rep));
+    p->memo = kl__strdup(kl_reply_memo(rep) ? kl_reply_memo(rep)
+                                            : "(no usable reply)");
+    if (!p->invalid || !p->memo)
+      rc = kl__error_oom();
+  }
+done:
+  kl_reply_free(rep);
+  kl_prompt_free(pr);
+  kl_buf_dispose(&reply);
+  kl_buf_dispose(&code);
+  kl__free(shapes);
+  kl__free(att);
+  return rc;
+}
+
+/* ---- replay ---------------------------------------------------------------- */
+
+static int propose_replay(kl_run *r, proposal *p) {
+  kl_buf dir = KL_BUF_INIT, path = KL_BUF_INIT, text = KL_BUF_INIT;
+  int rc = 0;
+  if (kl__buf_printf(&dir, "%s/iter_%03d", r->replay_dir, r->next_iteration) <
+      0)
+    return kl__error_oom();
+  if (!kl__is_dir(dir.ptr)) {
+    kl_buf_dispose(&dir);
+    return 1; /* the recording has nothing more */
+  }
+  json_object *prop = NULL, *v;
+  if (kl__buf_printf(&path, "%s/proposal.json", dir.ptr) < 0 ||
+      (rc = kl__read_file(&text, path.ptr)) < 0)
+    goto done;
+  if (!(prop = json_tokener_parse(text.ptr ? text.ptr : ""))) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: not JSON", path.ptr);
+    goto done;
+  }
+  p->proposer = "replay";
+  if (json_object_object_get_ex(prop, "config", &v) &&
+      json_object_is_type(v, json_type_array)) {
+    size_t n = json_object_array_length(v);
+    if (!(p->config = kl__calloc(n + 1, sizeof(*p->config)))) {
+      rc = kl__error_oom();
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+      if (!(p->config[i] = kl__strdup(
+                json_object_get_string(json_object_array_get_idx(v, i))))) {
+        rc = kl__error_oom();
+        goto done;
+      }
+  }
+  if (json_object_object_get_ex(prop, "memo", &v) &&
+      !(p->memo = kl__strdup(json_object_get_string(v)))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  kl_buf_dispose(&path);
+  kl_buf_dispose(&text);
+  /* a reply is parsed again; a kernel is taken as it was measured */
+  if (kl__buf_printf(&path, "%s/reply.txt", dir.ptr) < 0) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  if (kl__is_file(path.ptr)) {
+    kl_reply *rep = NULL;
+    if ((rc = kl__read_file(&text, path.ptr)) < 0 ||
+        !(p->reply = kl__strdup(text.ptr ? text.ptr : "")) ||
+        (rc = kl_reply_parse(&rep, p->reply, r->c)) < 0) {
+      rc = rc < 0 ? rc : kl__error_oom();
+      goto done;
+    }
+    if (kl_reply_ok(rep))
+      p->source = kl__strdup(kl_reply_code(rep));
+    else
+      p->invalid = kl__strdup(kl_reply_reason(rep));
+    kl_reply_free(rep);
+    if (!p->source && !p->invalid)
+      rc = kl__error_oom();
+    goto done;
+  }
+  kl_buf_dispose(&path);
+  if (kl__buf_printf(&path, "%s/kernel.%s", dir.ptr, r->kernel_ext) < 0) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  if ((rc = kl__read_file(&text, path.ptr)) == 0 &&
+      !(p->source = kl__buf_detach(&text)))
+    rc = kl__error_oom();
+done:
+  json_object_put(prop);
+  kl_buf_dispose(&dir);
+  kl_buf_dispose(&path);
+  kl_buf_dispose(&text);
+  if (rc < 0)
+    kl__run_proposal_dispose(p);
+  return rc;
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+/* Tune turns owed to the best kernel: it came from the model, declares
+ * tunables of its own, and fewer than 8 of its configurations were tried. */
+static bool tune_turn(const kl_run *r) {
+  if (!strstr(r->best_source, "@tunable"))
+    return false;
+  char *key = kl__run_key(r->best_source, NULL);
+  if (!key)
+    return false;
+  int n = 0;
+  for (size_t i = 0; i < r->nattempts; i++)
+    n += r->attempts[i].key && strncmp(r->attempts[i].key, key, 16) == 0;
+  kl__free(key);
+  return n < 8;
+}
+
+int kl__run_propose(kl_run *r, proposal *p) {
+  memset(p, 0, sizeof(*p));
+  if (strcmp(r->proposer, "replay") == 0)
+    return propose_replay(r, p);
+  if (strcmp(r->proposer, "tune") == 0)
+    return propose_tune(r, p, r->strategy);
+  if (tune_turn(r)) {
+    int rc = propose_tune(r, p, "exhaustive");
+    if (rc != 1)
+      return rc;
+  }
+  return propose_llm(r, p);
+}

@@ -1,0 +1,96 @@
+/* The loop's state, shared by the loop (run.c), the proposers (propose.c)
+ * and the records (records.c). */
+#ifndef KL_RUN_INTERNAL_H
+#define KL_RUN_INTERNAL_H
+
+#include "../core/internal.h"
+#include "../core/ledger.h"
+#include "kernlab/prompt.h"
+#include "kernlab/run.h"
+
+/* One earlier attempt of this run, as the prompt and the tuner see it. */
+typedef struct run_attempt {
+  int iteration;
+  kl_outcome outcome;
+  char *memo, *reason;
+  char *key;      /* source hash and configuration: what was tried */
+  double speedup; /* against the best before it; 0 when not timed */
+  double log_vs_base; /* log speedup against the baseline, when timed */
+  char **config;  /* NULL-ended */
+} run_attempt;
+
+/* What a proposer hands the loop. */
+typedef struct proposal {
+  const char *proposer; /* "llm", "tune", "replay" */
+  char *source;         /* NULL: the best's source */
+  char **config;        /* NULL-ended, owned; NULL: the best's */
+  char *memo;
+  char *prompt, *reply; /* llm and replayed replies */
+  char *invalid;        /* why the reply was turned down: INVALID_REPLY */
+  double usd;
+  uint64_t tokens_in, tokens_out;
+} proposal;
+
+struct kl_run {
+  const kl_case *c;
+  kl_run_options o;
+  char *id, *dir, *case_dir;
+  uint64_t seed;
+  char proposer[16], strategy[16];
+  int64_t max_iterations, patience;
+  /* progress */
+  int next_iteration, done, since_accept;
+  int counts[KL_OUTCOME_COUNT];
+  char *stop_reason;
+  /* the best so far */
+  char *best_id;
+  int best_iteration;
+  char *best_source;   /* the kernel text (the baseline's at first) */
+  char **best_config;  /* NULL-ended, may be empty */
+  kl_speedup best_vs_base;
+  kl_profile_list *best_profiles; /* NULL when not profiled */
+  kl_profile_list *base_profiles; /* the roofline gate's peaks */
+  /* spending */
+  double wall_before_s, t0_ms, worker_s, usd;
+  uint64_t tokens_in, tokens_out;
+  /* attempts of this run */
+  run_attempt *attempts;
+  size_t nattempts;
+  char *baseline_key;    /* iteration 0's, never proposed again */
+  /* proposers */
+  kl_llm *llm;
+  char *memory_text;     /* earlier runs' memory, for the prompt */
+  char **queue_configs;  /* tune configurations queued behind an LLM
+                            candidate that declared tunables: '\n'-joined
+                            settings, one entry per configuration */
+  size_t nqueue, queue_at;
+  char *replay_dir;
+  int replay_at;
+  char *env_json;        /* environment record, JSON object */
+  char kernel_ext[8];    /* "cu" or "c" */
+};
+
+/* ---- records.c ---- */
+int kl__run_record_start(kl_run *r);             /* new run: id, folders */
+int kl__run_record_resume(kl_run *r, const char *id);
+int kl__run_iter_dir(char **out, kl_run *r, int iteration);
+int kl__run_write(const char *dir, const char *name, const char *text);
+int kl__run_environment(kl_run *r, const kl_report *rep);
+char *kl__run_config_text(char *const *config, const char *sep);
+char *kl__run_key(const char *source, char *const *config);
+char **kl__run_config_dup(char *const *config);
+void kl__run_config_free(char **config);
+int kl__run_memory_load(kl_run *r);
+int kl__run_best_kernel_text(kl_buf *out, const char *source,
+                             char *const *config);
+
+/* ---- propose.c ---- */
+/* 0 with *p filled, 1 when the proposer has nothing left, < 0 an error. */
+int kl__run_propose(kl_run *r, proposal *p);
+void kl__run_proposal_dispose(proposal *p);
+/* `given` completed to every tunable of the space of `source` (the case's
+ * and the kernel's own), unset ones at their current value. */
+int kl__run_full_config(char ***out, const kl_case *c, const char *source,
+                        char *const *given);
+
+#endif /* KL_RUN_INTERNAL_H */
