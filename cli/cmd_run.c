@@ -98,7 +98,7 @@ int cmd_run(int argc, char **argv) {
                  strcmp(a, "--max-usd") == 0 || strcmp(a, "--seed") == 0 ||
                  strcmp(a, "--resume") == 0 || strcmp(a, "--replay") == 0 ||
                  strcmp(a, "--rules") == 0 || strcmp(a, "--profile") == 0 ||
-                 strcmp(a, "--time-cap") == 0;
+                 strcmp(a, "--time-cap") == 0 || strcmp(a, "--timeout") == 0;
     if (strcmp(a, "--json") == 0) {
       json = true;
       continue;
@@ -140,6 +140,8 @@ int cmd_run(int argc, char **argv) {
           o.max_usd = d;
         else if (strcmp(a, "--seed") == 0)
           o.seed = (uint64_t)strtoull(val, NULL, 10);
+        else if (strcmp(a, "--timeout") == 0)
+          o.timeout_ms = (int)d;
         else
           o.time.time_cap_ms = (int)d;
       }
@@ -210,6 +212,11 @@ int cmd_run(int argc, char **argv) {
     printf("%s\n", out.ptr);
   } else {
     print_summary(r, c);
+  }
+  if (kl_run_stop_detail(r)) {
+    cli_error("the run stopped: %s (resume it with --resume %s)",
+              kl_run_stop_detail(r), kl_run_id(r));
+    status = EXIT_FAILED;
   }
 done:
   kl_buf_dispose(&out);

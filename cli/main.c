@@ -163,6 +163,7 @@ const cli_verb cli_verbs[] = {
      "  --profile SET, --no-profile   profiles of the baseline and of each\n"
      "                   acceptance (default: standard)\n"
      "  --time-cap MS    sampling cap per comparison and shape\n"
+     "  --timeout MS     per worker request (a hung candidate is TIMEOUT)\n"
      "  --json           only the summary: run, iterations, verdicts, best,\n"
      "                   best_speedup with its interval, stop_reason, budget\n"},
     {"best", cmd_best, "write the best kernel recorded for a case",

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# The main job, as far as kernlab goes today: build; check every bundled
-# case; bench the host cases (checked on fresh seeds, then timed with cold
-# caches); compare host_matmul's blocked candidate with its baseline;
-# diagnose the naive transpose from a profile recorded on an H200 (and,
-# where there is a GPU, from a fresh one).
-# CUDA cases are checked here; running them needs the CUDA backend.
+# The main job: build; check every bundled case; bench the host cases
+# (checked on fresh seeds, then timed with cold caches); diagnose the naive
+# transpose from a profile recorded on an H200; then optimize a bundled case
+# with kl run -- host_matmul on the CPU, and rmsnorm_bf16 too where there is
+# a GPU -- printing the improvement found and where the records are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -22,9 +21,6 @@ echo
 echo "== kl bench cases/host_matmul --shape n256"
 "$KL" bench cases/host_matmul --shape n256
 echo
-echo "== kl compare cases/host_matmul --candidate cases/host_matmul/candidates/ikj_blocked.c"
-"$KL" compare cases/host_matmul --candidate cases/host_matmul/candidates/ikj_blocked.c
-echo
 echo "== kl rules: the naive transpose, from its profile recorded on an H200"
 "$KL" rules --metrics tests/rules/fixtures/h200/transpose_f32.json --shape square4k
 echo
@@ -35,6 +31,15 @@ else
   echo
   echo "== kl rules cases/transpose_f32 --shape square4k   (profiled here)"
   "$KL" rules cases/transpose_f32 --shape square4k
+  echo
+  echo "== kl run cases/rmsnorm_bf16 --iterations 6   (tune BLOCK x VEC on the GPU)"
+  "$KL" run cases/rmsnorm_bf16 --iterations 6
 fi
 echo
-echo "demo: every bundled case passed kl check; the host cases ran"
+echo "== kl run cases/host_matmul --iterations 3 --no-profile   (tune on the CPU)"
+"$KL" run cases/host_matmul --iterations 3 --no-profile
+echo
+echo "== kl best cases/host_matmul   (the best kernel so far, settings written in)"
+"$KL" best cases/host_matmul | head -8
+echo
+echo "demo: every bundled case passed kl check; the host cases ran; kl run optimized host_matmul"

@@ -130,8 +130,12 @@ KL_EXTERN(const char *) kl_run_id(const kl_run *r);
 /** The run's folder (<case>/runs/<id>). */
 KL_EXTERN(const char *) kl_run_dir(const kl_run *r);
 /** Why it stopped: "iterations", "patience", "wall_time", "worker_time",
- *  "usd", "exhausted" (the proposer has nothing left), "stopped". */
+ *  "usd", "exhausted" (the proposer has nothing left), "stopped" (the stop
+ *  flag), "llm_error" (the provider failed after its retries: the records
+ *  are whole and the run resumes). */
 KL_EXTERN(const char *) kl_run_stop_reason(const kl_run *r);
+/** For "llm_error": the provider's one-line error; else NULL. */
+KL_EXTERN(const char *) kl_run_stop_detail(const kl_run *r);
 /** Candidate iterations done (the baseline not counted). */
 KL_EXTERN(int) kl_run_iterations(const kl_run *r);
 KL_EXTERN(int) kl_run_outcome_count(const kl_run *r, kl_outcome o);

@@ -360,8 +360,11 @@ static int propose_llm(kl_run *r, proposal *p) {
   kl_llm_usage u;
   memset(&u, 0, sizeof(u));
   if ((rc = kl_llm_complete(r->llm, kl_prompt_system(pr), kl_prompt_user(pr),
-                            &reply, &u)) < 0)
+                            &reply, &u)) < 0) {
+    if (rc != KL_ENOMEM)
+      rc = 2; /* the provider failed: the run stops, resumable */
     goto done;
+  }
   p->proposer = "llm";
   p->usd = u.cost_usd;
   p->tokens_in = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
@@ -498,6 +501,8 @@ int kl__run_propose(kl_run *r, proposal *p) {
     return propose_replay(r, p);
   if (strcmp(r->proposer, "tune") == 0)
     return propose_tune(r, p, r->strategy);
+  if (!r->llm)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no language model");
   if (tune_turn(r)) {
     int rc = propose_tune(r, p, "exhaustive");
     if (rc != 1)

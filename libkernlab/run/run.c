@@ -35,6 +35,7 @@ void kl_run_free(kl_run *r) {
   kl__free(r->dir);
   kl__free(r->case_dir);
   kl__free(r->stop_reason);
+  kl__free(r->stop_detail);
   kl__free(r->best_id);
   kl__free(r->best_source);
   kl__run_config_free(r->best_config);
@@ -60,6 +61,7 @@ const char *kl_run_dir(const kl_run *r) { return r->dir; }
 const char *kl_run_stop_reason(const kl_run *r) {
   return r->stop_reason ? r->stop_reason : "running";
 }
+const char *kl_run_stop_detail(const kl_run *r) { return r->stop_detail; }
 int kl_run_iterations(const kl_run *r) { return r->done; }
 int kl_run_outcome_count(const kl_run *r, kl_outcome o) {
   return (unsigned)o < KL_OUTCOME_COUNT ? r->counts[o] : 0;
@@ -860,10 +862,12 @@ static bool has_tunables(const kl_case *c, const char *source) {
 static int choose_proposer(kl_run *r) {
   const kl_run_options *o = &r->o;
   bool llm_set = o->llm && o->llm->provider && o->llm->provider[0];
+  char recorded[16];
+  snprintf(recorded, sizeof(recorded), "%s", r->proposer);
   const char *want = o->proposer && strcmp(o->proposer, "auto") != 0
                          ? o->proposer : NULL;
-  if (!want && r->proposer[0])
-    want = r->proposer; /* a resumed run keeps its own */
+  if (!want && recorded[0])
+    want = recorded; /* a resumed run keeps its own */
   if (!want && o->replay)
     want = "replay";
   if (!want)
@@ -887,8 +891,10 @@ static int choose_proposer(kl_run *r) {
   if (strcmp(want, "tune") == 0 && !has_tunables(r->c, r->best_source))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "case '%s' has no tunables to search", r->c->name);
+  char recorded_st[16];
+  snprintf(recorded_st, sizeof(recorded_st), "%s", r->strategy);
   const char *st = o->strategy && strcmp(o->strategy, "auto") != 0
-                       ? o->strategy : r->strategy[0] ? r->strategy : NULL;
+                       ? o->strategy : recorded_st[0] ? recorded_st : NULL;
   if (st && strcmp(st, "exhaustive") && strcmp(st, "random") &&
       strcmp(st, "bandit"))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -1021,9 +1027,13 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
          KL_OUTCOME_BASELINE, NULL, 0);
     proposal p;
     rc = kl__run_propose(r, &p);
-    if (rc == 1) {
+    if (rc == 1 || rc == 2) {
+      if (rc == 2) {
+        const kl_error *e = kl_error_last();
+        r->stop_detail = kl__strdup(e ? e->message : "the provider failed");
+      }
+      r->stop_reason = kl__strdup(rc == 1 ? "exhausted" : "llm_error");
       rc = 0;
-      r->stop_reason = kl__strdup("exhausted");
       break;
     }
     if (rc < 0)
@@ -1074,6 +1084,8 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
                            : "chained");
   rc |= kl__buf_puts(&b, ",\"stop_reason\":");
   rc |= kl__buf_json_string(&b, kl_run_stop_reason(r));
+  rc |= kl__buf_puts(&b, ",\"stop_detail\":");
+  rc |= json_str_or_null(&b, r->stop_detail);
   rc |= kl__buf_printf(
       &b,
       ",\"budget\":{\"iterations\":{\"used\":%d,\"limit\":%lld},"

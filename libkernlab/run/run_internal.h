@@ -41,7 +41,7 @@ struct kl_run {
   /* progress */
   int next_iteration, done, since_accept;
   int counts[KL_OUTCOME_COUNT];
-  char *stop_reason;
+  char *stop_reason, *stop_detail;
   /* the best so far */
   char *best_id;
   int best_iteration;
@@ -85,7 +85,8 @@ int kl__run_best_kernel_text(kl_buf *out, const char *source,
                              char *const *config);
 
 /* ---- propose.c ---- */
-/* 0 with *p filled, 1 when the proposer has nothing left, < 0 an error. */
+/* 0 with *p filled, 1 when the proposer has nothing left, 2 when the
+ * model's provider failed (the error is set), < 0 an error. */
 int kl__run_propose(kl_run *r, proposal *p);
 void kl__run_proposal_dispose(proposal *p);
 /* `given` completed to every tunable of the space of `source` (the case's

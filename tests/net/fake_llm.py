@@ -22,7 +22,8 @@ COUNTS = {}
 
 def ok_reply(api, text, n, req):
     cached = req.get("system", [{}])[0].get("cache_control", {}).get("type") \
-        if api == "anthropic" and isinstance(req.get("system"), list) else None
+        if api == "anthropic" and req and isinstance(req.get("system"), list) \
+        else None
     if cached:
         text += " [cache_control=%s]" % cached
     if api == "anthropic":
@@ -86,6 +87,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                 "auth_ok": sent == want, "body": req}) + "\n")
         err = {"type": "error", "error": {"type": "api_error",
                                           "message": "boom"}}
+        if scen == "script":
+            # the n-th reply is the file NNN.txt of $FAKE_LLM_SCRIPT, the
+            # script starting over when it runs out
+            d = os.environ.get("FAKE_LLM_SCRIPT", ".")
+            count = len([f for f in os.listdir(d) if f.endswith(".txt")])
+            if count == 0:
+                return self.send(503, err)
+            path = os.path.join(d, "%03d.txt" % ((n - 1) % count + 1))
+            with open(path) as f:
+                return self.send(200, ok_reply(api, f.read(), 2, None))
         if scen == "ok":
             return self.send(200, ok_reply(api, "hello from " + api, n, req))
         if scen == "retry429" and n == 1:

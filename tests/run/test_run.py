@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""kl run end to end on the host backend (CI has no GPU).
+
+On a small copy of host_matmul (n = 128 and 192, so a run takes seconds):
+  tune      finds the faster loop order; kl best writes it
+  budgets   iterations, patience, wall time and worker time stop the run
+  llm       scripted replies from the fake server (tests/net/fake_llm.py),
+            one per verdict, and a dollar budget
+  replay    of the llm run gives the same decisions
+  kill      SIGKILL at random instants, then --resume until done: every
+            ledger parses, ids are unique, iterations contiguous
+usage: test_run.py KL SOURCE_DIR
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+KL, SRC = sys.argv[1], sys.argv[2]
+TMP = tempfile.mkdtemp(prefix="kl-run-test-")
+ENV = dict(os.environ, KERNLAB_SHARE_DIR=SRC + "/share/kernlab",
+           KERNLAB_CACHE_DIR=TMP + "/cache", NO_COLOR="1",
+           KL_CONFIG=TMP + "/none.yaml")
+for k in ("KL_LLM_PROVIDER", "KL_LLM_MODEL", "KL_LLM_BASE_URL"):
+    ENV.pop(k, None)
+FAILS = []
+with open(TMP + "/none.yaml", "w") as f:
+    f.write("# no llm configured\n")
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def small_case(name):
+    d = os.path.join(TMP, name)
+    shutil.copytree(SRC + "/cases/host_matmul", d,
+                    ignore=shutil.ignore_patterns("runs", "*.jsonl", "*.csv"))
+    with open(d + "/case.yaml") as f:
+        text = f.read()
+    text = text.replace("  - { name: n256, n: 256 }\n", "")
+    text = text.replace("  - { name: n512, n: 512 }\n", "  - { name: n128, n: 128 }\n")
+    text = text.replace("  - { name: n1024, n: 1024, weight: 2 }",
+                        "  - { name: n192, n: 192, weight: 2 }")
+    with open(d + "/case.yaml", "w") as f:
+        f.write(text)
+    return d
+
+
+def kl(*args, env=None, want=0):
+    p = subprocess.run([KL] + list(args), capture_output=True, text=True,
+                       env=env or ENV, timeout=600)
+    if p.returncode != want:
+        check(False, "kl %s exited %d, want %d\n%s%s" % (
+            " ".join(args), p.returncode, want, p.stdout, p.stderr))
+    return p
+
+
+def run_json(*args, env=None):
+    p = kl("run", *args, "--json", "--time-cap", "300", env=env)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        check(False, "kl run --json printed no JSON: %r" % p.stdout[:300])
+        return {}
+
+
+def ledger(case, name):
+    path = os.path.join(case, name)
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        text = f.read()
+    check(text == "" or text.endswith("\n"), name + " ends with a torn line")
+    return [json.loads(line) for line in text.splitlines() if line]
+
+
+def runs_records(case, run):
+    return [r for r in ledger(case, "solutions.jsonl") if r["run"] == run]
+
+
+def check_ledgers(case):
+    sols = ledger(case, "solutions.jsonl")
+    ids = [r["id"] for r in sols]
+    check(len(ids) == len(set(ids)), "solution ids are unique")
+    by_run = {}
+    for r in sols:
+        by_run.setdefault(r["run"], []).append(r["iteration"])
+    for run, its in by_run.items():
+        check(its == list(range(len(its))),
+              "iterations of %s contiguous from 0: %s" % (run, its))
+        for it in its:
+            d = "%s/runs/%s/iter_%03d" % (case, run, it)
+            check(os.path.exists(d + "/verdict.json"), d + " has verdict.json")
+    ledger(case, "memory.jsonl")
+    with open(os.path.join(case, "benchmark.csv")) as f:
+        rows = [line.rstrip("\n").split(",") for line in f]
+    check(rows and rows[0][0] == "run", "benchmark.csv has its header")
+    check(all(len(r) == len(rows[0]) for r in rows), "benchmark.csv rows even")
+    return sols
+
+
+# ---- tune ------------------------------------------------------------------
+case = small_case("tune")
+s = run_json(case, "--iterations", "8", "--seed", "7")
+check(s.get("proposer") == "tune", "no LLM configured: tune")
+check(s.get("verdicts", {}).get("ACCEPTED", 0) >= 1, "tune accepted something")
+check(s.get("best_speedup", {}).get("ci", [0])[0] > 1.5,
+      "tune found a clearly faster variant: %s" % s.get("best_speedup"))
+check(s.get("stop_reason") in ("iterations", "patience", "exhausted"),
+      "stop reason %s" % s.get("stop_reason"))
+best = [r for r in runs_records(case, s["run"]) if r["id"] == s["best"]][0]
+check("LOOP_ORDER=1" in best["config"] or "BLOCK=0" not in best["config"],
+      "the best is a reordered or blocked variant: %s" % best["config"])
+kl("best", case, "-o", TMP + "/best.c")
+with open(TMP + "/best.c") as f:
+    check("#define LOOP_ORDER" in f.read(), "kl best writes the settings in")
+kl("best", case, "-o", TMP + "/best.c", want=1)  # never overwrites
+check_ledgers(case)
+# nothing accepted yet elsewhere: kl best says so, exit 2
+kl("best", small_case("empty"), want=2)
+
+# ---- budgets ---------------------------------------------------------------
+case = small_case("budgets")
+s = run_json(case, "--iterations", "2", "--seed", "7")
+check(s.get("stop_reason") == "iterations" and s.get("iterations") == 2,
+      "--iterations 2: %s" % s)
+s = run_json(case, "--patience", "1", "--iterations", "8", "--seed", "7")
+check(s.get("stop_reason") == "patience" and s.get("iterations") == 2,
+      "--patience 1 stops after the first iteration without an acceptance: "
+      "%s" % s)
+s = run_json(case, "--max-wall", "0.001")
+check(s.get("stop_reason") == "wall_time" and s.get("iterations") == 0,
+      "--max-wall: %s" % s)
+s = run_json(case, "--max-worker-seconds", "0.001")
+check(s.get("stop_reason") == "worker_time", "--max-worker-seconds: %s" % s)
+check_ledgers(case)
+
+# ---- llm against the fake server ---------------------------------------------
+server_log = TMP + "/server.log"
+srv = subprocess.Popen(["python3", SRC + "/tests/net/fake_llm.py", server_log],
+                       stdout=subprocess.PIPE, text=True,
+                       env=dict(ENV, FAKE_LLM_SCRIPT=SRC + "/tests/run/replies",
+                                ANTHROPIC_API_KEY="sk-fake-run-test-key"))
+port = int(srv.stdout.readline().split()[1])
+with open(TMP + "/config.yaml", "w") as f:
+    f.write("llm:\n  provider: anthropic\n  model: fake-model\n"
+            "  base_url: http://127.0.0.1:%d/anthropic/script\n"
+            "  max_retries: 0\n"
+            "  prices:\n    fake-model: {input: 1000, output: 1000}\n" % port)
+LENV = dict(ENV, KL_CONFIG=TMP + "/config.yaml",
+            ANTHROPIC_API_KEY="sk-fake-run-test-key")
+try:
+    case = small_case("llm")
+    s = run_json(case, "--iterations", "8", "--patience", "20", "--seed", "11",
+                 "--timeout", "3000", env=LENV)
+    check(s.get("proposer") == "llm", "an LLM configured: llm")
+    got = [r["verdict"] for r in runs_records(case, s.get("run", ""))]
+    want = ["BASELINE", "ACCEPTED", "REJECTED", "INCORRECT", "CRASHED",
+            "TIMEOUT", "COMPILE_ERROR", "INVALID_REPLY", "CHEAT"]
+    check(got == want, "scripted verdicts %s, want %s" % (got, want))
+    recs = runs_records(case, s.get("run", ""))
+    if len(recs) == 9:
+        check(recs[8]["gate"] == "stale_outputs", "CHEAT names its gate")
+        check(recs[7]["gate"] == "elisions_and_stubs",
+              "the elided reply names its gate: %s" % recs[7]["gate"])
+        d = "%s/runs/%s/iter_001" % (case, s["run"])
+        for name in ("prompt.txt", "reply.txt", "kernel.c", "kernel.diff",
+                     "verdict.json", "report.json"):
+            check(os.path.exists(d + "/" + name), "iter_001 has " + name)
+    check(abs(s.get("budget", {}).get("usd", {}).get("used", 0) - 8 * 0.15)
+          < 1e-6, "8 requests at $0.15: %s" % s.get("budget"))
+    run1 = s.get("run", "")
+    # the key never reaches a record
+    for root, _, files in os.walk(case):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                check(b"sk-fake-run-test-key" not in f.read(),
+                      "the API key is in " + os.path.join(root, name))
+    # the next run's prompt carries this run's memory
+    s2 = run_json(case, "--iterations", "1", "--seed", "11", "--timeout",
+                  "3000", env=LENV)
+    with open("%s/runs/%s/iter_001/prompt.txt" % (case, s2.get("run", ""))) as f:
+        check("i-k-j loop order" in f.read(), "memory reaches the next prompt")
+    # a dollar budget
+    s3 = run_json(case, "--iterations", "8", "--max-usd", "0.2", "--timeout",
+                  "3000", env=LENV)
+    check(s3.get("stop_reason") == "usd" and s3.get("iterations") == 2,
+          "--max-usd 0.2 stops after two $0.15 requests: %s" % s3)
+    # a provider that fails after its retries stops the run, records whole
+    with open(TMP + "/down.yaml", "w") as f:
+        f.write("llm:\n  provider: anthropic\n  model: fake-model\n"
+                "  base_url: http://127.0.0.1:%d/anthropic/down\n"
+                "  max_retries: 0\n" % port)
+    p = kl("run", case, "--json", "--iterations", "3", "--time-cap", "300",
+           env=dict(LENV, KL_CONFIG=TMP + "/down.yaml"), want=1)
+    s5 = json.loads(p.stdout) if p.stdout.strip() else {}
+    check(s5.get("stop_reason") == "llm_error" and "503" in p.stderr,
+          "a failing provider: %s %s" % (s5, p.stderr))
+    # ---- replay: same decisions, no tokens ------------------------------------
+    s4 = run_json(case, "--replay", run1, "--iterations", "8", "--patience",
+                  "20", "--timeout", "3000")
+    rep = [r["verdict"] for r in runs_records(case, s4.get("run", ""))]
+    check(rep == want, "replay decisions %s, want %s" % (rep, want))
+    check(s4.get("budget", {}).get("usd", {}).get("used", 1) == 0,
+          "a replay spends nothing")
+    check_ledgers(case)
+finally:
+    srv.kill()
+
+# ---- SIGKILL at random instants, then resume -----------------------------------
+random.seed(int(os.environ.get("KL_TEST_SEED", "1")))
+case = small_case("kill")
+args = [KL, "run", case, "--iterations", "5", "--patience", "10", "--seed",
+        "5", "--time-cap", "200"]
+run_id = None
+kills = 0
+for attempt in range(12):
+    cmd = list(args) + (["--resume", run_id] if run_id else [])
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, env=ENV)
+    last = attempt == 11
+    try:
+        p.wait(timeout=None if last else random.uniform(0.1, 1.5))
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        kills += 1
+    if run_id is None:
+        runs = os.listdir(case + "/runs") if os.path.isdir(case + "/runs") else []
+        ok = [r for r in runs if os.path.exists("%s/runs/%s/run.json" % (case, r))]
+        if ok:
+            run_id = ok[0]
+        else:  # killed before its run.json: a new run next time
+            for r in runs:
+                shutil.rmtree(case + "/runs/" + r)
+    if p.returncode == 0:
+        break
+check(kills >= 1, "the kill test killed at least once")
+check(p.returncode == 0, "the last resume finished: %s" % p.stderr.read())
+# a torn tail (as a power cut leaves) is cut back on the next append
+with open(case + "/solutions.jsonl", "a") as f:
+    f.write('{"id": "torn')
+s = run_json(case, "--resume", run_id, "--iterations", "6")
+check(s.get("iterations") == 6, "resume to a new total: %s" % s)
+sols = check_ledgers(case)
+check([r["iteration"] for r in sols if r["run"] == run_id] == list(range(7)),
+      "killed %d times, resumed, iterations 0..6" % kills)
+print("killed %d times" % kills)
+
+shutil.rmtree(TMP, ignore_errors=True)
+print("%d failures" % len(FAILS))
+sys.exit(1 if FAILS else 0)

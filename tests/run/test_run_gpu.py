@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""kl run on a CUDA device (ctest label gpu; exit 77, skipped, without one).
+
+  tune  on gemm_f32: every BLOCK configuration measured against the best,
+        the baseline profiled and diagnosed, the roofline gate applied
+  llm   on transpose_f32 with scripted replies from the fake server: the
+        tiled kernel is ACCEPTED, a copy is INCORRECT, a typo is a
+        COMPILE_ERROR, half the rows left unwritten is INCORRECT
+usage: test_run_gpu.py KL SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+KL, SRC = sys.argv[1], sys.argv[2]
+TMP = tempfile.mkdtemp(prefix="kl-run-gpu-")
+ENV = dict(os.environ, KERNLAB_SHARE_DIR=SRC + "/share/kernlab",
+           KERNLAB_CACHE_DIR=TMP + "/cache", NO_COLOR="1",
+           KL_CONFIG=TMP + "/none.yaml")
+for k in ("KL_LLM_PROVIDER", "KL_LLM_MODEL", "KL_LLM_BASE_URL"):
+    ENV.pop(k, None)
+with open(TMP + "/none.yaml", "w") as f:
+    f.write("# no llm\n")
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, flush=True)
+
+
+probe = subprocess.run([KL, "bench", SRC + "/cases/vector_add", "--shape",
+                        "1M", "--json"], capture_output=True, text=True,
+                       env=ENV)
+if probe.returncode != 0:
+    print("skipped: no CUDA device here (%s)" % probe.stderr.strip()[:200])
+    sys.exit(77)
+
+
+def copy_case(name):
+    d = os.path.join(TMP, name)
+    shutil.copytree(SRC + "/cases/" + name, d,
+                    ignore=shutil.ignore_patterns("runs", "*.jsonl", "*.csv"))
+    return d
+
+
+def run(case, *args, env=None):
+    p = subprocess.run([KL, "run", case, "--json"] + list(args),
+                       capture_output=True, text=True, env=env or ENV,
+                       timeout=900)
+    check(p.returncode == 0, "kl run %s exited %d: %s" % (
+        " ".join(args), p.returncode, p.stderr[-2000:]))
+    print(p.stdout.strip(), flush=True)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {}
+
+
+def records(case, run_id):
+    with open(case + "/solutions.jsonl") as f:
+        return [r for r in map(json.loads, f) if r["run"] == run_id]
+
+
+# ---- tune on gemm_f32 ---------------------------------------------------------
+case = copy_case("gemm_f32")
+s = run(case, "--iterations", "4", "--seed", "3")
+recs = records(case, s.get("run", ""))
+check(s.get("proposer") == "tune" and s.get("stop_reason") == "exhausted",
+      "tune over BLOCK's three values: %s" % s)
+check([r["verdict"] for r in recs][0] == "BASELINE", "iteration 0")
+check(all(r["verdict"] in ("ACCEPTED", "REJECTED") for r in recs[1:]),
+      "every BLOCK is correct: %s" % [(r["config"], r["verdict"], r["reason"])
+                                      for r in recs[1:]])
+check(len(recs) == 3, "two configurations besides the baseline's")
+it0 = "%s/runs/%s/iter_000" % (case, s.get("run", ""))
+with open(it0 + "/profile.json") as f:
+    prof = json.load(f)
+check(all("profile" in sh for sh in prof.get("shapes", [])),
+      "the baseline is profiled at every shape")
+check(os.path.exists(it0 + "/rules.json"), "and diagnosed")
+with open(it0 + "/verdict.json") as f:
+    check(json.load(f)["gates"]["faster_than_roofline"] == "applied",
+          "the roofline gate has the measured DRAM peak")
+check(recs[0]["environment"]["gpu"], "the environment names the GPU")
+for r in recs:
+    print(r["iteration"], r["config"], r["verdict"], r.get("speedup"),
+          r.get("reason"))
+
+# ---- scripted llm on transpose_f32 --------------------------------------------------
+log = TMP + "/server.log"
+srv = subprocess.Popen(
+    ["python3", SRC + "/tests/net/fake_llm.py", log], stdout=subprocess.PIPE,
+    text=True, env=dict(ENV, FAKE_LLM_SCRIPT=SRC + "/tests/run/replies_transpose",
+                        ANTHROPIC_API_KEY="sk-fake-gpu-key"))
+port = int(srv.stdout.readline().split()[1])
+with open(TMP + "/config.yaml", "w") as f:
+    f.write("llm:\n  provider: anthropic\n  model: fake-model\n"
+            "  base_url: http://127.0.0.1:%d/anthropic/script\n"
+            "  max_retries: 0\n" % port)
+try:
+    case = copy_case("transpose_f32")
+    s = run(case, "--iterations", "4", "--patience", "10", "--seed", "9",
+            env=dict(ENV, KL_CONFIG=TMP + "/config.yaml",
+                     ANTHROPIC_API_KEY="sk-fake-gpu-key"))
+    recs = records(case, s.get("run", ""))
+    got = [r["verdict"] for r in recs]
+    want = ["BASELINE", "ACCEPTED", "INCORRECT", "COMPILE_ERROR", "INCORRECT"]
+    check(got == want, "scripted verdicts %s, want %s" % (got, want))
+    check(s.get("best_speedup", {}).get("ci", [0])[0] > 1.1,
+          "the tiled transpose is clearly faster: %s" % s.get("best_speedup"))
+    for r in recs:
+        print(r["iteration"], r["verdict"], r.get("speedup"), r.get("reason"))
+    acc = "%s/runs/%s/iter_001" % (case, s.get("run", ""))
+    check(os.path.exists(acc + "/profile.json") and
+          os.path.exists(acc + "/rules.json"), "the acceptance is profiled")
+finally:
+    srv.kill()
+
+shutil.rmtree(TMP, ignore_errors=True)
+print("%d failures" % len(FAILS))
+sys.exit(1 if FAILS else 0)
