@@ -95,11 +95,13 @@ typedef struct kl_time_options {
                                gain (wholly above 1+g, below 1/(1+g), or
                                inside both), once three blocks were
                                sampled; < 0 (default): off */
-  int verify;           /**< after sampling, compare the outputs of every
-                             placement block's last timed launch with the
+  int verify;           /**< after sampling, compare the outputs the last
+                             plugin's last placement block left with the
                              oracle on that block's inputs (each block after
-                             the first gets fresh inputs): results computed
-                             once and handed back later are caught */
+                             the first gets fresh inputs; if the last block
+                             is the first, one more launch on fresh inputs):
+                             results computed once and handed back later
+                             are caught */
   int oracle;           /**< verify against this plugin; -1: the timed
                              plugin's own host reference */
 } kl_time_options;
@@ -128,7 +130,8 @@ typedef struct kl_samples {
                              fewer than six blocks) */
   int verified;         /**< kl_time_options.verify ran */
   uint64_t stale[2];    /**< per plugin: output elements that differed
-                             from the oracle after timing */
+                             from the oracle after timing (only the last
+                             plugin is verified) */
   char stale_detail[2][160]; /**< the first of them */
 } kl_samples;
 KL_EXTERN(void) kl_samples_dispose(kl_samples *s);

@@ -358,14 +358,6 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     kl_samples_dispose(&s);
     return rc;
   }
-  if (s.verified && n == 2 && s.stale[0]) {
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                   "shape %s: the kernel compared against gave outputs that "
-                   "did not match its inputs after timing (%s)",
-                   e->res.name, s.stale_detail[0]);
-    kl_samples_dispose(&s);
-    return rc;
-  }
   e->res.timed = 1;
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
