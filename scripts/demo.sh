@@ -2,7 +2,7 @@
 # The main job: build; check every bundled case; bench the host cases
 # (checked on fresh seeds, then timed with cold caches); diagnose the naive
 # transpose from a profile recorded on an H200; then optimize a bundled case
-# with kl run -- host_matmul on the CPU, and rmsnorm_bf16 too where there is
+# with kl run -- host_matmul on the CPU, and gemm_f32 too where there is
 # a GPU -- printing the improvement found and where the records are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +32,8 @@ else
   echo "== kl rules cases/transpose_f32 --shape square4k   (profiled here)"
   "$KL" rules cases/transpose_f32 --shape square4k
   echo
-  echo "== kl run cases/rmsnorm_bf16 --iterations 6   (tune BLOCK x VEC on the GPU)"
-  "$KL" run cases/rmsnorm_bf16 --iterations 6
+  echo "== kl run cases/gemm_f32   (tune the block edge on the GPU)"
+  "$KL" run cases/gemm_f32
 fi
 echo
 echo "== kl run cases/host_matmul --iterations 3 --no-profile   (tune on the CPU)"

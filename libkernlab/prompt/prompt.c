@@ -64,7 +64,11 @@ static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
       "- Plain ASCII only, in code and comments.\n"
       "- Add one line `MEMO: <rule or idea>` naming the finding or idea this "
       "version targets (e.g. `MEMO: uncoalesced_stores: tile through shared "
-      "memory`).\n",
+      "memory`).\n"
+      "- A compile-time parameter you are unsure of may be left to a search: "
+      "give it a default with #ifndef NAME / #define NAME v / #endif and "
+      "declare its candidates in a comment line `// @tunable NAME: v1, v2, "
+      "v3`; kernlab measures them for you.\n",
       cuda ? "CUDA" : "C", kl_case_name(c), sig,
       cuda ? "- The launch geometry (grid, block, dynamic shared memory) is "
              "fixed by the case, per shape, below; write the kernel for it. "
