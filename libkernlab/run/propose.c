@@ -28,7 +28,7 @@
 
 void kl__run_proposal_dispose(proposal *p) {
   kl__free(p->source);
-  kl__run_config_free(p->config);
+  kl__strv_free(p->config);
   kl__free(p->memo);
   kl__free(p->prompt);
   kl__free(p->reply);
@@ -148,7 +148,7 @@ static char **space_config(const space *s, size_t index) {
   for (size_t d = 0; cfg && d < s->ndims; d++) {
     kl_buf b = KL_BUF_INIT;
     if (kl__buf_printf(&b, "%s=%s", s->names[d], s->values[d][digits[d]]) < 0) {
-      kl__run_config_free(cfg);
+      kl__strv_free(cfg);
       return NULL;
     }
     cfg[d] = kl__buf_detach(&b);
@@ -180,7 +180,7 @@ int kl__run_full_config(char ***out, const kl_case *c, const char *source,
         v = d < c->ntunables ? kl_case_tunable_current(c, d) : s.values[d][0];
       kl_buf b = KL_BUF_INIT;
       if (kl__buf_printf(&b, "%s=%s", s.names[d], v) < 0) {
-        kl__run_config_free(cfg);
+        kl__strv_free(cfg);
         cfg = NULL;
         break;
       }
@@ -254,7 +254,7 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
     char **cfg = space_config(&s, i);
     char *key = cfg ? kl__run_key(r->best_source, cfg) : NULL;
     if (!key) {
-      kl__run_config_free(cfg);
+      kl__strv_free(cfg);
       kl__free(open);
       open = NULL;
       break;
@@ -262,7 +262,7 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
     if (strcmp(key, best_key) != 0 && !tried(r, key))
       open[nopen++] = i;
     kl__free(key);
-    kl__run_config_free(cfg);
+    kl__strv_free(cfg);
   }
   if (!open) {
     kl__free(best_key);
@@ -285,7 +285,7 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
           best = sc;
           pick = open[k];
         }
-        kl__run_config_free(cfg);
+        kl__strv_free(cfg);
       }
     }
     p->proposer = "tune";

@@ -55,25 +55,6 @@ char *kl__run_key(const char *source, char *const *config) {
   return kl__buf_detach(&b);
 }
 
-char **kl__run_config_dup(char *const *config) {
-  size_t n = 0;
-  while (config && config[n])
-    n++;
-  char **out = kl__calloc(n + 1, sizeof(*out));
-  for (size_t i = 0; out && i < n; i++)
-    if (!(out[i] = kl__strdup(config[i]))) {
-      kl__run_config_free(out);
-      return NULL;
-    }
-  return out;
-}
-
-void kl__run_config_free(char **config) {
-  for (size_t i = 0; config && config[i]; i++)
-    kl__free(config[i]);
-  kl__free(config);
-}
-
 /* The kernel with its settings written in front as #defines, so the file
  * alone builds the configuration that was measured. */
 int kl__run_best_kernel_text(kl_buf *out, const char *source,
@@ -394,7 +375,7 @@ static char **config_from_json(json_object *arr) {
   for (size_t i = 0; out && i < n; i++)
     if (!(out[i] = kl__strdup(
               json_object_get_string(json_object_array_get_idx(arr, i))))) {
-      kl__run_config_free(out);
+      kl__strv_free(out);
       return NULL;
     }
   return out;
@@ -451,13 +432,13 @@ static int resume_line(json_object *rec, int line, void *payload) {
     char **config = config_from_json(cfg);
     if (!src || !config) {
       kl__free(src);
-      kl__run_config_free(config);
+      kl__strv_free(config);
       return kl__error(KL_EIO, KL_DOMAIN_NONE,
                        "%s/iter_%03d: the kernel of a recorded %s is missing",
                        r->dir, it, it == 0 ? "baseline" : "acceptance");
     }
     kl__free(r->best_source);
-    kl__run_config_free(r->best_config);
+    kl__strv_free(r->best_config);
     kl__free(r->best_id);
     r->best_source = src;
     r->best_config = config;

@@ -38,14 +38,14 @@ void kl_run_free(kl_run *r) {
   kl__free(r->stop_detail);
   kl__free(r->best_id);
   kl__free(r->best_source);
-  kl__run_config_free(r->best_config);
+  kl__strv_free(r->best_config);
   kl_profile_list_free(r->best_profiles);
   kl_profile_list_free(r->base_profiles);
   for (size_t i = 0; i < r->nattempts; i++) {
     kl__free(r->attempts[i].memo);
     kl__free(r->attempts[i].reason);
     kl__free(r->attempts[i].key);
-    kl__run_config_free(r->attempts[i].config);
+    kl__strv_free(r->attempts[i].config);
   }
   kl__free(r->attempts);
   kl_llm_free(r->llm);
@@ -274,7 +274,7 @@ typedef struct iteration {
 static void iteration_dispose(iteration *it) {
   kl__free(it->dir);
   kl__free(it->source);
-  kl__run_config_free(it->config);
+  kl__strv_free(it->config);
   kl__free(it->memo);
   kl__free(it->reason);
 }
@@ -321,6 +321,17 @@ static int write_benchmark(kl_run *r, const iteration *it,
     kl_buf_dispose(&b);
   }
   kl__free(path);
+  return rc;
+}
+
+/* Append the record built in *b (rc: whether building it ran out of
+ * memory) to the case's ledger `name`; *b is disposed. */
+static int append_record(const kl_run *r, const char *name, kl_buf *b,
+                         int rc) {
+  char *path = rc ? NULL : kl__path_join(r->case_dir, name);
+  rc = path ? kl__ledger_append(path, b->ptr, NULL) : kl__error_oom();
+  kl__free(path);
+  kl_buf_dispose(b);
   return rc;
 }
 
@@ -398,15 +409,7 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
                        (unsigned long long)it->tokens_out,
                        (long long)time(NULL));
   kl__free(hash);
-  if (rc) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  char *path = kl__path_join(r->case_dir, "solutions.jsonl");
-  rc = path ? kl__ledger_append(path, b.ptr, NULL) : kl__error_oom();
-  kl__free(path);
-  kl_buf_dispose(&b);
-  return rc;
+  return append_record(r, "solutions.jsonl", &b, rc);
 }
 
 static int write_memory(kl_run *r, const iteration *it) {
@@ -424,15 +427,7 @@ static int write_memory(kl_run *r, const iteration *it) {
   rc |= kl__buf_puts(&b, ",\"reason\":");
   rc |= json_str_or_null(&b, it->reason);
   rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
-  if (rc) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  char *path = kl__path_join(r->case_dir, "memory.jsonl");
-  rc = path ? kl__ledger_append(path, b.ptr, NULL) : kl__error_oom();
-  kl__free(path);
-  kl_buf_dispose(&b);
-  return rc;
+  return append_record(r, "memory.jsonl", &b, rc);
 }
 
 static int write_verdict(const iteration *it, const kl_run *r) {
@@ -592,7 +587,7 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       a->speedup = it->timed ? it->vs_parent.speedup : 0;
       a->log_vs_base =
           it->timed ? log(it->vs_parent.speedup * r->best_vs_base.speedup) : 0;
-      a->config = kl__run_config_dup(it->config);
+      a->config = kl__strv_dup((const char *const *)it->config);
     }
     r->counts[it->outcome]++;
     r->done++;
@@ -603,7 +598,7 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       (it->outcome == KL_OUTCOME_ACCEPTED || it->outcome == KL_OUTCOME_BASELINE)) {
     kl__free(r->best_id);
     kl__free(r->best_source);
-    kl__run_config_free(r->best_config);
+    kl__strv_free(r->best_config);
     r->best_id = kl__strdup(id);
     r->best_source = it->source;
     r->best_config = it->config;
@@ -1136,7 +1131,7 @@ static int best_line(json_object *rec, int line, void *payload) {
   kl__free(a->line_json);
   kl__free(a->dir);
   kl__free(a->kernel);
-  kl__run_config_free(a->config);
+  kl__strv_free(a->config);
   a->log_best = lb;
   a->line_json = kl__strdup(json_object_to_json_string_ext(
       rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -1186,6 +1181,6 @@ int kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c) {
   kl__free(a.line_json);
   kl__free(a.dir);
   kl__free(a.kernel);
-  kl__run_config_free(a.config);
+  kl__strv_free(a.config);
   return rc;
 }

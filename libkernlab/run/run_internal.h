@@ -78,8 +78,6 @@ int kl__run_write(const char *dir, const char *name, const char *text);
 int kl__run_environment(kl_run *r, const kl_report *rep);
 char *kl__run_config_text(char *const *config, const char *sep);
 char *kl__run_key(const char *source, char *const *config);
-char **kl__run_config_dup(char *const *config);
-void kl__run_config_free(char **config);
 int kl__run_memory_load(kl_run *r);
 int kl__run_best_kernel_text(kl_buf *out, const char *source,
                              char *const *config);

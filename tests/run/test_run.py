@@ -18,31 +18,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import time
+
+from support import FAILS, check, copy_case, fake_llm, scratch
 
 KL, SRC = sys.argv[1], sys.argv[2]
-TMP = tempfile.mkdtemp(prefix="kl-run-test-")
-ENV = dict(os.environ, KERNLAB_SHARE_DIR=SRC + "/share/kernlab",
-           KERNLAB_CACHE_DIR=TMP + "/cache", NO_COLOR="1",
-           KL_CONFIG=TMP + "/none.yaml")
-for k in ("KL_LLM_PROVIDER", "KL_LLM_MODEL", "KL_LLM_BASE_URL"):
-    ENV.pop(k, None)
-FAILS = []
-with open(TMP + "/none.yaml", "w") as f:
-    f.write("# no llm configured\n")
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, flush=True)
+TMP, ENV = scratch(SRC, "kl-run-test-")
 
 
 def small_case(name):
-    d = os.path.join(TMP, name)
-    shutil.copytree(SRC + "/cases/host_matmul", d,
-                    ignore=shutil.ignore_patterns("runs", "*.jsonl", "*.csv"))
+    d = copy_case(SRC, "host_matmul", os.path.join(TMP, name))
     with open(d + "/case.yaml") as f:
         text = f.read()
     text = text.replace("  - { name: n256, n: 256 }\n", "")
@@ -144,19 +128,9 @@ check(s.get("stop_reason") == "worker_time", "--max-worker-seconds: %s" % s)
 check_ledgers(case)
 
 # ---- llm against the fake server ---------------------------------------------
-server_log = TMP + "/server.log"
-srv = subprocess.Popen(["python3", SRC + "/tests/net/fake_llm.py", server_log],
-                       stdout=subprocess.PIPE, text=True,
-                       env=dict(ENV, FAKE_LLM_SCRIPT=SRC + "/tests/run/replies",
-                                ANTHROPIC_API_KEY="sk-fake-run-test-key"))
-port = int(srv.stdout.readline().split()[1])
-with open(TMP + "/config.yaml", "w") as f:
-    f.write("llm:\n  provider: anthropic\n  model: fake-model\n"
-            "  base_url: http://127.0.0.1:%d/anthropic/script\n"
-            "  max_retries: 0\n"
-            "  prices:\n    fake-model: {input: 1000, output: 1000}\n" % port)
-LENV = dict(ENV, KL_CONFIG=TMP + "/config.yaml",
-            ANTHROPIC_API_KEY="sk-fake-run-test-key")
+srv, port, config = fake_llm(SRC, TMP, ENV, SRC + "/tests/run/replies",
+                             "sk-fake-run-test-key")
+LENV = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY="sk-fake-run-test-key")
 try:
     case = small_case("llm")
     s = run_json(case, "--iterations", "8", "--patience", "20", "--seed", "11",

@@ -13,24 +13,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+from support import FAILS, check, copy_case as copy_to, fake_llm, scratch
 
 KL, SRC = sys.argv[1], sys.argv[2]
-TMP = tempfile.mkdtemp(prefix="kl-run-gpu-")
-ENV = dict(os.environ, KERNLAB_SHARE_DIR=SRC + "/share/kernlab",
-           KERNLAB_CACHE_DIR=TMP + "/cache", NO_COLOR="1",
-           KL_CONFIG=TMP + "/none.yaml")
-for k in ("KL_LLM_PROVIDER", "KL_LLM_MODEL", "KL_LLM_BASE_URL"):
-    ENV.pop(k, None)
-with open(TMP + "/none.yaml", "w") as f:
-    f.write("# no llm\n")
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what, flush=True)
+TMP, ENV = scratch(SRC, "kl-run-gpu-")
 
 
 probe = subprocess.run([KL, "bench", SRC + "/cases/vector_add", "--shape",
@@ -42,10 +29,7 @@ if probe.returncode != 0:
 
 
 def copy_case(name):
-    d = os.path.join(TMP, name)
-    shutil.copytree(SRC + "/cases/" + name, d,
-                    ignore=shutil.ignore_patterns("runs", "*.jsonl", "*.csv"))
-    return d
+    return copy_to(SRC, name, os.path.join(TMP, name))
 
 
 def run(case, *args, env=None):
@@ -92,20 +76,13 @@ for r in recs:
           r.get("reason"))
 
 # ---- scripted llm on transpose_f32 --------------------------------------------------
-log = TMP + "/server.log"
-srv = subprocess.Popen(
-    ["python3", SRC + "/tests/net/fake_llm.py", log], stdout=subprocess.PIPE,
-    text=True, env=dict(ENV, FAKE_LLM_SCRIPT=SRC + "/tests/run/replies_transpose",
-                        ANTHROPIC_API_KEY="sk-fake-gpu-key"))
-port = int(srv.stdout.readline().split()[1])
-with open(TMP + "/config.yaml", "w") as f:
-    f.write("llm:\n  provider: anthropic\n  model: fake-model\n"
-            "  base_url: http://127.0.0.1:%d/anthropic/script\n"
-            "  max_retries: 0\n" % port)
+srv, port, config = fake_llm(SRC, TMP, ENV,
+                             SRC + "/tests/run/replies_transpose",
+                             "sk-fake-gpu-key")
 try:
     case = copy_case("transpose_f32")
     s = run(case, "--iterations", "4", "--patience", "10", "--seed", "9",
-            env=dict(ENV, KL_CONFIG=TMP + "/config.yaml",
+            env=dict(ENV, KL_CONFIG=config,
                      ANTHROPIC_API_KEY="sk-fake-gpu-key"))
     recs = records(case, s.get("run", ""))
     got = [r["verdict"] for r in recs]

@@ -1,0 +1,54 @@
+"""What both kl run tests share: a scratch folder and environment (no user
+config, no LLM settings from the caller, a private compile cache), failure
+bookkeeping, a copy of a bundled case, and the fake LLM server."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def scratch(src, prefix):
+    """(folder, environment) for a test run against source tree src."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    env = dict(os.environ, KERNLAB_SHARE_DIR=src + "/share/kernlab",
+               KERNLAB_CACHE_DIR=tmp + "/cache", NO_COLOR="1",
+               KL_CONFIG=tmp + "/none.yaml")
+    for k in ("KL_LLM_PROVIDER", "KL_LLM_MODEL", "KL_LLM_BASE_URL"):
+        env.pop(k, None)
+    with open(tmp + "/none.yaml", "w") as f:
+        f.write("# no llm configured\n")
+    return tmp, env
+
+
+def copy_case(src, name, dest):
+    """A copy of cases/<name> at dest, without any records."""
+    shutil.copytree(src + "/cases/" + name, dest,
+                    ignore=shutil.ignore_patterns("runs", "*.jsonl", "*.csv",
+                                                  "memory.summary.md"))
+    return dest
+
+
+def fake_llm(src, tmp, env, script_dir, key):
+    """Start tests/net/fake_llm.py answering from script_dir; returns the
+    process and a KL_CONFIG file pointing an anthropic provider at it."""
+    srv = subprocess.Popen(
+        ["python3", src + "/tests/net/fake_llm.py", tmp + "/server.log"],
+        stdout=subprocess.PIPE, text=True,
+        env=dict(env, FAKE_LLM_SCRIPT=script_dir, ANTHROPIC_API_KEY=key))
+    port = int(srv.stdout.readline().split()[1])
+    config = tmp + "/config.yaml"
+    with open(config, "w") as f:
+        f.write("llm:\n  provider: anthropic\n  model: fake-model\n"
+                "  base_url: http://127.0.0.1:%d/anthropic/script\n"
+                "  max_retries: 0\n"
+                "  prices:\n    fake-model: {input: 1000, output: 1000}\n"
+                % port)
+    return srv, port, config
