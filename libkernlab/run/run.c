@@ -1022,6 +1022,8 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
          KL_OUTCOME_BASELINE, NULL, 0);
     proposal p;
     rc = kl__run_propose(r, &p);
+    if (rc != 0)
+      kl__run_proposal_dispose(&p); /* what a failed proposal got so far */
     if (rc == 1 || rc == 2) {
       if (rc == 2) {
         const kl_error *e = kl_error_last();
