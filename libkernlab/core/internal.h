@@ -101,6 +101,9 @@ int kl__read_file(kl_buf *out, const char *path);
 int kl__list_dir(char ***names, size_t *n, const char *dir,
                  const char *suffix, const char *what);
 void kl__names_free(char **names, size_t n);
+/* write() all n bytes, retrying after EINTR and short writes; 0 or -1
+ * (errno set). */
+int kl__write_all(int fd, const char *data, size_t n);
 /* Write a whole file, creating it; fails with KL_EEXISTS if it exists. */
 int kl__write_new_file(const char *path, const char *data, size_t n);
 /* "a" + "b" -> "a/b"; an absolute b is kept as is. Caller frees. */

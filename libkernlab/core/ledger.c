@@ -9,22 +9,17 @@
 
 #include "ledger.h"
 
-static int io_error(const char *path, const char *what) {
-  return kl__error(KL_EIO, KL_DOMAIN_OS, "%s: %s: %s", path, what,
-                   strerror(errno));
-}
-
 /* Cut a torn last line (no newline) back to the last complete one. */
 static int repair_tail(int fd, const char *path) {
   struct stat st;
   if (fstat(fd, &st) < 0)
-    return io_error(path, "stat");
+    return kl__error_os(KL_EIO, path, "stat");
   off_t end = st.st_size;
   if (end == 0)
     return 0;
   char c;
   if (pread(fd, &c, 1, end - 1) != 1)
-    return io_error(path, "read");
+    return kl__error_os(KL_EIO, path, "read");
   if (c == '\n')
     return 0;
   char buf[4096];
@@ -33,29 +28,16 @@ static int repair_tail(int fd, const char *path) {
     size_t n = pos > (off_t)sizeof(buf) ? sizeof(buf) : (size_t)pos;
     pos -= (off_t)n;
     if (pread(fd, buf, n, pos) != (ssize_t)n)
-      return io_error(path, "read");
+      return kl__error_os(KL_EIO, path, "read");
     for (size_t i = n; i-- > 0;)
       if (buf[i] == '\n') {
         if (ftruncate(fd, pos + (off_t)i + 1) < 0)
-          return io_error(path, "truncate a torn line");
+          return kl__error_os(KL_EIO, path, "truncate a torn line");
         return 0;
       }
   }
   if (ftruncate(fd, 0) < 0)
-    return io_error(path, "truncate a torn line");
-  return 0;
-}
-
-static int write_all(int fd, const char *data, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, data, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    data += w;
-    n -= (size_t)w;
-  }
+    return kl__error_os(KL_EIO, path, "truncate a torn line");
   return 0;
 }
 
@@ -63,25 +45,25 @@ int kl__ledger_append(const char *path, const char *line,
                       const char *header) {
   int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0)
-    return io_error(path, "open");
+    return kl__error_os(KL_EIO, path, "open");
   int rc = repair_tail(fd, path);
   kl_buf b = KL_BUF_INIT;
   struct stat st;
   if (rc == 0 && fstat(fd, &st) < 0)
-    rc = io_error(path, "stat");
+    rc = kl__error_os(KL_EIO, path, "stat");
   if (rc == 0 && st.st_size == 0 && header &&
       (kl__buf_puts(&b, header) | kl__buf_putc(&b, '\n')))
     rc = kl__error_oom();
   if (rc == 0 && (kl__buf_puts(&b, line) | kl__buf_putc(&b, '\n')))
     rc = kl__error_oom();
   /* one write: a kill leaves the whole record or none of it */
-  if (rc == 0 && write_all(fd, b.ptr, b.size) < 0)
-    rc = io_error(path, "write");
+  if (rc == 0 && kl__write_all(fd, b.ptr, b.size) < 0)
+    rc = kl__error_os(KL_EIO, path, "write");
   if (rc == 0 && fsync(fd) < 0)
-    rc = io_error(path, "fsync");
+    rc = kl__error_os(KL_EIO, path, "fsync");
   kl_buf_dispose(&b);
   if (close(fd) < 0 && rc == 0)
-    rc = io_error(path, "close");
+    rc = kl__error_os(KL_EIO, path, "close");
   return rc;
 }
 
@@ -140,16 +122,16 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n) {
   int fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int rc = 0;
   if (fd < 0)
-    rc = io_error(tmp.ptr, "open");
+    rc = kl__error_os(KL_EIO, tmp.ptr, "open");
   else {
-    if (write_all(fd, data, n) < 0)
-      rc = io_error(tmp.ptr, "write");
+    if (kl__write_all(fd, data, n) < 0)
+      rc = kl__error_os(KL_EIO, tmp.ptr, "write");
     else if (fsync(fd) < 0)
-      rc = io_error(tmp.ptr, "fsync");
+      rc = kl__error_os(KL_EIO, tmp.ptr, "fsync");
     if (close(fd) < 0 && rc == 0)
-      rc = io_error(tmp.ptr, "close");
+      rc = kl__error_os(KL_EIO, tmp.ptr, "close");
     if (rc == 0 && rename(tmp.ptr, path) < 0)
-      rc = io_error(path, "rename");
+      rc = kl__error_os(KL_EIO, path, "rename");
     if (rc < 0)
       unlink(tmp.ptr);
   }

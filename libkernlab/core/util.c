@@ -263,22 +263,28 @@ int kl__read_file(kl_buf *out, const char *path) {
   return rc;
 }
 
+int kl__write_all(int fd, const char *data, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, data, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    data += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
 int kl__write_new_file(const char *path, const char *data, size_t n) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
     return kl__error_os(errno == EEXIST ? KL_EEXISTS : KL_EIO, path,
                         "cannot create");
-  while (n > 0) {
-    ssize_t w = write(fd, data, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0) {
-      int rc = kl__error_os(KL_EIO, path, "cannot write");
-      close(fd);
-      return rc;
-    }
-    data += w;
-    n -= (size_t)w;
+  if (kl__write_all(fd, data, n) < 0) {
+    int rc = kl__error_os(KL_EIO, path, "cannot write");
+    close(fd);
+    return rc;
   }
   if (close(fd) < 0)
     return kl__error_os(KL_EIO, path, "cannot write");

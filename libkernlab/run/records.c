@@ -95,11 +95,12 @@ static int make_id(kl_run *r) {
       r->id = kl__strdup(id);
       return r->dir && r->id ? 0 : kl__error_oom();
     }
-    int err = errno;
+    if (errno != EEXIST) {
+      int rc = kl__error_os(KL_EIO, dir.ptr, "cannot create");
+      kl_buf_dispose(&dir);
+      return rc;
+    }
     kl_buf_dispose(&dir);
-    if (err != EEXIST)
-      return kl__error(KL_EIO, KL_DOMAIN_OS, "%s/runs/%s: cannot create: %s",
-                       r->case_dir, id, strerror(err));
   }
   return kl__error(KL_EIO, KL_DOMAIN_NONE, "no free run id in %s/runs",
                    r->case_dir);
@@ -155,8 +156,7 @@ int kl__run_iter_dir(char **out, kl_run *r, int iteration) {
       return kl__error_oom();
     }
     if (!kl__is_dir(aside.ptr) && rename(b.ptr, aside.ptr) < 0) {
-      int rc = kl__error(KL_EIO, KL_DOMAIN_OS, "%s: cannot set aside: %s",
-                         b.ptr, strerror(errno));
+      int rc = kl__error_os(KL_EIO, b.ptr, "cannot set aside");
       kl_buf_dispose(&aside);
       kl_buf_dispose(&b);
       return rc;
@@ -164,8 +164,7 @@ int kl__run_iter_dir(char **out, kl_run *r, int iteration) {
     kl_buf_dispose(&aside);
   }
   if (mkdir(b.ptr, 0755) < 0) {
-    int rc = kl__error(KL_EIO, KL_DOMAIN_OS, "%s: cannot create: %s", b.ptr,
-                       strerror(errno));
+    int rc = kl__error_os(KL_EIO, b.ptr, "cannot create");
     kl_buf_dispose(&b);
     return rc;
   }
