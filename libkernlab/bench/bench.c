@@ -161,13 +161,6 @@ static uint64_t fresh_seed(void) {
   return s ? s : 1;
 }
 
-static uint64_t derived_seed(uint64_t base, uint64_t k) {
-  uint64_t z = base + k * 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return (z ^ (z >> 31)) | 1;
-}
-
 /* Which plugin a compile is for: its name in messages, and whose fault a
  * compiler error is. */
 typedef enum side { SIDE_ORACLE, SIDE_AGAINST, SIDE_CANDIDATE } side;
@@ -502,7 +495,7 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   }
   uint64_t base_seed = o->seed ? o->seed : fresh_seed();
   for (size_t i = 0; i < r->nseeds; i++)
-    r->seeds[i] = derived_seed(base_seed, i);
+    r->seeds[i] = kl__derive_seed(base_seed, i);
   for (size_t i = 0; i < r->nshapes; i++) {
     r->shapes[i].name =
         kl__strdup(c->shapes[only >= 0 ? (size_t)only : i].name);
@@ -570,7 +563,7 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
        i++) {
     int shape = only >= 0 ? only : (int)i;
     if ((rc = profile_collect(&replies[i], r, w, subject, shape, pnames,
-                              npnames, derived_seed(base_seed, 2000),
+                              npnames, kl__derive_seed(base_seed, 2000),
                               &prof_ms[i], &r->shapes[i])) < 0)
       goto done;
   }
@@ -578,7 +571,7 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   if (compare && t.decide_gain_pct < 0)
     t.decide_gain_pct = r->min_gain_pct;
   if (t.seed == 0 || t.seed == 1)
-    t.seed = derived_seed(base_seed, 1000);
+    t.seed = kl__derive_seed(base_seed, 1000);
   t.version = KL_TIME_OPTIONS_VERSION;
   t.verify = 1; /* the stale_outputs gate */
   t.oracle = oracle;

@@ -114,6 +114,9 @@ char *kl__path_dir(const char *path);
 /* ---- strings ------------------------------------------------------------ */
 /* A C identifier: [A-Za-z_][A-Za-z0-9_]*. */
 bool kl__is_ident(const char *s);
+/* The k-th seed derived from `base` (splitmix64; never 0): check seeds,
+ * timing inputs, iterations of a run, draws of a random search. */
+uint64_t kl__derive_seed(uint64_t base, uint64_t k);
 /* Milliseconds on the monotonic clock (fractions included). */
 double kl__now_ms(void);
 size_t kl__edit_distance(const char *a, const char *b);

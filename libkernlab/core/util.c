@@ -263,6 +263,13 @@ int kl__read_file(kl_buf *out, const char *path) {
   return rc;
 }
 
+uint64_t kl__derive_seed(uint64_t base, uint64_t k) {
+  uint64_t z = base + k * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) | 1;
+}
+
 int kl__write_all(int fd, const char *data, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, data, n);

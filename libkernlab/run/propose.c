@@ -203,12 +203,6 @@ static bool tried(const kl_run *r, const char *key) {
   return false;
 }
 
-static uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* The bandit's score of one configuration (see the top of the file). */
 static double bandit_score(const kl_run *r, const space *s, char *const *cfg,
                            const char *hash_prefix) {
@@ -273,7 +267,8 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
   if (nopen > 0) {
     size_t pick = open[0];
     if (strcmp(strategy, "random") == 0) {
-      pick = open[mix(r->seed ^ mix((uint64_t)r->next_iteration)) % nopen];
+      pick = open[kl__derive_seed(r->seed, (uint64_t)r->next_iteration) %
+                  nopen];
     } else if (strcmp(strategy, "bandit") == 0) {
       double best = -INFINITY;
       for (size_t k = 0; k < nopen; k++) {

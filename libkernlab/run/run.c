@@ -96,13 +96,6 @@ static void emit(kl_run *r, int iteration, const char *phase,
   r->o.on_event(&e, r->o.payload);
 }
 
-static uint64_t derive(uint64_t base, uint64_t k) {
-  uint64_t z = base + (k + 1) * 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return (z ^ (z >> 31)) | 1;
-}
-
 static int json_str_or_null(kl_buf *b, const char *s) {
   return s ? kl__buf_json_string(b, s) : kl__buf_puts(b, "null");
 }
@@ -121,7 +114,7 @@ static int json_config(kl_buf *b, char *const *config) {
 static kl_bench_options bench_options(const kl_run *r, int iteration) {
   kl_bench_options b = KL_BENCH_OPTIONS_INIT;
   b.check_seeds = r->o.check_seeds;
-  b.seed = derive(r->seed, (uint64_t)iteration);
+  b.seed = kl__derive_seed(r->seed, (uint64_t)iteration);
   b.time = r->o.time;
   b.timeout_ms = r->o.timeout_ms;
   b.compile = r->o.compile;
@@ -989,8 +982,9 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
     r->seed = r->o.seed;
     replay_seed(r);
     if (!r->seed)
-      r->seed = derive((uint64_t)time(NULL) ^ (uint64_t)(r->t0_ms * 1000),
-                       (uint64_t)(uintptr_t)r);
+      r->seed = kl__derive_seed((uint64_t)time(NULL) ^
+                                    (uint64_t)(r->t0_ms * 1000),
+                                (uint64_t)(uintptr_t)r);
     rc = kl__run_record_start(r);
   }
   if (rc == 0)
