@@ -237,7 +237,9 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
     space_free(&s);
     return rc < 0 ? rc : 1;
   }
-  char *best_key = kl__run_key(r->best_source, r->best_config);
+  char hash[65];
+  kl__run_source_hash(r->best_source, hash); /* once, not per configuration */
+  char *best_key = kl__run_key(hash, r->best_config);
   if (!best_key) {
     space_free(&s);
     return kl__error_oom();
@@ -246,7 +248,7 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
   size_t nopen = 0;
   for (size_t i = 0; open && i < s.total; i++) {
     char **cfg = space_config(&s, i);
-    char *key = cfg ? kl__run_key(r->best_source, cfg) : NULL;
+    char *key = cfg ? kl__run_key(hash, cfg) : NULL;
     if (!key) {
       kl__strv_free(cfg);
       kl__free(open);
@@ -480,13 +482,11 @@ done:
 static bool tune_turn(const kl_run *r) {
   if (!strstr(r->best_source, "@tunable"))
     return false;
-  char *key = kl__run_key(r->best_source, NULL);
-  if (!key)
-    return false;
+  char hash[65];
+  kl__run_source_hash(r->best_source, hash);
   int n = 0;
   for (size_t i = 0; i < r->nattempts; i++)
-    n += r->attempts[i].key && strncmp(r->attempts[i].key, key, 16) == 0;
-  kl__free(key);
+    n += r->attempts[i].key && strncmp(r->attempts[i].key, hash, 16) == 0;
   return n < 8;
 }
 

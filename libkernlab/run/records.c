@@ -38,15 +38,17 @@ char *kl__run_config_text(char *const *config, const char *sep) {
   return kl__buf_detach(&b);
 }
 
-char *kl__run_key(const char *source, char *const *config) {
+void kl__run_source_hash(const char *source, char hex[65]) {
   kl__sha256 h;
-  char hex[65];
   kl__sha256_init(&h);
   kl__sha256_update(&h, source, strlen(source));
   kl__sha256_hex(&h, hex);
+}
+
+char *kl__run_key(const char *hash, char *const *config) {
   char *cfg = kl__run_config_text(config, ",");
   kl_buf b = KL_BUF_INIT;
-  int rc = cfg ? kl__buf_printf(&b, "%.16s|%s", hex, cfg) : -1;
+  int rc = cfg ? kl__buf_printf(&b, "%.16s|%s", hash, cfg) : -1;
   kl__free(cfg);
   if (rc < 0) {
     kl_buf_dispose(&b);

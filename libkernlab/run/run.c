@@ -272,15 +272,6 @@ static void iteration_dispose(iteration *it) {
   kl__free(it->reason);
 }
 
-static char *source_hash(const char *source) {
-  kl__sha256 h;
-  char hex[65];
-  kl__sha256_init(&h);
-  kl__sha256_update(&h, source, strlen(source));
-  kl__sha256_hex(&h, hex);
-  return kl__strdup(hex);
-}
-
 static int write_benchmark(kl_run *r, const iteration *it,
                            const kl_report *rep, const char *id) {
   char *path = kl__path_join(r->case_dir, "benchmark.csv");
@@ -330,11 +321,10 @@ static int append_record(const kl_run *r, const char *name, kl_buf *b,
 
 /* The solutions.jsonl line: the iteration's commit point. */
 static int write_solution(kl_run *r, const iteration *it, const char *id,
-                          const char *parent, const char *key) {
-  char *hash = source_hash(it->source);
+                          const char *parent, const char *hash,
+                          const char *key) {
   kl_buf b = KL_BUF_INIT;
-  int rc = hash ? 0 : -1;
-  rc |= kl__buf_puts(&b, "{\"id\":");
+  int rc = kl__buf_puts(&b, "{\"id\":");
   rc |= kl__buf_json_string(&b, id);
   rc |= kl__buf_puts(&b, ",\"parent\":");
   rc |= json_str_or_null(&b, parent);
@@ -344,7 +334,7 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
   rc |= kl__buf_json_string(&b, r->c->name);
   rc |= kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":\"%s\","
                            "\"source_sha256\":\"%s\",\"key\":",
-                       it->n, it->proposer, hash ? hash : "");
+                       it->n, it->proposer, hash);
   rc |= kl__buf_json_string(&b, key);
   rc |= kl__buf_puts(&b, ",\"config\":");
   rc |= json_config(&b, it->config);
@@ -401,7 +391,6 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
                        (unsigned long long)it->tokens_in,
                        (unsigned long long)it->tokens_out,
                        (long long)time(NULL));
-  kl__free(hash);
   return append_record(r, "solutions.jsonl", &b, rc);
 }
 
@@ -530,7 +519,9 @@ static kl_speedup chain(kl_speedup a, kl_speedup b) {
 static int finish(kl_run *r, iteration *it, const kl_report *rep) {
   char id[96];
   snprintf(id, sizeof(id), "%s/%03d", r->id, it->n);
-  char *key = kl__run_key(it->source, it->config);
+  char hash[65];
+  kl__run_source_hash(it->source, hash);
+  char *key = kl__run_key(hash, it->config);
   kl_buf name = KL_BUF_INIT, js = KL_BUF_INIT;
   int rc = key ? 0 : kl__error_oom();
   it->wall_s = (kl__now_ms() - it->wall_s) / 1000.0; /* started -> done */
@@ -553,7 +544,7 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
   if (rc == 0 && rep)
     rc = write_benchmark(r, it, rep, id);
   if (rc == 0)
-    rc = write_solution(r, it, id, it->n ? r->best_id : NULL, key);
+    rc = write_solution(r, it, id, it->n ? r->best_id : NULL, hash, key);
   /* committed: the iteration counts from here */
   if (rc == 0 && it->n == 0) {
     kl__free(r->baseline_key);

@@ -77,7 +77,10 @@ int kl__run_iter_dir(char **out, kl_run *r, int iteration);
 int kl__run_write(const char *dir, const char *name, const char *text);
 int kl__run_environment(kl_run *r, const kl_report *rep);
 char *kl__run_config_text(char *const *config, const char *sep);
-char *kl__run_key(const char *source, char *const *config);
+/* SHA-256 of a kernel, 64 hex digits. */
+void kl__run_source_hash(const char *source, char hex[65]);
+/* What was tried: the kernel hash's first 16 digits, '|', the settings. */
+char *kl__run_key(const char *hash, char *const *config);
 int kl__run_memory_load(kl_run *r);
 int kl__run_best_kernel_text(kl_buf *out, const char *source,
                              char *const *config);
