@@ -415,18 +415,10 @@ static int propose_replay(kl_run *r, proposal *p) {
   }
   p->proposer = "replay";
   if (json_object_object_get_ex(prop, "config", &v) &&
-      json_object_is_type(v, json_type_array)) {
-    size_t n = json_object_array_length(v);
-    if (!(p->config = kl__calloc(n + 1, sizeof(*p->config)))) {
-      rc = kl__error_oom();
-      goto done;
-    }
-    for (size_t i = 0; i < n; i++)
-      if (!(p->config[i] = kl__strdup(
-                json_object_get_string(json_object_array_get_idx(v, i))))) {
-        rc = kl__error_oom();
-        goto done;
-      }
+      json_object_is_type(v, json_type_array) &&
+      !(p->config = kl__run_config_from_json(v))) {
+    rc = kl__error_oom();
+    goto done;
   }
   if (json_object_object_get_ex(prop, "memo", &v) &&
       !(p->memo = kl__strdup(json_object_get_string(v)))) {

@@ -369,7 +369,7 @@ typedef struct resume_acc {
   int rc;
 } resume_acc;
 
-static char **config_from_json(json_object *arr) {
+char **kl__run_config_from_json(json_object *arr) {
   size_t n = arr && json_object_is_type(arr, json_type_array)
                  ? json_object_array_length(arr) : 0;
   char **out = kl__calloc(n + 1, sizeof(*out));
@@ -430,7 +430,7 @@ static int resume_line(json_object *rec, int line, void *payload) {
   json_object_object_get_ex(rec, "config", &cfg);
   if (it == 0 || o == KL_OUTCOME_ACCEPTED) {
     char *src = iter_kernel(r, it);
-    char **config = config_from_json(cfg);
+    char **config = kl__run_config_from_json(cfg);
     if (!src || !config) {
       kl__free(src);
       kl__strv_free(config);
@@ -481,7 +481,7 @@ static int resume_line(json_object *rec, int line, void *payload) {
   at->memo = jstr(rec, "memo") ? kl__strdup(jstr(rec, "memo")) : NULL;
   at->reason = jstr(rec, "reason") ? kl__strdup(jstr(rec, "reason")) : NULL;
   at->key = jstr(rec, "key") ? kl__strdup(jstr(rec, "key")) : NULL;
-  at->config = config_from_json(cfg);
+  at->config = kl__run_config_from_json(cfg);
   if (json_object_object_get_ex(rec, "log_vs_baseline", &v))
     at->log_vs_base = json_object_get_double(v);
   return at->config ? 0 : kl__error_oom();

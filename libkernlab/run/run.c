@@ -1124,12 +1124,8 @@ static int best_line(json_object *rec, int line, void *payload) {
       rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
   a->dir = kl__strdup(json_object_get_string(d));
   a->kernel = kl__strdup(json_object_get_string(k));
-  size_t n = json_object_object_get_ex(rec, "config", &cfg)
-                 ? json_object_array_length(cfg) : 0;
-  a->config = kl__calloc(n + 1, sizeof(char *));
-  for (size_t i = 0; a->config && i < n; i++)
-    a->config[i] =
-        kl__strdup(json_object_get_string(json_object_array_get_idx(cfg, i)));
+  a->config = kl__run_config_from_json(
+      json_object_object_get_ex(rec, "config", &cfg) ? cfg : NULL);
   return a->line_json && a->dir && a->kernel && a->config ? 0
                                                           : kl__error_oom();
 }

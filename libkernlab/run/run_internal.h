@@ -82,6 +82,9 @@ void kl__run_source_hash(const char *source, char hex[65]);
 /* What was tried: the kernel hash's first 16 digits, '|', the settings. */
 char *kl__run_key(const char *hash, char *const *config);
 int kl__run_memory_load(kl_run *r);
+/* A JSON array of "NAME=VALUE" strings as a NULL-ended list (empty when
+ * arr is not an array); NULL only when out of memory. */
+char **kl__run_config_from_json(json_object *arr);
 int kl__run_best_kernel_text(kl_buf *out, const char *source,
                              char *const *config);
 
