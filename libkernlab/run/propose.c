@@ -314,15 +314,16 @@ static int propose_llm(kl_run *r, proposal *p) {
     att[i].speedup = r->attempts[i].speedup;
     att[i].reason = r->attempts[i].reason;
   }
-  size_t nshapes = r->best_profiles ? kl_profile_list_count(r->best_profiles)
-                                    : 0;
+  const kl_profile_list *best =
+      r->best_profiles ? r->best_profiles : r->base_profiles;
+  size_t nshapes = best ? kl_profile_list_count(best) : 0;
   if (nshapes && !(shapes = kl__calloc(nshapes, sizeof(*shapes)))) {
     rc = kl__error_oom();
     goto done;
   }
   for (size_t i = 0; i < nshapes; i++) {
-    shapes[i].name = kl_profile_list_name(r->best_profiles, i);
-    shapes[i].profile = kl_profile_list_get(r->best_profiles, i);
+    shapes[i].name = kl_profile_list_name(best, i);
+    shapes[i].profile = kl_profile_list_get(best, i);
   }
   /* the best as measured: its settings come from kernlab as -D defines */
   char *cfg = kl__run_config_text(r->best_config, " ");

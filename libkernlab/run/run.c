@@ -259,6 +259,7 @@ typedef struct iteration {
   kl_speedup vs_parent;   /* timed only */
   bool timed;
   kl_speedup vs_base;     /* accepted and baseline */
+  double t0_ms;           /* when the iteration began */
   double wall_s, worker_s, usd;
   uint64_t tokens_in, tokens_out;
   bool has_prompt, has_reply, has_diff, has_compile_log, profiled;
@@ -524,7 +525,7 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
   char *key = kl__run_key(hash, it->config);
   kl_buf name = KL_BUF_INIT, js = KL_BUF_INIT;
   int rc = key ? 0 : kl__error_oom();
-  it->wall_s = (kl__now_ms() - it->wall_s) / 1000.0; /* started -> done */
+  it->wall_s = (kl__now_ms() - it->t0_ms) / 1000.0;
   if (rc == 0 && kl__buf_printf(&name, "kernel.%s", r->kernel_ext) < 0)
     rc = kl__error_oom();
   if (rc == 0)
@@ -613,7 +614,7 @@ static int do_baseline(kl_run *r) {
   memset(&it, 0, sizeof(it));
   it.proposer = "baseline";
   it.outcome = KL_OUTCOME_BASELINE;
-  it.wall_s = kl__now_ms();
+  it.t0_ms = kl__now_ms();
   it.vs_base.speedup = it.vs_base.ci_low = it.vs_base.ci_high = 1;
   emit(r, 0, "measure", "baseline", "the case's kernel", KL_OUTCOME_BASELINE,
        NULL, 0);
@@ -647,16 +648,6 @@ static int do_baseline(kl_run *r) {
                             &r->base_profiles);
   it.worker_s += (kl__now_ms() - p0) / 1000.0;
   it.profiled = r->base_profiles != NULL;
-  if (rc == 0 && r->base_profiles) {
-    /* the baseline's profile is the first best's */
-    kl_buf js = KL_BUF_INIT;
-    char *path = kl__path_join(it.dir, "profile.json");
-    if (path && kl__read_file(&js, path) == 0)
-      kl_profile_list_from_json(&r->best_profiles, js.ptr, path);
-    kl_error_clear();
-    kl__free(path);
-    kl_buf_dispose(&js);
-  }
   if (rc == 0)
     rc = finish(r, &it, rep);
   if (rc == 0)
@@ -702,7 +693,7 @@ static int do_candidate(kl_run *r, proposal *p) {
   memset(&it, 0, sizeof(it));
   it.n = r->next_iteration;
   it.proposer = p->proposer;
-  it.wall_s = kl__now_ms();
+  it.t0_ms = kl__now_ms();
   it.usd = p->usd;
   it.tokens_in = p->tokens_in;
   it.tokens_out = p->tokens_out;
@@ -926,6 +917,20 @@ static void replay_seed(kl_run *r) {
   kl_buf_dispose(&b);
 }
 
+/* The profiles an iteration recorded (profile.json), or NULL when it has
+ * none that parse (no counters, not profiled). */
+static kl_profile_list *recorded_profiles(const kl_run *r, int n) {
+  kl_buf path = KL_BUF_INIT, js = KL_BUF_INIT;
+  kl_profile_list *l = NULL;
+  if (kl__buf_printf(&path, "%s/iter_%03d/profile.json", r->dir, n) == 0 &&
+      kl__read_file(&js, path.ptr) == 0)
+    kl_profile_list_from_json(&l, js.ptr, path.ptr);
+  kl_error_clear();
+  kl_buf_dispose(&path);
+  kl_buf_dispose(&js);
+  return l;
+}
+
 static int start_llm(kl_run *r) {
   if (strcmp(r->proposer, "llm") != 0)
     return 0;
@@ -986,16 +991,10 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
   } else if (rc == 0) {
     /* resumed: the environment again; the baseline's profile for the gate */
     rc = kl__run_environment(r, NULL);
-    kl_buf js = KL_BUF_INIT;
-    char *path = kl__path_join(r->dir, "iter_000/profile.json");
-    if (rc == 0 && path && kl__read_file(&js, path) == 0) {
-      kl_profile_list_from_json(&r->base_profiles, js.ptr, path);
-      if (r->best_iteration == 0)
-        kl_profile_list_from_json(&r->best_profiles, js.ptr, path);
-    }
-    kl_error_clear();
-    kl__free(path);
-    kl_buf_dispose(&js);
+    if (rc == 0)
+      r->base_profiles = recorded_profiles(r, 0);
+    if (rc == 0 && r->best_iteration > 0)
+      r->best_profiles = recorded_profiles(r, r->best_iteration);
   }
   while (rc == 0) {
     const char *stop = budget_reached(r);

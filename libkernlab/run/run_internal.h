@@ -48,7 +48,7 @@ struct kl_run {
   char *best_source;   /* the kernel text (the baseline's at first) */
   char **best_config;  /* NULL-ended, may be empty */
   kl_speedup best_vs_base;
-  kl_profile_list *best_profiles; /* NULL when not profiled */
+  kl_profile_list *best_profiles; /* NULL: the baseline's (base_profiles) */
   kl_profile_list *base_profiles; /* the roofline gate's peaks */
   /* spending */
   double wall_before_s, t0_ms, worker_s, usd;
