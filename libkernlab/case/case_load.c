@@ -958,12 +958,16 @@ static void read_tunables(loader *ld, const ynode *root) {
 }
 
 /* A configuration's values for the declared tunables. A value outside the
- * declared list is allowed (a search may refine it); an assignment that is
- * not NAME=VALUE is the caller's error. */
+ * declared list is allowed (a search may refine it), and so is a name the
+ * case does not declare (a candidate's own define); an assignment that is
+ * not NAME=VALUE with NAME a C identifier is the caller's error. */
 static int configure_tunables(kl_case *c, const char *const *assign) {
   for (size_t a = 0; assign && assign[a]; a++) {
     const char *eq = strchr(assign[a], '=');
-    if (!eq || eq == assign[a] || !eq[1])
+    char name[128] = "";
+    if (eq && eq > assign[a] && (size_t)(eq - assign[a]) < sizeof(name))
+      memcpy(name, assign[a], (size_t)(eq - assign[a]));
+    if (!eq || !kl__is_ident(name) || !eq[1])
       return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                        "tunable setting '%s' is not NAME=VALUE", assign[a]);
     for (size_t i = 0; i < c->ntunables; i++) {
