@@ -624,22 +624,18 @@ static int json_speedup(kl_buf *b, const kl_speedup *s) {
                         kl_decision_name(s->decision));
 }
 
-static int json_str(kl_buf *b, const char *s) {
-  return s ? kl__buf_json_string(b, s) : kl__buf_puts(b, "null");
-}
-
 int kl_report_json(kl_buf *out, const kl_report *r) {
   kl_buf b = KL_BUF_INIT;
   int rc = kl__buf_puts(&b, "{\"case\":");
-  rc |= json_str(&b, r->case_name);
+  rc |= kl__buf_json_string(&b, r->case_name);
   rc |= kl__buf_printf(&b, ",\"mode\":\"%s\",\"candidate\":",
                        r->compare ? "compare" : "bench");
-  rc |= json_str(&b, r->candidate_name);
+  rc |= kl__buf_json_string(&b, r->candidate_name);
   rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
                        kl_verdict_name(r->verdict));
-  rc |= json_str(&b, r->reason);
+  rc |= kl__buf_json_string(&b, r->reason);
   rc |= kl__buf_puts(&b, ",\"gate\":");
-  rc |= json_str(&b, r->gate);
+  rc |= kl__buf_json_string(&b, r->gate);
   rc |= kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
                        r->cold ? "true" : "false", r->min_gain_pct);
   for (size_t i = 0; i < r->nseeds; i++)
@@ -650,7 +646,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
     const shape_entry *e = &r->shapes[i];
     const kl_shape_result *s = &e->res;
     rc |= kl__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
-    rc |= json_str(&b, s->name);
+    rc |= kl__buf_json_string(&b, s->name);
     rc |= kl__buf_printf(&b, ",\"checked\":%s,\"correct\":",
                          s->checked ? "true" : "false");
     rc |= kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false")
@@ -706,7 +702,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   }
   if (r->has_device) {
     rc |= kl__buf_puts(&b, ",\"device\":{\"name\":");
-    rc |= json_str(&b, r->device.name);
+    rc |= kl__buf_json_string(&b, r->device.name);
     rc |= kl__buf_printf(&b, ",\"max_sm_clock_mhz\":%.0f,\"sms\":%d}",
                          r->device.max_sm_clock_mhz, r->device.sms);
   }

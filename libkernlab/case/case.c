@@ -301,10 +301,6 @@ static int json_key(kl_buf *b, const char *key) {
   return rc ? rc : kl__buf_putc(b, ':');
 }
 
-static int json_str_or_null(kl_buf *b, const char *s) {
-  return s ? kl__buf_json_string(b, s) : kl__buf_puts(b, "null");
-}
-
 static int describe_params(kl_buf *b, const kl_case *c) {
   int rc = kl__buf_puts(b, "\"params\":[");
   for (size_t i = 0; rc == 0 && i < c->nparams; i++) {
@@ -319,11 +315,11 @@ static int describe_params(kl_buf *b, const kl_case *c) {
                          p->is_pointer ? "true" : "false",
                          kl_role_name(p->role));
     rc |= kl__buf_puts(b, ",\"count\":");
-    rc |= json_str_or_null(b, p->count ? kl_expr_source(p->count) : NULL);
+    rc |= kl__buf_json_string(b, p->count ? kl_expr_source(p->count) : NULL);
     rc |= kl__buf_puts(b, ",\"value\":");
-    rc |= json_str_or_null(b, p->value ? kl_expr_source(p->value) : NULL);
+    rc |= kl__buf_json_string(b, p->value ? kl_expr_source(p->value) : NULL);
     rc |= kl__buf_puts(b, ",\"init\":");
-    rc |= json_str_or_null(b, p->init_text);
+    rc |= kl__buf_json_string(b, p->init_text);
     rc |= kl__buf_putc(b, '}');
   }
   return rc ? KL_ENOMEM : kl__buf_putc(b, ']');
@@ -385,13 +381,13 @@ int kl_case_describe_json(kl_buf *out, const kl_case *c) {
   rc |= kl__buf_json_string(&b, c->path);
   rc |= kl__buf_printf(&b, ",\"backend\":\"%s\",\"arch\":",
                        kl_backend_name(c->backend));
-  rc |= json_str_or_null(&b, c->arch);
+  rc |= kl__buf_json_string(&b, c->arch);
   rc |= kl__buf_puts(&b, ",\"kernel\":{\"source\":");
   rc |= kl__buf_json_string(&b, c->kernel_path);
   rc |= kl__buf_puts(&b, ",\"entry\":");
   rc |= kl__buf_json_string(&b, c->entry);
   rc |= kl__buf_puts(&b, "},\"program\":");
-  rc |= json_str_or_null(&b, c->program_path);
+  rc |= kl__buf_json_string(&b, c->program_path);
   rc |= kl__buf_puts(&b, ",\"rules\":[");
   for (size_t i = 0; i < c->nrule_files; i++) {
     rc |= kl__buf_puts(&b, i ? "," : "");
@@ -403,9 +399,9 @@ int kl_case_describe_json(kl_buf *out, const kl_case *c) {
   rc |= describe_shapes(&b, c);
   rc |= kl__buf_printf(&b, ",\"reference\":{\"kind\":\"%s\",\"source\":",
                        c->ref.kind == KL_REFERENCE_HOST ? "host" : "baseline");
-  rc |= json_str_or_null(&b, c->ref.source);
+  rc |= kl__buf_json_string(&b, c->ref.source);
   rc |= kl__buf_puts(&b, ",\"function\":");
-  rc |= json_str_or_null(&b, c->ref.function);
+  rc |= kl__buf_json_string(&b, c->ref.function);
   rc |= kl__buf_printf(&b, ",\"atol\":%.17g,\"rtol\":%.17g}", c->ref.atol,
                        c->ref.rtol);
   rc |= kl__buf_printf(&b, ",\"objective\":\"%s\"",

@@ -85,7 +85,7 @@ int kl__buf_puts(kl_buf *b, const char *s);
 int kl__buf_putc(kl_buf *b, char c);
 int kl__buf_printf(kl_buf *b, const char *fmt, ...) KL_PRINTF(2, 3);
 int kl__buf_vprintf(kl_buf *b, const char *fmt, va_list ap);
-/* Append `s` as a JSON string literal, quotes included. */
+/* Append `s` as a JSON string literal, quotes included; NULL as null. */
 int kl__buf_json_string(kl_buf *b, const char *s);
 /* Take ownership of the contents (NUL-terminated, never NULL on success). */
 char *kl__buf_detach(kl_buf *b);

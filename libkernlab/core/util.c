@@ -133,6 +133,8 @@ int kl__buf_printf(kl_buf *b, const char *fmt, ...) {
 }
 
 int kl__buf_json_string(kl_buf *b, const char *s) {
+  if (!s)
+    return kl__buf_puts(b, "null");
   int rc = kl__buf_putc(b, '"');
   for (const unsigned char *p = (const unsigned char *)s; rc == 0 && *p; p++) {
     switch (*p) {

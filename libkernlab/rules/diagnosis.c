@@ -315,15 +315,11 @@ static int json_names(kl_buf *b, const char *list) {
   return rc | kl__buf_putc(b, ']');
 }
 
-static int json_opt(kl_buf *b, const char *s) {
-  return s ? kl__buf_json_string(b, s) : kl__buf_puts(b, "null");
-}
-
 int kl_diagnosis_json(kl_buf *out, const kl_diagnosis *d) {
   kl_buf b = KL_BUF_INIT;
   int rc = kl__buf_printf(&b, "{\"bottleneck\":\"%s\",\"verdict\":",
                           kl_bottleneck_name(d->bottleneck));
-  rc |= json_opt(&b, d->verdict);
+  rc |= kl__buf_json_string(&b, d->verdict);
   rc |= kl__buf_puts(&b, ",\"fired\":[");
   for (size_t i = 0; i < d->nfired; i++) {
     const fired *f = &d->fired[i];
@@ -337,7 +333,7 @@ int kl_diagnosis_json(kl_buf *out, const kl_diagnosis *d) {
     rc |= kl__buf_puts(&b, ",\"action\":");
     rc |= kl__buf_json_string(&b, f->action);
     rc |= kl__buf_puts(&b, ",\"skill\":");
-    rc |= json_opt(&b, f->skill);
+    rc |= kl__buf_json_string(&b, f->skill);
     rc |= kl__buf_printf(&b, ",\"margin\":%.4g}", f->margin);
   }
   rc |= kl__buf_puts(&b, "],\"not_evaluated\":[");

@@ -233,14 +233,11 @@ int kl__run_environment(kl_run *r, const kl_report *rep) {
   char *drv = has_dev ? driver_version() : NULL;
   kl_buf b = KL_BUF_INIT;
   int rc = kl__buf_puts(&b, "{\"gpu\":");
-  if (has_dev)
-    rc |= kl__buf_json_string(&b, dev.name);
-  else
-    rc |= kl__buf_puts(&b, "null");
+  rc |= kl__buf_json_string(&b, has_dev ? dev.name : NULL);
   rc |= kl__buf_puts(&b, ",\"driver\":");
-  rc |= drv ? kl__buf_json_string(&b, drv) : kl__buf_puts(&b, "null");
+  rc |= kl__buf_json_string(&b, drv);
   rc |= kl__buf_puts(&b, ",\"toolkit\":");
-  rc |= tool ? kl__buf_json_string(&b, tool) : kl__buf_puts(&b, "null");
+  rc |= kl__buf_json_string(&b, tool);
   char host[128] = "";
   gethostname(host, sizeof(host) - 1);
   rc |= kl__buf_puts(&b, ",\"host\":");

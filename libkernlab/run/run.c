@@ -96,10 +96,6 @@ static void emit(kl_run *r, int iteration, const char *phase,
   r->o.on_event(&e, r->o.payload);
 }
 
-static int json_str_or_null(kl_buf *b, const char *s) {
-  return s ? kl__buf_json_string(b, s) : kl__buf_puts(b, "null");
-}
-
 static int json_config(kl_buf *b, char *const *config) {
   int rc = kl__buf_putc(b, '[');
   for (size_t i = 0; config && config[i]; i++) {
@@ -328,7 +324,7 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
   int rc = kl__buf_puts(&b, "{\"id\":");
   rc |= kl__buf_json_string(&b, id);
   rc |= kl__buf_puts(&b, ",\"parent\":");
-  rc |= json_str_or_null(&b, parent);
+  rc |= kl__buf_json_string(&b, parent);
   rc |= kl__buf_puts(&b, ",\"run\":");
   rc |= kl__buf_json_string(&b, r->id);
   rc |= kl__buf_puts(&b, ",\"case\":");
@@ -341,9 +337,9 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
   rc |= json_config(&b, it->config);
   rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
                        kl_outcome_name(it->outcome));
-  rc |= json_str_or_null(&b, it->reason);
+  rc |= kl__buf_json_string(&b, it->reason);
   rc |= kl__buf_puts(&b, ",\"gate\":");
-  rc |= json_str_or_null(&b, it->gate);
+  rc |= kl__buf_json_string(&b, it->gate);
   if (it->timed)
     rc |= kl__buf_printf(&b,
                          ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
@@ -362,7 +358,7 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
                          it->vs_base.ci_high,
                          r->best_iteration == 0 ? "direct" : "chained");
   rc |= kl__buf_puts(&b, ",\"memo\":");
-  rc |= json_str_or_null(&b, it->memo);
+  rc |= kl__buf_json_string(&b, it->memo);
   kl_buf ev = KL_BUF_INIT;
   rc |= kl__buf_printf(&ev, "runs/%s/iter_%03d", r->id, it->n);
   rc |= kl__buf_puts(&b, ",\"evidence\":{\"dir\":");
@@ -403,12 +399,12 @@ static int write_memory(kl_run *r, const iteration *it) {
   rc |= kl__buf_json_string(&b, r->id);
   rc |= kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":\"%s\",\"memo\":",
                        it->n, it->proposer);
-  rc |= json_str_or_null(&b, it->memo);
+  rc |= kl__buf_json_string(&b, it->memo);
   rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\"", kl_outcome_name(it->outcome));
   if (it->timed)
     rc |= kl__buf_printf(&b, ",\"speedup\":%.6g", it->vs_parent.speedup);
   rc |= kl__buf_puts(&b, ",\"reason\":");
-  rc |= json_str_or_null(&b, it->reason);
+  rc |= kl__buf_json_string(&b, it->reason);
   rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
   return append_record(r, "memory.jsonl", &b, rc);
 }
@@ -417,9 +413,9 @@ static int write_verdict(const iteration *it, const kl_run *r) {
   kl_buf b = KL_BUF_INIT;
   int rc = kl__buf_printf(&b, "{\"iteration\":%d,\"verdict\":\"%s\",\"reason\":",
                           it->n, kl_outcome_name(it->outcome));
-  rc |= json_str_or_null(&b, it->reason);
+  rc |= kl__buf_json_string(&b, it->reason);
   rc |= kl__buf_puts(&b, ",\"gate\":");
-  rc |= json_str_or_null(&b, it->gate);
+  rc |= kl__buf_json_string(&b, it->gate);
   rc |= kl__buf_puts(&b, ",\"gates\":{\"poison\":\"applied\",\"inputs_written\":"
                          "\"applied\",\"fresh_seeds\":\"applied\","
                          "\"other_streams\":\"");
@@ -441,7 +437,7 @@ static int write_verdict(const iteration *it, const kl_run *r) {
                          it->vs_parent.speedup, it->vs_parent.ci_low,
                          it->vs_parent.ci_high, r->c->budget.min_gain_pct);
   rc |= kl__buf_puts(&b, ",\"memo\":");
-  rc |= json_str_or_null(&b, it->memo);
+  rc |= kl__buf_json_string(&b, it->memo);
   rc |= kl__buf_puts(&b, "}\n");
   if (rc) {
     kl_buf_dispose(&b);
@@ -665,13 +661,13 @@ static int write_proposal(const kl_run *r, iteration *it, const proposal *p) {
   kl_buf b = KL_BUF_INIT;
   int rc = kl__buf_printf(&b, "{\"iteration\":%d,\"proposer\":\"%s\",\"parent\":",
                           it->n, p->proposer);
-  rc |= json_str_or_null(&b, r->best_id);
+  rc |= kl__buf_json_string(&b, r->best_id);
   rc |= kl__buf_puts(&b, ",\"memo\":");
-  rc |= json_str_or_null(&b, p->memo);
+  rc |= kl__buf_json_string(&b, p->memo);
   rc |= kl__buf_puts(&b, ",\"config\":");
   rc |= json_config(&b, it->config);
   rc |= kl__buf_puts(&b, ",\"invalid\":");
-  rc |= json_str_or_null(&b, p->invalid);
+  rc |= kl__buf_json_string(&b, p->invalid);
   rc |= kl__buf_puts(&b, "}\n");
   if (rc) {
     kl_buf_dispose(&b);
@@ -1053,7 +1049,7 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
     rc |= kl__buf_printf(&b, "%s\"%s\":%d", o > 1 ? "," : "",
                          kl_outcome_name((kl_outcome)o), r->counts[o]);
   rc |= kl__buf_puts(&b, "},\"best\":");
-  rc |= json_str_or_null(&b, r->best_id);
+  rc |= kl__buf_json_string(&b, r->best_id);
   rc |= kl__buf_printf(&b,
                        ",\"best_iteration\":%d,\"best_speedup\":{\"speedup\":"
                        "%.6g,\"ci\":[%.6g,%.6g],\"method\":\"%s\"}",
@@ -1066,7 +1062,7 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
   rc |= kl__buf_puts(&b, ",\"stop_reason\":");
   rc |= kl__buf_json_string(&b, kl_run_stop_reason(r));
   rc |= kl__buf_puts(&b, ",\"stop_detail\":");
-  rc |= json_str_or_null(&b, r->stop_detail);
+  rc |= kl__buf_json_string(&b, r->stop_detail);
   rc |= kl__buf_printf(
       &b,
       ",\"budget\":{\"iterations\":{\"used\":%d,\"limit\":%lld},"
