@@ -44,4 +44,13 @@ void kl_yaml__locate(const ynode *n, const char *file_text, size_t offset,
 /* Name of a node kind for messages: "a mapping", "a list", "a scalar". */
 const char *kl_yaml__kind_name(const ynode *n);
 
+/* The user's config file (core/user_config.c): calls fn with the value of
+ * its `section` key (when there is one) and reports every diagnostic fn
+ * and the file's own checks added. 0 also when there is no file. */
+typedef void (*kl__config_section_fn)(const ynode *value, const char *path,
+                                      const char *file_text,
+                                      kl__diag_list *diags, void *payload);
+int kl__user_config_section(const char *section, kl__config_section_fn fn,
+                            void *payload);
+
 #endif /* KL_YAML_TREE_H */

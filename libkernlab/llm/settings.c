@@ -210,46 +210,15 @@ int kl__llm_settings_read(kl_llm_settings *s, const ynode *map,
   return 0;
 }
 
-/* The user config file, when there is one. */
+/* The user config file's llm: section, when there is one. */
+static void read_user_section(const ynode *value, const char *path,
+                              const char *file_text, kl__diag_list *diags,
+                              void *payload) {
+  kl__llm_settings_read(payload, value, path, file_text, diags);
+}
+
 static int read_user_file(kl_llm_settings *s) {
-  const char *path = getenv("KL_CONFIG");
-  char buf[4096];
-  if (!path || !path[0]) {
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (xdg && xdg[0])
-      snprintf(buf, sizeof(buf), "%s/kernlab/config.yaml", xdg);
-    else if (home && home[0])
-      snprintf(buf, sizeof(buf), "%s/.config/kernlab/config.yaml", home);
-    else
-      return 0;
-    path = buf;
-    if (!kl__is_file(path))
-      return 0; /* no config file is fine */
-  }
-  kl_buf t = KL_BUF_INIT;
-  int rc = kl__read_file(&t, path);
-  if (rc < 0)
-    return rc;
-  kl__diag_list diags = {0};
-  ynode *root = kl_yaml__parse(t.ptr ? t.ptr : "", t.size, path, &diags);
-  if (root && root->kind != YNODE_MAP)
-    kl__diag_add(&diags, KL_EINVALID, KL_DOMAIN_NONE, path, root->line,
-                 root->column, NULL,
-                 "the config file is a mapping (llm: ...)");
-  for (size_t i = 0; root && root->kind == YNODE_MAP && i < root->count; i++) {
-    const char *k = root->pairs[i].key->value;
-    if (strcmp(k, "llm") == 0)
-      kl__llm_settings_read(s, root->pairs[i].value, path, t.ptr, &diags);
-    else
-      kl__diag_add(&diags, KL_EINVALID, KL_DOMAIN_NONE, path,
-                   root->pairs[i].key->line, root->pairs[i].key->column, NULL,
-                   "unknown key '%s' in the config file (llm)", k);
-  }
-  rc = kl__diag_report(&diags, NULL, NULL);
-  kl__diag_clear(&diags);
-  kl_yaml__free(root);
-  kl_buf_dispose(&t);
-  return rc;
+  return kl__user_config_section("llm", read_user_section, s);
 }
 
 static int overlay_text(char **dst, const char *src) {
