@@ -37,6 +37,9 @@ int cmd_rules(int argc, char **argv);
 int cmd_prompt(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_best(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_webhook(int argc, char **argv);
 /* Skills from skill_dirs, the default rules, the case's rule files (c may
  * be NULL), then rule_files; every user file is read even after one failed,
  * so all errors show at once. Located errors go to on_diag (NULL: printed),

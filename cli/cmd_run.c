@@ -107,6 +107,10 @@ int cmd_run(int argc, char **argv) {
       o.profile = "";
       continue;
     }
+    if (strcmp(a, "--no-webhook") == 0) {
+      o.no_webhook = 1;
+      continue;
+    }
     if (takes) {
       if (!val || !val[0])
         return cli_usage_error("run", "%s needs a value", a);
@@ -158,6 +162,7 @@ int cmd_run(int argc, char **argv) {
   kl_case *c = NULL;
   kl_rules *rs = NULL;
   kl_llm_settings *ls = NULL;
+  kl_webhook *wh = NULL;
   kl_run *r = NULL;
   kl_buf out = KL_BUF_INIT;
   int status = EXIT_OK;
@@ -170,10 +175,11 @@ int cmd_run(int argc, char **argv) {
                                                NULL, 0, NULL, NULL))) !=
       EXIT_OK)
     goto done;
-  if (kl_llm_settings_load(&ls, c) < 0) {
+  if (kl_llm_settings_load(&ls, c) < 0 || kl_webhook_load(&wh, c) < 0) {
     status = cli_fail();
     goto done;
   }
+  o.webhook = wh;
   kl_llm_config lc = KL_LLM_CONFIG_INIT;
   kl_llm_settings_apply(ls, &lc);
   size_t np = kl_llm_settings_price_count(ls);
@@ -223,6 +229,7 @@ done:
   free(prices);
   kl_run_free(r);
   kl_llm_settings_free(ls);
+  kl_webhook_free(wh);
   kl_rules_free(rs);
   kl_case_free(c);
   return status;

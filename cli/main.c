@@ -136,7 +136,7 @@ const cli_verb cli_verbs[] = {
     {"run", cmd_run, "optimize a case: propose, check, measure, decide, record",
      "kl run CASE [--proposer llm|tune|replay] [--strategy S] [--iterations N]"
      " [--patience N] [--max-wall S] [--max-worker-seconds S] [--max-usd D]"
-     " [--resume RUN] [--replay RUN] [--seed N] [--json]",
+     " [--resume RUN] [--replay RUN] [--seed N] [--no-webhook] [--json]",
      "Iteration 0 checks, times, profiles and diagnoses the baseline; each\n"
      "later one takes a proposal, compiles it, checks it on fresh seeds,\n"
      "compares it with the best so far (interleaved, one worker), applies the\n"
@@ -164,6 +164,9 @@ const cli_verb cli_verbs[] = {
      "                   acceptance (default: standard)\n"
      "  --time-cap MS    sampling cap per comparison and shape\n"
      "  --timeout MS     per worker request (a hung candidate is TIMEOUT)\n"
+     "  --no-webhook     send no notification even when one is configured\n"
+     "                   (webhook: in the config or case, KL_WEBHOOK_URL);\n"
+     "                   the summary's webhook_* fields say what happened\n"
      "  --json           only the summary: run, iterations, verdicts, best,\n"
      "                   best_speedup with its interval, stop_reason, budget\n"},
     {"best", cmd_best, "write the best kernel recorded for a case",
@@ -172,6 +175,41 @@ const cli_verb cli_verbs[] = {
      "over every run, with its tunable settings written in as #defines.\n"
      "Without -o it goes to stdout; -o never overwrites a file. --json prints\n"
      "its solutions.jsonl record instead. Exit 2 when nothing was accepted.\n"},
+    {"report", cmd_report, "a report of a run: curve, candidates, shapes",
+     "kl report CASE [--run ID] [--format md|html] [-o FILE]",
+     "Reads the case's records (nothing is re-measured) and writes one\n"
+     "self-contained report of a run (default: the latest): the best-so-far\n"
+     "curve against the baseline with its 95% band, every candidate by\n"
+     "verdict, per shape the baseline and best times, the speedup with its\n"
+     "interval, achieved bandwidth or FLOP/s and the share of the roofline\n"
+     "(where a profile measured the peaks), the bottleneck and findings\n"
+     "before and after, the budget spent (iterations, wall, worker seconds,\n"
+     "tokens, dollars, cost per accepted 1%), and a link to each\n"
+     "iteration's folder. HTML has inline SVG charts and fetches nothing.\n"
+     "\n"
+     "  --run ID        the run (kl history lists them)\n"
+     "  --format F      md (default on stdout and for *.md) or html (default\n"
+     "                  for other -o files)\n"
+     "  -o FILE         write FILE (replaced whole); links are relative to\n"
+     "                  its folder\n"
+     "Exit 2 for a bad case or an unknown run; 1 when the records cannot be\n"
+     "read.\n"},
+    {"history", cmd_history, "list the runs of a case",
+     "kl history CASE [--json]",
+     "One line per run, oldest first: id, start, proposer, candidates,\n"
+     "acceptances, best speedup against the baseline with its interval,\n"
+     "worker seconds, and why it stopped ((killed) when it could not say).\n"
+     "--json prints {\"case\", \"runs\": [...]} (docs/json.md).\n"},
+    {"webhook", cmd_webhook, "send a test notification to the webhook",
+     "kl webhook test [CASE] [--url URL] [--format generic|discord|slack]",
+     "Finds the webhook as kl run does (KL_WEBHOOK_URL and\n"
+     "KL_WEBHOOK_FORMAT, else the case's webhook: section, else the user\n"
+     "config file's), sends one test message and says what came back. The\n"
+     "URL is never printed, only its scheme and host. Exit 0 when the\n"
+     "receiver answered 2xx, 1 when it did not, 2 when none is configured.\n"
+     "\n"
+     "  --url URL       this webhook instead (mind your shell history)\n"
+     "  --format F      generic (a JSON object), discord or slack\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make sure the build dependencies are here. On Debian/Ubuntu as root, the
 # missing packages are installed with apt-get; otherwise the script says
-# what to install and fails.
+# what to install and fails. `deps.sh --test` also brings what the tests
+# use: headless Chromium (the HTML report is loaded in it) and pytest.
 set -euo pipefail
 
 missing=()
@@ -22,6 +23,14 @@ if command -v pkg-config >/dev/null 2>&1; then
   need_pc cmocka libcmocka-dev
 else
   missing+=(libjson-c-dev libyaml-dev libcurl4-openssl-dev libcmocka-dev)
+fi
+
+if [ "${1:-}" = --test ]; then
+  command -v chromium >/dev/null 2>&1 ||
+    command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  python3 -m pytest --version >/dev/null 2>&1 ||
+    /usr/bin/python3 -m pytest --version >/dev/null 2>&1 ||
+    missing+=(python3-pytest)
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -135,6 +135,10 @@ typedef struct kl_buf {
 
 /** Frees the contents and resets the buffer to KL_BUF_INIT. NULL-safe. */
 KL_EXTERN(void) kl_buf_dispose(kl_buf *buf);
+/** Replace the contents with a copy of n bytes of data (NUL-terminated),
+ *  for callbacks that hand text back to the library (kl_propose_fn).
+ *  @return 0 or KL_ENOMEM (the buffer unchanged). */
+KL_EXTERN(int) kl_buf_set(kl_buf *buf, const char *data, size_t n);
 
 KL_END_DECLS
 

@@ -25,5 +25,7 @@
 #include "transport.h"
 #include "llm.h"
 #include "run.h"
+#include "history.h"
+#include "webhook.h"
 
 #endif /* KERNLAB_H */

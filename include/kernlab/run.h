@@ -31,6 +31,7 @@
 #include "common.h"
 #include "llm.h"
 #include "rules.h"
+#include "webhook.h"
 
 KL_BEGIN_DECLS
 
@@ -66,10 +67,23 @@ typedef struct kl_run_event {
 } kl_run_event;
 typedef void (*kl_run_event_fn)(const kl_run_event *e, void *payload);
 
-#define KL_RUN_OPTIONS_VERSION 1
+/** A proposer of the caller's own (a search, a script, another model
+ *  client): given the current best kernel's source and the iteration,
+ *  fill `source` with a complete kernel (the case's entry point and
+ *  signature) and `memo` (may stay empty) with one line saying what was
+ *  tried. Return 0 for a proposal, 1 when there is nothing left to try
+ *  (the run stops: "exhausted"), negative to stop the run with
+ *  "proposer_error" (the kl_error_last message, if any, as the detail).
+ *  Results come back through on_event ("done"). */
+typedef int (*kl_propose_fn)(kl_buf *source, kl_buf *memo,
+                             const char *best_source, int iteration,
+                             void *payload);
+
+#define KL_RUN_OPTIONS_VERSION 2
 typedef struct kl_run_options {
   unsigned version;       /**< KL_RUN_OPTIONS_VERSION */
-  const char *proposer;   /**< "llm", "tune", "replay"; NULL or "auto":
+  const char *proposer;   /**< "llm", "tune", "replay", "custom"; NULL or
+                               "auto": custom when `propose` is set, else
                                llm when one is configured (llm->provider
                                set), else tune when the case has tunables */
   const char *strategy;   /**< tune: "exhaustive", "random", "halving";
@@ -107,11 +121,20 @@ typedef struct kl_run_options {
   void *payload;
   volatile int *stop;         /**< set nonzero (say from SIGINT) to stop
                                    after the current step; resumable */
+  /* version 2 */
+  const kl_webhook *webhook;  /**< notified at the run's start, at each
+                                   acceptance and at its end (see
+                                   kl_webhook_load); NULL: none */
+  int no_webhook;             /**< the user turned a configured webhook
+                                   off (--no-webhook): nothing is sent,
+                                   and the records say why */
+  kl_propose_fn propose;      /**< the "custom" proposer */
+  void *propose_payload;
 } kl_run_options;
 #define KL_RUN_OPTIONS_INIT                                                    \
   {KL_RUN_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL,     \
    NULL, 0, NULL, NULL, KL_TIME_OPTIONS_INIT, 0, 0, NULL, NULL, -1, NULL, NULL, \
-   NULL}
+   NULL, NULL, 0, NULL, NULL}
 KL_EXTERN(void) kl_run_options_init(kl_run_options *opts);
 
 typedef struct kl_run kl_run; /* opaque: a finished (or stopped) run */
@@ -132,9 +155,10 @@ KL_EXTERN(const char *) kl_run_dir(const kl_run *r);
 /** Why it stopped: "iterations", "patience", "wall_time", "worker_time",
  *  "usd", "exhausted" (the proposer has nothing left), "stopped" (the stop
  *  flag), "llm_error" (the provider failed after its retries: the records
- *  are whole and the run resumes). */
+ *  are whole and the run resumes), "proposer_error" (a custom proposer
+ *  returned an error). */
 KL_EXTERN(const char *) kl_run_stop_reason(const kl_run *r);
-/** For "llm_error": the provider's one-line error; else NULL. */
+/** For "llm_error" and "proposer_error": the one-line error; else NULL. */
 KL_EXTERN(const char *) kl_run_stop_detail(const kl_run *r);
 /** Candidate iterations done (the baseline not counted). */
 KL_EXTERN(int) kl_run_iterations(const kl_run *r);
@@ -143,7 +167,9 @@ KL_EXTERN(int) kl_run_outcome_count(const kl_run *r, kl_outcome o);
  *  nothing was accepted), and its solution id. */
 KL_EXTERN(kl_speedup) kl_run_best_speedup(const kl_run *r);
 KL_EXTERN(const char *) kl_run_best_id(const kl_run *r);
-/** The summary as one JSON document (fields in docs/json.md). */
+/** The summary as one JSON document (fields in docs/json.md), webhook
+ *  status included. The same document is written to the run's folder as
+ *  summary.json whenever a session of the run ends. */
 KL_EXTERN(int) kl_run_json(kl_buf *out, const kl_run *r);
 
 /** The best kernel recorded for the case over every run: its source with

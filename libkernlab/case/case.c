@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../llm/llm_internal.h"
+#include "../notify/webhook_internal.h"
 #include "case_internal.h"
 
 static const struct {
@@ -115,6 +116,7 @@ void kl_case_free(kl_case *c) {
     kl__free(c->rule_files[i]);
   kl__free(c->rule_files);
   kl_llm_settings_free(c->llm);
+  kl__webhook_settings_free(c->webhook);
   kl__free(c);
 }
 
@@ -130,6 +132,9 @@ const char *kl_case_entry(const kl_case *c) { return c->entry; }
 const char *kl_case_program_path(const kl_case *c) { return c->program_path; }
 size_t kl_case_rule_file_count(const kl_case *c) { return c->nrule_files; }
 const kl_llm_settings *kl__case_llm(const kl_case *c) { return c->llm; }
+const kl__webhook_settings *kl__case_webhook(const kl_case *c) {
+  return c->webhook;
+}
 const char *kl_case_rule_file(const kl_case *c, size_t i) {
   return i < c->nrule_files ? c->rule_files[i] : NULL;
 }

@@ -58,6 +58,7 @@ struct kl_case {
   char **rule_files; /* the case's own rule files, in order */
   size_t nrule_files;
   struct kl_llm_settings *llm; /* the llm: section, or NULL */
+  struct kl__webhook_settings *webhook; /* the webhook: section, or NULL */
 };
 
 #endif /* KL_CASE_INTERNAL_H */

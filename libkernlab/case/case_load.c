@@ -15,6 +15,7 @@
 
 #include "../expr/expr_internal.h"
 #include "../llm/llm_internal.h"
+#include "../notify/webhook_internal.h"
 #include "case_internal.h"
 #include "../core/yaml_tree.h"
 
@@ -275,7 +276,7 @@ static const char *const top_keys[] = {
     "kernlab", "name",      "description", "backend",   "target",
     "kernel",  "params",    "shapes",      "reference", "roofline",
     "objective", "tunables", "budget",     "program",   "rules",
-    "llm"};
+    "llm",     "webhook"};
 
 static void read_header(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
@@ -887,6 +888,14 @@ static void read_llm(loader *ld, const ynode *root) {
   kl__llm_settings_read(ld->c->llm, n, ld->path, ld->text, &ld->diags);
 }
 
+/* webhook: where to notify (libkernlab/notify/webhook.c reads it) */
+static void read_webhook(loader *ld, const ynode *root) {
+  const ynode *n = map_get(root, "webhook");
+  if (n)
+    kl__webhook_settings_read(&ld->c->webhook, n, ld->path, ld->text,
+                              &ld->diags);
+}
+
 /* rules: a file or a list of files in the case folder */
 static void read_rule_files(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
@@ -1309,6 +1318,7 @@ int kl_case_load(kl_case **out, const char *path,
     read_rest(&ld, root);
     read_rule_files(&ld, root);
     read_llm(&ld, root);
+    read_webhook(&ld, root);
     read_tunables(&ld, root);
     if (!has_errors(&ld) && opts && opts->version >= 2 &&
         (rc = configure_tunables(c, opts->tunables)) < 0) {

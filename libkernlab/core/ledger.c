@@ -100,10 +100,10 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
         !json_object_is_type(rec, json_type_object)) {
       json_object_put(rec);
       size_t col = json_tokener_get_parse_end(tok) + 1;
-      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s:%d:%zu: %s", path, line,
-                     col > len ? len : col,
-                     rec ? "a record must be a JSON object"
-                         : json_tokener_error_desc(jerr));
+      rc = kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line,
+                        (int)(col > len ? len : col), NULL, "%s",
+                        rec ? "a record must be a JSON object"
+                            : json_tokener_error_desc(jerr));
       break;
     }
     rc = fn(rec, line, payload);

@@ -67,6 +67,20 @@ void kl__free(void *p) {
 
 /* ---- buffers ------------------------------------------------------------ */
 
+int kl_buf_set(kl_buf *b, const char *data, size_t n) {
+  char *copy = kl__malloc(n + 1);
+  if (!copy)
+    return kl__error_oom();
+  if (n)
+    memcpy(copy, data, n);
+  copy[n] = '\0';
+  kl_buf_dispose(b);
+  b->ptr = copy;
+  b->size = n;
+  b->reserved = n + 1;
+  return 0;
+}
+
 void kl_buf_dispose(kl_buf *b) {
   if (!b)
     return;

@@ -483,8 +483,43 @@ static bool tune_turn(const kl_run *r) {
   return n < 8;
 }
 
+/* The caller's proposer: a kernel and a memo per call. */
+static int propose_custom(kl_run *r, proposal *p) {
+  kl_buf src = KL_BUF_INIT, memo = KL_BUF_INIT;
+  kl_error_clear();
+  int rc = r->o.propose(&src, &memo, r->best_source, r->next_iteration,
+                        r->o.propose_payload);
+  if (rc == 1 || rc < 0 || !src.ptr || !src.size) {
+    kl_buf_dispose(&src);
+    kl_buf_dispose(&memo);
+    if (rc == 1)
+      return 1;
+    if (rc >= 0)
+      kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                "the custom proposer returned no kernel");
+    else if (!kl_error_last() || !kl_error_last()->message)
+      kl__error(KL_EUSER, KL_DOMAIN_NONE, "the custom proposer failed (%d)",
+                rc);
+    return 3;
+  }
+  p->proposer = "custom";
+  p->source = kl__strndup(src.ptr, src.size);
+  p->memo = memo.ptr && memo.size ? kl__strndup(memo.ptr, memo.size)
+                                  : kl__strdup("custom proposal");
+  kl_buf_dispose(&src);
+  kl_buf_dispose(&memo);
+  if (!p->source || !p->memo)
+    return kl__error_oom();
+  for (char *q = p->memo; *q; q++) /* one line */
+    if (*q == '\n' || *q == '\r')
+      *q = ' ';
+  return 0;
+}
+
 int kl__run_propose(kl_run *r, proposal *p) {
   memset(p, 0, sizeof(*p));
+  if (strcmp(r->proposer, "custom") == 0)
+    return propose_custom(r, p);
   if (strcmp(r->proposer, "replay") == 0)
     return propose_replay(r, p);
   if (strcmp(r->proposer, "tune") == 0)

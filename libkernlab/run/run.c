@@ -8,6 +8,7 @@
  * memory line. Budgets are checked before each proposal. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,29 @@ static void emit(kl_run *r, int iteration, const char *phase,
   e.worker_s = r->worker_s;
   e.usd = r->usd;
   r->o.on_event(&e, r->o.payload);
+}
+
+/* A webhook message; what happened is kept for the summary, and a failure
+ * is never the run's. */
+static void notify(kl_run *r, const char *event, int iteration,
+                   const char *detail) {
+  if (!r->o.webhook || r->o.no_webhook)
+    return;
+  kl_webhook_message m = {event, r->c->name, r->id, iteration,
+                          r->best_vs_base.speedup, r->best_vs_base.ci_low,
+                          r->best_vs_base.ci_high, detail};
+  if (strcmp(event, "run_start") == 0)
+    m.speedup = m.ci_low = m.ci_high = 0;
+  long status = 0;
+  r->wh_attempted++;
+  if (kl_webhook_send(r->o.webhook, &m, &status) == 0) {
+    r->wh_sent++;
+    snprintf(r->wh_status, sizeof(r->wh_status), "sent (HTTP %ld)", status);
+  } else {
+    const kl_error *e = kl_error_last();
+    snprintf(r->wh_status, sizeof(r->wh_status), "failed: %s",
+             e && e->message ? e->message : "no answer");
+  }
 }
 
 static int json_config(kl_buf *b, char *const *config) {
@@ -796,6 +820,8 @@ record:
   if (rc == 0)
     emit(r, it.n, "done", it.proposer, it.memo, it.outcome, it.reason,
          it.timed ? it.vs_parent.speedup : 0);
+  if (rc == 0 && it.outcome == KL_OUTCOME_ACCEPTED)
+    notify(r, "accepted", it.n, it.memo);
 done:
   kl_report_free(rep);
   iteration_dispose(&it);
@@ -836,6 +862,8 @@ static int choose_proposer(kl_run *r) {
     want = recorded; /* a resumed run keeps its own */
   if (!want && o->replay)
     want = "replay";
+  if (!want && o->propose)
+    want = "custom";
   if (!want)
     want = llm_set ? "llm" : has_tunables(r->c, r->best_source) ? "tune" : NULL;
   if (!want)
@@ -846,9 +874,15 @@ static int choose_proposer(kl_run *r) {
                      "case's llm: section, or KL_LLM_PROVIDER; or give the "
                      "case tunables",
                      r->c->name);
-  if (strcmp(want, "llm") && strcmp(want, "tune") && strcmp(want, "replay"))
+  if (strcmp(want, "llm") && strcmp(want, "tune") && strcmp(want, "replay") &&
+      strcmp(want, "custom"))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "unknown proposer '%s' (llm, tune, replay or auto)", want);
+                     "unknown proposer '%s' (llm, tune, replay, custom or "
+                     "auto)",
+                     want);
+  if (strcmp(want, "custom") == 0 && !o->propose)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "the custom proposer needs a propose function");
   snprintf(r->proposer, sizeof(r->proposer), "%s", want);
   if (strcmp(want, "llm") == 0 && !llm_set)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -944,6 +978,21 @@ static int start_llm(kl_run *r) {
   return rc;
 }
 
+/* summary.json: how this session of the run ended (replaced by the next
+ * session's). */
+static int write_summary(kl_run *r) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl_run_json(&b, r);
+  char *path = rc == 0 ? kl__path_join(r->dir, "summary.json") : NULL;
+  if (rc == 0 && !path)
+    rc = kl__error_oom();
+  if (rc == 0)
+    rc = kl__write_file_atomic(path, b.ptr, b.size);
+  kl__free(path);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
 int kl_run_optimize(kl_run **out, const kl_case *c,
                     const kl_run_options *opts) {
   *out = NULL;
@@ -952,7 +1001,14 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
   if (!r)
     return kl__error_oom();
   r->c = c;
-  r->o = opts ? *opts : defaults;
+  r->o = defaults;
+  if (opts) /* a version-1 caller's struct ends before the webhook */
+    memcpy(&r->o, opts, opts->version >= 2 ? sizeof(*opts)
+                                           : offsetof(kl_run_options, webhook));
+  snprintf(r->wh_status, sizeof(r->wh_status), "%s",
+           !r->o.webhook     ? "not configured"
+           : r->o.no_webhook ? "disabled by --no-webhook"
+                             : "nothing sent yet");
   r->t0_ms = kl__now_ms();
   r->case_dir = kl__strdup(c->dir);
   const char *ext = strrchr(c->kernel_path, '.');
@@ -981,6 +1037,8 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
   }
   if (rc == 0)
     rc = start_llm(r);
+  if (rc == 0)
+    notify(r, "run_start", r->next_iteration, r->proposer);
   if (rc == 0 && r->next_iteration == 0) {
     if ((rc = do_baseline(r)) == 0)
       r->next_iteration = 1;
@@ -1004,12 +1062,16 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
     rc = kl__run_propose(r, &p);
     if (rc != 0)
       kl__run_proposal_dispose(&p); /* what a failed proposal got so far */
-    if (rc == 1 || rc == 2) {
-      if (rc == 2) {
+    if (rc == 1 || rc == 2 || rc == 3) {
+      if (rc != 1) {
         const kl_error *e = kl_error_last();
-        r->stop_detail = kl__strdup(e ? e->message : "the provider failed");
+        r->stop_detail = kl__strdup(e && e->message ? e->message
+                                    : rc == 2     ? "the provider failed"
+                                                  : "the proposer failed");
       }
-      r->stop_reason = kl__strdup(rc == 1 ? "exhausted" : "llm_error");
+      r->stop_reason = kl__strdup(rc == 1   ? "exhausted"
+                                  : rc == 2 ? "llm_error"
+                                            : "proposer_error");
       rc = 0;
       break;
     }
@@ -1022,6 +1084,10 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
   }
   if (rc == 0 && !r->stop_reason)
     rc = kl__error_oom();
+  if (rc == 0) {
+    notify(r, "run_end", r->done, r->stop_reason);
+    rc = write_summary(r);
+  }
   if (rc < 0) {
     kl_run_free(r);
     return rc;
@@ -1070,11 +1136,21 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
       "\"wall_s\":{\"used\":%.3f,\"limit\":%g},"
       "\"worker_s\":{\"used\":%.3f,\"limit\":%g},"
       "\"usd\":{\"used\":%.6f,\"limit\":%g},"
-      "\"tokens\":{\"input\":%llu,\"output\":%llu}}}",
+      "\"tokens\":{\"input\":%llu,\"output\":%llu}}",
       r->done, (long long)r->max_iterations, r->since_accept,
       (long long)r->patience, spent_wall_s(r), r->o.max_wall_s, r->worker_s,
       r->o.max_worker_s, r->usd, r->o.max_usd,
       (unsigned long long)r->tokens_in, (unsigned long long)r->tokens_out);
+  rc |= kl__buf_printf(
+      &b,
+      ",\"webhook_enabled_by_config\":%s,\"webhook_disabled_by_flag\":%s,"
+      "\"webhook_expected\":%s,\"webhook_attempted\":%d,"
+      "\"webhook_sent\":%d,\"webhook_status\":",
+      r->o.webhook ? "true" : "false", r->o.no_webhook ? "true" : "false",
+      r->o.webhook && !r->o.no_webhook ? "true" : "false", r->wh_attempted,
+      r->wh_sent);
+  rc |= kl__buf_json_string(&b, r->wh_status);
+  rc |= kl__buf_putc(&b, '}');
   if (rc) {
     kl_buf_dispose(&b);
     return kl__error_oom();

@@ -21,7 +21,7 @@ typedef struct run_attempt {
 
 /* What a proposer hands the loop. */
 typedef struct proposal {
-  const char *proposer; /* "llm", "tune", "replay" */
+  const char *proposer; /* "llm", "tune", "replay", "custom" */
   char *source;         /* NULL: the best's source */
   char **config;        /* NULL-ended, owned; NULL: the best's */
   char *memo;
@@ -68,6 +68,9 @@ struct kl_run {
   int replay_at;
   char *env_json;        /* environment record, JSON object */
   char kernel_ext[8];    /* "cu" or "c" */
+  /* notifications of this session */
+  int wh_attempted, wh_sent;
+  char wh_status[320];
 };
 
 /* ---- records.c ---- */
@@ -90,7 +93,8 @@ int kl__run_best_kernel_text(kl_buf *out, const char *source,
 
 /* ---- propose.c ---- */
 /* 0 with *p filled, 1 when the proposer has nothing left, 2 when the
- * model's provider failed (the error is set), < 0 an error. */
+ * model's provider failed (the error is set), 3 when a custom proposer
+ * failed (the error is set), < 0 an error. */
 int kl__run_propose(kl_run *r, proposal *p);
 void kl__run_proposal_dispose(proposal *p);
 /* `given` completed to every tunable of the space of `source` (the case's

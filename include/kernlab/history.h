@@ -1,0 +1,62 @@
+/** @file kernlab/history.h  What a case's records say: its runs, and a
+ *  report of one run.
+ *
+ * Everything here reads the records kl_run_optimize leaves in the case
+ * folder (solutions.jsonl, runs/<id>/run.json and summary.json, each
+ * iteration's report.json, profile.json and rules.json) and never writes.
+ * The numbers shown are the ones recorded: nothing is re-measured.
+ */
+#ifndef KERNLAB_HISTORY_H
+#define KERNLAB_HISTORY_H
+
+#include "case.h"
+#include "common.h"
+
+KL_BEGIN_DECLS
+
+/** The case's runs, oldest first: id, start, proposer, iterations, verdict
+ *  counts, best speedup against the baseline, stop reason (null when the
+ *  run was killed before it could say). `format`: "text" (a table) or
+ *  "json" (`{"case", "runs": [...]}`, fields in docs/json.md). A case
+ *  without runs gives an empty list. @return 0, KL_EIO, KL_EINVALID (a
+ *  ledger line that does not parse: located) */
+KL_EXTERN(int) kl_history(kl_buf *out, const kl_case *c, const char *format);
+
+#define KL_HISTORY_REPORT_OPTIONS_VERSION 1
+typedef struct kl_history_report_options {
+  unsigned version;       /**< KL_HISTORY_REPORT_OPTIONS_VERSION */
+  const char *run;        /**< the run id; NULL: the latest */
+  const char *format;     /**< "html" (NULL) or "md" */
+  const char *links_from; /**< links to iteration folders are relative to
+                               this directory (where the report will be);
+                               NULL: the case folder */
+} kl_history_report_options;
+#define KL_HISTORY_REPORT_OPTIONS_INIT                                         \
+  { KL_HISTORY_REPORT_OPTIONS_VERSION, NULL, NULL, NULL }
+
+/** A self-contained report of one run: the best-so-far curve against the
+ *  baseline with its 95% band, every candidate by verdict, the per-shape
+ *  table (baseline and best times, speedup with its interval, achieved
+ *  bandwidth or FLOP/s and the share of the roofline where a peak was
+ *  measured), the bottleneck and findings before and after, the budget
+ *  spent, and a link to each iteration's folder. HTML carries its charts
+ *  as inline SVG and fetches nothing; markdown suits terminals and pull
+ *  requests. @return 0, KL_ENOTFOUND (no such run, or no runs),
+ *  KL_EINVALID (bad options, or a record that does not parse: located),
+ *  KL_EIO */
+KL_EXTERN(int) kl_history_report(kl_buf *out, const kl_case *c,
+                                 const kl_history_report_options *opts);
+
+/** Read a JSON Lines ledger (solutions.jsonl, memory.jsonl): fn gets each
+ *  complete record as JSON text with its 1-based line. A torn last line
+ *  (a killed writer) is skipped; a missing file has no records. fn's
+ *  negative return stops the reading and is returned. @return 0,
+ *  KL_EINVALID ("path:line:column: message" for a line that does not
+ *  parse), KL_EIO */
+typedef int (*kl_ledger_fn)(const char *record, int line, void *payload);
+KL_EXTERN(int) kl_ledger_read(const char *path, kl_ledger_fn fn,
+                              void *payload);
+
+KL_END_DECLS
+
+#endif /* KERNLAB_HISTORY_H */

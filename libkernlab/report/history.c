@@ -1,0 +1,784 @@
+/* A case's runs, and one run gathered from its records for the report.
+ *
+ * solutions.jsonl is the truth: an iteration exists once its line is
+ * there. Around it: runs/<id>/run.json (how the run was started),
+ * summary.json (how its last session ended; absent when it was killed),
+ * and, for the baseline and the best, their report.json (per-shape times),
+ * profile.json (peaks and bottlenecks) and rules.json (findings). The
+ * per-shape speedup of a best that is several acceptances away from the
+ * baseline is chained along its parents, as the run's own best_speedup
+ * is: per-shape speedups multiplied, log-scale half-widths combined as
+ * independent errors. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/ledger.h"
+#include "kernlab/profile.h"
+#include "report_internal.h"
+
+static const char *const verdicts[9] = {
+    "BASELINE", "ACCEPTED", "REJECTED", "INCORRECT", "CRASHED",
+    "TIMEOUT", "COMPILE_ERROR", "INVALID_REPLY", "CHEAT"};
+
+/* ---- small JSON readers ---------------------------------------------------- */
+
+static const char *jstr(json_object *o, const char *key) {
+  json_object *v;
+  if (!o || !json_object_object_get_ex(o, key, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+static bool jnum(json_object *o, const char *key, double *out) {
+  json_object *v;
+  if (!o || !json_object_object_get_ex(o, key, &v) ||
+      !(json_object_is_type(v, json_type_double) ||
+        json_object_is_type(v, json_type_int)))
+    return false;
+  *out = json_object_get_double(v);
+  return true;
+}
+
+/* [low, high] */
+static bool jpair(json_object *o, const char *key, double *lo, double *hi) {
+  json_object *v;
+  if (!o || !json_object_object_get_ex(o, key, &v) ||
+      !json_object_is_type(v, json_type_array) ||
+      json_object_array_length(v) != 2)
+    return false;
+  *lo = json_object_get_double(json_object_array_get_idx(v, 0));
+  *hi = json_object_get_double(json_object_array_get_idx(v, 1));
+  return true;
+}
+
+static int dup_or_null(char **dst, const char *s) {
+  *dst = NULL;
+  if (s && !(*dst = kl__strdup(s)))
+    return kl__error_oom();
+  return 0;
+}
+
+/* A JSON file of the run's folder; *out NULL when it is not there. */
+static int read_json(json_object **out, const char *path) {
+  *out = NULL;
+  if (!kl__is_file(path))
+    return 0;
+  kl_buf t = KL_BUF_INIT;
+  int rc = kl__read_file(&t, path);
+  if (rc < 0)
+    return rc;
+  enum json_tokener_error jerr;
+  *out = json_tokener_parse_verbose(t.ptr ? t.ptr : "", &jerr);
+  kl_buf_dispose(&t);
+  if (!*out)
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL, "%s",
+                        json_tokener_error_desc(jerr));
+  return 0;
+}
+
+static int verdict_index(const char *v) {
+  for (int i = 0; v && i < 9; i++)
+    if (strcmp(v, verdicts[i]) == 0)
+      return i;
+  return -1;
+}
+
+/* ---- kl history ------------------------------------------------------------ */
+
+typedef struct run_row {
+  char *id;
+  double started;
+  char *proposer, *stop_reason;
+  int iterations, counts[9];
+  double best, best_lo, best_hi, wall_s, worker_s, usd;
+} run_row;
+
+typedef struct rows {
+  run_row *v;
+  size_t n;
+} rows;
+
+static run_row *row_find(rows *rs, const char *id) {
+  for (size_t i = 0; id && i < rs->n; i++)
+    if (strcmp(rs->v[i].id, id) == 0)
+      return &rs->v[i];
+  return NULL;
+}
+
+static int row_add(rows *rs, const char *id) {
+  run_row *more = kl__realloc(rs->v, (rs->n + 1) * sizeof(*more));
+  if (!more)
+    return kl__error_oom();
+  rs->v = more;
+  run_row *r = &rs->v[rs->n];
+  memset(r, 0, sizeof(*r));
+  r->best = r->best_lo = r->best_hi = 1;
+  if (!(r->id = kl__strdup(id)))
+    return kl__error_oom();
+  rs->n++;
+  return 0;
+}
+
+static int history_line(json_object *rec, int line, void *payload) {
+  (void)line;
+  rows *rs = payload;
+  const char *id = jstr(rec, "run");
+  run_row *r = row_find(rs, id);
+  if (!r) {
+    if (!id)
+      return 0;
+    int rc = row_add(rs, id);
+    if (rc < 0)
+      return rc;
+    r = &rs->v[rs->n - 1];
+  }
+  int v = verdict_index(jstr(rec, "verdict"));
+  if (v > 0)
+    r->iterations++;
+  if (v >= 0)
+    r->counts[v]++;
+  json_object *vb, *cost;
+  double s, lo, hi;
+  if (v == 1 && json_object_object_get_ex(rec, "vs_baseline", &vb) &&
+      jnum(vb, "speedup", &s) && s > r->best && jpair(vb, "ci", &lo, &hi)) {
+    r->best = s;
+    r->best_lo = lo;
+    r->best_hi = hi;
+  }
+  if (json_object_object_get_ex(rec, "cost", &cost)) {
+    double d;
+    r->wall_s += jnum(cost, "wall_s", &d) ? d : 0;
+    r->worker_s += jnum(cost, "worker_s", &d) ? d : 0;
+    r->usd += jnum(cost, "usd", &d) ? d : 0;
+  }
+  return 0;
+}
+
+static void rows_dispose(rows *rs) {
+  for (size_t i = 0; i < rs->n; i++) {
+    kl__free(rs->v[i].id);
+    kl__free(rs->v[i].proposer);
+    kl__free(rs->v[i].stop_reason);
+  }
+  kl__free(rs->v);
+}
+
+/* Every run: the folders under runs/ and the runs solutions.jsonl names. */
+static int gather_rows(rows *rs, const kl_case *c) {
+  char *runs = kl__path_join(kl_case_dir(c), "runs");
+  char *ledger = kl__path_join(kl_case_dir(c), "solutions.jsonl");
+  char **names = NULL;
+  size_t n = 0;
+  int rc = runs && ledger ? 0 : kl__error_oom();
+  if (rc == 0 && kl__is_dir(runs))
+    rc = kl__list_dir(&names, &n, runs, "", "cannot list the runs");
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    rc = row_add(rs, names[i]);
+  kl__names_free(names, n);
+  if (rc == 0)
+    rc = kl__ledger_read(ledger, history_line, rs);
+  for (size_t i = 0; rc == 0 && i < rs->n; i++) {
+    run_row *r = &rs->v[i];
+    char path[PATH_MAX];
+    json_object *meta = NULL, *sum = NULL;
+    snprintf(path, sizeof(path), "%s/%s/run.json", runs, r->id);
+    rc = read_json(&meta, path);
+    snprintf(path, sizeof(path), "%s/%s/summary.json", runs, r->id);
+    if (rc == 0)
+      rc = read_json(&sum, path);
+    double t;
+    if (rc == 0 && jnum(meta, "started", &t))
+      r->started = t;
+    if (rc == 0)
+      rc = dup_or_null(&r->proposer, jstr(meta, "proposer"));
+    if (rc == 0)
+      rc = dup_or_null(&r->stop_reason, jstr(sum, "stop_reason"));
+    json_object_put(meta);
+    json_object_put(sum);
+  }
+  kl__free(runs);
+  kl__free(ledger);
+  return rc;
+}
+
+static void time_text(char *out, size_t n, double t) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if (t <= 0 || !gmtime_r(&tt, &tm) ||
+      strftime(out, n, "%Y-%m-%d %H:%M:%SZ", &tm) == 0)
+    snprintf(out, n, "-");
+}
+
+int kl_history(kl_buf *out, const kl_case *c, const char *format) {
+  bool json = format && strcmp(format, "json") == 0;
+  if (!out || !c || (format && !json && strcmp(format, "text") != 0))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "kl_history: format is \"text\" or \"json\"");
+  rows rs = {0};
+  int rc = gather_rows(&rs, c);
+  kl_buf b = KL_BUF_INIT;
+  if (rc == 0 && json) {
+    rc |= kl__buf_puts(&b, "{\"case\":");
+    rc |= kl__buf_json_string(&b, kl_case_name(c));
+    rc |= kl__buf_puts(&b, ",\"runs\":[");
+    for (size_t i = 0; i < rs.n; i++) {
+      const run_row *r = &rs.v[i];
+      rc |= kl__buf_puts(&b, i ? ",{\"run\":" : "{\"run\":");
+      rc |= kl__buf_json_string(&b, r->id);
+      rc |= kl__buf_printf(&b, ",\"started\":%.0f,\"proposer\":", r->started);
+      rc |= kl__buf_json_string(&b, r->proposer);
+      rc |= kl__buf_printf(&b, ",\"iterations\":%d,\"verdicts\":{",
+                           r->iterations);
+      for (int v = 1; v < 9; v++)
+        rc |= kl__buf_printf(&b, "%s\"%s\":%d", v > 1 ? "," : "", verdicts[v],
+                             r->counts[v]);
+      rc |= kl__buf_printf(&b,
+                           "},\"best_speedup\":{\"speedup\":%.6g,\"ci\":[%.6g,"
+                           "%.6g]},\"wall_s\":%.3f,\"worker_s\":%.3f,"
+                           "\"usd\":%.6f,\"stop_reason\":",
+                           r->best, r->best_lo, r->best_hi, r->wall_s,
+                           r->worker_s, r->usd);
+      rc |= kl__buf_json_string(&b, r->stop_reason);
+      rc |= kl__buf_putc(&b, '}');
+    }
+    rc |= kl__buf_puts(&b, "]}\n");
+  } else if (rc == 0) {
+    rc |= kl__buf_printf(&b, "%-22s %-20s %-8s %5s %4s %-24s %9s %-12s\n",
+                         "run", "started", "proposer", "iters", "acc",
+                         "best vs baseline", "worker s", "stopped");
+    for (size_t i = 0; i < rs.n; i++) {
+      const run_row *r = &rs.v[i];
+      char when[32], best[64];
+      time_text(when, sizeof(when), r->started);
+      snprintf(best, sizeof(best), "x%.3f [%.3f, %.3f]", r->best, r->best_lo,
+               r->best_hi);
+      rc |= kl__buf_printf(&b, "%-22s %-20s %-8s %5d %4d %-24s %9.1f %-12s\n",
+                           r->id, when, r->proposer ? r->proposer : "-",
+                           r->iterations, r->counts[1], best, r->worker_s,
+                           r->stop_reason ? r->stop_reason
+                           : r->counts[0] ? "(killed)"
+                                          : "(no baseline)");
+    }
+    if (rs.n == 0)
+      rc |= kl__buf_puts(&b, "(no runs yet)\n");
+  }
+  rows_dispose(&rs);
+  if (rc > 0)
+    rc = kl__error_oom();
+  if (rc < 0) {
+    kl_buf_dispose(&b);
+    return rc;
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  return 0;
+}
+
+/* ---- any ledger -------------------------------------------------------------- */
+
+typedef struct ledger_relay {
+  kl_ledger_fn fn;
+  void *payload;
+} ledger_relay;
+
+static int relay_line(json_object *rec, int line, void *payload) {
+  ledger_relay *lr = payload;
+  const char *text = json_object_to_json_string_ext(rec,
+                                                    JSON_C_TO_STRING_PLAIN);
+  if (!text)
+    return kl__error_oom();
+  return lr->fn(text, line, lr->payload);
+}
+
+int kl_ledger_read(const char *path, kl_ledger_fn fn, void *payload) {
+  if (!path || !fn)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "kl_ledger_read: no path or no function");
+  ledger_relay lr = {fn, payload};
+  return kl__ledger_read(path, relay_line, &lr);
+}
+
+/* ---- one run ---------------------------------------------------------------- */
+
+typedef struct collect {
+  rp_run *run;
+  int rc;
+} collect;
+
+static int iter_line(json_object *rec, int line, void *payload) {
+  (void)line;
+  collect *cl = payload;
+  rp_run *run = cl->run;
+  const char *id = jstr(rec, "run");
+  if (!id || strcmp(id, run->id) != 0)
+    return 0;
+  rp_iter *more = kl__realloc(run->iters, (run->niters + 1) * sizeof(*more));
+  if (!more)
+    return kl__error_oom();
+  run->iters = more;
+  rp_iter *it = &run->iters[run->niters++];
+  memset(it, 0, sizeof(*it));
+  double d;
+  it->iteration = jnum(rec, "iteration", &d) ? (int)d : (int)run->niters - 1;
+  json_object *ev = NULL, *vb = NULL, *cost = NULL, *cfg = NULL;
+  json_object_object_get_ex(rec, "evidence", &ev);
+  int rc = dup_or_null(&it->id, jstr(rec, "id"));
+  rc = rc ? rc : dup_or_null(&it->parent, jstr(rec, "parent"));
+  rc = rc ? rc : dup_or_null(&it->proposer, jstr(rec, "proposer"));
+  rc = rc ? rc : dup_or_null(&it->verdict, jstr(rec, "verdict"));
+  rc = rc ? rc : dup_or_null(&it->reason, jstr(rec, "reason"));
+  rc = rc ? rc : dup_or_null(&it->gate, jstr(rec, "gate"));
+  rc = rc ? rc : dup_or_null(&it->memo, jstr(rec, "memo"));
+  rc = rc ? rc : dup_or_null(&it->dir, jstr(ev, "dir"));
+  if (rc < 0)
+    return rc;
+  if (json_object_object_get_ex(rec, "config", &cfg) &&
+      json_object_is_type(cfg, json_type_array)) {
+    kl_buf b = KL_BUF_INIT;
+    int brc = kl__buf_puts(&b, "");
+    for (size_t i = 0; i < json_object_array_length(cfg); i++)
+      brc |= kl__buf_printf(&b, "%s%s", i ? " " : "",
+                            json_object_get_string(
+                                json_object_array_get_idx(cfg, i)));
+    if (brc) {
+      kl_buf_dispose(&b);
+      return kl__error_oom();
+    }
+    it->config = kl__buf_detach(&b);
+  }
+  it->timed = jnum(rec, "speedup", &it->speedup) &&
+              jpair(rec, "speedup_ci", &it->lo, &it->hi);
+  if (json_object_object_get_ex(rec, "vs_baseline", &vb) &&
+      jnum(vb, "speedup", &it->vs_base) &&
+      jpair(vb, "ci", &it->vb_lo, &it->vb_hi)) {
+    it->has_vs_base = true;
+    if ((rc = dup_or_null(&it->vb_method, jstr(vb, "method"))) < 0)
+      return rc;
+  }
+  it->has_log = jnum(rec, "log_vs_baseline", &it->log_vs_base);
+  if (it->iteration == 0) {
+    it->has_log = true;
+    it->log_vs_base = 0;
+  }
+  if (json_object_object_get_ex(rec, "cost", &cost)) {
+    jnum(cost, "wall_s", &it->wall_s);
+    jnum(cost, "worker_s", &it->worker_s);
+    jnum(cost, "usd", &it->usd);
+    jnum(cost, "tokens_in", &it->tokens_in);
+    jnum(cost, "tokens_out", &it->tokens_out);
+  }
+  int v = verdict_index(it->verdict);
+  if (v >= 0)
+    run->counts[v]++;
+  if (v == 1 && it->has_vs_base &&
+      (run->best < 0 || it->vs_base > run->iters[run->best].vs_base))
+    run->best = (int)run->niters - 1;
+  if (v == 0 && run->best < 0)
+    run->best = (int)run->niters - 1;
+  json_object *env;
+  if (!run->device && json_object_object_get_ex(rec, "environment", &env)) {
+    const char *gpu = jstr(env, "gpu");
+    const char *host = jstr(env, "host");
+    if ((rc = dup_or_null(&run->device, gpu ? gpu : host)) < 0)
+      return rc;
+  }
+  return 0;
+}
+
+static rp_iter *iter_by_id(rp_run *run, const char *id) {
+  for (size_t i = 0; id && i < run->niters; i++)
+    if (run->iters[i].id && strcmp(run->iters[i].id, id) == 0)
+      return &run->iters[i];
+  return NULL;
+}
+
+/* A file of an iteration's folder, parsed (NULL when absent). */
+static int iter_json(json_object **out, const kl_case *c, const rp_iter *it,
+                     const char *name) {
+  *out = NULL;
+  if (!it || !it->dir)
+    return 0;
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof(path), "%s/%s/%s", kl_case_dir(c), it->dir,
+               name) >= (int)sizeof(path))
+    return 0;
+  return read_json(out, path);
+}
+
+static json_object *shape_of(json_object *report, const char *name) {
+  json_object *shapes;
+  if (!report || !json_object_object_get_ex(report, "shapes", &shapes) ||
+      !json_object_is_type(shapes, json_type_array))
+    return NULL;
+  for (size_t i = 0; i < json_object_array_length(shapes); i++) {
+    json_object *s = json_object_array_get_idx(shapes, i);
+    const char *n = jstr(s, "name");
+    if (!n)
+      n = jstr(s, "shape");
+    if (n && strcmp(n, name) == 0)
+      return s;
+  }
+  return NULL;
+}
+
+/* Baseline and best times per shape, and the best's speedup over the
+ * baseline, chained along the accepted parents when it is not direct. */
+static int gather_shapes(rp_run *run, const kl_case *c,
+                         json_object *const *chain, size_t nchain,
+                         json_object *base_report) {
+  size_t n = kl_case_shape_count(c);
+  if (!(run->shapes = kl__calloc(n ? n : 1, sizeof(rp_shape))))
+    return kl__error_oom();
+  run->nshapes = n;
+  for (size_t k = 0; k < n; k++) {
+    rp_shape *s = &run->shapes[k];
+    if (!(s->name = kl__strdup(kl_case_shape_name(c, k))))
+      return kl__error_oom();
+    kl_case_roofline(&s->bytes, &s->flops, c, k);
+    json_object *b = shape_of(base_report, s->name);
+    s->has_base = jnum(b, "median_us", &s->base_us) &&
+                  jnum(b, "ci_low_us", &s->base_lo) &&
+                  jnum(b, "ci_high_us", &s->base_hi);
+    if (nchain == 0)
+      continue;
+    /* chain[0] is the best's report: its candidate times are the best's */
+    json_object *top = shape_of(chain[0], s->name);
+    s->has_best = jnum(top, "median_us", &s->best_us) &&
+                  jnum(top, "ci_low_us", &s->best_lo) &&
+                  jnum(top, "ci_high_us", &s->best_hi);
+    double logsum = 0, var = 0;
+    bool ok = true;
+    for (size_t i = 0; ok && i < nchain; i++) {
+      json_object *sh = shape_of(chain[i], s->name);
+      double sp, lo, hi;
+      ok = jnum(sh, "speedup", &sp) && jpair(sh, "speedup_ci", &lo, &hi) &&
+           sp > 0 && lo > 0 && hi > 0;
+      if (ok) {
+        double half = (log(hi) - log(lo)) / 2;
+        logsum += log(sp);
+        var += half * half;
+      }
+    }
+    if (ok) {
+      s->has_speedup = true;
+      s->speedup = exp(logsum);
+      s->lo = exp(logsum - sqrt(var));
+      s->hi = exp(logsum + sqrt(var));
+    }
+  }
+  return 0;
+}
+
+/* Peaks and bottlenecks per shape from a profile.json. */
+static int gather_profile(rp_run *run, json_object *profile, bool after) {
+  if (!profile)
+    return 0;
+  kl_profile_list *l = NULL;
+  const char *text = json_object_to_json_string_ext(profile,
+                                                    JSON_C_TO_STRING_PLAIN);
+  if (!text || kl_profile_list_from_json(&l, text, "profile.json") < 0)
+    return 0; /* a profile that does not read leaves the columns empty */
+  for (size_t i = 0; i < kl_profile_list_count(l); i++) {
+    const char *name = kl_profile_list_name(l, i);
+    const kl_profile *p = kl_profile_list_get(l, i);
+    for (size_t k = 0; name && k < run->nshapes; k++) {
+      rp_shape *s = &run->shapes[k];
+      if (strcmp(s->name, name) != 0)
+        continue;
+      double v;
+      if (s->peak_gbs <= 0 && kl_profile_value(&v, p, "peak_bandwidth") == 0)
+        s->peak_gbs = v;
+      if (s->peak_gflops <= 0 &&
+          kl_profile_value(&v, p, "peak_flops_fp32") == 0)
+        s->peak_gflops = v;
+      char **dst = after ? &s->bottleneck_after : &s->bottleneck_before;
+      if (!*dst &&
+          !(*dst = kl__strdup(kl_bottleneck_name(kl_profile_bottleneck(p))))) {
+        kl_profile_list_free(l);
+        return kl__error_oom();
+      }
+    }
+  }
+  kl_profile_list_free(l);
+  return 0;
+}
+
+/* The fired rules of a rules.json, merged by id with the shapes listed. */
+static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
+  json_object *shapes;
+  if (!rules || !json_object_object_get_ex(rules, "shapes", &shapes) ||
+      !json_object_is_type(shapes, json_type_array))
+    return 0;
+  for (size_t i = 0; i < json_object_array_length(shapes); i++) {
+    json_object *sh = json_object_array_get_idx(shapes, i), *fired;
+    const char *shape = jstr(sh, "shape");
+    if (!json_object_object_get_ex(sh, "fired", &fired) ||
+        !json_object_is_type(fired, json_type_array))
+      continue;
+    for (size_t j = 0; j < json_object_array_length(fired); j++) {
+      json_object *f = json_object_array_get_idx(fired, j);
+      const char *id = jstr(f, "id");
+      if (!id)
+        continue;
+      rp_finding *hit = NULL;
+      for (size_t k = 0; k < *nout && !hit; k++)
+        if (strcmp((*out)[k].id, id) == 0)
+          hit = &(*out)[k];
+      if (!hit) {
+        rp_finding *more = kl__realloc(*out, (*nout + 1) * sizeof(*more));
+        if (!more)
+          return kl__error_oom();
+        *out = more;
+        hit = &more[(*nout)++];
+        memset(hit, 0, sizeof(*hit));
+        int rc = dup_or_null(&hit->id, id);
+        rc = rc ? rc : dup_or_null(&hit->severity, jstr(f, "severity"));
+        rc = rc ? rc : dup_or_null(&hit->finding, jstr(f, "finding"));
+        rc = rc ? rc : dup_or_null(&hit->action, jstr(f, "action"));
+        rc = rc ? rc : dup_or_null(&hit->shapes, "");
+        if (rc < 0)
+          return rc;
+      }
+      if (shape) {
+        char *joined = NULL;
+        if (asprintf(&joined, "%s%s%s", hit->shapes,
+                     hit->shapes[0] ? ", " : "", shape) < 0)
+          return kl__error_oom();
+        char *mine = kl__strdup(joined);
+        free(joined);
+        if (!mine)
+          return kl__error_oom();
+        kl__free(hit->shapes);
+        hit->shapes = mine;
+      }
+    }
+  }
+  return 0;
+}
+
+/* The relative path from directory `from` to directory `to` (both made
+ * absolute), ending in '/'; "" when they are the same. */
+static char *relative_dir(const char *from, const char *to) {
+  char a[PATH_MAX], b[PATH_MAX];
+  if (!realpath(from, a) || !realpath(to, b))
+    return NULL;
+  size_t common = 0, i = 0;
+  for (; a[i] && a[i] == b[i]; i++)
+    if (a[i] == '/')
+      common = i;
+  if (!a[i] && (!b[i] || b[i] == '/'))
+    common = i;
+  else if (!b[i] && a[i] == '/')
+    common = i;
+  kl_buf r = KL_BUF_INIT;
+  int rc = kl__buf_puts(&r, "");
+  for (const char *p = a + common; *p; p++)
+    if (*p == '/')
+      rc |= kl__buf_puts(&r, "../");
+  const char *rest = b + common;
+  while (*rest == '/')
+    rest++;
+  if (*rest)
+    rc |= kl__buf_printf(&r, "%s/", rest);
+  if (rc) {
+    kl_buf_dispose(&r);
+    return NULL;
+  }
+  return kl__buf_detach(&r);
+}
+
+/* The run to report: the one named, or the latest. */
+static int pick_run(char **out, const kl_case *c, const char *want) {
+  rows rs = {0};
+  int rc = gather_rows(&rs, c);
+  *out = NULL;
+  if (rc == 0) {
+    const run_row *hit = want ? row_find(&rs, want) : NULL;
+    if (!want && rs.n)
+      hit = &rs.v[rs.n - 1];
+    if (!hit && want)
+      rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                     "%s: no run '%s' in this case (kl history lists them)",
+                     kl_case_dir(c), want);
+    else if (!hit)
+      rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                     "%s: no runs yet (kl run makes one)", kl_case_dir(c));
+    else if (!(*out = kl__strdup(hit->id)))
+      rc = kl__error_oom();
+  }
+  rows_dispose(&rs);
+  return rc;
+}
+
+int kl__rp_collect(rp_run *run, const kl_case *c, const char *run_id,
+                   const char *links_from) {
+  memset(run, 0, sizeof(*run));
+  run->best = -1;
+  int rc = pick_run(&run->id, c, run_id);
+  if (rc < 0)
+    return rc;
+  rc = dup_or_null(&run->case_name, kl_case_name(c));
+  rc = rc ? rc : dup_or_null(&run->backend,
+                             kl_backend_name(kl_case_backend(c)));
+  char *ledger = kl__path_join(kl_case_dir(c), "solutions.jsonl");
+  char *rundir = NULL;
+  if (rc == 0 && (!ledger ||
+                  asprintf(&rundir, "%s/runs/%s", kl_case_dir(c), run->id) < 0))
+    rc = kl__error_oom();
+  collect cl = {run, 0};
+  if (rc == 0)
+    rc = kl__ledger_read(ledger, iter_line, &cl);
+  kl__free(ledger);
+  json_object *meta = NULL, *sum = NULL;
+  char path[PATH_MAX];
+  if (rc == 0) {
+    snprintf(path, sizeof(path), "%s/run.json", rundir);
+    rc = read_json(&meta, path);
+  }
+  if (rc == 0) {
+    snprintf(path, sizeof(path), "%s/summary.json", rundir);
+    rc = read_json(&sum, path);
+  }
+  free(rundir);
+  if (rc == 0) {
+    jnum(meta, "started", &run->started);
+    char when[32];
+    time_text(when, sizeof(when), run->started);
+    run->has_summary = sum != NULL;
+    rc = dup_or_null(&run->started_text, when);
+    rc = rc ? rc : dup_or_null(&run->proposer, jstr(meta, "proposer"));
+    rc = rc ? rc : dup_or_null(&run->strategy, jstr(meta, "strategy"));
+    rc = rc ? rc : dup_or_null(&run->stop_reason, jstr(sum, "stop_reason"));
+    rc = rc ? rc : dup_or_null(&run->webhook_status,
+                               jstr(sum, "webhook_status"));
+  }
+  json_object_put(meta);
+  json_object_put(sum);
+  if (rc == 0) {
+    const char *from = links_from ? links_from : kl_case_dir(c);
+    if (!(run->links = relative_dir(from, kl_case_dir(c))) &&
+        !(run->links = kl__strdup("")))
+      rc = kl__error_oom();
+  }
+  /* the baseline's and the best's evidence */
+  rp_iter *base = run->niters ? &run->iters[0] : NULL;
+  rp_iter *best = run->best >= 0 ? &run->iters[run->best] : NULL;
+  json_object *chain[64] = {0}, *base_report = NULL, *p = NULL, *rules = NULL;
+  size_t nchain = 0;
+  if (rc == 0 && base && base->iteration == 0)
+    rc = iter_json(&base_report, c, base, "report.json");
+  /* walk from the best to the baseline through the parents */
+  for (rp_iter *it = best; rc == 0 && it && it->iteration > 0 &&
+                           nchain < KL_ARRAY_SIZE(chain);) {
+    rc = iter_json(&chain[nchain], c, it, "report.json");
+    if (rc < 0 || !chain[nchain])
+      break;
+    nchain++;
+    it = iter_by_id(run, it->parent);
+  }
+  if (rc == 0)
+    rc = gather_shapes(run, c, chain, nchain, base_report);
+  for (size_t i = 0; i < nchain; i++)
+    json_object_put(chain[i]);
+  json_object_put(base_report);
+  if (rc == 0 && (rc = iter_json(&p, c, base, "profile.json")) == 0) {
+    rc = gather_profile(run, p, false);
+    json_object_put(p);
+  }
+  if (rc == 0 && best && best != base &&
+      (rc = iter_json(&p, c, best, "profile.json")) == 0) {
+    rc = gather_profile(run, p, true);
+    json_object_put(p);
+  }
+  if (rc == 0 && (rc = iter_json(&rules, c, base, "rules.json")) == 0) {
+    rc = gather_findings(&run->before, &run->nbefore, rules);
+    json_object_put(rules);
+  }
+  if (rc == 0 && best && best != base &&
+      (rc = iter_json(&rules, c, best, "rules.json")) == 0) {
+    rc = gather_findings(&run->after, &run->nafter, rules);
+    json_object_put(rules);
+  }
+  if (rc < 0)
+    kl__rp_dispose(run);
+  return rc;
+}
+
+static void findings_free(rp_finding *f, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    kl__free(f[i].id);
+    kl__free(f[i].severity);
+    kl__free(f[i].finding);
+    kl__free(f[i].action);
+    kl__free(f[i].shapes);
+  }
+  kl__free(f);
+}
+
+void kl__rp_dispose(rp_run *run) {
+  for (size_t i = 0; i < run->niters; i++) {
+    rp_iter *it = &run->iters[i];
+    kl__free(it->id);
+    kl__free(it->parent);
+    kl__free(it->proposer);
+    kl__free(it->verdict);
+    kl__free(it->reason);
+    kl__free(it->gate);
+    kl__free(it->memo);
+    kl__free(it->dir);
+    kl__free(it->config);
+    kl__free(it->vb_method);
+  }
+  kl__free(run->iters);
+  for (size_t k = 0; k < run->nshapes; k++) {
+    kl__free(run->shapes[k].name);
+    kl__free(run->shapes[k].bottleneck_before);
+    kl__free(run->shapes[k].bottleneck_after);
+  }
+  kl__free(run->shapes);
+  findings_free(run->before, run->nbefore);
+  findings_free(run->after, run->nafter);
+  kl__free(run->case_name);
+  kl__free(run->backend);
+  kl__free(run->id);
+  kl__free(run->proposer);
+  kl__free(run->strategy);
+  kl__free(run->stop_reason);
+  kl__free(run->device);
+  kl__free(run->started_text);
+  kl__free(run->links);
+  kl__free(run->webhook_status);
+  memset(run, 0, sizeof(*run));
+}
+
+int kl_history_report(kl_buf *out, const kl_case *c,
+                      const kl_history_report_options *o) {
+  kl_history_report_options d = KL_HISTORY_REPORT_OPTIONS_INIT;
+  if (!o)
+    o = &d;
+  if (!out || !c || o->version < 1 ||
+      (o->format && strcmp(o->format, "html") && strcmp(o->format, "md")))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "kl_history_report: format is \"html\" or \"md\"");
+  rp_run run;
+  int rc = kl__rp_collect(&run, c, o->run, o->links_from);
+  if (rc < 0)
+    return rc;
+  kl_buf b = KL_BUF_INIT;
+  rc = o->format && strcmp(o->format, "md") == 0 ? kl__rp_render_md(&b, &run)
+                                                 : kl__rp_render_html(&b, &run);
+  kl__rp_dispose(&run);
+  if (rc < 0) {
+    kl_buf_dispose(&b);
+    return rc;
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  return 0;
+}

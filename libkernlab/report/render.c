@@ -1,0 +1,638 @@
+/* A gathered run drawn as markdown or as one self-contained HTML page.
+ *
+ * The HTML page has no script and fetches nothing: its charts are inline
+ * SVG, its style is inline, and its Content-Security-Policy forbids every
+ * fetch, so a page that tried one would say so in the browser's console.
+ * Every text that came from a record (memos and reasons may come from a
+ * model) is escaped. Speedups are drawn on a log scale: x2 up and x0.5
+ * down are the same distance. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+/* ---- shared figures ----------------------------------------------------------- */
+
+typedef struct totals {
+  double wall_s, worker_s, usd, tokens_in, tokens_out;
+  int candidates;
+} totals;
+
+static totals sum_costs(const rp_run *run) {
+  totals t = {0};
+  for (size_t i = 0; i < run->niters; i++) {
+    const rp_iter *it = &run->iters[i];
+    t.wall_s += it->wall_s;
+    t.worker_s += it->worker_s;
+    t.usd += it->usd;
+    t.tokens_in += it->tokens_in;
+    t.tokens_out += it->tokens_out;
+    t.candidates += it->iteration > 0;
+  }
+  return t;
+}
+
+static const rp_iter *best_of(const rp_run *run) {
+  return run->best >= 0 ? &run->iters[run->best] : NULL;
+}
+
+
+/* The estimate against the baseline of a timed candidate. */
+static bool estimate(const rp_iter *it, double *out) {
+  if (it->has_vs_base) {
+    *out = it->vs_base;
+    return true;
+  }
+  if (it->has_log) {
+    *out = exp(it->log_vs_base);
+    return true;
+  }
+  return false;
+}
+
+static const char *verdict_color(const char *v) {
+  static const struct {
+    const char *v, *color;
+  } colors[] = {{"BASELINE", "#57606a"},      {"ACCEPTED", "#1a7f37"},
+                {"REJECTED", "#bf8700"},      {"INCORRECT", "#cf222e"},
+                {"CRASHED", "#8250df"},       {"TIMEOUT", "#bc4c00"},
+                {"COMPILE_ERROR", "#6e7781"}, {"INVALID_REPLY", "#d4a72c"},
+                {"CHEAT", "#000000"}};
+  for (size_t i = 0; v && i < KL_ARRAY_SIZE(colors); i++)
+    if (strcmp(v, colors[i].v) == 0)
+      return colors[i].color;
+  return "#6e7781";
+}
+
+/* The achieved rate of a shape's best, and its share of the roofline. */
+static void shape_rates(const rp_shape *s, char *rate, size_t nrate,
+                        char *roof, size_t nroof) {
+  snprintf(rate, nrate, "-");
+  snprintf(roof, nroof, "-");
+  double us = s->has_best ? s->best_us : s->has_base ? s->base_us : 0;
+  if (us <= 0)
+    return;
+  int n = 0;
+  if (s->bytes > 0)
+    n = snprintf(rate, nrate, "%.1f GB/s", s->bytes / us / 1e3);
+  if (s->flops > 0 && n >= 0 && (size_t)n < nrate)
+    snprintf(rate + n, nrate - (size_t)n, "%s%.1f GFLOP/s", n ? ", " : "",
+             s->flops / us / 1e3);
+  double t_roof = 0;
+  if (s->peak_gbs > 0 && s->bytes > 0)
+    t_roof = s->bytes / (s->peak_gbs * 1e3);
+  if (s->peak_gflops > 0 && s->flops > 0 &&
+      s->flops / (s->peak_gflops * 1e3) > t_roof)
+    t_roof = s->flops / (s->peak_gflops * 1e3);
+  if (t_roof > 0)
+    snprintf(roof, nroof, "%.1f%%", 100 * t_roof / us);
+}
+
+static void speedup_text(char *out, size_t n, double s, double lo, double hi) {
+  snprintf(out, n, "x%.3f [%.3f, %.3f]", s, lo, hi);
+}
+
+/* ---- markdown ------------------------------------------------------------------ */
+
+/* Text for a table cell: no newline, no bar. */
+static int md_cell(kl_buf *b, const char *s) {
+  int rc = 0;
+  for (; s && *s; s++)
+    rc |= *s == '|'    ? kl__buf_puts(b, "\\|")
+          : *s == '\n' ? kl__buf_putc(b, ' ')
+                       : kl__buf_putc(b, *s);
+  if (!s)
+    rc |= kl__buf_putc(b, '-');
+  return rc;
+}
+
+static int md_findings(kl_buf *b, const rp_finding *f, size_t n,
+                       const rp_finding *other, size_t nother, bool before) {
+  int rc = 0;
+  if (n == 0)
+    return kl__buf_puts(b, before ? "- (no diagnosis recorded)\n"
+                                  : "- (none fired, or no profile recorded)\n");
+  for (size_t i = 0; i < n; i++) {
+    bool still = false;
+    for (size_t j = 0; j < nother; j++)
+      still |= strcmp(other[j].id, f[i].id) == 0;
+    rc |= kl__buf_printf(b, "- **%s** (%s; %s)%s: ", f[i].id,
+                         f[i].severity ? f[i].severity : "-", f[i].shapes,
+                         before && nother && !still ? " — gone after" : "");
+    rc |= md_cell(b, f[i].finding);
+    rc |= kl__buf_putc(b, '\n');
+  }
+  return rc;
+}
+
+int kl__rp_render_md(kl_buf *out, const rp_run *run) {
+  kl_buf *b = out;
+  const rp_iter *best = best_of(run);
+  totals t = sum_costs(run);
+  char sp[96];
+  int rc = kl__buf_printf(b, "# kernlab run %s — %s\n\n", run->id,
+                          run->case_name);
+  rc |= kl__buf_printf(b, "Started %s on %s; proposer %s%s%s; %d candidates; "
+                          "stopped: %s.\n\n",
+                       run->started_text, run->device ? run->device : "-",
+                       run->proposer ? run->proposer : "-",
+                       run->strategy ? "/" : "",
+                       run->strategy ? run->strategy : "", t.candidates,
+                       run->stop_reason ? run->stop_reason
+                       : run->has_summary ? "-"
+                                          : "not recorded (killed?)");
+  if (best && best->iteration > 0 && best->has_vs_base) {
+    speedup_text(sp, sizeof(sp), best->vs_base, best->vb_lo, best->vb_hi);
+    rc |= kl__buf_printf(b, "**Best: %s against the baseline** (iteration "
+                            "%d, %s",
+                         sp, best->iteration,
+                         best->vb_method ? best->vb_method : "-");
+    rc |= kl__buf_puts(b, "; ");
+    rc |= md_cell(b, best->memo);
+    rc |= kl__buf_puts(b, ").\n\n");
+  } else {
+    rc |= kl__buf_puts(b, "**Nothing was accepted: the baseline stands.**\n\n");
+  }
+  rc |= kl__buf_puts(b, "## Best so far\n\n| iteration | best vs baseline "
+                        "| 95% interval |\n|---:|---:|---|\n");
+  for (size_t i = 0; i < run->niters; i++) {
+    const rp_iter *it = &run->iters[i];
+    if (!it->has_vs_base)
+      continue;
+    rc |= kl__buf_printf(b, "| %d | x%.3f | [%.3f, %.3f] |\n", it->iteration,
+                         it->vs_base, it->vb_lo, it->vb_hi);
+  }
+  rc |= kl__buf_puts(b, "\n## Per shape\n\n| shape | baseline µs | best µs | "
+                        "speedup [95%] | achieved | of roofline | bottleneck "
+                        "before → after |\n|---|---:|---:|---|---|---:|---|\n");
+  for (size_t k = 0; k < run->nshapes; k++) {
+    const rp_shape *s = &run->shapes[k];
+    char rate[96], roof[32];
+    shape_rates(s, rate, sizeof(rate), roof, sizeof(roof));
+    if (s->has_speedup)
+      speedup_text(sp, sizeof(sp), s->speedup, s->lo, s->hi);
+    else
+      snprintf(sp, sizeof(sp), "-");
+    rc |= kl__buf_printf(b, "| %s | ", s->name);
+    rc |= s->has_base ? kl__buf_printf(b, "%.2f", s->base_us)
+                      : kl__buf_puts(b, "-");
+    rc |= kl__buf_puts(b, " | ");
+    rc |= s->has_best ? kl__buf_printf(b, "%.2f", s->best_us)
+                      : kl__buf_puts(b, "-");
+    rc |= kl__buf_printf(b, " | %s | %s | %s | %s → %s |\n", sp, rate, roof,
+                         s->bottleneck_before ? s->bottleneck_before : "-",
+                         s->bottleneck_after ? s->bottleneck_after : "-");
+  }
+  rc |= kl__buf_puts(b, "\n## Findings before (baseline)\n\n");
+  rc |= md_findings(b, run->before, run->nbefore, run->after, run->nafter,
+                    true);
+  rc |= kl__buf_puts(b, "\n## Findings after (best)\n\n");
+  rc |= best && best->iteration > 0
+            ? md_findings(b, run->after, run->nafter, NULL, 0, false)
+            : kl__buf_puts(b, "- (nothing accepted)\n");
+  rc |= kl__buf_printf(b, "\n## Budget\n\n| iterations | wall s | worker s "
+                          "(%s) | tokens in / out | dollars | per accepted "
+                          "1%% |\n|---:|---:|---:|---|---:|---|\n",
+                       strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU");
+  char per[96] = "- (no gain)";
+  if (best && best->iteration > 0 && best->vs_base > 1) {
+    double pct = (best->vs_base - 1) * 100;
+    snprintf(per, sizeof(per), "%.3g worker s, $%.4f", t.worker_s / pct,
+             t.usd / pct);
+  }
+  rc |= kl__buf_printf(b, "| %d | %.1f | %.1f | %.0f / %.0f | %.4f | %s |\n",
+                       t.candidates, t.wall_s, t.worker_s, t.tokens_in,
+                       t.tokens_out, t.usd, per);
+  rc |= kl__buf_puts(b, "\n## Every candidate\n\n| # | proposer | verdict | "
+                        "vs parent | vs baseline | what | why | folder |\n"
+                        "|---:|---|---|---|---:|---|---|---|\n");
+  for (size_t i = 0; i < run->niters; i++) {
+    const rp_iter *it = &run->iters[i];
+    double est;
+    if (it->timed)
+      speedup_text(sp, sizeof(sp), it->speedup, it->lo, it->hi);
+    else
+      snprintf(sp, sizeof(sp), "-");
+    rc |= kl__buf_printf(b, "| %d | %s | %s%s%s | %s | ", it->iteration,
+                         it->proposer ? it->proposer : "-",
+                         it->verdict ? it->verdict : "-",
+                         it->gate ? " " : "", it->gate ? it->gate : "", sp);
+    rc |= estimate(it, &est) ? kl__buf_printf(b, "x%.3f", est)
+                             : kl__buf_puts(b, "-");
+    rc |= kl__buf_puts(b, " | ");
+    rc |= md_cell(b, it->memo ? it->memo : it->config);
+    rc |= kl__buf_puts(b, " | ");
+    rc |= md_cell(b, it->reason);
+    rc |= kl__buf_printf(b, " | [%s](%s%s/) |\n", it->dir ? it->dir : "-",
+                         run->links, it->dir ? it->dir : "");
+  }
+  return rc ? kl__error_oom() : 0;
+}
+
+/* ---- HTML ----------------------------------------------------------------------- */
+
+static int esc(kl_buf *b, const char *s) {
+  int rc = 0;
+  if (!s)
+    return kl__buf_putc(b, '-');
+  for (; *s; s++)
+    switch (*s) {
+    case '&': rc |= kl__buf_puts(b, "&amp;"); break;
+    case '<': rc |= kl__buf_puts(b, "&lt;"); break;
+    case '>': rc |= kl__buf_puts(b, "&gt;"); break;
+    case '"': rc |= kl__buf_puts(b, "&quot;"); break;
+    case '\'': rc |= kl__buf_puts(b, "&#39;"); break;
+    default: rc |= kl__buf_putc(b, *s);
+    }
+  return rc;
+}
+
+/* A chart's frame: iterations across, speedup (log scale) up. */
+typedef struct frame {
+  double w, h, left, right, top, bottom;
+  int max_iter;
+  double ymin, ymax; /* log10 of the speedups at the bottom and top */
+} frame;
+
+static double fx(const frame *f, double iter) {
+  double span = f->max_iter > 0 ? f->max_iter : 1;
+  return f->left + (f->w - f->left - f->right) * iter / span;
+}
+
+static double fy(const frame *f, double speedup) {
+  double l = log10(speedup > 1e-9 ? speedup : 1e-9);
+  if (l < f->ymin)
+    l = f->ymin;
+  if (l > f->ymax)
+    l = f->ymax;
+  return f->top + (f->h - f->top - f->bottom) * (f->ymax - l) /
+                      (f->ymax - f->ymin);
+}
+
+static frame make_frame(const rp_run *run, bool with_failed_strip) {
+  frame f = {720, 300, 64, 20, 16, with_failed_strip ? 76 : 40, 1, 0, 0};
+  double lo = 1, hi = 1;
+  for (size_t i = 0; i < run->niters; i++) {
+    const rp_iter *it = &run->iters[i];
+    double e;
+    if (it->iteration > f.max_iter)
+      f.max_iter = it->iteration;
+    if (it->has_vs_base) {
+      lo = fmin(lo, it->vb_lo);
+      hi = fmax(hi, it->vb_hi);
+    }
+    if (with_failed_strip && estimate(it, &e)) {
+      lo = fmin(lo, e);
+      hi = fmax(hi, e);
+    }
+  }
+  f.ymin = log10(lo > 1e-6 ? lo : 1e-6) - 0.05;
+  f.ymax = log10(hi) + 0.05;
+  if (f.ymax - f.ymin < 0.3) {
+    double mid = (f.ymax + f.ymin) / 2;
+    f.ymin = mid - 0.15;
+    f.ymax = mid + 0.15;
+  }
+  return f;
+}
+
+/* Axes, ticks at 1-2-5 steps of the log scale, and the x1 line. */
+static int axes(kl_buf *b, const frame *f, const char *ylabel) {
+  double x0 = f->left, x1 = f->w - f->right;
+  int rc = kl__buf_printf(b,
+                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                          "height=\"%.1f\" fill=\"#ffffff\" stroke=\"#d0d7de\"/>\n",
+                          x0, f->top, x1 - x0, f->h - f->top - f->bottom);
+  static const double steps[] = {1, 2, 5};
+  for (int e = -6; e <= 6; e++)
+    for (int k = 0; k < 3; k++) {
+      double v = steps[k] * pow(10, e), l = log10(v);
+      if (l < f->ymin || l > f->ymax)
+        continue;
+      double y = fy(f, v);
+      rc |= kl__buf_printf(b,
+                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"%s\"%s/>\n<text x=\"%.1f\" y=\"%.1f\" "
+                           "class=\"tick\" text-anchor=\"end\">x%g</text>\n",
+                           x0, y, x1, y, v == 1 ? "#8c959f" : "#eaeef2",
+                           v == 1 ? " stroke-dasharray=\"4 3\"" : "", x0 - 6,
+                           y + 4, v);
+    }
+  int every = f->max_iter > 20 ? (f->max_iter + 9) / 10 : 1;
+  for (int i = 0; i <= f->max_iter; i += every)
+    rc |= kl__buf_printf(b,
+                         "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" "
+                         "text-anchor=\"middle\">%d</text>\n",
+                         fx(f, i), f->h - f->bottom + 16, i);
+  rc |= kl__buf_printf(b,
+                       "<text x=\"%.1f\" y=\"%.1f\" class=\"label\" "
+                       "text-anchor=\"middle\">iteration</text>\n"
+                       "<text x=\"14\" y=\"%.1f\" class=\"label\" "
+                       "transform=\"rotate(-90 14 %.1f)\" "
+                       "text-anchor=\"middle\">%s</text>\n",
+                       (x0 + x1) / 2, f->h - f->bottom + 32,
+                       (f->top + f->h - f->bottom) / 2,
+                       (f->top + f->h - f->bottom) / 2, ylabel);
+  return rc;
+}
+
+/* The best so far: a step line with its 95% band. Each acceptance holds
+ * from its iteration to the next acceptance (the last to the end). */
+static int curve_svg(kl_buf *b, const rp_run *run) {
+  frame f = make_frame(run, false);
+  int rc = kl__buf_printf(b,
+                          "<svg id=\"curve\" xmlns=\"http://www.w3.org/2000/svg\" "
+                          "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
+                          "%.0f\" role=\"img\" aria-label=\"best speedup so "
+                          "far against the baseline\">\n",
+                          f.w, f.h, f.w, f.h);
+  rc |= axes(b, &f, "best vs baseline");
+  const rp_iter **steps = kl__calloc(run->niters + 1, sizeof(*steps));
+  if (!steps)
+    return kl__error_oom();
+  size_t n = 0;
+  for (size_t i = 0; i < run->niters; i++)
+    if (run->iters[i].has_vs_base)
+      steps[n++] = &run->iters[i];
+  /* x from and to of step k; a last step at the last iteration gets a
+   * sliver so it shows */
+  double *x0 = kl__calloc(2 * n + 1, sizeof(double)), *x1 = x0 ? x0 + n : NULL;
+  if (!x0) {
+    kl__free(steps);
+    return kl__error_oom();
+  }
+  for (size_t k = 0; k < n; k++) {
+    x0[k] = fx(&f, steps[k]->iteration);
+    x1[k] = k + 1 < n ? fx(&f, steps[k + 1]->iteration) : fx(&f, f.max_iter);
+    if (x1[k] - x0[k] < 6)
+      x1[k] = x0[k] + 6;
+  }
+  rc |= kl__buf_puts(b, "<path class=\"band\" d=\"");
+  for (size_t k = 0; k < n; k++)
+    rc |= kl__buf_printf(b, "%s%.1f,%.1f L%.1f,%.1f", k ? " L" : "M", x0[k],
+                         fy(&f, steps[k]->vb_hi), x1[k],
+                         fy(&f, steps[k]->vb_hi));
+  for (size_t k = n; k-- > 0;)
+    rc |= kl__buf_printf(b, " L%.1f,%.1f L%.1f,%.1f", x1[k],
+                         fy(&f, steps[k]->vb_lo), x0[k],
+                         fy(&f, steps[k]->vb_lo));
+  rc |= kl__buf_puts(b, n ? " Z\" fill=\"#0969da\" fill-opacity=\"0.18\" "
+                            "stroke=\"none\"/>\n<path class=\"best\" d=\""
+                          : "\" fill=\"none\"/>\n<path class=\"best\" d=\"");
+  for (size_t k = 0; k < n; k++)
+    rc |= kl__buf_printf(b, "%s%.1f,%.1f L%.1f,%.1f", k ? " L" : "M", x0[k],
+                         fy(&f, steps[k]->vs_base), x1[k],
+                         fy(&f, steps[k]->vs_base));
+  rc |= kl__buf_puts(b, "\" fill=\"none\" stroke=\"#0969da\" "
+                        "stroke-width=\"3\"/>\n");
+  for (size_t k = 0; k < n; k++)
+    rc |= kl__buf_printf(b,
+                         "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                         "fill=\"#0969da\"><title>iteration %d: x%.3f [%.3f, "
+                         "%.3f]</title></circle>\n",
+                         x0[k], fy(&f, steps[k]->vs_base), steps[k]->iteration,
+                         steps[k]->vs_base, steps[k]->vb_lo, steps[k]->vb_hi);
+  kl__free(x0);
+  kl__free(steps);
+  rc |= kl__buf_puts(b, "</svg>\n");
+  return rc;
+}
+
+/* Every candidate by verdict: timed ones at their estimate against the
+ * baseline, the others on a strip below the chart. */
+static int scatter_svg(kl_buf *b, const rp_run *run) {
+  frame f = make_frame(run, true);
+  double strip = f.h - f.bottom + 56;
+  int rc = kl__buf_printf(b,
+                          "<svg id=\"scatter\" xmlns=\"http://www.w3.org/2000/svg\" "
+                          "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
+                          "%.0f\" role=\"img\" aria-label=\"every candidate by "
+                          "verdict\">\n",
+                          f.w, f.h + 8, f.w, f.h + 8);
+  rc |= axes(b, &f, "vs baseline (est.)");
+  rc |= kl__buf_printf(b,
+                       "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" "
+                       "text-anchor=\"end\">failed</text>\n",
+                       f.left - 6, strip + 4);
+  for (size_t i = 0; i < run->niters; i++) {
+    const rp_iter *it = &run->iters[i];
+    double e;
+    bool timed = estimate(it, &e);
+    double x = fx(&f, it->iteration), y = timed ? fy(&f, e) : strip;
+    const char *color = verdict_color(it->verdict);
+    rc |= kl__buf_printf(b, "<a href=\"%s", run->links);
+    rc |= esc(b, it->dir);
+    rc |= kl__buf_puts(b, "/\">");
+    if (timed)
+      rc |= kl__buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+                              "fill=\"%s\">",
+                           x, y, color);
+    else
+      rc |= kl__buf_printf(b,
+                           "<path d=\"M%.1f,%.1f l8,8 m0,-8 l-8,8\" "
+                           "stroke=\"%s\" stroke-width=\"2\">",
+                           x - 4, y - 4, color);
+    rc |= kl__buf_printf(b, "<title>%d %s", it->iteration,
+                         it->verdict ? it->verdict : "-");
+    if (timed)
+      rc |= kl__buf_printf(b, " x%.3f", e);
+    rc |= kl__buf_puts(b, ": ");
+    rc |= esc(b, it->memo ? it->memo : it->config);
+    rc |= kl__buf_puts(b, timed ? "</title></circle></a>\n"
+                                : "</title></path></a>\n");
+  }
+  rc |= kl__buf_puts(b, "</svg>\n<p class=\"legend\">");
+  static const char *const shown[] = {"BASELINE", "ACCEPTED", "REJECTED",
+                                      "INCORRECT", "CRASHED", "TIMEOUT",
+                                      "COMPILE_ERROR", "INVALID_REPLY", "CHEAT"};
+  for (size_t v = 0; v < KL_ARRAY_SIZE(shown); v++)
+    if (run->counts[v])
+      rc |= kl__buf_printf(b,
+                           "<span><i style=\"background:%s\"></i>%s %d</span> ",
+                           verdict_color(shown[v]), shown[v], run->counts[v]);
+  rc |= kl__buf_puts(b, "</p>\n");
+  return rc;
+}
+
+static int html_findings(kl_buf *b, const rp_finding *f, size_t n,
+                         const rp_finding *other, size_t nother, bool before) {
+  if (n == 0)
+    return kl__buf_puts(b, before ? "<p>No diagnosis recorded.</p>\n"
+                                  : "<p>None fired, or no profile "
+                                    "recorded.</p>\n");
+  int rc = kl__buf_puts(b, "<ul>\n");
+  for (size_t i = 0; i < n; i++) {
+    bool still = false;
+    for (size_t j = 0; j < nother; j++)
+      still |= strcmp(other[j].id, f[i].id) == 0;
+    rc |= kl__buf_puts(b, "<li><b>");
+    rc |= esc(b, f[i].id);
+    rc |= kl__buf_puts(b, "</b> <span class=\"sev\">");
+    rc |= esc(b, f[i].severity);
+    rc |= kl__buf_puts(b, "; ");
+    rc |= esc(b, f[i].shapes);
+    rc |= kl__buf_puts(b, "</span>");
+    if (before && nother && !still)
+      rc |= kl__buf_puts(b, " <span class=\"gone\">gone after</span>");
+    rc |= kl__buf_puts(b, ": ");
+    rc |= esc(b, f[i].finding);
+    rc |= kl__buf_puts(b, "</li>\n");
+  }
+  return rc | kl__buf_puts(b, "</ul>\n");
+}
+
+static const char style[] =
+    "body{font:14px/1.45 system-ui,sans-serif;color:#1f2328;margin:24px;"
+    "max-width:1100px}h1{font-size:22px}h2{font-size:17px;margin-top:28px}"
+    "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid "
+    "#d0d7de;padding:3px 8px;text-align:left;vertical-align:top}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    "svg text.tick{font-size:11px;fill:#57606a}svg text.label{font-size:12px;"
+    "fill:#1f2328}.legend span{margin-right:12px}.legend i{display:inline-"
+    "block;width:10px;height:10px;border-radius:5px;margin-right:4px}"
+    ".sev{color:#57606a}.gone{color:#1a7f37;font-weight:600}.best{font-size:"
+    "18px}";
+
+int kl__rp_render_html(kl_buf *out, const rp_run *run) {
+  kl_buf *b = out;
+  const rp_iter *best = best_of(run);
+  totals t = sum_costs(run);
+  char sp[96];
+  int rc = kl__buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+                           "<meta charset=\"utf-8\">\n<meta http-equiv=\""
+                           "Content-Security-Policy\" content=\"default-src "
+                           "'none'; style-src 'unsafe-inline'\">\n<title>");
+  rc |= kl__buf_puts(b, "kernlab run ");
+  rc |= esc(b, run->id);
+  rc |= kl__buf_puts(b, " — ");
+  rc |= esc(b, run->case_name);
+  rc |= kl__buf_printf(b, "</title>\n<style>%s</style></head><body>\n<h1>", style);
+  rc |= esc(b, run->case_name);
+  rc |= kl__buf_puts(b, ": run ");
+  rc |= esc(b, run->id);
+  rc |= kl__buf_puts(b, "</h1>\n<p>Started ");
+  rc |= esc(b, run->started_text);
+  rc |= kl__buf_puts(b, " on ");
+  rc |= esc(b, run->device);
+  rc |= kl__buf_puts(b, "; proposer ");
+  rc |= esc(b, run->proposer);
+  if (run->strategy) {
+    rc |= kl__buf_putc(b, '/');
+    rc |= esc(b, run->strategy);
+  }
+  rc |= kl__buf_printf(b, "; %d candidates; stopped: ", t.candidates);
+  rc |= esc(b, run->stop_reason ? run->stop_reason
+               : run->has_summary ? "-"
+                                  : "not recorded (killed?)");
+  rc |= kl__buf_puts(b, ".</p>\n<p class=\"best\">");
+  if (best && best->iteration > 0 && best->has_vs_base) {
+    speedup_text(sp, sizeof(sp), best->vs_base, best->vb_lo, best->vb_hi);
+    rc |= kl__buf_printf(b, "Best: <b>%s</b> against the baseline (iteration "
+                            "%d, %s: ",
+                         sp, best->iteration,
+                         best->vb_method ? best->vb_method : "-");
+    rc |= esc(b, best->memo ? best->memo : best->config);
+    rc |= kl__buf_puts(b, ")");
+  } else {
+    rc |= kl__buf_puts(b, "Nothing was accepted: the baseline stands.");
+  }
+  rc |= kl__buf_puts(b, "</p>\n<h2>Best so far against the baseline (95% "
+                        "interval shaded)</h2>\n");
+  rc |= curve_svg(b, run);
+  rc |= kl__buf_puts(b, "<h2>Every candidate, by verdict</h2>\n");
+  rc |= scatter_svg(b, run);
+  rc |= kl__buf_puts(b, "<h2>Per shape</h2>\n<table><tr><th>shape</th><th>"
+                        "baseline µs</th><th>best µs</th><th>speedup "
+                        "[95%]</th><th>achieved</th><th>of roofline</th>"
+                        "<th>bottleneck before → after</th></tr>\n");
+  for (size_t k = 0; k < run->nshapes; k++) {
+    const rp_shape *s = &run->shapes[k];
+    char rate[96], roof[32];
+    shape_rates(s, rate, sizeof(rate), roof, sizeof(roof));
+    if (s->has_speedup)
+      speedup_text(sp, sizeof(sp), s->speedup, s->lo, s->hi);
+    else
+      snprintf(sp, sizeof(sp), "-");
+    rc |= kl__buf_puts(b, "<tr><td>");
+    rc |= esc(b, s->name);
+    rc |= kl__buf_puts(b, "</td><td class=\"n\">");
+    rc |= s->has_base ? kl__buf_printf(b, "%.2f", s->base_us)
+                      : kl__buf_puts(b, "-");
+    rc |= kl__buf_puts(b, "</td><td class=\"n\">");
+    rc |= s->has_best ? kl__buf_printf(b, "%.2f", s->best_us)
+                      : kl__buf_puts(b, "-");
+    rc |= kl__buf_printf(b, "</td><td>%s</td><td>%s</td><td class=\"n\">%s"
+                            "</td><td>",
+                         sp, rate, roof);
+    rc |= esc(b, s->bottleneck_before);
+    rc |= kl__buf_puts(b, " → ");
+    rc |= esc(b, s->bottleneck_after);
+    rc |= kl__buf_puts(b, "</td></tr>\n");
+  }
+  rc |= kl__buf_puts(b, "</table>\n<h2>Findings before (baseline)</h2>\n");
+  rc |= html_findings(b, run->before, run->nbefore, run->after, run->nafter,
+                      true);
+  rc |= kl__buf_puts(b, "<h2>Findings after (best)</h2>\n");
+  rc |= best && best->iteration > 0
+            ? html_findings(b, run->after, run->nafter, NULL, 0, false)
+            : kl__buf_puts(b, "<p>Nothing accepted.</p>\n");
+  char per[96] = "- (no gain)";
+  if (best && best->iteration > 0 && best->vs_base > 1) {
+    double pct = (best->vs_base - 1) * 100;
+    snprintf(per, sizeof(per), "%.3g worker s, $%.4f", t.worker_s / pct,
+             t.usd / pct);
+  }
+  rc |= kl__buf_printf(b,
+                       "<h2>Budget spent</h2>\n<table><tr><th>iterations</th>"
+                       "<th>wall s</th><th>worker s (%s)</th><th>tokens in / "
+                       "out</th><th>dollars</th><th>per accepted 1%%</th></tr>"
+                       "\n<tr><td class=\"n\">%d</td><td class=\"n\">%.1f</td>"
+                       "<td class=\"n\">%.1f</td><td class=\"n\">%.0f / %.0f"
+                       "</td><td class=\"n\">%.4f</td><td>%s</td></tr>\n"
+                       "</table>\n",
+                       strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU",
+                       t.candidates, t.wall_s, t.worker_s, t.tokens_in,
+                       t.tokens_out, t.usd, per);
+  rc |= kl__buf_puts(b, "<h2>Iterations</h2>\n<table><tr><th>#</th><th>"
+                        "proposer</th><th>verdict</th><th>vs parent</th><th>"
+                        "vs baseline</th><th>what</th><th>why</th><th>folder"
+                        "</th></tr>\n");
+  for (size_t i = 0; i < run->niters; i++) {
+    const rp_iter *it = &run->iters[i];
+    double e;
+    if (it->timed)
+      speedup_text(sp, sizeof(sp), it->speedup, it->lo, it->hi);
+    else
+      snprintf(sp, sizeof(sp), "-");
+    rc |= kl__buf_printf(b, "<tr><td class=\"n\">%d</td><td>", it->iteration);
+    rc |= esc(b, it->proposer);
+    rc |= kl__buf_printf(b, "</td><td style=\"color:%s\">",
+                         verdict_color(it->verdict));
+    rc |= esc(b, it->verdict);
+    if (it->gate) {
+      rc |= kl__buf_putc(b, ' ');
+      rc |= esc(b, it->gate);
+    }
+    rc |= kl__buf_printf(b, "</td><td>%s</td><td class=\"n\">", sp);
+    rc |= estimate(it, &e) ? kl__buf_printf(b, "x%.3f", e)
+                           : kl__buf_puts(b, "-");
+    rc |= kl__buf_puts(b, "</td><td>");
+    rc |= esc(b, it->memo ? it->memo : it->config);
+    rc |= kl__buf_puts(b, "</td><td>");
+    rc |= esc(b, it->reason);
+    rc |= kl__buf_printf(b, "</td><td><a href=\"%s", run->links);
+    rc |= esc(b, it->dir);
+    rc |= kl__buf_puts(b, "/\">");
+    rc |= esc(b, it->dir);
+    rc |= kl__buf_puts(b, "</a></td></tr>\n");
+  }
+  rc |= kl__buf_printf(b, "</table>\n<p class=\"sev\">kernlab %s. Speedups "
+                          "are medians of interleaved A/B samples with "
+                          "bootstrap 95%% intervals; the estimate against "
+                          "the baseline of a rejected candidate is its "
+                          "speedup over its parent times the parent's.</p>\n"
+                          "</body></html>\n",
+                       kl_version_string());
+  return rc ? kl__error_oom() : 0;
+}
