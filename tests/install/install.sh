@@ -1,6 +1,8 @@
 #!/bin/sh
-# Install into a temporary prefix, then build the C example against it two
-# ways (pkg-config, find_package) and run both on a bundled case.
+# Install into a temporary prefix, then build the C examples against it two
+# ways (pkg-config, find_package) and run them on bundled cases; install
+# the Python bindings with pip and run the Python example against the
+# installed library.
 # usage: install.sh BUILD_DIR SOURCE_DIR CC [EXTRA_CFLAGS]
 # (EXTRA_CFLAGS carries the sanitizer flags of a KL_SANITIZE build.)
 set -eu
@@ -36,6 +38,16 @@ export PKG_CONFIG_PATH="$LIBDIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 $CC -std=c11 -Wall -Werror $EXTRA "$SRC/examples/c/check_case.c" \
   $(pkg-config --cflags --libs kernlab) -Wl,-rpath,"$LIBDIR" -o "$TMP/by_pkgconfig"
 "$TMP/by_pkgconfig" "$SRC/cases/vector_add" | grep -q '^vector_add: 4 params, 3 shapes$'
+$CC -std=c11 -Wall -Werror $EXTRA "$SRC/examples/c/research_tool.c" \
+  $(pkg-config --cflags --libs kernlab) -Wl,-rpath,"$LIBDIR" -o "$TMP/research_pc"
+export KERNLAB_CACHE_DIR="$TMP/cache"
+"$TMP/research_pc" "$SRC/cases/host_saxpy" "$SRC/cases/host_saxpy/kernel.c" \
+  --metrics "$SRC/tests/rules/fixtures/h200/transpose_f32.json" >"$TMP/out" ||
+  { cat "$TMP/out"; echo "research_tool (pkg-config) failed"; exit 1; }
+grep -q '^host_saxpy: OK$' "$TMP/out" &&
+  grep -Eq '^1M +[0-9.]+ +[0-9.]+ +x[0-9.]+ \[' "$TMP/out" &&
+  grep -Eq '^square4k +memory_bound +uncoalesced_stores: ' "$TMP/out" ||
+  { cat "$TMP/out"; echo "research_tool printed the wrong table"; exit 1; }
 
 # find_package(kernlab)
 cmake -S "$SRC/examples/c" -B "$TMP/ex" -DCMAKE_PREFIX_PATH="$P" \
@@ -43,10 +55,37 @@ cmake -S "$SRC/examples/c" -B "$TMP/ex" -DCMAKE_PREFIX_PATH="$P" \
   -DCMAKE_EXE_LINKER_FLAGS="$EXTRA" >/dev/null
 cmake --build "$TMP/ex" >/dev/null
 "$TMP/ex/check_case" "$SRC/cases/rmsnorm_bf16" | grep -q '^rmsnorm_bf16: 6 params, 4 shapes$'
+"$TMP/ex/research_tool" "$SRC/cases/host_saxpy" >"$TMP/out" &&
+  grep -Eq '^1M +[0-9.]+ ' "$TMP/out" ||
+  { cat "$TMP/out"; echo "research_tool (find_package) failed"; exit 1; }
 
 # a broken case fails the example with located errors
 if "$TMP/ex/check_case" "$SRC/tests/case/bad/zero_count" 2>"$TMP/err"; then
   echo "a broken case loaded"; exit 1
 fi
 grep -q 'case.yaml:6:48: count of' "$TMP/err"
-echo "ok: installed tree builds with pkg-config and find_package(kernlab)"
+
+# the Python bindings, installed with pip, against the installed library
+# (found on the loader path: no KERNLAB_LIBRARY), and the Python example
+# with its own proposer driving the loop
+PY=${KL_PYTHON:-python3}
+# (setuptools from the package index, else the one installed here)
+"$PY" -m pip install -q --no-deps --target "$TMP/py" "$SRC/python-bindings" \
+  >"$TMP/pip.log" 2>&1 ||
+  "$PY" -m pip install -q --no-build-isolation --no-deps --target "$TMP/py" \
+  "$SRC/python-bindings" >>"$TMP/pip.log" 2>&1 ||
+  { tail -5 "$TMP/pip.log"; echo "pip install of python-bindings failed"; exit 1; }
+cp -r "$SRC/cases/host_matmul" "$TMP/matmul"
+rm -rf "$TMP/matmul/runs" "$TMP/matmul"/*.jsonl "$TMP/matmul"/*.csv
+sed -i 's/  - { name: n256, n: 256 }//; s/name: n512, n: 512/name: n64, n: 64/;
+        s/name: n1024, n: 1024, weight: 2/name: n96, n: 96, weight: 2/' \
+  "$TMP/matmul/case.yaml"
+(cd "$TMP" && env -u KERNLAB_LIBRARY PYTHONPATH="$TMP/py" \
+   LD_LIBRARY_PATH="$LIBDIR" KL_CONFIG=/dev/null "$PY" \
+   "$SRC/examples/python/research_tool.py" "$TMP/matmul" --optimize 4 \
+   >"$TMP/out") || { cat "$TMP/out"; echo "python example failed"; exit 1; }
+grep -q '^host_matmul: OK$' "$TMP/out" &&
+  grep -Eq '^ +[0-9]+ ACCEPTED +' "$TMP/out" &&
+  grep -q "^best x" "$TMP/out" ||
+  { cat "$TMP/out"; echo "python example printed the wrong result"; exit 1; }
+echo "ok: installed tree builds with pkg-config and find_package(kernlab); python bindings and example run"
