@@ -509,15 +509,21 @@ static int gather_profile(rp_run *run, json_object *profile, bool after) {
   return 0;
 }
 
-/* The fired rules of a rules.json, merged by id with the shapes listed. */
+/* The fired rules of a rules.json, merged by id with the shapes listed.
+ * A run writes [{"shape", "diagnosis": {...}}]; kl rules --json writes
+ * {"shapes": [{"shape", "fired", ...}]}: both are read. */
 static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
-  json_object *shapes;
-  if (!rules || !json_object_object_get_ex(rules, "shapes", &shapes) ||
-      !json_object_is_type(shapes, json_type_array))
+  json_object *shapes = rules;
+  if (rules && json_object_is_type(rules, json_type_object) &&
+      !json_object_object_get_ex(rules, "shapes", &shapes))
+    return 0;
+  if (!shapes || !json_object_is_type(shapes, json_type_array))
     return 0;
   for (size_t i = 0; i < json_object_array_length(shapes); i++) {
-    json_object *sh = json_object_array_get_idx(shapes, i), *fired;
+    json_object *sh = json_object_array_get_idx(shapes, i), *fired, *diag;
     const char *shape = jstr(sh, "shape");
+    if (json_object_object_get_ex(sh, "diagnosis", &diag))
+      sh = diag;
     if (!json_object_object_get_ex(sh, "fired", &fired) ||
         !json_object_is_type(fired, json_type_array))
       continue;

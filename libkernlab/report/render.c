@@ -304,21 +304,41 @@ static int axes(kl_buf *b, const frame *f, const char *ylabel) {
                           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                           "height=\"%.1f\" fill=\"#ffffff\" stroke=\"#d0d7de\"/>\n",
                           x0, f->top, x1 - x0, f->h - f->top - f->bottom);
+  /* ticks at 1-2-5 steps; over a narrow range, linear steps instead */
+  double ticks[16];
+  int nticks = 0;
   static const double steps[] = {1, 2, 5};
   for (int e = -6; e <= 6; e++)
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3 && nticks < 16; k++) {
       double v = steps[k] * pow(10, e), l = log10(v);
-      if (l < f->ymin || l > f->ymax)
-        continue;
-      double y = fy(f, v);
-      rc |= kl__buf_printf(b,
-                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                           "stroke=\"%s\"%s/>\n<text x=\"%.1f\" y=\"%.1f\" "
-                           "class=\"tick\" text-anchor=\"end\">x%g</text>\n",
-                           x0, y, x1, y, v == 1 ? "#8c959f" : "#eaeef2",
-                           v == 1 ? " stroke-dasharray=\"4 3\"" : "", x0 - 6,
-                           y + 4, v);
+      if (l >= f->ymin && l <= f->ymax)
+        ticks[nticks++] = v;
     }
+  if (nticks < 3) {
+    static const double linear[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1};
+    double lo = pow(10, f->ymin), hi = pow(10, f->ymax);
+    for (size_t k = 0; k < KL_ARRAY_SIZE(linear); k++) {
+      double step = linear[k];
+      if ((hi - lo) / step > 8)
+        continue;
+      nticks = 0;
+      for (double v = ceil(lo / step) * step; v <= hi && nticks < 16;
+           v += step)
+        ticks[nticks++] = round(v / step) * step;
+      break;
+    }
+  }
+  for (int t = 0; t < nticks; t++) {
+    double v = ticks[t], y = fy(f, v);
+    bool one = fabs(v - 1) < 1e-9;
+    rc |= kl__buf_printf(b,
+                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                         "stroke=\"%s\"%s/>\n<text x=\"%.1f\" y=\"%.1f\" "
+                         "class=\"tick\" text-anchor=\"end\">x%g</text>\n",
+                         x0, y, x1, y, one ? "#8c959f" : "#eaeef2",
+                         one ? " stroke-dasharray=\"4 3\"" : "", x0 - 6, y + 4,
+                         v);
+  }
   int every = f->max_iter > 20 ? (f->max_iter + 9) / 10 : 1;
   for (int i = 0; i <= f->max_iter; i += every)
     rc |= kl__buf_printf(b,

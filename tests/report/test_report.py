@@ -246,6 +246,23 @@ try:
     check(os.listdir(TMP + "/out/deep") == ["report.html"],
           "no temporary left behind")
     shutil.copy(html_path, TMP + "/report.html")
+
+    # ---- a real GPU run's records (tune on gemm_f32, H200, 2026-11-22) ----
+    gpu = copy_case(SRC, "gemm_f32", TMP + "/gemm_f32")
+    fixture = SRC + "/tests/report/fixtures/gemm_h200"
+    shutil.copytree(fixture + "/runs", gpu + "/runs")
+    for f in ("solutions.jsonl", "benchmark.csv"):
+        shutil.copy(os.path.join(fixture, f), gpu)
+    md = kl("report", gpu).stdout
+    for part in ("on NVIDIA H200", "x1.214 [1.209, 1.218] against the "
+                 "baseline", "| s1024 | 419.30 | 348.11 | x1.207 [1.199, "
+                 "1.215] |", "% | compute_bound → compute_bound |",
+                 "**poor_coalescing** (high; s512, s1024, tall) — gone after",
+                 "**stall_lg_throttle**", "worker s (GPU)"):
+        check(part in md, "GPU report has %r" % part)
+    check(re.search(r"\| 6\d\.\d GB/s, 5\d{3}\.\d GFLOP/s \| \d\.\d%", md),
+          "achieved rates and share of the roofline from the profile")
+    kl("report", gpu, "-o", TMP + "/gpu_report.html")
 finally:
     receiver.kill()
 
@@ -319,13 +336,15 @@ if BROWSER:
                              "</body>"))
     with open(TMP + "/control_blank.html", "w") as f:
         f.write("<!DOCTYPE html><html><body><p>no chart</p></body></html>")
-    rc, console = chromium(TMP + "/report.html", TMP + "/report.png")
-    check(rc == 0 and os.path.exists(TMP + "/report.png"),
-          "chromium took the screenshot")
-    check(console == [], "the report logs nothing to the console: %r"
-          % console)
-    ok, n = curve_drawn(TMP + "/report.png")
-    check(ok, "the screenshot shows the curve (%d curve pixels)" % n)
+    for name in ("report", "gpu_report"):
+        rc, console = chromium(TMP + "/%s.html" % name, TMP + "/%s.png" % name)
+        check(rc == 0 and os.path.exists(TMP + "/%s.png" % name),
+              "chromium took the screenshot of " + name)
+        check(console == [], "%s logs nothing to the console: %r"
+              % (name, console))
+        ok, n = curve_drawn(TMP + "/%s.png" % name)
+        check(ok, "the screenshot of %s shows the curve (%d curve pixels)"
+              % (name, n))
     rc, console = chromium(TMP + "/control_fetch.html", TMP + "/c1.png")
     check(any("example.invalid" in line for line in console),
           "control: a fetching page is caught by the console check")
