@@ -42,9 +42,9 @@ echo
 echo "== kl best cases/host_matmul   (the best kernel so far, settings written in)"
 "$KL" best cases/host_matmul | head -8
 echo
-echo "demo: every bundled case passed kl check; the host cases ran; kl run optimized host_matmul"
-echo
 echo "== kl history and kl report cases/host_matmul   (what the records say)"
 "$KL" history cases/host_matmul
 "$KL" report cases/host_matmul -o build/host_matmul-report.html
 echo "open build/host_matmul-report.html in a browser; markdown: kl report cases/host_matmul"
+echo
+echo "demo: every bundled case passed kl check; the host cases ran; kl run optimized host_matmul and reported it"

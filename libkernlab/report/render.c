@@ -93,6 +93,33 @@ static void speedup_text(char *out, size_t n, double s, double lo, double hi) {
   snprintf(out, n, "x%.3f [%.3f, %.3f]", s, lo, hi);
 }
 
+/* A shape's row of the per-shape table, as text, for either format. */
+typedef struct shape_cells {
+  char base[32], best[32], speedup[96], rate[96], roof[32];
+} shape_cells;
+
+static void shape_row(shape_cells *cl, const rp_shape *s) {
+  snprintf(cl->base, sizeof(cl->base), s->has_base ? "%.2f" : "-",
+           s->base_us);
+  snprintf(cl->best, sizeof(cl->best), s->has_best ? "%.2f" : "-",
+           s->best_us);
+  if (s->has_speedup)
+    speedup_text(cl->speedup, sizeof(cl->speedup), s->speedup, s->lo, s->hi);
+  else
+    snprintf(cl->speedup, sizeof(cl->speedup), "-");
+  shape_rates(s, cl->rate, sizeof(cl->rate), cl->roof, sizeof(cl->roof));
+}
+
+/* What the run spent per accepted 1% of speedup. */
+static void per_percent(char *out, size_t n, const rp_iter *best,
+                        const totals *t) {
+  snprintf(out, n, "- (no gain)");
+  if (best && best->iteration > 0 && best->vs_base > 1) {
+    double pct = (best->vs_base - 1) * 100;
+    snprintf(out, n, "%.3g worker s, $%.4f", t->worker_s / pct, t->usd / pct);
+  }
+}
+
 /* ---- markdown ------------------------------------------------------------------ */
 
 /* Text for a table cell: no newline, no bar. */
@@ -168,19 +195,11 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
                         "before → after |\n|---|---:|---:|---|---|---:|---|\n");
   for (size_t k = 0; k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
-    char rate[96], roof[32];
-    shape_rates(s, rate, sizeof(rate), roof, sizeof(roof));
-    if (s->has_speedup)
-      speedup_text(sp, sizeof(sp), s->speedup, s->lo, s->hi);
-    else
-      snprintf(sp, sizeof(sp), "-");
-    rc |= kl__buf_printf(b, "| %s | ", s->name);
-    rc |= s->has_base ? kl__buf_printf(b, "%.2f", s->base_us)
-                      : kl__buf_puts(b, "-");
-    rc |= kl__buf_puts(b, " | ");
-    rc |= s->has_best ? kl__buf_printf(b, "%.2f", s->best_us)
-                      : kl__buf_puts(b, "-");
-    rc |= kl__buf_printf(b, " | %s | %s | %s | %s → %s |\n", sp, rate, roof,
+    shape_cells cl;
+    shape_row(&cl, s);
+    rc |= kl__buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s → %s |\n",
+                         s->name, cl.base, cl.best, cl.speedup, cl.rate,
+                         cl.roof,
                          s->bottleneck_before ? s->bottleneck_before : "-",
                          s->bottleneck_after ? s->bottleneck_after : "-");
   }
@@ -195,12 +214,8 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
                           "(%s) | tokens in / out | dollars | per accepted "
                           "1%% |\n|---:|---:|---:|---|---:|---|\n",
                        strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU");
-  char per[96] = "- (no gain)";
-  if (best && best->iteration > 0 && best->vs_base > 1) {
-    double pct = (best->vs_base - 1) * 100;
-    snprintf(per, sizeof(per), "%.3g worker s, $%.4f", t.worker_s / pct,
-             t.usd / pct);
-  }
+  char per[96];
+  per_percent(per, sizeof(per), best, &t);
   rc |= kl__buf_printf(b, "| %d | %.1f | %.1f | %.0f / %.0f | %.4f | %s |\n",
                        t.candidates, t.wall_s, t.worker_s, t.tokens_in,
                        t.tokens_out, t.usd, per);
@@ -568,23 +583,14 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
                         "<th>bottleneck before → after</th></tr>\n");
   for (size_t k = 0; k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
-    char rate[96], roof[32];
-    shape_rates(s, rate, sizeof(rate), roof, sizeof(roof));
-    if (s->has_speedup)
-      speedup_text(sp, sizeof(sp), s->speedup, s->lo, s->hi);
-    else
-      snprintf(sp, sizeof(sp), "-");
+    shape_cells cl;
+    shape_row(&cl, s);
     rc |= kl__buf_puts(b, "<tr><td>");
     rc |= esc(b, s->name);
-    rc |= kl__buf_puts(b, "</td><td class=\"n\">");
-    rc |= s->has_base ? kl__buf_printf(b, "%.2f", s->base_us)
-                      : kl__buf_puts(b, "-");
-    rc |= kl__buf_puts(b, "</td><td class=\"n\">");
-    rc |= s->has_best ? kl__buf_printf(b, "%.2f", s->best_us)
-                      : kl__buf_puts(b, "-");
-    rc |= kl__buf_printf(b, "</td><td>%s</td><td>%s</td><td class=\"n\">%s"
+    rc |= kl__buf_printf(b, "</td><td class=\"n\">%s</td><td class=\"n\">%s"
+                            "</td><td>%s</td><td>%s</td><td class=\"n\">%s"
                             "</td><td>",
-                         sp, rate, roof);
+                         cl.base, cl.best, cl.speedup, cl.rate, cl.roof);
     rc |= esc(b, s->bottleneck_before);
     rc |= kl__buf_puts(b, " → ");
     rc |= esc(b, s->bottleneck_after);
@@ -597,12 +603,8 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
   rc |= best && best->iteration > 0
             ? html_findings(b, run->after, run->nafter, NULL, 0, false)
             : kl__buf_puts(b, "<p>Nothing accepted.</p>\n");
-  char per[96] = "- (no gain)";
-  if (best && best->iteration > 0 && best->vs_base > 1) {
-    double pct = (best->vs_base - 1) * 100;
-    snprintf(per, sizeof(per), "%.3g worker s, $%.4f", t.worker_s / pct,
-             t.usd / pct);
-  }
+  char per[96];
+  per_percent(per, sizeof(per), best, &t);
   rc |= kl__buf_printf(b,
                        "<h2>Budget spent</h2>\n<table><tr><th>iterations</th>"
                        "<th>wall s</th><th>worker s (%s)</th><th>tokens in / "

@@ -336,6 +336,17 @@ class KernlabError(Exception):
                    e.line, e.column, errors)
 
 
+def _diag_collector(errors):
+    """A kl_diag_fn appending every located diagnostic to `errors`."""
+    def on_diag(err, _payload):
+        e = err.contents
+        errors.append({"path": _str(e.path), "line": e.line,
+                       "column": e.column, "text": _str(e.text),
+                       "message": _str(e.message)})
+        return 0
+    return _DIAG_FN(on_diag)
+
+
 def _check(rc, errors=()):
     if rc < 0:
         raise KernlabError._last(rc, errors)
@@ -418,15 +429,7 @@ class Rules(_Handle):
 
     def __init__(self, files=(), defaults=True, case=None):
         errors = []
-
-        def on_diag(err, _payload):
-            e = err.contents
-            errors.append({"path": _str(e.path), "line": e.line,
-                           "column": e.column, "text": _str(e.text),
-                           "message": _str(e.message)})
-            return 0
-
-        self._diag = _DIAG_FN(on_diag)
+        self._diag = _diag_collector(errors)
         h = _p()
         _check(_lib.kl_rules_create(ctypes.byref(h),
                                     ctypes.byref(_RulesOptions(
@@ -728,16 +731,8 @@ def load_case(path, tunables=None):
     "NAME=VALUE" applied). Raises KernlabError whose .errors lists every
     diagnostic (path, line, column, text)."""
     errors = []
-
-    def on_diag(err, _payload):
-        e = err.contents
-        errors.append({"path": _str(e.path), "line": e.line,
-                       "column": e.column, "text": _str(e.text),
-                       "message": _str(e.message)})
-        return 0
-
     cfg = _strv(tunables)
-    opts = _CaseOptions(2, _DIAG_FN(on_diag), None, cfg)
+    opts = _CaseOptions(2, _diag_collector(errors), None, cfg)
     handle = _p()
     rc = _lib.kl_case_load(ctypes.byref(handle), _b(str(path)),
                            ctypes.byref(opts))
