@@ -198,7 +198,8 @@ const cli_verb cli_verbs[] = {
      "kl history CASE [--json]",
      "One line per run, oldest first: id, start, proposer, candidates,\n"
      "acceptances, best speedup against the baseline with its interval,\n"
-     "worker seconds, and why it stopped ((killed) when it could not say).\n"
+     "worker seconds, and why it stopped ((no summary) when the run was killed\n"
+     "before it could say).\n"
      "--json prints {\"case\", \"runs\": [...]} (docs/json.md).\n"},
     {"webhook", cmd_webhook, "send a test notification to the webhook",
      "kl webhook test [CASE] [--url URL] [--format generic|discord|slack]",

@@ -262,7 +262,7 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
                            r->id, when, r->proposer ? r->proposer : "-",
                            r->iterations, r->counts[1], best, r->worker_s,
                            r->stop_reason ? r->stop_reason
-                           : r->counts[0] ? "(killed)"
+                           : r->counts[0] ? "(no summary)"
                                           : "(no baseline)");
     }
     if (rs.n == 0)
