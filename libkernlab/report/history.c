@@ -21,9 +21,6 @@
 #include "kernlab/profile.h"
 #include "report_internal.h"
 
-static const char *const verdicts[9] = {
-    "BASELINE", "ACCEPTED", "REJECTED", "INCORRECT", "CRASHED",
-    "TIMEOUT", "COMPILE_ERROR", "INVALID_REPLY", "CHEAT"};
 
 /* ---- small JSON readers ---------------------------------------------------- */
 
@@ -82,9 +79,10 @@ static int read_json(json_object **out, const char *path) {
   return 0;
 }
 
+/* The kl_outcome a recorded verdict names; -1 for none. */
 static int verdict_index(const char *v) {
-  for (int i = 0; v && i < 9; i++)
-    if (strcmp(v, verdicts[i]) == 0)
+  for (int i = 0; v && i < KL_OUTCOME_COUNT; i++)
+    if (strcmp(v, kl_outcome_name((kl_outcome)i)) == 0)
       return i;
   return -1;
 }
@@ -95,7 +93,7 @@ typedef struct run_row {
   char *id;
   double started;
   char *proposer, *stop_reason;
-  int iterations, counts[9];
+  int iterations, counts[KL_OUTCOME_COUNT];
   double best, best_lo, best_hi, wall_s, worker_s, usd;
 } run_row;
 
@@ -235,8 +233,9 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
       rc |= kl__buf_json_string(&b, r->proposer);
       rc |= kl__buf_printf(&b, ",\"iterations\":%d,\"verdicts\":{",
                            r->iterations);
-      for (int v = 1; v < 9; v++)
-        rc |= kl__buf_printf(&b, "%s\"%s\":%d", v > 1 ? "," : "", verdicts[v],
+      for (int v = 1; v < KL_OUTCOME_COUNT; v++)
+        rc |= kl__buf_printf(&b, "%s\"%s\":%d", v > 1 ? "," : "",
+                             kl_outcome_name((kl_outcome)v),
                              r->counts[v]);
       rc |= kl__buf_printf(&b,
                            "},\"best_speedup\":{\"speedup\":%.6g,\"ci\":[%.6g,"
@@ -599,26 +598,34 @@ static char *relative_dir(const char *from, const char *to) {
   return kl__buf_detach(&r);
 }
 
-/* The run to report: the one named, or the latest. */
+/* The run to report: the one named, or the latest (run ids sort by their
+ * start). Every run has its folder under runs/ from its first moment, so
+ * the folder listing is enough: no ledger needs reading here. */
 static int pick_run(char **out, const kl_case *c, const char *want) {
-  rows rs = {0};
-  int rc = gather_rows(&rs, c);
   *out = NULL;
-  if (rc == 0) {
-    const run_row *hit = want ? row_find(&rs, want) : NULL;
-    if (!want && rs.n)
-      hit = &rs.v[rs.n - 1];
-    if (!hit && want)
-      rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
-                     "%s: no run '%s' in this case (kl history lists them)",
-                     kl_case_dir(c), want);
-    else if (!hit)
-      rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
-                     "%s: no runs yet (kl run makes one)", kl_case_dir(c));
-    else if (!(*out = kl__strdup(hit->id)))
-      rc = kl__error_oom();
-  }
-  rows_dispose(&rs);
+  char *runs = kl__path_join(kl_case_dir(c), "runs");
+  char **names = NULL;
+  size_t n = 0;
+  int rc = runs ? 0 : kl__error_oom();
+  if (rc == 0 && kl__is_dir(runs))
+    rc = kl__list_dir(&names, &n, runs, "", "cannot list the runs");
+  const char *hit = NULL;
+  for (size_t i = 0; rc == 0 && want && i < n; i++)
+    if (strcmp(names[i], want) == 0)
+      hit = names[i];
+  if (rc == 0 && !want && n)
+    hit = names[n - 1];
+  if (rc == 0 && !hit && want)
+    rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                   "%s: no run '%s' in this case (kl history lists them)",
+                   kl_case_dir(c), want);
+  else if (rc == 0 && !hit)
+    rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                   "%s: no runs yet (kl run makes one)", kl_case_dir(c));
+  else if (rc == 0 && !(*out = kl__strdup(hit)))
+    rc = kl__error_oom();
+  kl__names_free(names, n);
+  kl__free(runs);
   return rc;
 }
 

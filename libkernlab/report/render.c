@@ -478,14 +478,12 @@ static int scatter_svg(kl_buf *b, const rp_run *run) {
                                 : "</title></path></a>\n");
   }
   rc |= kl__buf_puts(b, "</svg>\n<p class=\"legend\">");
-  static const char *const shown[] = {"BASELINE", "ACCEPTED", "REJECTED",
-                                      "INCORRECT", "CRASHED", "TIMEOUT",
-                                      "COMPILE_ERROR", "INVALID_REPLY", "CHEAT"};
-  for (size_t v = 0; v < KL_ARRAY_SIZE(shown); v++)
+  for (int v = 0; v < KL_OUTCOME_COUNT; v++)
     if (run->counts[v])
       rc |= kl__buf_printf(b,
                            "<span><i style=\"background:%s\"></i>%s %d</span> ",
-                           verdict_color(shown[v]), shown[v], run->counts[v]);
+                           verdict_color(kl_outcome_name((kl_outcome)v)),
+                           kl_outcome_name((kl_outcome)v), run->counts[v]);
   rc |= kl__buf_puts(b, "</p>\n");
   return rc;
 }

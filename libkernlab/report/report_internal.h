@@ -6,6 +6,7 @@
 
 #include "../core/internal.h"
 #include "kernlab/history.h"
+#include "kernlab/run.h"
 
 /* One iteration, from its solutions.jsonl line. */
 typedef struct rp_iter {
@@ -47,7 +48,7 @@ typedef struct rp_run {
   rp_iter *iters;
   size_t niters;
   int best;                         /* index into iters; -1: none */
-  int counts[9];
+  int counts[KL_OUTCOME_COUNT];
   rp_shape *shapes;
   size_t nshapes;
   rp_finding *before, *after;

@@ -468,7 +468,9 @@ class Rules(_Handle):
 
 
 def _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
-                   timeout_ms, device, keep):
+                   timeout_ms, device):
+    """kl_bench_options; the strings stay alive with the structure (ctypes
+    keeps what is assigned to its char* fields)."""
     o = _BenchOptions()
     _lib.kl_bench_options_init(ctypes.byref(o))
     if candidate is not None:
@@ -489,7 +491,6 @@ def _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
     if device is not None:
         o.device = int(device)
     o.profile = _b(profile)
-    keep.append(o)
     return o
 
 
@@ -523,9 +524,8 @@ class Case(_Handle):
 
     def _bench(self, fn, candidate, shape=None, seed=0, hot=False,
                time_cap_ms=None, profile=None, timeout_ms=None, device=None):
-        keep = []
         o = _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
-                           timeout_ms, device, keep)
+                           timeout_ms, device)
         rep = _p()
         _check(fn(ctypes.byref(rep), self._handle, ctypes.byref(o)))
         try:

@@ -28,7 +28,7 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, copy_case, scratch  # noqa: E402
+from support import FAILS, check, copy_case, scratch, small_matmul  # noqa: E402,E501
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-report-test-")
@@ -47,17 +47,7 @@ def kl(*args, env=None, want=0):
 
 
 def small_case(name):
-    d = copy_case(SRC, "host_matmul", os.path.join(TMP, name))
-    with open(d + "/case.yaml") as f:
-        text = f.read()
-    text = text.replace("  - { name: n256, n: 256 }\n", "")
-    text = text.replace("  - { name: n512, n: 512 }\n",
-                        "  - { name: n128, n: 128 }\n")
-    text = text.replace("  - { name: n1024, n: 1024, weight: 2 }",
-                        "  - { name: n192, n: 192, weight: 2 }")
-    with open(d + "/case.yaml", "w") as f:
-        f.write(text)
-    return d
+    return small_matmul(SRC, os.path.join(TMP, name))
 
 
 def received():

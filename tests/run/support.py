@@ -36,6 +36,21 @@ def copy_case(src, name, dest):
     return dest
 
 
+def small_matmul(src, dest):
+    """A copy of host_matmul at n = 128 and 192 (a run takes seconds)."""
+    d = copy_case(src, "host_matmul", dest)
+    with open(d + "/case.yaml") as f:
+        text = f.read()
+    text = text.replace("  - { name: n256, n: 256 }\n", "")
+    text = text.replace("  - { name: n512, n: 512 }\n",
+                        "  - { name: n128, n: 128 }\n")
+    text = text.replace("  - { name: n1024, n: 1024, weight: 2 }",
+                        "  - { name: n192, n: 192, weight: 2 }")
+    with open(d + "/case.yaml", "w") as f:
+        f.write(text)
+    return d
+
+
 def fake_llm(src, tmp, env, script_dir, key):
     """Start tests/net/fake_llm.py answering from script_dir; returns the
     process and a KL_CONFIG file pointing an anthropic provider at it."""

@@ -19,23 +19,14 @@ import signal
 import subprocess
 import sys
 
-from support import FAILS, check, copy_case, fake_llm, scratch
+from support import FAILS, check, fake_llm, scratch, small_matmul
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-run-test-")
 
 
 def small_case(name):
-    d = copy_case(SRC, "host_matmul", os.path.join(TMP, name))
-    with open(d + "/case.yaml") as f:
-        text = f.read()
-    text = text.replace("  - { name: n256, n: 256 }\n", "")
-    text = text.replace("  - { name: n512, n: 512 }\n", "  - { name: n128, n: 128 }\n")
-    text = text.replace("  - { name: n1024, n: 1024, weight: 2 }",
-                        "  - { name: n192, n: 192, weight: 2 }")
-    with open(d + "/case.yaml", "w") as f:
-        f.write(text)
-    return d
+    return small_matmul(SRC, os.path.join(TMP, name))
 
 
 def kl(*args, env=None, want=0):
