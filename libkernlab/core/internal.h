@@ -124,6 +124,20 @@ size_t kl__edit_distance(const char *a, const char *b);
 const char *kl__suggest(const char *word, const char *const *candidates,
                         size_t n);
 
+/* ---- C and CUDA source (csource.c) --------------------------------------- */
+/* A copy of s[0..n) with comments and (unless keep_strings) string
+ * literals blanked, newlines kept; NULL when out of memory. */
+char *kl__c_blank(const char *s, size_t n, bool keep_strings);
+bool kl__c_ident_char(char c);
+/* The parameter list of the definition of `entry` in blanked code; *out
+ * NULL when there is none; KL_ENOMEM. */
+int kl__c_definition_params(char **out, const char *code, const char *entry);
+/* The definition of `entry` in blanked code: its declaration's first byte
+ * (after the previous ';', '}' or preprocessor line), its '{' and one past
+ * its matching '}'. KL_ENOTFOUND (no error set) when there is none. */
+int kl__c_definition_span(const char *code, const char *entry, size_t *start,
+                          size_t *open, size_t *end);
+
 /* ---- hashing (sha256.c) --------------------------------------------------- */
 typedef struct kl__sha256 {
   uint32_t state[8];
@@ -146,12 +160,16 @@ typedef struct kl__run_result {
   bool truncated; /* output reached max_output */
 } kl__run_result;
 /* Extras for kl__run_io: bytes for the child's standard input (then
- * closed; /dev/null without), and a buffer for its standard error apart
- * from its output (capped like it). */
+ * closed; /dev/null without), a buffer for its standard error apart from
+ * its output (capped like it), "NAME=VALUE" entries added to its
+ * environment, and `inherit`: the child shares our standard input, output
+ * and error (nothing captured; no time limit). */
 typedef struct kl__run_io {
   const char *input;
   size_t input_len;
   kl_buf *errors;
+  const char *const *env;
+  bool inherit;
 } kl__run_extras;
 /* Run argv[0] (looked up in PATH) with argv, in `cwd` (NULL: here), killing
  * its process group after timeout_ms (0: no limit). A program that cannot

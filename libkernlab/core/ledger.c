@@ -138,3 +138,54 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n) {
   kl_buf_dispose(&tmp);
   return rc;
 }
+
+/* ---- JSON documents with positions ------------------------------------- */
+
+/* Line and column of byte `off` of `text`. */
+static void position(const char *text, size_t off, int *line, int *col) {
+  *line = 1;
+  *col = 1;
+  for (size_t i = 0; i < off && text[i]; i++, (*col)++)
+    if (text[i] == '\n')
+      (*line)++, *col = 0;
+}
+
+int kl__json_error_at_key(const char *text, const char *path, const char *key,
+                          const char *fmt, const char *arg) {
+  int line = 1, col = 1;
+  char quoted[300];
+  if (key && strlen(key) < sizeof(quoted) - 2) {
+    snprintf(quoted, sizeof(quoted), "\"%s\"", key);
+    const char *at = strstr(text, quoted);
+    if (at)
+      position(text, (size_t)(at - text), &line, &col);
+  }
+  return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
+                      fmt, arg);
+}
+
+int kl__json_parse(json_object **out, const char *text, const char *path,
+                   const char *what) {
+  *out = NULL;
+  json_tokener *tok = json_tokener_new();
+  if (!tok)
+    return kl__error_oom();
+  json_object *o = json_tokener_parse_ex(tok, text, (int)strlen(text));
+  enum json_tokener_error jerr = json_tokener_get_error(tok);
+  if (!o || jerr != json_tokener_success) {
+    int line, col;
+    position(text, json_tokener_get_parse_end(tok), &line, &col);
+    json_tokener_free(tok);
+    json_object_put(o);
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
+                        "not JSON: %s", json_tokener_error_desc(jerr));
+  }
+  json_tokener_free(tok);
+  if (!json_object_is_type(o, json_type_object)) {
+    json_object_put(o);
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
+                        "%s must be a JSON object", what);
+  }
+  *out = o;
+  return 0;
+}

@@ -28,4 +28,13 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload);
 /* Write a whole file through a temporary name and rename(), fsync'd. */
 int kl__write_file_atomic(const char *path, const char *data, size_t n);
 
+/* Parse a whole JSON document that must be an object (`what` names it in
+ * the error); a syntax error is located "path:line:column". */
+int kl__json_parse(json_object **out, const char *text, const char *path,
+                   const char *what);
+/* KL_EINVALID located at the first "key" in text (json-c keeps no
+ * positions; 1:1 when absent), message fmt with one string argument. */
+int kl__json_error_at_key(const char *text, const char *path, const char *key,
+                          const char *fmt, const char *arg);
+
 #endif /* KL_CORE_LEDGER_H */

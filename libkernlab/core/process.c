@@ -45,9 +45,79 @@ static int drain(int fd, kl_buf *b, size_t cap, bool *truncated) {
   return 0;
 }
 
+/* In the child: add "NAME=VALUE" entries to the environment. */
+static void set_env(const char *const *env) {
+  for (size_t i = 0; env && env[i]; i++) {
+    const char *eq = strchr(env[i], '=');
+    if (!eq || eq == env[i] || (size_t)(eq - env[i]) >= 256)
+      continue;
+    char name[256];
+    memcpy(name, env[i], (size_t)(eq - env[i]));
+    name[eq - env[i]] = '\0';
+    setenv(name, eq + 1, 1);
+  }
+}
+
+static void exit_status(kl__run_result *res, int status) {
+  if (WIFEXITED(status)) {
+    res->exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    res->exit_code = -1;
+    res->signal = WTERMSIG(status);
+  }
+}
+
+/* The child shares our terminal: nothing to drain, so just wait. It stays
+ * in our process group, so a ^C reaches it as it would without kernlab. */
+static int run_inherited(kl__run_result *res, const char *const *argv,
+                         const char *cwd, const char *const *env) {
+  int probe[2];
+  if (pipe2(probe, O_CLOEXEC) < 0)
+    return kl__error_os(KL_EIO, argv[0], "cannot create a pipe");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(probe[0]);
+    close(probe[1]);
+    return kl__error_os(KL_EIO, argv[0], "cannot fork");
+  }
+  if (pid == 0) {
+    close(probe[0]);
+    int why = 0;
+    if (cwd && chdir(cwd) < 0) {
+      why = errno;
+    } else {
+      set_env(env);
+      execvp(argv[0], (char *const *)argv);
+      why = errno;
+    }
+    /* tell the parent exec failed (the pipe closes on a good exec) */
+    if (write(probe[1], &why, sizeof why) < 0)
+      _exit(127);
+    _exit(127);
+  }
+  close(probe[1]);
+  int why = 0;
+  ssize_t got;
+  while ((got = read(probe[0], &why, sizeof why)) < 0 && errno == EINTR)
+    ;
+  close(probe[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (got == (ssize_t)sizeof why) {
+    errno = why;
+    return kl__error_os(why == ENOENT ? KL_ENOTFOUND : KL_EIO,
+                        cwd && why != ENOENT ? cwd : argv[0], "cannot run");
+  }
+  exit_status(res, status);
+  return 0;
+}
+
 int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
                int timeout_ms, size_t max_output, const kl__run_extras *io) {
   memset(res, 0, sizeof(*res));
+  if (io && io->inherit)
+    return run_inherited(res, argv, cwd, io->env);
   int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
   bool split = io && io->errors, feed = io && io->input;
   if (pipe2(out, O_CLOEXEC) < 0 || (split && pipe2(err, O_CLOEXEC) < 0) ||
@@ -76,6 +146,7 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
     }
     if (cwd && chdir(cwd) < 0)
       _exit(126);
+    set_env(io ? io->env : NULL);
     execvp(argv[0], (char *const *)argv);
     _exit(127);
   }
@@ -157,12 +228,7 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
   sigaction(SIGPIPE, &old, NULL);
   if (rc < 0)
     return kl__error_oom();
-  if (WIFEXITED(status)) {
-    res->exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    res->exit_code = -1;
-    res->signal = WTERMSIG(status);
-  }
+  exit_status(res, status);
   if (res->exit_code == 127 && !res->timed_out && res->output.size == 0)
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS, "%s: cannot run (not found)",
                      argv[0]);

@@ -450,7 +450,7 @@ static int complete_command(kl_llm *l, const char *system, const char *user,
     kl_buf_dispose(&in);
     return kl__error_oom();
   }
-  kl__run_extras io = {in.ptr, in.size, &errors};
+  kl__run_extras io = {.input = in.ptr, .input_len = in.size, .errors = &errors};
   kl__run_result res;
   size_t cap = l->cfg.max_response_bytes ? l->cfg.max_response_bytes
                                          : (size_t)8 << 20;

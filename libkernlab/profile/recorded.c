@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../core/internal.h"
+#include "../core/ledger.h"
 #include "profile_internal.h"
 
 struct kl_profile_list {
@@ -21,55 +22,6 @@ struct kl_profile_list {
   char **names;
   size_t count;
 };
-
-/* Line and column of byte `off` of `text`. */
-static void position(const char *text, size_t off, int *line, int *col) {
-  *line = 1;
-  *col = 1;
-  for (size_t i = 0; i < off && text[i]; i++, (*col)++)
-    if (text[i] == '\n')
-      (*line)++, *col = 0;
-}
-
-/* An error at the first occurrence of "key" in the text (json-c keeps no
- * positions), or at 1:1. */
-static int error_at_key(const char *text, const char *path, const char *key,
-                        const char *fmt, const char *arg) {
-  int line = 1, col = 1;
-  char quoted[300];
-  if (key && strlen(key) < sizeof(quoted) - 2) {
-    snprintf(quoted, sizeof(quoted), "\"%s\"", key);
-    const char *at = strstr(text, quoted);
-    if (at)
-      position(text, (size_t)(at - text), &line, &col);
-  }
-  return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
-                      fmt, arg);
-}
-
-static int parse(json_object **out, const char *json, const char *path) {
-  json_tokener *tok = json_tokener_new();
-  if (!tok)
-    return kl__error_oom();
-  json_object *o = json_tokener_parse_ex(tok, json, (int)strlen(json));
-  enum json_tokener_error jerr = json_tokener_get_error(tok);
-  if (!o || jerr != json_tokener_success) {
-    int line, col;
-    position(json, json_tokener_get_parse_end(tok), &line, &col);
-    json_tokener_free(tok);
-    json_object_put(o);
-    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
-                        "not JSON: %s", json_tokener_error_desc(jerr));
-  }
-  json_tokener_free(tok);
-  if (!json_object_is_type(o, json_type_object)) {
-    json_object_put(o);
-    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
-                        "recorded metrics must be a JSON object");
-  }
-  *out = o;
-  return 0;
-}
 
 /* A metric value: a JSON number, or a string holding one ("71.2"). */
 static bool metric_number(json_object *v, double *out) {
@@ -131,12 +83,12 @@ static int from_profile_object(kl_profile **out, json_object *o,
   *out = NULL;
   if (!json_object_object_get_ex(o, "raw", &raw) ||
       !json_object_is_type(raw, json_type_object))
-    return error_at_key(text, path, "raw", "%s",
+    return kl__json_error_at_key(text, path, "raw", "%s",
                         "a profile needs a \"raw\" object of metric values");
   json_object_object_foreach(raw, key, val) {
     double d;
     if (!metric_number(val, &d) && !json_object_is_type(val, json_type_null))
-      return error_at_key(text, path, key, "metric '%s' is not a number",
+      return kl__json_error_at_key(text, path, key, "metric '%s' is not a number",
                           key);
   }
   kl_profile_inputs in = {0};
@@ -172,7 +124,7 @@ static int from_flat_object(kl_profile **out, json_object *o,
   json_object_object_foreach(o, key, val) {
     double d;
     if (!metric_number(val, &d))
-      return error_at_key(text, path, key,
+      return kl__json_error_at_key(text, path, key,
                           "metric '%s' is not a number (a flat object maps "
                           "metric names to values)",
                           key);
@@ -189,7 +141,7 @@ int kl_profile_from_json(kl_profile **out, const char *json,
                          const char *path) {
   json_object *o;
   *out = NULL;
-  int rc = parse(&o, json, path);
+  int rc = kl__json_parse(&o, json, path, "recorded metrics");
   if (rc < 0)
     return rc;
   rc = from_profile_object(out, o, json, path);
@@ -231,7 +183,7 @@ static int list_add(kl_profile_list *l, kl_profile *p, const char *name) {
 static int from_report(kl_profile_list *l, json_object *shapes,
                        const char *text, const char *path) {
   if (!json_object_is_type(shapes, json_type_array))
-    return error_at_key(text, path, "shapes", "%s",
+    return kl__json_error_at_key(text, path, "shapes", "%s",
                         "\"shapes\" must be a list of shapes");
   for (size_t i = 0; i < json_object_array_length(shapes); i++) {
     json_object *s = json_object_array_get_idx(shapes, i), *prof, *name;
@@ -239,7 +191,7 @@ static int from_report(kl_profile_list *l, json_object *shapes,
         !json_object_object_get_ex(s, "profile", &prof))
       continue;
     if (!json_object_is_type(prof, json_type_object))
-      return error_at_key(text, path, "profile", "%s",
+      return kl__json_error_at_key(text, path, "profile", "%s",
                           "a shape's \"profile\" must be an object");
     kl_profile *p;
     int rc = from_profile_object(&p, prof, text, path);
@@ -261,7 +213,7 @@ int kl_profile_list_from_json(kl_profile_list **out, const char *json,
                               const char *path) {
   *out = NULL;
   json_object *o, *v;
-  int rc = parse(&o, json, path);
+  int rc = kl__json_parse(&o, json, path, "recorded metrics");
   if (rc < 0)
     return rc;
   kl_profile_list *l = kl__calloc(1, sizeof(*l));

@@ -129,77 +129,6 @@ static size_t bare(const char *t, block *b) {
   return 0;
 }
 
-/* The code with comments and (unless keep_strings) string literals blanked,
- * newlines kept, so that a search for the entry point sees only code. */
-static char *blank_comments_ex(const char *s, size_t n, bool keep_strings) {
-  char *o = kl__strndup(s, n);
-  if (!o)
-    return NULL;
-  for (size_t i = 0; i < n; i++) {
-    if (o[i] == '/' && o[i + 1] == '/') {
-      while (i < n && o[i] != '\n')
-        o[i++] = ' ';
-    } else if (o[i] == '/' && o[i + 1] == '*') {
-      o[i] = o[i + 1] = ' ';
-      for (i += 2; i < n && !(o[i] == '*' && o[i + 1] == '/'); i++)
-        if (o[i] != '\n')
-          o[i] = ' ';
-      if (i < n)
-        o[i] = o[i + 1] = ' ', i++;
-    } else if (o[i] == '"' && keep_strings) {
-      for (i++; i < n && o[i] != '"' && o[i] != '\n'; i++)
-        if (o[i] == '\\')
-          i++;
-    } else if (o[i] == '"') {
-      for (i++; i < n && o[i] != '"' && o[i] != '\n'; i++)
-        o[i] = o[i] == '\\' && i + 1 < n ? (o[i + 1] = ' ', ' ') : ' ';
-    }
-  }
-  return o;
-}
-
-static char *blank_comments(const char *s, size_t n) {
-  return blank_comments_ex(s, n, false);
-}
-
-static bool ident_char(char c) {
-  return isalnum((unsigned char)c) || c == '_';
-}
-
-/* The parameter list of the definition of `entry` in code (comments
- * blanked): "name (" ... ")" followed by "{". *out is NULL when there is
- * none; KL_ENOMEM when the copy failed. */
-static int definition_params(char **out, const char *code, const char *entry) {
-  size_t len = strlen(entry);
-  *out = NULL;
-  for (const char *p = strstr(code, entry); p; p = strstr(p + 1, entry)) {
-    if ((p > code && ident_char(p[-1])) || ident_char(p[len]))
-      continue;
-    const char *q = p + len;
-    while (isspace((unsigned char)*q))
-      q++;
-    if (*q != '(')
-      continue;
-    int depth = 0;
-    const char *open = q;
-    for (; *q; q++) {
-      depth += (*q == '(') - (*q == ')');
-      if (depth == 0)
-        break;
-    }
-    if (!*q)
-      return 0;
-    const char *close = q++;
-    while (isspace((unsigned char)*q))
-      q++;
-    if (*q == '{')
-      return (*out = kl__strndup(open + 1, (size_t)(close - open - 1)))
-                 ? 0
-                 : KL_ENOMEM;
-  }
-  return 0;
-}
-
 /* "const float *__restrict__ in, int n" -> "float*,int": types only. */
 static char *param_types(const char *params) {
   kl_buf b = KL_BUF_INIT;
@@ -213,9 +142,9 @@ static char *param_types(const char *params) {
     for (size_t i = 0; i < n && nt < 32;) {
       if (isspace((unsigned char)p[i])) {
         i++;
-      } else if (ident_char(p[i])) {
+      } else if (kl__c_ident_char(p[i])) {
         size_t k = 0;
-        while (i < n && ident_char(p[i]) && k < 63)
+        while (i < n && kl__c_ident_char(p[i]) && k < 63)
           tok[nt][k++] = p[i++];
         tok[nt++][k] = '\0';
       } else {
@@ -229,16 +158,16 @@ static char *param_types(const char *params) {
           i++;
       }
     }
-    if (nt > 1 && ident_char(tok[nt - 1][0]))
+    if (nt > 1 && kl__c_ident_char(tok[nt - 1][0]))
       nt--; /* the name */
     rc |= kl__buf_puts(&b, b.size ? "," : "");
     for (int t = 0; t < nt; t++) {
       if (strcmp(tok[t], "const") == 0 || strcmp(tok[t], "__restrict__") == 0 ||
           strcmp(tok[t], "restrict") == 0 || strcmp(tok[t], "__restrict") == 0)
         continue;
-      bool word = ident_char(tok[t][0]);
+      bool word = kl__c_ident_char(tok[t][0]);
       rc |= kl__buf_printf(&b, "%s%s",
-                           word && b.size && ident_char(b.ptr[b.size - 1])
+                           word && b.size && kl__c_ident_char(b.ptr[b.size - 1])
                                ? " "
                                : "",
                            tok[t]);
@@ -261,8 +190,8 @@ int kl__entry_signature(char **out, const kl_case *c) {
   int rc = kl__read_file(&base, kl_case_kernel_path(c));
   if (rc < 0)
     return rc;
-  char *clean = base.ptr ? blank_comments(base.ptr, base.size) : NULL;
-  char *text = base.ptr ? blank_comments_ex(base.ptr, base.size, true) : NULL;
+  char *clean = base.ptr ? kl__c_blank(base.ptr, base.size, false) : NULL;
+  char *text = base.ptr ? kl__c_blank(base.ptr, base.size, true) : NULL;
   kl_buf_dispose(&base);
   if (!clean || !text) {
     kl__free(clean);
@@ -270,24 +199,11 @@ int kl__entry_signature(char **out, const kl_case *c) {
     return kl__error_oom();
   }
   char *params = NULL;
-  rc = definition_params(&params, clean, entry);
-  size_t len = strlen(entry), at = 0, end = 0;
-  for (const char *p = strstr(clean, entry); rc == 0 && params && p;
-       p = strstr(p + 1, entry)) {
-    if ((p > clean && ident_char(p[-1])) || ident_char(p[len]))
-      continue;
-    const char *q = strchr(p, '{');
-    if (!q)
-      break;
-    /* the declaration starts after the previous ';', '}' or directive */
-    size_t s = (size_t)(p - clean);
-    while (s > 0 && clean[s - 1] != ';' && clean[s - 1] != '}' &&
-           !(clean[s - 1] == '\n' && clean[s] == '#'))
-      s--;
-    at = s;
-    end = (size_t)(q - clean);
-    break;
-  }
+  rc = kl__c_definition_params(&params, clean, entry);
+  size_t at = 0, end = 0, close = 0;
+  if (rc == 0 && params &&
+      kl__c_definition_span(clean, entry, &at, &end, &close) < 0)
+    at = end = 0;
   kl__free(params);
   kl_buf b = KL_BUF_INIT;
   for (size_t i = at; rc == 0 && i < end; i++) {
@@ -339,8 +255,8 @@ static bool contains_ci(const char *s, size_t n, const char *word) {
       continue;
     /* stub words must stand alone: "stub" but not "stubborn" */
     bool alpha = isalpha((unsigned char)word[0]);
-    if (alpha && ((i > 0 && ident_char(s[i - 1])) ||
-                  (i + w < n && ident_char(s[i + w]))))
+    if (alpha && ((i > 0 && kl__c_ident_char(s[i - 1])) ||
+                  (i + w < n && kl__c_ident_char(s[i + w]))))
       continue;
     return true;
   }
@@ -458,10 +374,10 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   if (rc < 0)
     return rc;
   kl_reply *r = kl__calloc(1, sizeof(*r));
-  char *clean = base.ptr ? blank_comments(base.ptr, base.size) : NULL;
+  char *clean = base.ptr ? kl__c_blank(base.ptr, base.size, false) : NULL;
   char *want_params = NULL, *want = NULL;
   bool oom = !r || (base.ptr && !clean);
-  if (!oom && clean && definition_params(&want_params, clean, entry) < 0)
+  if (!oom && clean && kl__c_definition_params(&want_params, clean, entry) < 0)
     oom = true;
   if (!oom && want_params && !(want = param_types(want_params)))
     oom = true;
@@ -486,9 +402,9 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   size_t pick = nb, defining = 0;
   char *got = NULL;
   for (size_t i = 0; rc == 0 && i < nb; i++) {
-    char *code = blank_comments(text + b[i].start, b[i].end - b[i].start);
+    char *code = kl__c_blank(text + b[i].start, b[i].end - b[i].start, false);
     char *params = NULL;
-    if (!code || definition_params(&params, code, entry) < 0)
+    if (!code || kl__c_definition_params(&params, code, entry) < 0)
       rc = kl__error_oom();
     kl__free(code);
     if (!params)
