@@ -13,4 +13,5 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   bash "$SRC/bench/run_gpu.sh" "$BUILD" "$OUT" ${3:-}
   bash "$SRC/bench/profile_vs_ncu.sh" "$BUILD" "$OUT"
   bash "$SRC/bench/record_profiles.sh" "$BUILD" "$OUT"
+  bash "$SRC/bench/observe.sh" "$BUILD" "$OUT"
 fi

@@ -40,6 +40,9 @@ int cmd_best(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
+int cmd_observe(int argc, char **argv);
+int cmd_case(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 /* Skills from skill_dirs, the default rules, the case's rule files (c may
  * be NULL), then rule_files; every user file is read even after one failed,
  * so all errors show at once. Located errors go to on_diag (NULL: printed),

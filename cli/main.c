@@ -211,6 +211,60 @@ const cli_verb cli_verbs[] = {
      "\n"
      "  --url URL       this webhook instead (mind your shell history)\n"
      "  --format F      generic (a JSON object), discord or slack\n"},
+    {"observe", cmd_observe, "record what a real program launches",
+     "kl observe [-o FILE] [--kernel REGEX] [--max-launches N] "
+     "[--max-bytes N] [--json] -- PROGRAM ARGS...\n"
+     "       kl observe --show FILE [--kernel NAME] [--share F] [--top K] "
+     "[--json]",
+     "Runs PROGRAM unmodified with kernlab's CUPTI injection library\n"
+     "(CUDA_INJECTION64_PATH) and writes FILE (default observation.json):\n"
+     "every launch of the matching kernels with grid, block, dynamic shared\n"
+     "memory, the bytes of every argument (read with the kernel's parameter\n"
+     "layout; device addresses marked, with their allocation's size) and\n"
+     "the GPU duration, plus every kernel's total GPU time. Then prints the\n"
+     "kernels by time and the representative configurations of the busiest\n"
+     "one (or --kernel's): launches bucketed by geometry and scalars, wide\n"
+     "buckets split fast/slow, the top K covering the target share (*).\n"
+     "Exit 1 when the program failed (the file is still written) or\n"
+     "nothing was recorded; 2 for bad arguments or a program not found.\n"
+     "\n"
+     "  --kernel REGEX    record only kernels whose name (mangled or\n"
+     "                    demangled) matches (POSIX extended regex)\n"
+     "  --max-launches N  launches recorded in full (default 100000); the\n"
+     "  --max-bytes N     rest, and past 64 MiB of records, only counted\n"
+     "  --share F         target share of the kernel's time (default 0.9)\n"
+     "  --top K           at most K configurations (default 8)\n"
+     "  --split R         split a bucket when p95/p25 > R (default 1.5)\n"
+     "  --show FILE       summarise a recorded observation; run nothing\n"
+     "  --json            the summary as JSON (docs/observe.md)\n"},
+    {"case", cmd_case, "make a case from an observation",
+     "kl case from-observation FILE --source FILE.cu --entry NAME -o DIR "
+     "[--share F] [--top K] [--split R]",
+     "Writes DIR/case.yaml, kernel.cu (the source up to the entry's\n"
+     "definition, without a main) and program.md. The shapes are the\n"
+     "entry's representative configurations from FILE: scalars and launch\n"
+     "geometry exact, weights the launch counts, objective total_time.\n"
+     "Buffer counts come from the observed allocations and roles from\n"
+     "const: both marked 'confirm' in case.yaml. The case is loaded back\n"
+     "and its launch geometry and scalars compared with the observation\n"
+     "at every shape. Exit 2 when the signature disagrees with what was\n"
+     "observed, or DIR exists.\n"},
+    {"export", cmd_export, "write the best kernel back into the program",
+     "kl export CASE --to FILE [--verify CMD] [--observe CMD] [--repeat N] "
+     "[--cwd DIR] [--json]",
+     "Backs FILE up (in CASE/exports/ID/), replaces the entry's definition\n"
+     "in it (or the lines between // kl:begin and // kl:end) with the\n"
+     "case's best kernel (kl best), runs --verify, and with --observe\n"
+     "observes the program --repeat times (default 3) before and after:\n"
+     "the change is kept only when the median GPU time of the entry in the\n"
+     "program fell by at least the case's min_gain_pct; otherwise FILE is\n"
+     "restored and rebuilt with --verify. Every step goes to\n"
+     "CASE/export.jsonl. Commands are split into words ('' and \"\" quote)\n"
+     "and run without a shell, in --cwd. Exit 0 kept, 3 rolled back,\n"
+     "2 bad input (no best yet, no such FILE or entry).\n"
+     "\n"
+     "  --timeout S  per command (default 600)\n"
+     "  --json       print the export's result record\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

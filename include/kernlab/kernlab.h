@@ -27,5 +27,6 @@
 #include "run.h"
 #include "history.h"
 #include "webhook.h"
+#include "observe.h"
 
 #endif /* KERNLAB_H */

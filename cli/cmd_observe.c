@@ -1,0 +1,308 @@
+/* `kl observe`, `kl case from-observation` and `kl export`: from a real
+ * program to a case and back. Commands given as one string (--verify,
+ * --observe) are split into words here, with '' and "" quoting and
+ * backslash escapes, and run without a shell. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Parse a number option; false (after printing) when it is not one. */
+static bool number(const char *verb, const char *opt, const char *val,
+                   double lo, double hi, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = val ? strtod(val, &end) : 0;
+  if (!val || !*val || *end || errno || v < lo || v > hi) {
+    cli_usage_error(verb, "%s needs a number from %g to %g", opt, lo, hi);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+/* Options shared by kl observe and kl case from-observation. */
+static int configs_option(const char *verb, kl_configs_options *c, char **argv,
+                          int argc, int *i) {
+  const char *a = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+  double v;
+  if (strcmp(a, "--share") == 0) {
+    if (!number(verb, a, val, 0.01, 1, &v))
+      return EXIT_BAD_INPUT;
+    c->share = v;
+  } else if (strcmp(a, "--top") == 0) {
+    if (!number(verb, a, val, 1, 256, &v))
+      return EXIT_BAD_INPUT;
+    c->max_configs = (int)v;
+  } else if (strcmp(a, "--split") == 0) {
+    if (!number(verb, a, val, 1, 1e6, &v))
+      return EXIT_BAD_INPUT;
+    c->split_ratio = v;
+  } else {
+    return -1; /* not one of these */
+  }
+  (*i)++;
+  return EXIT_OK;
+}
+
+int cmd_observe(int argc, char **argv) {
+  kl_observe_options o = KL_OBSERVE_OPTIONS_INIT;
+  kl_configs_options co = KL_CONFIGS_OPTIONS_INIT;
+  const char *show = NULL;
+  bool json = false;
+  int i = 1;
+  for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    double v;
+    int st = configs_option("observe", &co, argv, argc, &i);
+    if (st == EXIT_OK)
+      continue;
+    if (st > 0)
+      return st;
+    if (strcmp(a, "--json") == 0) {
+      json = true;
+    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
+               strcmp(a, "--kernel") == 0 || strcmp(a, "--show") == 0) {
+      if (!val || !val[0])
+        return cli_usage_error("observe", "%s needs a value", a);
+      if (strcmp(a, "--kernel") == 0)
+        o.kernel = co.kernel = val;
+      else if (strcmp(a, "--show") == 0)
+        show = val;
+      else
+        o.output = val;
+      i++;
+    } else if (strcmp(a, "--max-launches") == 0 ||
+               strcmp(a, "--max-bytes") == 0) {
+      if (!number("observe", a, val, 1, 1e12, &v))
+        return EXIT_BAD_INPUT;
+      if (strcmp(a, "--max-launches") == 0)
+        o.max_launches = (int64_t)v;
+      else
+        o.max_bytes = (int64_t)v;
+      i++;
+    } else {
+      return cli_usage_error("observe", "unknown option '%s' (the program "
+                                        "goes after --)", a);
+    }
+  }
+  bool has_program = i < argc && i + 1 < argc;
+  if (show && has_program)
+    return cli_usage_error("observe", "--show reads a file: no program");
+  if (!show && !has_program)
+    return cli_usage_error("observe", "no program given (kl observe -- "
+                                      "PROGRAM ARGS...)");
+  kl_observation *ob = NULL;
+  int status = EXIT_OK;
+  if (show) {
+    if (kl_observation_load(&ob, show) < 0)
+      return cli_fail();
+  } else {
+    if (!o.output)
+      o.output = "observation.json";
+    if (kl_observe(&ob, (const char *const *)argv + i + 1, &o) < 0)
+      return cli_fail();
+    fprintf(stderr, "kl: wrote %s (%zu launches recorded)\n", o.output,
+            kl_observation_launch_count(ob));
+    if (kl_observation_exit_code(ob) != 0) {
+      cli_error("the program exited with %d; what it launched is in %s",
+                kl_observation_exit_code(ob), o.output);
+      status = EXIT_FAILED;
+    }
+  }
+  kl_buf out = KL_BUF_INIT;
+  if (kl_observation_launch_count(ob) == 0) {
+    if (!show)
+      cli_error("no launch of a matching kernel was recorded (did the "
+                "program use CUDA%s?)", o.kernel ? ", and --kernel match" : "");
+    status = status ? status : EXIT_FAILED;
+  } else if (kl_observation_summary(&out, ob, &co, json ? "json" : "text") <
+             0) {
+    int st = cli_fail();
+    status = status ? status : st;
+  } else {
+    fwrite(out.ptr, 1, out.size, stdout);
+  }
+  kl_buf_dispose(&out);
+  kl_observation_free(ob);
+  return status;
+}
+
+int cmd_case(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "from-observation") != 0)
+    return cli_usage_error("case", "the only subcommand is from-observation");
+  kl_case_from_observation_options o = {KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION,
+                                        NULL, NULL, NULL,
+                                        KL_CONFIGS_OPTIONS_INIT};
+  const char *file = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    int st = configs_option("case", &o.configs, argv, argc, &i);
+    if (st == EXIT_OK)
+      continue;
+    if (st > 0)
+      return st;
+    if (strcmp(a, "--source") == 0 || strcmp(a, "--entry") == 0 ||
+        strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+      if (!val || !val[0])
+        return cli_usage_error("case", "%s needs a value", a);
+      if (strcmp(a, "--source") == 0)
+        o.source = val;
+      else if (strcmp(a, "--entry") == 0)
+        o.entry = val;
+      else
+        o.dir = val;
+      i++;
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error("case", "unknown option '%s'", a);
+    } else if (file) {
+      return cli_usage_error("case", "one observation at a time");
+    } else {
+      file = a;
+    }
+  }
+  if (!file || !o.source || !o.entry || !o.dir)
+    return cli_usage_error("case", "needs FILE, --source, --entry and -o");
+  kl_observation *ob = NULL;
+  kl_buf report = KL_BUF_INIT;
+  int status = EXIT_OK;
+  if (kl_observation_load(&ob, file) < 0 ||
+      kl_case_from_observation(&report, ob, &o) < 0)
+    status = cli_fail();
+  else
+    fwrite(report.ptr, 1, report.size, stdout);
+  kl_buf_dispose(&report);
+  kl_observation_free(ob);
+  return status;
+}
+
+/* "make -C 'my dir' all" -> argv; NULL after printing when the quotes do
+ * not close. Free with free_words. */
+static char **split_words(const char *opt, const char *s) {
+  size_t cap = strlen(s) + 2;
+  char **v = calloc(cap, sizeof *v);
+  char *w = malloc(strlen(s) + 1);
+  size_t n = 0;
+  if (!v || !w) {
+    free(v);
+    free(w);
+    cli_error("out of memory");
+    return NULL;
+  }
+  const char *p = s;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+      p++;
+    if (!*p)
+      break;
+    size_t k = 0;
+    char quote = 0;
+    for (; *p && (quote || (*p != ' ' && *p != '\t' && *p != '\n')); p++) {
+      if (quote && *p == quote)
+        quote = 0;
+      else if (!quote && (*p == '\'' || *p == '"'))
+        quote = *p;
+      else if (*p == '\\' && p[1] && quote != '\'')
+        w[k++] = *++p;
+      else
+        w[k++] = *p;
+    }
+    if (quote) {
+      cli_usage_error("export", "%s: a %c quote is not closed", opt, quote);
+      for (size_t i = 0; i < n; i++)
+        free(v[i]);
+      free(v);
+      free(w);
+      return NULL;
+    }
+    v[n++] = strndup(w, k);
+  }
+  free(w);
+  if (n == 0) {
+    cli_usage_error("export", "%s: an empty command", opt);
+    free(v);
+    return NULL;
+  }
+  return v;
+}
+
+static void free_words(char **v) {
+  for (size_t i = 0; v && v[i]; i++)
+    free(v[i]);
+  free(v);
+}
+
+static void print_step(const char *line, void *payload) {
+  (void)payload;
+  fprintf(stderr, "kl: %s\n", line);
+}
+
+int cmd_export(int argc, char **argv) {
+  kl_export_options o = KL_EXPORT_OPTIONS_INIT;
+  const char *path = NULL, *verify = NULL, *observe = NULL;
+  bool json = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    double v;
+    if (strcmp(a, "--json") == 0) {
+      json = true;
+    } else if (strcmp(a, "--to") == 0 || strcmp(a, "--verify") == 0 ||
+               strcmp(a, "--observe") == 0 || strcmp(a, "--cwd") == 0) {
+      if (!val || !val[0])
+        return cli_usage_error("export", "%s needs a value", a);
+      if (strcmp(a, "--to") == 0)
+        o.to = val;
+      else if (strcmp(a, "--verify") == 0)
+        verify = val;
+      else if (strcmp(a, "--observe") == 0)
+        observe = val;
+      else
+        o.cwd = val;
+      i++;
+    } else if (strcmp(a, "--repeat") == 0 || strcmp(a, "--timeout") == 0) {
+      if (!number("export", a, val, 1, strcmp(a, "--repeat") ? 86400 : 32, &v))
+        return EXIT_BAD_INPUT;
+      if (strcmp(a, "--repeat") == 0)
+        o.repeat = (int)v;
+      else
+        o.timeout_s = (int)v;
+      i++;
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error("export", "unknown option '%s'", a);
+    } else if (path) {
+      return cli_usage_error("export", "one case at a time");
+    } else {
+      path = a;
+    }
+  }
+  if (!path || !o.to)
+    return cli_usage_error("export", "needs CASE and --to FILE");
+  char **vargv = verify ? split_words("--verify", verify) : NULL;
+  char **oargv = observe ? split_words("--observe", observe) : NULL;
+  if ((verify && !vargv) || (observe && !oargv)) {
+    free_words(vargv);
+    free_words(oargv);
+    return EXIT_BAD_INPUT;
+  }
+  o.verify = (const char *const *)vargv;
+  o.observe = (const char *const *)oargv;
+  o.on_step = print_step;
+  kl_case *c = NULL;
+  kl_buf summary = KL_BUF_INIT;
+  int status = EXIT_OK;
+  if (kl_case_load(&c, path, NULL) < 0) {
+    status = cli_fail();
+  } else {
+    int rc = kl_export(&summary, c, &o);
+    if (json && summary.size)
+      fwrite(summary.ptr, 1, summary.size, stdout);
+    status = rc < 0 ? cli_fail() : EXIT_OK;
+  }
+  kl_buf_dispose(&summary);
+  kl_case_free(c);
+  free_words(vargv);
+  free_words(oargv);
+  return status;
+}

@@ -1,0 +1,635 @@
+/* kl_case_from_observation: a case whose shapes are what a real program
+ * launched.
+ *
+ * The kernel's signature is read from its source (the entry's definition,
+ * comments blanked) and checked against the observed arguments: same
+ * count, each size equal to its type's, pointers where the driver saw
+ * addresses. Each representative configuration becomes a shape holding the
+ * exact scalar values and the exact launch geometry (grid_x .. block_z,
+ * smem, so a 2-D block stays 2-D); its weight is its launch count and the
+ * objective total_time, so the case's score is the time those launches
+ * take. A buffer's count is the observed allocation (bytes left from the
+ * pointer) in elements: written as a product of integer scalars when one
+ * matches at every shape, else as a per-shape value; either way marked for
+ * the user to confirm, like the guessed role of each non-const buffer.
+ *
+ * The case's kernel.cu is the source up to the end of the entry's
+ * definition (a `main` in it left out), so helpers above the kernel come
+ * along and the program's host code does not. The written case is loaded
+ * back and its launch geometry and scalars compared with the observation
+ * for every shape: a case that would launch differently is an error. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernlab/expr.h"
+#include "observe_internal.h"
+
+typedef struct sig_param {
+  char name[64];
+  char type[128]; /* as written, const and all */
+  kl_dtype dtype;
+  bool pointer, is_const;
+} sig_param;
+
+static const struct {
+  const char *spelling; /* tokens joined by one space, const removed */
+  kl_dtype dtype;
+} type_names[] = {
+    {"float", KL_DTYPE_F32},         {"double", KL_DTYPE_F64},
+    {"__half", KL_DTYPE_F16},        {"half", KL_DTYPE_F16},
+    {"__nv_bfloat16", KL_DTYPE_BF16}, {"nv_bfloat16", KL_DTYPE_BF16},
+    {"int", KL_DTYPE_I32},           {"signed", KL_DTYPE_I32},
+    {"signed int", KL_DTYPE_I32},    {"int32_t", KL_DTYPE_I32},
+    {"unsigned", KL_DTYPE_U32},      {"unsigned int", KL_DTYPE_U32},
+    {"uint32_t", KL_DTYPE_U32},      {"long", KL_DTYPE_I64},
+    {"long int", KL_DTYPE_I64},      {"long long", KL_DTYPE_I64},
+    {"long long int", KL_DTYPE_I64}, {"int64_t", KL_DTYPE_I64},
+    {"ptrdiff_t", KL_DTYPE_I64},     {"unsigned long", KL_DTYPE_U64},
+    {"unsigned long long", KL_DTYPE_U64}, {"uint64_t", KL_DTYPE_U64},
+    {"size_t", KL_DTYPE_U64},        {"short", KL_DTYPE_I16},
+    {"int16_t", KL_DTYPE_I16},       {"unsigned short", KL_DTYPE_U16},
+    {"uint16_t", KL_DTYPE_U16},      {"char", KL_DTYPE_I8},
+    {"signed char", KL_DTYPE_I8},    {"int8_t", KL_DTYPE_I8},
+    {"unsigned char", KL_DTYPE_U8},  {"uint8_t", KL_DTYPE_U8},
+    {"bool", KL_DTYPE_U8}};
+
+static int line_of(const char *text, size_t off) {
+  int line = 1;
+  for (size_t i = 0; i < off && text[i]; i++)
+    line += text[i] == '\n';
+  return line;
+}
+
+/* Split "const float *__restrict__ x, int n" into typed parameters. */
+static int parse_signature(sig_param **out, size_t *n, const char *params,
+                           const char *path, int line) {
+  *out = NULL;
+  *n = 0;
+  size_t cap = 1;
+  for (const char *p = params; *p; p++)
+    cap += *p == ',';
+  sig_param *ps = kl__calloc(cap, sizeof *ps);
+  if (!ps)
+    return kl__error_oom();
+  const char *p = params;
+  while (strspn(p, " \t\r\n") < strlen(p)) {
+    size_t len = strcspn(p, ",");
+    sig_param *sp = &ps[*n];
+    char words[16][64];
+    memset(words, 0, sizeof words);
+    int nw = 0;
+    int stars = 0;
+    for (size_t i = 0; i < len;) {
+      if (kl__c_ident_char(p[i])) {
+        size_t k = 0;
+        while (i < len && kl__c_ident_char(p[i])) {
+          if (k < 63 && nw < 16)
+            words[nw][k++] = p[i];
+          i++;
+        }
+        if (nw < 16)
+          words[nw++][k] = '\0';
+      } else {
+        stars += p[i] == '*' || p[i] == '[';
+        i++;
+      }
+    }
+    size_t tl = 0;
+    for (size_t i = 0; i < len && tl < sizeof sp->type - 1; i++)
+      if (!isspace((unsigned char)p[i]) || (tl && sp->type[tl - 1] != ' '))
+        sp->type[tl++] = isspace((unsigned char)p[i]) ? ' ' : p[i];
+    while (tl && sp->type[tl - 1] == ' ')
+      tl--;
+    sp->type[tl] = '\0';
+    if (nw < 2 || stars > 1) {
+      kl__free(ps);
+      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "parameter %zu ('%s'): a case describes scalars "
+                          "and single pointers, with a name",
+                          *n + 1, sp->type);
+    }
+    snprintf(sp->name, sizeof sp->name, "%s", words[nw - 1]);
+    sp->pointer = stars == 1;
+    char base[1200] = "";
+    for (int w = 0; w < nw - 1; w++) {
+      if (strcmp(words[w], "const") == 0) {
+        sp->is_const = true;
+        continue;
+      }
+      if (strncmp(words[w], "__restrict", 10) == 0 ||
+          strcmp(words[w], "restrict") == 0 ||
+          strcmp(words[w], "volatile") == 0)
+        continue;
+      size_t bl = strlen(base);
+      snprintf(base + bl, sizeof base - bl, "%s%s", bl ? " " : "", words[w]);
+    }
+    bool known = false;
+    for (size_t t = 0; t < KL_ARRAY_SIZE(type_names) && !known; t++)
+      if (strcmp(base, type_names[t].spelling) == 0)
+        sp->dtype = type_names[t].dtype, known = true;
+    if (!known) {
+      kl__free(ps);
+      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "parameter '%s' has type '%s', which a case cannot "
+                          "describe (numbers and pointers to numbers only)",
+                          words[nw - 1], base);
+    }
+    (*n)++;
+    p += len;
+    if (*p == ',')
+      p++;
+  }
+  *out = ps;
+  return 0;
+}
+
+/* ---- the values of one configuration -------------------------------------- */
+
+static float half_to_float(uint16_t h, bool bf16) {
+  if (bf16) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = (h >> 10) & 31, m = h & 1023;
+  float v = e == 0    ? ldexpf((float)m, -24)
+            : e == 31 ? (m ? NAN : INFINITY)
+                      : ldexpf((float)(m | 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+/* A scalar's value as exact expression text; false for NaN or infinity. */
+static bool scalar_text(char *out, size_t n, const kl__obs_arg *a,
+                        kl_dtype t) {
+  uint64_t u = kl__obs_arg_u64(a);
+  double f;
+  switch (t) {
+  case KL_DTYPE_F32: {
+    float x;
+    uint32_t b = (uint32_t)u;
+    memcpy(&x, &b, 4);
+    f = x;
+    break;
+  }
+  case KL_DTYPE_F64:
+    memcpy(&f, &u, 8);
+    break;
+  case KL_DTYPE_F16:
+  case KL_DTYPE_BF16:
+    f = half_to_float((uint16_t)u, t == KL_DTYPE_BF16);
+    break;
+  case KL_DTYPE_U64:
+  case KL_DTYPE_U32:
+  case KL_DTYPE_U16:
+  case KL_DTYPE_U8:
+    snprintf(out, n, "%" PRIu64, u);
+    return true;
+  default: {
+    size_t bits = 8 * kl_dtype_size(t);
+    if (bits < 64 && (u >> (bits - 1)) & 1)
+      u |= ~0ull << bits;
+    snprintf(out, n, "%" PRId64, (int64_t)u);
+    return true;
+  }
+  }
+  if (!isfinite(f))
+    return false;
+  snprintf(out, n, t == KL_DTYPE_F64 ? "%.17g" : "%.9g", f);
+  return true;
+}
+
+/* ---- buffer counts --------------------------------------------------------- */
+
+typedef struct shape_vals {
+  const kl__obs_config *cfg;
+  int64_t ints[64]; /* integer scalar values by param index (when scalar) */
+} shape_vals;
+
+/* A product of one to three integer scalars equal to `elements[s]` at every
+ * shape, written to expr; false when none. */
+static bool count_expression(char *expr, size_t n, const sig_param *ps,
+                             size_t np, const shape_vals *sv, size_t ns,
+                             const int64_t *elements) {
+  size_t idx[64], ni = 0;
+  for (size_t i = 0; i < np && i < 64; i++)
+    if (!ps[i].pointer && !kl_dtype_is_float(ps[i].dtype))
+      idx[ni++] = i;
+  for (size_t a = 0; a < ni; a++)
+    for (size_t b = a; b <= ni; b++)
+      for (size_t c = b; c <= ni; c++) {
+        if ((b == ni) != (c == ni) && c != ni)
+          continue;
+        bool ok = true;
+        for (size_t s = 0; s < ns && ok; s++) {
+          int64_t v = sv[s].ints[idx[a]];
+          if (b < ni)
+            v *= sv[s].ints[idx[b]];
+          if (c < ni && b < ni)
+            v *= sv[s].ints[idx[c]];
+          ok = v == elements[s];
+        }
+        if (!ok)
+          continue;
+        snprintf(expr, n, "%s%s%s%s%s", ps[idx[a]].name, b < ni ? "*" : "",
+                 b < ni ? ps[idx[b]].name : "", c < ni && b < ni ? "*" : "",
+                 c < ni && b < ni ? ps[idx[c]].name : "");
+        return true;
+      }
+  return false;
+}
+
+/* ---- writing the case ------------------------------------------------------- */
+
+static int write_file(const char *dir, const char *name, const kl_buf *b) {
+  char *p = kl__path_join(dir, name);
+  int rc = p ? kl__write_new_file(p, b->ptr ? b->ptr : "", b->size)
+             : kl__error_oom();
+  kl__free(p);
+  return rc;
+}
+
+/* The case's kernel.cu: the source up to the end of the entry's
+ * definition, a `main` defined before it left out. */
+static int kernel_text(kl_buf *out, const char *src, const char *clean,
+                       size_t end) {
+  size_t ms = 0, mo = 0, me = 0;
+  int rc = 0;
+  if (kl__c_definition_span(clean, "main", &ms, &mo, &me) == 0 && me <= end) {
+    rc |= kl__buf_put(out, src, ms);
+    rc |= kl__buf_puts(out, "/* (the program's main was left out) */");
+    rc |= kl__buf_put(out, src + me, end - me);
+  } else {
+    rc |= kl__buf_put(out, src, end);
+  }
+  return rc | kl__buf_puts(out, "\n");
+}
+
+static const char *geometry_keys[7] = {"grid_x",  "grid_y",  "grid_z", "block_x",
+                                       "block_y", "block_z", "smem"};
+
+static int check_names(const sig_param *ps, size_t np, const char *path,
+                       int line) {
+  for (size_t i = 0; i < np; i++)
+    for (size_t k = 0; k < 7; k++)
+      if (strcmp(ps[i].name, geometry_keys[k]) == 0 ||
+          strcmp(ps[i].name, "name") == 0 || strcmp(ps[i].name, "weight") == 0)
+        return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                            "parameter '%s' has a name the generated case "
+                            "uses for its own values",
+                            ps[i].name);
+  return 0;
+}
+
+/* Observed arguments against the signature: count, sizes, pointers. */
+static int check_args(const kl__obs_launch *l, const sig_param *ps, size_t np,
+                      const char *path, int line, const char *obs) {
+  if (!l->args_known)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s: the arguments of this kernel were not recorded",
+                     obs);
+  if (l->nargs != np)
+    return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                        "the definition has %zu parameters; the observed "
+                        "launches passed %zu arguments",
+                        np, l->nargs);
+  for (size_t i = 0; i < np; i++) {
+    size_t want = ps[i].pointer ? 8 : kl_dtype_size(ps[i].dtype);
+    if (l->args[i].size != want || !l->args[i].bytes)
+      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "parameter '%s' (%s) takes %zu bytes; the observed "
+                          "argument %zu had %u",
+                          ps[i].name, ps[i].type, want, i + 1,
+                          l->args[i].size);
+    if (ps[i].pointer != l->args[i].pointer)
+      return kl__error_at(
+          KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+          ps[i].pointer ? "parameter '%s' is a pointer, but the observed "
+                          "value was not an address the driver knew"
+                        : "parameter '%s' is a scalar, but the observed "
+                          "value was a device address",
+          ps[i].name);
+  }
+  return 0;
+}
+
+typedef struct writer {
+  const kl_observation *o;
+  const kl_case_from_observation_options *opts;
+  const kl__obs_configs *cs;
+  const sig_param *ps;
+  size_t np;
+  shape_vals *sv;
+  int64_t (*elements)[64]; /* [shape][param] */
+  kl_buf *report;
+} writer;
+
+static int yaml_case(kl_buf *y, const writer *w) {
+  const kl__obs_kernel *k = &w->o->kernels[w->cs->kernel];
+  size_t ns = w->cs->nkept;
+  int rc = kl__buf_printf(
+      y,
+      "# Made by kl case from-observation from %s: the %zu launch "
+      "configurations\n# of %s that cover %.1f%% of its recorded GPU time.\n"
+      "# Lines marked 'confirm' are guesses: check them before trusting a "
+      "result.\nkernlab: 1\nname: %s\nbackend: cuda\n",
+      w->o->path, ns, k->demangled ? k->demangled : k->name,
+      100 * w->cs->kept_share, w->opts->entry);
+  if (w->o->cc && strlen(w->o->cc) == 3 && w->o->cc[1] == '.')
+    rc |= kl__buf_printf(y, "target: { arch: sm_%c%c }\n", w->o->cc[0],
+                         w->o->cc[2]);
+  rc |= kl__buf_printf(y,
+                       "kernel:\n  source: kernel.cu\n  entry: %s\n  launch:\n"
+                       "    grid: [grid_x, grid_y, grid_z]\n"
+                       "    block: [block_x, block_y, block_z]\n"
+                       "    shared_bytes: smem\nparams:\n",
+                       w->opts->entry);
+  kl_buf roof = KL_BUF_INIT;
+  for (size_t i = 0; i < w->np; i++) {
+    const sig_param *p = &w->ps[i];
+    const char *dt = kl_dtype_name(p->dtype);
+    if (!p->pointer) {
+      rc |= kl__buf_printf(y, "  - { name: %s, type: %s }\n", p->name, dt);
+      continue;
+    }
+    int64_t el[256];
+    for (size_t s = 0; s < ns && s < 256; s++)
+      el[s] = w->elements[s][i];
+    char expr[256];
+    bool product = count_expression(expr, sizeof expr, w->ps, w->np, w->sv,
+                                    ns, el);
+    if (!product)
+      snprintf(expr, sizeof expr, "%s_count", p->name);
+    const char *role = p->is_const ? "input" : "inout";
+    rc |= kl__buf_printf(y, "  - { name: %s, type: %s*, role: %s, count: %s }"
+                            "  # confirm: %s%s\n",
+                         p->name, dt, role, expr,
+                         product ? "the allocation held exactly this many "
+                                   "elements at every shape"
+                                 : "the allocation's size at each shape (the "
+                                   "kernel may use fewer)",
+                         p->is_const ? "" : "; role guessed (inout: read "
+                                            "and written; output if only "
+                                            "written)");
+    rc |= kl__buf_printf(&roof, "%s%zu*(%s)", roof.size ? " + " : "",
+                         kl_dtype_size(p->dtype), expr);
+  }
+  rc |= kl__buf_puts(y, "shapes:\n");
+  for (size_t s = 0; s < ns; s++) {
+    const kl__obs_config *f = w->sv[s].cfg;
+    const kl__obs_launch *l = f->first;
+    rc |= kl__buf_printf(y, "  # %.1f%% of the time, %" PRId64
+                            " launches, p50 %.2f us%s%s\n",
+                         100 * f->share, f->launches, f->p50,
+                         *f->half ? ", the " : "",
+                         *f->half ? (strcmp(f->half, "fast") == 0
+                                         ? "fast half of a wide bucket"
+                                         : "slow half of a wide bucket")
+                                  : "");
+    rc |= kl__buf_printf(y, "  - { name: obs%zu, weight: %" PRId64, s + 1,
+                         f->launches > 0 ? f->launches : 1);
+    const int64_t geo[7] = {l->grid[0],  l->grid[1],  l->grid[2], l->block[0],
+                            l->block[1], l->block[2], l->shared};
+    for (size_t g = 0; g < 7; g++)
+      rc |= kl__buf_printf(y, ", %s: %" PRId64, geometry_keys[g], geo[g]);
+    for (size_t i = 0; i < w->np; i++) {
+      const sig_param *p = &w->ps[i];
+      if (p->pointer)
+        continue;
+      char v[64];
+      scalar_text(v, sizeof v, &l->args[i], p->dtype);
+      rc |= kl__buf_printf(y, ", %s: %s", p->name, v);
+    }
+    rc |= kl__buf_puts(y, " }\n");
+  }
+  rc |= kl__buf_puts(y, "reference: { kind: baseline }\n");
+  if (roof.size)
+    rc |= kl__buf_printf(y, "roofline: { bytes: \"%s\" }  # confirm: every "
+                            "buffer moved once\n",
+                         roof.ptr);
+  rc |= kl__buf_puts(y, "objective: total_time\n");
+  kl_buf_dispose(&roof);
+  return rc ? kl__error_oom() : 0;
+}
+
+/* Per-shape `<buffer>_count` values, added to each shape line (yaml_case
+ * wrote the counts' names; a product needs none). */
+static int add_count_values(kl_buf *y, const writer *w) {
+  size_t ns = w->cs->nkept;
+  for (size_t i = w->np; i-- > 0;) { /* each goes first: param order */
+    const sig_param *p = &w->ps[i];
+    if (!p->pointer)
+      continue;
+    char name[80];
+    snprintf(name, sizeof name, "count: %s_count", p->name);
+    if (!strstr(y->ptr, name))
+      continue;
+    for (size_t s = 0; s < ns; s++) {
+      char shape[32], add[128];
+      snprintf(shape, sizeof shape, "name: obs%zu,", s + 1);
+      snprintf(add, sizeof add, " %s_count: %" PRId64 ",", p->name,
+               w->elements[s][i]);
+      char *at = strstr(y->ptr, shape);
+      if (!at)
+        continue;
+      size_t off = (size_t)(at - y->ptr) + strlen(shape);
+      kl_buf n = KL_BUF_INIT;
+      int rc = kl__buf_put(&n, y->ptr, off) | kl__buf_puts(&n, add) |
+               kl__buf_puts(&n, y->ptr + off);
+      if (rc) {
+        kl_buf_dispose(&n);
+        return kl__error_oom();
+      }
+      kl_buf_dispose(y);
+      *y = n;
+    }
+  }
+  return 0;
+}
+
+/* The written case launches as observed, with the observed scalars. */
+static int cross_check(const char *dir, const writer *w) {
+  kl_case *c = NULL;
+  int rc = kl_case_load(&c, dir, NULL);
+  if (rc < 0)
+    return rc;
+  for (size_t s = 0; rc == 0 && s < w->cs->nkept; s++) {
+    const kl__obs_launch *l = w->sv[s].cfg->first;
+    kl_launch got;
+    rc = kl_case_launch(&got, c, s);
+    for (int d = 0; rc == 0 && d < 3; d++)
+      if (got.grid[d] != l->grid[d] || got.block[d] != l->block[d])
+        rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                       "%s: shape obs%zu launches grid [%" PRId64 ",%" PRId64
+                       ",%" PRId64 "] block [%" PRId64 ",%" PRId64 ",%" PRId64
+                       "], observed grid [%" PRId64 ",%" PRId64 ",%" PRId64
+                       "] block [%" PRId64 ",%" PRId64 ",%" PRId64 "]",
+                       kl_case_path(c), s + 1, got.grid[0], got.grid[1],
+                       got.grid[2], got.block[0], got.block[1], got.block[2],
+                       l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                       l->block[1], l->block[2]);
+    if (rc == 0 && got.shared_bytes != l->shared)
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "%s: shape obs%zu has %" PRId64 " shared bytes, "
+                     "observed %" PRId64,
+                     kl_case_path(c), s + 1, got.shared_bytes, l->shared);
+    for (size_t i = 0; rc == 0 && i < w->np; i++) {
+      if (w->ps[i].pointer)
+        continue;
+      kl_value v;
+      char want[64], have[64];
+      rc = kl_case_scalar_value(&v, c, i, s);
+      scalar_text(want, sizeof want, &l->args[i], w->ps[i].dtype);
+      if (rc == 0 && v.is_int)
+        snprintf(have, sizeof have, "%" PRId64, v.i);
+      else if (rc == 0)
+        snprintf(have, sizeof have,
+                 w->ps[i].dtype == KL_DTYPE_F64 ? "%.17g" : "%.9g",
+                 w->ps[i].dtype == KL_DTYPE_F64 ? v.f : (double)(float)v.f);
+      if (rc == 0 && strcmp(want, have) != 0)
+        rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                       "%s: shape obs%zu gives %s = %s, observed %s",
+                       kl_case_path(c), s + 1, w->ps[i].name, have, want);
+    }
+  }
+  kl_case_free(c);
+  return rc;
+}
+
+static int make_case(const kl_observation *o,
+                     const kl_case_from_observation_options *opts,
+                     kl_buf *report, const char *src, size_t src_len) {
+  char *clean = kl__c_blank(src, src_len, false);
+  char *params = NULL;
+  size_t start = 0, open = 0, end = 0;
+  int rc = clean ? kl__c_definition_params(&params, clean, opts->entry)
+                 : kl__error_oom();
+  if (rc == 0 && (!params || kl__c_definition_span(clean, opts->entry, &start,
+                                                   &open, &end) < 0))
+    rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_CASE, "%s: no definition of '%s'",
+                   opts->source, opts->entry);
+  int line = rc == 0 ? line_of(src, open) : 1;
+  sig_param *ps = NULL;
+  size_t np = 0;
+  if (rc == 0)
+    rc = parse_signature(&ps, &np, params, opts->source, line);
+  if (rc == 0 && np > 64)
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE, "%s: more than 64 parameters",
+                   opts->source);
+  if (rc == 0)
+    rc = check_names(ps, np, opts->source, line);
+  kl__obs_configs cs = {0};
+  kl_configs_options co = opts->configs;
+  co.version = KL_CONFIGS_OPTIONS_VERSION;
+  if (!co.kernel)
+    co.kernel = opts->entry;
+  if (rc == 0)
+    rc = kl__obs_configs_make(&cs, o, &co);
+  size_t ns = cs.nkept;
+  shape_vals *sv = rc == 0 ? kl__calloc(ns ? ns : 1, sizeof *sv) : NULL;
+  int64_t(*elements)[64] =
+      rc == 0 ? kl__calloc(ns ? ns : 1, sizeof *elements) : NULL;
+  if (rc == 0 && (!sv || !elements))
+    rc = kl__error_oom();
+  if (rc == 0 && ns > 256)
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "at most 256 shapes");
+  for (size_t s = 0; rc == 0 && s < ns; s++) {
+    const kl__obs_launch *l = cs.all[s].first;
+    sv[s].cfg = &cs.all[s];
+    rc = check_args(l, ps, np, opts->source, line, o->path);
+    for (size_t i = 0; rc == 0 && i < np; i++) {
+      char v[64];
+      if (ps[i].pointer) {
+        elements[s][i] =
+            (int64_t)(l->args[i].alloc_left / kl_dtype_size(ps[i].dtype));
+        if (elements[s][i] < 1)
+          rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                         "%s: '%s' pointed at less than one element",
+                         o->path, ps[i].name);
+      } else if (!scalar_text(v, sizeof v, &l->args[i], ps[i].dtype)) {
+        rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "%s: scalar '%s' was not a finite number", o->path,
+                       ps[i].name);
+      } else if (!kl_dtype_is_float(ps[i].dtype)) {
+        sv[s].ints[i] = strtoll(v, NULL, 10);
+      }
+    }
+  }
+  writer w = {o, opts, &cs, ps, np, sv, elements, report};
+  kl_buf yaml = KL_BUF_INIT, kernel = KL_BUF_INIT, brief = KL_BUF_INIT;
+  if (rc == 0)
+    rc = yaml_case(&yaml, &w);
+  if (rc == 0)
+    rc = add_count_values(&yaml, &w);
+  if (rc == 0 && kernel_text(&kernel, src, clean, end))
+    rc = kl__error_oom();
+  if (rc == 0 &&
+      kl__buf_printf(&brief,
+                     "# %s, from a real program\n\nMade from the observation "
+                     "%s of `%s` and the source %s. The shapes are the "
+                     "program's own launch configurations (scalars and "
+                     "geometry exact); the buffer sizes and roles marked "
+                     "'confirm' in case.yaml are inferred.\n",
+                     opts->entry, o->path, o->program ? o->program : "?",
+                     opts->source))
+    rc = kl__error_oom();
+  if (rc == 0 && mkdir(opts->dir, 0777) < 0)
+    rc = kl__error_os(errno == EEXIST ? KL_EEXISTS : KL_EIO, opts->dir,
+                      "cannot create the case folder");
+  if (rc == 0)
+    rc = write_file(opts->dir, "case.yaml", &yaml);
+  if (rc == 0)
+    rc = write_file(opts->dir, "kernel.cu", &kernel);
+  if (rc == 0)
+    rc = write_file(opts->dir, "program.md", &brief);
+  if (rc == 0)
+    rc = cross_check(opts->dir, &w);
+  if (rc == 0 && report &&
+      kl__buf_printf(report,
+                     "wrote %s: %zu shape%s covering %.1f%% of %s's recorded "
+                     "GPU time (K=3/5/7 would cover %.1f/%.1f/%.1f%%); its "
+                     "launch geometry and scalars match the observation at "
+                     "every shape\nconfirm in %s/case.yaml: the lines marked "
+                     "'confirm' (buffer counts and roles)\n",
+                     opts->dir, ns, ns == 1 ? "" : "s", 100 * cs.kept_share,
+                     opts->entry, 100 * kl__obs_cover(&cs, 3),
+                     100 * kl__obs_cover(&cs, 5), 100 * kl__obs_cover(&cs, 7),
+                     opts->dir))
+    rc = kl__error_oom();
+  kl_buf_dispose(&yaml);
+  kl_buf_dispose(&kernel);
+  kl_buf_dispose(&brief);
+  kl__free(sv);
+  kl__free(elements);
+  kl__obs_configs_dispose(&cs);
+  kl__free(ps);
+  kl__free(params);
+  kl__free(clean);
+  return rc;
+}
+
+int kl_case_from_observation(kl_buf *report, const kl_observation *o,
+                             const kl_case_from_observation_options *opts) {
+  if (!o || !opts || !opts->source || !opts->entry || !opts->dir)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "a case from an observation needs the source, the entry "
+                     "and the folder to write");
+  if (!kl__is_ident(opts->entry))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "'%s': the entry must be a function name", opts->entry);
+  struct stat sb;
+  if (stat(opts->dir, &sb) == 0)
+    return kl__error(KL_EEXISTS, KL_DOMAIN_NONE, "%s: already exists",
+                     opts->dir);
+  kl_buf src = KL_BUF_INIT;
+  int rc = kl__read_file(&src, opts->source);
+  if (rc == 0)
+    rc = make_case(o, opts, report, src.ptr ? src.ptr : "", src.size);
+  kl_buf_dispose(&src);
+  return rc;
+}

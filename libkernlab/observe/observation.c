@@ -1,0 +1,392 @@
+/* Observation files read back (the format kl_observe writes; see
+ * docs/observe.md).
+ *
+ * The whole file is parsed with json-c and every launch is checked before
+ * it is kept: geometry within CUDA's limits, argument bytes as hex of the
+ * declared size, kernel indices in range. Observation files come from
+ * other machines and other versions, so a bad one is an error located at
+ * its line and column (the first occurrence of the offending key), never a
+ * crash. */
+#include <math.h>
+#include <regex.h>
+#include <string.h>
+
+#include "../core/ledger.h"
+#include "observe_internal.h"
+
+void kl_observation_free(kl_observation *o) {
+  if (!o)
+    return;
+  for (size_t i = 0; i < o->nlaunches; i++) {
+    for (size_t a = 0; a < o->launches[i].nargs; a++)
+      kl__free(o->launches[i].args[a].bytes);
+    kl__free(o->launches[i].args);
+  }
+  for (size_t k = 0; k < o->nkernels; k++) {
+    kl__free(o->kernels[k].name);
+    kl__free(o->kernels[k].demangled);
+  }
+  kl__free(o->launches);
+  kl__free(o->kernels);
+  kl__free(o->path);
+  kl__free(o->device);
+  kl__free(o->cc);
+  kl__free(o->program);
+  kl__free(o->output);
+  kl__free(o);
+}
+
+int kl_observation_exit_code(const kl_observation *o) { return o->exit_code; }
+const char *kl_observation_program_output(const kl_observation *o) {
+  return o->output ? o->output : "";
+}
+size_t kl_observation_launch_count(const kl_observation *o) {
+  return o->nlaunches;
+}
+
+uint64_t kl__obs_arg_u64(const kl__obs_arg *a) {
+  uint64_t v = 0;
+  for (uint32_t i = 0; a->bytes && i < a->size && i < 8; i++)
+    v |= (uint64_t)a->bytes[i] << (8 * i);
+  return v;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+typedef struct reader {
+  const char *text, *path;
+} reader;
+
+static int bad(const reader *r, const char *key, const char *message) {
+  return kl__json_error_at_key(r->text, r->path, key, "%s", message);
+}
+
+static bool get_int(json_object *o, const char *key, int64_t lo, int64_t hi,
+                    int64_t *out) {
+  json_object *v;
+  if (!json_object_object_get_ex(o, key, &v) ||
+      !json_object_is_type(v, json_type_int))
+    return false;
+  *out = json_object_get_int64(v);
+  return *out >= lo && *out <= hi;
+}
+
+static char *get_string(json_object *o, const char *key) {
+  json_object *v;
+  if (!json_object_object_get_ex(o, key, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return NULL;
+  return kl__strdup(json_object_get_string(v));
+}
+
+/* [x, y, z] with each within [1, hi[i]] */
+static bool get_dim3(json_object *o, const char *key, const int64_t hi[3],
+                     int64_t out[3]) {
+  json_object *v;
+  if (!json_object_object_get_ex(o, key, &v) ||
+      !json_object_is_type(v, json_type_array) ||
+      json_object_array_length(v) != 3)
+    return false;
+  for (size_t i = 0; i < 3; i++) {
+    json_object *e = json_object_array_get_idx(v, i);
+    if (!json_object_is_type(e, json_type_int))
+      return false;
+    out[i] = json_object_get_int64(e);
+    if (out[i] < 1 || out[i] > hi[i])
+      return false;
+  }
+  return true;
+}
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+static int read_arg(const reader *r, json_object *jo, kl__obs_arg *a) {
+  int64_t off, size;
+  if (!json_object_is_type(jo, json_type_object) ||
+      !get_int(jo, "offset", 0, 1 << 16, &off) ||
+      !get_int(jo, "size", 0, 1 << 16, &size))
+    return bad(r, "args", "an argument needs \"offset\" and \"size\" "
+                          "(whole numbers up to 65536)");
+  a->offset = (uint32_t)off;
+  a->size = (uint32_t)size;
+  json_object *v;
+  const char *hex = json_object_object_get_ex(jo, "hex", &v) &&
+                            json_object_is_type(v, json_type_string)
+                        ? json_object_get_string(v)
+                        : NULL;
+  if (!hex)
+    return bad(r, "hex", "an argument needs \"hex\", its bytes");
+  size_t n = strlen(hex);
+  if (n != 0 && n != 2 * (size_t)size)
+    return bad(r, "hex", "an argument's \"hex\" must hold \"size\" bytes");
+  if (n) {
+    if (!(a->bytes = kl__malloc((size_t)size ? (size_t)size : 1)))
+      return kl__error_oom();
+    for (size_t i = 0; i < (size_t)size; i++) {
+      int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+      if (hi < 0 || lo < 0)
+        return bad(r, "hex", "an argument's \"hex\" is not hexadecimal");
+      a->bytes[i] = (uint8_t)(hi << 4 | lo);
+    }
+  }
+  a->pointer = json_object_object_get_ex(jo, "pointer", &v) &&
+               json_object_get_boolean(v);
+  int64_t left = 0;
+  if (a->pointer && get_int(jo, "alloc_bytes_left", 0, INT64_MAX, &left))
+    a->alloc_left = (uint64_t)left;
+  return 0;
+}
+
+static int read_launch(const reader *r, json_object *jo, kl_observation *o,
+                       kl__obs_launch *l) {
+  static const int64_t grid_hi[3] = {2147483647, 65535, 65535};
+  static const int64_t block_hi[3] = {1024, 1024, 64};
+  int64_t kernel;
+  l->us = NAN;
+  if (!json_object_is_type(jo, json_type_object))
+    return bad(r, "launches", "every launch must be an object");
+  if (!get_int(jo, "kernel", 0, (int64_t)o->nkernels - 1, &kernel))
+    return bad(r, "kernel", "a launch's \"kernel\" must index \"kernels\"");
+  l->kernel = (size_t)kernel;
+  if (!get_dim3(jo, "grid", grid_hi, l->grid))
+    return bad(r, "grid", "a launch's \"grid\" must be [x, y, z] within "
+                          "CUDA's limits");
+  if (!get_dim3(jo, "block", block_hi, l->block) ||
+      l->block[0] * l->block[1] * l->block[2] > 1024)
+    return bad(r, "block", "a launch's \"block\" must be [x, y, z] of at "
+                           "most 1024 threads");
+  if (!get_int(jo, "shared_bytes", 0, INT32_MAX, &l->shared))
+    return bad(r, "shared_bytes", "a launch needs \"shared_bytes\" >= 0");
+  json_object *v;
+  if (json_object_object_get_ex(jo, "duration_ns", &v) &&
+      !json_object_is_type(v, json_type_null)) {
+    int64_t ns;
+    if (!get_int(jo, "duration_ns", 0, INT64_MAX, &ns))
+      return bad(r, "duration_ns", "\"duration_ns\" must be a whole number "
+                                   "or null");
+    l->us = (double)ns / 1000.0;
+  }
+  if (!json_object_object_get_ex(jo, "args", &v) ||
+      json_object_is_type(v, json_type_null))
+    return 0;
+  if (!json_object_is_type(v, json_type_array) ||
+      json_object_array_length(v) > 4096)
+    return bad(r, "args", "\"args\" must be a list (or null)");
+  size_t n = json_object_array_length(v);
+  if (n && !(l->args = kl__calloc(n, sizeof *l->args)))
+    return kl__error_oom();
+  l->nargs = n;
+  l->args_known = true;
+  for (size_t i = 0; i < n; i++) {
+    int rc = read_arg(r, json_object_array_get_idx(v, i), &l->args[i]);
+    if (rc < 0)
+      return rc;
+  }
+  return 0;
+}
+
+static int read_kernel(const reader *r, json_object *jo, kl__obs_kernel *k) {
+  int64_t total_ns = 0;
+  if (!json_object_is_type(jo, json_type_object) ||
+      !(k->name = get_string(jo, "name")))
+    return bad(r, "kernels", "every kernel needs a \"name\"");
+  k->demangled = get_string(jo, "demangled");
+  json_object *v;
+  k->matched = json_object_object_get_ex(jo, "matched", &v) &&
+               json_object_get_boolean(v);
+  if (!get_int(jo, "launches", 0, INT64_MAX, &k->launches) ||
+      !get_int(jo, "total_ns", 0, INT64_MAX, &total_ns))
+    return bad(r, "total_ns", "a kernel needs \"launches\" and \"total_ns\"");
+  get_int(jo, "recorded", 0, INT64_MAX, &k->recorded);
+  k->total_us = (double)total_ns / 1000.0;
+  return 0;
+}
+
+static int read_observation(const reader *r, json_object *root,
+                            kl_observation *o) {
+  json_object *v, *kernels, *launches;
+  if (!json_object_object_get_ex(root, "kernlab_observation", &v) ||
+      json_object_get_int(v) != 1)
+    return bad(r, "kernlab_observation",
+               "not a kernlab observation (\"kernlab_observation\": 1)");
+  if (json_object_object_get_ex(root, "program", &v) &&
+      json_object_is_type(v, json_type_object)) {
+    int64_t code = 0;
+    if (get_int(v, "exit_code", -1, 255, &code))
+      o->exit_code = (int)code;
+    json_object *argv;
+    if (json_object_object_get_ex(v, "argv", &argv) &&
+        json_object_is_type(argv, json_type_array)) {
+      kl_buf b = KL_BUF_INIT;
+      for (size_t i = 0; i < json_object_array_length(argv); i++)
+        if (kl__buf_printf(&b, "%s%s", i ? " " : "",
+                           json_object_get_string(
+                               json_object_array_get_idx(argv, i))) < 0) {
+          kl_buf_dispose(&b);
+          return kl__error_oom();
+        }
+      o->program = kl__buf_detach(&b);
+    }
+  }
+  if (json_object_object_get_ex(root, "devices", &v) &&
+      json_object_is_type(v, json_type_array) &&
+      json_object_array_length(v) > 0)
+  {
+    o->device = get_string(json_object_array_get_idx(v, 0), "name");
+    o->cc = get_string(json_object_array_get_idx(v, 0), "compute_capability");
+  }
+  if (!json_object_object_get_ex(root, "kernels", &kernels) ||
+      !json_object_is_type(kernels, json_type_array))
+    return bad(r, "kernels", "an observation needs a \"kernels\" list");
+  if (!json_object_object_get_ex(root, "launches", &launches) ||
+      !json_object_is_type(launches, json_type_array))
+    return bad(r, "launches", "an observation needs a \"launches\" list");
+  size_t nk = json_object_array_length(kernels);
+  size_t nl = json_object_array_length(launches);
+  if ((nk && !(o->kernels = kl__calloc(nk, sizeof *o->kernels))) ||
+      (nl && !(o->launches = kl__calloc(nl, sizeof *o->launches))))
+    return kl__error_oom();
+  for (; o->nkernels < nk; o->nkernels++) {
+    int rc = read_kernel(r, json_object_array_get_idx(kernels, o->nkernels),
+                         &o->kernels[o->nkernels]);
+    if (rc < 0) {
+      o->nkernels++; /* freed with the others */
+      return rc;
+    }
+  }
+  for (; o->nlaunches < nl; o->nlaunches++) {
+    int rc = read_launch(r, json_object_array_get_idx(launches, o->nlaunches),
+                         o, &o->launches[o->nlaunches]);
+    if (rc < 0) {
+      o->nlaunches++;
+      return rc;
+    }
+  }
+  return 0;
+}
+
+int kl_observation_load(kl_observation **out, const char *path) {
+  *out = NULL;
+  if (!path)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no observation file given");
+  kl_buf text = KL_BUF_INIT;
+  int rc = kl__read_file(&text, path);
+  if (rc < 0)
+    return rc;
+  json_object *root = NULL;
+  rc = kl__json_parse(&root, text.ptr ? text.ptr : "", path, "an observation");
+  kl_observation *o = rc == 0 ? kl__calloc(1, sizeof *o) : NULL;
+  if (rc == 0 && (!o || !(o->path = kl__strdup(path))))
+    rc = kl__error_oom();
+  if (rc == 0) {
+    reader r = {text.ptr, path};
+    rc = read_observation(&r, root, o);
+  }
+  json_object_put(root);
+  kl_buf_dispose(&text);
+  if (rc < 0) {
+    kl_observation_free(o);
+    return rc;
+  }
+  *out = o;
+  return 0;
+}
+
+/* ---- kernels by name --------------------------------------------------- */
+
+static bool same_name(const kl__obs_kernel *k, const char *name) {
+  if (strcmp(k->name, name) == 0)
+    return true;
+  if (!k->demangled)
+    return false;
+  /* "gemm" names "gemm(float*, int)" and "ns::gemm<...>(...)" too */
+  size_t n = strlen(name);
+  const char *d = k->demangled;
+  return strcmp(d, name) == 0 || (strncmp(d, name, n) == 0 &&
+                                  (d[n] == '(' || d[n] == '<'));
+}
+
+int kl__obs_pick_kernel(size_t *out, const kl_observation *o,
+                        const char *name, bool recorded_only) {
+  size_t best = SIZE_MAX;
+  double best_us = -1;
+  if (!name) {
+    for (size_t k = 0; k < o->nkernels; k++) {
+      double us = 0;
+      bool any = false;
+      for (size_t i = 0; i < o->nlaunches; i++)
+        if (o->launches[i].kernel == k) {
+          any = true;
+          us += isnan(o->launches[i].us) ? 0 : o->launches[i].us;
+        }
+      if ((any || !recorded_only) && (any ? us : o->kernels[k].total_us) >
+                                         best_us)
+        best = k, best_us = any ? us : o->kernels[k].total_us;
+    }
+    if (best == SIZE_MAX)
+      return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                       "%s: no kernel launch was recorded", o->path);
+    *out = best;
+    return 0;
+  }
+  for (size_t k = 0; k < o->nkernels; k++)
+    if (same_name(&o->kernels[k], name)) {
+      *out = k;
+      return 0;
+    }
+  regex_t re;
+  if (regcomp(&re, name, REG_EXTENDED | REG_NOSUB) != 0)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "'%s': not a kernel name or regular expression", name);
+  for (size_t k = 0; k < o->nkernels && best == SIZE_MAX; k++)
+    if (regexec(&re, o->kernels[k].name, 0, NULL, 0) == 0 ||
+        (o->kernels[k].demangled &&
+         regexec(&re, o->kernels[k].demangled, 0, NULL, 0) == 0))
+      best = k;
+  regfree(&re);
+  if (best == SIZE_MAX)
+    return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                     "%s: no kernel named '%s' ran", o->path, name);
+  *out = best;
+  return 0;
+}
+
+int kl_observation_kernel_time(double *us, int64_t *launches,
+                               const kl_observation *o, const char *name) {
+  size_t first;
+  int rc = kl__obs_pick_kernel(&first, o, name, false);
+  if (rc < 0)
+    return rc;
+  /* every kernel the name stands for: all instantiations of a template */
+  bool exact = name && same_name(&o->kernels[first], name);
+  regex_t re;
+  if (name && !exact && regcomp(&re, name, REG_EXTENDED | REG_NOSUB) != 0)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "'%s': bad regex", name);
+  double total = 0;
+  int64_t count = 0;
+  for (size_t k = 0; k < o->nkernels; k++) {
+    const kl__obs_kernel *kn = &o->kernels[k];
+    bool hit = k == first ||
+               (name && exact && same_name(kn, name)) ||
+               (name && !exact &&
+                (regexec(&re, kn->name, 0, NULL, 0) == 0 ||
+                 (kn->demangled && regexec(&re, kn->demangled, 0, NULL, 0) == 0)));
+    if (hit)
+      total += kn->total_us, count += kn->launches;
+  }
+  if (name && !exact)
+    regfree(&re);
+  if (us)
+    *us = total;
+  if (launches)
+    *launches = count;
+  return 0;
+}

@@ -1,0 +1,80 @@
+/* Observations in memory, shared by the observe module's files: the
+ * loader (observation.c), the bucketing (configs.c), the case writer
+ * (case_from.c) and export (export.c). */
+#ifndef KL_OBSERVE_INTERNAL_H
+#define KL_OBSERVE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernlab/observe.h"
+#include <stdio.h>
+
+#include "../core/internal.h"
+
+typedef struct kl__obs_arg {
+  uint32_t offset, size;
+  uint8_t *bytes;      /* size bytes, NULL when unreadable */
+  bool pointer;        /* the driver knew the value as an address */
+  uint64_t alloc_left; /* bytes from it to its allocation's end */
+} kl__obs_arg;
+
+typedef struct kl__obs_launch {
+  size_t kernel;
+  int64_t grid[3], block[3], shared;
+  double us; /* GPU duration; NaN when there was no record */
+  bool args_known;
+  size_t nargs;
+  kl__obs_arg *args;
+} kl__obs_launch;
+
+typedef struct kl__obs_kernel {
+  char *name, *demangled;
+  bool matched;
+  int64_t launches, recorded;
+  double total_us; /* every launch, recorded in full or not */
+} kl__obs_kernel;
+
+struct kl_observation {
+  char *path;
+  char *device;  /* the first device's name, or NULL */
+  char *cc;      /* its compute capability ("9.0"), or NULL */
+  char *program; /* the program's argv joined by spaces, or NULL */
+  int exit_code;
+  char *output;
+  kl__obs_kernel *kernels;
+  size_t nkernels;
+  kl__obs_launch *launches;
+  size_t nlaunches;
+};
+
+/* One representative configuration: a bucket (or its fast or slow half). */
+typedef struct kl__obs_config {
+  const kl__obs_launch *first; /* a launch of it, for geometry and args */
+  const char *half;            /* "", "fast" or "slow" */
+  int64_t launches;
+  double total_us, share, p25, p50, p95;
+} kl__obs_config;
+
+typedef struct kl__obs_configs {
+  size_t kernel;
+  kl__obs_config *all; /* every bucket, largest share first */
+  size_t nall, nkept;  /* the first nkept are the representatives */
+  double kept_share;   /* share of the kernel's recorded time they cover */
+  double recorded_us;  /* the kernel's time over its recorded launches */
+  int64_t untimed;     /* recorded launches without a duration */
+} kl__obs_configs;
+
+/* The kernel opts names (exact name, else regex), or the recorded one with
+ * the most time; KL_ENOTFOUND / KL_EINVALID (error set). */
+int kl__obs_pick_kernel(size_t *out, const kl_observation *o,
+                        const char *name, bool recorded_only);
+int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
+                    const kl_configs_options *opts);
+void kl__obs_configs_dispose(kl__obs_configs *c);
+/* The share of the kernel's recorded time the first k buckets cover. */
+double kl__obs_cover(const kl__obs_configs *c, size_t k);
+/* The little-endian bytes of an argument as an unsigned value. */
+uint64_t kl__obs_arg_u64(const kl__obs_arg *a);
+
+#endif /* KL_OBSERVE_INTERNAL_H */

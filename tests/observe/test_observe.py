@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Observe and export without a GPU (ctest label unit).
+
+  bucketing   kl observe --show on recorded observations: buckets by
+              geometry and scalars (pointers ignored), a bimodal bucket split
+              fast/slow, ranking by share, top-K covering the target, the
+              K=3/5/7 cover; checked against an independent computation
+  h200        the same on an observation recorded on the H200
+              (fixtures/app_h200.json, tests/observe/app on the GPU)
+  case        kl case from-observation: kl check accepts the case, every
+              shape's launch geometry (2-D blocks kept) and scalars equal the
+              observation's, buffer counts found as rows*cols when the
+              allocations are exact, else per shape; a signature that
+              disagrees, a bad file and an existing folder are exit 2
+  export      a host case's best written into a copy of a "program": the
+              entry's definition replaced (the rest of the file kept, and
+              the lines between kl:begin/kl:end when present), verify
+              kept; a failing verify restores the file byte for byte;
+              every step in export.jsonl
+usage: test_observe.py KL SOURCE_DIR
+"""
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
+from support import FAILS, check, scratch, small_matmul  # noqa: E402
+
+KL, SRC = sys.argv[1], sys.argv[2]
+TMP, ENV = scratch(SRC, "kl-observe-")
+APP = SRC + "/tests/observe/app/app.cu"
+
+
+def kl(*args, cwd=None):
+    return subprocess.run([KL] + list(args), capture_output=True, text=True,
+                          env=ENV, cwd=cwd, timeout=600)
+
+
+def hexle(fmt, v):
+    return struct.pack("<" + fmt, v).hex()
+
+
+# ---- a synthetic observation of tests/observe/app ---------------------------
+# (rows, cols, bx, by, alpha, durations in us)
+CONFIGS = [
+    (4096, 4096, 32, 8, 0.5, [100.0 + i for i in range(12)]),
+    (2048, 8192, 32, 8, -1.25, [101.0 + 0.5 * i for i in range(6)]),
+    (1024, 1024, 16, 16, 2.0, [7.0 + 0.1 * i for i in range(20)]),
+    (8192, 512, 64, 4, 0.5, [30.0 + 0.2 * i for i in range(8)]),
+    # bimodal: half cold at 20 us, half warm at 5 us
+    (300, 200, 32, 4, 3.0, [20.0] * 15 + [5.0] * 15),
+]
+
+
+def synthetic(path, exact_alloc=False):
+    most = max(r * c for r, c, *_ in CONFIGS)
+    launches, total = [], 0
+    for rows, cols, bx, by, alpha, durs in CONFIGS:
+        for i, d in enumerate(durs):
+            left = 4 * (rows * cols if exact_alloc else most)
+            ptr = {"size": 8, "pointer": True, "alloc_bytes_left": left}
+            args = [dict(ptr, offset=0, hex=hexle("Q", 0x7f0000000000 + i)),
+                    dict(ptr, offset=8, hex=hexle("Q", 0x7f1000000000)),
+                    dict(ptr, offset=16, hex=hexle("Q", 0x7f2000000000)),
+                    {"offset": 24, "size": 4, "hex": hexle("f", alpha)},
+                    {"offset": 28, "size": 4, "hex": hexle("i", rows)},
+                    {"offset": 32, "size": 4, "hex": hexle("i", cols)}]
+            launches.append({
+                "kernel": 1, "api": "runtime", "pid": 1,
+                "grid": [(rows + bx - 1) // bx, (cols + by - 1) // by, 1],
+                "block": [bx, by, 1], "shared_bytes": 0, "device": 0,
+                "stream": 7, "start_ns": 1000 * len(launches),
+                "duration_ns": int(round(d * 1000)), "args": args})
+            total += int(round(d * 1000))
+    obs = {
+        "kernlab_observation": 1, "kernlab_version": "test",
+        "time": "2026-11-22T00:00:00Z",
+        "program": {"argv": ["./app"], "exit_code": 0, "signal": 0},
+        "kernel_filter": None, "limits": {}, "processes": [],
+        "devices": [{"id": 0, "name": "NVIDIA H200",
+                     "compute_capability": "9.0"}],
+        "kernels": [
+            {"name": "_Z4fillPffi", "demangled": "fill(float*, float, int)",
+             "matched": False, "launches": 2, "total_ns": 90000,
+             "recorded": 0},
+            {"name": "_Z9scale_addPfPKfS1_fii",
+             "demangled": "scale_add(float*, float const*, float const*, "
+                          "float, int, int)",
+             "matched": True, "launches": len(launches), "total_ns": total,
+             "recorded": len(launches)}],
+        "launches": launches}
+    with open(path, "w") as f:
+        json.dump(obs, f, indent=1)
+    return obs
+
+
+def quantile(v, q):
+    pos = q * (len(v) - 1)
+    lo = int(pos)
+    return v[-1] if lo + 1 >= len(v) else v[lo] + (pos - lo) * (v[lo + 1] - v[lo])
+
+
+def expected_configs(split=1.5):
+    """The bucketing computed here, independently of the library."""
+    out = []
+    for rows, cols, bx, by, alpha, durs in CONFIGS:
+        d = sorted(durs)
+        p25, p95 = quantile(d, .25), quantile(d, .95)
+        if len(d) >= 4 and p95 / p25 > split:
+            cut = math.sqrt(p25 * p95)
+            fast = [x for x in d if x <= cut]
+            slow = [x for x in d if x > cut]
+            out.append((rows, cols, "fast", sum(fast), len(fast)))
+            out.append((rows, cols, "slow", sum(slow), len(slow)))
+        else:
+            out.append((rows, cols, None, sum(d), len(d)))
+    total = sum(c[3] for c in out)
+    out.sort(key=lambda c: -c[3])
+    return [(r, c, h, t / total, n) for r, c, h, t, n in out]
+
+
+# ---- bucketing -----------------------------------------------------------------
+obs_path = TMP + "/obs.json"
+synthetic(obs_path)
+p = kl("observe", "--show", obs_path, "--json")
+check(p.returncode == 0, "observe --show: %d %s" % (p.returncode, p.stderr))
+s = json.loads(p.stdout or "{}")
+want = expected_configs()
+got = [(c["args"][4]["int"], c["args"][5]["int"], c["half"], c["share"],
+        c["launches"]) for c in s.get("configs", [])]
+check(len(got) == len(want), "%d buckets (one split), got %d" %
+      (len(want), len(got)))
+for g, w in zip(got, want):
+    check(g[:3] == w[:3] and abs(g[3] - w[3]) < 1e-9 and g[4] == w[4],
+          "bucket %s, want %s" % (g, w))
+halves = [c for c in s.get("configs", []) if c["half"]]
+check(sorted(c["half"] for c in halves) == ["fast", "slow"] and
+      all(c["launches"] == 15 for c in halves),
+      "the 5 us / 20 us bucket is split in two halves of 15")
+cum, k = 0, 0
+while cum < 0.9 - 1e-12 and k < len(want):
+    cum += want[k][3]
+    k += 1
+check(s.get("kept") == k and abs(s.get("kept_share", 0) - cum) < 1e-9,
+      "top-K: %d covering %.4f, got %s %s" % (k, cum, s.get("kept"),
+                                               s.get("kept_share")))
+for kk in (3, 5, 7):
+    check(abs(s["cover"][str(kk)] - sum(w[3] for w in want[:kk])) < 1e-9,
+          "K=%d cover" % kk)
+check(s.get("kernel") == "_Z9scale_addPfPKfS1_fii",
+      "the busiest recorded kernel is chosen")
+check(all(not a["pointer"] or "int" not in a for c in s["configs"]
+          for a in c["args"]), "pointers carry no value")
+
+p = kl("observe", "--show", obs_path, "--top", "2")
+check(p.returncode == 0 and "kept 2 configurations" in p.stdout,
+      "--top 2: %s" % p.stdout[-300:])
+check("arg4=4096 arg5=4096" in p.stdout and "fast" in p.stdout,
+      "the table shows scalars and the halves")
+p = kl("observe", "--show", obs_path, "--share", "0.4", "--json")
+check(json.loads(p.stdout or "{}").get("kept") == 1, "--share 0.4: one")
+p = kl("observe", "--show", obs_path, "--split", "10", "--json")
+check(not any(c["half"] for c in json.loads(p.stdout or "{}")["configs"]),
+      "--split 10 splits nothing")
+p = kl("observe", "--show", obs_path, "--kernel", "fill")
+check(p.returncode == 2 and "no kernel launch" not in p.stderr,
+      "fill ran but was not recorded: exit %d %s" % (p.returncode, p.stderr))
+
+# ---- bad input -------------------------------------------------------------------
+with open(obs_path) as f:
+    text = f.read()
+bad = TMP + "/bad.json"
+doc = json.loads(text)
+doc["launches"][3]["block"] = [32, 64, 1]
+with open(bad, "w") as f:
+    json.dump(doc, f)
+p = kl("observe", "--show", bad)
+check(p.returncode == 2 and bad + ":" in p.stderr and "1024" in p.stderr,
+      "a 2048-thread block is located: %s" % p.stderr)
+with open(bad, "w") as f:
+    f.write(text[:len(text) // 2])
+p = kl("observe", "--show", bad)
+check(p.returncode == 2 and "not JSON" in p.stderr, "truncated: %s" % p.stderr)
+p = kl("observe", "--show", TMP + "/missing.json")
+check(p.returncode == 2, "a missing file is bad input")
+p = kl("observe", "--bogus")
+check(p.returncode == 2, "unknown option")
+p = kl("observe", "--", "/nonexistent/program")
+check(p.returncode in (1, 2), "a program that is not there: %d %s" %
+      (p.returncode, p.stderr))
+
+# ---- a recorded H200 observation ---------------------------------------------------
+h200 = SRC + "/tests/observe/fixtures/app_h200.json"
+if os.path.exists(h200):
+    p = kl("observe", "--show", h200, "--json")
+    check(p.returncode == 0, "H200 observation: %s" % p.stderr)
+    s = json.loads(p.stdout or "{}")
+    launches = sum(c["launches"] for c in s.get("configs", []))
+    check(launches == 76, "76 scale_add launches recorded, got %d" % launches)
+    scal = sorted({(c["args"][4]["int"], c["args"][5]["int"])
+                   for c in s.get("configs", [])})
+    check(scal == sorted([(4096, 4096), (2048, 8192), (1024, 1024),
+                          (8192, 512), (300, 200)]),
+          "exact scalars: %s" % scal)
+    check(s.get("kept_share", 0) >= 0.9, "the kept ones cover 90%")
+
+# ---- case from observation ---------------------------------------------------------
+for exact in (False, True):
+    synthetic(obs_path, exact_alloc=exact)
+    d = TMP + "/case_%s" % ("exact" if exact else "alloc")
+    p = kl("case", "from-observation", obs_path, "--source", APP, "--entry",
+           "scale_add", "-o", d, "--share", "1", "--top", "8")
+    check(p.returncode == 0, "from-observation: %s" % p.stderr)
+    check("match the observation" in p.stdout, "cross-checked: %s" % p.stdout)
+    c = kl("check", d, "--json")
+    check(c.returncode == 0, "kl check accepts it: %s" % c.stdout[-500:])
+    desc = json.loads(c.stdout or "{}").get("case", {})
+    shapes = desc.get("shapes", [])
+    check(len(shapes) == 6, "six shapes (one bucket split): %d" % len(shapes))
+    seen = set()
+    for sh in shapes:
+        v = sh["values"]
+        cfg = [x for x in CONFIGS if x[0] == v["rows"] and x[1] == v["cols"]]
+        check(len(cfg) == 1, "shape %s has observed scalars" % sh["name"])
+        if not cfg:
+            continue
+        rows, cols, bx, by, alpha, _ = cfg[0]
+        seen.add((rows, cols))
+        check(sh["launch"]["block"] == [bx, by, 1] and sh["launch"]["grid"] ==
+              [(rows + bx - 1) // bx, (cols + by - 1) // by, 1],
+              "shape %s launches as observed (2-D block)" % sh["name"])
+        check(v["alpha"] == alpha, "alpha exact: %s" % v["alpha"])
+    check(len(seen) == 5, "every configuration is a shape")
+    with open(d + "/case.yaml") as f:
+        yaml = f.read()
+    if exact:
+        check("count: rows*cols }" in yaml, "counts found as rows*cols")
+    else:
+        check("count: out_count }" in yaml and "out_count: 16777216" in yaml,
+              "counts from the allocation, per shape")
+    check(yaml.count("# confirm") >= 3, "guesses marked confirm")
+    with open(d + "/kernel.cu") as f:
+        kernel = f.read()
+    check("__global__ void scale_add" in kernel and "int main" not in kernel
+          and "cudaMalloc" not in kernel, "kernel.cu: the kernel, no main")
+
+p = kl("case", "from-observation", obs_path, "--source", APP, "--entry",
+       "scale_add", "-o", TMP + "/case_exact")
+check(p.returncode == 2 and "exists" in p.stderr, "an existing folder")
+wrong = TMP + "/wrong.cu"
+with open(APP) as f:
+    src = f.read()
+with open(wrong, "w") as f:
+    f.write(src.replace("float alpha, int rows, int cols",
+                        "double alpha, int rows, int cols"))
+p = kl("case", "from-observation", obs_path, "--source", wrong, "--entry",
+       "scale_add", "-o", TMP + "/case_wrong")
+check(p.returncode == 2 and wrong + ":" in p.stderr and "alpha" in p.stderr,
+      "a signature that disagrees is located: %s" % p.stderr)
+check(not os.path.exists(TMP + "/case_wrong"), "and nothing is written")
+p = kl("case", "from-observation", obs_path, "--source", APP, "--entry",
+       "nothere", "-o", TMP + "/case_none")
+check(p.returncode == 2, "no such entry: %s" % p.stderr)
+
+# ---- export (host case, no GPU) ---------------------------------------------------------
+case = small_matmul(SRC, TMP + "/matmul")
+r = subprocess.run([KL, "run", case, "--json", "--iterations", "2",
+                    "--seed", "5", "--time-cap", "300", "--no-profile"],
+                   capture_output=True, text=True, env=ENV, timeout=600)
+check(r.returncode == 0, "kl run: %s" % r.stderr[-500:])
+best = kl("best", case)
+check(best.returncode == 0, "a best exists: %s" % best.stderr)
+prog = TMP + "/prog"
+os.makedirs(prog)
+program = ("/* a program around the kernel */\n#include <stdio.h>\n"
+           "static int helper(int x) { return x + 1; }\n\n"
+           "/* the kernel */\n"
+           "void matmul(float *c, const float *a, const float *b, int n) {\n"
+           "  for (int i = 0; i < n * n; i++)\n    c[i] = 0; /* wrong */\n}\n\n"
+           "int main(void) { printf(\"%d\\n\", helper(1)); return 0; }\n")
+target = prog + "/prog.c"
+with open(target, "w") as f:
+    f.write(program)
+p = kl("export", case, "--to", target, "--verify",
+       "cc -c -o prog.o prog.c", "--cwd", prog, "--json")
+check(p.returncode == 0, "export kept after verify: %d %s" % (p.returncode,
+                                                              p.stderr))
+res = json.loads(p.stdout or "{}")
+check(res.get("result") == "kept_unmeasured", "kept, unmeasured: %s" % res)
+with open(target) as f:
+    new = f.read()
+check(new.startswith("/* a program around the kernel */\n#include <stdio.h>\n"
+                     "static int helper") and new.rstrip().endswith(
+    "int main(void) { printf(\"%d\\n\", helper(1)); return 0; }"),
+    "the rest of the file is kept")
+check("/* wrong */" not in new and "kernlab export" in new and
+      "#define BLOCK" in new, "the definition replaced, settings written")
+with open(res.get("backup", "/nonexistent")) as f:
+    check(f.read() == program, "the backup is the original")
+check(subprocess.run(["cc", "-o", prog + "/a.out", target],
+                     capture_output=True).returncode == 0,
+      "the exported program builds")
+
+with open(target, "w") as f:
+    f.write(program)
+p = kl("export", case, "--to", target, "--verify", "false", "--cwd", prog)
+check(p.returncode == 3 and "restored" in p.stderr,
+      "a failing verify rolls back: %d %s" % (p.returncode, p.stderr))
+with open(target) as f:
+    check(f.read() == program, "restored byte for byte")
+
+marked = program.replace("/* the kernel */\n", "// kl:begin\n").replace(
+    "/* wrong */\n}\n", "/* wrong */\n}\n// kl:end\n")
+with open(target, "w") as f:
+    f.write(marked)
+p = kl("export", case, "--to", target, "--json")
+with open(target) as f:
+    new = f.read()
+check(p.returncode == 0 and "// kl:begin\n/* kernlab export" in new and
+      "\n// kl:end\n" in new and "/* wrong */" not in new,
+      "between markers: %s" % new[:400])
+
+steps = [json.loads(line) for line in open(case + "/export.jsonl")]
+kinds = [s["step"] for s in steps]
+check(kinds.count("start") == 3 and kinds.count("result") == 3 and
+      "restore" in kinds and "backup" in kinds and "verify" in kinds,
+      "every step in export.jsonl: %s" % kinds)
+p = kl("export", case, "--to", TMP + "/nothere.c")
+check(p.returncode == 2, "no such target: exit 2")
+p = kl("export", case, "--to", target, "--verify", "cc 'unclosed")
+check(p.returncode == 2 and "quote" in p.stderr, "bad quoting: exit 2")
+nobest = small_matmul(SRC, TMP + "/nobest")
+p = kl("export", nobest, "--to", target)
+check(p.returncode == 2, "no best yet: exit 2 (%s)" % p.stderr.strip())
+
+shutil.rmtree(TMP, ignore_errors=True)
+print("%d failures" % len(FAILS))
+sys.exit(1 if FAILS else 0)
