@@ -42,12 +42,12 @@ bool kl__c_ident_char(char c) {
   return isalnum((unsigned char)c) || c == '_';
 }
 
-/* The parameter list of the definition of `entry` in code (comments
- * blanked): "name (" ... ")" followed by "{". *out is NULL when there is
- * none; KL_ENOMEM when the copy failed. */
-int kl__c_definition_params(char **out, const char *code, const char *entry) {
+/* The first definition of `entry` in blanked code: the name, its '(' and
+ * ')', and the '{' after them. false when there is none. */
+static bool find_definition(const char *code, const char *entry,
+                            const char **name, const char **lparen,
+                            const char **rparen, const char **brace) {
   size_t len = strlen(entry);
-  *out = NULL;
   for (const char *p = strstr(code, entry); p; p = strstr(p + 1, entry)) {
     if ((p > code && kl__c_ident_char(p[-1])) || kl__c_ident_char(p[len]))
       continue;
@@ -56,37 +56,7 @@ int kl__c_definition_params(char **out, const char *code, const char *entry) {
       q++;
     if (*q != '(')
       continue;
-    int depth = 0;
     const char *open = q;
-    for (; *q; q++) {
-      depth += (*q == '(') - (*q == ')');
-      if (depth == 0)
-        break;
-    }
-    if (!*q)
-      return 0;
-    const char *close = q++;
-    while (isspace((unsigned char)*q))
-      q++;
-    if (*q == '{')
-      return (*out = kl__strndup(open + 1, (size_t)(close - open - 1)))
-                 ? 0
-                 : KL_ENOMEM;
-  }
-  return 0;
-}
-
-int kl__c_definition_span(const char *code, const char *entry, size_t *start,
-                          size_t *open, size_t *end) {
-  size_t len = strlen(entry);
-  for (const char *p = strstr(code, entry); p; p = strstr(p + 1, entry)) {
-    if ((p > code && kl__c_ident_char(p[-1])) || kl__c_ident_char(p[len]))
-      continue;
-    const char *q = p + len;
-    while (isspace((unsigned char)*q))
-      q++;
-    if (*q != '(')
-      continue;
     int depth = 0;
     for (; *q; q++) {
       depth += (*q == '(') - (*q == ')');
@@ -94,43 +64,58 @@ int kl__c_definition_span(const char *code, const char *entry, size_t *start,
         break;
     }
     if (!*q)
-      return KL_ENOTFOUND;
-    q++;
+      return false;
+    const char *close = q++;
     while (isspace((unsigned char)*q))
       q++;
     if (*q != '{')
       continue; /* a declaration or a call */
-    /* the declaration starts after the previous ';', '}' or directive */
-    size_t s = (size_t)(p - code);
-    while (s > 0 && code[s - 1] != ';' && code[s - 1] != '}' &&
-           !(code[s - 1] == '\n' && code[s] == '#'))
-      s--;
-    if (s > 0 && code[s - 1] == '\n' && code[s] == '#') {
-      /* a directive line just before: start on the line after it */
-      while (code[s] && code[s] != '\n')
-        s++;
-    }
-    while (isspace((unsigned char)code[s])) /* comments are blank here */
-      s++;
-    size_t e = (size_t)(q - code);
-    depth = 0;
-    for (; code[e]; e++) {
-      if (code[e] == '\'') { /* '{' and '}' as characters */
-        for (e++; code[e] && code[e] != '\'' && code[e] != '\n'; e++)
-          if (code[e] == '\\' && code[e + 1])
-            e++;
-        continue;
-      }
-      depth += (code[e] == '{') - (code[e] == '}');
-      if (depth == 0)
-        break;
-    }
-    if (!code[e])
-      return KL_ENOTFOUND;
-    *start = s;
-    *open = (size_t)(q - code);
-    *end = e + 1;
-    return 0;
+    *name = p, *lparen = open, *rparen = close, *brace = q;
+    return true;
   }
-  return KL_ENOTFOUND;
+  return false;
+}
+
+int kl__c_definition_params(char **out, const char *code, const char *entry) {
+  const char *name, *open, *close, *brace;
+  *out = NULL;
+  if (!find_definition(code, entry, &name, &open, &close, &brace))
+    return 0;
+  *out = kl__strndup(open + 1, (size_t)(close - open - 1));
+  return *out ? 0 : KL_ENOMEM;
+}
+
+int kl__c_definition_span(const char *code, const char *entry, size_t *start,
+                          size_t *open, size_t *end) {
+  const char *name, *lparen, *rparen, *brace;
+  if (!find_definition(code, entry, &name, &lparen, &rparen, &brace))
+    return KL_ENOTFOUND;
+  /* the declaration starts after the previous ';', '}' or directive line */
+  size_t s = (size_t)(name - code);
+  while (s > 0 && code[s - 1] != ';' && code[s - 1] != '}' &&
+         !(code[s - 1] == '\n' && code[s] == '#'))
+    s--;
+  if ((s == 0 || code[s - 1] == '\n') && code[s] == '#')
+    while (code[s] && code[s] != '\n') /* start on the line after it */
+      s++;
+  while (isspace((unsigned char)code[s])) /* comments are blank here */
+    s++;
+  size_t e = (size_t)(brace - code);
+  for (int depth = 0; code[e]; e++) {
+    if (code[e] == '\'') { /* '{' and '}' as characters */
+      for (e++; code[e] && code[e] != '\'' && code[e] != '\n'; e++)
+        if (code[e] == '\\' && code[e + 1])
+          e++;
+      continue;
+    }
+    depth += (code[e] == '{') - (code[e] == '}');
+    if (depth == 0)
+      break;
+  }
+  if (!code[e])
+    return KL_ENOTFOUND;
+  *start = s;
+  *open = (size_t)(brace - code);
+  *end = e + 1;
+  return 0;
 }

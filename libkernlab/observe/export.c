@@ -425,6 +425,19 @@ static int summarize(exporter *x, kl_buf *summary, const char *result,
   return rc ? kl__error_oom() : 0;
 }
 
+/* After a failed step: restore, record why (the last error), and fail
+ * with KL_EREJECTED. */
+static int roll_back(exporter *x, kl_buf *summary, const char *best_id,
+                     const char *fallback) {
+  char *why = kl__strdup(kl_error_last()->message);
+  restore(x, why ? why : fallback);
+  summarize(x, summary, "rolled_back", why ? why : fallback, best_id);
+  kl__error(KL_EREJECTED, KL_DOMAIN_NONE, "%s; %s restored",
+            why ? why : fallback, x->o.to);
+  kl__free(why);
+  return KL_EREJECTED;
+}
+
 static int run_export(exporter *x, kl_buf *summary) {
   kl_buf best = KL_BUF_INIT, text = KL_BUF_INIT;
   char **config = NULL, *best_id = NULL;
@@ -474,13 +487,7 @@ static int run_export(exporter *x, kl_buf *summary) {
   }
   step(x, "wrote the best's kernel into %s", x->o.to);
   if ((rc = verify(x, "verify")) < 0) {
-    char *why = kl__strdup(kl_error_last()->message);
-    restore(x, why ? why : "verify failed");
-    summarize(x, summary, "rolled_back", why, best_id);
-    kl__error(KL_EREJECTED, KL_DOMAIN_NONE, "%s; %s restored", why ? why : "",
-              x->o.to);
-    kl__free(why);
-    rc = KL_EREJECTED;
+    rc = roll_back(x, summary, best_id, "verify failed");
     goto done;
   }
   if (!x->o.observe) {
@@ -489,13 +496,7 @@ static int run_export(exporter *x, kl_buf *summary) {
     goto done;
   }
   if ((rc = observe(x, "after", x->after, &x->nafter)) < 0) {
-    char *why = kl__strdup(kl_error_last()->message);
-    restore(x, why ? why : "observing failed");
-    summarize(x, summary, "rolled_back", why, best_id);
-    kl__error(KL_EREJECTED, KL_DOMAIN_NONE, "%s; %s restored", why ? why : "",
-              x->o.to);
-    kl__free(why);
-    rc = KL_EREJECTED;
+    rc = roll_back(x, summary, best_id, "observing failed");
     goto done;
   }
   kl_budget budget;
