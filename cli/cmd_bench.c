@@ -124,12 +124,8 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
         else
           opts.timeout_ms = v > 86400000 ? 86400000 : (int)v;
       }
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error(verb, "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error(verb, "one case at a time");
-    } else {
-      path = a;
+    } else if (cli_positional(verb, "case", &path, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (!path)

@@ -18,12 +18,8 @@ int cmd_harness(int argc, char **argv) {
       if (i + 1 >= argc)
         return cli_usage_error("harness", "%s needs a value", a);
       *(a[1] == 'o' ? &output : &candidate_path) = argv[++i];
-    } else if (a[0] == '-' && a[1])
-      return cli_usage_error("harness", "unknown option '%s'", a);
-    else if (path)
-      return cli_usage_error("harness", "one case at a time");
-    else
-      path = a;
+    } else if (cli_positional("harness", "case", &path, a) != EXIT_OK)
+      return EXIT_BAD_INPUT;
   }
   if (!path)
     return cli_usage_error("harness", "no case given");

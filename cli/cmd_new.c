@@ -22,12 +22,8 @@ int cmd_new(int argc, char **argv) {
       opts.template_name = a + 11;
     } else if (strncmp(a, "--dir=", 6) == 0) {
       opts.dir = a + 6;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("new", "unknown option '%s'", a);
-    } else if (name) {
-      return cli_usage_error("new", "one name at a time");
-    } else {
-      name = a;
+    } else if (cli_positional("new", "name", &name, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (!name)

@@ -155,12 +155,8 @@ int cmd_case(int argc, char **argv) {
       else
         o.dir = val;
       i++;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("case", "unknown option '%s'", a);
-    } else if (file) {
-      return cli_usage_error("case", "one observation at a time");
-    } else {
-      file = a;
+    } else if (cli_positional("case", "observation", &file, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (!file || !o.source || !o.entry || !o.dir)
@@ -269,12 +265,8 @@ int cmd_export(int argc, char **argv) {
       else
         o.timeout_s = (int)v;
       i++;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("export", "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error("export", "one case at a time");
-    } else {
-      path = a;
+    } else if (cli_positional("export", "case", &path, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (!path || !o.to)

@@ -142,12 +142,8 @@ int cmd_profile(int argc, char **argv) {
         opts.shape = val;
       else
         opts.profile = val;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("profile", "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error("profile", "one case at a time");
-    } else {
-      path = a;
+    } else if (cli_positional("profile", "case", &path, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (list)

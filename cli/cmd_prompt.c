@@ -42,12 +42,8 @@ int cmd_prompt(int argc, char **argv) {
         rule_files[nrules++] = val;
       else
         return cli_usage_error("prompt", "at most %d --rules", MAX_FILES);
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("prompt", "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error("prompt", "one case at a time");
-    } else {
-      path = a;
+    } else if (cli_positional("prompt", "case", &path, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (!path)

@@ -59,12 +59,8 @@ int cmd_report(int argc, char **argv) {
         o.format = val;
       } else
         output = val;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("report", "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error("report", "one case at a time");
-    } else {
-      path = a;
+    } else if (cli_positional("report", "case", &path, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (!path)
@@ -105,12 +101,8 @@ int cmd_history(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
       json = true;
-    else if (argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error("history", "unknown option '%s'", argv[i]);
-    else if (path)
-      return cli_usage_error("history", "one case at a time");
-    else
-      path = argv[i];
+    else if (cli_positional("history", "case", &path, argv[i]) != EXIT_OK)
+      return EXIT_BAD_INPUT;
   }
   if (!path)
     return cli_usage_error("history", "no case given");

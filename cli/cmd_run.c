@@ -149,12 +149,8 @@ int cmd_run(int argc, char **argv) {
         else
           o.time.time_cap_ms = (int)d;
       }
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("run", "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error("run", "one case at a time");
-    } else {
-      path = a;
+    } else if (cli_positional("run", "case", &path, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (!path)
@@ -246,12 +242,8 @@ int cmd_best(int argc, char **argv) {
       output = argv[++i];
     } else if (strcmp(a, "--json") == 0) {
       json = true;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("best", "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error("best", "one case at a time");
-    } else {
-      path = a;
+    } else if (cli_positional("best", "case", &path, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   if (!path)

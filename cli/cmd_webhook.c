@@ -19,12 +19,8 @@ int cmd_webhook(int argc, char **argv) {
         url = val;
       else
         format = val;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("webhook", "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error("webhook", "one case at a time");
-    } else {
-      path = a;
+    } else if (cli_positional("webhook", "case", &path, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
     }
   }
   kl_case *c = NULL;

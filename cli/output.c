@@ -92,3 +92,13 @@ void cli_format_bytes(char *buf, size_t n, double bytes) {
   else
     snprintf(buf, n, "%.1f %s", bytes, units[u]);
 }
+
+int cli_positional(const char *verb, const char *what, const char **slot,
+                   const char *arg) {
+  if (arg[0] == '-' && arg[1])
+    return cli_usage_error(verb, "unknown option '%s'", arg);
+  if (*slot)
+    return cli_usage_error(verb, "one %s at a time", what);
+  *slot = arg;
+  return EXIT_OK;
+}
