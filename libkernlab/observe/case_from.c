@@ -190,13 +190,9 @@ static bool scalar_text(char *out, size_t n, const kl__obs_arg *a,
   case KL_DTYPE_U8:
     snprintf(out, n, "%" PRIu64, u);
     return true;
-  default: {
-    size_t bits = 8 * kl_dtype_size(t);
-    if (bits < 64 && (u >> (bits - 1)) & 1)
-      u |= ~0ull << bits;
-    snprintf(out, n, "%" PRId64, (int64_t)u);
+  default: /* signed integers; check_args made the sizes agree */
+    snprintf(out, n, "%" PRId64, kl__obs_arg_i64(a));
     return true;
-  }
   }
   if (!isfinite(f))
     return false;

@@ -51,6 +51,13 @@ uint64_t kl__obs_arg_u64(const kl__obs_arg *a) {
   return v;
 }
 
+int64_t kl__obs_arg_i64(const kl__obs_arg *a) {
+  uint64_t v = kl__obs_arg_u64(a);
+  if (a->size < 8 && a->size > 0 && (v >> (8 * a->size - 1)) & 1)
+    v |= ~0ull << (8 * a->size);
+  return (int64_t)v;
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
 typedef struct reader {

@@ -76,5 +76,7 @@ void kl__obs_configs_dispose(kl__obs_configs *c);
 double kl__obs_cover(const kl__obs_configs *c, size_t k);
 /* The little-endian bytes of an argument as an unsigned value. */
 uint64_t kl__obs_arg_u64(const kl__obs_arg *a);
+/* The same, sign-extended from the argument's size. */
+int64_t kl__obs_arg_i64(const kl__obs_arg *a);
 
 #endif /* KL_OBSERVE_INTERNAL_H */

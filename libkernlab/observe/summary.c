@@ -11,14 +11,6 @@ static const char *kernel_label(const kl__obs_kernel *k) {
   return k->demangled ? k->demangled : k->name;
 }
 
-/* A scalar's bytes as a signed integer of its size (1, 2, 4 or 8). */
-static int64_t signed_value(const kl__obs_arg *a) {
-  uint64_t v = kl__obs_arg_u64(a);
-  if (a->size < 8 && a->size > 0 && (v >> (8 * a->size - 1)) & 1)
-    v |= ~0ull << (8 * a->size);
-  return (int64_t)v;
-}
-
 static bool integer_sized(const kl__obs_arg *a) {
   return a->bytes &&
          (a->size == 1 || a->size == 2 || a->size == 4 || a->size == 8);
@@ -73,7 +65,7 @@ static int text_args(kl_buf *b, const kl__obs_launch *l,
       memcpy(&f, &u, 8);
       rc |= kl__buf_printf(b, "%.17g", f);
     } else if (integer_sized(a)) {
-      rc |= kl__buf_printf(b, "%" PRId64, signed_value(a));
+      rc |= kl__buf_printf(b, "%" PRId64, kl__obs_arg_i64(a));
     } else {
       rc |= kl__buf_puts(b, "0x");
       for (uint32_t k = 0; a->bytes && k < a->size; k++)
@@ -224,7 +216,7 @@ static int summary_json(kl_buf *b, const kl_observation *o,
       rc |= kl__buf_printf(b, "%s{\"size\": %u, \"pointer\": %s", a ? ", " : "[",
                            g->size, g->pointer ? "true" : "false");
       if (!g->pointer && integer_sized(g))
-        rc |= kl__buf_printf(b, ", \"int\": %" PRId64, signed_value(g));
+        rc |= kl__buf_printf(b, ", \"int\": %" PRId64, kl__obs_arg_i64(g));
       rc |= kl__buf_puts(b, "}");
     }
     if (l->args_known)
