@@ -2,7 +2,8 @@
 # Make sure the build dependencies are here. On Debian/Ubuntu as root, the
 # missing packages are installed with apt-get; otherwise the script says
 # what to install and fails. `deps.sh --test` also brings what the tests
-# use: headless Chromium (the HTML report is loaded in it) and pytest.
+# use: headless Chromium (the HTML report is loaded in it), pytest and
+# valgrind; `deps.sh --fuzz` brings clang for scripts/fuzz.sh.
 set -euo pipefail
 
 missing=()
@@ -25,6 +26,9 @@ else
   missing+=(libjson-c-dev libyaml-dev libcurl4-openssl-dev libcmocka-dev)
 fi
 
+if [ "${1:-}" = --fuzz ]; then
+  need_cmd clang clang
+fi
 if [ "${1:-}" = --test ]; then
   command -v chromium >/dev/null 2>&1 ||
     command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)

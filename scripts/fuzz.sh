@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Fuzz kernlab's readers of untrusted text with libFuzzer (clang, ASan,
-# UBSan) for a while: rule files (rules), model replies (reply), recorded
-# metrics (metrics). usage: scripts/fuzz.sh [TARGET|all] [SECONDS]
-# (default: all, 60 s each). The library is built with coverage for the
-# fuzzer; new crashes land in build-fuzz/crashes-TARGET; each target's seed
-# corpus is fuzz/corpus/TARGET plus the test files of its kind. Needs clang;
-# installs nothing beyond what scripts/deps.sh does.
+# Fuzz kernlab's readers of untrusted input with libFuzzer (clang, ASan,
+# UBSan) for a while: case files (case), the expression language (expr),
+# rule files (rules), model replies (reply), JSON Lines ledgers (ledger),
+# observation files (observation), recorded metrics (metrics).
+# usage: scripts/fuzz.sh [TARGET|all] [SECONDS] (default: all, 60 s each).
+# The library is built with coverage for the fuzzer; each target's seed
+# corpus is fuzz/corpus/TARGET plus the test files of its kind. A crash is
+# saved in build-fuzz/crashes-TARGET and the script exits 1: copy the file
+# into fuzz/corpus/TARGET, where ctest's replay keeps it as a regression
+# input. Needs clang (scripts/deps.sh --fuzz installs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHICH=${1:-all}
 SECS=${2:-60}
 command -v clang >/dev/null || { echo "fuzz.sh: clang is needed" >&2; exit 1; }
-bash scripts/deps.sh >/dev/null
+bash scripts/deps.sh --fuzz >/dev/null
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKL_SANITIZE=address,undefined \
   "-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all" \
@@ -19,21 +22,38 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang \
 cmake --build build-fuzz --target kernlab_static >/dev/null
 LIBS=$(pkg-config --libs yaml-0.1 json-c libcurl)
 export KERNLAB_SHARE_DIR=$PWD/share/kernlab
-for t in rules reply metrics; do
+failed=()
+for t in case expr rules reply ledger observation metrics; do
   [ "$WHICH" = all ] || [ "$WHICH" = "$t" ] || continue
   corpus=build-fuzz/corpus-$t
   mkdir -p "$corpus" "build-fuzz/crashes-$t"
   cp fuzz/corpus/$t/* "$corpus/"
   case $t in
+    case) for f in cases/*/case.yaml tests/case/bad/*/case.yaml; do
+            cp "$f" "$corpus/$(echo "$f" | tr / _)"; done ;;
     rules) cp tests/rules/bad/*.yaml share/kernlab/rules/*.yaml "$corpus/" ;;
+    ledger) cp tests/report/fixtures/gemm_h200/*.jsonl "$corpus/" ;;
+    observation) cp tests/observe/fixtures/*.json "$corpus/" ;;
     metrics) cp tests/rules/fixtures/h200/*.json "$corpus/" ;;
   esac
   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -Iinclude \
+    -Iinclude -Ilibkernlab \
     -DKL_SOURCE_DIR="\"$PWD\"" "fuzz/fuzz_$t.c" build-fuzz/libkernlab.a \
     $LIBS -lm -ldl -lpthread -o "build-fuzz/fuzz_$t"
   echo "== fuzz_$t, $SECS s"
-  "build-fuzz/fuzz_$t" -max_total_time="$SECS" \
-    -artifact_prefix="build-fuzz/crashes-$t/" -max_len=65536 "$corpus" 2>&1 |
-    grep -E '^(#[0-9]+ +DONE|Done|==[0-9]+==ERROR|SUMMARY)' || true
+  rc=0
+  "build-fuzz/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=4096 \
+    -artifact_prefix="build-fuzz/crashes-$t/" -max_len=65536 "$corpus" \
+    >"build-fuzz/fuzz_$t.log" 2>&1 || rc=$?
+  grep -E '^(#[0-9]+ +DONE|Done|==[0-9]+==ERROR|SUMMARY)' \
+    "build-fuzz/fuzz_$t.log" || true
+  if [ $rc -ne 0 ]; then
+    grep -A25 -m1 -E '==ERROR|runtime error|deadly signal|out-of-memory|timeout' \
+      "build-fuzz/fuzz_$t.log" >&2 || tail -25 "build-fuzz/fuzz_$t.log" >&2
+    failed+=("$t")
+  fi
 done
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz.sh: crashes in: ${failed[*]} (inputs in build-fuzz/crashes-*)" >&2
+  exit 1
+fi

@@ -148,6 +148,16 @@ static int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
+/* The remainder with the divisor's sign (a - b*floor(a/b)), computed from
+ * C's truncating % so that no intermediate can overflow: b*floor(a/b) can
+ * fall below INT64_MIN when a is near it. b is neither 0 nor -1. */
+static int64_t floor_mod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return r;
+}
+
 static int eval(evaluator *ev, const kl_expr_node *n, kl_value *out);
 
 static int binary(evaluator *ev, const kl_expr_node *n, kl_value a,
@@ -204,7 +214,7 @@ static int binary(evaluator *ev, const kl_expr_node *n, kl_value a,
       *out = make_int(0);
       return 0;
     }
-    *out = make_int(a.i - b.i * floor_div(a.i, b.i));
+    *out = make_int(floor_mod(a.i, b.i));
     return 0;
   case OP_POW:
     if (ints && b.i >= 0) {
