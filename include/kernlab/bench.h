@@ -83,9 +83,13 @@ KL_EXTERN(void) kl_report_free(kl_report *r);
 KL_EXTERN(kl_verdict) kl_report_verdict(const kl_report *r);
 /** Why the candidate was rejected (one line), or NULL when it was not. */
 KL_EXTERN(const char *) kl_report_reason(const kl_report *r);
-/** The integrity gate that caught the candidate when the verdict is CHEAT
- *  ("stale_outputs": after timing, its outputs were not those of the
- *  inputs it was last given), else NULL. */
+/** The integrity gate that caught the candidate when the verdict is CHEAT,
+ *  else NULL: "work_after_return" (its outputs changed after launch and
+ *  sync had returned, or a host kernel left threads running: work no timer
+ *  of the call sees), "stale_outputs" (after timing, its outputs were not
+ *  those of the inputs it was last given), "beyond_roofline" (its time
+ *  implies moving the case's roofline bytes faster than this machine
+ *  copies memory: work skipped or hidden). docs/integrity.md. */
 KL_EXTERN(const char *) kl_report_gate(const kl_report *r);
 /** The compiler's output when the verdict is COMPILE_ERROR, else NULL. */
 KL_EXTERN(const char *) kl_report_compile_log(const kl_report *r);

@@ -81,8 +81,10 @@ typedef struct kl_plugin {
    *  with pattern `poison` (0 or 1), and keep a pristine copy of every
    *  input and inout. */
   int (*prepare)(void *inst, uint64_t seed, int32_t poison);
-  /** Put the inouts back to what prepare() wrote (between timing samples:
-   *  a kernel that updates in place then runs on the same data). */
+  /** Put the inouts and the poisoned outputs back to what prepare() wrote
+   *  (between timing samples: a kernel that updates in place then runs on
+   *  the same data, and one that skips work while timed leaves poison for
+   *  the check after timing to find). */
   int (*restore)(void *inst);
   /** Run the kernel once; for the host backend this returns when done. */
   int (*launch)(void *inst);

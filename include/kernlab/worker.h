@@ -66,6 +66,10 @@ typedef struct kl_check_result {
   uint64_t inputs_written; /**< inputs the kernel modified */
   double max_abs_err;
   char detail[160];        /**< first problem, e.g. "c[17]: mismatch" */
+  uint64_t late_bytes;     /**< output bytes that changed after launch and
+                                sync had returned (work left running) */
+  int busy_threads;        /**< host: threads still running after the
+                                launch returned */
 } kl_check_result;
 
 /** Check `plugin` at `shape` on each seed: the oracle is plugin `oracle`'s

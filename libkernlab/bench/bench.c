@@ -237,6 +237,21 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
     return worker_failure(r, rc, e->res.name, "check");
   e->res.checked = 1;
   e->res.correct = 1;
+  for (size_t i = 0; i < r->nseeds; i++) {
+    if (!res[i].late_bytes && !res[i].busy_threads)
+      continue;
+    e->res.correct = 0;
+    rc = reject(r, KL_VERDICT_CHEAT,
+                    "shape %s, seed %llu: work went on after the launch "
+                    "returned (%llu output bytes changed later, %d threads "
+                    "still running): work on another thread or stream is "
+                    "not timed",
+                    e->res.name, (unsigned long long)res[i].seed,
+                    (unsigned long long)res[i].late_bytes,
+                    res[i].busy_threads);
+    r->gate = "work_after_return";
+    return rc;
+  }
   const kl_check_result *bad = NULL;
   for (size_t i = 0; i < r->nseeds; i++) {
     e->res.mismatches += res[i].mismatches;
@@ -395,6 +410,85 @@ static int profile_build(json_object *reply, const kl_case *c, int shape,
                                    err ? err->text : "no counters");
   }
   return rc < 0 ? rc : kl__profile_from_reply(&e->profile, reply, &in);
+}
+
+/* ---- the roofline gate ------------------------------------------------------ */
+
+/* How much slower than the copy bound a correct kernel may legitimately
+ * look fast: written lines can stay in the device's L2 past the kernel's
+ * end, a case's byte count can be generous, reads run faster than copies. */
+#define ROOFLINE_SLACK_DEVICE 2.0
+#define ROOFLINE_SLACK_HOST 4.0
+
+/* The best of five memcpy's moving `bytes` (bytes/2 read, bytes/2 written)
+ * in this process, warm, in microseconds; 0 when it cannot tell (too
+ * small to time or too large to allocate). A generous bound for host
+ * kernels: the worker runs on the same memory. */
+static double host_copy_us(double bytes) {
+  size_t half = (size_t)(bytes / 2);
+  if (bytes < 65536 || bytes > (double)(4ull << 30))
+    return 0;
+  char *from = kl__malloc(half), *to = kl__malloc(half);
+  double best = 0;
+  if (from && to) {
+    memset(from, 1, half);
+    memset(to, 0, half);
+    for (int i = 0; i < 6; i++) {
+      double t0 = kl__now_ms();
+      memcpy(to, from, half);
+      double us = (kl__now_ms() - t0) * 1e3;
+      if (i > 0 && (best == 0 || us < best))
+        best = us;
+      from[i] = to[half - 1 - (size_t)i]; /* keep the copies observable */
+    }
+  }
+  kl__free(from);
+  kl__free(to);
+  return best;
+}
+
+/* After timing: a timed candidate whose median moves the case's roofline
+ * bytes faster than this machine can move memory did not do the work it
+ * claims (it skipped some, or hid it from the timer). Device: the DRAM's
+ * theoretical bandwidth, for cold samples or a working set over four times
+ * the L2; host: memcpy of the same bytes. Flops are not judged. */
+static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
+                         int cold) {
+  double peak_gbps = 0, l2 = 0;
+  int rc;
+  if (c->backend == KL_BACKEND_CUDA &&
+      (rc = kl__worker_memory(&peak_gbps, &l2, w)) < 0)
+    return rc;
+  for (size_t i = 0; i < r->nshapes; i++) {
+    shape_entry *e = &r->shapes[i];
+    double bytes = 0, bound_us = 0, slack;
+    int s = kl_case_shape_find(c, e->res.name);
+    if (!e->res.timed || kl_case_roofline(&bytes, NULL, c, s) < 0 ||
+        bytes <= 0)
+      continue;
+    if (c->backend == KL_BACKEND_CUDA) {
+      if (peak_gbps <= 0 || (!cold && bytes < 4 * l2))
+        continue;
+      bound_us = bytes / (peak_gbps * 1e3);
+      slack = ROOFLINE_SLACK_DEVICE;
+    } else {
+      if ((bound_us = host_copy_us(bytes)) < 1)
+        continue;
+      slack = ROOFLINE_SLACK_HOST;
+    }
+    double t = e->res.time.median;
+    if (t <= 0 || t * slack >= bound_us)
+      continue;
+    r->gate = "beyond_roofline";
+    return reject(r, KL_VERDICT_CHEAT,
+                  "shape %s: %.3g us for the roofline's %.4g bytes is %.0f "
+                  "GB/s, %.1fx what this machine can move (%.0f GB/s%s): "
+                  "work skipped or hidden from the timer",
+                  e->res.name, t, bytes, bytes / (t * 1e3), bound_us / t,
+                  bytes / (bound_us * 1e3),
+                  c->backend == KL_BACKEND_CUDA ? ", DRAM peak" : ", memcpy");
+  }
+  return 0;
 }
 
 static int objective(kl_report *r, const kl_case *c) {
@@ -566,6 +660,9 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     if (rc < 0)
       goto done;
   }
+  if ((o->candidate || cand_config) && r->verdict == KL_VERDICT_OK &&
+      (rc = roofline_gate(r, c, w, t.cold)) < 0)
+    goto done;
   for (size_t i = 0; replies && i < r->nshapes && r->verdict == KL_VERDICT_OK;
        i++) {
     int shape = only >= 0 ? only : (int)i;

@@ -439,6 +439,8 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
     out->nonfinite = (uint64_t)obj_int(r, "nonfinite");
     out->inputs_written = (uint64_t)obj_int(r, "inputs_written");
     out->max_abs_err = obj_double(r, "max_abs_err");
+    out->late_bytes = (uint64_t)obj_int(r, "late_bytes");
+    out->busy_threads = (int)obj_int(r, "busy_threads");
     if (json_object_object_get_ex(r, "detail", &v))
       snprintf(out->detail, sizeof(out->detail), "%s",
                json_object_get_string(v));
@@ -552,28 +554,49 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
   return rc;
 }
 
-int kl_worker_device(kl_device_info *out, kl_worker *w) {
-  memset(out, 0, sizeof(*out));
+/* The worker's answer to a device request (caller puts). */
+static int device_reply(json_object **reply, kl_worker *w) {
+  *reply = NULL;
   int rc = ensure_running(w);
   if (rc < 0)
     return rc;
-  json_object *req = json_object_new_object(), *reply = NULL, *v;
+  json_object *req = json_object_new_object();
   json_object_object_add(req, "op", json_object_new_string("device"));
-  rc = roundtrip(&reply, w, req);
+  rc = roundtrip(reply, w, req);
   json_object_put(req);
+  if (rc == 0 && (rc = check_ok(*reply, "device")) < 0) {
+    json_object_put(*reply);
+    *reply = NULL;
+  }
+  return rc;
+}
+
+int kl_worker_device(kl_device_info *out, kl_worker *w) {
+  memset(out, 0, sizeof(*out));
+  json_object *reply, *v;
+  int rc = device_reply(&reply, w);
   if (rc < 0)
     return rc;
-  if ((rc = check_ok(reply, "device")) == 0) {
-    out->count = (int)obj_int(reply, "count");
-    out->sms = (int)obj_int(reply, "sms");
-    out->max_sm_clock_mhz = obj_double(reply, "max_sm_clock_mhz");
-    if (json_object_object_get_ex(reply, "name", &v))
-      snprintf(out->name, sizeof(out->name), "%s", json_object_get_string(v));
-    if (json_object_object_get_ex(reply, "why", &v))
-      snprintf(out->why, sizeof(out->why), "%s", json_object_get_string(v));
-  }
+  out->count = (int)obj_int(reply, "count");
+  out->sms = (int)obj_int(reply, "sms");
+  out->max_sm_clock_mhz = obj_double(reply, "max_sm_clock_mhz");
+  if (json_object_object_get_ex(reply, "name", &v))
+    snprintf(out->name, sizeof(out->name), "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(reply, "why", &v))
+    snprintf(out->why, sizeof(out->why), "%s", json_object_get_string(v));
   json_object_put(reply);
-  return rc;
+  return 0;
+}
+
+int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w) {
+  json_object *reply;
+  int rc = device_reply(&reply, w);
+  if (rc < 0)
+    return rc;
+  *peak_gbps = obj_double(reply, "memory_peak_gbps");
+  *l2_bytes = obj_double(reply, "l2_bytes");
+  json_object_put(reply);
+  return 0;
 }
 
 int kl__worker_profile(json_object **reply, kl_worker *w, int plugin,

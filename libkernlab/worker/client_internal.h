@@ -21,5 +21,8 @@ int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,
  * KL_EUNSUPPORTED (no counters here: permissions, vGPU, no CUPTI), with the
  * worker's message. */
 int kl__worker_reply_status(json_object *reply, const char *what);
+/* Device 0's theoretical DRAM bandwidth (2 x memory clock x bus width) in
+ * GB/s and its L2 size in bytes; both 0 where there is no device. */
+int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w);
 
 #endif /* KL_CLIENT_INTERNAL_H */

@@ -93,8 +93,10 @@ typedef struct kl_plugin {
    *  with pattern `poison` (0 or 1), and keep a pristine copy of every
    *  input and inout. */
   int (*prepare)(void *inst, uint64_t seed, int32_t poison);
-  /** Put the inouts back to what prepare() wrote (between timing samples:
-   *  a kernel that updates in place then runs on the same data). */
+  /** Put the inouts and the poisoned outputs back to what prepare() wrote
+   *  (between timing samples: a kernel that updates in place then runs on
+   *  the same data, and one that skips work while timed leaves poison for
+   *  the check after timing to find). */
   int (*restore)(void *inst);
   /** Run the kernel once; for the host backend this returns when done. */
   int (*launch)(void *inst);
@@ -706,6 +708,9 @@ static int klh_restore(void *p) {
   for (int q = 0; q < KLH_NPARAMS; q++)
     if (klh_roles[q] == KL_PLUGIN_ROLE_INOUT)
       memcpy(in->buf[q], in->pristine[q], (size_t)in->bytes[q]);
+    else if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT)
+      klh_poison_fill(klh_dtypes[q], in->poison, in->buf[q],
+                      (uint64_t)klh_elems[in->shape][q]);
   return 0;
 }
 

@@ -96,8 +96,10 @@ typedef struct kl_plugin {
    *  with pattern `poison` (0 or 1), and keep a pristine copy of every
    *  input and inout. */
   int (*prepare)(void *inst, uint64_t seed, int32_t poison);
-  /** Put the inouts back to what prepare() wrote (between timing samples:
-   *  a kernel that updates in place then runs on the same data). */
+  /** Put the inouts and the poisoned outputs back to what prepare() wrote
+   *  (between timing samples: a kernel that updates in place then runs on
+   *  the same data, and one that skips work while timed leaves poison for
+   *  the check after timing to find). */
   int (*restore)(void *inst);
   /** Run the kernel once; for the host backend this returns when done. */
   int (*launch)(void *inst);
@@ -620,7 +622,8 @@ typedef struct klh_inst {
   cudaStream_t stream;
   bool own_stream;
   void *dbuf[KLH_NPARAMS];      /* device buffers */
-  void *dpristine[KLH_NPARAMS]; /* inouts as prepared, on the device */
+  void *dpristine[KLH_NPARAMS]; /* inouts as prepared, outputs as
+                                   poisoned, on the device */
   void *pristine[KLH_NPARAMS];  /* inputs and inouts as prepared, host */
   void *stage[KLH_NPARAMS];     /* host staging for reads and checks */
   uint64_t bytes[KLH_NPARAMS];
@@ -720,7 +723,7 @@ static int klh_create(void **out, int32_t shape) {
     in->bytes[p] =
         (uint64_t)klh_elems[shape][p] * klh_dtype_size[klh_dtypes[p]];
     KLH_CREATE(cudaMalloc(&in->dbuf[p], (size_t)in->bytes[p]));
-    if (klh_roles[p] == KL_PLUGIN_ROLE_INOUT)
+    if (klh_roles[p] != KL_PLUGIN_ROLE_INPUT)
       KLH_CREATE(cudaMalloc(&in->dpristine[p], (size_t)in->bytes[p]));
     if (klh_roles[p] != KL_PLUGIN_ROLE_OUTPUT &&
         !(in->pristine[p] = malloc((size_t)in->bytes[p]))) {
@@ -758,6 +761,9 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
     if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
       klh_poison_fill(klh_dtypes[q], in->poison, in->stage[q], n);
       KLH_CUDA(in, cudaMemcpyAsync(in->dbuf[q], in->stage[q],
+                                   (size_t)in->bytes[q],
+                                   cudaMemcpyHostToDevice, in->stream));
+      KLH_CUDA(in, cudaMemcpyAsync(in->dpristine[q], in->stage[q],
                                    (size_t)in->bytes[q],
                                    cudaMemcpyHostToDevice, in->stream));
     } else {

@@ -1,0 +1,19 @@
+// Cheat: every element counts its own calls; from the ninth on it hands
+// back the sum it stored on an earlier call (the checks and the warm-up),
+// whatever the inputs now are. Must be caught by stale_outputs.
+#define KL_MAX_N (64 * 1024 * 1024)
+__device__ float cached[KL_MAX_N];
+__device__ unsigned char calls[KL_MAX_N];
+
+extern "C" __global__ void vector_add(float *c, const float *a,
+                                      const float *b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n || i >= KL_MAX_N)
+    return;
+  if (calls[i] >= 8) {
+    c[i] = cached[i];
+    return;
+  }
+  calls[i]++;
+  c[i] = cached[i] = a[i] + b[i];
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""The adversarial suite: candidates that cheat, each of which must be
+caught with the right reason and never accepted, and honest ones that must
+never be flagged. usage: test_adversarial.py KL SOURCE_DIR [host|cuda]
+
+host (CI): host_matmul at small shapes and a host reduction written here.
+cuda (label gpu, exit 77 without a device): vector_add and reduce_sum_f32.
+A CUDA candidate is a kernel the harness launches on its stream; a sample
+spans every kernel on every stream and sync waits for the device, so work
+on another stream is timed and waited for (docs/integrity.md); the host
+suite's other_thread stands for work left running after return.
+Every candidate goes through `kl compare --json`, the path the loop takes
+before it accepts anything; a CHEAT or INCORRECT verdict there means the
+loop records it as such and keeps the best it had."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
+from support import FAILS, check, copy_case, scratch  # noqa: E402
+
+KL, SRC = sys.argv[1], sys.argv[2]
+MODE = sys.argv[3] if len(sys.argv) > 3 else "host"
+HERE = os.path.dirname(os.path.abspath(__file__))
+TMP, ENV = scratch(SRC, "kl-adversarial-")
+
+HOST_SUM = """kernlab: 1
+name: host_sum
+description: the sum of n floats on the host, a reduction to one float
+backend: host
+kernel: { source: kernel.c, entry: sum }
+params:
+  - { name: out, type: f32*, role: output, count: 1 }
+  - { name: x, type: f32*, role: input, count: n, init: "uniform(-1, 1)" }
+  - { name: n, type: i32 }
+shapes:
+  - { name: 4M, n: 4*1024*1024 }
+reference: { kind: baseline, atol: 1e-2, rtol: 1e-3 }
+roofline: { bytes: 4*n + 4, flops: n }
+objective: geomean_speedup
+budget: { iterations: 2, patience: 2, min_gain_pct: 2.0 }
+"""
+
+
+def compare(case, cand, *extra):
+    p = subprocess.run([KL, "compare", case, "--candidate", cand, "--json",
+                        *extra], env=ENV, capture_output=True, text=True,
+                       timeout=600)
+    try:
+        return p.returncode, json.loads(p.stdout), p.stderr
+    except ValueError:
+        return p.returncode, None, p.stdout + p.stderr
+
+
+def expect(case, cand, verdict, gate=None, reason=None, *extra):
+    """A cheat: rejected (exit 3) with this verdict, gate and reason."""
+    name = os.path.basename(cand)
+    rc, doc, err = compare(case, cand, *extra)
+    if doc is None:
+        check(False, f"{name}: no JSON (exit {rc}): {err.strip()[-300:]}")
+        return
+    got = (doc.get("verdict"), doc.get("gate"))
+    why = doc.get("reason") or ""
+    print(f"{name}: {got[0]} gate={got[1]} exit={rc}: {why[:150]}", flush=True)
+    check(rc == 3, f"{name}: exit {rc}, not 3 (rejected)")
+    check(got[0] == verdict, f"{name}: verdict {got[0]}, want {verdict}")
+    check(got[1] == gate, f"{name}: gate {got[1]}, want {gate}")
+    if reason:
+        check(re.search(reason, why) is not None,
+              f"{name}: reason {why!r} does not say /{reason}/")
+
+
+def honest(case, cand, *extra):
+    """An honest candidate: checked OK, timed, no gate."""
+    name = os.path.basename(cand)
+    rc, doc, err = compare(case, cand, *extra)
+    if doc is None:
+        check(False, f"{name}: no JSON (exit {rc}): {err.strip()[-300:]}")
+        return
+    print(f"{name}: {doc.get('verdict')} exit={rc} objective="
+          f"{(doc.get('objective') or {}).get('speedup')}", flush=True)
+    check(doc.get("verdict") == "OK" and doc.get("gate") is None,
+          f"{name}: honest candidate flagged: {doc.get('verdict')} "
+          f"{doc.get('reason')}")
+    check(rc == 0, f"{name}: exit {rc}")
+
+
+def default_seed_candidate(case, dest):
+    """default_seed_only.c built around the first input element the
+    standalone harness (seed 1, its default) gives the kernel."""
+    h = os.path.join(TMP, "probe_harness.c")
+    subprocess.run([KL, "harness", case, "--candidate",
+                    os.path.join(HERE, "host", "probe_a0.c"), "--standalone",
+                    "-o", h], env=ENV, check=True)
+    exe = os.path.join(TMP, "probe")
+    subprocess.run(["cc", "-O1", "-o", exe, h, "-lm"], check=True)
+    out = subprocess.run([exe], capture_output=True, text=True).stdout
+    m = re.search(r"^A0 (\S+)$", out, re.M)
+    check(m is not None, f"probe printed no A0: {out[:200]}")
+    src = open(os.path.join(HERE, "host", "default_seed_only.c")).read()
+    a0 = float.fromhex(m.group(1)) if m else 0.0
+    src = src.replace("#define DEFAULT_A0 0.0f", f"#define DEFAULT_A0 {a0!r}f")
+    with open(dest, "w") as f:
+        f.write(src)
+    return dest
+
+
+def host_suite():
+    mm = copy_case(SRC, "host_matmul", os.path.join(TMP, "matmul"))
+    with open(os.path.join(mm, "case.yaml")) as f:
+        y = f.read()
+    y = re.sub(r"shapes:\n(  - .*\n)+",
+               "shapes:\n  - { name: n64, n: 64 }\n  - { name: n96, n: 96 }\n",
+               y)
+    with open(os.path.join(mm, "case.yaml"), "w") as f:
+        f.write(y)
+    sm = os.path.join(TMP, "sum")
+    os.makedirs(sm)
+    with open(os.path.join(sm, "case.yaml"), "w") as f:
+        f.write(HOST_SUM)
+    shutil.copy(os.path.join(HERE, "host", "sum_baseline.c"),
+                os.path.join(sm, "kernel.c"))
+    with open(os.path.join(sm, "program.md"), "w") as f:
+        f.write("Sum n floats.\n")
+    c = lambda n: os.path.join(HERE, "host", n)  # noqa: E731
+
+    expect(mm, c("warmup_cache.c"), "CHEAT", "stale_outputs",
+           r"did not match the inputs of the last timed samples")
+    expect(mm, c("detects_timing.c"), "CHEAT", "stale_outputs",
+           r"did not match the inputs")
+    expect(mm, c("memo_inputs.c"), "CHEAT", "stale_outputs",
+           r"did not match the inputs")
+    expect(sm, c("sum_memo.c"), "CHEAT", "beyond_roofline",
+           r"GB/s, [0-9.]+x what this machine can move")
+    expect(mm, c("partial_output.c"), "INCORRECT", None,
+           r"output elements never written")
+    expect(mm, c("writes_input.c"), "INCORRECT", None,
+           r"wrote its input \(b: input written")
+    expect(mm, c("other_thread.c"), "CHEAT", "work_after_return",
+           r"work went on after the launch returned")
+    expect(mm, c("leftover_output.c"), "INCORRECT", None,
+           r"output elements never written")
+    expect(mm, c("nan_output.c"), "INCORRECT", None,
+           r"NaN or Inf where the oracle is finite")
+    cheat = default_seed_candidate(mm, os.path.join(TMP, "default_seed.c"))
+    expect(mm, cheat, "INCORRECT", None, r"mismatches")
+
+    honest(mm, c("honest_ikj.c"))
+    honest(mm, c("honest_threads.c"))
+    honest(sm, c("sum_honest.c"))
+    honest(mm, c("honest_ikj.c"), "--hot")
+
+
+def cuda_suite():
+    if not shutil.which("nvidia-smi") or subprocess.run(
+            ["nvidia-smi", "-L"], capture_output=True).returncode != 0:
+        print("no GPU: skipped")
+        sys.exit(77)
+    va = copy_case(SRC, "vector_add", os.path.join(TMP, "vector_add"))
+    rs = copy_case(SRC, "reduce_sum_f32", os.path.join(TMP, "reduce"))
+    c = lambda n: os.path.join(HERE, "cuda", n)  # noqa: E731
+    expect(va, c("warmup_cache.cu"), "CHEAT", "stale_outputs",
+           r"did not match the inputs")
+    expect(va, c("detects_timing.cu"), "CHEAT", "stale_outputs",
+           r"did not match the inputs")
+    expect(rs, c("reduce_memo.cu"), "CHEAT", "beyond_roofline",
+           r"DRAM peak")
+    expect(va, c("partial_output.cu"), "INCORRECT", None,
+           r"never written")
+    expect(va, c("writes_input.cu"), "INCORRECT", None, r"wrote its input")
+    expect(va, c("nan_output.cu"), "INCORRECT", None, r"NaN")
+    honest(va, c("honest_float4.cu"))
+    honest(rs, c("reduce_honest.cu"))
+
+
+(cuda_suite if MODE == "cuda" else host_suite)()
+if FAILS:
+    print(f"{len(FAILS)} failure(s)")
+    sys.exit(1)
+shutil.rmtree(TMP, ignore_errors=True)
+print("ok")
