@@ -40,6 +40,7 @@ struct kl_worker {
   char *path;
   int timeout_ms;
   char *visible; /* CUDA_VISIBLE_DEVICES for the worker, or NULL */
+  char *dir;     /* its working folder (sandbox.c), made on first spawn */
   pid_t pid;
   int sock;    /* protocol, -1 when no worker runs */
   int log_fd;  /* the worker's stdout and stderr */
@@ -147,6 +148,12 @@ static int spawn(kl_worker *w) {
   } else if (ftruncate(w->log_fd, 0) < 0) {
     kl_error_clear(); /* an old tail in the log is harmless */
   }
+  int rc;
+  if (!w->dir && (rc = kl__sandbox_dir(&w->dir)) < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return rc;
+  }
   pid_t pid = fork();
   if (pid < 0) {
     close(sv[0]);
@@ -161,10 +168,14 @@ static int spawn(kl_worker *w) {
     dup2(w->log_fd, 1);
     dup2(w->log_fd, 2);
     dup2(sv[1], 3);
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
     if (w->visible)
       setenv("CUDA_VISIBLE_DEVICES", w->visible, 1);
+    setenv("TMPDIR", w->dir, 1);
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 0); /* idle pool threads sleep */
+    int confined = kl__sandbox_enter(w->dir);
+    if (confined < 0)
+      _exit(126);
+    setenv("KL_WORKER_SANDBOX", confined ? "landlock" : "limits", 1);
     char *argv[] = {w->path, NULL};
     execv(w->path, argv);
     _exit(127);
@@ -363,6 +374,8 @@ void kl_worker_free(kl_worker *w) {
     kl__free(w->loaded[i]);
   kl__free(w->loaded);
   kl_buf_dispose(&w->inbox);
+  kl__sandbox_dir_remove(w->dir);
+  kl__free(w->dir);
   kl__free(w->visible);
   kl__free(w->path);
   kl__free(w);

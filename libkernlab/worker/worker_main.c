@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,6 +140,34 @@ const kl_plugin *klw_plugin_at(int64_t id) {
 
 /* ---- load ---------------------------------------------------------------- */
 
+/* Host code gets an address-space limit (half the machine's memory, at
+ * least 4 GiB) once the first host plugin is loaded; device workers do not:
+ * the CUDA driver reserves address space far beyond any memory. Not under
+ * AddressSanitizer, whose shadow memory is a reservation of the same kind. */
+static void limit_address_space(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return;
+#endif
+#endif
+  static int done;
+  if (done++)
+    return;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return;
+  rlim_t half = (rlim_t)pages * (rlim_t)page / 2, floor = (rlim_t)4 << 30;
+  struct rlimit now, want;
+  if (getrlimit(RLIMIT_AS, &now) != 0)
+    return;
+  want.rlim_cur = want.rlim_max = half > floor ? half : floor;
+  if (now.rlim_max != RLIM_INFINITY && now.rlim_max < want.rlim_max)
+    return;
+  setrlimit(RLIMIT_AS, &want);
+}
+
 static void op_load(json_object *req) {
   json_object *p;
   if (!json_object_object_get_ex(req, "path", &p)) {
@@ -167,6 +196,8 @@ static void op_load(json_object *req) {
                 path, pl->abi_version, pl->struct_size, KL_PLUGIN_ABI_VERSION);
     return;
   }
+  if (strcmp(pl->backend, "host") == 0)
+    limit_address_space();
   plugins[nplugins] = pl;
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));
@@ -873,6 +904,10 @@ static void op_device(void) {
                          json_object_new_double(2.0 * mem_khz * 1e3 *
                                                 (bus_bits / 8.0) / 1e9));
   json_object_object_add(o, "l2_bytes", json_object_new_double(l2));
+  json_object_object_add(o, "sandbox",
+                         json_object_new_string(getenv("KL_WORKER_SANDBOX")
+                                                    ? getenv("KL_WORKER_SANDBOX")
+                                                    : "none"));
   json_object_object_add(o, "why", json_object_new_string(why));
   json_object_object_add(
       o, "visible_devices",

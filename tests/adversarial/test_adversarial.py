@@ -88,6 +88,43 @@ def honest(case, cand, *extra):
     check(rc == 0, f"{name}: exit {rc}")
 
 
+def landlock_abi():
+    """The kernel's Landlock ABI version, 0 where it has none."""
+    import ctypes
+    nr = {"x86_64": 444, "aarch64": 444}.get(os.uname().machine)
+    if nr is None:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    v = libc.syscall(nr, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return v if v > 0 else 0
+
+
+def sandbox(case, probe):
+    """The worker's sandbox seen from a candidate: limits, no_new_privs,
+    its own folder, and the case's ledger out of its reach."""
+    ledger = os.path.join(case, "solutions.jsonl")
+    with open(ledger, "w") as f:
+        f.write('{"id":"before"}\n')
+    before = open(ledger, "rb").read()
+    confined = landlock_abi() > 0
+    src = open(probe).read()
+    src = src.replace('#define LEDGER "/nonexistent"',
+                      f'#define LEDGER "{ledger}"')
+    src = src.replace("#define LANDLOCK 0", f"#define LANDLOCK {int(confined)}")
+    dest = os.path.join(TMP, "sandbox_probe.c")
+    with open(dest, "w") as f:
+        f.write(src)
+    rc, doc, err = compare(case, dest)
+    verdict = doc.get("verdict") if doc else None
+    print(f"sandbox_probe.c: {verdict} (landlock {'on' if confined else 'unavailable: the ledger part is not enforced here'})",
+          flush=True)
+    check(verdict == "OK", f"sandbox: a limit is missing: {doc and doc.get('reason')} {err[-200:]}")
+    if confined:
+        check(open(ledger, "rb").read() == before,
+              "sandbox: the candidate appended to the case's ledger")
+    os.unlink(ledger)
+
+
 def default_seed_candidate(case, dest):
     """default_seed_only.c built around the first input element the
     standalone harness (seed 1, its default) gives the kernel."""
@@ -150,6 +187,7 @@ def host_suite():
 
     honest(mm, c("honest_ikj.c"))
     honest(mm, c("honest_threads.c"))
+    sandbox(mm, c("sandbox_probe.c"))
     honest(sm, c("sum_honest.c"))
     honest(mm, c("honest_ikj.c"), "--hot")
 
