@@ -87,6 +87,10 @@ void cli_print_error(const kl_error *e);
 int cli_fail(void);
 /* Exit status for a library code. */
 int cli_exit_status(int code);
+/* The exit status for a failed open of a path the user named (errno):
+ * missing, a folder, unreadable -> 2; a write refused or failing -> 1
+ * (a folder or a bad path is still 2). */
+int cli_path_status(int err, bool writing);
 /* A JSON string literal on `out`. */
 void cli_json_string(FILE *out, const char *s);
 /* "50.3 MiB" */

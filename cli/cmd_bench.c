@@ -11,9 +11,9 @@ int cli_read_file(char **out, const char *path) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
   if (!f) {
-    int missing = errno == ENOENT;
+    int status = cli_path_status(errno, false);
     cli_error("%s: cannot read: %s", path, strerror(errno));
-    return missing ? EXIT_BAD_INPUT : EXIT_FAILED;
+    return status;
   }
   size_t cap = 65536, n = 0;
   char *buf = malloc(cap);

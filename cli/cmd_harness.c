@@ -1,5 +1,6 @@
 /* `kl harness CASE [--candidate FILE] [--standalone|--plugin] [-o FILE]`:
  * write the generated harness source. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,8 +47,8 @@ int cmd_harness(int argc, char **argv) {
   }
   FILE *f = output && strcmp(output, "-") ? fopen(output, "w") : stdout;
   if (!f) {
+    status = cli_path_status(errno, true);
     cli_error("%s: cannot write: %m", output);
-    status = EXIT_FAILED;
     goto done;
   }
   if (fwrite(src.ptr, 1, src.size, f) != src.size || (f != stdout && fclose(f))) {

@@ -1,4 +1,5 @@
 /* Output helpers shared by the verbs: errors, colour, JSON strings. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,19 @@ int cli_exit_status(int code) {
   case KL_EREJECTED:
   case KL_ECRASHED:
   case KL_ETIMEOUT: return EXIT_REJECTED;
+  default: return EXIT_FAILED;
+  }
+}
+
+int cli_path_status(int err, bool writing) {
+  switch (err) {
+  case ENOENT:
+  case EISDIR:
+  case ENOTDIR:
+  case ELOOP:
+  case ENAMETOOLONG: return EXIT_BAD_INPUT;
+  case EACCES:
+  case EPERM: return writing ? EXIT_FAILED : EXIT_BAD_INPUT;
   default: return EXIT_FAILED;
   }
 }

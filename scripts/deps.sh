@@ -35,6 +35,7 @@ if [ "${1:-}" = --test ]; then
   python3 -m pytest --version >/dev/null 2>&1 ||
     /usr/bin/python3 -m pytest --version >/dev/null 2>&1 ||
     missing+=(python3-pytest)
+  need_cmd valgrind valgrind
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -143,6 +143,19 @@ int kl__error_os(int code, const char *path, const char *what) {
   return set_fields(code, KL_DOMAIN_OS, path, 0, 0, NULL, text, err);
 }
 
+int kl__errno_code(int err, bool writing) {
+  switch (err) {
+  case ENOENT: return KL_ENOTFOUND;
+  case EISDIR:
+  case ENOTDIR:
+  case ELOOP:
+  case ENAMETOOLONG: return KL_EINVALID;
+  case EACCES:
+  case EPERM: return writing ? KL_EIO : KL_EINVALID;
+  default: return KL_EIO;
+  }
+}
+
 int kl__error_oom(void) {
   return set_fields(KL_ENOMEM, KL_DOMAIN_NONE, NULL, 0, 0, NULL,
                     "out of memory", 0);

@@ -251,12 +251,11 @@ int kl__list_dir(char ***out, size_t *count, const char *dir,
 int kl__read_file(kl_buf *out, const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return kl__error_os(errno == ENOENT ? KL_ENOTFOUND : KL_EIO, path,
-                        "cannot open");
+    return kl__error_os(kl__errno_code(errno, false), path, "cannot open");
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     close(fd);
-    return kl__error(KL_EIO, KL_DOMAIN_OS, "%s: is a folder, not a file",
+    return kl__error(KL_EINVALID, KL_DOMAIN_OS, "%s: is a folder, not a file",
                      path);
   }
   int rc = 0;
@@ -302,8 +301,9 @@ int kl__write_all(int fd, const char *data, size_t n) {
 int kl__write_new_file(const char *path, const char *data, size_t n) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
-    return kl__error_os(errno == EEXIST ? KL_EEXISTS : KL_EIO, path,
-                        "cannot create");
+    return kl__error_os(errno == EEXIST ? KL_EEXISTS
+                                        : kl__errno_code(errno, true),
+                        path, "cannot create");
   if (kl__write_all(fd, data, n) < 0) {
     int rc = kl__error_os(KL_EIO, path, "cannot write");
     close(fd);

@@ -7,6 +7,8 @@
  * commit point: an iteration without it is done again on resume) and the
  * memory line. Budgets are checked before each proposal. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <unistd.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -993,6 +995,27 @@ static int write_summary(kl_run *r) {
   return rc;
 }
 
+/* A run records into the case folder: one it cannot write to is bad input,
+ * found before any work rather than after the baseline was measured. */
+static int check_writable(const char *dir) {
+  static const char *const parts[] = {".", "runs", "solutions.jsonl",
+                                      "benchmark.csv", "memory.jsonl"};
+  for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+    char *p = kl__path_join(dir, parts[i]);
+    if (!p)
+      return kl__error_oom();
+    int rc = 0;
+    if (access(p, F_OK) == 0 && access(p, W_OK) != 0)
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_OS,
+                     "%s: cannot record a run here: %s", i ? p : dir,
+                     strerror(errno));
+    kl__free(p);
+    if (rc < 0)
+      return rc;
+  }
+  return 0;
+}
+
 int kl_run_optimize(kl_run **out, const kl_case *c,
                     const kl_run_options *opts) {
   *out = NULL;
@@ -1022,6 +1045,8 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
                                          : 4;
   r->best_vs_base.speedup = r->best_vs_base.ci_low = r->best_vs_base.ci_high = 1;
   int rc = r->case_dir ? read_baseline_source(r) : kl__error_oom();
+  if (rc == 0)
+    rc = check_writable(r->case_dir);
   if (rc == 0 && r->o.resume)
     rc = kl__run_record_resume(r, r->o.resume);
   if (rc == 0)
