@@ -5,7 +5,7 @@
  * open files; no core files), no new privileges (set-uid programs it runs
  * gain nothing), a working directory of its own, and, where the kernel has
  * Landlock, no writes anywhere but that directory, /dev (the GPU's device
- * files, /dev/null) and /dev/shm: the case's ledgers, its runs and the
+ * files, /dev/null), /dev/shm and its own /proc entries: the case's ledgers, its runs and the
  * user's files are read-only to it. The address-space limit is the
  * worker's own to set once it knows its plugins are host code (kl-worker's
  * op_load): the CUDA driver reserves address space by the terabyte. Only
@@ -95,6 +95,12 @@ static int confine_writes(const char *dir) {
     rc = allow_beneath(ruleset, "/dev", dev_write);
   if (rc == 0)
     rc = allow_beneath(ruleset, "/dev/shm", write);
+  /* the CUDA driver writes to its own /proc entries (cuInit fails with
+   * CUDA_ERROR_OPERATING_SYSTEM otherwise); /proc/self is this process's,
+   * and Landlock keeps it from ptrace-class access to any process outside
+   * the sandbox, the parent included */
+  if (rc == 0)
+    rc = allow_beneath(ruleset, "/proc/self", write);
   if (rc == 0)
     rc = (int)syscall(SYS_landlock_restrict_self, ruleset, 0);
   close(ruleset);

@@ -1,5 +1,5 @@
-// Cheat: every element counts its own calls; from the ninth on it hands
-// back the sum it stored on an earlier call (the checks and the warm-up),
+// Cheat: every element counts its own calls; from the eleventh on it hands
+// back the sum it stored on an earlier call (past the checks, 3 per shape),
 // whatever the inputs now are. Must be caught by stale_outputs.
 #define KL_MAX_N (64 * 1024 * 1024)
 __device__ float cached[KL_MAX_N];
@@ -10,7 +10,7 @@ extern "C" __global__ void vector_add(float *c, const float *a,
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n || i >= KL_MAX_N)
     return;
-  if (calls[i] >= 8) {
+  if (calls[i] >= 10) {
     c[i] = cached[i];
     return;
   }
