@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "sandbox.h"
 #include "../core/internal.h"
 #include "kernlab/worker.h"
 

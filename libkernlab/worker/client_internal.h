@@ -25,13 +25,5 @@ int kl__worker_reply_status(json_object *reply, const char *what);
  * GB/s and its L2 size in bytes; both 0 where there is no device. */
 int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w);
 
-/* The worker's sandbox (sandbox.c). kl__sandbox_dir makes a private folder
- * under $TMPDIR; kl__sandbox_enter, called in the forked child before exec,
- * applies the limits, no_new_privs, the folder as cwd and, where the kernel
- * allows, Landlock: 1 with writes confined, 0 without, -1 when the sandbox
- * could not be entered (the child must not run). */
-int kl__sandbox_dir(char **out);
-int kl__sandbox_enter(const char *dir);
-void kl__sandbox_dir_remove(const char *dir);
 
 #endif /* KL_CLIENT_INTERNAL_H */

@@ -25,13 +25,13 @@
 #include <unistd.h>
 
 #include "../core/internal.h"
-#include "client_internal.h"
+#include "sandbox.h"
 
 #define CPU_SECONDS 3600              /* a worker's whole life */
 #define FILE_BYTES (1ull << 30)       /* its log and anything it writes */
 #define OPEN_FILES 1024
 
-static void limit(int resource, rlim_t soft, rlim_t hard) {
+void kl__sandbox_limit(int resource, rlim_t soft, rlim_t hard) {
   struct rlimit now;
   if (getrlimit(resource, &now) != 0)
     return;
@@ -39,6 +39,8 @@ static void limit(int resource, rlim_t soft, rlim_t hard) {
   struct rlimit want = {soft, hard};
   if (now.rlim_max != RLIM_INFINITY && want.rlim_max > now.rlim_max)
     want.rlim_max = now.rlim_max;
+  if (now.rlim_cur != RLIM_INFINITY && want.rlim_cur > now.rlim_cur)
+    want.rlim_cur = now.rlim_cur;
   if (want.rlim_cur > want.rlim_max)
     want.rlim_cur = want.rlim_max;
   setrlimit(resource, &want);
@@ -114,10 +116,10 @@ static int confine_writes(const char *dir) {
 #endif
 
 int kl__sandbox_enter(const char *dir) {
-  limit(RLIMIT_CORE, 0, 0);
-  limit(RLIMIT_CPU, CPU_SECONDS, CPU_SECONDS + 10);
-  limit(RLIMIT_FSIZE, FILE_BYTES, FILE_BYTES);
-  limit(RLIMIT_NOFILE, OPEN_FILES, OPEN_FILES);
+  kl__sandbox_limit(RLIMIT_CORE, 0, 0);
+  kl__sandbox_limit(RLIMIT_CPU, CPU_SECONDS, CPU_SECONDS + 10);
+  kl__sandbox_limit(RLIMIT_FSIZE, FILE_BYTES, FILE_BYTES);
+  kl__sandbox_limit(RLIMIT_NOFILE, OPEN_FILES, OPEN_FILES);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return -1;
   if (chdir(dir) != 0)

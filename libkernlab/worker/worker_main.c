@@ -32,6 +32,7 @@
 
 #include "kernlab/plugin.h"
 #include "kernlab/stats.h"
+#include "sandbox.h"
 #include "worker_internal.h"
 #ifdef KL_HAVE_CUPTI
 #include <cuda.h>
@@ -159,13 +160,8 @@ static void limit_address_space(void) {
   if (pages <= 0 || page <= 0)
     return;
   rlim_t half = (rlim_t)pages * (rlim_t)page / 2, floor = (rlim_t)4 << 30;
-  struct rlimit now, want;
-  if (getrlimit(RLIMIT_AS, &now) != 0)
-    return;
-  want.rlim_cur = want.rlim_max = half > floor ? half : floor;
-  if (now.rlim_max != RLIM_INFINITY && now.rlim_max < want.rlim_max)
-    return;
-  setrlimit(RLIMIT_AS, &want);
+  rlim_t as = half > floor ? half : floor;
+  kl__sandbox_limit(RLIMIT_AS, as, as);
 }
 
 static void op_load(json_object *req) {
