@@ -87,10 +87,11 @@ void cli_print_error(const kl_error *e);
 int cli_fail(void);
 /* Exit status for a library code. */
 int cli_exit_status(int code);
-/* The exit status for a failed open of a path the user named (errno):
- * missing, a folder, unreadable -> 2; a write refused or failing -> 1
- * (a folder or a bad path is still 2). */
-int cli_path_status(int err, bool writing);
+/* The exit status for a failed open of a path (errno), as the library's
+ * codes: missing, a folder, refused before any work -> 2; refused
+ * mid_work or any other failure -> 1. (The CLI sees only the public API,
+ * so the table is kl__errno_code's, in exit statuses.) */
+int cli_path_status(int err, bool mid_work);
 /* A JSON string literal on `out`. */
 void cli_json_string(FILE *out, const char *s);
 /* "50.3 MiB" */

@@ -54,7 +54,7 @@ int cli_exit_status(int code) {
   }
 }
 
-int cli_path_status(int err, bool writing) {
+int cli_path_status(int err, bool mid_work) {
   switch (err) {
   case ENOENT:
   case EISDIR:
@@ -62,7 +62,8 @@ int cli_path_status(int err, bool writing) {
   case ELOOP:
   case ENAMETOOLONG: return EXIT_BAD_INPUT;
   case EACCES:
-  case EPERM: return writing ? EXIT_FAILED : EXIT_BAD_INPUT;
+  case EPERM:
+  case EROFS: return mid_work ? EXIT_FAILED : EXIT_BAD_INPUT;
   default: return EXIT_FAILED;
   }
 }

@@ -139,9 +139,8 @@ int kl_case_new(kl_buf *out_path, const char *name,
                    "%s: no such folder to create the case in", parent);
   /* nothing is done yet: a folder the user cannot write to is bad input */
   if (rc == 0 && mkdir(target, 0755) < 0)
-    rc = kl__error_os(errno == EEXIST                     ? KL_EEXISTS
-                      : errno == EACCES || errno == EROFS ? KL_EINVALID
-                                                          : kl__errno_code(errno, true),
+    rc = kl__error_os(errno == EEXIST ? KL_EEXISTS
+                                      : kl__errno_code(errno, false),
                       target, "cannot create the case folder");
   size_t written = 0;
   for (size_t i = 0; rc == 0 && i < nfiles; i++) {

@@ -143,7 +143,7 @@ int kl__error_os(int code, const char *path, const char *what) {
   return set_fields(code, KL_DOMAIN_OS, path, 0, 0, NULL, text, err);
 }
 
-int kl__errno_code(int err, bool writing) {
+int kl__errno_code(int err, bool mid_work) {
   switch (err) {
   case ENOENT: return KL_ENOTFOUND;
   case EISDIR:
@@ -151,7 +151,8 @@ int kl__errno_code(int err, bool writing) {
   case ELOOP:
   case ENAMETOOLONG: return KL_EINVALID;
   case EACCES:
-  case EPERM: return writing ? KL_EIO : KL_EINVALID;
+  case EPERM:
+  case EROFS: return mid_work ? KL_EIO : KL_EINVALID;
   default: return KL_EIO;
   }
 }

@@ -40,11 +40,11 @@ int kl__error_at(int code, int domain, const char *path, int line, int column,
                  const char *snippet, const char *fmt, ...) KL_PRINTF(7, 8);
 /* KL_DOMAIN_OS error from errno: "path: what: strerror". */
 int kl__error_os(int code, const char *path, const char *what);
-/* The error code for a failed open of a path the user named: a path that
- * does not exist, names a folder or crosses a file is bad input, as is one
- * the user may not read; a write refused mid-work (permissions, a full
- * disk) is an I/O failure. */
-int kl__errno_code(int err, bool writing);
+/* The error code for a failed open of a path: one that does not exist,
+ * names a folder or crosses a file is bad input; so is one refused
+ * (permissions, a read-only file system) before any work, while a refusal
+ * mid_work, like any other failure, is an I/O failure. */
+int kl__errno_code(int err, bool mid_work);
 int kl__error_oom(void);
 /* Copy a fully-formed error into this thread's last error. */
 int kl__error_set(const kl_error *e);
