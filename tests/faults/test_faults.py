@@ -4,7 +4,8 @@
                 shim) once the run has recorded two iterations
   read-only     the same with EROFS, creating files and folders refused too
   worker killed SIGKILL to kl-worker while it serves a request
-In each: the run stops with a one-line error (exit 1) or goes on, every
+In each: the run stops with a one-line error (exit 1) or goes on (a killed
+worker costs the candidate it served a CRASHED record), every
 ledger stays parseable, and `kl run --resume` completes the run once the
 fault is gone. usage: test_faults.py KL SOURCE_DIR"""
 import csv
@@ -28,11 +29,16 @@ subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", SHIM,
                 "-ldl"], check=True)
 
 
-def preload():
-    """LD_PRELOAD for kl: an ASan build needs its runtime first."""
+def preload_env():
+    """LD_PRELOAD for kl. An ASan build needs its runtime first, and the
+    programs kl runs (the compiler) then carry it too: their leaks are not
+    kernlab's, so leak reports are off for this test."""
     ldd = subprocess.run(["ldd", KL], capture_output=True, text=True).stdout
     m = re.search(r"(\S*libasan\.so\S*) => (\S+)", ldd)
-    return (m.group(2) + ":" if m else "") + SHIM
+    if not m:
+        return {"LD_PRELOAD": SHIM}
+    return {"LD_PRELOAD": m.group(2) + ":" + SHIM,
+            "ASAN_OPTIONS": "detect_leaks=0"}
 
 
 def ledgers_parse(case):
@@ -75,8 +81,8 @@ def iterations_recorded(case):
 def disk_fault(kind):
     case = copy_case(SRC, "host_saxpy", os.path.join(TMP, kind))
     flag = os.path.join(TMP, kind + ".flag")
-    env = dict(ENV, LD_PRELOAD=preload(), KL_FAULT=kind, KL_FAULT_FLAG=flag,
-               KL_FAULT_DIR=case)
+    env = dict(ENV, KL_FAULT=kind, KL_FAULT_FLAG=flag, KL_FAULT_DIR=case,
+               **preload_env())
     p = subprocess.Popen([KL, "run", case, "--iterations", "8", "--patience",
                           "20", "--seed", "3"], env=env, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -145,10 +151,18 @@ def worker_killed():
     t.join()
     print(f"worker killed ({len(killed)}): exit {p.returncode}")
     check(killed, "no worker was found to kill")
-    check(p.returncode == 0, f"the run did not go on after the worker died: "
-          f"{err[-300:]}")
-    sols = ledgers_parse(case)
     rid = run_id_of(case)
+    if p.returncode != 0:
+        # killed while it served kernlab itself (loading the baseline, say),
+        # not a candidate: the run stops cleanly and resumes
+        lines = [l for l in err.splitlines() if l.strip()]
+        check(p.returncode == 1 and len(lines) == 1 and "signal 9" in lines[0],
+              f"the run neither went on nor stopped cleanly: {err[-300:]}")
+        ledgers_parse(case)
+        r = subprocess.run([KL, "run", case, "--resume", rid], env=ENV,
+                           capture_output=True, text=True, timeout=600)
+        check(r.returncode == 0, f"resume after the kill: {r.stderr[-300:]}")
+    sols = ledgers_parse(case)
     iters = [s["iteration"] for s in sols if s.get("run") == rid]
     check(iters == list(range(6)), f"iterations after a worker kill: {iters}")
     verdicts = [s.get("verdict") for s in sols]
