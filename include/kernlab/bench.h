@@ -87,7 +87,7 @@ KL_EXTERN(const char *) kl_report_reason(const kl_report *r);
  *  else NULL: "work_after_return" (its outputs changed after launch and
  *  sync had returned, or a host kernel left threads running: work no timer
  *  of the call sees), "stale_outputs" (after timing, its outputs were not
- *  those of the inputs it was last given), "beyond_roofline" (its time
+ *  those of the inputs it was last given), "faster_than_roofline" (its time
  *  implies moving the case's roofline bytes faster than this machine
  *  copies memory: work skipped or hidden). docs/integrity.md. */
 KL_EXTERN(const char *) kl_report_gate(const kl_report *r);

@@ -242,13 +242,11 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
       continue;
     e->res.correct = 0;
     rc = reject(r, KL_VERDICT_CHEAT,
-                    "shape %s, seed %llu: work went on after the launch "
-                    "returned (%llu output bytes changed later, %d threads "
-                    "still running): work on another thread or stream is "
-                    "not timed",
-                    e->res.name, (unsigned long long)res[i].seed,
-                    (unsigned long long)res[i].late_bytes,
-                    res[i].busy_threads);
+                "shape %s, seed %llu: work went on after the launch returned "
+                "(%llu output bytes changed later, %d threads still "
+                "running): work on another thread or stream is not timed",
+                e->res.name, (unsigned long long)res[i].seed,
+                (unsigned long long)res[i].late_bytes, res[i].busy_threads);
     r->gate = "work_after_return";
     return rc;
   }
@@ -450,7 +448,7 @@ static double host_copy_us(double bytes) {
 /* After timing: a timed candidate whose median moves the case's roofline
  * bytes faster than this machine can move memory did not do the work it
  * claims (it skipped some, or hid it from the timer). Device: the DRAM's
- * theoretical bandwidth, for cold samples or a working set over four times
+ * theoretical bandwidth (or a measured device copy), for cold samples or a working set over four times
  * the L2; host: memcpy of the same bytes. Flops are not judged. */
 static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
                          int cold) {
@@ -479,7 +477,7 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
     double t = e->res.time.median;
     if (t <= 0 || t * slack >= bound_us)
       continue;
-    r->gate = "beyond_roofline";
+    r->gate = "faster_than_roofline";
     return reject(r, KL_VERDICT_CHEAT,
                   "shape %s: %.3g us for the roofline's %.4g bytes is %.0f "
                   "GB/s, %.1fx what this machine can move (%.0f GB/s%s): "

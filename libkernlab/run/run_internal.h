@@ -49,7 +49,7 @@ struct kl_run {
   char **best_config;  /* NULL-ended, may be empty */
   kl_speedup best_vs_base;
   kl_profile_list *best_profiles; /* NULL: the baseline's (base_profiles) */
-  kl_profile_list *base_profiles; /* the roofline gate's peaks */
+  kl_profile_list *base_profiles; /* the baseline's, for prompts */
   /* spending */
   double wall_before_s, t0_ms, worker_s, usd;
   uint64_t tokens_in, tokens_out;

@@ -568,14 +568,17 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
   return rc;
 }
 
-/* The worker's answer to a device request (caller puts). */
-static int device_reply(json_object **reply, kl_worker *w) {
+/* The worker's answer to a device request (caller puts); `memory` asks
+ * for the memory bandwidth too (it may cost a measurement). */
+static int device_reply(json_object **reply, kl_worker *w, bool memory) {
   *reply = NULL;
   int rc = ensure_running(w);
   if (rc < 0)
     return rc;
   json_object *req = json_object_new_object();
   json_object_object_add(req, "op", json_object_new_string("device"));
+  if (memory)
+    json_object_object_add(req, "memory", json_object_new_int(1));
   rc = roundtrip(reply, w, req);
   json_object_put(req);
   if (rc == 0 && (rc = check_ok(*reply, "device")) < 0) {
@@ -588,7 +591,7 @@ static int device_reply(json_object **reply, kl_worker *w) {
 int kl_worker_device(kl_device_info *out, kl_worker *w) {
   memset(out, 0, sizeof(*out));
   json_object *reply, *v;
-  int rc = device_reply(&reply, w);
+  int rc = device_reply(&reply, w, false);
   if (rc < 0)
     return rc;
   out->count = (int)obj_int(reply, "count");
@@ -604,7 +607,7 @@ int kl_worker_device(kl_device_info *out, kl_worker *w) {
 
 int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w) {
   json_object *reply;
-  int rc = device_reply(&reply, w);
+  int rc = device_reply(&reply, w, true);
   if (rc < 0)
     return rc;
   *peak_gbps = obj_double(reply, "memory_peak_gbps");

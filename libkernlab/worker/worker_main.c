@@ -11,6 +11,7 @@
  *   {"op":"profile","plugin":N,"shape":S,"metrics":[...],"seed":s,"cold":b}
  *                                                -> counters (op_profile.c)
  *   {"op":"metric_passes","metrics":[...],"chip":C} -> {"passes":P}
+ *   {"op":"device"(,"memory":1)}                 -> devices (op_device)
  *   {"op":"quit"}
  * Failures the worker survives answer {"ok":false,"error":"..."}; a crash
  * or hang is the parent's to notice. */
@@ -853,7 +854,8 @@ done:
 /* Device-to-device copy bandwidth in GB/s (bytes read plus bytes written),
  * the best of three 256 MiB copies timed with events; 0 when any call
  * fails. The driver's memory-clock attribute reads 0 on recent drivers, so
- * the roofline gate's bound is measured, once per worker. */
+ * the roofline gate's bound is measured, once per worker, when asked
+ * ({"op":"device","memory":1}). */
 static double copy_gbps(void *h, int dev) {
   typedef int (*fn)();
   fn ctx_retain = (fn)dlsym(h, "cuDevicePrimaryCtxRetain"),
@@ -898,7 +900,7 @@ done:
 
 /* The driver is opened at run time: a worker built with CUDA must still run
  * host cases where there is no driver. */
-static void op_device(void) {
+static void op_device(json_object *req) {
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
@@ -933,10 +935,13 @@ static void op_device(void) {
           cu_attr(&mem_khz, 36 /* MEMORY_CLOCK_RATE */, dev);
           cu_attr(&bus_bits, 37 /* GLOBAL_MEMORY_BUS_WIDTH */, dev);
           cu_attr(&l2, 38 /* L2_CACHE_SIZE */, dev);
+          /* only for the roofline gate, and only where the driver gives
+           * no memory clock: 512 MiB and a few copies, once per worker */
           static double measured = -1;
-          if (measured < 0)
+          if (klw_get_int(req, "memory", 0) && mem_khz * bus_bits == 0 &&
+              measured < 0)
             measured = copy_gbps(h, dev);
-          copy = measured;
+          copy = measured > 0 ? measured : 0;
         }
       }
     }
@@ -1336,7 +1341,7 @@ int main(void) {
     else if (strcmp(name, "time") == 0)
       op_time(req);
     else if (strcmp(name, "device") == 0)
-      op_device();
+      op_device(req);
     else if (strcmp(name, "profile") == 0)
       klw_op_profile(req);
     else if (strcmp(name, "metric_passes") == 0)
