@@ -136,18 +136,24 @@ static int reject(kl_report *r, kl_verdict v, const char *fmt, ...) {
 }
 
 /* A worker failure: a crash or a hang is the candidate's verdict; anything
- * else is kernlab's error. */
+ * else is kernlab's error. `shape` may be NULL (no shape was running). */
 static int worker_failure(kl_report *r, int rc, const char *shape,
                           const char *what) {
   const kl_error *e = kl_error_last();
   const char *msg = e ? e->message : kl_strerror(rc);
-  if (rc == KL_ECRASHED)
-    return reject(r, KL_VERDICT_CRASHED, "%s at shape %s: %s", what, shape,
-                  msg);
-  if (rc == KL_ETIMEOUT)
-    return reject(r, KL_VERDICT_TIMEOUT, "%s at shape %s: %s", what, shape,
-                  msg);
-  return rc;
+  if (rc != KL_ECRASHED && rc != KL_ETIMEOUT)
+    return rc;
+  return reject(r, rc == KL_ECRASHED ? KL_VERDICT_CRASHED : KL_VERDICT_TIMEOUT,
+                "%s%s%s: %s", what, shape ? " at shape " : "",
+                shape ? shape : "", msg);
+}
+
+/* The worker died or hung before any shape ran (its start, the device
+ * query, loading the plugins: the candidate's constructors run there).
+ * With a candidate in it, that is the candidate's verdict, as it would be
+ * a moment later; a bench of the case's own kernel fails. */
+static int setup_failure(kl_report *r, int rc, bool candidate) {
+  return candidate ? worker_failure(r, rc, NULL, "loading the plugins") : rc;
 }
 
 static uint64_t fresh_seed(void) {
@@ -456,7 +462,7 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
   int rc;
   if (c->backend == KL_BACKEND_CUDA &&
       (rc = kl__worker_memory(&peak_gbps, &l2, w)) < 0)
-    return rc;
+    return worker_failure(r, rc, NULL, "reading the device's bandwidth");
   for (size_t i = 0; i < r->nshapes; i++) {
     shape_entry *e = &r->shapes[i];
     double bytes = 0, bound_us = 0, slack;
@@ -598,8 +604,10 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   if ((rc = kl_worker_create(&w, &wopts)) < 0)
     goto done;
   if (c->backend == KL_BACKEND_CUDA) {
-    if ((rc = kl_worker_device(&r->device, w)) < 0)
+    if ((rc = kl_worker_device(&r->device, w)) < 0) {
+      rc = setup_failure(r, rc, cand != NULL);
       goto done;
+    }
     if (r->device.count == 0) {
       rc = kl__error(KL_ENODEVICE, KL_DOMAIN_NONE,
                      "no CUDA device is available to run case '%s': %s",
@@ -608,12 +616,12 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     }
     r->has_device = true;
   }
-  if ((rc = kl_worker_load(&base_id, w, kl_artifact_path(base))) < 0)
+  if ((rc = kl_worker_load(&base_id, w, kl_artifact_path(base))) < 0 ||
+      (other && (rc = kl_worker_load(&other_id, w, kl_artifact_path(other))) < 0) ||
+      (cand && (rc = kl_worker_load(&cand_id, w, kl_artifact_path(cand))) < 0)) {
+    rc = setup_failure(r, rc, cand != NULL);
     goto done;
-  if (other && (rc = kl_worker_load(&other_id, w, kl_artifact_path(other))) < 0)
-    goto done;
-  if (cand && (rc = kl_worker_load(&cand_id, w, kl_artifact_path(cand))) < 0)
-    goto done;
+  }
   int subject = cand ? cand_id : base_id;
   int reference_side = other ? other_id : base_id;
   int oracle = c->ref.kind == KL_REFERENCE_HOST ? -1 : base_id;
