@@ -78,12 +78,16 @@ static bool get_int(json_object *o, const char *key, int64_t lo, int64_t hi,
   return *out >= lo && *out <= hi;
 }
 
-static char *get_string(json_object *o, const char *key) {
+/* A copy of o[key] in *out when it is a string (1), NULL when it is absent
+ * or no string (0), KL_ENOMEM: a missing name and a failed copy are told
+ * apart. */
+static int get_string(char **out, json_object *o, const char *key) {
   json_object *v;
+  *out = NULL;
   if (!json_object_object_get_ex(o, key, &v) ||
       !json_object_is_type(v, json_type_string))
-    return NULL;
-  return kl__strdup(json_object_get_string(v));
+    return 0;
+  return (*out = kl__strdup(json_object_get_string(v))) ? 1 : kl__error_oom();
 }
 
 /* [x, y, z] with each within [1, hi[i]] */
@@ -202,10 +206,13 @@ static int read_launch(const reader *r, json_object *jo, kl_observation *o,
 
 static int read_kernel(const reader *r, json_object *jo, kl__obs_kernel *k) {
   int64_t total_ns = 0;
-  if (!json_object_is_type(jo, json_type_object) ||
-      !(k->name = get_string(jo, "name")))
+  int rc = json_object_is_type(jo, json_type_object)
+               ? get_string(&k->name, jo, "name")
+               : 0;
+  if (rc == 0)
     return bad(r, "kernels", "every kernel needs a \"name\"");
-  k->demangled = get_string(jo, "demangled");
+  if (rc < 0 || (rc = get_string(&k->demangled, jo, "demangled")) < 0)
+    return rc;
   json_object *v;
   k->matched = json_object_object_get_ex(jo, "matched", &v) &&
                json_object_get_boolean(v);
@@ -247,8 +254,10 @@ static int read_observation(const reader *r, json_object *root,
       json_object_is_type(v, json_type_array) &&
       json_object_array_length(v) > 0)
   {
-    o->device = get_string(json_object_array_get_idx(v, 0), "name");
-    o->cc = get_string(json_object_array_get_idx(v, 0), "compute_capability");
+    json_object *dev = json_object_array_get_idx(v, 0);
+    int rc = get_string(&o->device, dev, "name");
+    if (rc < 0 || (rc = get_string(&o->cc, dev, "compute_capability")) < 0)
+      return rc;
   }
   if (!json_object_object_get_ex(root, "kernels", &kernels) ||
       !json_object_is_type(kernels, json_type_array))
