@@ -8,6 +8,7 @@
  * buffer counts, launch geometry and roofline. An expression that fails for
  * a shape is reported once (at its first failing shape). The case is only
  * returned when no diagnostic was recorded. */
+#define _GNU_SOURCE /* realpath */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +268,18 @@ static char *case_file(loader *ld, const ynode *n, const char *what) {
     kl__free(full);
     return NULL;
   }
+  /* a link may point anywhere: where it leads must be inside too */
+  char *real = realpath(full, NULL), *real_dir = realpath(ld->c->dir, NULL);
+  size_t nd = real_dir ? strlen(real_dir) : 0;
+  if (real && real_dir &&
+      !(strncmp(real, real_dir, nd) == 0 && real[nd] == '/')) {
+    err(ld, n, "%s '%s' is a link that leads out of the case folder", what,
+        rel);
+    kl__free(full);
+    full = NULL;
+  }
+  free(real);
+  free(real_dir);
   return full;
 }
 

@@ -1,0 +1,1 @@
+../../../../cases/host_saxpy/kernel.c
