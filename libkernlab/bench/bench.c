@@ -23,38 +23,7 @@
 #include "../case/case_internal.h"
 #include "../profile/profile_internal.h"
 #include "../worker/client_internal.h"
-#include "kernlab/bench.h"
-
-typedef struct shape_entry {
-  kl_shape_result res;
-  char stop_reason[32];
-  char *name; /* owned: a report outlives its case */
-  kl_profile *profile;
-} shape_entry;
-
-struct kl_report {
-  char *case_name, *candidate_name;
-  bool compare;
-  kl_verdict verdict;
-  char *reason;
-  const char *gate; /* static string, CHEAT only */
-  char *compile_log;
-  int cold;
-  double min_gain_pct;
-  kl_objective objective;
-  uint64_t *seeds;
-  size_t nseeds;
-  shape_entry *shapes;
-  size_t nshapes;
-  bool has_objective;
-  kl_speedup objective_speedup;
-  bool baseline_cached, candidate_cached;
-  double compile_seconds;
-  int worker_restarts;
-  bool has_device;
-  kl_device_info device;
-  char timer[16];
-};
+#include "bench_internal.h"
 
 const char *kl_verdict_name(kl_verdict v) {
   switch (v) {
@@ -518,42 +487,23 @@ static int objective(kl_report *r, const kl_case *c) {
   return rc;
 }
 
-static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
-               bool compare) {
+/* A report for `c` under `o`, with its seeds and shapes; *only is the
+ * one shape asked for, or -1. */
+static int report_new(kl_report **out, int *only, const kl_case *c,
+                      const kl_bench_options *o, bool compare) {
   *out = NULL;
-  kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
-  if (!o)
-    o = &defaults;
+  *only = -1;
   if (compare && !o->candidate &&
       !(o->version >= 2 && o->candidate_config))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "compare needs a candidate (a source or a "
                      "configuration)");
-  int only = -1;
-  if (o->shape && (only = kl_case_shape_find(c, o->shape)) < 0)
+  if (o->shape && (*only = kl_case_shape_find(c, o->shape)) < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                      "case '%s' has no shape '%s'", c->name, o->shape);
-  char **pnames = NULL;
-  size_t npnames = 0;
-  if (o->profile && c->backend == KL_BACKEND_CUDA) {
-    int prc = kl__profile_names(&pnames, &npnames, o->profile);
-    if (prc < 0)
-      return prc;
-  }
-  json_object **replies = NULL; /* profile replies, per shape */
-  double *prof_ms = NULL;
   kl_report *r = kl__calloc(1, sizeof(*r));
-  kl_artifact *base = NULL, *other = NULL, *cand = NULL;
-  kl_worker *w = NULL;
-  int rc = 0;
-  if (!r) {
-    kl__profile_names_free(pnames, npnames);
+  if (!r)
     return kl__error_oom();
-  }
-  bool v2 = o->version >= 2;
-  const char *against = v2 ? o->against : NULL;
-  const char *const *against_config = v2 ? o->against_config : NULL;
-  const char *const *cand_config = v2 ? o->candidate_config : NULL;
   r->compare = compare;
   r->cold = o->time.cold;
   r->min_gain_pct = c->budget.min_gain_pct;
@@ -565,37 +515,125 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
   r->nseeds = o->check_seeds < 3 ? 3 : (size_t)o->check_seeds;
   if (r->nseeds > 64)
     r->nseeds = 64;
-  r->nshapes = only >= 0 ? 1 : c->nshapes;
+  r->nshapes = *only >= 0 ? 1 : c->nshapes;
   r->seeds = kl__calloc(r->nseeds, sizeof(*r->seeds));
   r->shapes = kl__calloc(r->nshapes, sizeof(*r->shapes));
-  if (!r->case_name || !r->candidate_name || !r->seeds || !r->shapes) {
-    rc = kl__error_oom();
-    goto done;
-  }
-  uint64_t base_seed = o->seed ? o->seed : fresh_seed();
-  for (size_t i = 0; i < r->nseeds; i++)
-    r->seeds[i] = kl__derive_seed(base_seed, i);
-  for (size_t i = 0; i < r->nshapes; i++) {
+  bool ok = r->case_name && r->candidate_name && r->seeds && r->shapes;
+  for (size_t i = 0; ok && i < r->nshapes; i++) {
     r->shapes[i].name =
-        kl__strdup(c->shapes[only >= 0 ? (size_t)only : i].name);
-    if (!r->shapes[i].name) {
-      rc = kl__error_oom();
-      goto done;
-    }
+        kl__strdup(c->shapes[*only >= 0 ? (size_t)*only : i].name);
     r->shapes[i].res.name = r->shapes[i].name;
+    ok = r->shapes[i].name != NULL;
   }
+  if (!ok) {
+    kl_report_free(r);
+    return kl__error_oom();
+  }
+  *out = r;
+  return 0;
+}
 
+static bool has_candidate(const kl_bench_options *o) {
+  return o->candidate || (o->version >= 2 && o->candidate_config);
+}
+
+void kl__bench_plugins_dispose(kl__bench_plugins *p) {
+  kl__free(p->oracle);
+  kl__free(p->against);
+  kl__free(p->candidate);
+  memset(p, 0, sizeof(*p));
+}
+
+static int keep_path(char **to, const kl_artifact *a) {
+  if (!a)
+    return 0;
+  return (*to = kl__strdup(kl_artifact_path(a))) ? 0 : kl__error_oom();
+}
+
+int kl__bench_build(kl__bench_plugins *p, kl_report **failed,
+                    const kl_case *c, const kl_bench_options *o,
+                    bool compare) {
+  memset(p, 0, sizeof(*p));
+  *failed = NULL;
+  kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
+  if (!o)
+    o = &defaults;
+  int only;
+  kl_report *r = NULL;
+  int rc = report_new(&r, &only, c, o, compare);
+  if (rc < 0)
+    return rc;
+  bool v2 = o->version >= 2;
+  const char *against = v2 ? o->against : NULL;
+  const char *const *against_config = v2 ? o->against_config : NULL;
+  const char *const *cand_config = v2 ? o->candidate_config : NULL;
+  kl_artifact *base = NULL, *other = NULL, *cand = NULL;
   if ((rc = compile_side(&base, r, c, NULL, NULL, o, SIDE_ORACLE)) < 0)
     goto done;
   if (compare && (against || against_config) &&
       (rc = build_side(&other, r, c, against, against_config, o,
                        SIDE_AGAINST)) < 0)
     goto done;
-  if ((o->candidate || cand_config) &&
+  if (has_candidate(o) &&
       ((rc = build_side(&cand, r, c, o->candidate, cand_config, o,
                         SIDE_CANDIDATE)) < 0 ||
        r->verdict != KL_VERDICT_OK))
     goto done;
+  if ((rc = keep_path(&p->oracle, base)) < 0 ||
+      (rc = keep_path(&p->against, other)) < 0 ||
+      (rc = keep_path(&p->candidate, cand)) < 0)
+    goto done;
+  p->compile_seconds = r->compile_seconds;
+  p->oracle_cached = r->baseline_cached;
+  p->candidate_cached = r->candidate_cached;
+done:
+  kl_artifact_free(base);
+  kl_artifact_free(other);
+  kl_artifact_free(cand);
+  if (rc == 0 && r->verdict != KL_VERDICT_OK) {
+    kl__bench_plugins_dispose(p);
+    *failed = r; /* the candidate did not compile: that is its report */
+    return 0;
+  }
+  kl_report_free(r);
+  if (rc < 0)
+    kl__bench_plugins_dispose(p);
+  return rc;
+}
+
+int kl__bench_execute(kl_report **out, const kl_case *c,
+                      const kl_bench_options *o, bool compare,
+                      const kl__bench_plugins *p) {
+  *out = NULL;
+  kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
+  if (!o)
+    o = &defaults;
+  if (!p->oracle || (has_candidate(o) && !p->candidate))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "a bench needs the oracle's plugin%s",
+                     has_candidate(o) ? " and the candidate's" : "");
+  int only;
+  kl_report *r = NULL;
+  int rc = report_new(&r, &only, c, o, compare);
+  if (rc < 0)
+    return rc;
+  char **pnames = NULL;
+  size_t npnames = 0;
+  if (o->profile && c->backend == KL_BACKEND_CUDA &&
+      (rc = kl__profile_names(&pnames, &npnames, o->profile)) < 0) {
+    kl_report_free(r);
+    return rc;
+  }
+  json_object **replies = NULL; /* profile replies, per shape */
+  double *prof_ms = NULL;
+  kl_worker *w = NULL;
+  r->compile_seconds = p->compile_seconds;
+  r->baseline_cached = p->oracle_cached;
+  r->candidate_cached = p->candidate_cached;
+  uint64_t base_seed = o->seed ? o->seed : fresh_seed();
+  for (size_t i = 0; i < r->nseeds; i++)
+    r->seeds[i] = kl__derive_seed(base_seed, i);
+  bool cand = p->candidate != NULL;
   kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
   wopts.worker_path = o->worker_path;
   wopts.timeout_ms = o->timeout_ms;
@@ -605,7 +643,7 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     goto done;
   if (c->backend == KL_BACKEND_CUDA) {
     if ((rc = kl_worker_device(&r->device, w)) < 0) {
-      rc = setup_failure(r, rc, cand != NULL);
+      rc = setup_failure(r, rc, cand);
       goto done;
     }
     if (r->device.count == 0) {
@@ -616,14 +654,15 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     }
     r->has_device = true;
   }
-  if ((rc = kl_worker_load(&base_id, w, kl_artifact_path(base))) < 0 ||
-      (other && (rc = kl_worker_load(&other_id, w, kl_artifact_path(other))) < 0) ||
-      (cand && (rc = kl_worker_load(&cand_id, w, kl_artifact_path(cand))) < 0)) {
-    rc = setup_failure(r, rc, cand != NULL);
+  if ((rc = kl_worker_load(&base_id, w, p->oracle)) < 0 ||
+      (compare && p->against &&
+       (rc = kl_worker_load(&other_id, w, p->against)) < 0) ||
+      (cand && (rc = kl_worker_load(&cand_id, w, p->candidate)) < 0)) {
+    rc = setup_failure(r, rc, cand);
     goto done;
   }
   int subject = cand ? cand_id : base_id;
-  int reference_side = other ? other_id : base_id;
+  int reference_side = other_id >= 0 ? other_id : base_id;
   int oracle = c->ref.kind == KL_REFERENCE_HOST ? -1 : base_id;
   /* Correctness first: every shape passes before anything is timed. */
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
@@ -666,7 +705,7 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
     if (rc < 0)
       goto done;
   }
-  if ((o->candidate || cand_config) && r->verdict == KL_VERDICT_OK &&
+  if (cand && r->verdict == KL_VERDICT_OK &&
       (rc = roofline_gate(r, c, w, t.cold)) < 0)
     goto done;
   for (size_t i = 0; replies && i < r->nshapes && r->verdict == KL_VERDICT_OK;
@@ -687,15 +726,23 @@ done:
   if (w)
     r->worker_restarts = kl_worker_restarts(w);
   kl_worker_free(w);
-  kl_artifact_free(base);
-  kl_artifact_free(other);
-  kl_artifact_free(cand);
   if (rc < 0) {
     kl_report_free(r);
     return rc;
   }
   *out = r;
   return 0;
+}
+
+/* Build here, then execute here. */
+static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
+               bool compare) {
+  kl__bench_plugins p;
+  int rc = kl__bench_build(&p, out, c, o, compare);
+  if (rc == 0 && !*out)
+    rc = kl__bench_execute(out, c, o, compare, &p);
+  kl__bench_plugins_dispose(&p);
+  return rc;
 }
 
 int kl_bench_run(kl_report **out, const kl_case *c,
@@ -708,121 +755,3 @@ int kl_bench_compare(kl_report **out, const kl_case *c,
   return run(out, c, opts, true);
 }
 
-/* ---- JSON ------------------------------------------------------------------ */
-
-static int json_summary(kl_buf *b, const kl_summary *s) {
-  return kl__buf_printf(b,
-                        "\"median_us\":%.6g,\"ci_low_us\":%.6g,\"ci_high_us\":"
-                        "%.6g,\"q1_us\":%.6g,\"q3_us\":%.6g,\"min_us\":%.6g,"
-                        "\"samples\":%zu,\"outliers\":%zu",
-                        s->median, s->ci_low, s->ci_high, s->q1, s->q3,
-                        s->min, s->n, s->outliers);
-}
-
-static int json_speedup(kl_buf *b, const kl_speedup *s) {
-  return kl__buf_printf(b,
-                        "\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
-                        "\"decision\":\"%s\"",
-                        s->speedup, s->ci_low, s->ci_high,
-                        kl_decision_name(s->decision));
-}
-
-int kl_report_json(kl_buf *out, const kl_report *r) {
-  kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"case\":");
-  rc |= kl__buf_json_string(&b, r->case_name);
-  rc |= kl__buf_printf(&b, ",\"mode\":\"%s\",\"candidate\":",
-                       r->compare ? "compare" : "bench");
-  rc |= kl__buf_json_string(&b, r->candidate_name);
-  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
-                       kl_verdict_name(r->verdict));
-  rc |= kl__buf_json_string(&b, r->reason);
-  rc |= kl__buf_puts(&b, ",\"gate\":");
-  rc |= kl__buf_json_string(&b, r->gate);
-  rc |= kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
-                       r->cold ? "true" : "false", r->min_gain_pct);
-  for (size_t i = 0; i < r->nseeds; i++)
-    rc |= kl__buf_printf(&b, "%s%llu", i ? "," : "",
-                         (unsigned long long)r->seeds[i]);
-  rc |= kl__buf_puts(&b, "],\"shapes\":[");
-  for (size_t i = 0; i < r->nshapes; i++) {
-    const shape_entry *e = &r->shapes[i];
-    const kl_shape_result *s = &e->res;
-    rc |= kl__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
-    rc |= kl__buf_json_string(&b, s->name);
-    rc |= kl__buf_printf(&b, ",\"checked\":%s,\"correct\":",
-                         s->checked ? "true" : "false");
-    rc |= kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false")
-                                      : "null");
-    rc |= kl__buf_printf(&b,
-                         ",\"max_abs_err\":%.6g,\"mismatches\":%llu,"
-                         "\"unwritten\":%llu,\"nonfinite\":%llu,"
-                         "\"inputs_written\":%llu,\"cold\":%s",
-                         s->max_abs_err, (unsigned long long)s->mismatches,
-                         (unsigned long long)s->unwritten,
-                         (unsigned long long)s->nonfinite,
-                         (unsigned long long)s->inputs_written,
-                         r->cold ? "true" : "false");
-    if (s->timed) {
-      rc |= kl__buf_putc(&b, ',');
-      rc |= json_summary(&b, &s->time);
-      if (r->has_device)
-        rc |= kl__buf_printf(&b, ",\"sm_clock_mhz\":%.1f,\"throttled\":%zu",
-                             s->sm_clock_mhz, s->throttled);
-      rc |= kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
-                           e->stop_reason, s->wall_ms);
-      if (r->compare) {
-        rc |= kl__buf_puts(&b, ",\"baseline\":{");
-        rc |= json_summary(&b, &s->baseline);
-        rc |= kl__buf_puts(&b, "},");
-        rc |= json_speedup(&b, &s->speedup);
-      }
-    } else {
-      rc |= kl__buf_puts(&b, ",\"median_us\":null,\"ci_low_us\":null,"
-                             "\"ci_high_us\":null,\"samples\":0");
-    }
-    if (e->profile) {
-      kl_buf pj = KL_BUF_INIT;
-      if (kl_profile_json(&pj, e->profile, 0) < 0) {
-        kl_buf_dispose(&b);
-        return kl__error_oom();
-      }
-      rc |= kl__buf_puts(&b, ",\"profile\":");
-      rc |= kl__buf_put(&b, pj.ptr, pj.size);
-      kl_buf_dispose(&pj);
-    }
-    rc |= kl__buf_putc(&b, '}');
-  }
-  rc |= kl__buf_puts(&b, "]");
-  if (r->compare) {
-    rc |= kl__buf_printf(&b, ",\"objective\":{\"name\":\"%s\"",
-                         kl_objective_name(r->objective));
-    if (r->has_objective) {
-      rc |= kl__buf_putc(&b, ',');
-      rc |= json_speedup(&b, &r->objective_speedup);
-    }
-    rc |= kl__buf_putc(&b, '}');
-  }
-  if (r->has_device) {
-    rc |= kl__buf_puts(&b, ",\"device\":{\"name\":");
-    rc |= kl__buf_json_string(&b, r->device.name);
-    rc |= kl__buf_printf(&b, ",\"max_sm_clock_mhz\":%.0f,\"sms\":%d}",
-                         r->device.max_sm_clock_mhz, r->device.sms);
-  }
-  rc |= kl__buf_printf(&b, ",\"timer\":\"%s\"",
-                       r->timer[0] ? r->timer : "none");
-  rc |= kl__buf_printf(&b,
-                       ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
-                       "\"candidate_cached\":%s},\"worker_restarts\":%d}",
-                       r->compile_seconds,
-                       r->baseline_cached ? "true" : "false",
-                       r->candidate_cached ? "true" : "false",
-                       r->worker_restarts);
-  if (rc) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
-}

@@ -12,6 +12,8 @@
  * caller (free each and the array with kl__free). gpu__time_duration.sum is
  * always included: it picks the main kernel when a launch runs several.
  * @return 0, KL_EINVALID (names the bad entry), KL_ENOMEM. */
+/* Item i of a list, now the caller's (the list keeps a NULL there). */
+kl_profile *kl__profile_list_take(kl_profile_list *l, size_t i);
 int kl__profile_names(char ***names, size_t *n, const char *spec);
 void kl__profile_names_free(char **names, size_t n);
 

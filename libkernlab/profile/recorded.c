@@ -241,6 +241,13 @@ int kl_profile_list_from_json(kl_profile_list **out, const char *json,
 
 size_t kl_profile_list_count(const kl_profile_list *l) { return l->count; }
 
+kl_profile *kl__profile_list_take(kl_profile_list *l, size_t i) {
+  kl_profile *p = i < l->count ? l->items[i] : NULL;
+  if (p)
+    l->items[i] = NULL;
+  return p;
+}
+
 const kl_profile *kl_profile_list_get(const kl_profile_list *l, size_t i) {
   return i < l->count ? l->items[i] : NULL;
 }

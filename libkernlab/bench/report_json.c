@@ -1,0 +1,332 @@
+/* A report as JSON (kl_report_json, fields in docs/json.md) and back
+ * (kl__report_from_json): an executor that ran a bench on another machine
+ * brings its report home as this document, and the loop records it as if
+ * it had run here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../profile/profile_internal.h"
+#include "bench_internal.h"
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static int json_summary(kl_buf *b, const kl_summary *s) {
+  return kl__buf_printf(b,
+                        "\"median_us\":%.6g,\"ci_low_us\":%.6g,\"ci_high_us\":"
+                        "%.6g,\"q1_us\":%.6g,\"q3_us\":%.6g,\"min_us\":%.6g,"
+                        "\"samples\":%zu,\"outliers\":%zu",
+                        s->median, s->ci_low, s->ci_high, s->q1, s->q3,
+                        s->min, s->n, s->outliers);
+}
+
+static int json_speedup(kl_buf *b, const kl_speedup *s) {
+  return kl__buf_printf(b,
+                        "\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
+                        "\"decision\":\"%s\"",
+                        s->speedup, s->ci_low, s->ci_high,
+                        kl_decision_name(s->decision));
+}
+
+int kl_report_json(kl_buf *out, const kl_report *r) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "{\"case\":");
+  rc |= kl__buf_json_string(&b, r->case_name);
+  rc |= kl__buf_printf(&b, ",\"mode\":\"%s\",\"candidate\":",
+                       r->compare ? "compare" : "bench");
+  rc |= kl__buf_json_string(&b, r->candidate_name);
+  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
+                       kl_verdict_name(r->verdict));
+  rc |= kl__buf_json_string(&b, r->reason);
+  rc |= kl__buf_puts(&b, ",\"gate\":");
+  rc |= kl__buf_json_string(&b, r->gate);
+  rc |= kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
+                       r->cold ? "true" : "false", r->min_gain_pct);
+  for (size_t i = 0; i < r->nseeds; i++)
+    rc |= kl__buf_printf(&b, "%s%llu", i ? "," : "",
+                         (unsigned long long)r->seeds[i]);
+  rc |= kl__buf_puts(&b, "],\"shapes\":[");
+  for (size_t i = 0; i < r->nshapes; i++) {
+    const shape_entry *e = &r->shapes[i];
+    const kl_shape_result *s = &e->res;
+    rc |= kl__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+    rc |= kl__buf_json_string(&b, s->name);
+    rc |= kl__buf_printf(&b, ",\"checked\":%s,\"correct\":",
+                         s->checked ? "true" : "false");
+    rc |= kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false")
+                                      : "null");
+    rc |= kl__buf_printf(&b,
+                         ",\"max_abs_err\":%.6g,\"mismatches\":%llu,"
+                         "\"unwritten\":%llu,\"nonfinite\":%llu,"
+                         "\"inputs_written\":%llu,\"cold\":%s",
+                         s->max_abs_err, (unsigned long long)s->mismatches,
+                         (unsigned long long)s->unwritten,
+                         (unsigned long long)s->nonfinite,
+                         (unsigned long long)s->inputs_written,
+                         r->cold ? "true" : "false");
+    if (s->timed) {
+      rc |= kl__buf_putc(&b, ',');
+      rc |= json_summary(&b, &s->time);
+      if (r->has_device)
+        rc |= kl__buf_printf(&b, ",\"sm_clock_mhz\":%.1f,\"throttled\":%zu",
+                             s->sm_clock_mhz, s->throttled);
+      rc |= kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
+                           e->stop_reason, s->wall_ms);
+      if (r->compare) {
+        rc |= kl__buf_puts(&b, ",\"baseline\":{");
+        rc |= json_summary(&b, &s->baseline);
+        rc |= kl__buf_puts(&b, "},");
+        rc |= json_speedup(&b, &s->speedup);
+      }
+    } else {
+      rc |= kl__buf_puts(&b, ",\"median_us\":null,\"ci_low_us\":null,"
+                             "\"ci_high_us\":null,\"samples\":0");
+    }
+    if (e->profile) {
+      kl_buf pj = KL_BUF_INIT;
+      if (kl_profile_json(&pj, e->profile, 0) < 0) {
+        kl_buf_dispose(&b);
+        return kl__error_oom();
+      }
+      rc |= kl__buf_puts(&b, ",\"profile\":");
+      rc |= kl__buf_put(&b, pj.ptr, pj.size);
+      kl_buf_dispose(&pj);
+    }
+    rc |= kl__buf_putc(&b, '}');
+  }
+  rc |= kl__buf_puts(&b, "]");
+  if (r->compare) {
+    rc |= kl__buf_printf(&b, ",\"objective\":{\"name\":\"%s\"",
+                         kl_objective_name(r->objective));
+    if (r->has_objective) {
+      rc |= kl__buf_putc(&b, ',');
+      rc |= json_speedup(&b, &r->objective_speedup);
+    }
+    rc |= kl__buf_putc(&b, '}');
+  }
+  if (r->has_device) {
+    rc |= kl__buf_puts(&b, ",\"device\":{\"name\":");
+    rc |= kl__buf_json_string(&b, r->device.name);
+    rc |= kl__buf_printf(&b, ",\"max_sm_clock_mhz\":%.0f,\"sms\":%d}",
+                         r->device.max_sm_clock_mhz, r->device.sms);
+  }
+  rc |= kl__buf_printf(&b, ",\"timer\":\"%s\"",
+                       r->timer[0] ? r->timer : "none");
+  rc |= kl__buf_printf(&b,
+                       ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
+                       "\"candidate_cached\":%s},\"worker_restarts\":%d}",
+                       r->compile_seconds,
+                       r->baseline_cached ? "true" : "false",
+                       r->candidate_cached ? "true" : "false",
+                       r->worker_restarts);
+  if (rc) {
+    kl_buf_dispose(&b);
+    return kl__error_oom();
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  return 0;
+}
+
+/* ---- back from JSON ----------------------------------------------------------- */
+
+static json_object *field(json_object *o, const char *key) {
+  json_object *v = NULL;
+  return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static double num(json_object *o, const char *key) {
+  json_object *v = field(o, key);
+  return v ? json_object_get_double(v) : 0;
+}
+
+static int str_copy(char **to, json_object *o, const char *key) {
+  json_object *v = field(o, key);
+  if (!v || !json_object_is_type(v, json_type_string))
+    return 0;
+  return (*to = kl__strdup(json_object_get_string(v))) ? 0 : kl__error_oom();
+}
+
+static void summary_from(kl_summary *s, json_object *o) {
+  s->median = num(o, "median_us");
+  s->ci_low = num(o, "ci_low_us");
+  s->ci_high = num(o, "ci_high_us");
+  s->q1 = num(o, "q1_us");
+  s->q3 = num(o, "q3_us");
+  s->min = num(o, "min_us");
+  s->n = (size_t)num(o, "samples");
+  s->outliers = (size_t)num(o, "outliers");
+}
+
+static void speedup_from(kl_speedup *s, json_object *o) {
+  s->speedup = num(o, "speedup");
+  json_object *ci = field(o, "speedup_ci");
+  if (ci && json_object_is_type(ci, json_type_array) &&
+      json_object_array_length(ci) == 2) {
+    s->ci_low = json_object_get_double(json_object_array_get_idx(ci, 0));
+    s->ci_high = json_object_get_double(json_object_array_get_idx(ci, 1));
+  }
+  json_object *d = field(o, "decision");
+  const char *dn = d ? json_object_get_string(d) : "";
+  s->decision = strcmp(dn, "faster") == 0   ? KL_DECISION_FASTER
+                : strcmp(dn, "slower") == 0 ? KL_DECISION_SLOWER
+                                            : KL_DECISION_SAME;
+}
+
+/* The gate's name as the static string bench.c sets. */
+static const char *known_gate(const char *name) {
+  static const char *const gates[] = {"work_after_return", "stale_outputs",
+                                      "faster_than_roofline"};
+  for (size_t i = 0; name && i < sizeof(gates) / sizeof(gates[0]); i++)
+    if (strcmp(name, gates[i]) == 0)
+      return gates[i];
+  return NULL;
+}
+
+static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
+  int rc = str_copy(&e->name, s, "name");
+  if (rc < 0)
+    return rc;
+  if (!e->name && !(e->name = kl__strdup("?")))
+    return kl__error_oom();
+  kl_shape_result *res = &e->res;
+  res->name = e->name;
+  json_object *v = field(s, "checked");
+  res->checked = v && json_object_get_boolean(v);
+  v = field(s, "correct");
+  res->correct = v && json_object_get_boolean(v);
+  res->max_abs_err = num(s, "max_abs_err");
+  res->mismatches = (uint64_t)num(s, "mismatches");
+  res->unwritten = (uint64_t)num(s, "unwritten");
+  res->nonfinite = (uint64_t)num(s, "nonfinite");
+  res->inputs_written = (uint64_t)num(s, "inputs_written");
+  v = field(s, "median_us");
+  res->timed = v && !json_object_is_type(v, json_type_null);
+  if (!res->timed)
+    return 0;
+  summary_from(&res->time, s);
+  res->sm_clock_mhz = num(s, "sm_clock_mhz");
+  res->throttled = (size_t)num(s, "throttled");
+  res->wall_ms = num(s, "wall_ms");
+  v = field(s, "stop_reason");
+  snprintf(e->stop_reason, sizeof(e->stop_reason), "%s",
+           v ? json_object_get_string(v) : "");
+  if (r->compare && (v = field(s, "baseline"))) {
+    summary_from(&res->baseline, v);
+    speedup_from(&res->speedup, s);
+  }
+  return 0;
+}
+
+/* The profiles the document carries, into the shapes they belong to. */
+static int profiles_from(kl_report *r, json_object *doc, const char *where) {
+  kl_profile_list *l = NULL;
+  int rc = kl_profile_list_from_json(
+      &l, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN), where);
+  for (size_t i = 0; rc == 0 && i < kl_profile_list_count(l); i++)
+    for (size_t k = 0; k < r->nshapes; k++)
+      if (!r->shapes[k].profile && kl_profile_list_name(l, i) &&
+          strcmp(kl_profile_list_name(l, i), r->shapes[k].name) == 0) {
+        r->shapes[k].profile = kl__profile_list_take(l, i);
+        break;
+      }
+  kl_profile_list_free(l);
+  return rc;
+}
+
+int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
+  *out = NULL;
+  json_object *shapes = field(doc, "shapes"), *v;
+  if (!json_object_is_type(doc, json_type_object) || !shapes ||
+      !json_object_is_type(shapes, json_type_array) || !field(doc, "verdict"))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s: not a bench report (no verdict or shapes)", where);
+  kl_report *r = kl__calloc(1, sizeof(*r));
+  if (!r)
+    return kl__error_oom();
+  const char *mode = (v = field(doc, "mode")) ? json_object_get_string(v) : "";
+  r->compare = strcmp(mode, "compare") == 0;
+  const char *vn = json_object_get_string(field(doc, "verdict"));
+  r->verdict = KL_VERDICT_OK;
+  bool known = false;
+  for (int k = KL_VERDICT_OK; k <= KL_VERDICT_CHEAT && !known; k++)
+    if (strcmp(vn, kl_verdict_name((kl_verdict)k)) == 0) {
+      r->verdict = (kl_verdict)k;
+      known = true;
+    }
+  int rc = known ? 0
+                 : kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                             "%s: unknown verdict '%s'", where, vn);
+  if (rc == 0)
+    rc = str_copy(&r->case_name, doc, "case");
+  if (rc == 0)
+    rc = str_copy(&r->candidate_name, doc, "candidate");
+  if (rc == 0)
+    rc = str_copy(&r->reason, doc, "reason");
+  if (rc == 0)
+    rc = str_copy(&r->compile_log, doc, "compile_log");
+  if (rc == 0 && (!r->case_name || !r->candidate_name))
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "%s: a report names its case and candidate", where);
+  v = field(doc, "gate");
+  r->gate = known_gate(v ? json_object_get_string(v) : NULL);
+  r->cold = (v = field(doc, "cold")) && json_object_get_boolean(v);
+  r->min_gain_pct = num(doc, "min_gain_pct");
+  json_object *seeds = field(doc, "seeds");
+  r->nseeds = seeds && json_object_is_type(seeds, json_type_array)
+                  ? json_object_array_length(seeds) : 0;
+  r->nshapes = json_object_array_length(shapes);
+  if (rc == 0 && ((r->nseeds && !(r->seeds = kl__calloc(r->nseeds, 8))) ||
+                  (r->nshapes && !(r->shapes = kl__calloc(
+                                       r->nshapes, sizeof(*r->shapes))))))
+    rc = kl__error_oom();
+  for (size_t i = 0; rc == 0 && i < r->nseeds; i++)
+    r->seeds[i] =
+        (uint64_t)json_object_get_uint64(json_object_array_get_idx(seeds, i));
+  for (size_t i = 0; rc == 0 && i < r->nshapes; i++)
+    rc = shape_from(r, &r->shapes[i], json_object_array_get_idx(shapes, i));
+  json_object *obj = field(doc, "objective");
+  if (rc == 0 && obj) {
+    const char *on = (v = field(obj, "name")) ? json_object_get_string(v) : "";
+    for (int k = KL_OBJECTIVE_GEOMEAN_SPEEDUP; k <= KL_OBJECTIVE_TOTAL_TIME; k++)
+      if (strcmp(on, kl_objective_name((kl_objective)k)) == 0)
+        r->objective = (kl_objective)k;
+    if (field(obj, "speedup")) {
+      r->has_objective = true;
+      speedup_from(&r->objective_speedup, obj);
+    }
+  }
+  json_object *dev = field(doc, "device");
+  if (rc == 0 && dev) {
+    r->has_device = true;
+    v = field(dev, "name");
+    snprintf(r->device.name, sizeof(r->device.name), "%s",
+             v ? json_object_get_string(v) : "");
+    r->device.max_sm_clock_mhz = num(dev, "max_sm_clock_mhz");
+    r->device.sms = (int)num(dev, "sms");
+    r->device.count = 1;
+  }
+  v = field(doc, "timer");
+  snprintf(r->timer, sizeof(r->timer), "%s",
+           v && strcmp(json_object_get_string(v), "none")
+               ? json_object_get_string(v) : "");
+  json_object *comp = field(doc, "compile");
+  if (comp) {
+    r->compile_seconds = num(comp, "seconds");
+    r->baseline_cached = (v = field(comp, "baseline_cached")) &&
+                         json_object_get_boolean(v);
+    r->candidate_cached = (v = field(comp, "candidate_cached")) &&
+                          json_object_get_boolean(v);
+  }
+  r->worker_restarts = (int)num(doc, "worker_restarts");
+  bool any_profile = false;
+  for (size_t i = 0; i < r->nshapes; i++)
+    any_profile |= field(json_object_array_get_idx(shapes, i), "profile") != 0;
+  if (rc == 0 && any_profile)
+    rc = profiles_from(r, doc, where);
+  if (rc < 0) {
+    kl_report_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
