@@ -37,6 +37,7 @@ int cmd_rules(int argc, char **argv);
 int cmd_prompt(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_best(int argc, char **argv);
+int cmd_evaluate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);

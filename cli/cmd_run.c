@@ -14,6 +14,7 @@
 #include "cli.h"
 
 #define MAX_FILES 32
+#define MAX_PASSED 32 /* --ssh-option, --sbatch-option */
 
 static volatile int stop_flag;
 static void on_sigint(int sig) {
@@ -81,16 +82,84 @@ static void print_summary(const kl_run *r, const kl_case *c) {
          kl_run_dir(r), kl_case_dir(c));
 }
 
+/* The executor options of `kl run`: 1 when `a` was one (its value
+ * consumed), 0 when not, or an exit status (> 1) for a bad value. */
+typedef struct exec_args {
+  kl_executor_options eo;
+  const char *ssh[MAX_PASSED + 1], *sbatch[MAX_PASSED + 1];
+  size_t nssh, nsbatch;
+  char self[4096];
+} exec_args;
+
+static int executor_arg(exec_args *x, const char *a, const char *val,
+                        int *i) {
+  static const char *const names[] = {
+      "--executor",   "--devices",       "--host",       "--ssh-option",
+      "--remote-kl",  "--remote-dir",    "--partition",  "--gpus",
+      "--sbatch-option", "--retries"};
+  bool known = false;
+  for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+    known |= strcmp(a, names[k]) == 0;
+  if (!known)
+    return 0;
+  if (!val || !val[0])
+    return cli_usage_error("run", "%s needs a value", a);
+  (*i)++;
+  kl_executor_options *eo = &x->eo;
+  if (strcmp(a, "--executor") == 0)
+    eo->kind = val;
+  else if (strcmp(a, "--devices") == 0)
+    eo->devices = val;
+  else if (strcmp(a, "--host") == 0)
+    eo->host = val;
+  else if (strcmp(a, "--remote-kl") == 0)
+    eo->remote_kl = val;
+  else if (strcmp(a, "--remote-dir") == 0)
+    eo->remote_dir = val;
+  else if (strcmp(a, "--partition") == 0)
+    eo->partition = val;
+  else if (strcmp(a, "--ssh-option") == 0 || strcmp(a, "--sbatch-option") == 0) {
+    bool ssh = a[2] == 's' && a[3] == 's';
+    size_t *n = ssh ? &x->nssh : &x->nsbatch;
+    if (*n == MAX_PASSED)
+      return cli_usage_error("run", "at most %d %s", MAX_PASSED, a);
+    (ssh ? x->ssh : x->sbatch)[(*n)++] = val;
+    (ssh ? x->ssh : x->sbatch)[*n] = NULL;
+    if (ssh)
+      eo->ssh_options = x->ssh;
+    else
+      eo->sbatch_options = x->sbatch;
+  } else {
+    char *end;
+    long v = strtol(val, &end, 10);
+    if (*end || v < 0 || v > 64)
+      return cli_usage_error("run", "%s wants a whole number from 0 to 64, "
+                                    "not '%s'", a, val);
+    if (strcmp(a, "--gpus") == 0)
+      eo->gpus = (int)v;
+    else
+      eo->retries = (int)v;
+  }
+  return 1;
+}
+
 int cmd_run(int argc, char **argv) {
   const char *path = NULL, *rule_files[MAX_FILES];
   size_t nrules = 0;
   bool json = false;
   kl_run_options o = KL_RUN_OPTIONS_INIT;
+  exec_args x;
+  memset(&x, 0, sizeof(x));
+  kl_executor_options_init(&x.eo);
   double d = 0;
   int st;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if ((st = executor_arg(&x, a, val, &i)) > 1)
+      return st;
+    if (st == 1)
+      continue;
     bool takes = strcmp(a, "--proposer") == 0 || strcmp(a, "--strategy") == 0 ||
                  strcmp(a, "--iterations") == 0 ||
                  strcmp(a, "--patience") == 0 || strcmp(a, "--max-wall") == 0 ||
@@ -98,7 +167,8 @@ int cmd_run(int argc, char **argv) {
                  strcmp(a, "--max-usd") == 0 || strcmp(a, "--seed") == 0 ||
                  strcmp(a, "--resume") == 0 || strcmp(a, "--replay") == 0 ||
                  strcmp(a, "--rules") == 0 || strcmp(a, "--profile") == 0 ||
-                 strcmp(a, "--time-cap") == 0 || strcmp(a, "--timeout") == 0;
+                 strcmp(a, "--time-cap") == 0 || strcmp(a, "--timeout") == 0 ||
+                 strcmp(a, "--batch") == 0;
     if (strcmp(a, "--json") == 0) {
       json = true;
       continue;
@@ -146,6 +216,12 @@ int cmd_run(int argc, char **argv) {
           o.seed = (uint64_t)strtoull(val, NULL, 10);
         else if (strcmp(a, "--timeout") == 0)
           o.timeout_ms = (int)d;
+        else if (strcmp(a, "--batch") == 0) {
+          if (d < 1 || d > 1024 || d != (int)d)
+            return cli_usage_error("run", "--batch wants a whole number from "
+                                          "1 to 1024, not '%s'", val);
+          o.batch = (int)d;
+        }
         else
           o.time.time_cap_ms = (int)d;
       }
@@ -159,6 +235,7 @@ int cmd_run(int argc, char **argv) {
   kl_rules *rs = NULL;
   kl_llm_settings *ls = NULL;
   kl_webhook *wh = NULL;
+  kl_executor *ex = NULL;
   kl_run *r = NULL;
   kl_buf out = KL_BUF_INIT;
   int status = EXIT_OK;
@@ -176,6 +253,20 @@ int cmd_run(int argc, char **argv) {
     goto done;
   }
   o.webhook = wh;
+  /* a Slurm job runs this very kl unless told otherwise: the run's folder
+   * is on a shared filesystem, and so, as a rule, is kernlab */
+  if (x.eo.kind && strcmp(x.eo.kind, "slurm") == 0 && !x.eo.remote_kl) {
+    ssize_t len = readlink("/proc/self/exe", x.self, sizeof(x.self) - 1);
+    if (len > 0) {
+      x.self[len] = 0;
+      x.eo.remote_kl = x.self;
+    }
+  }
+  if (kl_executor_create(&ex, &x.eo) < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  o.executor = ex;
   kl_llm_config lc = KL_LLM_CONFIG_INIT;
   kl_llm_settings_apply(ls, &lc);
   size_t np = kl_llm_settings_price_count(ls);
@@ -226,9 +317,31 @@ done:
   kl_run_free(r);
   kl_llm_settings_free(ls);
   kl_webhook_free(wh);
+  kl_executor_free(ex);
   kl_rules_free(rs);
   kl_case_free(c);
   return status;
+}
+
+/* `kl evaluate DIR`: run a batch folder an ssh or slurm executor wrote
+ * (on the machine with the GPUs). */
+int cmd_evaluate(int argc, char **argv) {
+  const char *dir = NULL, *devices = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--devices") == 0) {
+      if (i + 1 >= argc || !argv[i + 1][0])
+        return cli_usage_error("evaluate", "--devices needs a value");
+      devices = argv[++i];
+    } else if (cli_positional("evaluate", "batch folder", &dir, argv[i]) !=
+               EXIT_OK) {
+      return EXIT_BAD_INPUT;
+    }
+  }
+  if (!dir)
+    return cli_usage_error("evaluate", "no batch folder given");
+  if (kl_evaluate_dir(dir, devices, NULL) < 0)
+    return cli_fail();
+  return EXIT_OK;
 }
 
 int cmd_best(int argc, char **argv) {

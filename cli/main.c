@@ -136,7 +136,10 @@ const cli_verb cli_verbs[] = {
     {"run", cmd_run, "optimize a case: propose, check, measure, decide, record",
      "kl run CASE [--proposer llm|tune|replay] [--strategy S] [--iterations N]"
      " [--patience N] [--max-wall S] [--max-worker-seconds S] [--max-usd D]"
-     " [--resume RUN] [--replay RUN] [--seed N] [--no-webhook] [--json]",
+     " [--resume RUN] [--replay RUN] [--seed N] [--no-webhook] [--json]"
+     " [--batch N] [--executor local|ssh|slurm] [--devices LIST]"
+     " [--host H] [--ssh-option O] [--remote-kl P] [--remote-dir D]"
+     " [--partition P] [--gpus N] [--sbatch-option O] [--retries N]",
      "Iteration 0 checks, times, profiles and diagnoses the baseline; each\n"
      "later one takes a proposal, compiles it, checks it on fresh seeds,\n"
      "compares it with the best so far (interleaved, one worker), applies the\n"
@@ -168,7 +171,33 @@ const cli_verb cli_verbs[] = {
      "                   (webhook: in the config or case, KL_WEBHOOK_URL);\n"
      "                   the summary's webhook_* fields say what happened\n"
      "  --json           only the summary: run, iterations, verdicts, best,\n"
-     "                   best_speedup with its interval, stop_reason, budget\n"},
+     "                   best_speedup with its interval, stop_reason, budget\n"
+     "\n"
+     "Where candidates are evaluated (docs/executors.md; defaults from the\n"
+     "config file's executor: section):\n"
+     "  --batch N        proposals evaluated together, each against the\n"
+     "                   best when the batch began (default: the executor's\n"
+     "                   slots); the records depend on N, not on the GPUs\n"
+     "  --executor K     local (default), ssh or slurm\n"
+     "  --devices LIST   local: GPUs 0,1,... (default every visible one)\n"
+     "  --host H         ssh: [user@]host, kernlab installed there\n"
+     "  --ssh-option O   ssh: one more ssh argument (repeatable)\n"
+     "  --remote-kl P    ssh, slurm: kl there (default kl; slurm: this kl)\n"
+     "  --remote-dir D   ssh: batches there (.cache/kernlab/batches)\n"
+     "  --partition P    slurm: the partition\n"
+     "  --gpus N         slurm: --gres=gpu:N per job (0: none)\n"
+     "  --sbatch-option O  slurm: one more sbatch argument (repeatable)\n"
+     "  --retries N      ssh, slurm: tries after a dropped connection or a\n"
+     "                   cancelled or failed job (default 3); past them the\n"
+     "                   run stops (executor_error) and resumes\n"},
+    {"evaluate", cmd_evaluate, "evaluate a batch an ssh or slurm executor sent",
+     "kl evaluate DIR [--devices LIST]",
+     "Runs every evaluation of the batch folder DIR that has no result yet,\n"
+     "in parallel over the GPUs (--devices, default every visible one),\n"
+     "writing DIR/results/ID.json as each finishes. The ssh and slurm\n"
+     "executors of kl run call it where the GPUs are; one evaluate per\n"
+     "folder at a time. Exit 2 for a folder that is not a batch, 1 when an\n"
+     "evaluation could not be written.\n"},
     {"best", cmd_best, "write the best kernel recorded for a case",
      "kl best CASE [-o FILE] [--json]",
      "The accepted candidate with the largest speedup against the baseline\n"

@@ -28,5 +28,6 @@
 #include "history.h"
 #include "webhook.h"
 #include "observe.h"
+#include "executor.h"
 
 #endif /* KERNLAB_H */

@@ -29,6 +29,7 @@
 #include "bench.h"
 #include "case.h"
 #include "common.h"
+#include "executor.h"
 #include "llm.h"
 #include "rules.h"
 #include "webhook.h"
@@ -79,7 +80,7 @@ typedef int (*kl_propose_fn)(kl_buf *source, kl_buf *memo,
                              const char *best_source, int iteration,
                              void *payload);
 
-#define KL_RUN_OPTIONS_VERSION 2
+#define KL_RUN_OPTIONS_VERSION 3
 typedef struct kl_run_options {
   unsigned version;       /**< KL_RUN_OPTIONS_VERSION */
   const char *proposer;   /**< "llm", "tune", "replay", "custom"; NULL or
@@ -130,11 +131,23 @@ typedef struct kl_run_options {
                                    and the records say why */
   kl_propose_fn propose;      /**< the "custom" proposer */
   void *propose_payload;
+  /* version 3 */
+  kl_executor *executor;      /**< where candidates are evaluated
+                                   (kernlab/executor.h); NULL: this host,
+                                   on `device` (or the default GPU) */
+  int batch;                  /**< proposals evaluated together, each
+                                   against the best when the batch began;
+                                   in iteration order, one faster than
+                                   that is compared again, on one GPU,
+                                   with a best accepted since. What is
+                                   recorded depends on the batch, not on
+                                   the executor. 0: the executor's slots
+                                   (resume: the run's) */
 } kl_run_options;
 #define KL_RUN_OPTIONS_INIT                                                    \
   {KL_RUN_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL,     \
    NULL, 0, NULL, NULL, KL_TIME_OPTIONS_INIT, 0, 0, NULL, NULL, -1, NULL, NULL, \
-   NULL, NULL, 0, NULL, NULL}
+   NULL, NULL, 0, NULL, NULL, NULL, 0}
 KL_EXTERN(void) kl_run_options_init(kl_run_options *opts);
 
 typedef struct kl_run kl_run; /* opaque: a finished (or stopped) run */
@@ -154,7 +167,8 @@ KL_EXTERN(const char *) kl_run_id(const kl_run *r);
 KL_EXTERN(const char *) kl_run_dir(const kl_run *r);
 /** Why it stopped: "iterations", "patience", "wall_time", "worker_time",
  *  "usd", "exhausted" (the proposer has nothing left), "stopped" (the stop
- *  flag), "llm_error" (the provider failed after its retries: the records
+ *  flag), "executor_error" (an ssh host or Slurm gave no results after
+ *  the executor's retries: the records are whole and the run resumes), "llm_error" (the provider failed after its retries: the records
  *  are whole and the run resumes), "proposer_error" (a custom proposer
  *  returned an error). */
 KL_EXTERN(const char *) kl_run_stop_reason(const kl_run *r);

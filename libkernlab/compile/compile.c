@@ -218,7 +218,8 @@ static int read_cached(kl_artifact *a, const char *base) {
 
 static int write_file_atomic(const char *path, const char *data, size_t n) {
   char tmp[PATH_MAX];
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%ld", path, (long)getpid(),
+           (long)gettid()); /* threads of one process may race too */
   unlink(tmp);
   int rc = kl__write_new_file(tmp, data, n);
   if (rc == 0 && rename(tmp, path) < 0)
@@ -289,7 +290,8 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   /* Compile: source next to the object, so a log's paths lead to it. */
   snprintf(path_c, sizeof(path_c), "%s.%s", base, cuda ? "cu" : "c");
   snprintf(path_so, sizeof(path_so), "%s.so", base);
-  snprintf(tmp_so, sizeof(tmp_so), "%s.so.tmp.%ld", base, (long)getpid());
+  snprintf(tmp_so, sizeof(tmp_so), "%s.so.tmp.%ld.%ld", base, (long)getpid(),
+           (long)gettid());
   if ((rc = write_file_atomic(path_c, src.ptr, src.size)) < 0)
     goto done;
   if (!(flags_copy = kl__strdup(flags))) {

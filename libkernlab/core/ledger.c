@@ -117,7 +117,8 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
 
 int kl__write_file_atomic(const char *path, const char *data, size_t n) {
   kl_buf tmp = KL_BUF_INIT;
-  if (kl__buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
+  if (kl__buf_printf(&tmp, "%s.tmp.%ld.%ld", path, (long)getpid(),
+                     (long)gettid()) < 0)
     return kl__error_oom();
   int fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int rc = 0;

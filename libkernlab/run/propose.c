@@ -200,6 +200,9 @@ static bool tried(const kl_run *r, const char *key) {
   for (size_t i = 0; i < r->nattempts; i++)
     if (r->attempts[i].key && strcmp(r->attempts[i].key, key) == 0)
       return true;
+  for (size_t i = 0; i < r->ninflight; i++)
+    if (strcmp(r->inflight[i], key) == 0)
+      return true;
   return false;
 }
 

@@ -132,6 +132,8 @@ int kl__run_record_start(kl_run *r) {
                        r->c->budget.min_gain_pct, r->o.max_wall_s,
                        r->o.max_worker_s, r->o.max_usd, (long long)time(NULL),
                        KL_VERSION);
+  rc |= kl__buf_printf(&b, ",\"batch\":%d,\"executor\":", r->batch);
+  rc |= kl__buf_json_string(&b, kl_executor_describe(r->ex));
   if (r->replay_dir) {
     rc |= kl__buf_puts(&b, ",\"replay\":");
     rc |= kl__buf_json_string(&b, r->replay_dir);
@@ -522,6 +524,8 @@ int kl__run_record_resume(kl_run *r, const char *id) {
     snprintf(r->strategy, sizeof(r->strategy), "%s", json_object_get_string(v));
   if (!r->o.iterations && json_object_object_get_ex(m, "iterations", &v))
     r->max_iterations = json_object_get_int64(v);
+  if (!r->batch && json_object_object_get_ex(m, "batch", &v))
+    r->batch = (int)json_object_get_int64(v);
   if (!r->o.patience && json_object_object_get_ex(m, "patience", &v))
     r->patience = json_object_get_int64(v);
   if (!r->o.max_wall_s && json_object_object_get_ex(m, "max_wall_s", &v))

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,11 @@ void kl_run_free(kl_run *r) {
   kl__free(r->replay_dir);
   kl__free(r->env_json);
   kl__free(r->baseline_key);
+  for (size_t i = 0; i < r->ninflight; i++)
+    kl__free(r->inflight[i]);
+  kl__free(r->inflight);
+  if (r->own_ex)
+    kl_executor_free(r->ex);
   kl__free(r);
 }
 
@@ -145,6 +151,31 @@ static kl_bench_options bench_options(const kl_run *r, int iteration) {
   return b;
 }
 
+/* Evaluate ev[0..n) through the run's executor (a remote one writes the
+ * batch under runs/<id>/batches/<name>). The seconds they took count as
+ * worker time. < 0: the executor gave up (the error says why); an
+ * evaluation kernlab itself could not do has its own rc < 0. */
+static int evaluate(kl_run *r, kl__eval *ev, size_t n, const char *name) {
+  kl_buf dir = KL_BUF_INIT;
+  char *ledger = kl__path_join(r->dir, "executor.jsonl");
+  int rc = ledger && kl__buf_printf(&dir, "%s/batches/%s", r->dir, name) == 0
+               ? 0
+               : kl__error_oom();
+  if (rc == 0)
+    rc = kl__executor_evaluate(r->ex, r->c, ev, n, dir.ptr, ledger);
+  for (size_t i = 0; i < n; i++)
+    r->worker_s += ev[i].seconds;
+  kl_buf_dispose(&dir);
+  kl__free(ledger);
+  return rc;
+}
+
+/* An evaluation kernlab could not do, as the run's error. */
+static int eval_error(const kl__eval *e) {
+  return kl__error(e->rc, KL_DOMAIN_NONE, "%s",
+                   e->error ? e->error : "the evaluation failed");
+}
+
 static const char *profile_set(const kl_run *r) {
   if (!r->o.profile)
     return "standard";
@@ -167,11 +198,18 @@ static int profile_and_diagnose(kl_run *r, const char *dir, int iteration,
   b.candidate_config = (const char *const *)config;
   b.time.min_samples = 3;
   b.time.time_cap_ms = 200;
-  kl_report *rep = NULL;
   kl_buf js = KL_BUF_INIT, rules = KL_BUF_INIT;
-  double t0 = kl__now_ms();
-  int rc = kl_bench_run(&rep, r->c, &b);
-  r->worker_s += (kl__now_ms() - t0) / 1000.0;
+  kl__eval ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.o = b;
+  char name[48];
+  snprintf(name, sizeof(name), "iter_%03d_profile", iteration);
+  int rc = evaluate(r, &ev, 1, name);
+  if (rc == 0)
+    rc = ev.rc;
+  kl_report *rep = ev.report;
+  ev.report = NULL;
+  kl__eval_dispose(&ev);
   if (rc < 0 || kl_report_verdict(rep) != KL_VERDICT_OK) {
     char note[512];
     snprintf(note, sizeof(note), "{\"profiled\":false,\"why\":\"%s\"}\n",
@@ -246,6 +284,11 @@ typedef struct iteration {
   kl_speedup vs_parent;   /* timed only */
   bool timed;
   kl_speedup vs_base;     /* accepted and baseline */
+  char *parent_id;        /* the best it was compared with (NULL: none) */
+  kl_speedup parent_vs_base; /* that best against the baseline */
+  char *where;            /* JSON: where it was evaluated */
+  bool rechecked;         /* compared again with a best accepted in its
+                             batch */
   double t0_ms;           /* when the iteration began */
   double wall_s, worker_s, usd;
   uint64_t tokens_in, tokens_out;
@@ -253,6 +296,8 @@ typedef struct iteration {
 } iteration;
 
 static void iteration_dispose(iteration *it) {
+  kl__free(it->parent_id);
+  kl__free(it->where);
   kl__free(it->dir);
   kl__free(it->source);
   kl__strv_free(it->config);
@@ -338,7 +383,7 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
                          it->vs_parent.speedup, it->vs_parent.ci_low,
                          it->vs_parent.ci_high,
                          log(it->vs_parent.speedup *
-                             r->best_vs_base.speedup));
+                             it->parent_vs_base.speedup));
   else
     rc |= kl__buf_puts(&b, ",\"speedup\":null,\"speedup_ci\":null");
   if (it->outcome == KL_OUTCOME_ACCEPTED || it->outcome == KL_OUTCOME_BASELINE)
@@ -371,6 +416,10 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
   kl_buf_dispose(&ev);
   rc |= kl__buf_puts(&b, ",\"environment\":");
   rc |= kl__buf_puts(&b, r->env_json ? r->env_json : "null");
+  rc |= kl__buf_puts(&b, ",\"ran_on\":");
+  rc |= kl__buf_puts(&b, it->where ? it->where : "null");
+  rc |= kl__buf_printf(&b, ",\"rechecked\":%s",
+                       it->rechecked ? "true" : "false");
   rc |= kl__buf_printf(&b,
                        ",\"cost\":{\"wall_s\":%.3f,\"worker_s\":%.3f,"
                        "\"usd\":%.6f,\"tokens_in\":%llu,\"tokens_out\":%llu},"
@@ -433,6 +482,11 @@ static int write_verdict(const iteration *it, const kl_run *r) {
                          it->vs_parent.ci_high, r->c->budget.min_gain_pct);
   rc |= kl__buf_puts(&b, ",\"memo\":");
   rc |= kl__buf_json_string(&b, it->memo);
+  rc |= kl__buf_puts(&b, ",\"parent\":");
+  rc |= kl__buf_json_string(&b, it->parent_id);
+  rc |= kl__buf_printf(&b, ",\"rechecked\":%s,\"ran_on\":",
+                       it->rechecked ? "true" : "false");
+  rc |= kl__buf_puts(&b, it->where ? it->where : "null");
   rc |= kl__buf_puts(&b, "}\n");
   if (rc) {
     kl_buf_dispose(&b);
@@ -536,7 +590,7 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
   if (rc == 0 && rep)
     rc = write_benchmark(r, it, rep, id);
   if (rc == 0)
-    rc = write_solution(r, it, id, it->n ? r->best_id : NULL, hash, key);
+    rc = write_solution(r, it, id, it->parent_id, hash, key);
   /* committed: the iteration counts from here */
   if (rc == 0 && it->n == 0) {
     kl__free(r->baseline_key);
@@ -561,8 +615,9 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       a->key = key;
       key = NULL;
       a->speedup = it->timed ? it->vs_parent.speedup : 0;
-      a->log_vs_base =
-          it->timed ? log(it->vs_parent.speedup * r->best_vs_base.speedup) : 0;
+      a->log_vs_base = it->timed ? log(it->vs_parent.speedup *
+                                       it->parent_vs_base.speedup)
+                                 : 0;
       a->config = kl__strv_dup((const char *const *)it->config);
     }
     r->counts[it->outcome]++;
@@ -617,12 +672,19 @@ static int do_baseline(kl_run *r) {
     rc = kl__run_full_config(&it.config, r->c, r->best_source, NULL);
   if (rc < 0)
     goto done;
-  kl_bench_options b = bench_options(r, 0);
-  b.candidate_config = (const char *const *)it.config;
-  double w0 = kl__now_ms();
-  rc = kl_bench_run(&rep, r->c, &b);
-  it.worker_s = (kl__now_ms() - w0) / 1000.0;
-  r->worker_s += it.worker_s;
+  kl__eval ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.o = bench_options(r, 0);
+  ev.o.candidate_config = (const char *const *)it.config;
+  rc = evaluate(r, &ev, 1, "iter_000");
+  it.worker_s = ev.seconds;
+  if (rc == 0 && ev.rc < 0)
+    rc = eval_error(&ev);
+  rep = ev.report;
+  ev.report = NULL;
+  it.where = ev.where;
+  ev.where = NULL;
+  kl__eval_dispose(&ev);
   if (rc < 0)
     goto done;
   if (kl_report_verdict(rep) != KL_VERDICT_OK) {
@@ -679,117 +741,309 @@ static int write_proposal(const kl_run *r, iteration *it, const proposal *p) {
   return rc;
 }
 
-static int do_candidate(kl_run *r, proposal *p) {
-  iteration it;
-  memset(&it, 0, sizeof(it));
-  it.n = r->next_iteration;
-  it.proposer = p->proposer;
-  it.t0_ms = kl__now_ms();
-  it.usd = p->usd;
-  it.tokens_in = p->tokens_in;
-  it.tokens_out = p->tokens_out;
+static const char *budget_reached(const kl_run *r);
+
+/* An iteration from a proposal: its folder, what it measures, its
+ * proposal.json and diff against the best it will be compared with. */
+static int prepare(kl_run *r, iteration *it, const proposal *p, int n) {
+  memset(it, 0, sizeof(*it));
+  it->n = n;
+  it->proposer = p->proposer;
+  it->t0_ms = kl__now_ms();
+  it->usd = p->usd;
+  it->tokens_in = p->tokens_in;
+  it->tokens_out = p->tokens_out;
   r->usd += p->usd;
   r->tokens_in += p->tokens_in;
   r->tokens_out += p->tokens_out;
-  kl_report *rep = NULL;
-  int rc = kl__run_iter_dir(&it.dir, r, it.n);
+  it->parent_vs_base = r->best_vs_base;
+  int rc = kl__run_iter_dir(&it->dir, r, it->n);
   if (rc < 0)
     return rc;
-  it.source = kl__strdup(p->source ? p->source : r->best_source);
-  it.memo = p->memo ? kl__strdup(p->memo) : NULL;
-  if (!it.source || (p->memo && !it.memo)) {
-    rc = kl__error_oom();
-    goto done;
-  }
-  if ((rc = kl__run_full_config(&it.config, r->c, it.source,
+  it->source = kl__strdup(p->source ? p->source : r->best_source);
+  it->memo = p->memo ? kl__strdup(p->memo) : NULL;
+  it->parent_id = kl__strdup(r->best_id);
+  if (!it->source || (p->memo && !it->memo) || !it->parent_id)
+    return kl__error_oom();
+  if ((rc = kl__run_full_config(&it->config, r->c, it->source,
                                 p->config ? p->config : r->best_config)) < 0 ||
-      (rc = write_proposal(r, &it, p)) < 0)
-    goto done;
+      (rc = write_proposal(r, it, p)) < 0)
+    return rc;
   if (p->invalid) {
-    it.outcome = KL_OUTCOME_INVALID_REPLY;
-    it.gate = strstr(p->invalid, "elision") || strstr(p->invalid, "stub")
-                  ? "elisions_and_stubs" : NULL;
-    if (!(it.reason = kl__strdup(p->invalid)))
-      rc = kl__error_oom();
-    goto record;
+    it->outcome = KL_OUTCOME_INVALID_REPLY;
+    it->gate = strstr(p->invalid, "elision") || strstr(p->invalid, "stub")
+                   ? "elisions_and_stubs" : NULL;
+    return (it->reason = kl__strdup(p->invalid)) ? 0 : kl__error_oom();
   }
-  if ((rc = write_diff(r, &it)) < 0)
-    goto done;
-  emit(r, it.n, "measure", it.proposer, it.memo, KL_OUTCOME_BASELINE, NULL, 0);
-  kl_bench_options b = bench_options(r, it.n);
-  b.against = r->best_source;
-  b.against_config = (const char *const *)r->best_config;
-  b.candidate = it.source;
-  b.candidate_config = (const char *const *)it.config;
-  char cname[32];
-  snprintf(cname, sizeof(cname), "iter_%03d.%s", it.n, r->kernel_ext);
-  b.candidate_name = cname;
-  double w0 = kl__now_ms();
-  rc = kl_bench_compare(&rep, r->c, &b);
-  it.worker_s = (kl__now_ms() - w0) / 1000.0;
-  r->worker_s += it.worker_s;
-  if (rc < 0)
-    goto done;
+  return write_diff(r, it);
+}
+
+/* The comparison of it with the current best, as an evaluation. */
+static void compare_eval(kl__eval *ev, const kl_run *r, const iteration *it,
+                         char *cname, size_t cap) {
+  memset(ev, 0, sizeof(*ev));
+  ev->compare = true;
+  ev->o = bench_options(r, it->n);
+  ev->o.against = r->best_source;
+  ev->o.against_config = (const char *const *)r->best_config;
+  ev->o.candidate = it->source;
+  ev->o.candidate_config = (const char *const *)it->config;
+  snprintf(cname, cap, "iter_%03d.%s", it->n, r->kernel_ext);
+  ev->o.candidate_name = cname;
+}
+
+/* The verdict of a comparison's report. */
+static int decide(kl_run *r, iteration *it, const kl_report *rep) {
+  kl__free(it->reason);
+  it->reason = NULL;
+  it->timed = false;
   if (kl_report_verdict(rep) != KL_VERDICT_OK) {
-    it.outcome = outcome_of(kl_report_verdict(rep));
-    it.gate = kl_report_gate(rep);
-    if (!(it.reason = kl__strdup(kl_report_reason(rep) ? kl_report_reason(rep)
-                                                        : "")))
-      rc = kl__error_oom();
-    goto record;
+    it->outcome = outcome_of(kl_report_verdict(rep));
+    it->gate = kl_report_gate(rep);
+    it->reason = kl__strdup(kl_report_reason(rep) ? kl_report_reason(rep) : "");
+    return it->reason ? 0 : kl__error_oom();
   }
-  if (kl_report_objective(&it.vs_parent, rep) < 0) {
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no objective was computed");
-    goto done;
-  }
-  it.timed = true;
-  if (it.vs_parent.decision == KL_DECISION_FASTER) {
-    it.outcome = KL_OUTCOME_ACCEPTED;
-    it.vs_base = chain(r->best_vs_base, it.vs_parent);
-    kl_buf reason = KL_BUF_INIT;
+  if (kl_report_objective(&it->vs_parent, rep) < 0)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no objective was computed");
+  it->timed = true;
+  kl_buf reason = KL_BUF_INIT;
+  if (it->vs_parent.decision == KL_DECISION_FASTER) {
+    it->outcome = KL_OUTCOME_ACCEPTED;
+    it->vs_base = chain(it->parent_vs_base, it->vs_parent);
     kl__buf_printf(&reason, "x%.3f [%.3f, %.3f] against the best, at least "
                             "%g%% and the interval above 1",
-                   it.vs_parent.speedup, it.vs_parent.ci_low,
-                   it.vs_parent.ci_high, r->c->budget.min_gain_pct);
-    it.reason = kl__buf_detach(&reason);
+                   it->vs_parent.speedup, it->vs_parent.ci_low,
+                   it->vs_parent.ci_high, r->c->budget.min_gain_pct);
   } else {
-    it.outcome = KL_OUTCOME_REJECTED;
-    kl_buf reason = KL_BUF_INIT;
+    it->outcome = KL_OUTCOME_REJECTED;
     kl__buf_printf(&reason, "%s: x%.3f [%.3f, %.3f] against the best "
                             "(needs the interval above 1 and at least %g%%)",
-                   it.vs_parent.decision == KL_DECISION_SLOWER ? "slower"
-                                                               : "not faster",
-                   it.vs_parent.speedup, it.vs_parent.ci_low,
-                   it.vs_parent.ci_high, r->c->budget.min_gain_pct);
-    it.reason = kl__buf_detach(&reason);
+                   it->vs_parent.decision == KL_DECISION_SLOWER ? "slower"
+                                                                : "not faster",
+                   it->vs_parent.speedup, it->vs_parent.ci_low,
+                   it->vs_parent.ci_high, r->c->budget.min_gain_pct);
   }
-  if (!it.reason) {
-    rc = kl__error_oom();
-    goto done;
+  it->reason = kl__buf_detach(&reason);
+  return it->reason ? 0 : kl__error_oom();
+}
+
+/* Take an evaluation's report and where it ran into the iteration. */
+static kl_report *take(iteration *it, kl__eval *ev) {
+  kl_report *rep = ev->report;
+  ev->report = NULL;
+  kl__free(it->where);
+  it->where = ev->where;
+  ev->where = NULL;
+  it->worker_s += ev->seconds;
+  return rep;
+}
+
+/* Decide a measured iteration; one faster than its parent while a later
+ * best was accepted in the same batch is compared again with that best
+ * (on one GPU) and decided on that. *gave_up: the executor gave up on the
+ * second comparison. */
+static int settle(kl_run *r, iteration *it, kl_report **rep, bool *gave_up) {
+  int rc = decide(r, it, *rep);
+  if (rc < 0 || it->outcome != KL_OUTCOME_ACCEPTED ||
+      strcmp(it->parent_id, r->best_id) == 0)
+    return rc;
+  kl__free(it->parent_id);
+  if (!(it->parent_id = kl__strdup(r->best_id)))
+    return kl__error_oom();
+  it->parent_vs_base = r->best_vs_base;
+  it->rechecked = true;
+  kl__eval ev;
+  char cname[32], name[48];
+  compare_eval(&ev, r, it, cname, sizeof(cname));
+  snprintf(name, sizeof(name), "iter_%03d_recheck", it->n);
+  emit(r, it->n, "measure", it->proposer, it->memo, KL_OUTCOME_BASELINE,
+       "against a best accepted in its batch", 0);
+  if ((rc = evaluate(r, &ev, 1, name)) < 0) {
+    *gave_up = true;
+  } else if (ev.rc < 0) {
+    rc = eval_error(&ev);
+  } else {
+    kl_report_free(*rep);
+    *rep = take(it, &ev);
+    rc = decide(r, it, *rep);
   }
-  if (it.outcome == KL_OUTCOME_ACCEPTED) {
-    double p0 = kl__now_ms();
+  kl__eval_dispose(&ev);
+  return rc;
+}
+
+/* After the verdict: profile an acceptance, record, tell. */
+static int conclude(kl_run *r, iteration *it, const kl_report *rep) {
+  int rc = 0;
+  if (it->outcome == KL_OUTCOME_ACCEPTED) {
     kl_profile_list *l = NULL;
-    rc = profile_and_diagnose(r, it.dir, it.n, it.source, it.config, &l);
-    it.worker_s += (kl__now_ms() - p0) / 1000.0;
+    double w0 = r->worker_s;
+    rc = profile_and_diagnose(r, it->dir, it->n, it->source, it->config, &l);
+    it->worker_s += r->worker_s - w0;
     if (l) {
-      it.profiled = true;
+      it->profiled = true;
       kl_profile_list_free(r->best_profiles);
       r->best_profiles = l;
     }
     if (rc < 0)
-      goto done;
+      return rc;
   }
-record:
-  rc = finish(r, &it, rep);
+  rc = finish(r, it, rep);
   if (rc == 0)
-    emit(r, it.n, "done", it.proposer, it.memo, it.outcome, it.reason,
-         it.timed ? it.vs_parent.speedup : 0);
-  if (rc == 0 && it.outcome == KL_OUTCOME_ACCEPTED)
-    notify(r, "accepted", it.n, it.memo);
-done:
-  kl_report_free(rep);
-  iteration_dispose(&it);
+    emit(r, it->n, "done", it->proposer, it->memo, it->outcome, it->reason,
+         it->timed ? it->vs_parent.speedup : 0);
+  if (rc == 0 && it->outcome == KL_OUTCOME_ACCEPTED)
+    notify(r, "accepted", it->n, it->memo);
+  return rc;
+}
+
+/* The key a proposal will be recorded under, held while its batch is out
+ * so the tuner does not propose it twice. */
+static int hold_key(kl_run *r, const proposal *p) {
+  const char *src = p->source ? p->source : r->best_source;
+  char **cfg = NULL;
+  int rc = kl__run_full_config(&cfg, r->c, src,
+                               p->config ? p->config : r->best_config);
+  char hash[65];
+  kl__run_source_hash(src, hash);
+  char *key = rc == 0 ? kl__run_key(hash, cfg) : NULL;
+  char **grown = key ? kl__realloc(r->inflight,
+                                   (r->ninflight + 1) * sizeof(char *))
+                     : NULL;
+  kl__strv_free(cfg);
+  if (rc < 0 || !grown) {
+    kl__free(key);
+    return rc < 0 ? rc : kl__error_oom();
+  }
+  r->inflight = grown;
+  r->inflight[r->ninflight++] = key;
+  return 0;
+}
+
+static void release_keys(kl_run *r) {
+  for (size_t i = 0; i < r->ninflight; i++)
+    kl__free(r->inflight[i]);
+  r->ninflight = 0;
+}
+
+static void set_stop(kl_run *r, const char *reason, const char *fallback) {
+  const kl_error *e = kl_error_last();
+  kl__free(r->stop_reason);
+  kl__free(r->stop_detail);
+  r->stop_reason = kl__strdup(reason);
+  r->stop_detail = fallback ? kl__strdup(e && e->message ? e->message
+                                                         : fallback)
+                            : NULL;
+}
+
+/* One batch: up to r->batch proposals, evaluated together against the
+ * best of the moment, then decided and recorded in iteration order.
+ * Proposals past a stop (the proposer ran out or failed) are not made;
+ * those made are still measured and recorded. */
+static int run_batch(kl_run *r) {
+  int64_t left = r->max_iterations - r->done;
+  size_t want = (size_t)(r->batch > 0 ? r->batch : 1);
+  if ((int64_t)want > left)
+    want = (size_t)left;
+  proposal *ps = kl__calloc(want, sizeof(*ps));
+  iteration *its = kl__calloc(want, sizeof(*its));
+  kl__eval *evs = kl__calloc(want, sizeof(*evs));
+  size_t *at = kl__calloc(want, sizeof(*at)); /* iteration -> evaluation */
+  char (*cnames)[32] = kl__calloc(want, sizeof(*cnames));
+  if (!ps || !its || !evs || !at || !cnames) {
+    kl__free(ps);
+    kl__free(its);
+    kl__free(evs);
+    kl__free(at);
+    kl__free(cnames);
+    return kl__error_oom();
+  }
+  int base = r->next_iteration, rc = 0, prc = 0;
+  size_t n = 0, nev = 0, committed = 0;
+  while (n < want && rc == 0) {
+    if (n > 0 && budget_reached(r))
+      break;
+    r->next_iteration = base + (int)n; /* what the proposer sees */
+    emit(r, r->next_iteration, "propose", r->proposer, NULL,
+         KL_OUTCOME_BASELINE, NULL, 0);
+    prc = kl__run_propose(r, &ps[n]);
+    if (prc != 0) {
+      kl__run_proposal_dispose(&ps[n]); /* what a failed proposal got */
+      if (prc < 0)
+        rc = prc;
+      break;
+    }
+    rc = hold_key(r, &ps[n++]);
+  }
+  if (prc == 1 || prc == 2 || prc == 3)
+    set_stop(r, prc == 1 ? "exhausted" : prc == 2 ? "llm_error"
+                                                   : "proposer_error",
+             prc == 1 ? NULL : prc == 2 ? "the provider failed"
+                                        : "the proposer failed");
+  for (size_t k = 0; rc == 0 && k < n; k++) {
+    if ((rc = prepare(r, &its[k], &ps[k], base + (int)k)) < 0)
+      break;
+    at[k] = SIZE_MAX;
+    if (its[k].outcome == KL_OUTCOME_INVALID_REPLY)
+      continue;
+    compare_eval(&evs[nev], r, &its[k], cnames[k], sizeof(cnames[k]));
+    emit(r, its[k].n, "measure", its[k].proposer, its[k].memo,
+         KL_OUTCOME_BASELINE, NULL, 0);
+    at[k] = nev++;
+  }
+  bool gave_up = false;
+  if (rc == 0 && nev > 0) {
+    char name[48];
+    if (n == 1)
+      snprintf(name, sizeof(name), "iter_%03d", base);
+    else
+      snprintf(name, sizeof(name), "iter_%03d-%03d", base, base + (int)n - 1);
+    gave_up = evaluate(r, evs, nev, name) < 0;
+    if (gave_up)
+      set_stop(r, "executor_error", "the executor gave up");
+  }
+  /* decide and record in order, as far as there are results */
+  for (size_t k = 0; rc == 0 && k < n; k++) {
+    iteration *it = &its[k];
+    kl_report *rep = NULL;
+    if (at[k] != SIZE_MAX) {
+      kl__eval *ev = &evs[at[k]];
+      if (!ev->report && ev->rc == 0)
+        break; /* the executor gave up before this one */
+      if (ev->rc < 0) {
+        rc = eval_error(ev);
+        break;
+      }
+      rep = take(it, ev);
+      bool again_gave_up = false;
+      rc = settle(r, it, &rep, &again_gave_up);
+      if (again_gave_up) {
+        set_stop(r, "executor_error", "the executor gave up");
+        rc = 0;
+        kl_report_free(rep);
+        break;
+      }
+    }
+    if (rc == 0)
+      rc = conclude(r, it, rep);
+    kl_report_free(rep);
+    if (rc == 0)
+      committed++;
+  }
+  r->next_iteration = base + (int)committed;
+  release_keys(r);
+  for (size_t k = 0; k < n; k++) {
+    kl__run_proposal_dispose(&ps[k]);
+    iteration_dispose(&its[k]);
+  }
+  for (size_t k = 0; k < nev; k++)
+    kl__eval_dispose(&evs[k]);
+  kl__free(ps);
+  kl__free(its);
+  kl__free(evs);
+  kl__free(at);
+  kl__free(cnames);
+  if (rc == 0 && n == 0 && !r->stop_reason)
+    rc = kl__error_oom(); /* nothing proposed and no reason: cannot be */
   return rc;
 }
 
@@ -958,6 +1212,33 @@ static int write_summary(kl_run *r) {
   return rc;
 }
 
+/* The executor: the caller's, or this host's GPU (`device`, or every
+ * visible one). A local one learns its devices now, so the batch size
+ * is known before the run records it. */
+static int start_executor(kl_run *r) {
+  if (!r->o.executor) {
+    kl_executor_options eo = KL_EXECUTOR_OPTIONS_INIT;
+    char dev[16];
+    eo.kind = "local";
+    eo.worker_path = r->o.worker_path;
+    if (r->o.device >= 0) {
+      snprintf(dev, sizeof(dev), "%d", r->o.device);
+      eo.devices = dev;
+    } else {
+      eo.devices = "0"; /* the default GPU, as before executors */
+    }
+    int rc = kl_executor_create(&r->ex, &eo);
+    if (rc < 0)
+      return rc;
+    r->own_ex = true;
+    if (r->o.device < 0)
+      r->ex->ndevices = 1, r->ex->devices[0] = -1;
+  } else {
+    r->ex = r->o.executor;
+  }
+  return kl__executor_devices(r->ex, r->c);
+}
+
 /* A run records into the case folder: one it cannot write to is bad input,
  * found before any work rather than after the baseline was measured. */
 static int check_writable(const char *dir) {
@@ -988,9 +1269,12 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
     return kl__error_oom();
   r->c = c;
   r->o = defaults;
-  if (opts) /* a version-1 caller's struct ends before the webhook */
-    memcpy(&r->o, opts, opts->version >= 2 ? sizeof(*opts)
-                                           : offsetof(kl_run_options, webhook));
+  if (opts) /* an older caller's struct ends before the newer fields */
+    memcpy(&r->o, opts, opts->version >= 3   ? sizeof(*opts)
+                        : opts->version == 2 ? offsetof(kl_run_options,
+                                                        executor)
+                                             : offsetof(kl_run_options,
+                                                        webhook));
   snprintf(r->wh_status, sizeof(r->wh_status), "%s",
            !r->o.webhook     ? "not configured"
            : r->o.no_webhook ? "disabled by --no-webhook"
@@ -1010,8 +1294,13 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
   int rc = r->case_dir ? read_baseline_source(r) : kl__error_oom();
   if (rc == 0)
     rc = check_writable(r->case_dir);
+  if (rc == 0)
+    rc = start_executor(r);
+  r->batch = r->o.batch;
   if (rc == 0 && r->o.resume)
     rc = kl__run_record_resume(r, r->o.resume);
+  if (rc == 0 && r->batch <= 0)
+    r->batch = kl_executor_slots(r->ex) > 0 ? kl_executor_slots(r->ex) : 1;
   if (rc == 0)
     rc = choose_proposer(r);
   if (rc == 0 && !r->o.resume) {
@@ -1038,37 +1327,13 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
     if (rc == 0 && r->best_iteration > 0)
       r->best_profiles = recorded_profiles(r, r->best_iteration);
   }
-  while (rc == 0) {
+  while (rc == 0 && !r->stop_reason) {
     const char *stop = budget_reached(r);
     if (stop) {
       r->stop_reason = kl__strdup(stop);
       break;
     }
-    emit(r, r->next_iteration, "propose", r->proposer, NULL,
-         KL_OUTCOME_BASELINE, NULL, 0);
-    proposal p;
-    rc = kl__run_propose(r, &p);
-    if (rc != 0)
-      kl__run_proposal_dispose(&p); /* what a failed proposal got so far */
-    if (rc == 1 || rc == 2 || rc == 3) {
-      if (rc != 1) {
-        const kl_error *e = kl_error_last();
-        r->stop_detail = kl__strdup(e && e->message ? e->message
-                                    : rc == 2     ? "the provider failed"
-                                                  : "the proposer failed");
-      }
-      r->stop_reason = kl__strdup(rc == 1   ? "exhausted"
-                                  : rc == 2 ? "llm_error"
-                                            : "proposer_error");
-      rc = 0;
-      break;
-    }
-    if (rc < 0)
-      break;
-    rc = do_candidate(r, &p);
-    kl__run_proposal_dispose(&p);
-    if (rc == 0)
-      r->next_iteration++;
+    rc = run_batch(r);
   }
   if (rc == 0 && !r->stop_reason)
     rc = kl__error_oom();

@@ -5,6 +5,7 @@
 
 #include "../core/internal.h"
 #include "../core/ledger.h"
+#include "../exec/exec_internal.h"
 #include "kernlab/prompt.h"
 #include "kernlab/run.h"
 
@@ -57,6 +58,13 @@ struct kl_run {
   run_attempt *attempts;
   size_t nattempts;
   char *baseline_key;    /* iteration 0's, never proposed again */
+  char **inflight;       /* keys proposed in this batch, not yet recorded:
+                            the tuner does not propose them twice */
+  size_t ninflight;
+  /* where candidates are evaluated */
+  kl_executor *ex;
+  bool own_ex;           /* made here (the default local one) */
+  int batch;             /* proposals evaluated together */
   /* proposers */
   kl_llm *llm;
   char *memory_text;     /* earlier runs' memory, for the prompt */

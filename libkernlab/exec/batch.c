@@ -1,0 +1,447 @@
+/* The batch folder: what the ssh and slurm executors ship, and what
+ * `kl evaluate DIR` runs where the GPUs are.
+ *
+ *   DIR/jobs.json        {"version":1,"case":FOLDER,"evaluations":[...]}:
+ *                        each evaluation's id, mode, plugins and bench
+ *                        options (seeds as decimal strings: 64 bits)
+ *   DIR/plugins/KEY.so   built here (the compile cache's names)
+ *   DIR/case/            the case's files (ssh), or jobs.json names the
+ *                        case's own folder on a shared filesystem (slurm)
+ *   DIR/results/ID.json  one per finished evaluation, written atomically
+ *                        as it finishes: a report, or why there is none
+ *
+ * An evaluation with a result is never run again, so a batch interrupted
+ * anywhere (a dropped connection, a cancelled job) resumes where it
+ * stopped. One `kl evaluate` per folder at a time: it holds DIR/.lock. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "../core/ledger.h"
+#include "../worker/sandbox.h"
+#include "exec_internal.h"
+
+static int put_plugin(kl_buf *b, const char *key, const char *path) {
+  int rc = kl__buf_printf(b, ",\"%s\":", key);
+  if (!path)
+    return rc | kl__buf_puts(b, "null");
+  const char *base = strrchr(path, '/');
+  kl_buf rel = KL_BUF_INIT;
+  rc |= kl__buf_printf(&rel, "plugins/%s", base ? base + 1 : path);
+  rc |= kl__buf_json_string(b, rel.ptr ? rel.ptr : "");
+  kl_buf_dispose(&rel);
+  return rc;
+}
+
+static int copy_plugin(const char *dir, const char *path) {
+  if (!path)
+    return 0;
+  const char *base = strrchr(path, '/');
+  kl_buf to = KL_BUF_INIT, data = KL_BUF_INIT;
+  int rc = kl__buf_printf(&to, "%s/plugins/%s", dir, base ? base + 1 : path);
+  if (rc < 0)
+    rc = kl__error_oom();
+  if (rc == 0 && !kl__is_file(to.ptr) &&
+      (rc = kl__read_file(&data, path)) == 0)
+    rc = kl__write_file_atomic(to.ptr, data.ptr ? data.ptr : "", data.size);
+  kl_buf_dispose(&to);
+  kl_buf_dispose(&data);
+  return rc;
+}
+
+static int eval_json(kl_buf *b, size_t i, const kl__eval *e, bool first) {
+  const kl_bench_options *o = &e->o;
+  const kl_time_options *t = &o->time;
+  int rc = kl__buf_printf(b, "%s{\"id\":\"e%zu\",\"compare\":%s", first ? "" : ",",
+                          i, e->compare ? "true" : "false");
+  rc |= kl__buf_puts(b, ",\"name\":");
+  rc |= kl__buf_json_string(b, o->candidate_name);
+  rc |= kl__buf_puts(b, ",\"shape\":");
+  rc |= kl__buf_json_string(b, o->shape);
+  rc |= kl__buf_puts(b, ",\"profile\":");
+  rc |= kl__buf_json_string(b, o->profile);
+  rc |= kl__buf_puts(b, ",\"plugins\":{\"x\":0");
+  rc |= put_plugin(b, "oracle", e->plugins.oracle);
+  rc |= put_plugin(b, "against", e->plugins.against);
+  rc |= put_plugin(b, "candidate", e->plugins.candidate);
+  rc |= kl__buf_printf(
+      b,
+      "},\"compile_seconds\":%.6g,\"oracle_cached\":%s,"
+      "\"candidate_cached\":%s,\"check_seeds\":%d,\"seed\":\"%" PRIu64 "\","
+      "\"timeout_ms\":%d,\"time\":{\"cold\":%d,\"warmup\":%d,"
+      "\"min_samples\":%zu,\"max_samples\":%zu,\"target_rel_ci\":%.17g,"
+      "\"time_cap_ms\":%d,\"seed\":\"%" PRIu64 "\",\"block_rounds\":%zu,"
+      "\"decide_gain_pct\":%.17g}}",
+      e->plugins.compile_seconds, e->plugins.oracle_cached ? "true" : "false",
+      e->plugins.candidate_cached ? "true" : "false", o->check_seeds, o->seed,
+      o->timeout_ms, t->cold, t->warmup, t->min_samples, t->max_samples,
+      t->target_rel_ci, t->time_cap_ms, t->seed, t->block_rounds,
+      t->decide_gain_pct);
+  return rc ? kl__error_oom() : 0;
+}
+
+/* The case's files without its records, into DIR/case, through tar. */
+static int copy_case(const char *dir, const kl_case *c) {
+  kl_buf to = KL_BUF_INIT;
+  int rc = kl__buf_printf(&to, "%s/case", dir) < 0 ? kl__error_oom() : 0;
+  if (rc == 0)
+    rc = kl__mkdir_p(to.ptr);
+  const char *pack[] = {"tar", "-C", kl_case_dir(c), "--exclude=./runs",
+                        "--exclude=./exports", "--exclude=./*.jsonl",
+                        "--exclude=./benchmark.csv", "--exclude=./.*",
+                        "-cf", "-", ".", NULL};
+  kl__run_result res;
+  memset(&res, 0, sizeof(res));
+  if (rc == 0 && (rc = kl__run_io(&res, pack, NULL, 120000, 256u << 20,
+                                  &(kl__run_extras){.errors = NULL})) == 0 &&
+      res.exit_code != 0)
+    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "%s: tar could not pack the case",
+                   kl_case_dir(c));
+  kl__run_result un;
+  memset(&un, 0, sizeof(un));
+  const char *unpack[] = {"tar", "-C", to.ptr, "-xf", "-", NULL};
+  kl__run_extras in = {res.output.ptr, res.output.size, NULL, NULL, false};
+  if (rc == 0 &&
+      (rc = kl__run_io(&un, unpack, NULL, 120000, 1 << 16, &in)) == 0 &&
+      un.exit_code != 0)
+    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "%s: tar could not unpack the case: "
+                   "%s", to.ptr, un.output.ptr ? un.output.ptr : "");
+  kl_buf_dispose(&res.output);
+  kl_buf_dispose(&un.output);
+  kl_buf_dispose(&to);
+  return rc;
+}
+
+int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
+                    size_t n, bool copy) {
+  /* build here: a candidate that does not compile is answered at once */
+  for (size_t i = 0; i < n; i++) {
+    kl__eval *e = &ev[i];
+    if (e->report || e->prebuilt)
+      continue;
+    kl_report *failed = NULL;
+    int rc = kl__bench_build(&e->plugins, &failed, c, &e->o, e->compare);
+    if (rc < 0)
+      return rc;
+    e->report = failed;
+    e->prebuilt = !failed;
+  }
+  kl__sandbox_dir_remove(dir); /* an earlier session's batch */
+  kl_buf b = KL_BUF_INIT, sub = KL_BUF_INIT;
+  int rc = kl__buf_printf(&sub, "%s/plugins", dir) < 0 ? kl__error_oom() : 0;
+  if (rc == 0)
+    rc = kl__mkdir_p(sub.ptr);
+  if (rc == 0 && copy)
+    rc = copy_case(dir, c);
+  if (rc == 0) {
+    rc = kl__buf_puts(&b, "{\"version\":1,\"case\":");
+    rc |= kl__buf_json_string(&b, copy ? "case" : kl_case_dir(c));
+    rc |= kl__buf_puts(&b, ",\"evaluations\":[");
+    if (rc)
+      rc = kl__error_oom();
+  }
+  bool first = true;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    if (ev[i].report)
+      continue;
+    rc = copy_plugin(dir, ev[i].plugins.oracle);
+    if (rc == 0)
+      rc = copy_plugin(dir, ev[i].plugins.against);
+    if (rc == 0)
+      rc = copy_plugin(dir, ev[i].plugins.candidate);
+    if (rc == 0)
+      rc = eval_json(&b, i, &ev[i], first);
+    first = false;
+  }
+  if (rc == 0 && kl__buf_puts(&b, "]}\n") < 0)
+    rc = kl__error_oom();
+  kl_buf path = KL_BUF_INIT;
+  if (rc == 0 && kl__buf_printf(&path, "%s/jobs.json", dir) < 0)
+    rc = kl__error_oom();
+  if (rc == 0)
+    rc = kl__write_file_atomic(path.ptr, b.ptr, b.size);
+  kl_buf_dispose(&path);
+  kl_buf_dispose(&b);
+  kl_buf_dispose(&sub);
+  return rc;
+}
+
+/* ---- the evaluating side ---------------------------------------------------- */
+
+static json_object *get(json_object *o, const char *key) {
+  json_object *v = NULL;
+  return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *text_of(json_object *o, const char *key) {
+  json_object *v = get(o, key);
+  return v && json_object_is_type(v, json_type_string)
+             ? json_object_get_string(v) : NULL;
+}
+
+static uint64_t u64_of(json_object *o, const char *key) {
+  const char *t = text_of(o, key);
+  return t ? strtoull(t, NULL, 10) : 0;
+}
+
+static double num_of(json_object *o, const char *key) {
+  json_object *v = get(o, key);
+  return v ? json_object_get_double(v) : 0;
+}
+
+static int plugin_path(char **to, const char *dir, json_object *plugins,
+                       const char *key) {
+  const char *rel = text_of(plugins, key);
+  if (!rel)
+    return 0;
+  if (strstr(rel, "..") || rel[0] == '/')
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s/jobs.json: plugin path '%s' leaves the folder", dir,
+                     rel);
+  return (*to = kl__path_join(dir, rel)) ? 0 : kl__error_oom();
+}
+
+/* One evaluation of jobs.json, its strings pointing into the document. */
+static int eval_from(kl__eval *e, const char *dir, json_object *j) {
+  memset(e, 0, sizeof(*e));
+  kl_bench_options o = KL_BENCH_OPTIONS_INIT;
+  json_object *v = get(j, "compare"), *t = get(j, "time"),
+              *pl = get(j, "plugins");
+  e->compare = v && json_object_get_boolean(v);
+  o.candidate_name = text_of(j, "name");
+  o.shape = text_of(j, "shape");
+  o.profile = text_of(j, "profile");
+  o.check_seeds = (int)num_of(j, "check_seeds");
+  o.seed = u64_of(j, "seed");
+  o.timeout_ms = (int)num_of(j, "timeout_ms");
+  if (t) {
+    o.time.cold = (int)num_of(t, "cold");
+    o.time.warmup = (int)num_of(t, "warmup");
+    o.time.min_samples = (size_t)num_of(t, "min_samples");
+    o.time.max_samples = (size_t)num_of(t, "max_samples");
+    o.time.target_rel_ci = num_of(t, "target_rel_ci");
+    o.time.time_cap_ms = (int)num_of(t, "time_cap_ms");
+    o.time.seed = u64_of(t, "seed");
+    o.time.block_rounds = (size_t)num_of(t, "block_rounds");
+    o.time.decide_gain_pct = num_of(t, "decide_gain_pct");
+  }
+  e->plugins.compile_seconds = num_of(j, "compile_seconds");
+  e->plugins.oracle_cached = (v = get(j, "oracle_cached")) &&
+                             json_object_get_boolean(v);
+  e->plugins.candidate_cached = (v = get(j, "candidate_cached")) &&
+                                json_object_get_boolean(v);
+  int rc = pl ? 0
+              : kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                          "%s/jobs.json: an evaluation without plugins", dir);
+  if (rc == 0)
+    rc = plugin_path(&e->plugins.oracle, dir, pl, "oracle");
+  if (rc == 0)
+    rc = plugin_path(&e->plugins.against, dir, pl, "against");
+  if (rc == 0)
+    rc = plugin_path(&e->plugins.candidate, dir, pl, "candidate");
+  /* a candidate's presence is what its plugin says */
+  o.candidate = e->plugins.candidate ? "(built)" : NULL;
+  e->o = o;
+  e->prebuilt = true;
+  return rc;
+}
+
+typedef struct evaluating {
+  const char *dir;
+  json_object **ids; /* per evaluation: its id */
+  kl__eval *ev;
+} evaluating;
+
+/* As each evaluation finishes (on its thread): its result file. */
+static void write_result(kl__eval *e, void *payload) {
+  evaluating *x = payload;
+  size_t i = (size_t)(e - x->ev);
+  const char *id = json_object_get_string(x->ids[i]);
+  kl_buf b = KL_BUF_INIT, js = KL_BUF_INIT, path = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "{\"id\":");
+  rc |= kl__buf_json_string(&b, id);
+  rc |= kl__buf_printf(&b, ",\"seconds\":%.3f,\"ok\":%s", e->seconds,
+                       e->rc < 0 ? "false" : "true");
+  if (e->rc < 0) {
+    rc |= kl__buf_printf(&b, ",\"code\":%d,\"error\":", e->rc);
+    rc |= kl__buf_json_string(&b, e->error);
+  } else {
+    rc |= kl__buf_puts(&b, ",\"where\":");
+    rc |= kl__buf_puts(&b, e->where ? e->where : "null");
+    rc |= kl__buf_puts(&b, ",\"report\":");
+    rc |= kl_report_json(&js, e->report) < 0;
+    rc |= kl__buf_put(&b, js.ptr ? js.ptr : "null", js.ptr ? js.size : 4);
+  }
+  rc |= kl__buf_puts(&b, "}\n");
+  rc |= kl__buf_printf(&path, "%s/results/%s.json", x->dir, id);
+  if (rc == 0 && kl__write_file_atomic(path.ptr, b.ptr, b.size) < 0) {
+    const kl_error *err = kl_error_last();
+    fprintf(stderr, "kl evaluate: %s\n", err ? err->message : path.ptr);
+  }
+  kl_buf_dispose(&b);
+  kl_buf_dispose(&js);
+  kl_buf_dispose(&path);
+}
+
+static bool has_result(const char *dir, const char *id) {
+  kl_buf p = KL_BUF_INIT;
+  bool yes = kl__buf_printf(&p, "%s/results/%s.json", dir, id) == 0 &&
+             kl__is_file(p.ptr);
+  kl_buf_dispose(&p);
+  return yes;
+}
+
+int kl_evaluate_dir(const char *dir_in, const char *devices,
+                    const char *worker_path) {
+  char dir[PATH_MAX];
+  if (!realpath(dir_in, dir))
+    return kl__error_os(KL_ENOTFOUND, dir_in, "no such batch folder");
+  kl_buf p = KL_BUF_INIT, text = KL_BUF_INIT;
+  int rc = kl__buf_printf(&p, "%s/.lock", dir) < 0 ? kl__error_oom() : 0;
+  int lock = rc == 0 ? open(p.ptr, O_RDWR | O_CREAT | O_CLOEXEC, 0600) : -1;
+  if (rc == 0 && lock < 0)
+    rc = kl__error_os(KL_EIO, p.ptr, "cannot open the batch's lock");
+  if (rc == 0 && flock(lock, LOCK_EX) < 0)
+    rc = kl__error_os(KL_EIO, p.ptr, "cannot lock the batch");
+  p.size = 0;
+  if (rc == 0 && kl__buf_printf(&p, "%s/jobs.json", dir) < 0)
+    rc = kl__error_oom();
+  if (rc == 0)
+    rc = kl__read_file(&text, p.ptr);
+  json_object *doc = NULL;
+  if (rc == 0)
+    rc = kl__json_parse(&doc, text.ptr, p.ptr, "batch");
+  json_object *list = rc == 0 ? get(doc, "evaluations") : NULL;
+  const char *case_dir = rc == 0 ? text_of(doc, "case") : NULL;
+  if (rc == 0 && (!list || !json_object_is_type(list, json_type_array) ||
+                  !case_dir))
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "%s: not a batch (no case or evaluations)", p.ptr);
+  kl_case *c = NULL;
+  char *case_path = NULL;
+  if (rc == 0 && !(case_path = case_dir[0] == '/' ? kl__strdup(case_dir)
+                                                  : kl__path_join(dir,
+                                                                  case_dir)))
+    rc = kl__error_oom();
+  if (rc == 0)
+    rc = kl_case_load(&c, case_path, NULL);
+  size_t total = rc == 0 ? json_object_array_length(list) : 0, n = 0;
+  kl__eval *ev = total ? kl__calloc(total, sizeof(*ev)) : NULL;
+  json_object **ids = total ? kl__calloc(total, sizeof(*ids)) : NULL;
+  if (total && (!ev || !ids))
+    rc = kl__error_oom();
+  for (size_t i = 0; rc == 0 && i < total; i++) {
+    json_object *j = json_object_array_get_idx(list, i), *id = get(j, "id");
+    const char *ids_text = id ? json_object_get_string(id) : "";
+    if (!id || !ids_text[0] || strchr(ids_text, '/') || ids_text[0] == '.') {
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s: evaluation %zu has no usable id", p.ptr, i);
+      break;
+    }
+    if (has_result(dir, ids_text))
+      continue; /* done by an earlier evaluator of this folder */
+    ids[n] = id;
+    rc = eval_from(&ev[n++], dir, j);
+  }
+  kl_executor *ex = NULL;
+  kl_executor_options eo = KL_EXECUTOR_OPTIONS_INIT;
+  eo.kind = "local";
+  eo.devices = devices;
+  eo.worker_path = worker_path;
+  if (rc == 0 && n > 0)
+    rc = kl_executor_create(&ex, &eo);
+  if (rc == 0 && n > 0) {
+    kl_buf r = KL_BUF_INIT;
+    if (kl__buf_printf(&r, "%s/results", dir) < 0)
+      rc = kl__error_oom();
+    else
+      rc = kl__mkdir_p(r.ptr);
+    kl_buf_dispose(&r);
+  }
+  if (rc == 0 && n > 0)
+    rc = kl__executor_devices(ex, c);
+  evaluating x = {dir, ids, ev};
+  if (rc == 0 && n > 0)
+    rc = kl__local_evaluate(ex, c, ev, n, write_result, &x);
+  for (size_t i = 0; i < n; i++)
+    kl__eval_dispose(&ev[i]);
+  kl__free(ev);
+  kl__free(ids);
+  kl_executor_free(ex);
+  kl_case_free(c);
+  kl__free(case_path);
+  json_object_put(doc);
+  kl_buf_dispose(&p);
+  kl_buf_dispose(&text);
+  if (lock >= 0)
+    close(lock);
+  return rc;
+}
+
+/* ---- back on the controlling side -------------------------------------------- */
+
+/* `where` from the evaluating host, with the executor and its job. */
+static char *placed(json_object *where, const char *executor,
+                    const char *key, const char *value) {
+  json_object *w = json_object_new_object();
+  if (!w)
+    return NULL;
+  json_object_object_add(w, "executor", json_object_new_string(executor));
+  json_object_object_foreach(where, k, v) {
+    if (strcmp(k, "executor") != 0)
+      json_object_object_add(w, k, json_object_get(v));
+  }
+  if (key && value)
+    json_object_object_add(w, key, json_object_new_string(value));
+  char *out = kl__strdup(json_object_to_json_string_ext(
+      w, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(w);
+  return out;
+}
+
+int kl__batch_collect(const char *dir, kl__eval *ev, size_t n,
+                      size_t *missing, const char *executor, const char *key,
+                      const char *value) {
+  *missing = 0;
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    kl__eval *e = &ev[i];
+    if (e->report || e->rc < 0)
+      continue;
+    kl_buf p = KL_BUF_INIT, text = KL_BUF_INIT;
+    if (kl__buf_printf(&p, "%s/results/e%zu.json", dir, i) < 0) {
+      rc = kl__error_oom();
+      break;
+    }
+    json_object *doc = NULL, *rep;
+    if (!kl__is_file(p.ptr)) {
+      (*missing)++;
+    } else if ((rc = kl__read_file(&text, p.ptr)) == 0 &&
+               (rc = kl__json_parse(&doc, text.ptr, p.ptr, "result")) == 0) {
+      json_object *ok = get(doc, "ok");
+      e->seconds = num_of(doc, "seconds");
+      if (!ok || !json_object_get_boolean(ok)) {
+        const char *msg = text_of(doc, "error");
+        e->rc = num_of(doc, "code") < 0 ? (int)num_of(doc, "code") : KL_EIO;
+        e->error = kl__strdup(msg ? msg : "the evaluation failed there");
+      } else if (!(rep = get(doc, "report"))) {
+        rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: no report", p.ptr);
+      } else if ((rc = kl__report_from_json(&e->report, rep, p.ptr)) == 0) {
+        json_object *w = get(doc, "where");
+        if (w && !(e->where = placed(w, executor, key, value)))
+          rc = kl__error_oom();
+      }
+    }
+    json_object_put(doc);
+    kl_buf_dispose(&p);
+    kl_buf_dispose(&text);
+  }
+  return rc;
+}

@@ -1,0 +1,90 @@
+/* Executors (kernlab/executor.h): what the loop hands them, and how the
+ * three kinds share the batch folder that ssh and slurm ship. */
+#ifndef KL_EXEC_INTERNAL_H
+#define KL_EXEC_INTERNAL_H
+
+#include <pthread.h>
+
+#include "../bench/bench_internal.h"
+#include "../case/case_internal.h"
+#include "kernlab/executor.h"
+
+/* One evaluation: kl_bench_compare (compare) or kl_bench_run of `o` on the
+ * case, somewhere. */
+typedef struct kl__eval {
+  bool compare;
+  kl_bench_options o;      /* strings are the caller's; device is set by
+                              the executor */
+  kl__bench_plugins plugins; /* built already (a batch folder's) */
+  bool prebuilt;
+  /* what came back */
+  kl_report *report;       /* NULL when rc < 0 */
+  int rc;                  /* < 0: kernlab failed to evaluate it */
+  char *error;             /* then: the one-line message */
+  char *where;             /* JSON object: executor, host, device, gpu,
+                              and the job or batch folder */
+  double seconds;          /* spent evaluating it */
+} kl__eval;
+void kl__eval_dispose(kl__eval *e);
+/* Record a failure: the thread's last error, into e. */
+void kl__eval_failed(kl__eval *e, int rc);
+
+typedef enum exec_kind { EXEC_LOCAL, EXEC_SSH, EXEC_SLURM } exec_kind;
+
+struct kl_executor {
+  exec_kind kind;
+  char *describe;
+  int *devices;
+  size_t ndevices;
+  bool devices_known;      /* listed, or found */
+  char *host, *remote_kl, *remote_dir, *partition, *worker_path;
+  char **ssh_options, **sbatch_options;
+  int gpus, retries;
+  char control_path[160];  /* ssh: the shared connection's socket */
+};
+
+/* Evaluate ev[0..n) for case c. batch_dir: where ssh and slurm write the
+ * batch (under the run's folder); ledger: the run's executor.jsonl, one
+ * line per remote attempt (job ids, dropped connections). A negative
+ * return is the executor giving up (unreachable after its retries): the
+ * evaluations without a report say why. */
+int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+                          size_t n, const char *batch_dir,
+                          const char *ledger);
+/* The devices a local executor runs on, found when none were listed. */
+int kl__executor_devices(kl_executor *ex, const kl_case *c);
+
+/* local.c: ev[] in parallel, one thread per device; done(i) runs on the
+ * evaluating thread as each finishes. */
+typedef void (*kl__eval_done_fn)(kl__eval *e, void *payload);
+int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+                       size_t n, kl__eval_done_fn done, void *payload);
+
+/* batch.c: the batch folder. Build every evaluation here (a candidate
+ * that does not compile gets its report at once), then write
+ * DIR/jobs.json and DIR/plugins/; with copy_case the case's files go to
+ * DIR/case, else jobs.json names the case's folder (a shared
+ * filesystem). An existing DIR is replaced. */
+int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
+                    size_t n, bool copy_case);
+/* Results the batch folder holds, into the evaluations still without a
+ * report; *missing counts those left. Each one's `where` names the
+ * executor and `key`: `value` (the Slurm job, the ssh folder). */
+int kl__batch_collect(const char *dir, kl__eval *ev, size_t n,
+                      size_t *missing, const char *executor, const char *key,
+                      const char *value);
+/* A line of the run's executor.jsonl: one remote attempt of a batch (its
+ * Slurm job id, or the ssh destination's folder), how it ended, and the
+ * words that say why (ssh's last line, the job's state). */
+int kl__exec_ledger(const char *ledger, const char *executor,
+                    const char *batch, int attempt, const char *state,
+                    const char *job, const char *detail);
+/* A word for a POSIX shell: single-quoted. */
+int kl__sh_quote(kl_buf *b, const char *word);
+
+int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+                     size_t n, const char *dir, const char *ledger);
+int kl__slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+                       size_t n, const char *dir, const char *ledger);
+
+#endif /* KL_EXEC_INTERNAL_H */

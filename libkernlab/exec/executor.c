@@ -1,0 +1,395 @@
+/* kl_executor: settings from the options, then the user config's
+ * `executor:` section, then defaults; and the dispatch of a batch to the
+ * local, ssh or slurm evaluator. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/ledger.h"
+#include "../core/yaml_tree.h"
+#include "../worker/client_internal.h"
+#include "exec_internal.h"
+
+void kl_executor_options_init(kl_executor_options *opts) {
+  kl_executor_options init = KL_EXECUTOR_OPTIONS_INIT;
+  *opts = init;
+}
+
+void kl_executor_free(kl_executor *ex) {
+  if (!ex)
+    return;
+  kl__free(ex->describe);
+  kl__free(ex->devices);
+  kl__free(ex->host);
+  kl__free(ex->remote_kl);
+  kl__free(ex->remote_dir);
+  kl__free(ex->partition);
+  kl__free(ex->worker_path);
+  kl__strv_free(ex->ssh_options);
+  kl__strv_free(ex->sbatch_options);
+  kl__free(ex);
+}
+
+const char *kl_executor_kind(const kl_executor *ex) {
+  return ex->kind == EXEC_SSH ? "ssh" : ex->kind == EXEC_SLURM ? "slurm"
+                                                               : "local";
+}
+const char *kl_executor_describe(const kl_executor *ex) {
+  return ex->describe;
+}
+int kl_executor_slots(const kl_executor *ex) {
+  if (ex->kind == EXEC_SLURM)
+    return ex->gpus > 0 ? ex->gpus : 1;
+  if (ex->kind == EXEC_SSH)
+    return 1;
+  return (int)ex->ndevices;
+}
+
+void kl__eval_dispose(kl__eval *e) {
+  kl_report_free(e->report);
+  kl__free(e->error);
+  kl__free(e->where);
+  kl__bench_plugins_dispose(&e->plugins);
+  e->report = NULL;
+  e->error = e->where = NULL;
+}
+
+void kl__eval_failed(kl__eval *e, int rc) {
+  const kl_error *err = kl_error_last();
+  e->rc = rc;
+  kl__free(e->error);
+  e->error = kl__strdup(err && err->message ? err->message
+                                            : "the evaluation failed");
+}
+
+/* "0,2,3" into ex->devices. */
+static int parse_devices(kl_executor *ex, const char *list, const char *where) {
+  size_t n = 1;
+  for (const char *p = list; *p; p++)
+    n += *p == ',';
+  int *d = kl__calloc(n, sizeof(int));
+  if (!d)
+    return kl__error_oom();
+  const char *p = list;
+  for (size_t i = 0; i < n; i++) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > 4095 || (*end && *end != ',')) {
+      kl__free(d);
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "%s: devices are GPU indices separated by commas "
+                       "(0,1,3), not '%s'",
+                       where, list);
+    }
+    for (size_t k = 0; k < i; k++)
+      if (d[k] == (int)v) {
+        kl__free(d);
+        return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                         "%s: device %ld is listed twice", where, v);
+      }
+    d[i] = (int)v;
+    p = *end ? end + 1 : end;
+  }
+  kl__free(ex->devices);
+  ex->devices = d;
+  ex->ndevices = n;
+  ex->devices_known = true;
+  return 0;
+}
+
+/* ---- the user config's executor: section ------------------------------- */
+
+typedef struct config_values {
+  char *kind, *devices, *host, *remote_kl, *remote_dir, *partition;
+  char **ssh_options, **sbatch_options;
+  int gpus, retries;
+} config_values;
+
+static void config_values_free(config_values *v) {
+  kl__free(v->kind);
+  kl__free(v->devices);
+  kl__free(v->host);
+  kl__free(v->remote_kl);
+  kl__free(v->remote_dir);
+  kl__free(v->partition);
+  kl__strv_free(v->ssh_options);
+  kl__strv_free(v->sbatch_options);
+}
+
+static void config_error(kl__diag_list *d, const char *path, const ynode *n,
+                         const char *msg, const char *key) {
+  kl__diag_add(d, KL_EINVALID, KL_DOMAIN_NONE, path, n->line, n->column, NULL,
+               msg, key);
+}
+
+static void read_section(const ynode *map, const char *path,
+                         const char *file_text, kl__diag_list *diags,
+                         void *payload) {
+  (void)file_text;
+  config_values *cv = payload;
+  static const char *const keys[] = {
+      "kind",      "devices", "host",    "ssh_options",    "remote_kl",
+      "remote_dir", "partition", "gpus", "sbatch_options", "retries"};
+  if (map->kind != YNODE_MAP) {
+    config_error(diags, path, map,
+                 "%s is a mapping (kind: local|ssh|slurm, host: ..., "
+                 "partition: ...)", "executor");
+    return;
+  }
+  for (size_t i = 0; i < map->count; i++) {
+    const char *k = map->pairs[i].key->value;
+    const ynode *v = map->pairs[i].value;
+    char **text = strcmp(k, "kind") == 0         ? &cv->kind
+                  : strcmp(k, "host") == 0       ? &cv->host
+                  : strcmp(k, "remote_kl") == 0  ? &cv->remote_kl
+                  : strcmp(k, "remote_dir") == 0 ? &cv->remote_dir
+                  : strcmp(k, "partition") == 0  ? &cv->partition
+                  : strcmp(k, "devices") == 0    ? &cv->devices
+                                                 : NULL;
+    char ***list = strcmp(k, "ssh_options") == 0      ? &cv->ssh_options
+                   : strcmp(k, "sbatch_options") == 0 ? &cv->sbatch_options
+                                                      : NULL;
+    int *number = strcmp(k, "gpus") == 0      ? &cv->gpus
+                  : strcmp(k, "retries") == 0 ? &cv->retries
+                                              : NULL;
+    if (text) {
+      if (v->kind != YNODE_SCALAR) {
+        config_error(diags, path, v, "executor.%s is a plain value", k);
+      } else {
+        kl__free(*text);
+        if (!(*text = kl__strdup(v->value)))
+          diags->oom = true;
+      }
+    } else if (list) {
+      if (v->kind != YNODE_SEQ) {
+        config_error(diags, path, v,
+                     "executor.%s is a list of arguments (never a shell "
+                     "line)", k);
+        continue;
+      }
+      char **items = kl__calloc(v->count + 1, sizeof(char *));
+      bool ok = items != NULL;
+      for (size_t j = 0; ok && j < v->count; j++) {
+        if (v->items[j]->kind != YNODE_SCALAR) {
+          config_error(diags, path, v->items[j],
+                       "executor.%s items are plain values", k);
+          ok = false;
+        } else if (!(items[j] = kl__strdup(v->items[j]->value))) {
+          diags->oom = true;
+          ok = false;
+        }
+      }
+      if (!items)
+        diags->oom = true;
+      kl__strv_free(ok ? *list : items);
+      if (ok)
+        *list = items;
+    } else if (number) {
+      char *end = NULL;
+      long n = v->kind == YNODE_SCALAR ? strtol(v->value, &end, 10) : -1;
+      if (!end || *end || n < 0 || n > 64)
+        config_error(diags, path, v, "executor.%s is a whole number from 0 "
+                                     "to 64", k);
+      else
+        *number = (int)n;
+    } else {
+      const char *near = kl__suggest(k, keys, KL_ARRAY_SIZE(keys));
+      kl__diag_add(diags, KL_EINVALID, KL_DOMAIN_NONE, path,
+                   map->pairs[i].key->line, map->pairs[i].key->column, NULL,
+                   "unknown key '%s' in executor%s%s%s", k,
+                   near ? "; did you mean '" : "", near ? near : "",
+                   near ? "'?" : "");
+    }
+  }
+}
+
+static int set_text(char **to, const char *given, const char *config,
+                    const char *fallback) {
+  const char *v = given ? given : config ? config : fallback;
+  if (!v)
+    return 0;
+  return (*to = kl__strdup(v)) ? 0 : kl__error_oom();
+}
+
+static int set_list(char ***to, const char *const *given, char **config) {
+  const char *const *v = given ? given : (const char *const *)config;
+  if (!v)
+    return 0;
+  return (*to = kl__strv_dup(v)) ? 0 : kl__error_oom();
+}
+
+int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
+  *out = NULL;
+  kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;
+  const kl_executor_options *o = opts ? opts : &defaults;
+  config_values cv;
+  memset(&cv, 0, sizeof(cv));
+  cv.gpus = cv.retries = -1;
+  int rc = kl__user_config_section("executor", read_section, &cv);
+  kl_executor *ex = rc == 0 ? kl__calloc(1, sizeof(*ex)) : NULL;
+  if (rc == 0 && !ex)
+    rc = kl__error_oom();
+  const char *kind = o->kind ? o->kind : cv.kind ? cv.kind : "local";
+  if (rc == 0) {
+    if (strcmp(kind, "local") == 0)
+      ex->kind = EXEC_LOCAL;
+    else if (strcmp(kind, "ssh") == 0)
+      ex->kind = EXEC_SSH;
+    else if (strcmp(kind, "slurm") == 0)
+      ex->kind = EXEC_SLURM;
+    else
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "unknown executor '%s' (local, ssh or slurm)", kind);
+  }
+  if (rc == 0)
+    rc = set_text(&ex->host, o->host, cv.host, NULL);
+  if (rc == 0)
+    rc = set_text(&ex->remote_kl, o->remote_kl, cv.remote_kl, "kl");
+  if (rc == 0)
+    rc = set_text(&ex->remote_dir, o->remote_dir, cv.remote_dir,
+                  ".cache/kernlab/batches");
+  if (rc == 0)
+    rc = set_text(&ex->partition, o->partition, cv.partition, NULL);
+  if (rc == 0)
+    rc = set_text(&ex->worker_path, o->worker_path, NULL, NULL);
+  if (rc == 0)
+    rc = set_list(&ex->ssh_options, o->ssh_options, cv.ssh_options);
+  if (rc == 0)
+    rc = set_list(&ex->sbatch_options, o->sbatch_options, cv.sbatch_options);
+  if (rc == 0) {
+    ex->gpus = o->gpus >= 0 ? o->gpus : cv.gpus >= 0 ? cv.gpus : 1;
+    ex->retries = o->retries >= 0 ? o->retries : cv.retries >= 0 ? cv.retries
+                                                                 : 3;
+    const char *devices = o->devices ? o->devices : cv.devices;
+    if (devices && ex->kind == EXEC_LOCAL)
+      rc = parse_devices(ex, devices, o->devices ? "--devices"
+                                                 : "executor.devices");
+  }
+  if (rc == 0 && ex->kind == EXEC_SSH && (!ex->host || !ex->host[0]))
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "the ssh executor needs a host (--host user@box, or "
+                   "executor.host in the config file)");
+  if (rc == 0 && ex->kind == EXEC_SLURM &&
+      (!ex->partition || !ex->partition[0]))
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "the slurm executor needs a partition (--partition NAME, "
+                   "or executor.partition in the config file)");
+  if (rc == 0 && ex->kind == EXEC_SSH)
+    snprintf(ex->control_path, sizeof(ex->control_path),
+             "/tmp/kl-ssh-%ld-%%C", (long)getuid());
+  kl_buf d = KL_BUF_INIT;
+  if (rc == 0) {
+    if (ex->kind == EXEC_SSH)
+      rc = kl__buf_printf(&d, "ssh: %s", ex->host);
+    else if (ex->kind == EXEC_SLURM)
+      rc = kl__buf_printf(&d, "slurm: partition %s, %d GPU%s per job",
+                          ex->partition, ex->gpus, ex->gpus == 1 ? "" : "s");
+    else if (ex->devices_known) {
+      rc = kl__buf_puts(&d, ex->ndevices == 1 ? "local: GPU " : "local: GPUs ");
+      for (size_t i = 0; rc == 0 && i < ex->ndevices; i++)
+        rc = kl__buf_printf(&d, "%s%d", i ? "," : "", ex->devices[i]);
+    } else
+      rc = kl__buf_puts(&d, "local: every visible GPU");
+    if (rc < 0 || !(ex->describe = kl__buf_detach(&d)))
+      rc = kl__error_oom();
+  }
+  kl_buf_dispose(&d);
+  config_values_free(&cv);
+  if (rc < 0) {
+    kl_executor_free(ex);
+    return rc;
+  }
+  *out = ex;
+  return 0;
+}
+
+int kl__executor_devices(kl_executor *ex, const kl_case *c) {
+  if (ex->kind != EXEC_LOCAL || ex->devices_known)
+    return 0;
+  if (c->backend != KL_BACKEND_CUDA)
+    return parse_devices(ex, "0", "devices");
+  /* every visible GPU: ask a worker how many there are */
+  kl_worker_options wo = KL_WORKER_OPTIONS_INIT;
+  wo.worker_path = ex->worker_path;
+  kl_worker *w = NULL;
+  kl_device_info info;
+  memset(&info, 0, sizeof(info));
+  int rc = kl_worker_create(&w, &wo);
+  if (rc == 0)
+    rc = kl_worker_device(&info, w);
+  kl_worker_free(w);
+  if (rc < 0)
+    return rc;
+  if (info.count <= 0) /* the bench says why, as without an executor */
+    return parse_devices(ex, "0", "devices");
+  kl_buf list = KL_BUF_INIT;
+  for (int i = 0; rc == 0 && i < info.count && i < 64; i++)
+    rc = kl__buf_printf(&list, "%s%d", i ? "," : "", i);
+  if (rc == 0)
+    rc = parse_devices(ex, list.ptr, "devices");
+  else
+    rc = kl__error_oom();
+  kl_buf_dispose(&list);
+  if (rc == 0) {
+    kl_buf d = KL_BUF_INIT;
+    if (kl__buf_printf(&d, "local: %d visible GPU%s", info.count,
+                       info.count == 1 ? "" : "s") == 0) {
+      kl__free(ex->describe);
+      ex->describe = kl__buf_detach(&d);
+    }
+    kl_buf_dispose(&d);
+    if (!ex->describe)
+      rc = kl__error_oom();
+  }
+  return rc;
+}
+
+int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+                          size_t n, const char *batch_dir,
+                          const char *ledger) {
+  for (size_t i = 0; i < n; i++) {
+    ev[i].rc = 0;
+    kl__free(ev[i].error);
+    ev[i].error = NULL;
+  }
+  switch (ex->kind) {
+  case EXEC_SSH: return kl__ssh_evaluate(ex, c, ev, n, batch_dir, ledger);
+  case EXEC_SLURM: return kl__slurm_evaluate(ex, c, ev, n, batch_dir, ledger);
+  default: break;
+  }
+  int rc = kl__executor_devices(ex, c);
+  return rc < 0 ? rc : kl__local_evaluate(ex, c, ev, n, NULL, NULL);
+}
+
+int kl__exec_ledger(const char *ledger, const char *executor,
+                    const char *batch, int attempt, const char *state,
+                    const char *job, const char *detail) {
+  if (!ledger)
+    return 0;
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "{\"executor\":");
+  rc |= kl__buf_json_string(&b, executor);
+  rc |= kl__buf_puts(&b, ",\"batch\":");
+  rc |= kl__buf_json_string(&b, batch);
+  rc |= kl__buf_printf(&b, ",\"attempt\":%d,\"state\":", attempt);
+  rc |= kl__buf_json_string(&b, state);
+  rc |= kl__buf_puts(&b, ",\"job\":");
+  rc |= kl__buf_json_string(&b, job);
+  rc |= kl__buf_puts(&b, ",\"detail\":");
+  rc |= kl__buf_json_string(&b, detail);
+  rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
+  rc = rc ? kl__error_oom() : kl__ledger_append(ledger, b.ptr, NULL);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
+int kl__sh_quote(kl_buf *b, const char *word) {
+  int rc = kl__buf_putc(b, '\'');
+  for (const char *p = word; *p; p++)
+    rc |= *p == '\'' ? kl__buf_puts(b, "'\\''") : kl__buf_putc(b, *p);
+  rc |= kl__buf_putc(b, '\'');
+  return rc ? kl__error_oom() : 0;
+}

@@ -1,0 +1,208 @@
+/* The ssh executor: build here, evaluate on a GPU box with kernlab
+ * installed there, through the user's own ssh.
+ *
+ * Every call shares one connection (ControlMaster=auto, a socket per
+ * user and destination under /tmp, kept 60 s), never prompts
+ * (BatchMode) and notices a dead link within about 15 s (server alive
+ * probes). A batch takes three calls: unpack the batch folder there, run
+ * `kl evaluate` on it, bring results/ back. ssh's exit status 255 is the
+ * connection, not the command: the three steps are tried again, up to
+ * `retries` more times, 1, 2, 4, 8 s apart. Results already written there
+ * stay, and `kl evaluate` never redoes one, so a drop costs at most the
+ * evaluations that were running; the rest is never lost or repeated. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec_internal.h"
+
+#define SSH_LOST 255
+
+static int ssh_call(kl__run_result *res, kl_executor *ex, const char *cmd,
+                    const char *input, size_t input_len, int timeout_ms,
+                    size_t max_output) {
+  char control[200];
+  snprintf(control, sizeof(control), "ControlPath=%s", ex->control_path);
+  const char *argv[96];
+  size_t k = 0;
+  static const char *const fixed[] = {
+      "-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o",
+      "ControlPersist=60", "-o", "ServerAliveInterval=5", "-o",
+      "ServerAliveCountMax=3", "-o", "ConnectTimeout=10"};
+  argv[k++] = "ssh";
+  for (size_t i = 0; i < KL_ARRAY_SIZE(fixed); i++)
+    argv[k++] = fixed[i];
+  argv[k++] = "-o";
+  argv[k++] = control;
+  for (size_t i = 0; ex->ssh_options && ex->ssh_options[i] && k < 90; i++)
+    argv[k++] = ex->ssh_options[i];
+  argv[k++] = ex->host;
+  argv[k++] = cmd;
+  argv[k] = NULL;
+  kl_buf errors = KL_BUF_INIT;
+  kl__run_extras io = {input, input_len, &errors, NULL, false};
+  memset(res, 0, sizeof(*res));
+  int rc = kl__run_io(res, argv, NULL, timeout_ms, max_output, &io);
+  if (rc == 0 && res->exit_code != 0) {
+    /* keep ssh's own words (its last line) as the output to report */
+    kl_buf_dispose(&res->output);
+    res->output = errors;
+    memset(&errors, 0, sizeof(errors));
+  }
+  kl_buf_dispose(&errors);
+  return rc;
+}
+
+/* The last non-empty line of a program's words, for one-line messages. */
+static const char *last_line(kl_buf *b, char *out, size_t cap) {
+  const char *t = b->ptr ? b->ptr : "";
+  size_t end = strlen(t);
+  while (end && (t[end - 1] == '\n' || t[end - 1] == '\r'))
+    end--;
+  size_t start = end;
+  while (start && t[start - 1] != '\n')
+    start--;
+  snprintf(out, cap, "%.*s", (int)(end - start), t + start);
+  return out;
+}
+
+static int local_tar(const char *const *argv, const char *input, size_t len,
+                     kl__run_result *res) {
+  kl__run_extras io = {input, len, NULL, NULL, false};
+  memset(res, 0, sizeof(*res));
+  int rc = kl__run_io(res, argv, NULL, 120000, 512u << 20, &io);
+  if (rc == 0 && res->exit_code != 0)
+    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "tar failed: %s",
+                   res->output.ptr ? res->output.ptr : "");
+  return rc;
+}
+
+int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+                     size_t n, const char *dir, const char *ledger) {
+  int rc = kl__batch_write(dir, c, ev, n, true);
+  size_t pending = 0;
+  for (size_t i = 0; i < n; i++)
+    pending += !ev[i].report;
+  if (rc < 0 || pending == 0)
+    return rc;
+  /* where the batch goes there: unique to this batch and session */
+  char host[64] = "";
+  gethostname(host, sizeof(host) - 1);
+  const char *name = strrchr(dir, '/');
+  kl_buf remote = KL_BUF_INIT, cmd = KL_BUF_INIT;
+  if (kl__buf_printf(&remote, "%s/%s-%ld-%lld-%s", ex->remote_dir, host,
+                     (long)getpid(), (long long)time(NULL),
+                     name ? name + 1 : dir) < 0)
+    return kl__error_oom();
+  kl__run_result pack;
+  const char *pack_argv[] = {"tar", "-C", dir, "-cf", "-", "jobs.json",
+                             "plugins", "case", NULL};
+  rc = local_tar(pack_argv, NULL, 0, &pack);
+  char why[512] = "";
+  bool done = false;
+  int attempt;
+  for (attempt = 0; rc == 0 && !done && attempt <= ex->retries; attempt++) {
+    if (attempt > 0)
+      sleep(1u << (attempt - 1 < 3 ? attempt - 1 : 3));
+    kl__run_result res;
+    memset(&res, 0, sizeof(res));
+    int step = 0;
+    /* 1: unpack there */
+    cmd.size = 0;
+    rc = kl__buf_puts(&cmd, "mkdir -p ") | kl__sh_quote(&cmd, remote.ptr) |
+         kl__buf_puts(&cmd, " && tar -C ") | kl__sh_quote(&cmd, remote.ptr) |
+         kl__buf_puts(&cmd, " -xf -");
+    if (rc == 0)
+      rc = ssh_call(&res, ex, cmd.ptr, pack.output.ptr, pack.output.size,
+                    300000, 1 << 16);
+    /* 2: evaluate there (the slow step: no time limit, the link is
+     * watched by the alive probes) */
+    if (rc == 0 && res.exit_code == 0) {
+      step = 1;
+      kl_buf_dispose(&res.output);
+      cmd.size = 0;
+      rc = kl__sh_quote(&cmd, ex->remote_kl) |
+           kl__buf_puts(&cmd, " evaluate ") | kl__sh_quote(&cmd, remote.ptr);
+      if (rc == 0)
+        rc = ssh_call(&res, ex, cmd.ptr, NULL, 0, 0, 1 << 20);
+    }
+    /* 3: bring the results back, whatever step 2 said */
+    if (rc == 0 && step == 1 && res.exit_code != SSH_LOST) {
+      kl__run_result got;
+      memset(&got, 0, sizeof(got));
+      int eval_status = res.exit_code;
+      if (eval_status != 0)
+        last_line(&res.output, why, sizeof(why));
+      cmd.size = 0;
+      rc = kl__buf_puts(&cmd, "tar -C ") | kl__sh_quote(&cmd, remote.ptr) |
+           kl__buf_puts(&cmd, " -cf - results");
+      if (rc == 0)
+        rc = ssh_call(&got, ex, cmd.ptr, NULL, 0, 300000, 512u << 20);
+      if (rc == 0 && got.exit_code == 0) {
+        kl__run_result un;
+        const char *unpack[] = {"tar", "-C", dir, "-xf", "-", NULL};
+        rc = local_tar(unpack, got.output.ptr, got.output.size, &un);
+        kl_buf_dispose(&un.output);
+        step = 2;
+      } else if (rc == 0) {
+        res.exit_code = got.exit_code;
+        kl_buf_dispose(&res.output);
+        res.output = got.output;
+        memset(&got.output, 0, sizeof(got.output));
+      }
+      kl_buf_dispose(&got.output);
+      if (rc == 0 && step == 2) {
+        size_t missing = 0;
+        kl_buf folder = KL_BUF_INIT;
+        rc = kl__buf_printf(&folder, "%s:%s", ex->host, remote.ptr) < 0
+                 ? kl__error_oom()
+                 : kl__batch_collect(dir, ev, n, &missing, "ssh", "folder",
+                                     folder.ptr);
+        kl_buf_dispose(&folder);
+        done = missing == 0;
+        if (!done && eval_status != 0 && eval_status != SSH_LOST) {
+          /* kl evaluate itself failed there: no retry makes it work */
+          rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
+                         "ssh %s: kl evaluate failed there (exit %d): %s",
+                         ex->host, eval_status, why);
+        }
+      }
+    }
+    if (rc == 0 && !done && res.exit_code != 0 && why[0] == 0)
+      last_line(&res.output, why, sizeof(why));
+    if (rc == 0 && !done)
+      rc = kl__exec_ledger(ledger, "ssh", name ? name + 1 : dir, attempt + 1,
+                           res.exit_code == SSH_LOST ? "connection_lost"
+                                                     : "failed",
+                           remote.ptr, why);
+    if (rc == 0 && !done && res.exit_code != SSH_LOST && res.exit_code != 0 &&
+        step == 0)
+      rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
+                     "ssh %s: could not unpack the batch there (exit %d): %s",
+                     ex->host, res.exit_code, why);
+    kl_buf_dispose(&res.output);
+  }
+  if (rc == 0 && done) {
+    kl__run_result res; /* tidy up there; a failure leaves only files */
+    cmd.size = 0;
+    if (kl__buf_puts(&cmd, "rm -rf ") == 0 &&
+        kl__sh_quote(&cmd, remote.ptr) == 0 &&
+        ssh_call(&res, ex, cmd.ptr, NULL, 0, 60000, 1 << 16) == 0)
+      kl_buf_dispose(&res.output);
+    kl_error_clear();
+    if (attempt > 1)
+      rc = kl__exec_ledger(ledger, "ssh", name ? name + 1 : dir, attempt,
+                           "completed", remote.ptr, NULL);
+  }
+  if (rc == 0 && !done)
+    rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
+                   "ssh %s: the connection failed %d times: %s", ex->host,
+                   attempt, why[0] ? why : "no answer");
+  kl_buf_dispose(&pack.output);
+  kl_buf_dispose(&remote);
+  kl_buf_dispose(&cmd);
+  return rc;
+}
