@@ -1,0 +1,63 @@
+"""What the executor tests compare: a run's records as content (what was
+tried, against what, and what was decided), never its timings or where it
+ran; and the checks every executor's records must pass."""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
+from support import FAILS, check, scratch, small_matmul  # noqa: E402,F401
+
+
+def lines(case, name):
+    path = os.path.join(case, name)
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def solutions(case, run):
+    return [s for s in lines(case, "solutions.jsonl") if s["run"] == run]
+
+
+def content(case, run):
+    """(iteration, proposer, config, verdict, gate, parent iteration,
+    rechecked) per recorded iteration: equal for two runs of the same
+    proposals, seed and batch, wherever they ran."""
+    out = []
+    for s in solutions(case, run):
+        parent = s["parent"].rsplit("/", 1)[1] if s["parent"] else None
+        out.append((s["iteration"], s["proposer"], tuple(s["config"]),
+                    s["verdict"], s["gate"], parent, s["rechecked"]))
+    return out
+
+
+def whole(case, run, iterations):
+    """Iterations 0..N each recorded once, in order, every ledger parses."""
+    its = [s["iteration"] for s in solutions(case, run)]
+    check(its == list(range(iterations + 1)),
+          "%s: iterations %s, want 0..%d once each" % (run, its, iterations))
+    for name in ("solutions.jsonl", "memory.jsonl"):
+        lines(case, name)  # raises on a torn line
+
+
+def newest_run(case):
+    runs = os.path.join(case, "runs")
+    ids = sorted(os.listdir(runs)) if os.path.isdir(runs) else []
+    return ids[-1] if ids else None
+
+
+def kl(KL, env, *args, want=0, timeout=900):
+    p = subprocess.run([KL] + list(args), capture_output=True, text=True,
+                       env=env, timeout=timeout)
+    if want is not None and p.returncode != want:
+        check(False, "kl %s exited %d, want %d\n%s%s" % (
+            " ".join(args), p.returncode, want, p.stdout[-3000:],
+            p.stderr[-3000:]))
+    return p
+
+
+TUNE = ["--proposer", "tune", "--iterations", "4", "--batch", "2",
+        "--seed", "7", "--no-profile"]
