@@ -1,6 +1,6 @@
 /* The user's config file: $KL_CONFIG, else
  * $XDG_CONFIG_HOME/kernlab/config.yaml, else ~/.config/kernlab/config.yaml.
- * A mapping of sections (llm:, webhook:); each reader takes its own
+ * A mapping of sections (llm:, webhook:, executor:); each reader takes its own
  * section from here and reports its mistakes located in the file. A named
  * $KL_CONFIG must exist; the default locations may be absent. */
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include "internal.h"
 #include "yaml_tree.h"
 
-static const char *const sections[] = {"llm", "webhook"};
+static const char *const sections[] = {"llm", "webhook", "executor"};
 
 int kl__user_config_section(const char *section, kl__config_section_fn fn,
                             void *payload) {
@@ -42,10 +42,12 @@ int kl__user_config_section(const char *section, kl__config_section_fn fn,
     const char *k = root->pairs[i].key->value;
     if (strcmp(k, section) == 0)
       fn(root->pairs[i].value, path, t.ptr, &diags, payload);
-    else if (strcmp(k, sections[0]) && strcmp(k, sections[1]))
+    else if (strcmp(k, sections[0]) && strcmp(k, sections[1]) &&
+             strcmp(k, sections[2]))
       kl__diag_add(&diags, KL_EINVALID, KL_DOMAIN_NONE, path,
                    root->pairs[i].key->line, root->pairs[i].key->column, NULL,
-                   "unknown key '%s' in the config file (llm, webhook)", k);
+                   "unknown key '%s' in the config file (llm, webhook, "
+                   "executor)", k);
   }
   rc = kl__diag_report(&diags, NULL, NULL);
   kl__diag_clear(&diags);

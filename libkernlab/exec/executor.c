@@ -361,7 +361,20 @@ int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   default: break;
   }
   int rc = kl__executor_devices(ex, c);
-  return rc < 0 ? rc : kl__local_evaluate(ex, c, ev, n, NULL, NULL);
+  double t0 = kl__now_ms();
+  if (rc == 0)
+    rc = kl__local_evaluate(ex, c, ev, n, NULL, NULL);
+  if (rc == 0 && n > 1) { /* a batch: how long it took, on how many */
+    char detail[128];
+    const char *name = strrchr(batch_dir, '/');
+    size_t slots = ex->ndevices < n ? ex->ndevices : n;
+    snprintf(detail, sizeof(detail), "%zu evaluations in %.3f s on %zu "
+             "slot%s", n, (kl__now_ms() - t0) / 1000.0, slots,
+             slots == 1 ? "" : "s");
+    rc = kl__exec_ledger(ledger, "local", name ? name + 1 : batch_dir, 1,
+                         "completed", NULL, detail);
+  }
+  return rc;
 }
 
 int kl__exec_ledger(const char *ledger, const char *executor,

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec_internal.h"
@@ -29,7 +30,7 @@ typedef struct local_slot {
 } local_slot;
 
 /* Where an evaluation ran, as the records show it. */
-static int where_local(kl__eval *e, int device) {
+static int where_local(kl__eval *e, int device, double started) {
   char host[256] = "";
   gethostname(host, sizeof(host) - 1);
   kl_buf b = KL_BUF_INIT;
@@ -43,7 +44,8 @@ static int where_local(kl__eval *e, int device) {
   } else {
     rc |= kl__buf_puts(&b, ",\"device\":null,\"gpu\":null");
   }
-  rc |= kl__buf_putc(&b, '}');
+  rc |= kl__buf_printf(&b, ",\"started\":%.3f,\"seconds\":%.3f}", started,
+                       e->seconds);
   kl__free(e->where);
   if (rc < 0 || !(e->where = kl__buf_detach(&b))) {
     kl_buf_dispose(&b);
@@ -55,6 +57,8 @@ static int where_local(kl__eval *e, int device) {
 static void evaluate_one(kl__eval *e, const kl_case *c, int device,
                          const char *worker_path) {
   double t0 = kl__now_ms();
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
   kl_bench_options o = e->o;
   o.device = device;
   if (!o.worker_path)
@@ -69,11 +73,11 @@ static void evaluate_one(kl__eval *e, const kl_case *c, int device,
     e->report = failed;
   else if (rc == 0)
     rc = kl__bench_execute(&e->report, c, &o, e->compare, &e->plugins);
+  e->seconds = (kl__now_ms() - t0) / 1000.0;
   if (rc == 0)
-    rc = where_local(e, device);
+    rc = where_local(e, device, wall.tv_sec + wall.tv_nsec / 1e9);
   if (rc < 0)
     kl__eval_failed(e, rc);
-  e->seconds = (kl__now_ms() - t0) / 1000.0;
 }
 
 static void *slot_main(void *arg) {
