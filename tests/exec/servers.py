@@ -113,3 +113,113 @@ class Sshd:
     def available():
         return bool((shutil.which("sshd") or os.path.exists("/usr/sbin/sshd"))
                     and shutil.which("ssh") and shutil.which("ssh-keygen"))
+
+
+class Slurm:
+    """munged, slurmctld and slurmd on loopback, all in `tmp`: one node
+    (this host) in partition 'kltest' offering two GPUs (character
+    devices standing in: nothing here runs CUDA). env: SLURM_CONF for the
+    clients. Needs root (slurmd starts jobs as their users)."""
+
+    def __init__(self, tmp):
+        self.dir = tmp + "/slurm"
+        self.procs = []
+        d = self.dir
+        for sub in ("munge", "state", "spool"):
+            os.makedirs(d + "/" + sub, exist_ok=True)
+        os.chmod(d + "/munge", 0o700)
+        host = socket.gethostname()
+        port = free_port()
+        with open(d + "/slurm.conf", "w") as f:
+            f.write("""ClusterName=kltest
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={p1}
+SlurmdPort={p2}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={d}/munge/munge.sock
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/slurmctld.log
+SlurmdLogFile={d}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+MpiDefault=none
+ReturnToService=2
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MinJobAge=600
+NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} Gres=gpu:2 State=UNKNOWN
+PartitionName=kltest Nodes={host} Default=YES MaxTime=INFINITE State=UP
+""".format(host=host, p1=port, p2=free_port(), d=d, cpus=os.cpu_count()))
+        with open(d + "/gres.conf", "w") as f:
+            f.write("NodeName=%s Name=gpu File=/dev/null\n"
+                    "NodeName=%s Name=gpu File=/dev/zero\n" % (host, host))
+        self.env = {"SLURM_CONF": d + "/slurm.conf"}
+        self.port = port
+
+    @staticmethod
+    def available():
+        need = ("munged", "mungekey", "slurmctld", "slurmd", "sbatch",
+                "squeue", "scontrol", "scancel")
+        return os.geteuid() == 0 and all(
+            shutil.which(p) or os.path.exists("/usr/sbin/" + p) for p in need)
+
+    def _start(self, argv, log):
+        env = dict(os.environ, **self.env)
+        p = subprocess.Popen(argv, stdout=open(self.dir + "/" + log, "a"),
+                             stderr=subprocess.STDOUT, env=env,
+                             start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def start(self):
+        d = self.dir
+        key = d + "/munge/munge.key"
+        if not os.path.exists(key):
+            subprocess.run(["mungekey", "-c", "-k", key], check=True)
+            os.chmod(key, 0o400)
+        self._start(["munged", "-F", "-f", "--key-file=" + key,
+                     "--socket=" + d + "/munge/munge.sock",
+                     "--pid-file=" + d + "/munge/munged.pid",
+                     "--log-file=" + d + "/munge/munged.log",
+                     "--seed-file=" + d + "/munge/seed"], "munged.out")
+        end = time.time() + 20
+        while not os.path.exists(d + "/munge/munge.sock"):
+            if time.time() > end:
+                return False
+            time.sleep(0.1)
+        self._start(["slurmctld", "-D", "-i", "-f", d + "/slurm.conf"],
+                    "slurmctld.out")
+        if not wait_port(self.port):
+            return False
+        self._start(["slurmd", "-D", "-f", d + "/slurm.conf"], "slurmd.out")
+        env = dict(os.environ, **self.env)
+        end = time.time() + 60
+        while time.time() < end:  # the node up and idle
+            out = subprocess.run(["sinfo", "-h", "-o", "%t"], env=env,
+                                 capture_output=True, text=True).stdout
+            if out.strip() == "idle":
+                return True
+            time.sleep(0.3)
+        return False
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                for pid in descendants(p.pid) + [p.pid]:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                p.wait()
+        self.procs = []
