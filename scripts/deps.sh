@@ -2,8 +2,10 @@
 # Make sure the build dependencies are here. On Debian/Ubuntu as root, the
 # missing packages are installed with apt-get; otherwise the script says
 # what to install and fails. `deps.sh --test` also brings what the tests
-# use: headless Chromium (the HTML report is loaded in it), pytest and
-# valgrind; `deps.sh --fuzz` brings clang for scripts/fuzz.sh.
+# use: headless Chromium (the HTML report is loaded in it), pytest,
+# valgrind, and the real servers the executor tests start on loopback
+# (OpenSSH's client and server; Slurm and munge); `deps.sh --fuzz` brings
+# clang for scripts/fuzz.sh.
 set -euo pipefail
 
 missing=()
@@ -36,6 +38,14 @@ if [ "${1:-}" = --test ]; then
     /usr/bin/python3 -m pytest --version >/dev/null 2>&1 ||
     missing+=(python3-pytest)
   need_cmd valgrind valgrind
+  need_cmd ssh openssh-client
+  need_sbin() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] ||
+    missing+=("$2"); }
+  need_sbin sshd openssh-server
+  need_sbin slurmctld slurmctld
+  need_sbin slurmd slurmd
+  need_cmd sbatch slurm-client
+  need_sbin munged munge
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
