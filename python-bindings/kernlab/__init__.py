@@ -152,7 +152,7 @@ class _RunOptions(ctypes.Structure):
                 ("on_event", _EVENT_FN), ("payload", _p),
                 ("stop", ctypes.POINTER(_int)), ("webhook", _p),
                 ("no_webhook", _int), ("propose", _PROPOSE_FN),
-                ("propose_payload", _p)]
+                ("propose_payload", _p), ("executor", _p), ("batch", _int)]
 
 
 class _HistoryReportOptions(ctypes.Structure):
@@ -596,8 +596,12 @@ class Case(_Handle):
     def run(self, proposer=None, propose=None, on_event=None, strategy=None,
             iterations=0, patience=0, max_wall_s=0, max_worker_s=0,
             max_usd=0, seed=0, resume=None, replay=None, profile=None,
-            time_cap_ms=None, timeout_ms=None, rules=(), webhook=True):
+            time_cap_ms=None, timeout_ms=None, rules=(), webhook=True,
+            batch=0):
         """Run the optimization loop; returns kl run --json's summary.
+
+        batch: proposals evaluated together (docs/executors.md); this
+        host's default GPU evaluates them one after another.
 
         propose(best_source, iteration) -> (source, memo) | None is a
         proposer written in Python (None: nothing left to try); on_event
@@ -644,6 +648,7 @@ class Case(_Handle):
         o.iterations, o.patience = int(iterations), int(patience)
         o.max_wall_s, o.max_worker_s = float(max_wall_s), float(max_worker_s)
         o.max_usd, o.seed = float(max_usd), int(seed)
+        o.batch = int(batch)
         if time_cap_ms:
             o.time.time_cap_ms = int(time_cap_ms)
         if timeout_ms:
