@@ -156,10 +156,13 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
   close_fd(&in[0]);
   if (feed)
     fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
-  /* a child that exits before reading its input must not kill us */
+  /* a child that exits before reading its input must not kill us (only
+   * feeding calls touch the process-wide disposition: the executors run
+   * the others, compiles, from several threads at once) */
   struct sigaction ign = {0}, old;
   ign.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ign, &old);
+  if (feed)
+    sigaction(SIGPIPE, &ign, &old);
   int64_t deadline = timeout_ms > 0 ? (int64_t)kl__now_ms() + timeout_ms : 0;
   size_t written = 0;
   int rc = 0;
@@ -225,7 +228,8 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
-  sigaction(SIGPIPE, &old, NULL);
+  if (feed)
+    sigaction(SIGPIPE, &old, NULL);
   if (rc < 0)
     return kl__error_oom();
   exit_status(res, status);
