@@ -51,6 +51,10 @@ struct kl_executor {
 int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                           size_t n, const char *batch_dir,
                           const char *ledger);
+/* A local executor of one slot on `device` (-1: the default GPU): what a
+ * library caller without an executor gets. */
+int kl__executor_one_device(kl_executor **out, const char *worker_path,
+                            int device);
 /* The devices a local executor runs on, found when none were listed. */
 int kl__executor_devices(kl_executor *ex, const kl_case *c);
 

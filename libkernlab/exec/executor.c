@@ -306,6 +306,18 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
   return 0;
 }
 
+int kl__executor_one_device(kl_executor **out, const char *worker_path,
+                            int device) {
+  kl_executor_options eo = KL_EXECUTOR_OPTIONS_INIT;
+  eo.kind = "local";
+  eo.devices = "0";
+  eo.worker_path = worker_path;
+  int rc = kl_executor_create(out, &eo);
+  if (rc == 0)
+    (*out)->devices[0] = device; /* -1: the worker's default GPU */
+  return rc;
+}
+
 int kl__executor_devices(kl_executor *ex, const kl_case *c) {
   if (ex->kind != EXEC_LOCAL || ex->devices_known)
     return 0;

@@ -1,11 +1,15 @@
 /* kl_run_optimize: the loop (see kernlab/run.h).
  *
- * One iteration: propose -> record the proposal -> compile, check, compare
- * against the best (kl_bench_compare, which applies the integrity gates:
- * docs/integrity.md) -> decide -> profile and diagnose an acceptance ->
- * write verdict, report, benchmark rows, then the solutions.jsonl line (the
- * commit point: an iteration without it is done again on resume) and the
- * memory line. Budgets are checked before each proposal. */
+ * One batch: propose up to `batch` candidates -> record each proposal ->
+ * the executor compiles, checks and compares each with the best of the
+ * moment (kl_bench_compare's path, which applies the integrity gates:
+ * docs/integrity.md), on as many GPUs or machines as it has
+ * (docs/executors.md) -> in iteration order, decide; a candidate faster
+ * than that best while a later best was accepted in its batch is compared
+ * again with it -> profile and diagnose an acceptance -> write verdict,
+ * report, benchmark rows, then the solutions.jsonl line (the commit
+ * point: an iteration without it is done again on resume) and the memory
+ * line. Budgets are checked before each proposal. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <unistd.h>
@@ -1212,29 +1216,17 @@ static int write_summary(kl_run *r) {
   return rc;
 }
 
-/* The executor: the caller's, or this host's GPU (`device`, or every
- * visible one). A local one learns its devices now, so the batch size
- * is known before the run records it. */
+/* The executor: the caller's, or this host's one GPU (`device`, or the
+ * default one), as before executors. A local one learns its devices now,
+ * so the batch size is known before the run records it. */
 static int start_executor(kl_run *r) {
-  if (!r->o.executor) {
-    kl_executor_options eo = KL_EXECUTOR_OPTIONS_INIT;
-    char dev[16];
-    eo.kind = "local";
-    eo.worker_path = r->o.worker_path;
-    if (r->o.device >= 0) {
-      snprintf(dev, sizeof(dev), "%d", r->o.device);
-      eo.devices = dev;
-    } else {
-      eo.devices = "0"; /* the default GPU, as before executors */
-    }
-    int rc = kl_executor_create(&r->ex, &eo);
+  if (r->o.executor) {
+    r->ex = r->o.executor;
+  } else {
+    int rc = kl__executor_one_device(&r->ex, r->o.worker_path, r->o.device);
     if (rc < 0)
       return rc;
     r->own_ex = true;
-    if (r->o.device < 0)
-      r->ex->ndevices = 1, r->ex->devices[0] = -1;
-  } else {
-    r->ex = r->o.executor;
   }
   return kl__executor_devices(r->ex, r->c);
 }
