@@ -61,3 +61,32 @@ def kl(KL, env, *args, want=0, timeout=900):
 
 TUNE = ["--proposer", "tune", "--iterations", "4", "--batch", "2",
         "--seed", "7", "--no-profile"]
+
+
+def stopped_then_resumed(KL, env, c, p, words, want, resume_args,
+                         before_resume=None):
+    """A run that stopped on executor_error (process p): one line of
+    stderr naming `words` and the --resume; the records so far whole. Then
+    (after before_resume()) --resume with resume_args completes it with
+    the earlier records untouched and the content `want`."""
+    import json
+    run = newest_run(c)
+    err = [l for l in p.stderr.splitlines() if l.strip()]
+    check(len(err) == 1 and "--resume " + run in err[0] and words in err[0],
+          "the stop is not one line naming %r and --resume: %s"
+          % (words, err))
+    with open(os.path.join(c, "runs", run, "summary.json")) as f:
+        stop = json.load(f)["stop_reason"]
+    check(stop == "executor_error", "stop reason %s" % stop)
+    before = solutions(c, run)
+    check([s["iteration"] for s in before] == list(range(len(before))),
+          "records torn before the resume")
+    if before_resume:
+        before_resume()
+    kl(KL, env, "run", c, "--resume", run, "--time-cap", "300",
+       *resume_args)
+    whole(c, run, len(want) - 1)
+    check(solutions(c, run)[:len(before)] == before,
+          "the resume changed what was recorded before it")
+    check(content(c, run) == want,
+          "resumed records differ from local ones: %s" % content(c, run))

@@ -61,7 +61,11 @@ class Sshd:
         self.port = free_port()
         self.sshd = shutil.which("sshd") or "/usr/sbin/sshd"
         k = tmp + "/ssh"
-        os.makedirs(k, exist_ok=True)
+        # the sessions' HOME: the "remote" is this very machine, and its
+        # shell must not run the user's startup files (a pyenv rehash
+        # killed with the server would leave its lock for every later
+        # login to wait on)
+        os.makedirs(k + "/home", exist_ok=True)
         os.chmod(k, 0o700)
         for name in ("host_key", "user_key"):
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "",
@@ -73,8 +77,8 @@ class Sshd:
                     "AuthorizedKeysFile %s/authorized_keys\nPidFile %s/pid\n"
                     "StrictModes no\nUsePAM no\nPasswordAuthentication no\n"
                     "KbdInteractiveAuthentication no\nPermitRootLogin yes\n"
-                    "PubkeyAuthentication yes\n"
-                    % (self.port, k, k, k))
+                    "PubkeyAuthentication yes\nSetEnv HOME=%s\n"
+                    % (self.port, k, k, k, k + "/home"))
         self.config = k + "/ssh_config"
         with open(self.config, "w") as f:
             f.write("Host kltest\n  HostName 127.0.0.1\n  Port %d\n"

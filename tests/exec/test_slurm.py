@@ -14,7 +14,6 @@ node offering two GPUs by count), host backend; the case's folder is the
             exit 1, one line) and --resume completes it
 usage: test_slurm.py KL SOURCE_DIR   (exit 77: not root, or no Slurm/munge)
 """
-import json
 import os
 import subprocess
 import sys
@@ -24,7 +23,8 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import servers  # noqa: E402
 from records import (FAILS, TUNE, check, content, kl, lines,  # noqa: E402
-                     newest_run, scratch, small_matmul, solutions, whole)
+                     newest_run, scratch, small_matmul, solutions,
+                     stopped_then_resumed, whole)
 
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
 if not servers.Slurm.available():
@@ -112,22 +112,7 @@ try:
     p = kl(KL, ENV, "run", stop, *TUNE, "--time-cap", "2000", *SLURM,
            "--retries", "0", want=1)
     t.join(5)
-    run = newest_run(stop)
-    err = [l for l in p.stderr.splitlines() if l.strip()]
-    check(len(err) == 1 and "CANCELLED" in err[0] and
-          "--resume " + run in err[0],
-          "the stop is not one line naming the state and --resume: %s" % err)
-    summary = json.load(open(os.path.join(stop, "runs", run,
-                                          "summary.json")))
-    check(summary["stop_reason"] == "executor_error",
-          "stop reason %s" % summary["stop_reason"])
-    before = solutions(stop, run)
-    kl(KL, ENV, "run", stop, "--resume", run, "--time-cap", "300", *SLURM)
-    whole(stop, run, 4)
-    check(solutions(stop, run)[:len(before)] == before,
-          "the resume changed what was recorded before it")
-    check(content(stop, run) == want,
-          "resumed records differ from local ones: %s" % content(stop, run))
+    stopped_then_resumed(KL, ENV, stop, p, "CANCELLED", want, SLURM)
 finally:
     slurm.stop()
 

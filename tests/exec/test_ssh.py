@@ -13,7 +13,6 @@ here: Debian's openssh-server, throwaway host and user keys), host backend.
             whole; with sshd back, --resume completes it
 usage: test_ssh.py KL SOURCE_DIR   (exit 77: no sshd or ssh here)
 """
-import json
 import os
 import subprocess
 import sys
@@ -22,8 +21,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import servers  # noqa: E402
-from records import (FAILS, TUNE, check, content, kl, newest_run,  # noqa: E402
-                     scratch, small_matmul, solutions, whole, lines)
+from records import (FAILS, TUNE, check, content, kl, lines,  # noqa: E402
+                     newest_run, scratch, small_matmul, solutions,
+                     stopped_then_resumed, whole)
 
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
 if not servers.Sshd.available():
@@ -114,25 +114,8 @@ try:
     p = kl(KL, ENV, "run", down, *TUNE, "--time-cap", "1500", "--retries",
            "1", *SSH, want=1)
     t.join(5)
-    run = newest_run(down)
-    err = [l for l in p.stderr.splitlines() if l.strip()]
-    check(len(err) == 1 and "--resume " + run in err[0] and
-          "ssh kltest" in err[0],
-          "the stop is not one line naming the host and --resume: %s" % err)
-    summary = json.load(open(os.path.join(down, "runs", run,
-                                          "summary.json")))
-    check(summary["stop_reason"] == "executor_error",
-          "stop reason %s" % summary["stop_reason"])
-    before = solutions(down, run)
-    check([s["iteration"] for s in before] ==
-          list(range(len(before))), "records torn before the resume")
-    sshd.start()
-    kl(KL, ENV, "run", down, "--resume", run, "--time-cap", "300", *SSH)
-    whole(down, run, 4)
-    check(solutions(down, run)[:len(before)] == before,
-          "the resume changed what was recorded before it")
-    check(content(down, run) == want,
-          "resumed records differ from local ones: %s" % content(down, run))
+    stopped_then_resumed(KL, ENV, down, p, "ssh kltest", want, SSH,
+                         before_resume=sshd.start)
 finally:
     sshd.stop()
 
