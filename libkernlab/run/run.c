@@ -1005,14 +1005,17 @@ static int run_batch(kl_run *r) {
     if (gave_up)
       set_stop(r, "executor_error", "the executor gave up");
   }
-  /* decide and record in order, as far as there are results */
-  for (size_t k = 0; rc == 0 && k < n; k++) {
+  /* decide and record in order. A batch the executor gave up on is
+   * recorded not at all, even where results came back: its decisions hang
+   * together (a recheck follows an acceptance), and --resume proposes it
+   * again whole, so the records come out as an uninterrupted run's. */
+  for (size_t k = 0; rc == 0 && !gave_up && k < n; k++) {
     iteration *it = &its[k];
     kl_report *rep = NULL;
     if (at[k] != SIZE_MAX) {
       kl__eval *ev = &evs[at[k]];
-      if (!ev->report && ev->rc == 0)
-        break; /* the executor gave up before this one */
+      if (ev->rc == 0 && !ev->report)
+        ev->rc = KL_EIO, ev->error = kl__strdup("the executor gave no result");
       if (ev->rc < 0) {
         rc = eval_error(ev);
         break;

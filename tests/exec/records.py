@@ -7,7 +7,16 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch, small_matmul  # noqa: E402,F401
+from support import FAILS, check, scratch  # noqa: E402,F401
+
+
+def repeat_case(src, dest):
+    """A copy of tests/exec/repeat_host: a host kernel whose tunable alone
+    sets its time, so what a run decides does not hang on noise (parallel
+    slots, a loaded CI machine, sanitizers)."""
+    import shutil
+    shutil.copytree(os.path.join(src, "tests", "exec", "repeat_host"), dest)
+    return dest
 
 
 def lines(case, name):

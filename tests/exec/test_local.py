@@ -16,14 +16,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from records import (FAILS, TUNE, check, content, kl, lines,  # noqa: E402
-                     newest_run, scratch, small_matmul, solutions)
+                     newest_run, repeat_case, scratch, solutions)
 
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-local-test-")
 
 
 def case(name):
-    return small_matmul(SRC, os.path.join(TMP, name))
+    return repeat_case(SRC, os.path.join(TMP, name))
 
 
 one = case("one")

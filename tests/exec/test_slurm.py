@@ -23,7 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import servers  # noqa: E402
 from records import (FAILS, TUNE, check, content, kl, lines,  # noqa: E402
-                     newest_run, scratch, small_matmul, solutions,
+                     newest_run, repeat_case, scratch, solutions,
                      stopped_then_resumed, whole)
 
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
@@ -41,7 +41,7 @@ SLURM = ["--executor", "slurm", "--partition", "kltest", "--gpus", "2"]
 
 
 def case(name):
-    return small_matmul(SRC, os.path.join(TMP, name))
+    return repeat_case(SRC, os.path.join(TMP, name))
 
 
 def cancel_running(c, times):

@@ -22,7 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import servers  # noqa: E402
 from records import (FAILS, TUNE, check, content, kl, lines,  # noqa: E402
-                     newest_run, scratch, small_matmul, solutions,
+                     newest_run, repeat_case, scratch, solutions,
                      stopped_then_resumed, whole)
 
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
@@ -40,7 +40,7 @@ SSH = ["--executor", "ssh", "--host", "kltest", "--ssh-option", "-F",
 
 
 def case(name):
-    return small_matmul(SRC, os.path.join(TMP, name))
+    return repeat_case(SRC, os.path.join(TMP, name))
 
 
 def kill_when(path_of, then):
