@@ -233,7 +233,11 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
   if (rc < 0)
     return kl__error_oom();
   exit_status(res, status);
-  if (res->exit_code == 127 && !res->timed_out && res->output.size == 0)
+  /* our child's exec failed (it says nothing); a program that ran and
+   * exited 127 itself (ssh passing on a remote "command not found") has
+   * words on its standard error */
+  if (res->exit_code == 127 && !res->timed_out && res->output.size == 0 &&
+      !(split && io->errors->size > 0))
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS, "%s: cannot run (not found)",
                      argv[0]);
   return 0;
