@@ -163,12 +163,14 @@ int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                                      folder.ptr);
         kl_buf_dispose(&folder);
         done = missing == 0;
-        if (!done && eval_status != 0 && eval_status != SSH_LOST) {
-          /* kl evaluate itself failed there: no retry makes it work */
-          rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
-                         "ssh %s: kl evaluate failed there (exit %d): %s",
-                         ex->host, eval_status, why);
-        }
+      }
+      if (rc == 0 && !done && eval_status != 0 &&
+          res.exit_code != SSH_LOST) {
+        /* kl evaluate itself failed there (not found, a bad folder): no
+         * retry makes it work */
+        rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
+                       "ssh %s: kl evaluate failed there (exit %d): %s",
+                       ex->host, eval_status, why);
       }
     }
     if (rc == 0 && !done && res.exit_code != 0 && why[0] == 0)

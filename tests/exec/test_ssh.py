@@ -11,6 +11,7 @@ here: Debian's openssh-server, throwaway host and user keys), host backend.
   down      sshd killed for good: the run stops cleanly (exit 1,
             executor_error, one line naming --resume), every record
             whole; with sshd back, --resume completes it
+  nokl      no kl at --remote-kl: one line naming the failure, at once
 usage: test_ssh.py KL SOURCE_DIR   (exit 77: no sshd or ssh here)
 """
 import os
@@ -116,6 +117,16 @@ try:
     t.join(5)
     stopped_then_resumed(KL, ENV, down, p, "ssh kltest", want, SSH,
                          before_resume=sshd.start)
+
+    # -- no kernlab there: one line at once, no retries ----------------
+    nokl = case("nokl")
+    args = [a if a != KL else "/nonexistent/kl" for a in SSH]
+    t0 = time.time()
+    p = kl(KL, ENV, "run", nokl, *TUNE, *args, want=1)
+    err = [l for l in p.stderr.splitlines() if l.strip()]
+    check(len(err) == 1 and "kl evaluate failed there (exit 127)" in err[0],
+          "a missing remote kl is not one clear line: %s" % err)
+    check(time.time() - t0 < 30, "a missing remote kl was retried")
 finally:
     sshd.stop()
 
