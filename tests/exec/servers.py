@@ -12,6 +12,13 @@ import subprocess
 import time
 
 
+def die_with_parent():
+    """In a server's child before exec: killed when the test dies (a
+    ctest time limit), so no server outlives its test."""
+    import ctypes
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -94,7 +101,7 @@ class Sshd:
         self.proc = subprocess.Popen(
             [self.sshd, "-D", "-e", "-f", self.sshd_config],
             stderr=open(self.tmp + "/ssh/sshd.log", "a"),
-            start_new_session=True)
+            start_new_session=True, preexec_fn=die_with_parent)
         return wait_port(self.port)
 
     def stop(self):
@@ -182,7 +189,8 @@ PartitionName=kltest Nodes={host} Default=YES MaxTime=INFINITE State=UP
         env = dict(os.environ, **self.env)
         p = subprocess.Popen(argv, stdout=open(self.dir + "/" + log, "a"),
                              stderr=subprocess.STDOUT, env=env,
-                             start_new_session=True)
+                             start_new_session=True,
+                             preexec_fn=die_with_parent)
         self.procs.append(p)
         return p
 
