@@ -44,8 +44,16 @@ def case(name):
     return repeat_case(SRC, os.path.join(TMP, name))
 
 
+FINISHED = threading.Event()
+
+
 def kill_when(path_of, then):
-    """A thread that waits for path_of() to exist, then calls then()."""
+    """A thread that waits for path_of() to exist, then calls then(); the
+    event it returns is set once it has. The thread lives on until the
+    test ends: a server it started dies with the thread that started it
+    (PR_SET_PDEATHSIG)."""
+    fired = threading.Event()
+
     def watch():
         end = time.time() + 300
         while time.time() < end:
@@ -53,11 +61,12 @@ def kill_when(path_of, then):
             if p and os.path.exists(p):
                 time.sleep(0.3)  # into the batch's upload or evaluation
                 then()
-                return
+                break
             time.sleep(0.05)
-    t = threading.Thread(target=watch, daemon=True)
-    t.start()
-    return t
+        fired.set()
+        FINISHED.wait()
+    threading.Thread(target=watch, daemon=True).start()
+    return fired
 
 
 def batch_dir(c):
@@ -98,7 +107,7 @@ try:
     t = kill_when(lambda: batch_dir(drop), bounce)
     p = kl(KL, ENV, "run", drop, *TUNE, "--time-cap", "1500", "--retries",
            "4", *SSH)
-    t.join(5)
+    check(t.wait(5), "the server was never bounced")
     run = newest_run(drop)
     whole(drop, run, 4)
     check(content(drop, run) == want,
@@ -114,7 +123,7 @@ try:
     t = kill_when(lambda: batch_dir(down), sshd.stop)
     p = kl(KL, ENV, "run", down, *TUNE, "--time-cap", "1500", "--retries",
            "1", *SSH, want=1)
-    t.join(5)
+    check(t.wait(5), "the server was never stopped")
     stopped_then_resumed(KL, ENV, down, p, "ssh kltest", want, SSH,
                          before_resume=sshd.start)
 
@@ -129,6 +138,7 @@ try:
     check(time.time() - t0 < 30, "a missing remote kl was retried")
 finally:
     sshd.stop()
+    FINISHED.set()
 
 if FAILS:
     print("%d failure(s); scratch kept at %s" % (len(FAILS), TMP))
