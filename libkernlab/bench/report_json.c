@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/ledger.h"
 #include "../profile/profile_internal.h"
 #include "bench_internal.h"
 
@@ -129,43 +130,26 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
 
 /* ---- back from JSON ----------------------------------------------------------- */
 
-static json_object *field(json_object *o, const char *key) {
-  json_object *v = NULL;
-  return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static double num(json_object *o, const char *key) {
-  json_object *v = field(o, key);
-  return v ? json_object_get_double(v) : 0;
-}
-
-static int str_copy(char **to, json_object *o, const char *key) {
-  json_object *v = field(o, key);
-  if (!v || !json_object_is_type(v, json_type_string))
-    return 0;
-  return (*to = kl__strdup(json_object_get_string(v))) ? 0 : kl__error_oom();
-}
-
 static void summary_from(kl_summary *s, json_object *o) {
-  s->median = num(o, "median_us");
-  s->ci_low = num(o, "ci_low_us");
-  s->ci_high = num(o, "ci_high_us");
-  s->q1 = num(o, "q1_us");
-  s->q3 = num(o, "q3_us");
-  s->min = num(o, "min_us");
-  s->n = (size_t)num(o, "samples");
-  s->outliers = (size_t)num(o, "outliers");
+  s->median = kl__json_num(o, "median_us");
+  s->ci_low = kl__json_num(o, "ci_low_us");
+  s->ci_high = kl__json_num(o, "ci_high_us");
+  s->q1 = kl__json_num(o, "q1_us");
+  s->q3 = kl__json_num(o, "q3_us");
+  s->min = kl__json_num(o, "min_us");
+  s->n = (size_t)kl__json_num(o, "samples");
+  s->outliers = (size_t)kl__json_num(o, "outliers");
 }
 
 static void speedup_from(kl_speedup *s, json_object *o) {
-  s->speedup = num(o, "speedup");
-  json_object *ci = field(o, "speedup_ci");
+  s->speedup = kl__json_num(o, "speedup");
+  json_object *ci = kl__json_get(o, "speedup_ci");
   if (ci && json_object_is_type(ci, json_type_array) &&
       json_object_array_length(ci) == 2) {
     s->ci_low = json_object_get_double(json_object_array_get_idx(ci, 0));
     s->ci_high = json_object_get_double(json_object_array_get_idx(ci, 1));
   }
-  json_object *d = field(o, "decision");
+  json_object *d = kl__json_get(o, "decision");
   const char *dn = d ? json_object_get_string(d) : "";
   s->decision = strcmp(dn, "faster") == 0   ? KL_DECISION_FASTER
                 : strcmp(dn, "slower") == 0 ? KL_DECISION_SLOWER
@@ -183,34 +167,34 @@ static const char *known_gate(const char *name) {
 }
 
 static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
-  int rc = str_copy(&e->name, s, "name");
+  int rc = kl__json_dup(&e->name, s, "name");
   if (rc < 0)
     return rc;
   if (!e->name && !(e->name = kl__strdup("?")))
     return kl__error_oom();
   kl_shape_result *res = &e->res;
   res->name = e->name;
-  json_object *v = field(s, "checked");
+  json_object *v = kl__json_get(s, "checked");
   res->checked = v && json_object_get_boolean(v);
-  v = field(s, "correct");
+  v = kl__json_get(s, "correct");
   res->correct = v && json_object_get_boolean(v);
-  res->max_abs_err = num(s, "max_abs_err");
-  res->mismatches = (uint64_t)num(s, "mismatches");
-  res->unwritten = (uint64_t)num(s, "unwritten");
-  res->nonfinite = (uint64_t)num(s, "nonfinite");
-  res->inputs_written = (uint64_t)num(s, "inputs_written");
-  v = field(s, "median_us");
+  res->max_abs_err = kl__json_num(s, "max_abs_err");
+  res->mismatches = (uint64_t)kl__json_num(s, "mismatches");
+  res->unwritten = (uint64_t)kl__json_num(s, "unwritten");
+  res->nonfinite = (uint64_t)kl__json_num(s, "nonfinite");
+  res->inputs_written = (uint64_t)kl__json_num(s, "inputs_written");
+  v = kl__json_get(s, "median_us");
   res->timed = v && !json_object_is_type(v, json_type_null);
   if (!res->timed)
     return 0;
   summary_from(&res->time, s);
-  res->sm_clock_mhz = num(s, "sm_clock_mhz");
-  res->throttled = (size_t)num(s, "throttled");
-  res->wall_ms = num(s, "wall_ms");
-  v = field(s, "stop_reason");
+  res->sm_clock_mhz = kl__json_num(s, "sm_clock_mhz");
+  res->throttled = (size_t)kl__json_num(s, "throttled");
+  res->wall_ms = kl__json_num(s, "wall_ms");
+  v = kl__json_get(s, "stop_reason");
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s",
            v ? json_object_get_string(v) : "");
-  if (r->compare && (v = field(s, "baseline"))) {
+  if (r->compare && (v = kl__json_get(s, "baseline"))) {
     summary_from(&res->baseline, v);
     speedup_from(&res->speedup, s);
   }
@@ -235,17 +219,17 @@ static int profiles_from(kl_report *r, json_object *doc, const char *where) {
 
 int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   *out = NULL;
-  json_object *shapes = field(doc, "shapes"), *v;
+  json_object *shapes = kl__json_get(doc, "shapes"), *v;
   if (!json_object_is_type(doc, json_type_object) || !shapes ||
-      !json_object_is_type(shapes, json_type_array) || !field(doc, "verdict"))
+      !json_object_is_type(shapes, json_type_array) || !kl__json_get(doc, "verdict"))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s: not a bench report (no verdict or shapes)", where);
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r)
     return kl__error_oom();
-  const char *mode = (v = field(doc, "mode")) ? json_object_get_string(v) : "";
+  const char *mode = (v = kl__json_get(doc, "mode")) ? json_object_get_string(v) : "";
   r->compare = strcmp(mode, "compare") == 0;
-  const char *vn = json_object_get_string(field(doc, "verdict"));
+  const char *vn = json_object_get_string(kl__json_get(doc, "verdict"));
   r->verdict = KL_VERDICT_OK;
   bool known = false;
   for (int k = KL_VERDICT_OK; k <= KL_VERDICT_CHEAT && !known; k++)
@@ -257,21 +241,21 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
                  : kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                              "%s: unknown verdict '%s'", where, vn);
   if (rc == 0)
-    rc = str_copy(&r->case_name, doc, "case");
+    rc = kl__json_dup(&r->case_name, doc, "case");
   if (rc == 0)
-    rc = str_copy(&r->candidate_name, doc, "candidate");
+    rc = kl__json_dup(&r->candidate_name, doc, "candidate");
   if (rc == 0)
-    rc = str_copy(&r->reason, doc, "reason");
+    rc = kl__json_dup(&r->reason, doc, "reason");
   if (rc == 0)
-    rc = str_copy(&r->compile_log, doc, "compile_log");
+    rc = kl__json_dup(&r->compile_log, doc, "compile_log");
   if (rc == 0 && (!r->case_name || !r->candidate_name))
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                    "%s: a report names its case and candidate", where);
-  v = field(doc, "gate");
+  v = kl__json_get(doc, "gate");
   r->gate = known_gate(v ? json_object_get_string(v) : NULL);
-  r->cold = (v = field(doc, "cold")) && json_object_get_boolean(v);
-  r->min_gain_pct = num(doc, "min_gain_pct");
-  json_object *seeds = field(doc, "seeds");
+  r->cold = (v = kl__json_get(doc, "cold")) && json_object_get_boolean(v);
+  r->min_gain_pct = kl__json_num(doc, "min_gain_pct");
+  json_object *seeds = kl__json_get(doc, "seeds");
   r->nseeds = seeds && json_object_is_type(seeds, json_type_array)
                   ? json_object_array_length(seeds) : 0;
   r->nshapes = json_object_array_length(shapes);
@@ -284,43 +268,43 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
         (uint64_t)json_object_get_uint64(json_object_array_get_idx(seeds, i));
   for (size_t i = 0; rc == 0 && i < r->nshapes; i++)
     rc = shape_from(r, &r->shapes[i], json_object_array_get_idx(shapes, i));
-  json_object *obj = field(doc, "objective");
+  json_object *obj = kl__json_get(doc, "objective");
   if (rc == 0 && obj) {
-    const char *on = (v = field(obj, "name")) ? json_object_get_string(v) : "";
+    const char *on = (v = kl__json_get(obj, "name")) ? json_object_get_string(v) : "";
     for (int k = KL_OBJECTIVE_GEOMEAN_SPEEDUP; k <= KL_OBJECTIVE_TOTAL_TIME; k++)
       if (strcmp(on, kl_objective_name((kl_objective)k)) == 0)
         r->objective = (kl_objective)k;
-    if (field(obj, "speedup")) {
+    if (kl__json_get(obj, "speedup")) {
       r->has_objective = true;
       speedup_from(&r->objective_speedup, obj);
     }
   }
-  json_object *dev = field(doc, "device");
+  json_object *dev = kl__json_get(doc, "device");
   if (rc == 0 && dev) {
     r->has_device = true;
-    v = field(dev, "name");
+    v = kl__json_get(dev, "name");
     snprintf(r->device.name, sizeof(r->device.name), "%s",
              v ? json_object_get_string(v) : "");
-    r->device.max_sm_clock_mhz = num(dev, "max_sm_clock_mhz");
-    r->device.sms = (int)num(dev, "sms");
+    r->device.max_sm_clock_mhz = kl__json_num(dev, "max_sm_clock_mhz");
+    r->device.sms = (int)kl__json_num(dev, "sms");
     r->device.count = 1;
   }
-  v = field(doc, "timer");
+  v = kl__json_get(doc, "timer");
   snprintf(r->timer, sizeof(r->timer), "%s",
            v && strcmp(json_object_get_string(v), "none")
                ? json_object_get_string(v) : "");
-  json_object *comp = field(doc, "compile");
+  json_object *comp = kl__json_get(doc, "compile");
   if (comp) {
-    r->compile_seconds = num(comp, "seconds");
-    r->baseline_cached = (v = field(comp, "baseline_cached")) &&
+    r->compile_seconds = kl__json_num(comp, "seconds");
+    r->baseline_cached = (v = kl__json_get(comp, "baseline_cached")) &&
                          json_object_get_boolean(v);
-    r->candidate_cached = (v = field(comp, "candidate_cached")) &&
+    r->candidate_cached = (v = kl__json_get(comp, "candidate_cached")) &&
                           json_object_get_boolean(v);
   }
-  r->worker_restarts = (int)num(doc, "worker_restarts");
+  r->worker_restarts = (int)kl__json_num(doc, "worker_restarts");
   bool any_profile = false;
   for (size_t i = 0; i < r->nshapes; i++)
-    any_profile |= field(json_object_array_get_idx(shapes, i), "profile") != 0;
+    any_profile |= kl__json_get(json_object_array_get_idx(shapes, i), "profile") != 0;
   if (rc == 0 && any_profile)
     rc = profiles_from(r, doc, where);
   if (rc < 0) {

@@ -190,3 +190,25 @@ int kl__json_parse(json_object **out, const char *text, const char *path,
   *out = o;
   return 0;
 }
+
+json_object *kl__json_get(json_object *o, const char *key) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+double kl__json_num(json_object *o, const char *key) {
+  json_object *v = kl__json_get(o, key);
+  return v ? json_object_get_double(v) : 0;
+}
+
+const char *kl__json_text(json_object *o, const char *key) {
+  json_object *v = kl__json_get(o, key);
+  return v && json_object_is_type(v, json_type_string)
+             ? json_object_get_string(v) : NULL;
+}
+
+int kl__json_dup(char **dst, json_object *o, const char *key) {
+  const char *t = kl__json_text(o, key);
+  *dst = NULL;
+  return !t || (*dst = kl__strdup(t)) ? 0 : kl__error_oom();
+}

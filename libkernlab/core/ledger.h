@@ -32,6 +32,15 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n);
  * the error); a syntax error is located "path:line:column". */
 int kl__json_parse(json_object **out, const char *text, const char *path,
                    const char *what);
+/* o[key], or NULL (o may be NULL). */
+json_object *kl__json_get(json_object *o, const char *key);
+/* o[key] as a number; 0 when absent (json-c's reading of other types). */
+double kl__json_num(json_object *o, const char *key);
+/* o[key] when it is a string, else NULL. */
+const char *kl__json_text(json_object *o, const char *key);
+/* *dst = a copy of o[key] when it is a string, else NULL; KL_ENOMEM only
+ * when the copy failed. */
+int kl__json_dup(char **dst, json_object *o, const char *key);
 /* KL_EINVALID located at the first "key" in text (json-c keeps no
  * positions; 1:1 when absent), message fmt with one string argument. */
 int kl__json_error_at_key(const char *text, const char *path, const char *key,

@@ -175,30 +175,14 @@ int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
 
 /* ---- the evaluating side ---------------------------------------------------- */
 
-static json_object *get(json_object *o, const char *key) {
-  json_object *v = NULL;
-  return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *text_of(json_object *o, const char *key) {
-  json_object *v = get(o, key);
-  return v && json_object_is_type(v, json_type_string)
-             ? json_object_get_string(v) : NULL;
-}
-
 static uint64_t u64_of(json_object *o, const char *key) {
-  const char *t = text_of(o, key);
+  const char *t = kl__json_text(o, key);
   return t ? strtoull(t, NULL, 10) : 0;
-}
-
-static double num_of(json_object *o, const char *key) {
-  json_object *v = get(o, key);
-  return v ? json_object_get_double(v) : 0;
 }
 
 static int plugin_path(char **to, const char *dir, json_object *plugins,
                        const char *key) {
-  const char *rel = text_of(plugins, key);
+  const char *rel = kl__json_text(plugins, key);
   if (!rel)
     return 0;
   if (strstr(rel, "..") || rel[0] == '/')
@@ -212,30 +196,30 @@ static int plugin_path(char **to, const char *dir, json_object *plugins,
 static int eval_from(kl__eval *e, const char *dir, json_object *j) {
   memset(e, 0, sizeof(*e));
   kl_bench_options o = KL_BENCH_OPTIONS_INIT;
-  json_object *v = get(j, "compare"), *t = get(j, "time"),
-              *pl = get(j, "plugins");
+  json_object *v = kl__json_get(j, "compare"), *t = kl__json_get(j, "time"),
+              *pl = kl__json_get(j, "plugins");
   e->compare = v && json_object_get_boolean(v);
-  o.candidate_name = text_of(j, "name");
-  o.shape = text_of(j, "shape");
-  o.profile = text_of(j, "profile");
-  o.check_seeds = (int)num_of(j, "check_seeds");
+  o.candidate_name = kl__json_text(j, "name");
+  o.shape = kl__json_text(j, "shape");
+  o.profile = kl__json_text(j, "profile");
+  o.check_seeds = (int)kl__json_num(j, "check_seeds");
   o.seed = u64_of(j, "seed");
-  o.timeout_ms = (int)num_of(j, "timeout_ms");
+  o.timeout_ms = (int)kl__json_num(j, "timeout_ms");
   if (t) {
-    o.time.cold = (int)num_of(t, "cold");
-    o.time.warmup = (int)num_of(t, "warmup");
-    o.time.min_samples = (size_t)num_of(t, "min_samples");
-    o.time.max_samples = (size_t)num_of(t, "max_samples");
-    o.time.target_rel_ci = num_of(t, "target_rel_ci");
-    o.time.time_cap_ms = (int)num_of(t, "time_cap_ms");
+    o.time.cold = (int)kl__json_num(t, "cold");
+    o.time.warmup = (int)kl__json_num(t, "warmup");
+    o.time.min_samples = (size_t)kl__json_num(t, "min_samples");
+    o.time.max_samples = (size_t)kl__json_num(t, "max_samples");
+    o.time.target_rel_ci = kl__json_num(t, "target_rel_ci");
+    o.time.time_cap_ms = (int)kl__json_num(t, "time_cap_ms");
     o.time.seed = u64_of(t, "seed");
-    o.time.block_rounds = (size_t)num_of(t, "block_rounds");
-    o.time.decide_gain_pct = num_of(t, "decide_gain_pct");
+    o.time.block_rounds = (size_t)kl__json_num(t, "block_rounds");
+    o.time.decide_gain_pct = kl__json_num(t, "decide_gain_pct");
   }
-  e->plugins.compile_seconds = num_of(j, "compile_seconds");
-  e->plugins.oracle_cached = (v = get(j, "oracle_cached")) &&
+  e->plugins.compile_seconds = kl__json_num(j, "compile_seconds");
+  e->plugins.oracle_cached = (v = kl__json_get(j, "oracle_cached")) &&
                              json_object_get_boolean(v);
-  e->plugins.candidate_cached = (v = get(j, "candidate_cached")) &&
+  e->plugins.candidate_cached = (v = kl__json_get(j, "candidate_cached")) &&
                                 json_object_get_boolean(v);
   int rc = pl ? 0
               : kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -318,8 +302,8 @@ int kl_evaluate_dir(const char *dir_in, const char *devices,
   json_object *doc = NULL;
   if (rc == 0)
     rc = kl__json_parse(&doc, text.ptr, p.ptr, "batch");
-  json_object *list = rc == 0 ? get(doc, "evaluations") : NULL;
-  const char *case_dir = rc == 0 ? text_of(doc, "case") : NULL;
+  json_object *list = rc == 0 ? kl__json_get(doc, "evaluations") : NULL;
+  const char *case_dir = rc == 0 ? kl__json_text(doc, "case") : NULL;
   if (rc == 0 && (!list || !json_object_is_type(list, json_type_array) ||
                   !case_dir))
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -338,7 +322,7 @@ int kl_evaluate_dir(const char *dir_in, const char *devices,
   if (total && (!ev || !ids))
     rc = kl__error_oom();
   for (size_t i = 0; rc == 0 && i < total; i++) {
-    json_object *j = json_object_array_get_idx(list, i), *id = get(j, "id");
+    json_object *j = json_object_array_get_idx(list, i), *id = kl__json_get(j, "id");
     const char *ids_text = id ? json_object_get_string(id) : "";
     if (!id || !ids_text[0] || strchr(ids_text, '/') || ids_text[0] == '.') {
       rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -425,16 +409,16 @@ int kl__batch_collect(const char *dir, kl__eval *ev, size_t n,
       (*missing)++;
     } else if ((rc = kl__read_file(&text, p.ptr)) == 0 &&
                (rc = kl__json_parse(&doc, text.ptr, p.ptr, "result")) == 0) {
-      json_object *ok = get(doc, "ok");
-      e->seconds = num_of(doc, "seconds");
+      json_object *ok = kl__json_get(doc, "ok");
+      e->seconds = kl__json_num(doc, "seconds");
       if (!ok || !json_object_get_boolean(ok)) {
-        const char *msg = text_of(doc, "error");
-        e->rc = num_of(doc, "code") < 0 ? (int)num_of(doc, "code") : KL_EIO;
+        const char *msg = kl__json_text(doc, "error");
+        e->rc = kl__json_num(doc, "code") < 0 ? (int)kl__json_num(doc, "code") : KL_EIO;
         e->error = kl__strdup(msg ? msg : "the evaluation failed there");
-      } else if (!(rep = get(doc, "report"))) {
+      } else if (!(rep = kl__json_get(doc, "report"))) {
         rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: no report", p.ptr);
       } else if ((rc = kl__report_from_json(&e->report, rep, p.ptr)) == 0) {
-        json_object *w = get(doc, "where");
+        json_object *w = kl__json_get(doc, "where");
         if (w && !(e->where = placed(w, executor, key, value)))
           rc = kl__error_oom();
       }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../core/internal.h"
+#include "../core/ledger.h"
 #include "kernel_info_fields.h"
 #include "kernlab/plugin.h"
 #include "profile_internal.h"
@@ -558,22 +559,6 @@ static int add_raw(kl_profile *p, const char *name, double v, size_t *cap) {
   return 0;
 }
 
-/* *dst = a copy of o[key] when it is a string; KL_ENOMEM only when the
- * copy failed. */
-static int dup_field(char **dst, json_object *o, const char *key) {
-  json_object *v;
-  *dst = NULL;
-  if (!json_object_object_get_ex(o, key, &v) ||
-      !json_object_is_type(v, json_type_string))
-    return 0;
-  return (*dst = kl__strdup(json_object_get_string(v))) ? 0 : kl__error_oom();
-}
-
-double kl__json_num(json_object *o, const char *key) {
-  json_object *v;
-  return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
-}
-
 /* A recorded number as an integer field of `size` bytes: NaN is 0, the
  * rest clamped into range (a file may say anything). */
 static int64_t to_int(double v, size_t size) {
@@ -649,10 +634,10 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
     return kl__error_oom();
   int rc = 0;
   size_t cap = 0;
-  rc = dup_field(&p->backend, reply, "backend");
-  rc = rc ? rc : dup_field(&p->chip, reply, "chip");
-  rc = rc ? rc : dup_field(&p->replay, reply, "replay");
-  rc = rc ? rc : dup_field(&p->note, reply, "note");
+  rc = kl__json_dup(&p->backend, reply, "backend");
+  rc = rc ? rc : kl__json_dup(&p->chip, reply, "chip");
+  rc = rc ? rc : kl__json_dup(&p->replay, reply, "replay");
+  rc = rc ? rc : kl__json_dup(&p->note, reply, "note");
   json_object *tr;
   if (rc == 0 && !p->note &&
       json_object_object_get_ex(reply, "tracing_on", &tr) &&

@@ -17,8 +17,6 @@ kl_profile *kl__profile_list_take(kl_profile_list *l, size_t i);
 int kl__profile_names(char ***names, size_t *n, const char *spec);
 void kl__profile_names_free(char **names, size_t n);
 
-/* o[key] as a number; 0 when absent (json-c's reading of other types). */
-double kl__json_num(json_object *o, const char *key);
 
 /* What the profile is computed from, besides the worker's reply. */
 typedef struct kl_profile_inputs {
