@@ -28,8 +28,10 @@
 #include "../worker/sandbox.h"
 #include "exec_internal.h"
 
-static int put_plugin(kl_buf *b, const char *key, const char *path) {
-  int rc = kl__buf_printf(b, ",\"%s\":", key);
+/* sep "key": "plugins/BASE" (or null) */
+static int put_plugin(kl_buf *b, const char *sep, const char *key,
+                      const char *path) {
+  int rc = kl__buf_printf(b, "%s\"%s\":", sep, key);
   if (!path)
     return rc | kl__buf_puts(b, "null");
   const char *base = strrchr(path, '/');
@@ -67,10 +69,10 @@ static int eval_json(kl_buf *b, size_t i, const kl__eval *e, bool first) {
   rc |= kl__buf_json_string(b, o->shape);
   rc |= kl__buf_puts(b, ",\"profile\":");
   rc |= kl__buf_json_string(b, o->profile);
-  rc |= kl__buf_puts(b, ",\"plugins\":{\"x\":0");
-  rc |= put_plugin(b, "oracle", e->plugins.oracle);
-  rc |= put_plugin(b, "against", e->plugins.against);
-  rc |= put_plugin(b, "candidate", e->plugins.candidate);
+  rc |= kl__buf_puts(b, ",\"plugins\":{");
+  rc |= put_plugin(b, "", "oracle", e->plugins.oracle);
+  rc |= put_plugin(b, ",", "against", e->plugins.against);
+  rc |= put_plugin(b, ",", "candidate", e->plugins.candidate);
   rc |= kl__buf_printf(
       b,
       "},\"compile_seconds\":%.6g,\"oracle_cached\":%s,"
@@ -97,30 +99,21 @@ static int copy_case(const char *dir, const kl_case *c) {
                         "--exclude=./exports", "--exclude=./*.jsonl",
                         "--exclude=./benchmark.csv", "--exclude=./.*",
                         "-cf", "-", ".", NULL};
-  kl__run_result res;
-  memset(&res, 0, sizeof(res));
-  if (rc == 0 && (rc = kl__run_io(&res, pack, NULL, 120000, 256u << 20,
-                                  &(kl__run_extras){.errors = NULL})) == 0 &&
-      res.exit_code != 0)
-    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "%s: tar could not pack the case",
-                   kl_case_dir(c));
-  kl__run_result un;
-  memset(&un, 0, sizeof(un));
   const char *unpack[] = {"tar", "-C", to.ptr, "-xf", "-", NULL};
-  kl__run_extras in = {res.output.ptr, res.output.size, NULL, NULL, false};
-  if (rc == 0 &&
-      (rc = kl__run_io(&un, unpack, NULL, 120000, 1 << 16, &in)) == 0 &&
-      un.exit_code != 0)
-    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "%s: tar could not unpack the case: "
-                   "%s", to.ptr, un.output.ptr ? un.output.ptr : "");
-  kl_buf_dispose(&res.output);
+  kl__run_result packed, un;
+  memset(&packed, 0, sizeof(packed));
+  memset(&un, 0, sizeof(un));
+  if (rc == 0 && (rc = kl__exec_tar(&packed, pack, NULL, 0)) == 0)
+    rc = kl__exec_tar(&un, unpack, packed.output.ptr, packed.output.size);
+  kl_buf_dispose(&packed.output);
   kl_buf_dispose(&un.output);
   kl_buf_dispose(&to);
   return rc;
 }
 
 int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
-                    size_t n, bool copy) {
+                    size_t n, bool copy, size_t *pending) {
+  *pending = 0;
   /* build here: a candidate that does not compile is answered at once */
   for (size_t i = 0; i < n; i++) {
     kl__eval *e = &ev[i];
@@ -133,6 +126,10 @@ int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
     e->report = failed;
     e->prebuilt = !failed;
   }
+  for (size_t i = 0; i < n; i++)
+    *pending += !ev[i].report;
+  if (*pending == 0)
+    return 0;
   kl__sandbox_dir_remove(dir); /* an earlier session's batch */
   kl_buf b = KL_BUF_INIT, sub = KL_BUF_INIT;
   int rc = kl__buf_printf(&sub, "%s/plugins", dir) < 0 ? kl__error_oom() : 0;

@@ -68,9 +68,11 @@ int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
  * that does not compile gets its report at once), then write
  * DIR/jobs.json and DIR/plugins/; with copy_case the case's files go to
  * DIR/case, else jobs.json names the case's folder (a shared
- * filesystem). An existing DIR is replaced. */
+ * filesystem). An existing DIR is replaced. *pending: the evaluations
+ * the folder holds (those without a report yet); with none, nothing is
+ * written. */
 int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
-                    size_t n, bool copy_case);
+                    size_t n, bool copy_case, size_t *pending);
 /* Results the batch folder holds, into the evaluations still without a
  * report; *missing counts those left. Each one's `where` names the
  * executor and `key`: `value` (the Slurm job, the ssh folder). */
@@ -83,6 +85,17 @@ int kl__batch_collect(const char *dir, kl__eval *ev, size_t n,
 int kl__exec_ledger(const char *ledger, const char *executor,
                     const char *batch, int attempt, const char *state,
                     const char *job, const char *detail);
+/* Run argv (kl__run_io) with `input` on its standard input; res->output
+ * is its standard output when it exits 0, else its standard error (its
+ * own words, for the message). Standard error never mixes into the
+ * output: a tar stream stays a tar stream. */
+int kl__exec_run(kl__run_result *res, const char *const *argv,
+                 const char *input, size_t input_len, int timeout_ms,
+                 size_t max_output);
+/* kl__exec_run of a tar (pack or unpack); a failing one is KL_EIO with
+ * its words. */
+int kl__exec_tar(kl__run_result *res, const char *const *argv,
+                 const char *input, size_t input_len);
 /* A word for a POSIX shell: single-quoted. */
 int kl__sh_quote(kl_buf *b, const char *word);
 

@@ -20,16 +20,7 @@
 #include "exec_internal.h"
 
 static int slurm_call(kl__run_result *res, const char *const *argv) {
-  memset(res, 0, sizeof(*res));
-  kl_buf errors = KL_BUF_INIT;
-  kl__run_extras io = {NULL, 0, &errors, NULL, false};
-  int rc = kl__run_io(res, argv, NULL, 60000, 1 << 20, &io);
-  if (rc == 0 && res->exit_code != 0) {
-    kl_buf_dispose(&res->output);
-    res->output = errors;
-    memset(&errors, 0, sizeof(errors));
-  }
-  kl_buf_dispose(&errors);
+  int rc = kl__exec_run(res, argv, NULL, 0, 60000, 1 << 20);
   if (rc == KL_ENOTFOUND)
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                      "%s: not found: the slurm executor needs Slurm's "
@@ -121,10 +112,8 @@ static int wait_job(char *state, size_t cap, const char *id) {
 
 int kl__slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                        size_t n, const char *dir, const char *ledger) {
-  int rc = kl__batch_write(dir, c, ev, n, false);
   size_t pending = 0;
-  for (size_t i = 0; i < n; i++)
-    pending += !ev[i].report;
+  int rc = kl__batch_write(dir, c, ev, n, false, &pending);
   if (rc < 0 || pending == 0)
     return rc;
   const char *name = strrchr(dir, '/');

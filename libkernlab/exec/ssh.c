@@ -42,18 +42,7 @@ static int ssh_call(kl__run_result *res, kl_executor *ex, const char *cmd,
   argv[k++] = ex->host;
   argv[k++] = cmd;
   argv[k] = NULL;
-  kl_buf errors = KL_BUF_INIT;
-  kl__run_extras io = {input, input_len, &errors, NULL, false};
-  memset(res, 0, sizeof(*res));
-  int rc = kl__run_io(res, argv, NULL, timeout_ms, max_output, &io);
-  if (rc == 0 && res->exit_code != 0) {
-    /* keep ssh's own words (its last line) as the output to report */
-    kl_buf_dispose(&res->output);
-    res->output = errors;
-    memset(&errors, 0, sizeof(errors));
-  }
-  kl_buf_dispose(&errors);
-  return rc;
+  return kl__exec_run(res, argv, input, input_len, timeout_ms, max_output);
 }
 
 /* The last non-empty line of a program's words, for one-line messages. */
@@ -69,23 +58,10 @@ static const char *last_line(kl_buf *b, char *out, size_t cap) {
   return out;
 }
 
-static int local_tar(const char *const *argv, const char *input, size_t len,
-                     kl__run_result *res) {
-  kl__run_extras io = {input, len, NULL, NULL, false};
-  memset(res, 0, sizeof(*res));
-  int rc = kl__run_io(res, argv, NULL, 120000, 512u << 20, &io);
-  if (rc == 0 && res->exit_code != 0)
-    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "tar failed: %s",
-                   res->output.ptr ? res->output.ptr : "");
-  return rc;
-}
-
 int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                      size_t n, const char *dir, const char *ledger) {
-  int rc = kl__batch_write(dir, c, ev, n, true);
   size_t pending = 0;
-  for (size_t i = 0; i < n; i++)
-    pending += !ev[i].report;
+  int rc = kl__batch_write(dir, c, ev, n, true, &pending);
   if (rc < 0 || pending == 0)
     return rc;
   /* where the batch goes there: unique to this batch and session */
@@ -100,7 +76,7 @@ int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   kl__run_result pack;
   const char *pack_argv[] = {"tar", "-C", dir, "-cf", "-", "jobs.json",
                              "plugins", "case", NULL};
-  rc = local_tar(pack_argv, NULL, 0, &pack);
+  rc = kl__exec_tar(&pack, pack_argv, NULL, 0);
   char why[512] = "";
   bool done = false;
   int attempt;
@@ -144,7 +120,7 @@ int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
       if (rc == 0 && got.exit_code == 0) {
         kl__run_result un;
         const char *unpack[] = {"tar", "-C", dir, "-xf", "-", NULL};
-        rc = local_tar(unpack, got.output.ptr, got.output.size, &un);
+        rc = kl__exec_tar(&un, unpack, got.output.ptr, got.output.size);
         kl_buf_dispose(&un.output);
         step = 2;
       } else if (rc == 0) {
