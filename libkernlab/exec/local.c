@@ -1,8 +1,9 @@
 /* The local executor: one thread per device, each taking the next
  * evaluation of the batch and running it in its own worker on its own GPU
- * (kl__bench_build, then kl__bench_execute with that device). A
+ * (kl_bench_compare or kl_bench_run with that device). A
  * comparison's two sides always share one worker, so one decision is
- * always measured on one GPU. Threads share nothing but the batch's next
+ * always measured on one GPU. A batch folder's evaluations (kl evaluate)
+ * come built and only execute. Threads share nothing but the batch's next
  * index; the compile cache takes concurrent writers (temporary names are
  * per thread). */
 #define _GNU_SOURCE
@@ -63,16 +64,10 @@ static void evaluate_one(kl__eval *e, const kl_case *c, int device,
   o.device = device;
   if (!o.worker_path)
     o.worker_path = worker_path;
-  kl_report *failed = NULL;
-  int rc = 0;
-  if (!e->prebuilt) {
-    kl__bench_plugins_dispose(&e->plugins);
-    rc = kl__bench_build(&e->plugins, &failed, c, &o, e->compare);
-  }
-  if (rc == 0 && failed)
-    e->report = failed;
-  else if (rc == 0)
-    rc = kl__bench_execute(&e->report, c, &o, e->compare, &e->plugins);
+  int rc = e->prebuilt ? kl__bench_execute(&e->report, c, &o, e->compare,
+                                           &e->plugins)
+           : e->compare ? kl_bench_compare(&e->report, c, &o)
+                        : kl_bench_run(&e->report, c, &o);
   e->seconds = (kl__now_ms() - t0) / 1000.0;
   if (rc == 0)
     rc = where_local(e, device, wall.tv_sec + wall.tv_nsec / 1e9);
