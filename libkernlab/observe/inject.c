@@ -42,6 +42,7 @@
 
 #include <cuda.h>
 #include <cupti.h>
+#include "../worker/cupti_launch_ids.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define BUF_SIZE (4u << 20)
@@ -648,22 +649,10 @@ EXPORT int InitializeInjection(void) {
     note_cupti("cuptiSubscribe (is another profiler attached?)", r);
     return 1;
   }
-  static const CUpti_CallbackId runtime_ids[] = {
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
-  static const CUpti_CallbackId driver_ids[] = {
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
-  for (size_t i = 0; i < sizeof runtime_ids / sizeof *runtime_ids; i++)
-    enable(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_ids[i]);
-  for (size_t i = 0; i < sizeof driver_ids / sizeof *driver_ids; i++)
-    enable(CUPTI_CB_DOMAIN_DRIVER_API, driver_ids[i]);
+  for (size_t i = 0; i < KL_LAUNCH_IDS(kl__launch_runtime_cbids); i++)
+    enable(CUPTI_CB_DOMAIN_RUNTIME_API, kl__launch_runtime_cbids[i]);
+  for (size_t i = 0; i < KL_LAUNCH_IDS(kl__launch_driver_cbids); i++)
+    enable(CUPTI_CB_DOMAIN_DRIVER_API, kl__launch_driver_cbids[i]);
   r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   if (r == CUPTI_SUCCESS)
     r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

@@ -18,6 +18,7 @@
 
 #include <cupti.h>
 
+#include "cupti_launch_ids.h"
 #include "cupti_timer.h"
 
 #define BUF_SIZE (8u << 20)
@@ -158,22 +159,10 @@ int klw_cupti_start(char *err, size_t errlen) {
   }
   /* Launch API records, only for the launch calls: they make CUPTI give
    * every kernel record its launch's correlation id. */
-  static const CUpti_CallbackId runtime_cbids[] = {
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
-  static const CUpti_CallbackId driver_cbids[] = {
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
-  for (size_t i = 0; i < sizeof(runtime_cbids) / sizeof(runtime_cbids[0]); i++)
-    api.enable_runtime_api(runtime_cbids[i], 1);
-  for (size_t i = 0; i < sizeof(driver_cbids) / sizeof(driver_cbids[0]); i++)
-    api.enable_driver_api(driver_cbids[i], 1);
+  for (size_t i = 0; i < KL_LAUNCH_IDS(kl__launch_runtime_cbids); i++)
+    api.enable_runtime_api(kl__launch_runtime_cbids[i], 1);
+  for (size_t i = 0; i < KL_LAUNCH_IDS(kl__launch_driver_cbids); i++)
+    api.enable_driver_api(kl__launch_driver_cbids[i], 1);
   started = true;
   return 0;
 }
