@@ -99,3 +99,13 @@ def stopped_then_resumed(KL, env, c, p, words, want, resume_args,
           "the resume changed what was recorded before it")
     check(content(c, run) == want,
           "resumed records differ from local ones: %s" % content(c, run))
+
+
+def finish(tmp, ok):
+    """Exit 1 with the failures counted (the scratch folder kept), else
+    remove it and say ok."""
+    if FAILS:
+        print("%d failure(s); scratch kept at %s" % (len(FAILS), tmp))
+        sys.exit(1)
+    subprocess.run(["rm", "-rf", tmp])
+    print("ok: " + ok)

@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import servers  # noqa: E402
-from records import (FAILS, TUNE, check, content, kl, lines,  # noqa: E402
+from records import (finish, TUNE, check, content, kl, lines,  # noqa: E402
                      newest_run, repeat_case, scratch, solutions,
                      stopped_then_resumed, whole)
 
@@ -116,10 +116,6 @@ try:
 finally:
     slurm.stop()
 
-if FAILS:
-    print("%d failure(s); scratch kept at %s" % (len(FAILS), TMP))
-    sys.exit(1)
-subprocess.run(["rm", "-rf", TMP])
-print("ok: slurm executor (same records as local, job ids recorded, a "
-      "cancelled job resubmitted, no retries left stops cleanly and "
-      "resumes)")
+finish(TMP, "slurm executor (same records as local, job ids recorded, a "
+       "cancelled job resubmitted, no retries left stops cleanly and "
+       "resumes)")

@@ -15,14 +15,13 @@ here: Debian's openssh-server, throwaway host and user keys), host backend.
 usage: test_ssh.py KL SOURCE_DIR   (exit 77: no sshd or ssh here)
 """
 import os
-import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import servers  # noqa: E402
-from records import (FAILS, TUNE, check, content, kl, lines,  # noqa: E402
+from records import (finish, TUNE, check, content, kl, lines,  # noqa: E402
                      newest_run, repeat_case, scratch, solutions,
                      stopped_then_resumed, whole)
 
@@ -140,9 +139,5 @@ finally:
     sshd.stop()
     FINISHED.set()
 
-if FAILS:
-    print("%d failure(s); scratch kept at %s" % (len(FAILS), TMP))
-    sys.exit(1)
-subprocess.run(["rm", "-rf", TMP])
-print("ok: ssh executor (same records as local, dropped connection "
-      "retried, server down stops cleanly and resumes)")
+finish(TMP, "ssh executor (same records as local, dropped connection "
+       "retried, server down stops cleanly and resumes)")
