@@ -74,6 +74,10 @@ int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
   return 0;
 }
 
+const char *kl__report_sandbox(const kl_report *r) {
+  return r && r->sandbox[0] ? r->sandbox : NULL;
+}
+
 int kl_report_device(kl_device_info *out, const kl_report *r) {
   if (!r->has_device)
     return KL_ENOTFOUND;
@@ -641,6 +645,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   int base_id = -1, other_id = -1, cand_id = -1;
   if ((rc = kl_worker_create(&w, &wopts)) < 0)
     goto done;
+  snprintf(r->sandbox, sizeof(r->sandbox), "%s", kl__worker_sandbox(w));
   if (c->backend == KL_BACKEND_CUDA) {
     if ((rc = kl_worker_device(&r->device, w)) < 0) {
       rc = setup_failure(r, rc, cand);

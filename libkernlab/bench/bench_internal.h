@@ -39,6 +39,7 @@ struct kl_report {
   bool has_device;
   kl_device_info device;
   char timer[16];
+  char sandbox[192]; /* the worker's sandbox (JSON object), or empty */
 };
 
 /* The plugins of one bench, by path (owned), and what compiling them
@@ -60,6 +61,9 @@ int kl__bench_build(kl__bench_plugins *p, kl_report **failed,
 int kl__bench_execute(kl_report **out, const kl_case *c,
                       const kl_bench_options *o, bool compare,
                       const kl__bench_plugins *p);
+
+/* The sandbox the report's candidates ran in (a JSON object), or NULL. */
+const char *kl__report_sandbox(const kl_report *r);
 
 /* A report back from its kl_report_json document (an executor's result
  * from another machine); `where` names it in errors. */

@@ -112,6 +112,8 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   }
   rc |= kl__buf_printf(&b, ",\"timer\":\"%s\"",
                        r->timer[0] ? r->timer : "none");
+  if (r->sandbox[0])
+    rc |= kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
   rc |= kl__buf_printf(&b,
                        ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
                        "\"candidate_cached\":%s},\"worker_restarts\":%d}",
@@ -302,6 +304,10 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
                           json_object_get_boolean(v);
   }
   r->worker_restarts = (int)kl__json_num(doc, "worker_restarts");
+  json_object *sb = kl__json_get(doc, "sandbox");
+  if (sb && json_object_is_type(sb, json_type_object))
+    snprintf(r->sandbox, sizeof(r->sandbox), "%s",
+             json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN));
   bool any_profile = false;
   for (size_t i = 0; i < r->nshapes; i++)
     any_profile |= kl__json_get(json_object_array_get_idx(shapes, i), "profile") != 0;

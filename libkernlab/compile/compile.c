@@ -5,7 +5,13 @@
  * compiler's output; <key>.fail marks a key that failed to compile, so the
  * same broken candidate is never compiled twice either. New entries are
  * written under a temporary name and renamed into place, so concurrent
- * processes never see half a file. */
+ * processes never see half a file.
+ *
+ * A candidate's source is candidate code from its first byte: an #include
+ * of a key file, a #pragma, a compiler plugin. The compiler runs in the
+ * sandbox the worker runs in (core/sandbox.c: an allow-listed environment,
+ * no network, no reads where secrets live, writes only to its own folder
+ * and the cache), and what it printed is redacted before it is kept. */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +24,7 @@
 #include <unistd.h>
 
 #include "../case/case_internal.h"
+#include "../core/sandbox.h"
 #include "kernlab/compile.h"
 #include "kernlab/harness.h"
 
@@ -58,23 +65,25 @@ double kl_artifact_seconds(const kl_artifact *a) { return a->seconds; }
 
 int kl_compile_cache_dir(kl_buf *out, const kl_compile_options *opts) {
   kl_buf dir = KL_BUF_INIT;
-  const char *env;
-  int rc;
-  if (opts && opts->cache_dir)
-    rc = kl__buf_puts(&dir, opts->cache_dir);
-  else if ((env = getenv("KERNLAB_CACHE_DIR")) && env[0])
-    rc = kl__buf_puts(&dir, env);
-  else if ((env = getenv("XDG_CACHE_HOME")) && env[0])
-    rc = kl__buf_printf(&dir, "%s/kernlab", env);
-  else if ((env = getenv("HOME")) && env[0])
-    rc = kl__buf_printf(&dir, "%s/.cache/kernlab", env);
-  else
-    rc = kl__buf_printf(&dir, "/tmp/kernlab-cache-%ld", (long)getuid());
+  int rc = opts && opts->cache_dir ? kl__buf_puts(&dir, opts->cache_dir)
+                                   : kl__cache_dir_default(&dir);
   if (rc == 0)
     rc = kl__mkdir_p(dir.ptr);
   if (rc < 0) {
     kl_buf_dispose(&dir);
     return rc;
+  }
+  /* absolute and resolved: the compiler runs elsewhere, and its sandbox's
+   * rules name folders as the kernel resolves them */
+  char *real = realpath(dir.ptr, NULL);
+  if (real) {
+    dir.size = 0;
+    rc = kl__buf_puts(&dir, real);
+    free(real);
+    if (rc < 0) {
+      kl_buf_dispose(&dir);
+      return kl__error_oom();
+    }
   }
   kl_buf_dispose(out);
   *out = dir;
@@ -192,12 +201,54 @@ static char *cuda_lib_dir(const char *compiler) {
   return kl__strdup(real);
 }
 
+/* The installation a compiler belongs to: <prefix>/bin/cc -> <prefix>,
+ * resolved; NULL when it is not found. */
+static char *tool_prefix(const char *compiler) {
+  char *lib = cuda_lib_dir(compiler); /* <prefix>/lib64, resolved */
+  char *prefix = lib ? kl__path_dir(lib) : NULL;
+  kl__free(lib);
+  return prefix;
+}
+
+/* Run the compiler in a sandbox: its own folder, the cache writable, the
+ * case's folder (local headers) and the compiler's installation readable. */
+static int compile_sandboxed(kl__run_result *r, const char *const *argv,
+                             const kl_case *c, const char *cache,
+                             const char *compiler, int timeout) {
+  char *dir = NULL, *prefix = tool_prefix(compiler);
+  int rc = kl__sandbox_dir_named(&dir, "compile");
+  if (rc < 0) {
+    kl__free(prefix);
+    return rc;
+  }
+  const char *writable[] = {cache, NULL};
+  const char *readable[] = {cache, c->dir, prefix, NULL};
+  kl__sandbox_spec spec = {dir, writable, readable, NULL, true, false};
+  kl__sandbox sb;
+  rc = kl__sandbox_prepare(&sb, &spec);
+  if (rc == 0) {
+    kl__run_extras io;
+    memset(&io, 0, sizeof(io));
+    io.sandbox = &sb;
+    rc = kl__run_io(r, argv, NULL, timeout, 1 << 20, &io);
+    kl__sandbox_dispose(&sb);
+  }
+  kl__sandbox_dir_remove(dir);
+  kl__free(dir);
+  kl__free(prefix);
+  return rc;
+}
+
 static int read_cached(kl_artifact *a, const char *base) {
   char path[PATH_MAX];
   kl_buf log = KL_BUF_INIT;
   snprintf(path, sizeof(path), "%s.log", base);
   if (kl__is_file(path) && kl__read_file(&log, path) < 0)
     kl_error_clear(); /* a missing log is no reason to recompile */
+  if (kl__redact(&log) < 0) { /* secrets known now and not then */
+    kl_buf_dispose(&log);
+    return KL_ENOMEM;
+  }
   a->log = kl__buf_detach(&log);
   snprintf(path, sizeof(path), "%s.so", base);
   if (kl__is_file(path)) {
@@ -349,13 +400,19 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   clock_gettime(CLOCK_MONOTONIC, &t0);
   kl__run_result r;
   int timeout = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 120000;
-  rc = defs_ok ? kl__run(&r, argv, NULL, timeout, 1 << 20) : kl__error_oom();
+  rc = defs_ok ? compile_sandboxed(&r, argv, c, dir.ptr, compiler, timeout)
+               : kl__error_oom();
   for (size_t i = 0; def_words && i < ndefs; i++)
     kl__free(def_words[i]);
   kl__free(def_words);
   if (rc < 0)
     goto done;
   a->seconds = seconds_since(&t0);
+  if (kl__redact(&r.output) < 0) {
+    kl_buf_dispose(&r.output);
+    rc = KL_ENOMEM;
+    goto done;
+  }
   a->log = kl__buf_detach(&r.output);
   if (!a->log) {
     rc = kl__error_oom();

@@ -175,6 +175,9 @@ typedef struct kl__run_io {
   kl_buf *errors;
   const char *const *env;
   bool inherit;
+  /* run it in this sandbox (core/sandbox.h): its environment replaces
+   * ours and `env`; its folder is the working folder unless `cwd` says */
+  const struct kl__sandbox *sandbox;
 } kl__run_extras;
 /* Run argv[0] (looked up in PATH) with argv, in `cwd` (NULL: here), killing
  * its process group after timeout_ms (0: no limit). A program that cannot
@@ -187,5 +190,37 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
                int timeout_ms, size_t max_output, const kl__run_extras *io);
 /* mkdir -p */
 int kl__mkdir_p(const char *path);
+/* Where compiled plugins go when no option says: $KERNLAB_CACHE_DIR,
+ * $XDG_CACHE_HOME/kernlab, ~/.cache/kernlab, else /tmp/kernlab-cache-UID
+ * (appended to out, not created). KL_ENOMEM. */
+int kl__cache_dir_default(kl_buf *out);
+
+/* ---- fault injection at record writes (fault.c; tests only) -------------- */
+enum { KL__FAULT_NONE, KL__FAULT_FAIL, KL__FAULT_TORN };
+/* A record write is about to happen: KL__FAULT_NONE to go on; FAIL: fail
+ * it (errno EIO); TORN: write half of it, then kl__fault_die(). Always NONE
+ * but in the test build (KL_FAULT_INJECTION). */
+int kl__fault_point(const char *op, const char *path);
+void kl__fault_die(void);
+
+/* ---- secrets (secrets.c) ----------------------------------------------------- */
+/* A value kernlab knows to be secret (an API key it read, a webhook URL:
+ * its token parts too). Values under 8 characters are ignored. */
+void kl__secret_add(const char *value);
+/* Does an environment variable's name say its value is a secret
+ * (*_API_KEY, *_KEY, *TOKEN*, *SECRET*, *PASSWORD*, *WEBHOOK* ...)? Such
+ * values are secrets too, found in the environment on first use. */
+bool kl__secret_name(const char *name);
+/* Replace every known secret in b with "[redacted]", as it is and as it
+ * reads inside a JSON string. KL_ENOMEM. */
+int kl__redact(kl_buf *b);
+/* The same on a NUL-terminated string of capacity cap (cut to fit); empty
+ * when out of memory. */
+void kl__redact_inplace(char *s, size_t cap);
+/* A redacted copy (caller frees); NULL when s is or out of memory. */
+char *kl__redact_dup(const char *s);
+/* Once per process: blank the secrets' values in the environment block
+ * /proc/PID/environ shows (getenv still finds them). */
+void kl__secrets_hide_environ(void);
 
 #endif /* KL_CORE_INTERNAL_H */

@@ -5,7 +5,10 @@
  * Used for compilers, the command LLM provider, and verify commands later.
  * The child gets its own process group so a timeout kills everything it
  * started. Input is written as the child reads it, in the same poll loop
- * that drains its output, so neither side can block the other. */
+ * that drains its output, so neither side can block the other. A child
+ * that cannot start (no such program, a sandbox it cannot enter, a folder
+ * it cannot enter) says so on a close-on-exec pipe before it would exec,
+ * so a program's own exit status is never mistaken for that. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sandbox.h"
 
 int kl__run(kl__run_result *res, const char *const *argv, const char *cwd,
             int timeout_ms, size_t max_output) {
@@ -57,6 +61,9 @@ static void set_env(const char *const *env) {
     setenv(name, eq + 1, 1);
   }
 }
+
+/* Why a child could not start, on its status pipe. */
+enum { START_SANDBOX = 1, START_CWD, START_EXEC };
 
 static void exit_status(kl__run_result *res, int status) {
   if (WIFEXITED(status)) {
@@ -119,21 +126,25 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
   if (io && io->inherit)
     return run_inherited(res, argv, cwd, io->env);
   int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
+  int status[2] = {-1, -1};
   bool split = io && io->errors, feed = io && io->input;
   if (pipe2(out, O_CLOEXEC) < 0 || (split && pipe2(err, O_CLOEXEC) < 0) ||
-      (feed && pipe2(in, O_CLOEXEC) < 0)) {
+      (feed && pipe2(in, O_CLOEXEC) < 0) || pipe2(status, O_CLOEXEC) < 0) {
     int rc = kl__error_os(KL_EIO, argv[0], "cannot create a pipe");
     for (int i = 0; i < 2; i++)
-      close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]);
+      close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]),
+          close_fd(&status[i]);
     return rc;
   }
   pid_t pid = fork();
   if (pid < 0) {
     for (int i = 0; i < 2; i++)
-      close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]);
+      close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]),
+          close_fd(&status[i]);
     return kl__error_os(KL_EIO, argv[0], "cannot fork");
   }
   if (pid == 0) {
+    close(status[0]);
     setpgid(0, 0);
     dup2(out[1], 1);
     dup2(split ? err[1] : out[1], 2);
@@ -144,16 +155,53 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
       if (devnull >= 0)
         dup2(devnull, 0);
     }
-    if (cwd && chdir(cwd) < 0)
-      _exit(126);
-    set_env(io ? io->env : NULL);
-    execvp(argv[0], (char *const *)argv);
+    const kl__sandbox *sb = io ? io->sandbox : NULL;
+    int why[2] = {0, 0};
+    if (sb && kl__sandbox_enter(sb) < 0)
+      why[0] = START_SANDBOX;
+    else if (cwd && chdir(cwd) < 0)
+      why[0] = START_CWD;
+    if (!why[0]) {
+      if (sb) {
+        execvpe(argv[0], (char *const *)argv, sb->envp);
+      } else {
+        set_env(io ? io->env : NULL);
+        execvp(argv[0], (char *const *)argv);
+      }
+      why[0] = START_EXEC;
+    }
+    why[1] = errno;
+    if (write(status[1], why, sizeof why) < 0)
+      _exit(127);
     _exit(127);
   }
   setpgid(pid, pid);
+  close_fd(&status[1]);
   close_fd(&out[1]);
   close_fd(&err[1]);
   close_fd(&in[0]);
+  int why[2] = {0, 0};
+  ssize_t got;
+  while ((got = read(status[0], why, sizeof why)) < 0 && errno == EINTR)
+    ;
+  close_fd(&status[0]);
+  if (got == (ssize_t)sizeof why) {
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+      ;
+    for (int i = 0; i < 2; i++)
+      close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]);
+    errno = why[1];
+    if (why[0] == START_SANDBOX)
+      return kl__error_os(KL_EIO, argv[0], "cannot enter the sandbox");
+    if (why[0] == START_CWD)
+      return kl__error_os(kl__errno_code(why[1], false), cwd,
+                          "cannot run a program in this folder");
+    if (why[1] == ENOENT)
+      return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS,
+                       "%s: cannot run (not found)", argv[0]);
+    return kl__error_os(KL_EIO, argv[0], "cannot run");
+  }
   if (feed)
     fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
   /* a child that exits before reading its input must not kill us (only
@@ -225,20 +273,13 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
   }
   for (int i = 0; i < 2; i++)
     close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
     ;
   if (feed)
     sigaction(SIGPIPE, &old, NULL);
   if (rc < 0)
     return kl__error_oom();
-  exit_status(res, status);
-  /* our child's exec failed (it says nothing); a program that ran and
-   * exited 127 itself (ssh passing on a remote "command not found") has
-   * words on its standard error */
-  if (res->exit_code == 127 && !res->timed_out && res->output.size == 0 &&
-      !(split && io->errors->size > 0))
-    return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS, "%s: cannot run (not found)",
-                     argv[0]);
+  exit_status(res, wstatus);
   return 0;
 }

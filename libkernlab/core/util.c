@@ -415,3 +415,17 @@ int kl__mkdir_p(const char *path) {
                    path);
   return rc;
 }
+
+int kl__cache_dir_default(kl_buf *out) {
+  const char *env;
+  int rc;
+  if ((env = getenv("KERNLAB_CACHE_DIR")) && env[0])
+    rc = kl__buf_puts(out, env);
+  else if ((env = getenv("XDG_CACHE_HOME")) && env[0])
+    rc = kl__buf_printf(out, "%s/kernlab", env);
+  else if ((env = getenv("HOME")) && env[0])
+    rc = kl__buf_printf(out, "%s/.cache/kernlab", env);
+  else
+    rc = kl__buf_printf(out, "/tmp/kernlab-cache-%ld", (long)getuid());
+  return rc < 0 ? kl__error_oom() : 0;
+}

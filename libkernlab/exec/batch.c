@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "../core/ledger.h"
-#include "../worker/sandbox.h"
+#include "../core/sandbox.h"
 #include "exec_internal.h"
 
 /* sep "key": "plugins/BASE" (or null) */

@@ -415,7 +415,7 @@ int kl__exec_run(kl__run_result *res, const char *const *argv,
                  const char *input, size_t input_len, int timeout_ms,
                  size_t max_output) {
   kl_buf errors = KL_BUF_INIT;
-  kl__run_extras io = {input, input_len, &errors, NULL, false};
+  kl__run_extras io = {input, input_len, &errors, NULL, false, NULL};
   int rc = kl__run_io(res, argv, NULL, timeout_ms, max_output, &io);
   if (rc == 0 && res->exit_code != 0) {
     kl_buf_dispose(&res->output); /* its own words instead */

@@ -132,6 +132,7 @@ int kl_webhook_create(kl_webhook **out, const char *url, const char *format) {
                      "unknown webhook format '%s' (generic, discord or slack)",
                      format);
   kl_webhook *w = kl__calloc(1, sizeof(*w));
+  kl__secret_add(url); /* its token must never come back from a candidate */
   if (!w || !(w->url = kl__strdup(url)) ||
       !(w->format = kl__strdup(format ? format : "generic")) ||
       !(w->source = kl__strdup("caller")) || !(w->redacted = redact(url))) {

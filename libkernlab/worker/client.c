@@ -8,7 +8,15 @@
  * worker died: its exit status says how, and the log's tail says what it
  * printed. After a crash or a timeout the worker is marked dead; the next
  * request starts a new one and loads the same plugins again in the same
- * order, so their ids stay valid. */
+ * order, so their ids stay valid.
+ *
+ * The worker runs candidate code, so it starts in the sandbox
+ * (core/sandbox.c): an environment built from an allow-list, no network,
+ * no reads where secrets live (the folders it loads plugins from are
+ * allowed again: a plugin from a folder it may not read restarts it with
+ * that folder allowed), writes only to its own folder. Everything it sends
+ * back, replies and the tail of its log alike, passes through the redactor
+ * (core/secrets.c) before anyone sees it. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,7 +34,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
-#include "sandbox.h"
+#include "../core/sandbox.h"
 #include "../core/internal.h"
 #include "kernlab/worker.h"
 
@@ -50,6 +58,8 @@ struct kl_worker {
   char **loaded; /* plugin paths, by id */
   size_t nloaded;
   kl_buf inbox; /* bytes read past the last reply */
+  char **readable; /* folders its sandbox lets it read (NULL-ended) */
+  char sandbox[192]; /* what its sandbox holds (JSON object) */
 };
 
 void kl_worker_options_init(kl_worker_options *opts) {
@@ -117,7 +127,7 @@ static void kill_worker(kl_worker *w) {
   reap(w, &status);
 }
 
-/* The last `max` bytes of the worker's log, on one line. */
+/* The last `max` bytes of the worker's log, on one line, redacted. */
 static void log_tail(kl_worker *w, char *out, size_t max) {
   out[0] = '\0';
   if (w->log_fd < 0)
@@ -131,6 +141,63 @@ static void log_tail(kl_worker *w, char *out, size_t max) {
   for (ssize_t i = 0; i < n; i++)
     if (out[i] == '\n' || out[i] == '\r')
       out[i] = i == n - 1 ? '\0' : ' ';
+  kl__redact_inplace(out, max);
+}
+
+/* The worker's sandbox: its folder, the folders it reads plugins from. */
+static int prepare_sandbox(kl__sandbox *sb, kl_worker *w) {
+  const char *env[3] = {NULL, NULL, NULL};
+  kl_buf visible = KL_BUF_INIT;
+  size_t n = 0;
+  if (w->visible &&
+      kl__buf_printf(&visible, "CUDA_VISIBLE_DEVICES=%s", w->visible) < 0)
+    return kl__error_oom();
+  if (w->visible)
+    env[n++] = visible.ptr;
+  if (!getenv("OMP_WAIT_POLICY"))
+    env[n++] = "OMP_WAIT_POLICY=PASSIVE"; /* idle pool threads sleep */
+  kl__sandbox_spec spec = {w->dir, NULL, (const char *const *)w->readable,
+                           env, true, true};
+  int rc = kl__sandbox_prepare(sb, &spec);
+  kl_buf_dispose(&visible);
+  if (rc < 0)
+    return rc;
+  kl_buf tag = KL_BUF_INIT;
+  if (kl__buf_printf(&tag, "KL_WORKER_SANDBOX=%s", sb->describe) < 0 ||
+      kl__sandbox_setenv(sb, tag.ptr) < 0) {
+    kl_buf_dispose(&tag);
+    kl__sandbox_dispose(sb);
+    return kl__error_oom();
+  }
+  kl_buf_dispose(&tag);
+  snprintf(w->sandbox, sizeof(w->sandbox), "%s", sb->describe);
+  return 0;
+}
+
+/* Let the worker read `path`'s folder; 1 when that is new and the
+ * running worker must start again to be allowed it. */
+static int allow_folder(kl_worker *w, const char *path) {
+  char *real = realpath(path, NULL);
+  char *dir = real ? kl__path_dir(real) : kl__path_dir(path);
+  free(real);
+  if (!dir)
+    return kl__error_oom();
+  size_t n = 0;
+  for (; w->readable && w->readable[n]; n++)
+    if (strcmp(w->readable[n], dir) == 0) {
+      kl__free(dir);
+      return 0;
+    }
+  bool hidden = kl__sandbox_hidden(dir);
+  char **grown = kl__realloc(w->readable, (n + 2) * sizeof(char *));
+  if (!grown) {
+    kl__free(dir);
+    return kl__error_oom();
+  }
+  grown[n] = dir;
+  grown[n + 1] = NULL;
+  w->readable = grown;
+  return hidden ? 1 : 0;
 }
 
 static int spawn(kl_worker *w) {
@@ -155,33 +222,66 @@ static int spawn(kl_worker *w) {
     close(sv[1]);
     return rc;
   }
-  pid_t pid = fork();
-  if (pid < 0) {
+  kl__sandbox sb;
+  int status[2] = {-1, -1};
+  if ((rc = prepare_sandbox(&sb, w)) < 0) {
     close(sv[0]);
     close(sv[1]);
+    return rc;
+  }
+  if (pipe2(status, O_CLOEXEC) < 0) {
+    kl__sandbox_dispose(&sb);
+    close(sv[0]);
+    close(sv[1]);
+    return kl__error_os(KL_EIO, w->path, "cannot create a pipe");
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    kl__sandbox_dispose(&sb);
+    close(sv[0]);
+    close(sv[1]);
+    close(status[0]);
+    close(status[1]);
     return kl__error_os(KL_EIO, w->path, "cannot fork the worker");
   }
   if (pid == 0) {
     /* Only async-signal-safe calls between fork and exec. */
+    close(status[0]);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0)
       dup2(devnull, 0);
     dup2(w->log_fd, 1);
     dup2(w->log_fd, 2);
     dup2(sv[1], 3);
-    if (w->visible)
-      setenv("CUDA_VISIBLE_DEVICES", w->visible, 1);
-    setenv("TMPDIR", w->dir, 1);
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 0); /* idle pool threads sleep */
-    int confined = kl__sandbox_enter(w->dir);
-    if (confined < 0)
-      _exit(126);
-    setenv("KL_WORKER_SANDBOX", confined ? "landlock" : "limits", 1);
-    char *argv[] = {w->path, NULL};
-    execv(w->path, argv);
+    int why[2] = {1, 0};
+    if (kl__sandbox_enter(&sb) == 0) {
+      char *argv[] = {w->path, NULL};
+      execve(w->path, argv, sb.envp);
+      why[0] = 2;
+    }
+    why[1] = errno;
+    if (write(status[1], why, sizeof why) < 0)
+      _exit(127);
     _exit(127);
   }
   close(sv[1]);
+  close(status[1]);
+  kl__sandbox_dispose(&sb);
+  int why[2] = {0, 0};
+  ssize_t got;
+  while ((got = read(status[0], why, sizeof why)) < 0 && errno == EINTR)
+    ;
+  close(status[0]);
+  if (got == (ssize_t)sizeof why) {
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+      ;
+    close(sv[0]);
+    errno = why[1];
+    return kl__error_os(KL_EIO, w->path,
+                        why[0] == 1 ? "cannot enter the worker's sandbox"
+                                    : "cannot start the worker");
+  }
   w->pid = pid;
   w->sock = sv[0];
   return 0;
@@ -235,9 +335,15 @@ static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
   for (;;) {
     char *nl = w->inbox.size ? memchr(w->inbox.ptr, '\n', w->inbox.size) : NULL;
     if (nl) {
-      *nl = '\0';
       size_t used = (size_t)(nl - w->inbox.ptr) + 1;
-      json_object *reply = json_tokener_parse(w->inbox.ptr);
+      kl_buf text = KL_BUF_INIT;
+      if (kl__buf_put(&text, w->inbox.ptr, used - 1) < 0 ||
+          kl__redact(&text) < 0) {
+        kl_buf_dispose(&text);
+        return kl__error_oom();
+      }
+      json_object *reply = json_tokener_parse(text.ptr);
+      kl_buf_dispose(&text);
       memmove(w->inbox.ptr, w->inbox.ptr + used, w->inbox.size - used);
       w->inbox.size -= used;
       if (!reply) {
@@ -350,7 +456,19 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *opts) {
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                      "kl-worker not found (set KERNLAB_WORKER to its path)");
   }
-  int rc = ensure_running(w);
+  /* it reads its own program's folder, and plugins from the cache */
+  kl_buf cache = KL_BUF_INIT;
+  int rc = kl__cache_dir_default(&cache);
+  if (rc == 0)
+    rc = kl__buf_puts(&cache, "/plugin") < 0 ? kl__error_oom() : 0;
+  if (rc == 0 && (rc = allow_folder(w, w->path)) >= 0)
+    rc = allow_folder(w, cache.ptr);
+  kl_buf_dispose(&cache);
+  if (rc < 0) {
+    kl_worker_free(w);
+    return rc;
+  }
+  rc = ensure_running(w);
   if (rc < 0) {
     kl_worker_free(w);
     return rc;
@@ -379,8 +497,13 @@ void kl_worker_free(kl_worker *w) {
   kl__free(w->dir);
   kl__free(w->visible);
   kl__free(w->path);
+  for (size_t i = 0; w->readable && w->readable[i]; i++)
+    kl__free(w->readable[i]);
+  kl__free(w->readable);
   kl__free(w);
 }
+
+const char *kl__worker_sandbox(const kl_worker *w) { return w->sandbox; }
 
 void kl_worker_set_timeout(kl_worker *w, int timeout_ms) {
   w->timeout_ms = timeout_ms > 0 ? timeout_ms : 60000;
@@ -391,7 +514,19 @@ int kl_worker_restarts(const kl_worker *w) {
 }
 
 int kl_worker_load(int *id, kl_worker *w, const char *path) {
-  int rc = ensure_running(w);
+  /* a folder its sandbox hides: start it again with the folder allowed
+   * (not a restart the caller counts: nothing failed) */
+  int rc = allow_folder(w, path);
+  if (rc < 0)
+    return rc;
+  if (rc == 1 && w->sock >= 0) {
+    kill_worker(w);
+    w->started_once = false;
+    rc = ensure_running(w);
+    w->started_once = true;
+  } else {
+    rc = ensure_running(w);
+  }
   if (rc < 0)
     return rc;
   char **loaded = kl__realloc(w->loaded, (w->nloaded + 1) * sizeof(*loaded));

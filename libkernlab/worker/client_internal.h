@@ -7,6 +7,10 @@
 
 #include "kernlab/worker.h"
 
+/* What the worker's sandbox holds, as a JSON object (core/sandbox.c);
+ * borrowed, lives as long as w. */
+const char *kl__worker_sandbox(const kl_worker *w);
+
 /* Counters of one launch of plugin at shape (the reply as the worker sent
  * it; see libkernlab/worker/op_profile.c). Crashes and timeouts are the
  * usual KL_ECRASHED / KL_ETIMEOUT; the reply may still say ok:false. */

@@ -33,7 +33,7 @@
 
 #include "kernlab/plugin.h"
 #include "kernlab/stats.h"
-#include "sandbox.h"
+#include "../core/sandbox.h"
 #include "worker_internal.h"
 #ifdef KL_HAVE_CUPTI
 #include <cuda.h>

@@ -1,0 +1,71 @@
+/* The sandbox of every process that runs candidate code (sandbox.c): the
+ * worker, which loads and runs candidates, and the compiler, since a
+ * candidate's #include or static constructor is candidate code too.
+ *
+ * The parent prepares one (kl__sandbox_prepare: the child's whole
+ * environment, built from an allow-list, and its file rules), forks, and
+ * the child enters it (kl__sandbox_enter: only system calls) before it
+ * execs with kl__sandbox.envp. */
+#ifndef KL_CORE_SANDBOX_H
+#define KL_CORE_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/resource.h>
+
+/* What one sandboxed process may have. */
+typedef struct kl__sandbox_spec {
+  const char *dir;             /* its own folder: cwd, HOME and TMPDIR,
+                                  writable */
+  const char *const *writable; /* more folders it may write (NULL-ended) */
+  const char *const *readable; /* folders or files it must read even where
+                                  they lie in a user's home (NULL-ended) */
+  const char *const *env;      /* "NAME=VALUE" set on top (NULL-ended) */
+  bool limits;                 /* CPU, file size, open files, no core */
+  bool gpu_counters;           /* as root, keep CAP_SYS_ADMIN where the
+                                  NVIDIA driver keeps counters to admins */
+} kl__sandbox_spec;
+
+typedef struct kl__sandbox {
+  char **envp;     /* the child's environment, NULL-ended, owned */
+  char *dir;
+  int ruleset;     /* Landlock ruleset, -1 when the kernel has none */
+  int net;         /* how the network is taken away (sandbox.c) */
+  bool limits;
+  bool drop_caps;  /* root: drop every capability but keep_caps */
+  unsigned long long keep_caps;
+  char describe[192]; /* JSON object: what holds, for the records */
+} kl__sandbox;
+
+/* Build a sandbox for one child. KL_ENOMEM; KL_EUNSUPPORTED when this
+ * machine can take the network from no process (the error says why). */
+int kl__sandbox_prepare(kl__sandbox *sb, const kl__sandbox_spec *spec);
+void kl__sandbox_dispose(kl__sandbox *sb);
+/* In the forked child before exec (system calls only): limits,
+ * no_new_privs, no network, the file rules, `dir` as cwd. 0, or -1 when
+ * the sandbox could not be entered (the child must not run). */
+int kl__sandbox_enter(const kl__sandbox *sb);
+/* Set NAME=VALUE in a prepared sandbox's environment (replacing NAME).
+ * KL_ENOMEM. */
+int kl__sandbox_setenv(kl__sandbox *sb, const char *entry);
+/* Is `path` where a sandboxed process may not read unless a rule says
+ * (a home, /root, /run/user ...)? */
+bool kl__sandbox_hidden(const char *path);
+/* What a sandbox of this process holds ({"environment": ..., "network":
+ * ..., "files": ...}), as kl__sandbox.describe; static storage. */
+const char *kl__sandbox_summary(void);
+
+/* A private folder under $TMPDIR (*out: its path) named kl-<what>-XXXXXX. */
+int kl__sandbox_dir_named(char **out, const char *what);
+/* The worker's folder: kl__sandbox_dir_named(out, "worker"). */
+int kl__sandbox_dir(char **out);
+/* Remove the folder and whatever the child left in it (best effort). */
+void kl__sandbox_dir_remove(const char *dir);
+/* Set a resource limit to `soft`/`hard`, never above what the process
+ * already has (a limit is only ever lowered). */
+void kl__sandbox_limit(int resource, rlim_t soft, rlim_t hard);
+
+/* The environment variables a sandboxed process keeps from ours: 1 for
+ * NAME, else 0 (a name that says it is a secret never passes). */
+bool kl__sandbox_env_allowed(const char *name);
+
+#endif /* KL_CORE_SANDBOX_H */
