@@ -41,8 +41,27 @@ static int repair_tail(int fd, const char *path) {
   return 0;
 }
 
+/* A fault point's answer as an error (fail) or a torn write (torn: half
+ * the bytes, then the process dies). 0: go on. */
+static int fault(const char *op, const char *path) {
+  int f = kl__fault_point(op, path);
+  if (f == KL__FAULT_FAIL)
+    return kl__error_os(KL_EIO, path, op);
+  return f == KL__FAULT_TORN ? 1 : 0;
+}
+
+static void torn_write(int fd, const char *data, size_t n) {
+  if (n > 1)
+    (void)!write(fd, data, n / 2);
+  fsync(fd);
+  kl__fault_die();
+}
+
 int kl__ledger_append(const char *path, const char *line,
                       const char *header) {
+  int torn = fault("append", path);
+  if (torn < 0)
+    return torn;
   int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0)
     return kl__error_os(KL_EIO, path, "open");
@@ -56,6 +75,8 @@ int kl__ledger_append(const char *path, const char *line,
     rc = kl__error_oom();
   if (rc == 0 && (kl__buf_puts(&b, line) | kl__buf_putc(&b, '\n')))
     rc = kl__error_oom();
+  if (rc == 0 && torn)
+    torn_write(fd, b.ptr, b.size);
   /* one write: a kill leaves the whole record or none of it */
   if (rc == 0 && kl__write_all(fd, b.ptr, b.size) < 0)
     rc = kl__error_os(KL_EIO, path, "write");
@@ -116,6 +137,9 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
 }
 
 int kl__write_file_atomic(const char *path, const char *data, size_t n) {
+  int torn = fault("replace", path);
+  if (torn < 0)
+    return torn;
   kl_buf tmp = KL_BUF_INIT;
   if (kl__buf_printf(&tmp, "%s.tmp.%ld.%ld", path, (long)getpid(),
                      (long)gettid()) < 0)
@@ -125,6 +149,8 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n) {
   if (fd < 0)
     rc = kl__error_os(KL_EIO, tmp.ptr, "open");
   else {
+    if (torn)
+      torn_write(fd, data, n);
     if (kl__write_all(fd, data, n) < 0)
       rc = kl__error_os(KL_EIO, tmp.ptr, "write");
     else if (fsync(fd) < 0)
@@ -138,6 +164,49 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n) {
   }
   kl_buf_dispose(&tmp);
   return rc;
+}
+
+int kl__record_new_file(const char *path, const char *data, size_t n) {
+  int torn = fault("create", path);
+  if (torn < 0)
+    return torn;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return kl__error_os(errno == EEXIST ? KL_EEXISTS
+                                        : kl__errno_code(errno, true),
+                        path, "cannot create");
+  if (torn)
+    torn_write(fd, data, n);
+  int rc = 0;
+  if (kl__write_all(fd, data, n) < 0 || fsync(fd) < 0)
+    rc = kl__error_os(KL_EIO, path, "cannot write");
+  if (close(fd) < 0 && rc == 0)
+    rc = kl__error_os(KL_EIO, path, "cannot write");
+  return rc;
+}
+
+int kl__record_mkdir(const char *path) {
+  int rc = fault("mkdir", path);
+  if (rc < 0)
+    return rc;
+  if (rc)
+    kl__fault_die(); /* a folder is made whole or not at all */
+  if (mkdir(path, 0755) < 0)
+    return kl__error_os(errno == EEXIST ? KL_EEXISTS
+                                        : kl__errno_code(errno, true),
+                        path, "cannot create");
+  return 0;
+}
+
+int kl__record_rename(const char *from, const char *to) {
+  int rc = fault("rename", to);
+  if (rc < 0)
+    return rc;
+  if (rc)
+    kl__fault_die();
+  if (rename(from, to) < 0)
+    return kl__error_os(KL_EIO, from, "cannot rename");
+  return 0;
 }
 
 /* ---- JSON documents with positions ------------------------------------- */

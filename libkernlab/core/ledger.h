@@ -5,7 +5,11 @@
  * the call returns, so a killed writer leaves either the whole line or none
  * of it. A torn tail (a power cut, a full disk) is cut back to the last
  * complete line when the file is next appended to, and skipped by readers,
- * so every file stays parseable. */
+ * so every file stays parseable.
+ *
+ * Every write of a record goes through this file (ledger lines, new files,
+ * whole files replaced, folders, renames), and each through one fault
+ * point (fault.c), so a test can stop a run at any record write. */
 #ifndef KL_CORE_LEDGER_H
 #define KL_CORE_LEDGER_H
 
@@ -27,6 +31,13 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload);
 
 /* Write a whole file through a temporary name and rename(), fsync'd. */
 int kl__write_file_atomic(const char *path, const char *data, size_t n);
+
+/* The other writes of records, each through a fault point (fault.c) like
+ * the two above: a new file (KL_EEXISTS when it is there), fsync'd; a
+ * folder; a rename (of a folder set aside, or of a run made whole). */
+int kl__record_new_file(const char *path, const char *data, size_t n);
+int kl__record_mkdir(const char *path);
+int kl__record_rename(const char *from, const char *to);
 
 /* Parse a whole JSON document that must be an object (`what` names it in
  * the error); a syntax error is located "path:line:column". */

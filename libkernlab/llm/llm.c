@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "../core/internal.h"
+#include "../core/ledger.h"
 #include "kernlab/llm.h"
 
 typedef enum provider { P_ANTHROPIC, P_OPENAI, P_COMMAND, P_REPLAY } provider;
@@ -131,6 +132,9 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
   while (n > 0 && l->base_url[n - 1] == '/')
     l->base_url[--n] = '\0';
   l->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)l;
+  /* whatever its variable's name, the key is a secret: nothing that comes
+   * back from a candidate may carry it (core/secrets.c) */
+  kl__secret_add(getenv(l->key_env));
   *out = l;
   return 0;
 }
@@ -506,6 +510,21 @@ static int complete_replay(kl_llm *l, kl_buf *text, kl_llm_usage *u) {
                     "reply");
   if (rc < 0)
     return rc;
+  /* a prompt with no reply: the recording process was stopped between
+   * them, and its resumption went on at the next number */
+  for (int k = l->replayed + 1; !kl__is_file(path); k++) {
+    char prompt[4096];
+    if ((rc = numbered(prompt, sizeof(prompt), l->replay_dir, k,
+                       "prompt")) < 0)
+      return rc;
+    if (!kl__is_file(prompt) ||
+        (rc = numbered(path, sizeof(path), l->replay_dir, k + 1, "reply")) < 0)
+      break;
+    if (kl__is_file(path))
+      l->replayed = k;
+  }
+  if (rc < 0)
+    return rc;
   if (!kl__is_file(path))
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                      "replay: no recorded reply #%d in %s (the recording has "
@@ -533,17 +552,20 @@ static int record(kl_llm *l, const char *system, const char *user,
       kl__buf_printf(&prompt, "%s\n\n===== user =====\n\n%s", system,
                      user) < 0)
     rc = kl__error_oom();
+  /* the next free number: a resumed run's folder has the earlier ones */
+  while (rc == 0 &&
+         (rc = numbered(path, sizeof(path), l->record_dir, i, "prompt")) == 0 &&
+         kl__is_file(path))
+    i++;
   if (rc == 0)
-    rc = numbered(path, sizeof(path), l->record_dir, i, "prompt");
-  if (rc == 0)
-    rc = kl__write_new_file(path, prompt.ptr, prompt.size);
+    rc = kl__record_new_file(path, prompt.ptr, prompt.size);
   if (rc == 0)
     rc = numbered(path, sizeof(path), l->record_dir, i, "reply");
   if (rc == 0)
-    rc = kl__write_new_file(path, reply->ptr ? reply->ptr : "", reply->size);
+    rc = kl__record_new_file(path, reply->ptr ? reply->ptr : "", reply->size);
   kl_buf_dispose(&prompt);
   if (rc == 0)
-    l->recorded++;
+    l->recorded = i;
   return rc;
 }
 

@@ -6,22 +6,26 @@
  * iteration is done again, and the ledgers only grow (core/ledger.c). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench/bench_internal.h"
 #include "../case/case_internal.h"
+#include "../core/sandbox.h"
 #include "run_internal.h"
 
 int kl__run_write(const char *dir, const char *name, const char *text) {
   char *path = kl__path_join(dir, name);
   if (!path)
     return kl__error_oom();
-  int rc = kl__write_new_file(path, text, strlen(text));
+  int rc = kl__record_new_file(path, text, strlen(text));
   kl__free(path);
   return rc;
 }
@@ -75,6 +79,137 @@ int kl__run_best_kernel_text(kl_buf *out, const char *source,
   return rc ? kl__error_oom() : 0;
 }
 
+/* ---- the case's lock ------------------------------------------------------------ */
+
+int kl__run_lock(kl_run *r) {
+  r->lock_fd = -1;
+  char *path = kl__path_join(r->case_dir, ".kl-run.lock");
+  if (!path)
+    return kl__error_oom();
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int rc = kl__error_os(kl__errno_code(errno, false), path, "cannot open");
+    kl__free(path);
+    return rc;
+  }
+  kl__free(path);
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    r->lock_fd = fd;
+    return 0;
+  }
+  int err = errno;
+  char holder[256] = "";
+  ssize_t n = pread(fd, holder, sizeof(holder) - 1, 0);
+  close(fd);
+  if (err != EWOULDBLOCK)
+    return kl__error(KL_EIO, KL_DOMAIN_OS, "%s/.kl-run.lock: cannot lock: %s",
+                     r->case_dir, strerror(err));
+  holder[n > 0 ? n : 0] = '\0';
+  holder[strcspn(holder, "\n")] = '\0';
+  long pid = 0;
+  char run[200] = "";
+  if (sscanf(holder, "%ld %199s", &pid, run) < 1)
+    pid = 0;
+  if (run[0])
+    return kl__error(KL_EBUSY, KL_DOMAIN_NONE,
+                     "case '%s' is being run by run %s (pid %ld): one run per "
+                     "case at a time; wait for it, or stop it and kl run %s "
+                     "--resume %s",
+                     r->c->name, run, pid, r->case_dir, run);
+  return kl__error(KL_EBUSY, KL_DOMAIN_NONE,
+                   "case '%s' is being run by another kl run (pid %ld): one "
+                   "run per case at a time",
+                   r->c->name, pid);
+}
+
+void kl__run_lock_name(kl_run *r) {
+  if (r->lock_fd < 0 || !r->id)
+    return;
+  char line[256];
+  int n = snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(), r->id);
+  if (n > 0 && ftruncate(r->lock_fd, 0) == 0)
+    (void)!pwrite(r->lock_fd, line, (size_t)n, 0);
+}
+
+void kl__run_unlock(kl_run *r) {
+  if (r->lock_fd >= 0)
+    close(r->lock_fd); /* the lock goes with the descriptor */
+  r->lock_fd = -1;
+}
+
+/* ---- benchmark rows and memory lines ------------------------------------------ */
+
+#define BENCHMARK_HEADER                                                      \
+  "run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,samples,"    \
+  "sm_clock_mhz,against_median_us,speedup,speedup_ci_low,speedup_ci_high"
+
+/* Does `have` (a '\n'-separated list of shape names, each line ended)
+ * name `shape`? */
+static bool listed(const char *have, const char *shape) {
+  size_t n = strlen(shape);
+  for (const char *p = have; p && *p;) {
+    size_t len = strcspn(p, "\n");
+    if (len == n && strncmp(p, shape, n) == 0)
+      return true;
+    p += len + (p[len] == '\n');
+  }
+  return false;
+}
+
+int kl__run_benchmark_rows(kl_run *r, int n, const char *id, kl_outcome o,
+                           const kl_report *rep, const char *have) {
+  char *path = kl__path_join(r->case_dir, "benchmark.csv");
+  if (!path)
+    return kl__error_oom();
+  int rc = 0;
+  for (size_t i = 0; rep && rc == 0 && i < kl_report_shape_count(rep); i++) {
+    kl_shape_result s;
+    if (kl_report_shape(&s, rep, i) < 0 || !s.timed || listed(have, s.name))
+      continue;
+    bool cmp = s.baseline.n > 0;
+    kl_buf b = KL_BUF_INIT;
+    rc = kl__buf_printf(&b, "%s,%d,%s,%s,%s,%.6g,%.6g,%.6g,%zu,%.1f,", r->id,
+                        n, id, s.name, kl_outcome_name(o), s.time.median,
+                        s.time.ci_low, s.time.ci_high, s.time.n,
+                        s.sm_clock_mhz);
+    if (cmp)
+      rc |= kl__buf_printf(&b, "%.6g,%.6g,%.6g,%.6g", s.baseline.median,
+                           s.speedup.speedup, s.speedup.ci_low,
+                           s.speedup.ci_high);
+    else
+      rc |= kl__buf_puts(&b, ",,,");
+    rc = rc ? kl__error_oom() : kl__ledger_append(path, b.ptr, BENCHMARK_HEADER);
+    kl_buf_dispose(&b);
+  }
+  kl__free(path);
+  return rc;
+}
+
+int kl__run_memory_line(kl_run *r, int n, const char *proposer,
+                        const char *memo, kl_outcome o, bool timed,
+                        double speedup, const char *reason) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "{\"case\":");
+  rc |= kl__buf_json_string(&b, r->c->name);
+  rc |= kl__buf_puts(&b, ",\"run\":");
+  rc |= kl__buf_json_string(&b, r->id);
+  rc |= kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":", n);
+  rc |= kl__buf_json_string(&b, proposer);
+  rc |= kl__buf_puts(&b, ",\"memo\":");
+  rc |= kl__buf_json_string(&b, memo);
+  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\"", kl_outcome_name(o));
+  if (timed)
+    rc |= kl__buf_printf(&b, ",\"speedup\":%.6g", speedup);
+  rc |= kl__buf_puts(&b, ",\"reason\":");
+  rc |= kl__buf_json_string(&b, reason);
+  rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
+  char *path = rc ? NULL : kl__path_join(r->case_dir, "memory.jsonl");
+  rc = path ? kl__ledger_append(path, b.ptr, NULL) : kl__error_oom();
+  kl__free(path);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
 /* ---- a new run ------------------------------------------------------------- */
 
 static int make_id(kl_run *r) {
@@ -92,15 +227,10 @@ static int make_id(kl_run *r) {
     kl_buf dir = KL_BUF_INIT;
     if (kl__buf_printf(&dir, "%s/runs/%s", r->case_dir, id) < 0)
       return kl__error_oom();
-    if (mkdir(dir.ptr, 0755) == 0) {
+    if (!kl__is_dir(dir.ptr)) {
       r->dir = kl__buf_detach(&dir);
       r->id = kl__strdup(id);
       return r->dir && r->id ? 0 : kl__error_oom();
-    }
-    if (errno != EEXIST) {
-      int rc = kl__error_os(KL_EIO, dir.ptr, "cannot create");
-      kl_buf_dispose(&dir);
-      return rc;
     }
     kl_buf_dispose(&dir);
   }
@@ -108,6 +238,10 @@ static int make_id(kl_run *r) {
                    r->case_dir);
 }
 
+/* A run is made whole or not at all: its folder is built under a hidden
+ * name (.ID.new, which every lister skips) with its run.json, then renamed
+ * into place, so a run that exists can always be resumed. A hidden folder
+ * left by a process killed on the way holds nothing else. */
 int kl__run_record_start(kl_run *r) {
   char *runs = kl__path_join(r->case_dir, "runs");
   if (!runs)
@@ -116,7 +250,7 @@ int kl__run_record_start(kl_run *r) {
   kl__free(runs);
   if (rc < 0 || (rc = make_id(r)) < 0)
     return rc;
-  kl_buf b = KL_BUF_INIT;
+  kl_buf b = KL_BUF_INIT, hidden = KL_BUF_INIT;
   rc = kl__buf_puts(&b, "{\"run\":");
   rc |= kl__buf_json_string(&b, r->id);
   rc |= kl__buf_puts(&b, ",\"case\":");
@@ -132,6 +266,7 @@ int kl__run_record_start(kl_run *r) {
                        r->c->budget.min_gain_pct, r->o.max_wall_s,
                        r->o.max_worker_s, r->o.max_usd, (long long)time(NULL),
                        KL_VERSION);
+  rc |= kl__buf_printf(&b, ",\"sandbox\":%s", kl__sandbox_summary());
   rc |= kl__buf_printf(&b, ",\"batch\":%d,\"executor\":", r->batch);
   rc |= kl__buf_json_string(&b, kl_executor_describe(r->ex));
   if (r->replay_dir) {
@@ -139,12 +274,19 @@ int kl__run_record_start(kl_run *r) {
     rc |= kl__buf_json_string(&b, r->replay_dir);
   }
   rc |= kl__buf_puts(&b, "}\n");
+  rc |= kl__buf_printf(&hidden, "%s/runs/.%s.new", r->case_dir, r->id);
   if (rc) {
     kl_buf_dispose(&b);
+    kl_buf_dispose(&hidden);
     return kl__error_oom();
   }
-  rc = kl__run_write(r->dir, "run.json", b.ptr);
+  rc = kl__record_mkdir(hidden.ptr);
+  if (rc == 0)
+    rc = kl__run_write(hidden.ptr, "run.json", b.ptr);
+  if (rc == 0)
+    rc = kl__record_rename(hidden.ptr, r->dir);
   kl_buf_dispose(&b);
+  kl_buf_dispose(&hidden);
   return rc;
 }
 
@@ -159,16 +301,15 @@ int kl__run_iter_dir(char **out, kl_run *r, int iteration) {
       kl_buf_dispose(&b);
       return kl__error_oom();
     }
-    if (!kl__is_dir(aside.ptr) && rename(b.ptr, aside.ptr) < 0) {
-      int rc = kl__error_os(KL_EIO, b.ptr, "cannot set aside");
-      kl_buf_dispose(&aside);
+    int rc = kl__is_dir(aside.ptr) ? 0 : kl__record_rename(b.ptr, aside.ptr);
+    kl_buf_dispose(&aside);
+    if (rc < 0) {
       kl_buf_dispose(&b);
       return rc;
     }
-    kl_buf_dispose(&aside);
   }
-  if (mkdir(b.ptr, 0755) < 0) {
-    int rc = kl__error_os(KL_EIO, b.ptr, "cannot create");
+  int rc = kl__record_mkdir(b.ptr);
+  if (rc < 0) {
     kl_buf_dispose(&b);
     return rc;
   }
@@ -244,6 +385,9 @@ int kl__run_environment(kl_run *r, const kl_report *rep) {
   gethostname(host, sizeof(host) - 1);
   rc |= kl__buf_puts(&b, ",\"host\":");
   rc |= kl__buf_json_string(&b, host);
+  /* where candidate code ran: what the worker's sandbox held */
+  const char *sb = kl__report_sandbox(rep);
+  rc |= kl__buf_printf(&b, ",\"sandbox\":%s", sb ? sb : kl__sandbox_summary());
   rc |= kl__buf_printf(&b, ",\"kernlab\":\"%s\"}", KL_VERSION);
   kl__free(tool);
   kl__free(drv);
@@ -366,6 +510,7 @@ typedef struct resume_acc {
   kl_run *r;
   int last_iteration;
   int rc;
+  json_object *last; /* the run's last committed record (a reference) */
 } resume_acc;
 
 char **kl__run_config_from_json(json_object *arr) {
@@ -409,6 +554,8 @@ static int resume_line(json_object *rec, int line, void *payload) {
                      "solutions.jsonl:%d: run %s jumps from iteration %d to "
                      "%d", line, r->id, a->last_iteration, it);
   a->last_iteration = it;
+  json_object_put(a->last);
+  a->last = json_object_get(rec);
   kl_outcome o = outcome_from_name(jstr(rec, "verdict"));
   double sp = json_object_object_get_ex(rec, "speedup", &v)
                   ? json_object_get_double(v) : 0;
@@ -486,6 +633,106 @@ static int resume_line(json_object *rec, int line, void *payload) {
   return at->config ? 0 : kl__error_oom();
 }
 
+/* What benchmark.csv and memory.jsonl already hold of one iteration. */
+typedef struct have_acc {
+  const char *run;
+  int iteration;
+  kl_buf shapes; /* '\n'-ended names */
+  bool memory;
+} have_acc;
+
+static int memory_has(json_object *rec, int line, void *payload) {
+  (void)line;
+  have_acc *h = payload;
+  json_object *v;
+  const char *run = jstr(rec, "run");
+  if (run && strcmp(run, h->run) == 0 &&
+      json_object_object_get_ex(rec, "iteration", &v) &&
+      json_object_get_int(v) == h->iteration)
+    h->memory = true;
+  return 0;
+}
+
+static int benchmark_has(have_acc *h, const char *path) {
+  kl_buf text = KL_BUF_INIT;
+  int rc = kl__read_file(&text, path);
+  if (rc == KL_ENOTFOUND) {
+    kl_error_clear();
+    return 0;
+  }
+  if (rc < 0)
+    return rc;
+  char prefix[160];
+  int np = snprintf(prefix, sizeof(prefix), "%s,%d,", h->run, h->iteration);
+  for (const char *p = text.ptr; rc == 0 && p && *p;) {
+    const char *nl = strchr(p, '\n');
+    if (!nl)
+      break; /* a torn tail: not a row */
+    if (np > 0 && (size_t)np < sizeof(prefix) &&
+        strncmp(p, prefix, (size_t)np) == 0) {
+      /* run,iteration,id,shape,... */
+      const char *f = strchr(p + np, ',');
+      const char *e = f ? strchr(f + 1, ',') : NULL;
+      if (e && e < nl && (kl__buf_put(&h->shapes, f + 1, (size_t)(e - f - 1)) |
+                          kl__buf_putc(&h->shapes, '\n')))
+        rc = kl__error_oom();
+    }
+    p = nl + 1;
+  }
+  kl_buf_dispose(&text);
+  return rc;
+}
+
+/* The records that follow an iteration's commit (its benchmark rows, its
+ * memory line) are written after its solutions.jsonl line: a run stopped
+ * between them has its last committed iteration's completed here, from
+ * what the iteration recorded (report.json, the solutions line). */
+static int complete_commit(kl_run *r, json_object *rec) {
+  json_object *v;
+  int n = json_object_object_get_ex(rec, "iteration", &v)
+              ? json_object_get_int(v) : -1;
+  const char *id = jstr(rec, "id");
+  if (n < 0 || !id)
+    return 0;
+  have_acc h = {r->id, n, KL_BUF_INIT, false};
+  char *bench = kl__path_join(r->case_dir, "benchmark.csv");
+  char *mem = kl__path_join(r->case_dir, "memory.jsonl");
+  kl_buf rpath = KL_BUF_INIT, rtext = KL_BUF_INIT;
+  int rc = bench && mem ? benchmark_has(&h, bench) : kl__error_oom();
+  if (rc == 0 && n > 0)
+    rc = kl__ledger_read(mem, memory_has, &h);
+  kl_outcome o = outcome_from_name(jstr(rec, "verdict"));
+  if (rc == 0 &&
+      kl__buf_printf(&rpath, "%s/iter_%03d/report.json", r->dir, n) < 0)
+    rc = kl__error_oom();
+  if (rc == 0 && kl__is_file(rpath.ptr)) {
+    json_object *doc = NULL;
+    kl_report *rep = NULL;
+    if ((rc = kl__read_file(&rtext, rpath.ptr)) == 0 &&
+        (rc = kl__json_parse(&doc, rtext.ptr ? rtext.ptr : "", rpath.ptr,
+                             "report.json")) == 0 &&
+        (rc = kl__report_from_json(&rep, doc, rpath.ptr)) == 0)
+      rc = kl__run_benchmark_rows(r, n, id, o, rep,
+                                  h.shapes.ptr ? h.shapes.ptr : "");
+    kl_report_free(rep);
+    json_object_put(doc);
+  }
+  if (rc == 0 && n > 0 && !h.memory) {
+    json_object *sp = NULL;
+    bool timed = json_object_object_get_ex(rec, "speedup", &sp) && sp &&
+                 !json_object_is_type(sp, json_type_null);
+    rc = kl__run_memory_line(r, n, jstr(rec, "proposer"), jstr(rec, "memo"),
+                             o, timed, timed ? json_object_get_double(sp) : 0,
+                             jstr(rec, "reason"));
+  }
+  kl_buf_dispose(&h.shapes);
+  kl_buf_dispose(&rpath);
+  kl_buf_dispose(&rtext);
+  kl__free(bench);
+  kl__free(mem);
+  return rc;
+}
+
 int kl__run_record_resume(kl_run *r, const char *id) {
   if (!id[0] || strchr(id, '/') || strcmp(id, ".") == 0 ||
       strcmp(id, "..") == 0)
@@ -540,12 +787,15 @@ int kl__run_record_resume(kl_run *r, const char *id) {
     return kl__error_oom();
   }
   json_object_put(m);
-  resume_acc a = {r, -1, 0};
+  resume_acc a = {r, -1, 0, NULL};
   char *path = kl__path_join(r->case_dir, "solutions.jsonl");
   if (!path)
     return kl__error_oom();
   rc = kl__ledger_read(path, resume_line, &a);
   kl__free(path);
+  if (rc == 0 && a.last)
+    rc = complete_commit(r, a.last);
+  json_object_put(a.last);
   if (rc < 0)
     return rc;
   r->next_iteration = a.last_iteration + 1;

@@ -6,10 +6,11 @@
  * docs/integrity.md), on as many GPUs or machines as it has
  * (docs/executors.md) -> in iteration order, decide; a candidate faster
  * than that best while a later best was accepted in its batch is compared
- * again with it -> profile and diagnose an acceptance -> write verdict,
- * report, benchmark rows, then the solutions.jsonl line (the commit
- * point: an iteration without it is done again on resume) and the memory
- * line. Budgets are checked before each proposal. */
+ * again with it -> profile and diagnose an acceptance -> write verdict and
+ * report, then the solutions.jsonl line (the commit point: an iteration
+ * without it is done again on resume), then its benchmark rows and memory
+ * line (a resume completes those of the last committed iteration).
+ * Budgets are checked before each proposal. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <unistd.h>
@@ -39,6 +40,7 @@ void kl_run_options_init(kl_run_options *opts) {
 void kl_run_free(kl_run *r) {
   if (!r)
     return;
+  kl__run_unlock(r);
   kl__free(r->id);
   kl__free(r->dir);
   kl__free(r->case_dir);
@@ -311,38 +313,7 @@ static void iteration_dispose(iteration *it) {
 
 static int write_benchmark(kl_run *r, const iteration *it,
                            const kl_report *rep, const char *id) {
-  char *path = kl__path_join(r->case_dir, "benchmark.csv");
-  if (!path)
-    return kl__error_oom();
-  int rc = 0;
-  for (size_t i = 0; rep && rc == 0 && i < kl_report_shape_count(rep); i++) {
-    kl_shape_result s;
-    if (kl_report_shape(&s, rep, i) < 0 || !s.timed)
-      continue;
-    bool cmp = s.baseline.n > 0;
-    kl_buf b = KL_BUF_INIT;
-    rc = kl__buf_printf(
-        &b, "%s,%d,%s,%s,%s,%.6g,%.6g,%.6g,%zu,%.1f,", r->id, it->n, id,
-        s.name, kl_outcome_name(it->outcome), s.time.median, s.time.ci_low,
-        s.time.ci_high, s.time.n, s.sm_clock_mhz);
-    if (cmp)
-      rc |= kl__buf_printf(&b, "%.6g,%.6g,%.6g,%.6g", s.baseline.median,
-                           s.speedup.speedup, s.speedup.ci_low,
-                           s.speedup.ci_high);
-    else
-      rc |= kl__buf_puts(&b, ",,,");
-    if (rc)
-      rc = kl__error_oom();
-    else
-      rc = kl__ledger_append(
-          path, b.ptr,
-          "run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,"
-          "samples,sm_clock_mhz,against_median_us,speedup,speedup_ci_low,"
-          "speedup_ci_high");
-    kl_buf_dispose(&b);
-  }
-  kl__free(path);
-  return rc;
+  return kl__run_benchmark_rows(r, it->n, id, it->outcome, rep, NULL);
 }
 
 /* Append the record built in *b (rc: whether building it ran out of
@@ -436,21 +407,8 @@ static int write_solution(kl_run *r, const iteration *it, const char *id,
 }
 
 static int write_memory(kl_run *r, const iteration *it) {
-  kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"case\":");
-  rc |= kl__buf_json_string(&b, r->c->name);
-  rc |= kl__buf_puts(&b, ",\"run\":");
-  rc |= kl__buf_json_string(&b, r->id);
-  rc |= kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":\"%s\",\"memo\":",
-                       it->n, it->proposer);
-  rc |= kl__buf_json_string(&b, it->memo);
-  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\"", kl_outcome_name(it->outcome));
-  if (it->timed)
-    rc |= kl__buf_printf(&b, ",\"speedup\":%.6g", it->vs_parent.speedup);
-  rc |= kl__buf_puts(&b, ",\"reason\":");
-  rc |= kl__buf_json_string(&b, it->reason);
-  rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
-  return append_record(r, "memory.jsonl", &b, rc);
+  return kl__run_memory_line(r, it->n, it->proposer, it->memo, it->outcome,
+                             it->timed, it->vs_parent.speedup, it->reason);
 }
 
 static int write_verdict(const iteration *it, const kl_run *r) {
@@ -591,11 +549,12 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
   }
   if (rc == 0)
     rc = write_verdict(it, r);
-  if (rc == 0 && rep)
-    rc = write_benchmark(r, it, rep, id);
   if (rc == 0)
     rc = write_solution(r, it, id, it->parent_id, hash, key);
-  /* committed: the iteration counts from here */
+  /* committed: the iteration counts from here; its benchmark rows and
+   * memory line follow (a resume completes them: records.c) */
+  if (rc == 0 && rep)
+    rc = write_benchmark(r, it, rep, id);
   if (rc == 0 && it->n == 0) {
     kl__free(r->baseline_key);
     r->baseline_key = key;
@@ -1262,6 +1221,7 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
   kl_run *r = kl__calloc(1, sizeof(*r));
   if (!r)
     return kl__error_oom();
+  r->lock_fd = -1;
   r->c = c;
   r->o = defaults;
   if (opts) /* an older caller's struct ends before the newer fields */
@@ -1290,6 +1250,8 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
   if (rc == 0)
     rc = check_writable(r->case_dir);
   if (rc == 0)
+    rc = kl__run_lock(r);
+  if (rc == 0)
     rc = start_executor(r);
   r->batch = r->o.batch;
   if (rc == 0 && r->o.resume)
@@ -1307,6 +1269,8 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
                                 (uint64_t)(uintptr_t)r);
     rc = kl__run_record_start(r);
   }
+  if (rc == 0)
+    kl__run_lock_name(r);
   if (rc == 0)
     rc = start_llm(r);
   if (rc == 0)
@@ -1336,6 +1300,7 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
     notify(r, "run_end", r->done, r->stop_reason);
     rc = write_summary(r);
   }
+  kl__run_unlock(r);
   if (rc < 0) {
     kl_run_free(r);
     return rc;

@@ -76,6 +76,7 @@ struct kl_run {
   int replay_at;
   char *env_json;        /* environment record, JSON object */
   char kernel_ext[8];    /* "cu" or "c" */
+  int lock_fd;           /* the case's lock (records.c), -1 when none */
   /* notifications of this session */
   int wh_attempted, wh_sent;
   char wh_status[320];
@@ -84,6 +85,13 @@ struct kl_run {
 /* ---- records.c ---- */
 int kl__run_record_start(kl_run *r);             /* new run: id, folders */
 int kl__run_record_resume(kl_run *r, const char *id);
+/* One run per case folder at a time: an advisory lock on CASE/.kl-run.lock
+ * (the kernel drops it when the process dies, so a killed run leaves no
+ * stale lock). KL_EBUSY naming the run that holds it. */
+int kl__run_lock(kl_run *r);
+/* Say in the lock file which run holds it (once the id is known). */
+void kl__run_lock_name(kl_run *r);
+void kl__run_unlock(kl_run *r);
 int kl__run_iter_dir(char **out, kl_run *r, int iteration);
 int kl__run_write(const char *dir, const char *name, const char *text);
 int kl__run_environment(kl_run *r, const kl_report *rep);
@@ -98,6 +106,14 @@ int kl__run_memory_load(kl_run *r);
 char **kl__run_config_from_json(json_object *arr);
 int kl__run_best_kernel_text(kl_buf *out, const char *source,
                              char *const *config);
+/* An iteration's rows of benchmark.csv (one per timed shape of rep, but
+ * those `have` names: '\n'-ended shape names, or NULL) and its line of
+ * memory.jsonl. */
+int kl__run_benchmark_rows(kl_run *r, int n, const char *id, kl_outcome o,
+                           const kl_report *rep, const char *have);
+int kl__run_memory_line(kl_run *r, int n, const char *proposer,
+                        const char *memo, kl_outcome o, bool timed,
+                        double speedup, const char *reason);
 
 /* ---- propose.c ---- */
 /* 0 with *p filled, 1 when the proposer has nothing left, 2 when the

@@ -101,10 +101,29 @@ static void test_record_and_replay(void **state) {
   assert_non_null(fgets(line, sizeof(line), f));
   assert_string_equal(line, "system\n");
   fclose(f);
-  /* a second recording into the same folder would overwrite: refused */
+  /* a second recording into the same folder (a resumed run's) goes on at
+   * the next number: nothing is overwritten */
   l = command(echo, 10000, rec);
-  assert_int_equal(kl_llm_complete(l, "s", "u", &r, NULL), KL_EEXISTS);
+  assert_int_equal(kl_llm_complete(l, "s", "u", &r, NULL), 0);
+  assert_string_equal(r.ptr, "4\n"); /* "s\n\nu" */
   kl_llm_free(l);
+  f = fopen(path, "r"); /* 0002 unchanged */
+  assert_non_null(f);
+  assert_non_null(fgets(line, sizeof(line), f));
+  assert_string_equal(line, "system\n");
+  fclose(f);
+  snprintf(path, sizeof(path), "%s/0003.reply.txt", rec);
+  assert_true(access(path, F_OK) == 0);
+  /* a prompt whose reply was never written (the process was stopped
+   * between them) is stepped over by a replay */
+  snprintf(path, sizeof(path), "%s/0003.reply.txt", rec);
+  char moved[700];
+  snprintf(moved, sizeof(moved), "%s/0004.reply.txt", rec);
+  assert_int_equal(rename(path, moved), 0);
+  snprintf(path, sizeof(path), "%s/0004.prompt.txt", rec);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
   kl_llm_config cfg = KL_LLM_CONFIG_INIT;
   cfg.provider = "replay";
   cfg.replay_dir = rec;
@@ -113,13 +132,15 @@ static void test_record_and_replay(void **state) {
   assert_string_equal(r.ptr, a.ptr);
   assert_int_equal(kl_llm_complete(l, "anything", "else", &r, NULL), 0);
   assert_string_equal(r.ptr, b.ptr);
+  assert_int_equal(kl_llm_complete(l, "anything", "else", &r, NULL), 0);
+  assert_string_equal(r.ptr, "4\n"); /* 0004's: 0003 has no reply */
   assert_int_equal(kl_llm_complete(l, "x", "y", &r, NULL), KL_ENOTFOUND);
   assert_non_null(strstr(kl_error_last()->message,
-                         "no recorded reply #3 in"));
-  assert_non_null(strstr(kl_error_last()->message, "(the recording has 2)"));
+                         "no recorded reply #5 in"));
+  assert_non_null(strstr(kl_error_last()->message, "(the recording has 4)"));
   kl_llm_usage t;
   kl_llm_totals(l, &t);
-  assert_int_equal(t.requests, 2);
+  assert_int_equal(t.requests, 3);
   assert_int_equal(t.cost_usd, 0);
   kl_llm_free(l);
   kl_buf_dispose(&a);
