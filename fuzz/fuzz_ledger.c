@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ledger.h"
+#include "records/records.h"
 #include "fuzz_tmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/ledger.h"
+#include "../core/json.h"
 #include "../profile/profile_internal.h"
 #include "bench_internal.h"
 

@@ -4,8 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../llm/llm_internal.h"
-#include "../notify/webhook_internal.h"
+#include "../core/yaml_tree.h"
 #include "case_internal.h"
 
 static const struct {
@@ -115,8 +114,8 @@ void kl_case_free(kl_case *c) {
   for (size_t i = 0; i < c->nrule_files; i++)
     kl__free(c->rule_files[i]);
   kl__free(c->rule_files);
-  kl_llm_settings_free(c->llm);
-  kl__webhook_settings_free(c->webhook);
+  kl_yaml__free(c->yaml);
+  kl__free(c->yaml_text);
   kl__free(c);
 }
 
@@ -131,9 +130,43 @@ const char *kl_case_kernel_path(const kl_case *c) { return c->kernel_path; }
 const char *kl_case_entry(const kl_case *c) { return c->entry; }
 const char *kl_case_program_path(const kl_case *c) { return c->program_path; }
 size_t kl_case_rule_file_count(const kl_case *c) { return c->nrule_files; }
-const kl_llm_settings *kl__case_llm(const kl_case *c) { return c->llm; }
-const kl__webhook_settings *kl__case_webhook(const kl_case *c) {
-  return c->webhook;
+
+/* ---- sections other modules own ------------------------------------------ */
+
+static struct {
+  const char *name;
+  kl__case_section_fn fn;
+} checkers[8];
+static size_t nchecks;
+
+void kl__case_section_checker(const char *name, kl__case_section_fn fn) {
+  /* called from constructors, before any thread runs */
+  if (nchecks < KL_ARRAY_SIZE(checkers)) {
+    checkers[nchecks].name = name;
+    checkers[nchecks++].fn = fn;
+  }
+}
+
+const ynode *kl__case_section(const kl_case *c, const char *name,
+                              const char **path, const char **text) {
+  const ynode *root = c ? c->yaml : NULL;
+  if (path)
+    *path = c ? c->path : NULL;
+  if (text)
+    *text = c ? c->yaml_text : NULL;
+  for (size_t i = 0; root && root->kind == YNODE_MAP && i < root->count; i++)
+    if (strcmp(root->pairs[i].key->value, name) == 0)
+      return root->pairs[i].value;
+  return NULL;
+}
+
+void kl__case_check_sections(const kl_case *c, kl__diag_list *diags) {
+  for (size_t i = 0; i < nchecks; i++) {
+    const char *path, *text;
+    const ynode *n = kl__case_section(c, checkers[i].name, &path, &text);
+    if (n)
+      checkers[i].fn(n, path, text, diags);
+  }
 }
 const char *kl_case_rule_file(const kl_case *c, size_t i) {
   return i < c->nrule_files ? c->rule_files[i] : NULL;

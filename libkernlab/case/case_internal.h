@@ -57,8 +57,26 @@ struct kl_case {
   size_t ntunables;
   char **rule_files; /* the case's own rule files, in order */
   size_t nrule_files;
-  struct kl_llm_settings *llm; /* the llm: section, or NULL */
-  struct kl__webhook_settings *webhook; /* the webhook: section, or NULL */
+  /* the file as read: sections other modules own (llm:, webhook:) are
+   * theirs to read (kl__case_section) */
+  struct ynode *yaml;
+  char *yaml_text;
 };
+
+/* Sections of case.yaml that another module owns and reads (llm:,
+ * webhook:): the case keeps them as written. A module that owns one
+ * registers a checker when the library loads (a constructor), and
+ * kl_case_load then reports that section's mistakes with the case's own;
+ * the case never calls into its owners. */
+typedef void (*kl__case_section_fn)(const struct ynode *value,
+                                    const char *path, const char *file_text,
+                                    kl__diag_list *diags);
+void kl__case_section_checker(const char *name, kl__case_section_fn fn);
+/* The section `name` of c (NULL when it has none), and where it was read:
+ * the file's path and text, for located messages. */
+const struct ynode *kl__case_section(const kl_case *c, const char *name,
+                                     const char **path, const char **text);
+/* kl_case_load: every registered owner checks its section. */
+void kl__case_check_sections(const kl_case *c, kl__diag_list *diags);
 
 #endif /* KL_CASE_INTERNAL_H */

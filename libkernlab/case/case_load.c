@@ -15,8 +15,6 @@
 #include <string.h>
 
 #include "../expr/expr_internal.h"
-#include "../llm/llm_internal.h"
-#include "../notify/webhook_internal.h"
 #include "case_internal.h"
 #include "../core/yaml_tree.h"
 
@@ -889,26 +887,6 @@ static void read_rest(loader *ld, const ynode *root) {
   }
 }
 
-/* llm: provider settings (libkernlab/llm/settings.c reads them) */
-static void read_llm(loader *ld, const ynode *root) {
-  const ynode *n = map_get(root, "llm");
-  if (!n)
-    return;
-  if (!(ld->c->llm = kl__llm_settings_new())) {
-    ld->diags.oom = true;
-    return;
-  }
-  kl__llm_settings_read(ld->c->llm, n, ld->path, ld->text, &ld->diags);
-}
-
-/* webhook: where to notify (libkernlab/notify/webhook.c reads it) */
-static void read_webhook(loader *ld, const ynode *root) {
-  const ynode *n = map_get(root, "webhook");
-  if (n)
-    kl__webhook_settings_read(&ld->c->webhook, n, ld->path, ld->text,
-                              &ld->diags);
-}
-
 /* rules: a file or a list of files in the case folder */
 static void read_rule_files(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
@@ -1330,8 +1308,6 @@ int kl_case_load(kl_case **out, const char *path,
     read_reference(&ld, root);
     read_rest(&ld, root);
     read_rule_files(&ld, root);
-    read_llm(&ld, root);
-    read_webhook(&ld, root);
     read_tunables(&ld, root);
     if (!has_errors(&ld) && opts && opts->version >= 2 &&
         (rc = configure_tunables(c, opts->tunables)) < 0) {
@@ -1346,8 +1322,11 @@ int kl_case_load(kl_case **out, const char *path,
     if (!ld.diags.oom && !ld.params_broken)
       evaluate(&ld);
   }
-  kl_yaml__free(root);
-  kl_buf_dispose(&text);
+  /* the sections other modules own: kept as written, checked by them */
+  c->yaml = root;
+  c->yaml_text = kl__buf_detach(&text);
+  if (root && root->kind == YNODE_MAP)
+    kl__case_check_sections(c, &ld.diags);
   if (has_errors(&ld)) {
     rc = kl__diag_report(&ld.diags, opts ? opts->on_diag : NULL,
                          opts ? opts->payload : NULL);

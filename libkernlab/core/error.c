@@ -211,18 +211,24 @@ void kl__diag_addv(kl__diag_list *l, int code, int domain, const char *path,
     l->items = items;
     l->cap = cap;
   }
-  kl_buf text = KL_BUF_INIT;
-  if (kl__buf_vprintf(&text, fmt, ap) < 0) {
+  /* the library's allocator: the out-of-memory sweeps reach this too */
+  va_list cp;
+  va_copy(cp, ap);
+  int n = vsnprintf(NULL, 0, fmt, cp);
+  va_end(cp);
+  char *text = n >= 0 ? kl__malloc((size_t)n + 1) : NULL;
+  if (!text) {
     l->oom = true;
     return;
   }
+  vsnprintf(text, (size_t)n + 1, fmt, ap);
   kl__diag *d = &l->items[l->count];
   memset(d, 0, sizeof(*d));
   d->e.code = code;
   d->e.domain = domain;
   d->e.line = line;
   d->e.column = column;
-  d->e.text = kl__buf_detach(&text);
+  d->e.text = text;
   d->e.path = path ? kl__strdup(path) : NULL;
   d->e.snippet = snippet ? kl__strdup(snippet) : NULL;
   d->e.message = format_message(path, line, column, d->e.text);
@@ -290,29 +296,4 @@ void kl__diag_clear(kl__diag_list *l) {
   }
   kl__free(l->items);
   memset(l, 0, sizeof(*l));
-}
-
-char *kl__snippet(const char *text, int line, int column) {
-  if (!text || line < 1 || column < 1)
-    return NULL;
-  const char *p = text;
-  for (int l = 1; l < line && *p; l++) {
-    p = strchr(p, '\n');
-    if (!p)
-      return NULL;
-    p++;
-  }
-  size_t len = strcspn(p, "\r\n");
-  kl_buf b = KL_BUF_INIT;
-  kl__buf_puts(&b, "  ");
-  kl__buf_put(&b, p, len);
-  kl__buf_puts(&b, "\n  ");
-  /* Keep tabs so the caret lines up under tab-indented text. */
-  for (int c = 1; c < column && (size_t)(c - 1) < len; c++)
-    kl__buf_putc(&b, p[c - 1] == '\t' ? '\t' : ' ');
-  if (kl__buf_putc(&b, '^') < 0) {
-    kl_buf_dispose(&b);
-    return NULL;
-  }
-  return kl__buf_detach(&b);
 }

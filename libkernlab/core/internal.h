@@ -82,6 +82,9 @@ char *kl__snippet(const char *text, int line, int column);
  * of memory; and its release (NULL-safe). */
 char **kl__strv_dup(const char *const *v);
 void kl__strv_free(char **v);
+/* The strings of a NULL-ended list joined by sep ("" for an empty or NULL
+ * list); NULL only when out of memory. Caller frees. */
+char *kl__strv_join(char *const *v, const char *sep);
 
 /* ---- buffers ------------------------------------------------------------ */
 int kl__buf_grow(kl_buf *b, size_t extra);
@@ -111,6 +114,9 @@ void kl__names_free(char **names, size_t n);
 int kl__write_all(int fd, const char *data, size_t n);
 /* Write a whole file, creating it; fails with KL_EEXISTS if it exists. */
 int kl__write_new_file(const char *path, const char *data, size_t n);
+/* Write a whole file through a temporary name and rename(), fsync'd: a
+ * reader sees the old file or the new one. */
+int kl__write_file_atomic(const char *path, const char *data, size_t n);
 /* "a" + "b" -> "a/b"; an absolute b is kept as is. Caller frees. */
 char *kl__path_join(const char *a, const char *b);
 /* The folder part of a path ("a/b.yaml" -> "a", "b.yaml" -> "."). */
@@ -194,14 +200,6 @@ int kl__mkdir_p(const char *path);
  * $XDG_CACHE_HOME/kernlab, ~/.cache/kernlab, else /tmp/kernlab-cache-UID
  * (appended to out, not created). KL_ENOMEM. */
 int kl__cache_dir_default(kl_buf *out);
-
-/* ---- fault injection at record writes (fault.c; tests only) -------------- */
-enum { KL__FAULT_NONE, KL__FAULT_FAIL, KL__FAULT_TORN };
-/* A record write is about to happen: KL__FAULT_NONE to go on; FAIL: fail
- * it (errno EIO); TORN: write half of it, then kl__fault_die(). Always NONE
- * but in the test build (KL_FAULT_INJECTION). */
-int kl__fault_point(const char *op, const char *path);
-void kl__fault_die(void);
 
 /* ---- secrets (secrets.c) ----------------------------------------------------- */
 /* A value kernlab knows to be secret (an API key it read, a webhook URL:

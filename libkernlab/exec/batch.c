@@ -24,7 +24,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "../core/ledger.h"
+#include "../core/json.h"
 #include "../core/sandbox.h"
 #include "exec_internal.h"
 

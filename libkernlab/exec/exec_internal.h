@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "../bench/bench_internal.h"
+#include "../records/records.h"
 #include "../case/case_internal.h"
 #include "kernlab/executor.h"
 
@@ -79,12 +80,9 @@ int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
 int kl__batch_collect(const char *dir, kl__eval *ev, size_t n,
                       size_t *missing, const char *executor, const char *key,
                       const char *value);
-/* A line of the run's executor.jsonl: one remote attempt of a batch (its
- * Slurm job id, or the ssh destination's folder), how it ended, and the
- * words that say why (ssh's last line, the job's state). */
-int kl__exec_ledger(const char *ledger, const char *executor,
-                    const char *batch, int attempt, const char *state,
-                    const char *job, const char *detail);
+/* A line of the run's executor.jsonl is records' (kl__executor_line_write):
+ * one attempt of a batch (its Slurm job id, or the ssh destination's
+ * folder), how it ended, and the words that say why. */
 /* Run argv (kl__run_io) with `input` on its standard input; res->output
  * is its standard output when it exits 0, else its standard error (its
  * own words, for the message). Standard error never mixes into the

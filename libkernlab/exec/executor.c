@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/ledger.h"
+#include "../records/records.h"
 #include "../core/yaml_tree.h"
 #include "../worker/client_internal.h"
 #include "exec_internal.h"
@@ -383,33 +383,12 @@ int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
     snprintf(detail, sizeof(detail), "%zu evaluations in %.3f s on %zu "
              "slot%s", n, (kl__now_ms() - t0) / 1000.0, slots,
              slots == 1 ? "" : "s");
-    rc = kl__exec_ledger(ledger, "local", name ? name + 1 : batch_dir, 1,
+    rc = kl__executor_line_write(ledger, "local", name ? name + 1 : batch_dir, 1,
                          "completed", NULL, detail);
   }
   return rc;
 }
 
-int kl__exec_ledger(const char *ledger, const char *executor,
-                    const char *batch, int attempt, const char *state,
-                    const char *job, const char *detail) {
-  if (!ledger)
-    return 0;
-  kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"executor\":");
-  rc |= kl__buf_json_string(&b, executor);
-  rc |= kl__buf_puts(&b, ",\"batch\":");
-  rc |= kl__buf_json_string(&b, batch);
-  rc |= kl__buf_printf(&b, ",\"attempt\":%d,\"state\":", attempt);
-  rc |= kl__buf_json_string(&b, state);
-  rc |= kl__buf_puts(&b, ",\"job\":");
-  rc |= kl__buf_json_string(&b, job);
-  rc |= kl__buf_puts(&b, ",\"detail\":");
-  rc |= kl__buf_json_string(&b, detail);
-  rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
-  rc = rc ? kl__error_oom() : kl__ledger_append(ledger, b.ptr, NULL);
-  kl_buf_dispose(&b);
-  return rc;
-}
 
 int kl__exec_run(kl__run_result *res, const char *const *argv,
                  const char *input, size_t input_len, int timeout_ms,

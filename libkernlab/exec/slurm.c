@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/ledger.h"
+#include "../core/json.h"
+#include "../records/records.h"
 #include "exec_internal.h"
 
 static int slurm_call(kl__run_result *res, const char *const *argv) {
@@ -138,7 +139,7 @@ int kl__slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   for (; rc == 0 && !done && attempt <= ex->retries; attempt++) {
     if ((rc = submit(id, sizeof(id), ex, dir, name)) < 0)
       break;
-    if ((rc = kl__exec_ledger(ledger, "slurm", name, attempt + 1, "submitted",
+    if ((rc = kl__executor_line_write(ledger, "slurm", name, attempt + 1, "submitted",
                               id, ex->partition)) < 0 ||
         (rc = wait_job(state, sizeof(state), id)) < 0)
       break;
@@ -149,7 +150,7 @@ int kl__slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
     snprintf(detail, sizeof(detail), "%zu of %zu evaluations without a result",
              missing, pending);
     if (rc == 0)
-      rc = kl__exec_ledger(ledger, "slurm", name, attempt + 1, state, id,
+      rc = kl__executor_line_write(ledger, "slurm", name, attempt + 1, state, id,
                            done ? NULL : detail);
   }
   if (rc == 0 && !done)

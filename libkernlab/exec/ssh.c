@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../records/records.h"
 #include "exec_internal.h"
 
 #define SSH_LOST 255
@@ -152,7 +153,7 @@ int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
     if (rc == 0 && !done && res.exit_code != 0 && why[0] == 0)
       last_line(&res.output, why, sizeof(why));
     if (rc == 0 && !done)
-      rc = kl__exec_ledger(ledger, "ssh", name ? name + 1 : dir, attempt + 1,
+      rc = kl__executor_line_write(ledger, "ssh", name ? name + 1 : dir, attempt + 1,
                            res.exit_code == SSH_LOST ? "connection_lost"
                                                      : "failed",
                            remote.ptr, why);
@@ -172,7 +173,7 @@ int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
       kl_buf_dispose(&res.output);
     kl_error_clear();
     if (attempt > 1)
-      rc = kl__exec_ledger(ledger, "ssh", name ? name + 1 : dir, attempt,
+      rc = kl__executor_line_write(ledger, "ssh", name ? name + 1 : dir, attempt,
                            "completed", remote.ptr, NULL);
   }
   if (rc == 0 && !done)

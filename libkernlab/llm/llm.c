@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "../core/internal.h"
-#include "../core/ledger.h"
+#include "../records/records.h"
 #include "kernlab/llm.h"
 
 typedef enum provider { P_ANTHROPIC, P_OPENAI, P_COMMAND, P_REPLAY } provider;

@@ -1,4 +1,5 @@
-/* LLM settings as the case loader and the settings module share them. */
+/* LLM settings: the llm: section of the user config file and of a case,
+ * which this module reads and checks (settings.c). */
 #ifndef KL_LLM_INTERNAL_H
 #define KL_LLM_INTERNAL_H
 
@@ -24,7 +25,5 @@ kl_llm_settings *kl__llm_settings_new(void);
 int kl__llm_settings_read(kl_llm_settings *s, const ynode *map,
                           const char *path, const char *file_text,
                           kl__diag_list *diags);
-/* The case's `llm:` section, or NULL (case.c). */
-const kl_llm_settings *kl__case_llm(const kl_case *c);
 
 #endif /* KL_LLM_INTERNAL_H */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../core/yaml_tree.h"
+#include "../case/case_internal.h"
 #include "llm_internal.h"
 
 static const char *const keys[] = {"provider", "model", "base_url",
@@ -266,15 +267,54 @@ static int overlay(kl_llm_settings *s, const kl_llm_settings *top) {
   return rc;
 }
 
+/* The case's llm: section: read when used, checked when the case loads
+ * (the case keeps the section; this module owns what it means). */
+static void check_case_section(const ynode *value, const char *path,
+                               const char *file_text, kl__diag_list *diags) {
+  kl_llm_settings *s = kl__llm_settings_new();
+  if (!s) {
+    diags->oom = true;
+    return;
+  }
+  kl__llm_settings_read(s, value, path, file_text, diags);
+  kl_llm_settings_free(s);
+}
+
+__attribute__((constructor)) static void own_case_section(void) {
+  kl__case_section_checker("llm", check_case_section);
+}
+
+static int read_case_section(kl_llm_settings **out, const kl_case *c) {
+  const char *path, *text;
+  const ynode *n = kl__case_section(c, "llm", &path, &text);
+  *out = NULL;
+  if (!n)
+    return 0;
+  if (!(*out = kl__llm_settings_new()))
+    return kl__error_oom();
+  kl__diag_list diags = {0};
+  kl__llm_settings_read(*out, n, path, text, &diags);
+  int rc = kl__diag_report(&diags, NULL, NULL);
+  kl__diag_clear(&diags);
+  if (rc < 0) {
+    kl_llm_settings_free(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
 int kl_llm_settings_load(kl_llm_settings **out, const kl_case *c) {
   *out = NULL;
   kl_llm_settings *s = kl__llm_settings_new();
   if (!s)
     return kl__error_oom();
+  kl_llm_settings *from_case = NULL;
   int rc = read_user_file(s);
-  const kl_llm_settings *from_case = c ? kl__case_llm(c) : NULL;
+  if (rc == 0 && c)
+    rc = read_case_section(&from_case, c);
   if (rc == 0 && from_case)
     rc = overlay(s, from_case);
+  kl_llm_settings_free(from_case);
   static const struct {
     const char *env;
     size_t field;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../core/internal.h"
+#include "../case/case_internal.h"
 #include "webhook_internal.h"
 
 struct kl_webhook {
@@ -191,6 +192,32 @@ static int from_settings(kl_webhook **out, const kl__webhook_settings *s,
   return rc;
 }
 
+/* The case's webhook: section: checked when the case loads (the case
+ * keeps it; this module owns what it means), read here when used. */
+static void check_case_section(const ynode *value, const char *path,
+                               const char *file_text, kl__diag_list *diags) {
+  kl__webhook_settings *s = NULL;
+  kl__webhook_settings_read(&s, value, path, file_text, diags);
+  kl__webhook_settings_free(s);
+}
+
+__attribute__((constructor)) static void own_case_section(void) {
+  kl__case_section_checker("webhook", check_case_section);
+}
+
+static int read_case_section(kl__webhook_settings **out, const kl_case *c) {
+  const char *path, *text;
+  const ynode *n = kl__case_section(c, "webhook", &path, &text);
+  *out = NULL;
+  if (!n)
+    return 0;
+  kl__diag_list diags = {0};
+  kl__webhook_settings_read(out, n, path, text, &diags);
+  int rc = kl__diag_report(&diags, NULL, NULL);
+  kl__diag_clear(&diags);
+  return rc;
+}
+
 int kl_webhook_load(kl_webhook **out, const kl_case *c) {
   *out = NULL;
   const char *env_url = getenv("KL_WEBHOOK_URL");
@@ -200,9 +227,10 @@ int kl_webhook_load(kl_webhook **out, const kl_case *c) {
                      "KL_WEBHOOK_FORMAT: unknown format '%s' (generic, "
                      "discord or slack)",
                      env_format);
-  kl__webhook_settings *user = NULL;
+  kl__webhook_settings *user = NULL, *from_case = NULL;
   int rc = kl__user_config_section("webhook", user_section, &user);
-  const kl__webhook_settings *from_case = c ? kl__case_webhook(c) : NULL;
+  if (rc == 0 && c)
+    rc = read_case_section(&from_case, c);
   if (rc == 0 && env_url && env_url[0]) {
     rc = kl_webhook_create(out, env_url, env_format && env_format[0]
                                              ? env_format
@@ -226,6 +254,7 @@ int kl_webhook_load(kl_webhook **out, const kl_case *c) {
       rc = kl__error_oom();
   }
   kl__webhook_settings_free(user);
+  kl__webhook_settings_free(from_case);
   if (rc < 0) {
     kl_webhook_free(*out);
     *out = NULL;

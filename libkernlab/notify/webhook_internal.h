@@ -17,6 +17,5 @@ void kl__webhook_settings_read(kl__webhook_settings **s, const ynode *map,
                                const char *path, const char *file_text,
                                kl__diag_list *diags);
 void kl__webhook_settings_free(kl__webhook_settings *s);
-const kl__webhook_settings *kl__case_webhook(const kl_case *c);
 
 #endif /* KL_WEBHOOK_INTERNAL_H */

@@ -29,10 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/ledger.h"
+#include "../core/json.h"
+#include "../records/records.h"
 #include "kernlab/run.h"
 #include "observe_internal.h"
-#include "../run/run_internal.h"
 
 typedef struct exporter {
   const kl_case *c;
@@ -60,25 +60,10 @@ static void step(exporter *x, const char *fmt, ...) {
   kl_buf_dispose(&b);
 }
 
-/* One export.jsonl record: {"export", "case", "time", "step", ...rest}. */
+/* One export.jsonl record (records/ledgers.c): the step and its fields. */
 static int record(exporter *x, const char *what, json_object *rest) {
-  json_object *r = json_object_new_object();
-  json_object_object_add(r, "export", json_object_new_string(x->id));
-  json_object_object_add(r, "case", json_object_new_string(kl_case_name(x->c)));
-  json_object_object_add(r, "time", json_object_new_int64((int64_t)time(NULL)));
-  json_object_object_add(r, "step", json_object_new_string(what));
-  if (rest) {
-    json_object_object_foreach(rest, k, v)
-        json_object_object_add(r, k, json_object_get(v));
-  }
-  json_object_put(rest);
-  int rc = kl__ledger_append(
-      x->ledger,
-      json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN |
-                                            JSON_C_TO_STRING_NOSLASHESCAPE),
-      NULL);
-  json_object_put(r);
-  return rc;
+  return kl__export_line_write(x->ledger, x->id, kl_case_name(x->c), what,
+                               rest);
 }
 
 static json_object *fields(const char *k1, json_object *v1, const char *k2,
@@ -309,48 +294,33 @@ static int new_target(exporter *x, kl_buf *out, const char *best_source,
 }
 
 /* The best's source (as recorded, without the settings prepended) and its
- * settings, from its solutions.jsonl record. */
+ * settings, from its solutions.jsonl record (records/solutions.c). */
+typedef struct best_out {
+  kl_buf *source;
+  char ***config, **best_id;
+  double *speedup;
+} best_out;
+
+static int take_best(const kl__solution *s, const char *source,
+                     const char *line_json, void *payload) {
+  (void)line_json;
+  best_out *o = payload;
+  if (kl__buf_puts(o->source, source) < 0 ||
+      !(*o->config = kl__strv_dup((const char *const *)s->config)) ||
+      (s->id && !(*o->best_id = kl__strdup(s->id))))
+    return kl__error_oom();
+  /* recorded against its parent; against the baseline as a log */
+  *o->speedup = s->timed ? exp(s->log_vs_baseline) : NAN;
+  return 0;
+}
+
 static int best_kernel(exporter *x, kl_buf *source, char ***config,
                        char **best_id, double *speedup) {
-  kl_buf info = KL_BUF_INIT, full = KL_BUF_INIT;
-  int rc = kl_run_best_kernel(&full, &info, x->c);
-  json_object *rec = NULL, *v;
-  if (rc == 0)
-    rc = kl__json_parse(&rec, info.ptr ? info.ptr : "", "solutions.jsonl",
-                        "a solution record");
-  if (rc == 0) {
-    json_object *ev = NULL, *dir = NULL, *kernel = NULL;
-    kl_buf p = KL_BUF_INIT;
-    if (json_object_object_get_ex(rec, "evidence", &ev) &&
-        json_object_object_get_ex(ev, "dir", &dir) &&
-        json_object_object_get_ex(ev, "kernel", &kernel) &&
-        kl__buf_printf(&p, "%s/%s/%s", kl_case_dir(x->c),
-                       json_object_get_string(dir),
-                       json_object_get_string(kernel)) == 0)
-      rc = kl__read_file(source, p.ptr);
-    else
-      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "%s: the best's record names no kernel file",
-                     kl_case_dir(x->c));
-    kl_buf_dispose(&p);
-  }
-  if (rc == 0) {
-    *best_id = json_object_object_get_ex(rec, "id", &v)
-                   ? kl__strdup(json_object_get_string(v))
-                   : NULL;
-    /* recorded against its parent; against the baseline as a log */
-    *speedup = json_object_object_get_ex(rec, "log_vs_baseline", &v)
-                   ? exp(json_object_get_double(v))
-                   : NAN;
-    json_object *cfg = NULL;
-    json_object_object_get_ex(rec, "config", &cfg);
-    if (!(*config = kl__run_config_from_json(cfg)))
-      rc = kl__error_oom();
-  }
-  json_object_put(rec);
-  kl_buf_dispose(&info);
-  kl_buf_dispose(&full);
-  return rc;
+  best_out o = {source, config, best_id, speedup};
+  *config = NULL;
+  *best_id = NULL;
+  return kl__solution_best(kl_case_dir(x->c), kl_case_name(x->c), take_best,
+                           &o);
 }
 
 static int restore(exporter *x, const char *why) {

@@ -11,7 +11,7 @@
 #include <regex.h>
 #include <string.h>
 
-#include "../core/ledger.h"
+#include "../core/json.h"
 #include "observe_internal.h"
 
 void kl_observation_free(kl_observation *o) {

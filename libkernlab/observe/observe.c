@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/ledger.h"
+#include "../core/json.h"
 #include "observe_internal.h"
 
 #ifndef KL_INSTALL_LIBEXEC_DIR

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../core/internal.h"
-#include "../core/ledger.h"
+#include "../core/json.h"
 #include "kernel_info_fields.h"
 #include "kernlab/plugin.h"
 #include "profile_internal.h"

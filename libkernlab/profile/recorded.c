@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../core/internal.h"
-#include "../core/ledger.h"
+#include "../core/json.h"
 #include "profile_internal.h"
 
 struct kl_profile_list {

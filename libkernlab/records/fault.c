@@ -1,6 +1,6 @@
 /* Fault injection at record writes, for tests.
  *
- * Every write of a record (core/ledger.c: a ledger line, a new file of an
+ * Every write of a record (records/io.c: a ledger line, a new file of an
  * iteration, a file replaced whole, a run's or an iteration's folder, a
  * folder set aside) first calls kl__fault_point. In the library everyone
  * gets, it does nothing. The test build of the CLI (kl-faulty, never
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "records.h"
 
 #ifdef KL_FAULT_INJECTION
 

@@ -1,4 +1,11 @@
-/* Append-only ledgers (see ledger.h). */
+/* Every write of a record, and the ledgers' reader (see records.h).
+ *
+ * A ledger line is one write() of the whole line and its newline, fsync'd
+ * before the call returns, so a killed writer leaves the whole record or
+ * none of it; a torn tail (a power cut, a full disk) is cut back to the
+ * last complete line when the file is next appended to, and skipped by
+ * readers, so every file stays parseable. Each write first passes a fault
+ * point (fault.c), so a test can kill, tear or fail the run at any one. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ledger.h"
+#include "kernlab/history.h"
+#include "records.h"
 
 /* Cut a torn last line (no newline) back to the last complete one. */
 static int repair_tail(int fd, const char *path) {
@@ -136,7 +144,7 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
   return rc < 0 ? rc : 0;
 }
 
-int kl__write_file_atomic(const char *path, const char *data, size_t n) {
+int kl__record_replace(const char *path, const char *data, size_t n) {
   int torn = fault("replace", path);
   if (torn < 0)
     return torn;
@@ -209,75 +217,27 @@ int kl__record_rename(const char *from, const char *to) {
   return 0;
 }
 
-/* ---- JSON documents with positions ------------------------------------- */
 
-/* Line and column of byte `off` of `text`. */
-static void position(const char *text, size_t off, int *line, int *col) {
-  *line = 1;
-  *col = 1;
-  for (size_t i = 0; i < off && text[i]; i++, (*col)++)
-    if (text[i] == '\n')
-      (*line)++, *col = 0;
-}
+/* ---- any ledger, for the public API (kernlab/history.h) ------------------ */
 
-int kl__json_error_at_key(const char *text, const char *path, const char *key,
-                          const char *fmt, const char *arg) {
-  int line = 1, col = 1;
-  char quoted[300];
-  if (key && strlen(key) < sizeof(quoted) - 2) {
-    snprintf(quoted, sizeof(quoted), "\"%s\"", key);
-    const char *at = strstr(text, quoted);
-    if (at)
-      position(text, (size_t)(at - text), &line, &col);
-  }
-  return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
-                      fmt, arg);
-}
+typedef struct ledger_relay {
+  kl_ledger_fn fn;
+  void *payload;
+} ledger_relay;
 
-int kl__json_parse(json_object **out, const char *text, const char *path,
-                   const char *what) {
-  *out = NULL;
-  json_tokener *tok = json_tokener_new();
-  if (!tok)
+static int relay_line(json_object *rec, int line, void *payload) {
+  ledger_relay *lr = payload;
+  const char *text = json_object_to_json_string_ext(rec,
+                                                    JSON_C_TO_STRING_PLAIN);
+  if (!text)
     return kl__error_oom();
-  json_object *o = json_tokener_parse_ex(tok, text, (int)strlen(text));
-  enum json_tokener_error jerr = json_tokener_get_error(tok);
-  if (!o || jerr != json_tokener_success) {
-    int line, col;
-    position(text, json_tokener_get_parse_end(tok), &line, &col);
-    json_tokener_free(tok);
-    json_object_put(o);
-    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
-                        "not JSON: %s", json_tokener_error_desc(jerr));
-  }
-  json_tokener_free(tok);
-  if (!json_object_is_type(o, json_type_object)) {
-    json_object_put(o);
-    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
-                        "%s must be a JSON object", what);
-  }
-  *out = o;
-  return 0;
+  return lr->fn(text, line, lr->payload);
 }
 
-json_object *kl__json_get(json_object *o, const char *key) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-double kl__json_num(json_object *o, const char *key) {
-  json_object *v = kl__json_get(o, key);
-  return v ? json_object_get_double(v) : 0;
-}
-
-const char *kl__json_text(json_object *o, const char *key) {
-  json_object *v = kl__json_get(o, key);
-  return v && json_object_is_type(v, json_type_string)
-             ? json_object_get_string(v) : NULL;
-}
-
-int kl__json_dup(char **dst, json_object *o, const char *key) {
-  const char *t = kl__json_text(o, key);
-  *dst = NULL;
-  return !t || (*dst = kl__strdup(t)) ? 0 : kl__error_oom();
+int kl_ledger_read(const char *path, kl_ledger_fn fn, void *payload) {
+  if (!path || !fn)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "kl_ledger_read: no path or no function");
+  ledger_relay lr = {fn, payload};
+  return kl__ledger_read(path, relay_line, &lr);
 }

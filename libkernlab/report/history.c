@@ -17,42 +17,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/ledger.h"
+#include "../core/json.h"
+#include "../records/records.h"
 #include "kernlab/profile.h"
 #include "report_internal.h"
 
 
 /* ---- small JSON readers ---------------------------------------------------- */
 
-static const char *jstr(json_object *o, const char *key) {
-  json_object *v;
-  if (!o || !json_object_object_get_ex(o, key, &v) ||
-      !json_object_is_type(v, json_type_string))
-    return NULL;
-  return json_object_get_string(v);
-}
 
-static bool jnum(json_object *o, const char *key, double *out) {
-  json_object *v;
-  if (!o || !json_object_object_get_ex(o, key, &v) ||
-      !(json_object_is_type(v, json_type_double) ||
-        json_object_is_type(v, json_type_int)))
-    return false;
-  *out = json_object_get_double(v);
-  return true;
-}
 
-/* [low, high] */
-static bool jpair(json_object *o, const char *key, double *lo, double *hi) {
-  json_object *v;
-  if (!o || !json_object_object_get_ex(o, key, &v) ||
-      !json_object_is_type(v, json_type_array) ||
-      json_object_array_length(v) != 2)
-    return false;
-  *lo = json_object_get_double(json_object_array_get_idx(v, 0));
-  *hi = json_object_get_double(json_object_array_get_idx(v, 1));
-  return true;
-}
 
 static int dup_or_null(char **dst, const char *s) {
   *dst = NULL;
@@ -79,13 +53,6 @@ static int read_json(json_object **out, const char *path) {
   return 0;
 }
 
-/* The kl_outcome a recorded verdict names; -1 for none. */
-static int verdict_index(const char *v) {
-  for (int i = 0; v && i < KL_OUTCOME_COUNT; i++)
-    if (strcmp(v, kl_outcome_name((kl_outcome)i)) == 0)
-      return i;
-  return -1;
-}
 
 /* ---- kl history ------------------------------------------------------------ */
 
@@ -123,38 +90,30 @@ static int row_add(rows *rs, const char *id) {
   return 0;
 }
 
-static int history_line(json_object *rec, int line, void *payload) {
+static int history_line(const kl__solution *s, int line, void *payload) {
   (void)line;
   rows *rs = payload;
-  const char *id = jstr(rec, "run");
-  run_row *r = row_find(rs, id);
+  run_row *r = row_find(rs, s->run);
   if (!r) {
-    if (!id)
+    if (!s->run)
       return 0;
-    int rc = row_add(rs, id);
+    int rc = row_add(rs, s->run);
     if (rc < 0)
       return rc;
     r = &rs->v[rs->n - 1];
   }
-  int v = verdict_index(jstr(rec, "verdict"));
-  if (v > 0)
+  if (s->iteration > 0)
     r->iterations++;
-  if (v >= 0)
-    r->counts[v]++;
-  json_object *vb, *cost;
-  double s, lo, hi;
-  if (v == 1 && json_object_object_get_ex(rec, "vs_baseline", &vb) &&
-      jnum(vb, "speedup", &s) && s > r->best && jpair(vb, "ci", &lo, &hi)) {
-    r->best = s;
-    r->best_lo = lo;
-    r->best_hi = hi;
+  r->counts[s->outcome]++;
+  if (s->outcome == KL_OUTCOME_ACCEPTED && s->has_vs_baseline &&
+      s->vs_baseline.speedup > r->best) {
+    r->best = s->vs_baseline.speedup;
+    r->best_lo = s->vs_baseline.ci_low;
+    r->best_hi = s->vs_baseline.ci_high;
   }
-  if (json_object_object_get_ex(rec, "cost", &cost)) {
-    double d;
-    r->wall_s += jnum(cost, "wall_s", &d) ? d : 0;
-    r->worker_s += jnum(cost, "worker_s", &d) ? d : 0;
-    r->usd += jnum(cost, "usd", &d) ? d : 0;
-  }
+  r->wall_s += s->cost.wall_s;
+  r->worker_s += s->cost.worker_s;
+  r->usd += s->cost.usd;
   return 0;
 }
 
@@ -167,41 +126,59 @@ static void rows_dispose(rows *rs) {
   kl__free(rs->v);
 }
 
+/* How a run was started (run.json, absent for a run older than it) and
+ * how its last session ended (summary.json, absent when it was killed). */
+typedef struct run_files {
+  double started;
+  char *proposer, *strategy;
+} run_files;
+
+static int take_meta(const kl__run_meta *m, void *payload) {
+  run_files *f = payload;
+  f->started = (double)m->started;
+  if ((m->proposer && !(f->proposer = kl__strdup(m->proposer))) ||
+      (m->strategy && !(f->strategy = kl__strdup(m->strategy))))
+    return kl__error_oom();
+  return 0;
+}
+
+static int read_run_files(run_files *f, const char *run_dir) {
+  memset(f, 0, sizeof(*f));
+  char *meta = kl__path_join(run_dir, "run.json");
+  int rc = meta ? 0 : kl__error_oom();
+  if (rc == 0 && kl__is_file(meta))
+    rc = kl__run_meta_read(run_dir, take_meta, f);
+  kl__free(meta);
+  return rc;
+}
+
 /* Every run: the folders under runs/ and the runs solutions.jsonl names. */
 static int gather_rows(rows *rs, const kl_case *c) {
-  char *runs = kl__path_join(kl_case_dir(c), "runs");
-  char *ledger = kl__path_join(kl_case_dir(c), "solutions.jsonl");
   char **names = NULL;
   size_t n = 0;
-  int rc = runs && ledger ? 0 : kl__error_oom();
-  if (rc == 0 && kl__is_dir(runs))
-    rc = kl__list_dir(&names, &n, runs, "", "cannot list the runs");
+  int rc = kl__runs_list(&names, &n, kl_case_dir(c));
   for (size_t i = 0; rc == 0 && i < n; i++)
     rc = row_add(rs, names[i]);
   kl__names_free(names, n);
   if (rc == 0)
-    rc = kl__ledger_read(ledger, history_line, rs);
+    rc = kl__solutions_read(kl_case_dir(c), history_line, rs);
   for (size_t i = 0; rc == 0 && i < rs->n; i++) {
     run_row *r = &rs->v[i];
-    char path[PATH_MAX];
-    json_object *meta = NULL, *sum = NULL;
-    snprintf(path, sizeof(path), "%s/%s/run.json", runs, r->id);
-    rc = read_json(&meta, path);
-    snprintf(path, sizeof(path), "%s/%s/summary.json", runs, r->id);
-    if (rc == 0)
-      rc = read_json(&sum, path);
-    double t;
-    if (rc == 0 && jnum(meta, "started", &t))
-      r->started = t;
-    if (rc == 0)
-      rc = dup_or_null(&r->proposer, jstr(meta, "proposer"));
-    if (rc == 0)
-      rc = dup_or_null(&r->stop_reason, jstr(sum, "stop_reason"));
-    json_object_put(meta);
-    json_object_put(sum);
+    char *dir = NULL, *webhook = NULL;
+    run_files f;
+    memset(&f, 0, sizeof(f));
+    if ((rc = kl__run_dir(&dir, kl_case_dir(c), r->id)) == 0 &&
+        (rc = read_run_files(&f, dir)) == 0 &&
+        (rc = kl__summary_read(dir, &r->stop_reason, &webhook)) == 0) {
+      r->started = f.started;
+      r->proposer = f.proposer;
+      f.proposer = NULL;
+    }
+    kl__free(f.proposer);
+    kl__free(f.strategy);
+    kl__free(webhook);
+    kl__free(dir);
   }
-  kl__free(runs);
-  kl__free(ledger);
   return rc;
 }
 
@@ -279,30 +256,6 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
   return 0;
 }
 
-/* ---- any ledger -------------------------------------------------------------- */
-
-typedef struct ledger_relay {
-  kl_ledger_fn fn;
-  void *payload;
-} ledger_relay;
-
-static int relay_line(json_object *rec, int line, void *payload) {
-  ledger_relay *lr = payload;
-  const char *text = json_object_to_json_string_ext(rec,
-                                                    JSON_C_TO_STRING_PLAIN);
-  if (!text)
-    return kl__error_oom();
-  return lr->fn(text, line, lr->payload);
-}
-
-int kl_ledger_read(const char *path, kl_ledger_fn fn, void *payload) {
-  if (!path || !fn)
-    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "kl_ledger_read: no path or no function");
-  ledger_relay lr = {fn, payload};
-  return kl__ledger_read(path, relay_line, &lr);
-}
-
 /* ---- one run ---------------------------------------------------------------- */
 
 typedef struct collect {
@@ -310,12 +263,11 @@ typedef struct collect {
   int rc;
 } collect;
 
-static int iter_line(json_object *rec, int line, void *payload) {
+static int iter_line(const kl__solution *s, int line, void *payload) {
   (void)line;
   collect *cl = payload;
   rp_run *run = cl->run;
-  const char *id = jstr(rec, "run");
-  if (!id || strcmp(id, run->id) != 0)
+  if (!s->run || strcmp(s->run, run->id) != 0)
     return 0;
   rp_iter *more = kl__realloc(run->iters, (run->niters + 1) * sizeof(*more));
   if (!more)
@@ -323,68 +275,52 @@ static int iter_line(json_object *rec, int line, void *payload) {
   run->iters = more;
   rp_iter *it = &run->iters[run->niters++];
   memset(it, 0, sizeof(*it));
-  double d;
-  it->iteration = jnum(rec, "iteration", &d) ? (int)d : (int)run->niters - 1;
-  json_object *ev = NULL, *vb = NULL, *cost = NULL, *cfg = NULL;
-  json_object_object_get_ex(rec, "evidence", &ev);
-  int rc = dup_or_null(&it->id, jstr(rec, "id"));
-  rc = rc ? rc : dup_or_null(&it->parent, jstr(rec, "parent"));
-  rc = rc ? rc : dup_or_null(&it->proposer, jstr(rec, "proposer"));
-  rc = rc ? rc : dup_or_null(&it->verdict, jstr(rec, "verdict"));
-  rc = rc ? rc : dup_or_null(&it->reason, jstr(rec, "reason"));
-  rc = rc ? rc : dup_or_null(&it->gate, jstr(rec, "gate"));
-  rc = rc ? rc : dup_or_null(&it->memo, jstr(rec, "memo"));
-  rc = rc ? rc : dup_or_null(&it->dir, jstr(ev, "dir"));
+  it->iteration = s->iteration >= 0 ? s->iteration : (int)run->niters - 1;
+  int rc = dup_or_null(&it->id, s->id);
+  rc = rc ? rc : dup_or_null(&it->parent, s->parent);
+  rc = rc ? rc : dup_or_null(&it->proposer, s->proposer);
+  rc = rc ? rc : dup_or_null(&it->verdict, kl_outcome_name(s->outcome));
+  rc = rc ? rc : dup_or_null(&it->reason, s->reason);
+  rc = rc ? rc : dup_or_null(&it->gate, s->gate);
+  rc = rc ? rc : dup_or_null(&it->memo, s->memo);
+  rc = rc ? rc : dup_or_null(&it->dir, s->dir);
   if (rc < 0)
     return rc;
-  if (json_object_object_get_ex(rec, "config", &cfg) &&
-      json_object_is_type(cfg, json_type_array)) {
-    kl_buf b = KL_BUF_INIT;
-    int brc = kl__buf_puts(&b, "");
-    for (size_t i = 0; i < json_object_array_length(cfg); i++)
-      brc |= kl__buf_printf(&b, "%s%s", i ? " " : "",
-                            json_object_get_string(
-                                json_object_array_get_idx(cfg, i)));
-    if (brc) {
-      kl_buf_dispose(&b);
-      return kl__error_oom();
-    }
-    it->config = kl__buf_detach(&b);
-  }
-  it->timed = jnum(rec, "speedup", &it->speedup) &&
-              jpair(rec, "speedup_ci", &it->lo, &it->hi);
-  if (json_object_object_get_ex(rec, "vs_baseline", &vb) &&
-      jnum(vb, "speedup", &it->vs_base) &&
-      jpair(vb, "ci", &it->vb_lo, &it->vb_hi)) {
+  if (s->config && s->config[0] && !(it->config = kl__strv_join(s->config, " ")))
+    return kl__error_oom();
+  it->timed = s->timed;
+  it->speedup = s->vs_parent.speedup;
+  it->lo = s->vs_parent.ci_low;
+  it->hi = s->vs_parent.ci_high;
+  if (s->has_vs_baseline) {
     it->has_vs_base = true;
-    if ((rc = dup_or_null(&it->vb_method, jstr(vb, "method"))) < 0)
+    it->vs_base = s->vs_baseline.speedup;
+    it->vb_lo = s->vs_baseline.ci_low;
+    it->vb_hi = s->vs_baseline.ci_high;
+    if ((rc = dup_or_null(&it->vb_method, s->method)) < 0)
       return rc;
   }
-  it->has_log = jnum(rec, "log_vs_baseline", &it->log_vs_base);
-  if (it->iteration == 0) {
-    it->has_log = true;
-    it->log_vs_base = 0;
-  }
-  if (json_object_object_get_ex(rec, "cost", &cost)) {
-    jnum(cost, "wall_s", &it->wall_s);
-    jnum(cost, "worker_s", &it->worker_s);
-    jnum(cost, "usd", &it->usd);
-    jnum(cost, "tokens_in", &it->tokens_in);
-    jnum(cost, "tokens_out", &it->tokens_out);
-  }
-  int v = verdict_index(it->verdict);
-  if (v >= 0)
-    run->counts[v]++;
-  if (v == 1 && it->has_vs_base &&
+  it->has_log = s->timed || s->iteration == 0;
+  it->log_vs_base = s->iteration == 0 ? 0 : s->log_vs_baseline;
+  it->wall_s = s->cost.wall_s;
+  it->worker_s = s->cost.worker_s;
+  it->usd = s->cost.usd;
+  it->tokens_in = (double)s->cost.tokens_in;
+  it->tokens_out = (double)s->cost.tokens_out;
+  int v = (int)s->outcome;
+  run->counts[v]++;
+  if (v == KL_OUTCOME_ACCEPTED && it->has_vs_base &&
       (run->best < 0 || it->vs_base > run->iters[run->best].vs_base))
     run->best = (int)run->niters - 1;
-  if (v == 0 && run->best < 0)
+  if (v == KL_OUTCOME_BASELINE && run->best < 0)
     run->best = (int)run->niters - 1;
-  json_object *env;
-  if (!run->device && json_object_object_get_ex(rec, "environment", &env)) {
-    const char *gpu = jstr(env, "gpu");
-    const char *host = jstr(env, "host");
-    if ((rc = dup_or_null(&run->device, gpu ? gpu : host)) < 0)
+  if (!run->device && s->environment) {
+    json_object *env = json_tokener_parse(s->environment);
+    const char *gpu = kl__json_text(env, "gpu");
+    const char *host = kl__json_text(env, "host");
+    rc = dup_or_null(&run->device, gpu ? gpu : host);
+    json_object_put(env);
+    if (rc < 0)
       return rc;
   }
   return 0;
@@ -417,9 +353,9 @@ static json_object *shape_of(json_object *report, const char *name) {
     return NULL;
   for (size_t i = 0; i < json_object_array_length(shapes); i++) {
     json_object *s = json_object_array_get_idx(shapes, i);
-    const char *n = jstr(s, "name");
+    const char *n = kl__json_text(s, "name");
     if (!n)
-      n = jstr(s, "shape");
+      n = kl__json_text(s, "shape");
     if (n && strcmp(n, name) == 0)
       return s;
   }
@@ -441,22 +377,22 @@ static int gather_shapes(rp_run *run, const kl_case *c,
       return kl__error_oom();
     kl_case_roofline(&s->bytes, &s->flops, c, k);
     json_object *b = shape_of(base_report, s->name);
-    s->has_base = jnum(b, "median_us", &s->base_us) &&
-                  jnum(b, "ci_low_us", &s->base_lo) &&
-                  jnum(b, "ci_high_us", &s->base_hi);
+    s->has_base = kl__json_number(b, "median_us", &s->base_us) &&
+                  kl__json_number(b, "ci_low_us", &s->base_lo) &&
+                  kl__json_number(b, "ci_high_us", &s->base_hi);
     if (nchain == 0)
       continue;
     /* chain[0] is the best's report: its candidate times are the best's */
     json_object *top = shape_of(chain[0], s->name);
-    s->has_best = jnum(top, "median_us", &s->best_us) &&
-                  jnum(top, "ci_low_us", &s->best_lo) &&
-                  jnum(top, "ci_high_us", &s->best_hi);
+    s->has_best = kl__json_number(top, "median_us", &s->best_us) &&
+                  kl__json_number(top, "ci_low_us", &s->best_lo) &&
+                  kl__json_number(top, "ci_high_us", &s->best_hi);
     double logsum = 0, var = 0;
     bool ok = true;
     for (size_t i = 0; ok && i < nchain; i++) {
       json_object *sh = shape_of(chain[i], s->name);
       double sp, lo, hi;
-      ok = jnum(sh, "speedup", &sp) && jpair(sh, "speedup_ci", &lo, &hi) &&
+      ok = kl__json_number(sh, "speedup", &sp) && kl__json_pair(sh, "speedup_ci", &lo, &hi) &&
            sp > 0 && lo > 0 && hi > 0;
       if (ok) {
         double half = (log(hi) - log(lo)) / 2;
@@ -520,7 +456,7 @@ static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
     return 0;
   for (size_t i = 0; i < json_object_array_length(shapes); i++) {
     json_object *sh = json_object_array_get_idx(shapes, i), *fired, *diag;
-    const char *shape = jstr(sh, "shape");
+    const char *shape = kl__json_text(sh, "shape");
     if (json_object_object_get_ex(sh, "diagnosis", &diag))
       sh = diag;
     if (!json_object_object_get_ex(sh, "fired", &fired) ||
@@ -528,7 +464,7 @@ static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
       continue;
     for (size_t j = 0; j < json_object_array_length(fired); j++) {
       json_object *f = json_object_array_get_idx(fired, j);
-      const char *id = jstr(f, "id");
+      const char *id = kl__json_text(f, "id");
       if (!id)
         continue;
       rp_finding *hit = NULL;
@@ -543,9 +479,9 @@ static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
         hit = &more[(*nout)++];
         memset(hit, 0, sizeof(*hit));
         int rc = dup_or_null(&hit->id, id);
-        rc = rc ? rc : dup_or_null(&hit->severity, jstr(f, "severity"));
-        rc = rc ? rc : dup_or_null(&hit->finding, jstr(f, "finding"));
-        rc = rc ? rc : dup_or_null(&hit->action, jstr(f, "action"));
+        rc = rc ? rc : dup_or_null(&hit->severity, kl__json_text(f, "severity"));
+        rc = rc ? rc : dup_or_null(&hit->finding, kl__json_text(f, "finding"));
+        rc = rc ? rc : dup_or_null(&hit->action, kl__json_text(f, "action"));
         rc = rc ? rc : dup_or_null(&hit->shapes, "");
         if (rc < 0)
           return rc;
@@ -603,12 +539,9 @@ static char *relative_dir(const char *from, const char *to) {
  * the folder listing is enough: no ledger needs reading here. */
 static int pick_run(char **out, const kl_case *c, const char *want) {
   *out = NULL;
-  char *runs = kl__path_join(kl_case_dir(c), "runs");
   char **names = NULL;
   size_t n = 0;
-  int rc = runs ? 0 : kl__error_oom();
-  if (rc == 0 && kl__is_dir(runs))
-    rc = kl__list_dir(&names, &n, runs, "", "cannot list the runs");
+  int rc = kl__runs_list(&names, &n, kl_case_dir(c));
   const char *hit = NULL;
   for (size_t i = 0; rc == 0 && want && i < n; i++)
     if (strcmp(names[i], want) == 0)
@@ -625,7 +558,6 @@ static int pick_run(char **out, const kl_case *c, const char *want) {
   else if (rc == 0 && !(*out = kl__strdup(hit)))
     rc = kl__error_oom();
   kl__names_free(names, n);
-  kl__free(runs);
   return rc;
 }
 
@@ -639,40 +571,30 @@ int kl__rp_collect(rp_run *run, const kl_case *c, const char *run_id,
   rc = dup_or_null(&run->case_name, kl_case_name(c));
   rc = rc ? rc : dup_or_null(&run->backend,
                              kl_backend_name(kl_case_backend(c)));
-  char *ledger = kl__path_join(kl_case_dir(c), "solutions.jsonl");
-  char *rundir = NULL;
-  if (rc == 0 && (!ledger ||
-                  asprintf(&rundir, "%s/runs/%s", kl_case_dir(c), run->id) < 0))
-    rc = kl__error_oom();
   collect cl = {run, 0};
   if (rc == 0)
-    rc = kl__ledger_read(ledger, iter_line, &cl);
-  kl__free(ledger);
-  json_object *meta = NULL, *sum = NULL;
-  char path[PATH_MAX];
+    rc = kl__solutions_read(kl_case_dir(c), iter_line, &cl);
+  char *rundir = NULL;
+  run_files f;
+  memset(&f, 0, sizeof(f));
+  if (rc == 0 && (rc = kl__run_dir(&rundir, kl_case_dir(c), run->id)) == 0 &&
+      (rc = read_run_files(&f, rundir)) == 0)
+    rc = kl__summary_read(rundir, &run->stop_reason, &run->webhook_status);
   if (rc == 0) {
-    snprintf(path, sizeof(path), "%s/run.json", rundir);
-    rc = read_json(&meta, path);
-  }
-  if (rc == 0) {
+    char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/summary.json", rundir);
-    rc = read_json(&sum, path);
-  }
-  free(rundir);
-  if (rc == 0) {
-    jnum(meta, "started", &run->started);
+    run->started = f.started;
     char when[32];
     time_text(when, sizeof(when), run->started);
-    run->has_summary = sum != NULL;
+    run->has_summary = kl__is_file(path);
     rc = dup_or_null(&run->started_text, when);
-    rc = rc ? rc : dup_or_null(&run->proposer, jstr(meta, "proposer"));
-    rc = rc ? rc : dup_or_null(&run->strategy, jstr(meta, "strategy"));
-    rc = rc ? rc : dup_or_null(&run->stop_reason, jstr(sum, "stop_reason"));
-    rc = rc ? rc : dup_or_null(&run->webhook_status,
-                               jstr(sum, "webhook_status"));
+    run->proposer = f.proposer;
+    run->strategy = f.strategy;
+    f.proposer = f.strategy = NULL;
   }
-  json_object_put(meta);
-  json_object_put(sum);
+  kl__free(f.proposer);
+  kl__free(f.strategy);
+  kl__free(rundir);
   if (rc == 0) {
     const char *from = links_from ? links_from : kl_case_dir(c);
     if (!(run->links = relative_dir(from, kl_case_dir(c))) &&

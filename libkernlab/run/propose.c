@@ -195,10 +195,10 @@ int kl__run_full_config(char ***out, const kl_case *c, const char *source,
 }
 
 static bool tried(const kl_run *r, const char *key) {
-  if (r->baseline_key && strcmp(r->baseline_key, key) == 0)
+  if (r->st.baseline_key && strcmp(r->st.baseline_key, key) == 0)
     return true;
-  for (size_t i = 0; i < r->nattempts; i++)
-    if (r->attempts[i].key && strcmp(r->attempts[i].key, key) == 0)
+  for (size_t i = 0; i < r->st.nattempts; i++)
+    if (r->st.attempts[i].key && strcmp(r->st.attempts[i].key, key) == 0)
       return true;
   for (size_t i = 0; i < r->ninflight; i++)
     if (strcmp(r->inflight[i], key) == 0)
@@ -214,8 +214,8 @@ static double bandit_score(const kl_run *r, const space *s, char *const *cfg,
     const char *v = config_value(cfg, s->names[d]);
     double sum = 0;
     int n = 0, total = 0;
-    for (size_t i = 0; i < r->nattempts; i++) {
-      const run_attempt *a = &r->attempts[i];
+    for (size_t i = 0; i < r->st.nattempts; i++) {
+      const kl__attempt *a = &r->st.attempts[i];
       if (!a->key || strncmp(a->key, hash_prefix, 16) != 0)
         continue;
       total++;
@@ -235,14 +235,14 @@ static double bandit_score(const kl_run *r, const space *s, char *const *cfg,
 
 static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
   space s;
-  int rc = space_build(&s, r->c, r->best_source);
+  int rc = space_build(&s, r->c, r->st.best_source);
   if (rc < 0 || s.total == 0) {
     space_free(&s);
     return rc < 0 ? rc : 1;
   }
   char hash[65];
-  kl__run_source_hash(r->best_source, hash); /* once, not per configuration */
-  char *best_key = kl__run_key(hash, r->best_config);
+  kl__run_source_hash(r->st.best_source, hash); /* once, not per configuration */
+  char *best_key = kl__run_key(hash, r->st.best_config);
   if (!best_key) {
     space_free(&s);
     return kl__error_oom();
@@ -290,7 +290,7 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
     }
     p->proposer = "tune";
     p->config = space_config(&s, pick);
-    p->memo = p->config ? kl__run_config_text(p->config, " ") : NULL;
+    p->memo = p->config ? kl__strv_join(p->config, " ") : NULL;
     rc = p->config && p->memo ? 0 : kl__error_oom();
   }
   kl__free(open);
@@ -302,7 +302,7 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
 /* ---- llm ------------------------------------------------------------------- */
 
 static int propose_llm(kl_run *r, proposal *p) {
-  kl_prompt_attempt *att = kl__calloc(r->nattempts + 1, sizeof(*att));
+  kl_prompt_attempt *att = kl__calloc(r->st.nattempts + 1, sizeof(*att));
   kl_prompt_shape *shapes = NULL;
   kl_prompt *pr = NULL;
   kl_reply *rep = NULL;
@@ -310,12 +310,12 @@ static int propose_llm(kl_run *r, proposal *p) {
   int rc = 0;
   if (!att)
     return kl__error_oom();
-  for (size_t i = 0; i < r->nattempts; i++) {
-    att[i].iteration = r->attempts[i].iteration;
-    att[i].memo = r->attempts[i].memo;
-    att[i].verdict = kl_outcome_name(r->attempts[i].outcome);
-    att[i].speedup = r->attempts[i].speedup;
-    att[i].reason = r->attempts[i].reason;
+  for (size_t i = 0; i < r->st.nattempts; i++) {
+    att[i].iteration = r->st.attempts[i].iteration;
+    att[i].memo = r->st.attempts[i].memo;
+    att[i].verdict = kl_outcome_name(r->st.attempts[i].outcome);
+    att[i].speedup = r->st.attempts[i].speedup;
+    att[i].reason = r->st.attempts[i].reason;
   }
   const kl_profile_list *best =
       r->best_profiles ? r->best_profiles : r->base_profiles;
@@ -329,11 +329,11 @@ static int propose_llm(kl_run *r, proposal *p) {
     shapes[i].profile = kl_profile_list_get(best, i);
   }
   /* the best as measured: its settings come from kernlab as -D defines */
-  char *cfg = kl__run_config_text(r->best_config, " ");
+  char *cfg = kl__strv_join(r->st.best_config, " ");
   if (!cfg || (cfg[0] && kl__buf_printf(&code, "// kernlab builds this kernel "
                                                "with -D %s (do not #define "
                                                "them yourself)\n", cfg) < 0) ||
-      kl__buf_puts(&code, r->best_source) < 0) {
+      kl__buf_puts(&code, r->st.best_source) < 0) {
     kl__free(cfg);
     rc = kl__error_oom();
     goto done;
@@ -346,7 +346,7 @@ static int propose_llm(kl_run *r, proposal *p) {
   in.nshapes = nshapes;
   in.best_code = code.ptr;
   in.attempts = att;
-  in.nattempts = r->nattempts;
+  in.nattempts = r->st.nattempts;
   in.memory = r->memory_text;
   in.iteration = r->next_iteration;
   if ((rc = kl_prompt_build(&pr, &in)) < 0)
@@ -420,7 +420,7 @@ static int propose_replay(kl_run *r, proposal *p) {
   p->proposer = "replay";
   if (json_object_object_get_ex(prop, "config", &v) &&
       json_object_is_type(v, json_type_array) &&
-      !(p->config = kl__run_config_from_json(v))) {
+      !(p->config = kl__config_from_json(v))) {
     rc = kl__error_oom();
     goto done;
   }
@@ -476,13 +476,13 @@ done:
 /* Tune turns owed to the best kernel: it came from the model, declares
  * tunables of its own, and fewer than 8 of its configurations were tried. */
 static bool tune_turn(const kl_run *r) {
-  if (!strstr(r->best_source, "@tunable"))
+  if (!strstr(r->st.best_source, "@tunable"))
     return false;
   char hash[65];
-  kl__run_source_hash(r->best_source, hash);
+  kl__run_source_hash(r->st.best_source, hash);
   int n = 0;
-  for (size_t i = 0; i < r->nattempts; i++)
-    n += r->attempts[i].key && strncmp(r->attempts[i].key, hash, 16) == 0;
+  for (size_t i = 0; i < r->st.nattempts; i++)
+    n += r->st.attempts[i].key && strncmp(r->st.attempts[i].key, hash, 16) == 0;
   return n < 8;
 }
 
@@ -490,7 +490,7 @@ static bool tune_turn(const kl_run *r) {
 static int propose_custom(kl_run *r, proposal *p) {
   kl_buf src = KL_BUF_INIT, memo = KL_BUF_INIT;
   kl_error_clear();
-  int rc = r->o.propose(&src, &memo, r->best_source, r->next_iteration,
+  int rc = r->o.propose(&src, &memo, r->st.best_source, r->next_iteration,
                         r->o.propose_payload);
   if (rc == 1 || rc < 0 || !src.ptr || !src.size) {
     kl_buf_dispose(&src);

@@ -1,24 +1,22 @@
-/* The loop's state, shared by the loop (run.c), the proposers (propose.c)
- * and the records (records.c). */
+/* The loop's state and the files of the run module:
+ *   setup.c    kl_run_optimize: options, the proposer, the executor, a new
+ *              or resumed run's records, then the loop; the summary
+ *   loop.c     the baseline and the batches of candidates, recorded
+ *   decide.c   what a comparison decides (no worker needed: tested alone)
+ *   propose.c  the proposers: llm, tune, replay, custom
+ *   keys.c     what identifies a candidate (its hash and settings)
+ *   events.c   progress events and webhook messages
+ *   env.c      the environment a run records
+ * Dependencies run one way: setup -> loop -> propose, decide, keys, events,
+ * env; the records module (libkernlab/records) owns every file written. */
 #ifndef KL_RUN_INTERNAL_H
 #define KL_RUN_INTERNAL_H
 
 #include "../core/internal.h"
-#include "../core/ledger.h"
 #include "../exec/exec_internal.h"
+#include "../records/records.h"
 #include "kernlab/prompt.h"
 #include "kernlab/run.h"
-
-/* One earlier attempt of this run, as the prompt and the tuner see it. */
-typedef struct run_attempt {
-  int iteration;
-  kl_outcome outcome;
-  char *memo, *reason;
-  char *key;      /* source hash and configuration: what was tried */
-  double speedup; /* against the best before it; 0 when not timed */
-  double log_vs_base; /* log speedup against the baseline, when timed */
-  char **config;  /* NULL-ended */
-} run_attempt;
 
 /* What a proposer hands the loop. */
 typedef struct proposal {
@@ -39,25 +37,15 @@ struct kl_run {
   uint64_t seed;
   char proposer[16], strategy[16];
   int64_t max_iterations, patience;
-  /* progress */
-  int next_iteration, done, since_accept;
-  int counts[KL_OUTCOME_COUNT];
+  /* what the records say (records/state.c): progress, the best, attempts */
+  kl__run_state st;
+  int next_iteration;    /* what the proposer sees (a batch's k-th) */
   char *stop_reason, *stop_detail;
-  /* the best so far */
-  char *best_id;
-  int best_iteration;
-  char *best_source;   /* the kernel text (the baseline's at first) */
-  char **best_config;  /* NULL-ended, may be empty */
-  kl_speedup best_vs_base;
   kl_profile_list *best_profiles; /* NULL: the baseline's (base_profiles) */
   kl_profile_list *base_profiles; /* the baseline's, for prompts */
-  /* spending */
+  /* spending: earlier sessions' and this session's */
   double wall_before_s, t0_ms, worker_s, usd;
   uint64_t tokens_in, tokens_out;
-  /* attempts of this run */
-  run_attempt *attempts;
-  size_t nattempts;
-  char *baseline_key;    /* iteration 0's, never proposed again */
   char **inflight;       /* keys proposed in this batch, not yet recorded:
                             the tuner does not propose them twice */
   size_t ninflight;
@@ -68,52 +56,61 @@ struct kl_run {
   /* proposers */
   kl_llm *llm;
   char *memory_text;     /* earlier runs' memory, for the prompt */
-  char **queue_configs;  /* tune configurations queued behind an LLM
-                            candidate that declared tunables: '\n'-joined
-                            settings, one entry per configuration */
-  size_t nqueue, queue_at;
   char *replay_dir;
-  int replay_at;
   char *env_json;        /* environment record, JSON object */
   char kernel_ext[8];    /* "cu" or "c" */
-  int lock_fd;           /* the case's lock (records.c), -1 when none */
+  int lock_fd;           /* the case's lock (records), -1 when none */
   /* notifications of this session */
   int wh_attempted, wh_sent;
   char wh_status[320];
 };
 
-/* ---- records.c ---- */
-int kl__run_record_start(kl_run *r);             /* new run: id, folders */
-int kl__run_record_resume(kl_run *r, const char *id);
-/* One run per case folder at a time: an advisory lock on CASE/.kl-run.lock
- * (the kernel drops it when the process dies, so a killed run leaves no
- * stale lock). KL_EBUSY naming the run that holds it. */
-int kl__run_lock(kl_run *r);
-/* Say in the lock file which run holds it (once the id is known). */
-void kl__run_lock_name(kl_run *r);
-void kl__run_unlock(kl_run *r);
-int kl__run_iter_dir(char **out, kl_run *r, int iteration);
-int kl__run_write(const char *dir, const char *name, const char *text);
-int kl__run_environment(kl_run *r, const kl_report *rep);
-char *kl__run_config_text(char *const *config, const char *sep);
+/* ---- loop.c ---- */
+/* Iteration 0: check, time, profile and diagnose the baseline; record. */
+int kl__run_baseline(kl_run *r);
+/* One batch of proposals, evaluated, decided and recorded in order. */
+int kl__run_batch(kl_run *r);
+
+/* ---- decide.c ---- */
+/* Seconds of wall time spent on the run, earlier sessions included. */
+double kl__run_spent_wall_s(const kl_run *r);
+/* The first budget the run has reached ("iterations", "patience",
+ * "wall_time", "worker_time", "usd", "stopped"), or NULL. */
+const char *kl__run_budget_reached(const kl_run *r);
+/* What a candidate's report decides against the best it was compared
+ * with: *outcome, *gate (static, CHEAT only), *reason (owned), and for a
+ * timed one its speedup; an acceptance's speedup over the baseline chains
+ * parent_vs_base with it. */
+typedef struct kl__decision {
+  kl_outcome outcome;
+  const char *gate;
+  char *reason;
+  bool timed;
+  kl_speedup vs_parent, vs_base;
+} kl__decision;
+int kl__decide(kl__decision *d, const kl_report *rep,
+               kl_speedup parent_vs_base, double min_gain_pct);
+/* Combine the best's interval against the baseline with a new step's, on
+ * the log scale, as independent errors. */
+kl_speedup kl__chain(kl_speedup a, kl_speedup b);
+
+/* ---- keys.c ---- */
 /* SHA-256 of a kernel, 64 hex digits. */
 void kl__run_source_hash(const char *source, char hex[65]);
 /* What was tried: the kernel hash's first 16 digits, '|', the settings. */
 char *kl__run_key(const char *hash, char *const *config);
-int kl__run_memory_load(kl_run *r);
-/* A JSON array of "NAME=VALUE" strings as a NULL-ended list (empty when
- * arr is not an array); NULL only when out of memory. */
-char **kl__run_config_from_json(json_object *arr);
-int kl__run_best_kernel_text(kl_buf *out, const char *source,
-                             char *const *config);
-/* An iteration's rows of benchmark.csv (one per timed shape of rep, but
- * those `have` names: '\n'-ended shape names, or NULL) and its line of
- * memory.jsonl. */
-int kl__run_benchmark_rows(kl_run *r, int n, const char *id, kl_outcome o,
-                           const kl_report *rep, const char *have);
-int kl__run_memory_line(kl_run *r, int n, const char *proposer,
-                        const char *memo, kl_outcome o, bool timed,
-                        double speedup, const char *reason);
+
+/* ---- events.c ---- */
+void kl__run_emit(kl_run *r, int iteration, const char *phase,
+                  const char *proposer, const char *what, kl_outcome o,
+                  const char *reason, double speedup);
+/* A webhook message; a failure is never the run's. */
+void kl__run_notify(kl_run *r, const char *event, int iteration,
+                    const char *detail);
+
+/* ---- env.c ---- */
+/* The environment record (GPU, driver, toolkit, host, sandbox), once. */
+int kl__run_environment(kl_run *r, const kl_report *rep);
 
 /* ---- propose.c ---- */
 /* 0 with *p filled, 1 when the proposer has nothing left, 2 when the

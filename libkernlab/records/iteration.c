@@ -1,0 +1,126 @@
+/* An iteration's folder and the files in it.
+ *
+ * Nothing is overwritten: files go in with O_EXCL, and a folder a killed
+ * run left half-written is set aside (iter_NNN.aborted-K) before the
+ * iteration is done again. verdict.json and proposal.json are spelled
+ * here; the others (kernel, diff, prompt, reply, report, profile, rules,
+ * compile log) are texts their producers hand over whole. */
+#include <stdio.h>
+#include <string.h>
+
+#include "records.h"
+
+#define VERDICT_VERSION 1
+#define PROPOSAL_VERSION 1
+
+int kl__iteration_dir(char **out, const char *run_dir, int iteration) {
+  *out = NULL;
+  kl_buf b = KL_BUF_INIT;
+  if (kl__buf_printf(&b, "%s/iter_%03d", run_dir, iteration) < 0)
+    return kl__error_oom();
+  /* a folder from a killed attempt at this iteration: keep it, aside */
+  for (int k = 1; kl__is_dir(b.ptr) && k < 1000; k++) {
+    kl_buf aside = KL_BUF_INIT;
+    if (kl__buf_printf(&aside, "%s.aborted-%d", b.ptr, k) < 0) {
+      kl_buf_dispose(&b);
+      return kl__error_oom();
+    }
+    int rc = kl__is_dir(aside.ptr) ? 0 : kl__record_rename(b.ptr, aside.ptr);
+    kl_buf_dispose(&aside);
+    if (rc < 0) {
+      kl_buf_dispose(&b);
+      return rc;
+    }
+  }
+  int rc = kl__record_mkdir(b.ptr);
+  if (rc < 0) {
+    kl_buf_dispose(&b);
+    return rc;
+  }
+  *out = kl__buf_detach(&b);
+  return *out ? 0 : kl__error_oom();
+}
+
+int kl__iteration_write(const char *dir, const char *name, const char *text) {
+  char *path = kl__path_join(dir, name);
+  if (!path)
+    return kl__error_oom();
+  int rc = kl__record_new_file(path, text, strlen(text));
+  kl__free(path);
+  return rc;
+}
+
+int kl__iteration_read(kl_buf *out, const char *run_dir, int iteration,
+                       const char *name) {
+  kl_buf path = KL_BUF_INIT;
+  if (kl__buf_printf(&path, "%s/iter_%03d/%s", run_dir, iteration, name) < 0)
+    return kl__error_oom();
+  int rc = kl__read_file(out, path.ptr);
+  kl_buf_dispose(&path);
+  return rc;
+}
+
+int kl__verdict_write(const char *dir, const kl__verdict *v) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_printf(&b, "{\"v\":%d,\"iteration\":%d,\"verdict\":\"%s\","
+                              "\"reason\":",
+                          VERDICT_VERSION, v->iteration,
+                          kl_outcome_name(v->outcome));
+  rc |= kl__buf_json_string(&b, v->reason);
+  rc |= kl__buf_puts(&b, ",\"gate\":");
+  rc |= kl__buf_json_string(&b, v->gate);
+  rc |= kl__buf_puts(&b, ",\"gates\":{\"poison\":\"applied\",\"inputs_written\":"
+                         "\"applied\",\"fresh_seeds\":\"applied\","
+                         "\"other_streams\":\"");
+  rc |= kl__buf_puts(&b, v->device ? "applied (CUPTI sees every stream)"
+                                   : "not applicable (host)");
+  rc |= kl__buf_puts(&b, "\",\"work_after_return\":\"applied\","
+                         "\"stale_outputs\":\"applied\","
+                         "\"faster_than_roofline\":\"");
+  rc |= kl__buf_puts(&b, v->roofline ? "applied"
+                                     : "not applicable: the case gives no "
+                                       "roofline bytes");
+  rc |= kl__buf_puts(&b, "\",\"elisions_and_stubs\":\"");
+  rc |= kl__buf_puts(&b, v->reply ? "applied (reply parser)"
+                                  : "not applicable (no reply)");
+  rc |= kl__buf_puts(&b, "\"}");
+  if (v->timed)
+    rc |= kl__buf_printf(&b, ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
+                             "\"min_gain_pct\":%g",
+                         v->vs_parent.speedup, v->vs_parent.ci_low,
+                         v->vs_parent.ci_high, v->min_gain_pct);
+  rc |= kl__buf_puts(&b, ",\"memo\":");
+  rc |= kl__buf_json_string(&b, v->memo);
+  rc |= kl__buf_puts(&b, ",\"parent\":");
+  rc |= kl__buf_json_string(&b, v->parent);
+  rc |= kl__buf_printf(&b, ",\"rechecked\":%s,\"ran_on\":",
+                       v->rechecked ? "true" : "false");
+  rc |= kl__buf_puts(&b, v->ran_on ? v->ran_on : "null");
+  rc |= kl__buf_puts(&b, "}\n");
+  rc = rc ? kl__error_oom() : kl__iteration_write(dir, "verdict.json", b.ptr);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
+int kl__proposal_write(const char *dir, const kl__proposal_file *p) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_printf(&b, "{\"v\":%d,\"iteration\":%d,\"proposer\":",
+                          PROPOSAL_VERSION, p->iteration);
+  rc |= kl__buf_json_string(&b, p->proposer);
+  rc |= kl__buf_puts(&b, ",\"parent\":");
+  rc |= kl__buf_json_string(&b, p->parent);
+  rc |= kl__buf_puts(&b, ",\"memo\":");
+  rc |= kl__buf_json_string(&b, p->memo);
+  rc |= kl__buf_puts(&b, ",\"config\":");
+  rc |= kl__config_json(&b, p->config);
+  rc |= kl__buf_puts(&b, ",\"invalid\":");
+  rc |= kl__buf_json_string(&b, p->invalid);
+  rc |= kl__buf_puts(&b, "}\n");
+  rc = rc ? kl__error_oom() : kl__iteration_write(dir, "proposal.json", b.ptr);
+  kl_buf_dispose(&b);
+  if (rc == 0 && p->prompt)
+    rc = kl__iteration_write(dir, "prompt.txt", p->prompt);
+  if (rc == 0 && p->reply)
+    rc = kl__iteration_write(dir, "reply.txt", p->reply);
+  return rc;
+}

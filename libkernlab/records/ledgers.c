@@ -1,0 +1,214 @@
+/* The ledgers beside solutions.jsonl, each with its one writer and one
+ * reader:
+ *   CASE/benchmark.csv    per iteration, one row per timed shape; its
+ *                         header line is its version
+ *   CASE/memory.jsonl     what each attempt tried and how it ended (the
+ *                         prompts of later runs read it)
+ *   RUN/executor.jsonl    the batches an executor evaluated
+ *   CASE/export.jsonl     the steps of kl export */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/json.h"
+#include "records.h"
+
+#define MEMORY_VERSION 1
+#define EXECUTOR_VERSION 1
+#define EXPORT_VERSION 1
+
+/* ---- benchmark.csv -------------------------------------------------------------- */
+
+#define BENCHMARK_HEADER                                                      \
+  "run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,samples,"    \
+  "sm_clock_mhz,against_median_us,speedup,speedup_ci_low,speedup_ci_high"
+
+/* Does `have` ('\n'-ended names) name `shape`? */
+static bool listed(const char *have, const char *shape) {
+  size_t n = strlen(shape);
+  for (const char *p = have; p && *p;) {
+    size_t len = strcspn(p, "\n");
+    if (len == n && strncmp(p, shape, n) == 0)
+      return true;
+    p += len + (p[len] == '\n');
+  }
+  return false;
+}
+
+int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
+                             const char *id, kl_outcome o,
+                             const kl_report *rep, const char *have) {
+  char *path = kl__path_join(case_dir, "benchmark.csv");
+  if (!path)
+    return kl__error_oom();
+  int rc = 0;
+  for (size_t i = 0; rep && rc == 0 && i < kl_report_shape_count(rep); i++) {
+    kl_shape_result s;
+    if (kl_report_shape(&s, rep, i) < 0 || !s.timed || listed(have, s.name))
+      continue;
+    bool cmp = s.baseline.n > 0;
+    kl_buf b = KL_BUF_INIT;
+    rc = kl__buf_printf(&b, "%s,%d,%s,%s,%s,%.6g,%.6g,%.6g,%zu,%.1f,", run, n,
+                        id, s.name, kl_outcome_name(o), s.time.median,
+                        s.time.ci_low, s.time.ci_high, s.time.n,
+                        s.sm_clock_mhz);
+    if (cmp)
+      rc |= kl__buf_printf(&b, "%.6g,%.6g,%.6g,%.6g", s.baseline.median,
+                           s.speedup.speedup, s.speedup.ci_low,
+                           s.speedup.ci_high);
+    else
+      rc |= kl__buf_puts(&b, ",,,");
+    rc = rc ? kl__error_oom()
+            : kl__ledger_append(path, b.ptr, BENCHMARK_HEADER);
+    kl_buf_dispose(&b);
+  }
+  kl__free(path);
+  return rc;
+}
+
+int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir,
+                          const char *run, int n) {
+  char *path = kl__path_join(case_dir, "benchmark.csv");
+  kl_buf text = KL_BUF_INIT;
+  int rc = path ? kl__read_file(&text, path) : kl__error_oom();
+  kl__free(path);
+  if (rc == KL_ENOTFOUND) {
+    kl_error_clear();
+    return 0;
+  }
+  char prefix[160];
+  int np = snprintf(prefix, sizeof(prefix), "%s,%d,", run, n);
+  for (const char *p = text.ptr; rc == 0 && p && *p;) {
+    const char *nl = strchr(p, '\n');
+    if (!nl)
+      break; /* a torn tail: not a row */
+    if (np > 0 && (size_t)np < sizeof(prefix) &&
+        strncmp(p, prefix, (size_t)np) == 0) {
+      /* run,iteration,id,shape,... */
+      const char *f = strchr(p + np, ',');
+      const char *e = f ? strchr(f + 1, ',') : NULL;
+      if (e && e < nl &&
+          (kl__buf_put(shapes, f + 1, (size_t)(e - f - 1)) |
+           kl__buf_putc(shapes, '\n')))
+        rc = kl__error_oom();
+    }
+    p = nl + 1;
+  }
+  kl_buf_dispose(&text);
+  return rc;
+}
+
+/* ---- memory.jsonl ---------------------------------------------------------------- */
+
+int kl__memory_write(const char *case_dir, const kl__memory_line *m) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_printf(&b, "{\"v\":%d,\"case\":", MEMORY_VERSION);
+  rc |= kl__buf_json_string(&b, m->case_name);
+  rc |= kl__buf_puts(&b, ",\"run\":");
+  rc |= kl__buf_json_string(&b, m->run);
+  rc |= kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":", m->iteration);
+  rc |= kl__buf_json_string(&b, m->proposer);
+  rc |= kl__buf_puts(&b, ",\"memo\":");
+  rc |= kl__buf_json_string(&b, m->memo);
+  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\"", kl_outcome_name(m->outcome));
+  if (m->timed)
+    rc |= kl__buf_printf(&b, ",\"speedup\":%.6g", m->speedup);
+  rc |= kl__buf_puts(&b, ",\"reason\":");
+  rc |= kl__buf_json_string(&b, m->reason);
+  rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
+  char *path = rc ? NULL : kl__path_join(case_dir, "memory.jsonl");
+  rc = path ? kl__ledger_append(path, b.ptr, NULL) : kl__error_oom();
+  kl__free(path);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
+typedef struct memory_relay {
+  kl__memory_fn fn;
+  void *payload;
+} memory_relay;
+
+static int memory_line(json_object *rec, int line, void *payload) {
+  (void)line;
+  memory_relay *r = payload;
+  kl__memory_line m;
+  memset(&m, 0, sizeof(m));
+  double d;
+  m.case_name = kl__json_text(rec, "case");
+  m.run = kl__json_text(rec, "run");
+  m.iteration = kl__json_number(rec, "iteration", &d) ? (int)d : -1;
+  m.proposer = kl__json_text(rec, "proposer");
+  m.memo = kl__json_text(rec, "memo");
+  m.outcome = kl__outcome_from_name(kl__json_text(rec, "verdict"));
+  m.timed = kl__json_number(rec, "speedup", &m.speedup);
+  m.reason = kl__json_text(rec, "reason");
+  /* a line without a verdict is no attempt */
+  return kl__json_text(rec, "verdict") ? r->fn(&m, r->payload) : 0;
+}
+
+int kl__memory_read(const char *case_dir, kl__memory_fn fn, void *payload) {
+  char *path = kl__path_join(case_dir, "memory.jsonl");
+  if (!path)
+    return kl__error_oom();
+  memory_relay r = {fn, payload};
+  int rc = kl__ledger_read(path, memory_line, &r);
+  kl__free(path);
+  return rc;
+}
+
+int kl__memory_summary_write(const char *case_dir, const char *text) {
+  char *path = kl__path_join(case_dir, "memory.summary.md");
+  int rc = path ? kl__record_replace(path, text, strlen(text))
+                : kl__error_oom();
+  kl__free(path);
+  return rc;
+}
+
+/* ---- executor.jsonl ------------------------------------------------------------- */
+
+int kl__executor_line_write(const char *ledger, const char *executor,
+                            const char *batch, int attempt, const char *state,
+                            const char *job, const char *detail) {
+  if (!ledger)
+    return 0;
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_printf(&b, "{\"v\":%d,\"executor\":", EXECUTOR_VERSION);
+  rc |= kl__buf_json_string(&b, executor);
+  rc |= kl__buf_puts(&b, ",\"batch\":");
+  rc |= kl__buf_json_string(&b, batch);
+  rc |= kl__buf_printf(&b, ",\"attempt\":%d,\"state\":", attempt);
+  rc |= kl__buf_json_string(&b, state);
+  rc |= kl__buf_puts(&b, ",\"job\":");
+  rc |= kl__buf_json_string(&b, job);
+  rc |= kl__buf_puts(&b, ",\"detail\":");
+  rc |= kl__buf_json_string(&b, detail);
+  rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
+  rc = rc ? kl__error_oom() : kl__ledger_append(ledger, b.ptr, NULL);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
+/* ---- export.jsonl ----------------------------------------------------------------- */
+
+int kl__export_line_write(const char *ledger, const char *export_id,
+                          const char *case_name, const char *step,
+                          json_object *rest) {
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, "v", json_object_new_int(EXPORT_VERSION));
+  json_object_object_add(r, "export", json_object_new_string(export_id));
+  json_object_object_add(r, "case", json_object_new_string(case_name));
+  json_object_object_add(r, "time", json_object_new_int64((int64_t)time(NULL)));
+  json_object_object_add(r, "step", json_object_new_string(step));
+  if (rest) {
+    json_object_object_foreach(rest, k, v)
+        json_object_object_add(r, k, json_object_get(v));
+  }
+  json_object_put(rest);
+  int rc = kl__ledger_append(
+      ledger,
+      json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN |
+                                            JSON_C_TO_STRING_NOSLASHESCAPE),
+      NULL);
+  json_object_put(r);
+  return rc;
+}

@@ -1,0 +1,280 @@
+/* What kl run records, and the only code that writes or reads it.
+ *
+ * One owner per on-disk format: every record type has one writer and one
+ * reader here, each record carries its schema version ("v"; a record
+ * without one is version 1), and every write goes through io.c, behind a
+ * fault point (fault.c) so a test can stop a run at any write.
+ *
+ *   CASE/solutions.jsonl   one line per iteration: the commit point
+ *   CASE/benchmark.csv     one row per timed shape of an iteration
+ *   CASE/memory.jsonl      what was tried and how it ended, for prompts
+ *   CASE/export.jsonl      kl export's steps
+ *   CASE/.kl-run.lock      held while a run records (one run per case)
+ *   RUN/run.json           how the run was started
+ *   RUN/summary.json       how its last session ended (kl_run_json)
+ *   RUN/executor.jsonl     batches an executor evaluated
+ *   RUN/iter_NNN/          an iteration's files (verdict.json and others)
+ *
+ * state.c folds solutions into a run's state (kl__run_state): the live
+ * loop applies each record it commits, a resume applies each record it
+ * reads, with one function. */
+#ifndef KL_RECORDS_H
+#define KL_RECORDS_H
+
+#include <json-c/json.h>
+
+#include "../core/internal.h"
+#include "kernlab/bench.h"
+#include "kernlab/run.h"
+
+/* ---- io.c: every record write, each behind a fault point ------------------ */
+
+/* Append `line` (no newline; one is added) to the ledger at `path`,
+ * creating it with `header` as its first line when new (NULL: none): one
+ * write(), fsync'd; a torn tail left by a killed writer is cut back to the
+ * last complete line first. KL_EIO with the path and the reason. */
+int kl__ledger_append(const char *path, const char *line, const char *header);
+/* Call fn for each complete JSON line of `path` (1-based line numbers); a
+ * missing file has no lines, a torn tail is no line. A complete line that
+ * does not parse is KL_EINVALID "path:line:column: message"; fn's
+ * negative return stops the reading and is returned. */
+typedef int (*kl__ledger_fn)(json_object *rec, int line, void *payload);
+int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload);
+/* A new file (KL_EEXISTS when there is one), fsync'd; a file replaced
+ * whole through a temporary name and rename(); a folder; a rename. */
+int kl__record_new_file(const char *path, const char *data, size_t n);
+int kl__record_replace(const char *path, const char *data, size_t n);
+int kl__record_mkdir(const char *path);
+int kl__record_rename(const char *from, const char *to);
+
+/* ---- fault.c: the fault points (tests only) --------------------------------- */
+enum { KL__FAULT_NONE, KL__FAULT_FAIL, KL__FAULT_TORN };
+/* A record write is about to happen: NONE to go on; FAIL: fail it (errno
+ * EIO); TORN: write half, then kl__fault_die(). Always NONE but in the test
+ * build (KL_FAULT_INJECTION). */
+int kl__fault_point(const char *op, const char *path);
+void kl__fault_die(void);
+
+/* ---- outcome.c ----------------------------------------------------------------- */
+/* The outcome a recorded verdict names; KL_OUTCOME_REJECTED for an
+ * unknown one, -1 (as int) through kl__outcome_index for none. */
+kl_outcome kl__outcome_from_name(const char *name);
+int kl__outcome_index(const char *name);
+
+/* ---- solutions.c: CASE/solutions.jsonl ------------------------------------------- */
+
+typedef struct kl__cost {
+  double wall_s, worker_s, usd;
+  uint64_t tokens_in, tokens_out;
+} kl__cost;
+
+/* One iteration's line. Strings are borrowed: the writer's caller owns
+ * them; a reader's callback sees them for its duration only. */
+typedef struct kl__solution {
+  const char *id, *parent, *run, *case_name, *proposer;
+  int iteration;
+  const char *source_sha256, *key;
+  char *const *config;  /* NULL-ended settings "NAME=VALUE" */
+  kl_outcome outcome;
+  const char *reason, *gate, *memo;
+  bool timed;           /* compared with its parent */
+  kl_speedup vs_parent; /* speedup and interval, when timed */
+  double log_vs_baseline; /* when timed */
+  bool has_vs_baseline; /* baseline and acceptances */
+  kl_speedup vs_baseline;
+  const char *method;   /* of vs_baseline: "direct" or "chained" */
+  /* the evidence, in the iteration's folder */
+  const char *dir;      /* runs/<run>/iter_NNN, relative to the case */
+  const char *kernel;   /* kernel.cu or kernel.c */
+  bool diff, prompt, reply, compile_log, profile;
+  const char *environment, *ran_on; /* JSON objects as text, or NULL */
+  bool rechecked;
+  kl__cost cost;
+  long long time;
+} kl__solution;
+
+int kl__solution_write(const char *case_dir, const kl__solution *s);
+/* Every complete line, in order, parsed; config allocated for the call. */
+typedef int (*kl__solution_fn)(const kl__solution *s, int line,
+                               void *payload);
+int kl__solutions_read(const char *case_dir, kl__solution_fn fn,
+                       void *payload);
+/* The accepted solution with the largest speedup over its baseline, any
+ * run: fn gets it, its kernel as recorded (read from its folder) and its
+ * line as JSON text, all borrowed for the call. KL_ENOTFOUND when there is
+ * none. */
+typedef int (*kl__best_fn)(const kl__solution *s, const char *source,
+                           const char *line_json, void *payload);
+int kl__solution_best(const char *case_dir, const char *case_name,
+                      kl__best_fn fn, void *payload);
+/* A kernel with its settings written in front as #defines. */
+int kl__kernel_with_settings(kl_buf *out, const char *source,
+                             char *const *config);
+/* A JSON array of "NAME=VALUE" strings as a NULL-ended list (empty when
+ * arr is not an array); NULL only when out of memory. */
+char **kl__config_from_json(json_object *arr);
+/* A NULL-ended list of settings as a JSON array (nonzero: out of memory). */
+int kl__config_json(kl_buf *b, char *const *config);
+
+/* ---- ledgers.c: benchmark.csv, memory.jsonl, executor.jsonl, export.jsonl ------ */
+
+/* An iteration's rows: one per timed shape of rep, but those `have`
+ * names ('\n'-ended shape names, or NULL). */
+int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
+                             const char *id, kl_outcome o,
+                             const kl_report *rep, const char *have);
+/* The shape names (each '\n'-ended, appended to *shapes) of the rows
+ * already there for (run, iteration). */
+int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir,
+                          const char *run, int n);
+
+typedef struct kl__memory_line {
+  const char *case_name, *run;
+  int iteration;
+  const char *proposer, *memo;
+  kl_outcome outcome;
+  bool timed;
+  double speedup;
+  const char *reason;
+} kl__memory_line;
+int kl__memory_write(const char *case_dir, const kl__memory_line *m);
+typedef int (*kl__memory_fn)(const kl__memory_line *m, void *payload);
+int kl__memory_read(const char *case_dir, kl__memory_fn fn, void *payload);
+/* CASE/memory.summary.md: the memory, compacted, as prompts get it. */
+int kl__memory_summary_write(const char *case_dir, const char *text);
+
+/* A line of RUN/executor.jsonl (ledger NULL: nothing is written). */
+int kl__executor_line_write(const char *ledger, const char *executor,
+                            const char *batch, int attempt, const char *state,
+                            const char *job, const char *detail);
+
+/* A line of CASE/export.jsonl: {"v", "export", "case", "time", "step",
+ * ...the fields of `rest`}; rest is consumed. */
+int kl__export_line_write(const char *ledger, const char *export_id,
+                          const char *case_name, const char *step,
+                          json_object *rest);
+
+/* ---- runs.c, iteration.c: a run's folder, its files, the case's lock ------------- */
+
+/* How a run was started (run.json). Strings borrowed, as above. */
+typedef struct kl__run_meta {
+  const char *run, *case_name;
+  uint64_t seed;
+  const char *proposer, *strategy;
+  long long iterations, patience;
+  double min_gain_pct, max_wall_s, max_worker_s, max_usd;
+  long long started;
+  const char *sandbox;  /* JSON object as text */
+  int batch;
+  const char *executor, *replay; /* replay may be NULL */
+} kl__run_meta;
+
+/* A new run of the case: a fresh id (UTC time and four random hex
+ * digits), its folder made whole or not at all (built as runs/.ID.new
+ * with its run.json, then renamed into place). *dir and *id are owned.
+ * meta->run is filled in here. */
+int kl__run_create(char **dir, char **id, const char *case_dir,
+                   kl__run_meta *meta);
+/* A run's run.json, parsed; fn sees it borrowed. KL_EINVALID when the run
+ * does not exist or its run.json does not read. */
+typedef int (*kl__run_meta_fn)(const kl__run_meta *m, void *payload);
+int kl__run_meta_read(const char *run_dir, kl__run_meta_fn fn, void *payload);
+/* runs/<id> of the case when id names one (no '/', not . or ..). */
+int kl__run_dir(char **out, const char *case_dir, const char *id);
+/* The runs of a case (their ids, oldest first); kl__names_free. */
+int kl__runs_list(char ***ids, size_t *n, const char *case_dir);
+
+/* An iteration's folder, new: one left by a killed attempt at the same
+ * iteration is set aside first (iter_NNN.aborted-K). */
+int kl__iteration_dir(char **out, const char *run_dir, int iteration);
+/* A new file of an iteration (or of any record folder). */
+int kl__iteration_write(const char *dir, const char *name, const char *text);
+/* An iteration's file as text (KL_ENOTFOUND when absent). */
+int kl__iteration_read(kl_buf *out, const char *run_dir, int iteration,
+                       const char *name);
+
+/* An iteration's verdict.json: its outcome and the status of every gate. */
+typedef struct kl__verdict {
+  int iteration;
+  kl_outcome outcome;
+  const char *reason, *gate, *memo, *parent;
+  bool device;   /* a GPU case: CUPTI sees every stream */
+  bool roofline; /* the case gives roofline bytes */
+  bool reply;    /* a model's reply was parsed */
+  bool timed;
+  kl_speedup vs_parent;
+  double min_gain_pct;
+  bool rechecked;
+  const char *ran_on; /* JSON object as text, or NULL */
+} kl__verdict;
+int kl__verdict_write(const char *dir, const kl__verdict *v);
+
+/* An iteration's proposal.json, and its prompt.txt and reply.txt when the
+ * proposal has them. */
+typedef struct kl__proposal_file {
+  int iteration;
+  const char *proposer, *parent, *memo, *invalid;
+  char *const *config;
+  const char *prompt, *reply; /* NULL: none */
+} kl__proposal_file;
+int kl__proposal_write(const char *dir, const kl__proposal_file *p);
+
+/* summary.json: how this session of the run ended (kl_run_json's text). */
+int kl__summary_write(const char *run_dir, const char *json);
+/* The fields of summary.json that readers use (NULL when absent). */
+int kl__summary_read(const char *run_dir, char **stop_reason,
+                     char **webhook_status);
+
+/* One run per case folder: an advisory lock on CASE/.kl-run.lock, dropped
+ * by the kernel when the process dies. KL_EBUSY naming the run that holds
+ * it. *fd is -1 after an unlock. */
+int kl__case_lock(int *fd, const char *case_dir, const char *case_name);
+void kl__case_lock_name(int fd, const char *run);
+void kl__case_unlock(int *fd);
+
+/* ---- state.c: a run's state, folded from its solutions -------------------------- */
+
+/* One earlier attempt of this run, as the prompt and the tuner see it. */
+typedef struct kl__attempt {
+  int iteration;
+  kl_outcome outcome;
+  char *memo, *reason;
+  char *key;          /* source hash and configuration: what was tried */
+  double speedup;     /* against the best before it; 0 when not timed */
+  double log_vs_base; /* log speedup against the baseline, when timed */
+  char **config;      /* NULL-ended */
+} kl__attempt;
+
+typedef struct kl__run_state {
+  int next_iteration; /* the next to commit */
+  int done;           /* committed iterations past the baseline */
+  int since_accept;
+  int counts[KL_OUTCOME_COUNT];
+  char *best_id;
+  int best_iteration;
+  char *best_source;  /* the best kernel's text */
+  char **best_config; /* NULL-ended */
+  kl_speedup best_vs_base;
+  char *baseline_key;
+  kl__attempt *attempts;
+  size_t nattempts;
+  kl__cost recorded;  /* the committed iterations' costs */
+} kl__run_state;
+
+/* A state with no iteration: the best is the baseline at x1. */
+void kl__run_state_init(kl__run_state *st);
+void kl__run_state_dispose(kl__run_state *st);
+/* Fold one committed solution into the state. `source` is its kernel's
+ * text: needed (and copied) for the baseline and an acceptance, which
+ * become the best. KL_EINVALID when it is not the next iteration. */
+int kl__run_state_apply(kl__run_state *st, const kl__solution *s,
+                        const char *source);
+/* A run's state from its records: every solution of the run applied in
+ * order, each best's kernel read from its folder; then the records that
+ * follow the last commit (its benchmark rows and memory line) completed
+ * when a stopped run left them unwritten. */
+int kl__run_state_load(kl__run_state *st, const char *case_dir,
+                       const char *run_dir, const char *run_id,
+                       const char *case_name);
+
+#endif /* KL_RECORDS_H */

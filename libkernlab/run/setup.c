@@ -1,0 +1,589 @@
+/* kl_run_optimize: set a run up (options, the proposer and its strategy,
+ * the executor, a new run's records or a resumed run's state), run the
+ * loop (loop.c) until a budget or the proposer stops it, and say how it
+ * ended (summary.json, kl_run_json). Also the run's accessors and kl best.
+ * See kernlab/run.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../case/case_internal.h"
+#include "../core/sandbox.h"
+#include "run_internal.h"
+
+void kl_run_options_init(kl_run_options *opts) {
+  kl_run_options init = KL_RUN_OPTIONS_INIT;
+  *opts = init;
+}
+
+void kl_run_free(kl_run *r) {
+  if (!r)
+    return;
+  kl__case_unlock(&r->lock_fd);
+  kl__free(r->id);
+  kl__free(r->dir);
+  kl__free(r->case_dir);
+  kl__free(r->stop_reason);
+  kl__free(r->stop_detail);
+  kl__run_state_dispose(&r->st);
+  kl_profile_list_free(r->best_profiles);
+  kl_profile_list_free(r->base_profiles);
+  kl_llm_free(r->llm);
+  kl__free(r->memory_text);
+  kl__free(r->replay_dir);
+  kl__free(r->env_json);
+  for (size_t i = 0; i < r->ninflight; i++)
+    kl__free(r->inflight[i]);
+  kl__free(r->inflight);
+  if (r->own_ex)
+    kl_executor_free(r->ex);
+  kl__free(r);
+}
+
+const char *kl_run_id(const kl_run *r) { return r->id; }
+const char *kl_run_dir(const kl_run *r) { return r->dir; }
+const char *kl_run_stop_reason(const kl_run *r) {
+  return r->stop_reason ? r->stop_reason : "running";
+}
+const char *kl_run_stop_detail(const kl_run *r) { return r->stop_detail; }
+int kl_run_iterations(const kl_run *r) { return r->st.done; }
+int kl_run_outcome_count(const kl_run *r, kl_outcome o) {
+  return (unsigned)o < KL_OUTCOME_COUNT ? r->st.counts[o] : 0;
+}
+kl_speedup kl_run_best_speedup(const kl_run *r) { return r->st.best_vs_base; }
+const char *kl_run_best_id(const kl_run *r) { return r->st.best_id; }
+
+static bool has_tunables(const kl_case *c, const char *source) {
+  return c->ntunables > 0 || (source && strstr(source, "@tunable"));
+}
+
+/* The proposer and strategy, and what each needs. */
+static int choose_proposer(kl_run *r) {
+  const kl_run_options *o = &r->o;
+  bool llm_set = o->llm && o->llm->provider && o->llm->provider[0];
+  char recorded[16];
+  snprintf(recorded, sizeof(recorded), "%s", r->proposer);
+  const char *want = o->proposer && strcmp(o->proposer, "auto") != 0
+                         ? o->proposer : NULL;
+  if (!want && recorded[0])
+    want = recorded; /* a resumed run keeps its own */
+  if (!want && o->replay)
+    want = "replay";
+  if (!want && o->propose)
+    want = "custom";
+  if (!want)
+    want = llm_set ? "llm" : has_tunables(r->c, r->st.best_source) ? "tune" : NULL;
+  if (!want)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "case '%s' has no tunables and no language model is "
+                     "configured: set llm.provider (and a key in the "
+                     "environment) in ~/.config/kernlab/config.yaml or the "
+                     "case's llm: section, or KL_LLM_PROVIDER; or give the "
+                     "case tunables",
+                     r->c->name);
+  if (strcmp(want, "llm") && strcmp(want, "tune") && strcmp(want, "replay") &&
+      strcmp(want, "custom"))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "unknown proposer '%s' (llm, tune, replay, custom or "
+                     "auto)",
+                     want);
+  if (strcmp(want, "custom") == 0 && !o->propose)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "the custom proposer needs a propose function");
+  snprintf(r->proposer, sizeof(r->proposer), "%s", want);
+  if (strcmp(want, "llm") == 0 && !llm_set)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "the llm proposer needs a provider: set llm.provider in "
+                     "the user config or the case, or KL_LLM_PROVIDER");
+  if (strcmp(want, "tune") == 0 && !has_tunables(r->c, r->st.best_source))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "case '%s' has no tunables to search", r->c->name);
+  char recorded_st[16];
+  snprintf(recorded_st, sizeof(recorded_st), "%s", r->strategy);
+  const char *st = o->strategy && strcmp(o->strategy, "auto") != 0
+                       ? o->strategy : recorded_st[0] ? recorded_st : NULL;
+  if (st && strcmp(st, "exhaustive") && strcmp(st, "random") &&
+      strcmp(st, "bandit"))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "unknown tune strategy '%s' (exhaustive, random, bandit "
+                     "or auto)", st);
+  if (!st) {
+    size_t total = 1;
+    for (size_t i = 0; i < r->c->ntunables && total <= 32; i++)
+      total *= r->c->tunables[i].nvalues;
+    st = total <= 32 ? "exhaustive" : "bandit";
+  }
+  snprintf(r->strategy, sizeof(r->strategy), "%s", st);
+  if (strcmp(want, "replay") == 0 && !r->replay_dir) {
+    if (!o->replay)
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "the replay proposer needs a run to replay");
+    r->replay_dir = strchr(o->replay, '/')
+                        ? kl__strdup(o->replay)
+                        : NULL;
+    if (!r->replay_dir) {
+      kl_buf b = KL_BUF_INIT;
+      if (kl__buf_printf(&b, "%s/runs/%s", r->case_dir, o->replay) < 0)
+        return kl__error_oom();
+      r->replay_dir = kl__buf_detach(&b);
+    }
+    if (!r->replay_dir)
+      return kl__error_oom();
+    if (!kl__is_dir(r->replay_dir))
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "%s: no such run to replay", r->replay_dir);
+  }
+  return 0;
+}
+
+/* A replay measures with the recorded run's seed, so its checks see the
+ * same inputs, unless the caller chose one. */
+static void replay_seed(kl_run *r) {
+  if (r->o.seed || !r->replay_dir)
+    return;
+  char *path = kl__path_join(r->replay_dir, "run.json");
+  kl_buf b = KL_BUF_INIT;
+  if (path && kl__read_file(&b, path) == 0) {
+    json_object *m = json_tokener_parse(b.ptr ? b.ptr : ""), *v;
+    if (m && json_object_object_get_ex(m, "seed", &v))
+      r->seed = (uint64_t)json_object_get_int64(v);
+    json_object_put(m);
+  }
+  kl_error_clear();
+  kl__free(path);
+  kl_buf_dispose(&b);
+}
+
+/* ---- the memory of earlier runs ------------------------------------------------ */
+
+/* Past this many characters the memory goes to the prompt compacted: every
+ * accepted idea with its gain, then counts per verdict and the most recent
+ * rejected ideas. The compaction is written to memory.summary.md. */
+#define MEMORY_BUDGET 6000
+
+typedef struct memory_acc {
+  const char *run;
+  kl_buf full, accepted, recent;
+  int counts[KL_OUTCOME_COUNT];
+  int entries;
+} memory_acc;
+
+static int memory_line(const kl__memory_line *l, void *payload) {
+  memory_acc *m = payload;
+  if (l->run && m->run && strcmp(l->run, m->run) == 0)
+    return 0; /* this run's attempts go in as attempts */
+  if (!l->memo)
+    return 0;
+  const char *verdict = kl_outcome_name(l->outcome);
+  double sp = l->timed ? l->speedup : 0;
+  m->counts[l->outcome]++;
+  m->entries++;
+  int rc = kl__buf_printf(&m->full, "- %s: %s", verdict, l->memo);
+  if (sp > 0)
+    rc |= kl__buf_printf(&m->full, " (x%.3f)", sp);
+  rc |= kl__buf_putc(&m->full, '\n');
+  if (l->outcome == KL_OUTCOME_ACCEPTED) {
+    rc |= kl__buf_printf(&m->accepted, "- ACCEPTED: %s (x%.3f)\n", l->memo,
+                         sp);
+  } else {
+    /* keep the last 20 non-accepted lines */
+    rc |= kl__buf_printf(&m->recent, "- %s: %s\n", verdict, l->memo);
+    size_t lines = 0;
+    for (size_t i = 0; i < m->recent.size; i++)
+      lines += m->recent.ptr[i] == '\n';
+    if (lines > 20) {
+      char *nl = strchr(m->recent.ptr, '\n');
+      size_t cut = (size_t)(nl - m->recent.ptr) + 1;
+      memmove(m->recent.ptr, m->recent.ptr + cut, m->recent.size - cut + 1);
+      m->recent.size -= cut;
+    }
+  }
+  return rc ? kl__error_oom() : 0;
+}
+
+static int memory_load(kl_run *r) {
+  memory_acc m;
+  memset(&m, 0, sizeof(m));
+  m.run = r->id;
+  int rc = kl__memory_read(r->case_dir, memory_line, &m);
+  if (rc == 0 && m.entries > 0) {
+    if (m.full.size <= MEMORY_BUDGET) {
+      r->memory_text = kl__buf_detach(&m.full);
+    } else {
+      kl_buf s = KL_BUF_INIT;
+      rc |= kl__buf_printf(&s, "(compacted from %d attempts)\n", m.entries);
+      rc |= kl__buf_puts(&s, m.accepted.ptr ? m.accepted.ptr : "");
+      rc |= kl__buf_puts(&s, "counts:");
+      for (int o = 1; o < KL_OUTCOME_COUNT; o++)
+        if (m.counts[o])
+          rc |= kl__buf_printf(&s, " %s %d", kl_outcome_name((kl_outcome)o),
+                               m.counts[o]);
+      rc |= kl__buf_puts(&s, "\nmost recent without acceptance:\n");
+      rc |= kl__buf_puts(&s, m.recent.ptr ? m.recent.ptr : "");
+      if (rc) {
+        rc = kl__error_oom();
+      } else {
+        if (kl__memory_summary_write(r->case_dir, s.ptr) < 0)
+          kl_error_clear(); /* the summary file is a convenience */
+        r->memory_text = kl__buf_detach(&s);
+      }
+      kl_buf_dispose(&s);
+    }
+  }
+  kl_buf_dispose(&m.full);
+  kl_buf_dispose(&m.accepted);
+  kl_buf_dispose(&m.recent);
+  return rc;
+}
+
+/* ---- a resumed run, a new run ------------------------------------------------------ */
+
+/* The run's settings from its run.json, unless the caller gives new ones. */
+static int resumed_settings(const kl__run_meta *m, void *payload) {
+  kl_run *r = payload;
+  if (m->seed)
+    r->seed = m->seed;
+  if (m->proposer)
+    snprintf(r->proposer, sizeof(r->proposer), "%s", m->proposer);
+  if (m->strategy)
+    snprintf(r->strategy, sizeof(r->strategy), "%s", m->strategy);
+  if (!r->o.iterations && m->iterations > 0)
+    r->max_iterations = m->iterations;
+  if (!r->batch && m->batch > 0)
+    r->batch = m->batch;
+  if (!r->o.patience && m->patience > 0)
+    r->patience = m->patience;
+  if (!r->o.max_wall_s)
+    r->o.max_wall_s = m->max_wall_s;
+  if (!r->o.max_worker_s)
+    r->o.max_worker_s = m->max_worker_s;
+  if (!r->o.max_usd)
+    r->o.max_usd = m->max_usd;
+  if (!r->replay_dir && m->replay && !(r->replay_dir = kl__strdup(m->replay)))
+    return kl__error_oom();
+  return 0;
+}
+
+static int resume(kl_run *r, const char *id) {
+  int rc = kl__run_dir(&r->dir, r->case_dir, id);
+  if (rc < 0)
+    return rc;
+  if (!kl__is_dir(r->dir))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s: no such run of case '%s'", r->dir, r->c->name);
+  if (!(r->id = kl__strdup(id)))
+    return kl__error_oom();
+  if ((rc = kl__run_meta_read(r->dir, resumed_settings, r)) < 0)
+    return rc;
+  rc = kl__run_state_load(&r->st, r->case_dir, r->dir, r->id, r->c->name);
+  if (rc < 0)
+    return rc;
+  /* this session's spending starts from what the records say */
+  r->wall_before_s = r->st.recorded.wall_s;
+  r->worker_s = r->st.recorded.worker_s;
+  r->usd = r->st.recorded.usd;
+  r->tokens_in = r->st.recorded.tokens_in;
+  r->tokens_out = r->st.recorded.tokens_out;
+  r->next_iteration = r->st.next_iteration;
+  return 0;
+}
+
+static int start_records(kl_run *r) {
+  kl__run_meta m = {NULL,
+                    r->c->name,
+                    r->seed,
+                    r->proposer,
+                    r->strategy,
+                    (long long)r->max_iterations,
+                    (long long)r->patience,
+                    r->c->budget.min_gain_pct,
+                    r->o.max_wall_s,
+                    r->o.max_worker_s,
+                    r->o.max_usd,
+                    (long long)time(NULL),
+                    kl__sandbox_summary(),
+                    r->batch,
+                    kl_executor_describe(r->ex),
+                    r->replay_dir};
+  return kl__run_create(&r->dir, &r->id, r->case_dir, &m);
+}
+
+/* The profiles an iteration recorded (profile.json), or NULL when it has
+ * none that parse (no counters, not profiled). */
+static kl_profile_list *recorded_profiles(const kl_run *r, int n) {
+  kl_buf js = KL_BUF_INIT;
+  kl_profile_list *l = NULL;
+  if (kl__iteration_read(&js, r->dir, n, "profile.json") == 0)
+    kl_profile_list_from_json(&l, js.ptr, "profile.json");
+  kl_error_clear();
+  kl_buf_dispose(&js);
+  return l;
+}
+
+static int start_llm(kl_run *r) {
+  if (strcmp(r->proposer, "llm") != 0)
+    return 0;
+  kl_llm_config cfg = *r->o.llm;
+  char *rec = kl__path_join(r->dir, "llm");
+  if (!rec)
+    return kl__error_oom();
+  cfg.record_dir = rec;
+  int rc = kl_llm_create(&r->llm, &cfg);
+  kl__free(rec);
+  for (size_t i = 0; rc == 0 && i < r->o.nprices; i++)
+    rc = kl_llm_set_price(r->llm, &r->o.prices[i]);
+  if (rc == 0)
+    rc = memory_load(r);
+  return rc;
+}
+
+/* summary.json: how this session of the run ended (replaced by the next
+ * session's). */
+static int write_summary(kl_run *r) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl_run_json(&b, r);
+  if (rc == 0)
+    rc = kl__summary_write(r->dir, b.ptr);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
+/* The executor: the caller's, or this host's one GPU (`device`, or the
+ * default one), as before executors. A local one learns its devices now,
+ * so the batch size is known before the run records it. */
+static int start_executor(kl_run *r) {
+  if (r->o.executor) {
+    r->ex = r->o.executor;
+  } else {
+    int rc = kl__executor_one_device(&r->ex, r->o.worker_path, r->o.device);
+    if (rc < 0)
+      return rc;
+    r->own_ex = true;
+  }
+  return kl__executor_devices(r->ex, r->c);
+}
+
+/* A run records into the case folder: one it cannot write to is bad input,
+ * found before any work rather than after the baseline was measured. */
+static int check_writable(const char *dir) {
+  static const char *const parts[] = {".", "runs", "solutions.jsonl",
+                                      "benchmark.csv", "memory.jsonl"};
+  for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+    char *p = kl__path_join(dir, parts[i]);
+    if (!p)
+      return kl__error_oom();
+    int rc = 0;
+    if (access(p, F_OK) == 0 && access(p, W_OK) != 0)
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_OS,
+                     "%s: cannot record a run here: %s", i ? p : dir,
+                     strerror(errno));
+    kl__free(p);
+    if (rc < 0)
+      return rc;
+  }
+  return 0;
+}
+
+static int read_baseline_source(kl_run *r) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__read_file(&b, r->c->kernel_path);
+  if (rc < 0)
+    return rc;
+  r->st.best_source = kl__buf_detach(&b);
+  return r->st.best_source ? 0 : kl__error_oom();
+}
+
+int kl_run_optimize(kl_run **out, const kl_case *c,
+                    const kl_run_options *opts) {
+  *out = NULL;
+  kl_run_options defaults = KL_RUN_OPTIONS_INIT;
+  kl_run *r = kl__calloc(1, sizeof(*r));
+  if (!r)
+    return kl__error_oom();
+  r->lock_fd = -1;
+  r->c = c;
+  r->o = defaults;
+  if (opts) /* an older caller's struct ends before the newer fields */
+    memcpy(&r->o, opts, opts->version >= 3   ? sizeof(*opts)
+                        : opts->version == 2 ? offsetof(kl_run_options,
+                                                        executor)
+                                             : offsetof(kl_run_options,
+                                                        webhook));
+  snprintf(r->wh_status, sizeof(r->wh_status), "%s",
+           !r->o.webhook     ? "not configured"
+           : r->o.no_webhook ? "disabled by --no-webhook"
+                             : "nothing sent yet");
+  r->t0_ms = kl__now_ms();
+  r->case_dir = kl__strdup(c->dir);
+  const char *ext = strrchr(c->kernel_path, '.');
+  snprintf(r->kernel_ext, sizeof(r->kernel_ext), "%s",
+           ext && strlen(ext) < sizeof(r->kernel_ext) ? ext + 1 : "c");
+  r->max_iterations = r->o.iterations > 0 ? r->o.iterations
+                      : c->budget.iterations > 0 ? c->budget.iterations
+                                                 : 10;
+  r->patience = r->o.patience > 0 ? r->o.patience
+                : c->budget.patience > 0 ? c->budget.patience
+                                         : 4;
+  kl__run_state_init(&r->st);
+  int rc = r->case_dir ? read_baseline_source(r) : kl__error_oom();
+  if (rc == 0)
+    rc = check_writable(r->case_dir);
+  if (rc == 0)
+    rc = kl__case_lock(&r->lock_fd, r->case_dir, c->name);
+  if (rc == 0)
+    rc = start_executor(r);
+  r->batch = r->o.batch;
+  if (rc == 0 && r->o.resume)
+    rc = resume(r, r->o.resume);
+  if (rc == 0 && r->batch <= 0)
+    r->batch = kl_executor_slots(r->ex) > 0 ? kl_executor_slots(r->ex) : 1;
+  if (rc == 0)
+    rc = choose_proposer(r);
+  if (rc == 0 && !r->o.resume) {
+    r->seed = r->o.seed;
+    replay_seed(r);
+    if (!r->seed)
+      r->seed = kl__derive_seed((uint64_t)time(NULL) ^
+                                    (uint64_t)(r->t0_ms * 1000),
+                                (uint64_t)(uintptr_t)r);
+    rc = start_records(r);
+  }
+  if (rc == 0)
+    kl__case_lock_name(r->lock_fd, r->id);
+  if (rc == 0)
+    rc = start_llm(r);
+  if (rc == 0)
+    kl__run_notify(r, "run_start", r->next_iteration, r->proposer);
+  if (rc == 0 && r->st.next_iteration == 0) {
+    if ((rc = kl__run_baseline(r)) == 0)
+      r->next_iteration = r->st.next_iteration;
+  } else if (rc == 0) {
+    /* resumed: the environment again; the baseline's profile for the gate */
+    rc = kl__run_environment(r, NULL);
+    if (rc == 0)
+      r->base_profiles = recorded_profiles(r, 0);
+    if (rc == 0 && r->st.best_iteration > 0)
+      r->best_profiles = recorded_profiles(r, r->st.best_iteration);
+  }
+  while (rc == 0 && !r->stop_reason) {
+    const char *stop = kl__run_budget_reached(r);
+    if (stop) {
+      r->stop_reason = kl__strdup(stop);
+      break;
+    }
+    rc = kl__run_batch(r);
+  }
+  if (rc == 0 && !r->stop_reason)
+    rc = kl__error_oom();
+  if (rc == 0) {
+    kl__run_notify(r, "run_end", r->st.done, r->stop_reason);
+    rc = write_summary(r);
+  }
+  kl__case_unlock(&r->lock_fd);
+  if (rc < 0) {
+    kl_run_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+/* ---- the summary ---------------------------------------------------------------- */
+
+int kl_run_json(kl_buf *out, const kl_run *r) {
+  kl_buf b = KL_BUF_INIT;
+  int rc = kl__buf_puts(&b, "{\"run\":");
+  rc |= kl__buf_json_string(&b, r->id);
+  rc |= kl__buf_puts(&b, ",\"case\":");
+  rc |= kl__buf_json_string(&b, r->c->name);
+  rc |= kl__buf_puts(&b, ",\"dir\":");
+  rc |= kl__buf_json_string(&b, r->dir);
+  rc |= kl__buf_printf(&b, ",\"proposer\":\"%s\"", r->proposer);
+  if (strcmp(r->proposer, "tune") == 0)
+    rc |= kl__buf_printf(&b, ",\"strategy\":\"%s\"", r->strategy);
+  rc |= kl__buf_printf(&b, ",\"seed\":%llu,\"iterations\":%d,\"verdicts\":{",
+                       (unsigned long long)r->seed, r->st.done);
+  for (int o = 1; o < KL_OUTCOME_COUNT; o++)
+    rc |= kl__buf_printf(&b, "%s\"%s\":%d", o > 1 ? "," : "",
+                         kl_outcome_name((kl_outcome)o), r->st.counts[o]);
+  rc |= kl__buf_puts(&b, "},\"best\":");
+  rc |= kl__buf_json_string(&b, r->st.best_id);
+  rc |= kl__buf_printf(&b,
+                       ",\"best_iteration\":%d,\"best_speedup\":{\"speedup\":"
+                       "%.6g,\"ci\":[%.6g,%.6g],\"method\":\"%s\"}",
+                       r->st.best_iteration, r->st.best_vs_base.speedup,
+                       r->st.best_vs_base.ci_low, r->st.best_vs_base.ci_high,
+                       r->st.best_iteration == 0 ? "baseline"
+                       : r->st.nattempts && r->st.counts[KL_OUTCOME_ACCEPTED] == 1
+                           ? "direct"
+                           : "chained");
+  rc |= kl__buf_puts(&b, ",\"stop_reason\":");
+  rc |= kl__buf_json_string(&b, kl_run_stop_reason(r));
+  rc |= kl__buf_puts(&b, ",\"stop_detail\":");
+  rc |= kl__buf_json_string(&b, r->stop_detail);
+  rc |= kl__buf_printf(
+      &b,
+      ",\"budget\":{\"iterations\":{\"used\":%d,\"limit\":%lld},"
+      "\"patience\":{\"since_accept\":%d,\"limit\":%lld},"
+      "\"wall_s\":{\"used\":%.3f,\"limit\":%g},"
+      "\"worker_s\":{\"used\":%.3f,\"limit\":%g},"
+      "\"usd\":{\"used\":%.6f,\"limit\":%g},"
+      "\"tokens\":{\"input\":%llu,\"output\":%llu}}",
+      r->st.done, (long long)r->max_iterations, r->st.since_accept,
+      (long long)r->patience, kl__run_spent_wall_s(r), r->o.max_wall_s, r->worker_s,
+      r->o.max_worker_s, r->usd, r->o.max_usd,
+      (unsigned long long)r->tokens_in, (unsigned long long)r->tokens_out);
+  rc |= kl__buf_printf(
+      &b,
+      ",\"webhook_enabled_by_config\":%s,\"webhook_disabled_by_flag\":%s,"
+      "\"webhook_expected\":%s,\"webhook_attempted\":%d,"
+      "\"webhook_sent\":%d,\"webhook_status\":",
+      r->o.webhook ? "true" : "false", r->o.no_webhook ? "true" : "false",
+      r->o.webhook && !r->o.no_webhook ? "true" : "false", r->wh_attempted,
+      r->wh_sent);
+  rc |= kl__buf_json_string(&b, r->wh_status);
+  rc |= kl__buf_putc(&b, '}');
+  if (rc) {
+    kl_buf_dispose(&b);
+    return kl__error_oom();
+  }
+  kl_buf_dispose(out);
+  *out = b;
+  return 0;
+}
+
+/* ---- kl best ---------------------------------------------------------------------- */
+
+typedef struct best_out {
+  kl_buf *source, *info;
+} best_out;
+
+static int best_text(const kl__solution *s, const char *source,
+                     const char *line_json, void *payload) {
+  best_out *o = payload;
+  kl_buf text = KL_BUF_INIT;
+  int rc = kl__kernel_with_settings(&text, source, s->config);
+  if (rc == 0 && o->info) {
+    kl_buf_dispose(o->info);
+    if (kl__buf_puts(o->info, line_json) < 0)
+      rc = kl__error_oom();
+  }
+  if (rc < 0) {
+    kl_buf_dispose(&text);
+    return rc;
+  }
+  kl_buf_dispose(o->source);
+  *o->source = text;
+  return 0;
+}
+
+int kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c) {
+  best_out o = {source, info};
+  return kl__solution_best(c->dir, c->name, best_text, &o);
+}
