@@ -23,12 +23,9 @@ typedef struct cli_verb {
   const char *help;    /* the rest of `kl help VERB` */
 } cli_verb;
 
-extern const cli_verb cli_verbs[];
-extern const size_t cli_nverbs;
 
 int cmd_check(int argc, char **argv);
 int cmd_new(int argc, char **argv);
-int cmd_help(int argc, char **argv);
 int cmd_harness(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
@@ -68,7 +65,12 @@ int cli_profile_run(kl_report **out, const kl_case *c,
 int cli_read_file(char **out, const char *path);
 
 /* Print `kl help VERB` to `out`; false when there is no such verb. */
-bool cli_help_verb(FILE *out, const char *verb);
+bool cli_help_verb(FILE *out, const cli_verb *verbs, size_t nverbs,
+                   const char *verb);
+/* `kl help [VERB]` over the verbs main hands it. */
+int cli_help(const cli_verb *verbs, size_t nverbs, int argc, char **argv);
+/* The verbs a usage error names the usage of (main sets them first). */
+void cli_set_verbs(const cli_verb *verbs, size_t n);
 /* "kl: usage: …" plus a pointer to `kl help VERB`; returns EXIT_BAD_INPUT. */
 int cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

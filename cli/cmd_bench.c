@@ -6,42 +6,6 @@
 
 #include "cli.h"
 
-/* Read a whole file; prints the error and returns the exit status. */
-int cli_read_file(char **out, const char *path) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    int status = cli_path_status(errno, false);
-    cli_error("%s: cannot read: %s", path, strerror(errno));
-    return status;
-  }
-  size_t cap = 65536, n = 0;
-  char *buf = malloc(cap);
-  for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-    n += got;
-    if (cap - n - 1 == 0) {
-      char *more = realloc(buf, cap * 2);
-      if (!more) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = more;
-      cap *= 2;
-    }
-  }
-  int failed = ferror(f);
-  fclose(f);
-  if (!buf || failed) {
-    free(buf);
-    cli_error("%s: %s", path, failed ? "read failed (is it a folder?)"
-                                     : "out of memory");
-    return failed ? EXIT_BAD_INPUT : EXIT_FAILED;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  return 0;
-}
 
 static void print_text(const kl_report *r, bool compare, bool cold) {
   printf("%-10s %-8s %12s %25s %8s  %s\n", "shape", "correct",

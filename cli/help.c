@@ -1,12 +1,12 @@
 /* `kl help` and `kl help VERB`: the verbs, exit statuses, environment. */
-#include <stdarg.h>
 #include <string.h>
 
 #include "cli.h"
 
-bool cli_help_verb(FILE *out, const char *verb) {
-  for (size_t i = 0; i < cli_nverbs; i++) {
-    const cli_verb *v = &cli_verbs[i];
+bool cli_help_verb(FILE *out, const cli_verb *verbs, size_t nverbs,
+                   const char *verb) {
+  for (size_t i = 0; i < nverbs; i++) {
+    const cli_verb *v = &verbs[i];
     if (strcmp(v->name, verb) != 0)
       continue;
     fprintf(out, "usage: %s\n\n%s: %s\n", v->usage, v->name, v->summary);
@@ -17,25 +17,12 @@ bool cli_help_verb(FILE *out, const char *verb) {
   return false;
 }
 
-int cli_usage_error(const char *verb, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("kl: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  for (size_t i = 0; i < cli_nverbs; i++)
-    if (strcmp(cli_verbs[i].name, verb) == 0)
-      fprintf(stderr, "\nusage: %s (see kl help %s)", cli_verbs[i].usage,
-              verb);
-  fputc('\n', stderr);
-  return EXIT_BAD_INPUT;
-}
 
-int cmd_help(int argc, char **argv) {
+int cli_help(const cli_verb *verbs, size_t nverbs, int argc, char **argv) {
   if (argc > 2)
     return cli_usage_error("help", "too many arguments");
   if (argc == 2) {
-    if (cli_help_verb(stdout, argv[1]))
+    if (cli_help_verb(stdout, verbs, nverbs, argv[1]))
       return EXIT_OK;
     cli_error("no help for '%s': no such command", argv[1]);
     return EXIT_BAD_INPUT;
@@ -44,8 +31,8 @@ int cmd_help(int argc, char **argv) {
   printf("kl %s: a lab for making GPU kernels faster without fooling "
          "yourself\n\nusage: kl <command> [options]\n\ncommands:\n",
          kl_version_string());
-  for (size_t i = 0; i < cli_nverbs; i++)
-    printf("  %-8s %s\n", cli_verbs[i].name, cli_verbs[i].summary);
+  for (size_t i = 0; i < nverbs; i++)
+    printf("  %-8s %s\n", verbs[i].name, verbs[i].summary);
   printf("\n"
          "Every command that reports something takes --json: one JSON\n"
          "document on stdout and nothing else there. `kl help COMMAND` or\n"

@@ -6,7 +6,9 @@
 
 #include "cli.h"
 
-const cli_verb cli_verbs[] = {
+static int cmd_help(int argc, char **argv);
+
+static const cli_verb cli_verbs[] = {
     {"check", cmd_check, "validate a case and summarise it",
      "kl check CASE [--json]",
      "CASE is a case folder or its case.yaml. Prints the kernel, the params,\n"
@@ -298,7 +300,11 @@ const cli_verb cli_verbs[] = {
      "  --json       print the export's result record\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
-const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);
+static const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);
+
+static int cmd_help(int argc, char **argv) {
+  return cli_help(cli_verbs, cli_nverbs, argc, argv);
+}
 
 static const cli_verb *find_verb(const char *name) {
   for (size_t i = 0; i < cli_nverbs; i++)
@@ -308,6 +314,7 @@ static const cli_verb *find_verb(const char *name) {
 }
 
 int main(int argc, char **argv) {
+  cli_set_verbs(cli_verbs, cli_nverbs);
   if (kl_version_number() != KL_VERSION_NUMBER) {
     cli_error("library version %s does not match kl %s",
               kl_version_string(), KL_VERSION);
@@ -345,7 +352,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 2; i < argc; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      cli_help_verb(stdout, v->name);
+      cli_help_verb(stdout, cli_verbs, cli_nverbs, v->name);
       return EXIT_OK;
     }
   return v->run(argc - 1, argv + 1);

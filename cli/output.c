@@ -117,3 +117,63 @@ int cli_positional(const char *verb, const char *what, const char **slot,
   *slot = arg;
   return EXIT_OK;
 }
+
+/* The verbs, for the usage line of a usage error: main hands them over
+ * (output.c never reaches for main's table). */
+static const cli_verb *verbs;
+static size_t nverbs;
+
+void cli_set_verbs(const cli_verb *v, size_t n) {
+  verbs = v;
+  nverbs = n;
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("kl: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  for (size_t i = 0; i < nverbs; i++)
+    if (strcmp(verbs[i].name, verb) == 0)
+      fprintf(stderr, "\nusage: %s (see kl help %s)", verbs[i].usage, verb);
+  fputc('\n', stderr);
+  return EXIT_BAD_INPUT;
+}
+
+/* Read a whole file; prints the error and returns the exit status. */
+int cli_read_file(char **out, const char *path) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    int status = cli_path_status(errno, false);
+    cli_error("%s: cannot read: %s", path, strerror(errno));
+    return status;
+  }
+  size_t cap = 65536, n = 0;
+  char *buf = malloc(cap);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      char *more = realloc(buf, cap * 2);
+      if (!more) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = more;
+      cap *= 2;
+    }
+  }
+  int failed = ferror(f);
+  fclose(f);
+  if (!buf || failed) {
+    free(buf);
+    cli_error("%s: %s", path, failed ? "read failed (is it a folder?)"
+                                     : "out of memory");
+    return failed ? EXIT_BAD_INPUT : EXIT_FAILED;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  return 0;
+}

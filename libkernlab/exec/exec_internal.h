@@ -32,7 +32,21 @@ void kl__eval_failed(kl__eval *e, int rc);
 
 typedef enum exec_kind { EXEC_LOCAL, EXEC_SSH, EXEC_SLURM } exec_kind;
 
+/* A backend: how it evaluates a batch, finds its devices (NULL: nothing to
+ * find), and how many evaluations it runs at once. The dispatcher
+ * (executor.c) calls them; they never call back into it. */
+typedef struct kl__exec_backend {
+  const char *name;
+  exec_kind kind;
+  int (*evaluate)(kl_executor *ex, const kl_case *c, kl__eval *ev, size_t n,
+                  const char *batch_dir, const char *ledger);
+  int (*devices)(kl_executor *ex, const kl_case *c);
+  int (*slots)(const kl_executor *ex);
+} kl__exec_backend;
+extern const kl__exec_backend kl__exec_local, kl__exec_ssh, kl__exec_slurm;
+
 struct kl_executor {
+  const kl__exec_backend *backend;
   exec_kind kind;
   char *describe;
   int *devices;
@@ -56,7 +70,8 @@ int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
  * library caller without an executor gets. */
 int kl__executor_one_device(kl_executor **out, const char *worker_path,
                             int device);
-/* The devices a local executor runs on, found when none were listed. */
+/* The devices an executor runs on, found when none were listed (the local
+ * one asks a worker how many GPUs it sees). */
 int kl__executor_devices(kl_executor *ex, const kl_case *c);
 
 /* local.c: ev[] in parallel, one thread per device; done(i) runs on the
@@ -64,6 +79,9 @@ int kl__executor_devices(kl_executor *ex, const kl_case *c);
 typedef void (*kl__eval_done_fn)(kl__eval *e, void *payload);
 int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                        size_t n, kl__eval_done_fn done, void *payload);
+/* "0,2,3" into ex->devices; `where` names the setting in errors. */
+int kl__local_parse_devices(kl_executor *ex, const char *list,
+                            const char *where);
 
 /* batch.c: the batch folder. Build every evaluation here (a candidate
  * that does not compile gets its report at once), then write
@@ -97,9 +115,5 @@ int kl__exec_tar(kl__run_result *res, const char *const *argv,
 /* A word for a POSIX shell: single-quoted. */
 int kl__sh_quote(kl_buf *b, const char *word);
 
-int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
-                     size_t n, const char *dir, const char *ledger);
-int kl__slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
-                       size_t n, const char *dir, const char *ledger);
 
 #endif /* KL_EXEC_INTERNAL_H */

@@ -1,6 +1,7 @@
 /* kl_executor: settings from the options, then the user config's
- * `executor:` section, then defaults; and the dispatch of a batch to the
- * local, ssh or slurm evaluator. */
+ * `executor:` section, then defaults; and the dispatch of a batch through
+ * the backend table (local.c, ssh.c, slurm.c), which never calls back in
+ * here. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,6 @@
 
 #include "../records/records.h"
 #include "../core/yaml_tree.h"
-#include "../worker/client_internal.h"
 #include "exec_internal.h"
 
 void kl_executor_options_init(kl_executor_options *opts) {
@@ -34,70 +34,13 @@ void kl_executor_free(kl_executor *ex) {
 }
 
 const char *kl_executor_kind(const kl_executor *ex) {
-  return ex->kind == EXEC_SSH ? "ssh" : ex->kind == EXEC_SLURM ? "slurm"
-                                                               : "local";
+  return ex->backend->name;
 }
 const char *kl_executor_describe(const kl_executor *ex) {
   return ex->describe;
 }
 int kl_executor_slots(const kl_executor *ex) {
-  if (ex->kind == EXEC_SLURM)
-    return ex->gpus > 0 ? ex->gpus : 1;
-  if (ex->kind == EXEC_SSH)
-    return 1;
-  return (int)ex->ndevices;
-}
-
-void kl__eval_dispose(kl__eval *e) {
-  kl_report_free(e->report);
-  kl__free(e->error);
-  kl__free(e->where);
-  kl__bench_plugins_dispose(&e->plugins);
-  e->report = NULL;
-  e->error = e->where = NULL;
-}
-
-void kl__eval_failed(kl__eval *e, int rc) {
-  const kl_error *err = kl_error_last();
-  e->rc = rc;
-  kl__free(e->error);
-  e->error = kl__strdup(err && err->message ? err->message
-                                            : "the evaluation failed");
-}
-
-/* "0,2,3" into ex->devices. */
-static int parse_devices(kl_executor *ex, const char *list, const char *where) {
-  size_t n = 1;
-  for (const char *p = list; *p; p++)
-    n += *p == ',';
-  int *d = kl__calloc(n, sizeof(int));
-  if (!d)
-    return kl__error_oom();
-  const char *p = list;
-  for (size_t i = 0; i < n; i++) {
-    char *end;
-    long v = strtol(p, &end, 10);
-    if (end == p || v < 0 || v > 4095 || (*end && *end != ',')) {
-      kl__free(d);
-      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                       "%s: devices are GPU indices separated by commas "
-                       "(0,1,3), not '%s'",
-                       where, list);
-    }
-    for (size_t k = 0; k < i; k++)
-      if (d[k] == (int)v) {
-        kl__free(d);
-        return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                         "%s: device %ld is listed twice", where, v);
-      }
-    d[i] = (int)v;
-    p = *end ? end + 1 : end;
-  }
-  kl__free(ex->devices);
-  ex->devices = d;
-  ex->ndevices = n;
-  ex->devices_known = true;
-  return 0;
+  return ex->backend->slots(ex);
 }
 
 /* ---- the user config's executor: section ------------------------------- */
@@ -233,17 +176,17 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
   if (rc == 0 && !ex)
     rc = kl__error_oom();
   const char *kind = o->kind ? o->kind : cv.kind ? cv.kind : "local";
-  if (rc == 0) {
-    if (strcmp(kind, "local") == 0)
-      ex->kind = EXEC_LOCAL;
-    else if (strcmp(kind, "ssh") == 0)
-      ex->kind = EXEC_SSH;
-    else if (strcmp(kind, "slurm") == 0)
-      ex->kind = EXEC_SLURM;
-    else
-      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "unknown executor '%s' (local, ssh or slurm)", kind);
-  }
+  static const kl__exec_backend *const backends[] = {
+      &kl__exec_local, &kl__exec_ssh, &kl__exec_slurm};
+  for (size_t i = 0; rc == 0 && !ex->backend && i < KL_ARRAY_SIZE(backends);
+       i++)
+    if (strcmp(kind, backends[i]->name) == 0)
+      ex->backend = backends[i];
+  if (rc == 0 && !ex->backend)
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "unknown executor '%s' (local, ssh or slurm)", kind);
+  if (rc == 0)
+    ex->kind = ex->backend->kind;
   if (rc == 0)
     rc = set_text(&ex->host, o->host, cv.host, NULL);
   if (rc == 0)
@@ -265,7 +208,7 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
                                                                  : 3;
     const char *devices = o->devices ? o->devices : cv.devices;
     if (devices && ex->kind == EXEC_LOCAL)
-      rc = parse_devices(ex, devices, o->devices ? "--devices"
+      rc = kl__local_parse_devices(ex, devices, o->devices ? "--devices"
                                                  : "executor.devices");
   }
   if (rc == 0 && ex->kind == EXEC_SSH && (!ex->host || !ex->host[0]))
@@ -319,44 +262,7 @@ int kl__executor_one_device(kl_executor **out, const char *worker_path,
 }
 
 int kl__executor_devices(kl_executor *ex, const kl_case *c) {
-  if (ex->kind != EXEC_LOCAL || ex->devices_known)
-    return 0;
-  if (c->backend != KL_BACKEND_CUDA)
-    return parse_devices(ex, "0", "devices");
-  /* every visible GPU: ask a worker how many there are */
-  kl_worker_options wo = KL_WORKER_OPTIONS_INIT;
-  wo.worker_path = ex->worker_path;
-  kl_worker *w = NULL;
-  kl_device_info info;
-  memset(&info, 0, sizeof(info));
-  int rc = kl_worker_create(&w, &wo);
-  if (rc == 0)
-    rc = kl_worker_device(&info, w);
-  kl_worker_free(w);
-  if (rc < 0)
-    return rc;
-  if (info.count <= 0) /* the bench says why, as without an executor */
-    return parse_devices(ex, "0", "devices");
-  kl_buf list = KL_BUF_INIT;
-  for (int i = 0; rc == 0 && i < info.count && i < 64; i++)
-    rc = kl__buf_printf(&list, "%s%d", i ? "," : "", i);
-  if (rc == 0)
-    rc = parse_devices(ex, list.ptr, "devices");
-  else
-    rc = kl__error_oom();
-  kl_buf_dispose(&list);
-  if (rc == 0) {
-    kl_buf d = KL_BUF_INIT;
-    if (kl__buf_printf(&d, "local: %d visible GPU%s", info.count,
-                       info.count == 1 ? "" : "s") == 0) {
-      kl__free(ex->describe);
-      ex->describe = kl__buf_detach(&d);
-    }
-    kl_buf_dispose(&d);
-    if (!ex->describe)
-      rc = kl__error_oom();
-  }
-  return rc;
+  return ex->backend->devices ? ex->backend->devices(ex, c) : 0;
 }
 
 int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
@@ -367,57 +273,5 @@ int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
     kl__free(ev[i].error);
     ev[i].error = NULL;
   }
-  switch (ex->kind) {
-  case EXEC_SSH: return kl__ssh_evaluate(ex, c, ev, n, batch_dir, ledger);
-  case EXEC_SLURM: return kl__slurm_evaluate(ex, c, ev, n, batch_dir, ledger);
-  default: break;
-  }
-  int rc = kl__executor_devices(ex, c);
-  double t0 = kl__now_ms();
-  if (rc == 0)
-    rc = kl__local_evaluate(ex, c, ev, n, NULL, NULL);
-  if (rc == 0 && n > 1) { /* a batch: how long it took, on how many */
-    char detail[128];
-    const char *name = strrchr(batch_dir, '/');
-    size_t slots = ex->ndevices < n ? ex->ndevices : n;
-    snprintf(detail, sizeof(detail), "%zu evaluations in %.3f s on %zu "
-             "slot%s", n, (kl__now_ms() - t0) / 1000.0, slots,
-             slots == 1 ? "" : "s");
-    rc = kl__executor_line_write(ledger, "local", name ? name + 1 : batch_dir, 1,
-                         "completed", NULL, detail);
-  }
-  return rc;
-}
-
-
-int kl__exec_run(kl__run_result *res, const char *const *argv,
-                 const char *input, size_t input_len, int timeout_ms,
-                 size_t max_output) {
-  kl_buf errors = KL_BUF_INIT;
-  kl__run_extras io = {input, input_len, &errors, NULL, false, NULL};
-  int rc = kl__run_io(res, argv, NULL, timeout_ms, max_output, &io);
-  if (rc == 0 && res->exit_code != 0) {
-    kl_buf_dispose(&res->output); /* its own words instead */
-    res->output = errors;
-    memset(&errors, 0, sizeof(errors));
-  }
-  kl_buf_dispose(&errors);
-  return rc;
-}
-
-int kl__exec_tar(kl__run_result *res, const char *const *argv,
-                 const char *input, size_t input_len) {
-  int rc = kl__exec_run(res, argv, input, input_len, 120000, 512u << 20);
-  if (rc == 0 && res->exit_code != 0)
-    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "tar failed (exit %d): %s",
-                   res->exit_code, res->output.ptr ? res->output.ptr : "");
-  return rc;
-}
-
-int kl__sh_quote(kl_buf *b, const char *word) {
-  int rc = kl__buf_putc(b, '\'');
-  for (const char *p = word; *p; p++)
-    rc |= *p == '\'' ? kl__buf_puts(b, "'\\''") : kl__buf_putc(b, *p);
-  rc |= kl__buf_putc(b, '\'');
-  return rc ? kl__error_oom() : 0;
+  return ex->backend->evaluate(ex, c, ev, n, batch_dir, ledger);
 }

@@ -8,11 +8,13 @@
  * per thread). */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../worker/client_internal.h"
 #include "exec_internal.h"
 
 typedef struct local_batch {
@@ -126,3 +128,109 @@ int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   kl__free(threads);
   return 0;
 }
+
+/* "0,2,3" into ex->devices. */
+int kl__local_parse_devices(kl_executor *ex, const char *list,
+                            const char *where) {
+  size_t n = 1;
+  for (const char *p = list; *p; p++)
+    n += *p == ',';
+  int *d = kl__calloc(n, sizeof(int));
+  if (!d)
+    return kl__error_oom();
+  const char *p = list;
+  for (size_t i = 0; i < n; i++) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > 4095 || (*end && *end != ',')) {
+      kl__free(d);
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "%s: devices are GPU indices separated by commas "
+                       "(0,1,3), not '%s'",
+                       where, list);
+    }
+    for (size_t k = 0; k < i; k++)
+      if (d[k] == (int)v) {
+        kl__free(d);
+        return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                         "%s: device %ld is listed twice", where, v);
+      }
+    d[i] = (int)v;
+    p = *end ? end + 1 : end;
+  }
+  kl__free(ex->devices);
+  ex->devices = d;
+  ex->ndevices = n;
+  ex->devices_known = true;
+  return 0;
+}
+
+/* The devices to run on, found when none were listed: every visible GPU
+ * (a worker counts them); one slot for host cases. */
+static int local_devices(kl_executor *ex, const kl_case *c) {
+  if (ex->kind != EXEC_LOCAL || ex->devices_known)
+    return 0;
+  if (c->backend != KL_BACKEND_CUDA)
+    return kl__local_parse_devices(ex, "0", "devices");
+  /* every visible GPU: ask a worker how many there are */
+  kl_worker_options wo = KL_WORKER_OPTIONS_INIT;
+  wo.worker_path = ex->worker_path;
+  kl_worker *w = NULL;
+  kl_device_info info;
+  memset(&info, 0, sizeof(info));
+  int rc = kl_worker_create(&w, &wo);
+  if (rc == 0)
+    rc = kl_worker_device(&info, w);
+  kl_worker_free(w);
+  if (rc < 0)
+    return rc;
+  if (info.count <= 0) /* the bench says why, as without an executor */
+    return kl__local_parse_devices(ex, "0", "devices");
+  kl_buf list = KL_BUF_INIT;
+  for (int i = 0; rc == 0 && i < info.count && i < 64; i++)
+    rc = kl__buf_printf(&list, "%s%d", i ? "," : "", i);
+  if (rc == 0)
+    rc = kl__local_parse_devices(ex, list.ptr, "devices");
+  else
+    rc = kl__error_oom();
+  kl_buf_dispose(&list);
+  if (rc == 0) {
+    kl_buf d = KL_BUF_INIT;
+    if (kl__buf_printf(&d, "local: %d visible GPU%s", info.count,
+                       info.count == 1 ? "" : "s") == 0) {
+      kl__free(ex->describe);
+      ex->describe = kl__buf_detach(&d);
+    }
+    kl_buf_dispose(&d);
+    if (!ex->describe)
+      rc = kl__error_oom();
+  }
+  return rc;
+}
+
+static int local_batch_evaluate(kl_executor *ex, const kl_case *c,
+                                kl__eval *ev, size_t n, const char *batch_dir,
+                                const char *ledger) {
+  int rc = local_devices(ex, c);
+  double t0 = kl__now_ms();
+  if (rc == 0)
+    rc = kl__local_evaluate(ex, c, ev, n, NULL, NULL);
+  if (rc == 0 && n > 1) { /* a batch: how long it took, on how many */
+    char detail[128];
+    const char *name = strrchr(batch_dir, '/');
+    size_t slots = ex->ndevices < n ? ex->ndevices : n;
+    snprintf(detail, sizeof(detail),
+             "%zu evaluations in %.3f s on %zu slot%s", n,
+             (kl__now_ms() - t0) / 1000.0, slots, slots == 1 ? "" : "s");
+    rc = kl__executor_line_write(ledger, "local",
+                                 name ? name + 1 : batch_dir, 1, "completed",
+                                 NULL, detail);
+  }
+  return rc;
+}
+
+static int local_slots(const kl_executor *ex) { return (int)ex->ndevices; }
+
+const kl__exec_backend kl__exec_local = {"local", EXEC_LOCAL,
+                                         local_batch_evaluate, local_devices,
+                                         local_slots};

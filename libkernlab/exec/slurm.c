@@ -111,7 +111,7 @@ static int wait_job(char *state, size_t cap, const char *id) {
   return 0;
 }
 
-int kl__slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+static int slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                        size_t n, const char *dir, const char *ledger) {
   size_t pending = 0;
   int rc = kl__batch_write(dir, c, ev, n, false, &pending);
@@ -162,3 +162,10 @@ int kl__slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   kl_buf_dispose(&path);
   return rc;
 }
+
+static int slurm_slots(const kl_executor *ex) {
+  return ex->gpus > 0 ? ex->gpus : 1;
+}
+
+const kl__exec_backend kl__exec_slurm = {"slurm", EXEC_SLURM, slurm_evaluate, NULL,
+                                       slurm_slots};

@@ -59,7 +59,7 @@ static const char *last_line(kl_buf *b, char *out, size_t cap) {
   return out;
 }
 
-int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                      size_t n, const char *dir, const char *ledger) {
   size_t pending = 0;
   int rc = kl__batch_write(dir, c, ev, n, true, &pending);
@@ -185,3 +185,11 @@ int kl__ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   kl_buf_dispose(&cmd);
   return rc;
 }
+
+static int ssh_slots(const kl_executor *ex) {
+  (void)ex;
+  return 1;
+}
+
+const kl__exec_backend kl__exec_ssh = {"ssh", EXEC_SSH, ssh_evaluate, NULL,
+                                       ssh_slots};
