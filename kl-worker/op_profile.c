@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../profile/kernel_info_fields.h"
+#include "../libkernlab/profile/kernel_info_fields.h"
 #include "perf_counters.h"
 #include "worker_internal.h"
 #ifdef KL_HAVE_CUPTI

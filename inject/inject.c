@@ -42,7 +42,7 @@
 
 #include <cuda.h>
 #include <cupti.h>
-#include "../worker/cupti_launch_ids.h"
+#include "../kl-worker/cupti_launch_ids.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define BUF_SIZE (4u << 20)

@@ -1,0 +1,221 @@
+/* {"op":"check"}: the candidate against the oracle on fresh seeds, with
+ * poisoned outputs (a second pattern re-checks an element equal to the
+ * first), inputs that must stay intact, and outputs that must be final
+ * once launch and sync returned (work after return). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "worker_internal.h"
+
+/* Launch the candidate on inputs of `seed` with poison pattern `poison` and
+ * compare every output with want. */
+static int run_and_compare(const kl_plugin *pl, void *inst, uint64_t seed,
+                           int poison, void **want, klw_tally *t) {
+  memset(t, 0, sizeof(*t));
+  if (pl->prepare(inst, seed, poison) || pl->launch(inst) || pl->sync(inst)) {
+    snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
+    return -1;
+  }
+  return klw_compare_outputs(pl, inst, want, t);
+}
+
+/* ---- work after return ---------------------------------------------------- */
+
+/* Threads of this process that are running (state R) or in an
+ * uninterruptible wait (D), the calling thread excluded. */
+static int busy_threads(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return 0;
+  pid_t self = (pid_t)syscall(SYS_gettid);
+  int busy = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.' || strtol(e->d_name, NULL, 10) == self)
+      continue;
+    char path[320], buf[256];
+    snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* comm may hold spaces */
+    if (close_paren && (close_paren[2] == 'R' || close_paren[2] == 'D'))
+      busy++;
+  }
+  closedir(d);
+  return busy;
+}
+
+/* The outputs must be final once launch and sync have returned: read them,
+ * wait a while (twice the launch, 2 ms to 100 ms), read them again. Bytes
+ * that changed were written by work the call did not wait for (a thread it
+ * left running, a stream nobody synchronised), which no timer of the call
+ * sees. Host plugins also may not leave threads running. Adds to
+ * *late_bytes and *threads. */
+static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
+                         uint64_t *late_bytes, int *threads) {
+  void *before[256] = {0};
+  for (int p = 0; p < pl->nparams; p++) {
+    if (!klw_is_checked(pl, p))
+      continue;
+    uint64_t bytes = pl->buffer_bytes(inst, p);
+    if ((before[p] = malloc(bytes ? (size_t)bytes : 1)))
+      pl->read(inst, p, before[p], bytes);
+  }
+  double wait_us = 2 * launch_us;
+  wait_us = wait_us < 2000 ? 2000 : wait_us > 100000 ? 100000 : wait_us;
+  struct timespec ts = {0, (long)(wait_us * 1000)};
+  nanosleep(&ts, NULL);
+  if (strcmp(pl->backend, "host") == 0)
+    *threads += busy_threads();
+  for (int p = 0; p < pl->nparams; p++) {
+    if (!before[p])
+      continue;
+    uint64_t bytes = pl->buffer_bytes(inst, p);
+    unsigned char *after = malloc(bytes ? (size_t)bytes : 1);
+    if (after && pl->read(inst, p, after, bytes) == 0)
+      for (uint64_t i = 0; i < bytes; i++)
+        *late_bytes += after[i] != ((unsigned char *)before[p])[i];
+    free(after);
+    free(before[p]);
+  }
+}
+
+void klw_op_check(json_object *req) {
+  const kl_plugin *pl = klw_plugin_at(klw_get_int(req, "plugin", -1));
+  int64_t oracle_id = klw_get_int(req, "oracle", -1);
+  const kl_plugin *orc = oracle_id >= 0 ? klw_plugin_at(oracle_id) : NULL;
+  int shape = (int)klw_get_int(req, "shape", 0);
+  json_object *seeds;
+  if (!pl || (oracle_id >= 0 && !orc) ||
+      !json_object_object_get_ex(req, "seeds", &seeds)) {
+    klw_reply_error("check: bad plugin, oracle or seeds");
+    return;
+  }
+  if (orc && orc->nparams != pl->nparams) {
+    klw_reply_error("check: oracle and candidate have different signatures");
+    return;
+  }
+  void *inst = NULL, *oinst = NULL;
+  void *want[256] = {0};
+  if (pl->nparams > 256 || pl->create(&inst, shape)) {
+    klw_reply_error("check: create: %s", pl->last_error(NULL));
+    return;
+  }
+  if (orc && orc->create(&oinst, shape)) {
+    klw_reply_error("check: create oracle: %s", orc->last_error(NULL));
+    pl->destroy(inst);
+    return;
+  }
+  for (int p = 0; p < pl->nparams; p++) {
+    if (!klw_is_checked(pl, p))
+      continue;
+    uint64_t bytes = pl->buffer_bytes(inst, p);
+    if (orc && orc->buffer_bytes(oinst, p) != bytes) {
+      klw_reply_error("check: oracle's %s has another size", pl->param_names[p]);
+      goto done;
+    }
+    if (!(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
+      klw_reply_error("check: out of memory");
+      goto done;
+    }
+  }
+  json_object *results = json_object_new_array();
+  size_t nseeds = json_object_array_length(seeds);
+  for (size_t i = 0; i < nseeds; i++) {
+    uint64_t seed = (uint64_t)json_object_get_int64(
+        json_object_array_get_idx(seeds, i));
+    /* the oracle's outputs on the same inputs */
+    if (orc) {
+      if (orc->prepare(oinst, seed, 0) || orc->launch(oinst) ||
+          orc->sync(oinst)) {
+        json_object_put(results);
+        klw_reply_error("check: oracle failed: %s", orc->last_error(oinst));
+        goto done;
+      }
+      for (int p = 0; p < pl->nparams; p++)
+        if (want[p])
+          orc->read(oinst, p, want[p], orc->buffer_bytes(oinst, p));
+    } else {
+      pl->prepare(inst, seed, 0);
+      int rc = pl->reference(inst, want);
+      if (rc == KL_PLUGIN_NO_REFERENCE) {
+        json_object_put(results);
+        klw_reply_error("check: the case's oracle is the baseline: load it and "
+                    "pass it as the oracle");
+        goto done;
+      }
+      if (rc) {
+        json_object_put(results);
+        klw_reply_error("check: reference failed: %s", pl->last_error(inst));
+        goto done;
+      }
+    }
+    klw_tally t, t2;
+    double t0 = klw_now_us();
+    if (run_and_compare(pl, inst, seed, 0, want, &t)) {
+      json_object_put(results);
+      klw_reply_error("check: %s", t.detail);
+      goto done;
+    }
+    uint64_t late_bytes = 0;
+    int threads = 0;
+    settle_check(pl, inst, klw_now_us() - t0, &late_bytes, &threads);
+    uint64_t inputs_written = 0;
+    char input_detail[160] = "";
+    for (int p = 0; p < pl->nparams; p++)
+      if (pl->param_roles[p] == KL_PLUGIN_ROLE_INPUT &&
+          !pl->input_intact(inst, p)) {
+        if (!inputs_written)
+          snprintf(input_detail, sizeof(input_detail),
+                   "%s: input written by the kernel", pl->param_names[p]);
+        inputs_written++;
+      }
+    /* An element equal to the first poison pattern may be a real result:
+     * run once more with the second pattern and keep the smaller count. */
+    if (t.unwritten > 0 && run_and_compare(pl, inst, seed, 1, want, &t2) == 0 &&
+        t2.unwritten < t.unwritten)
+      t = t2;
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "seed", json_object_new_int64((int64_t)seed));
+    json_object_object_add(r, "correct", json_object_new_boolean(
+                                             !t.mismatches && !inputs_written));
+    json_object_object_add(r, "mismatches",
+                           json_object_new_int64((int64_t)t.mismatches));
+    json_object_object_add(r, "unwritten",
+                           json_object_new_int64((int64_t)t.unwritten));
+    json_object_object_add(r, "nonfinite",
+                           json_object_new_int64((int64_t)t.nonfinite));
+    json_object_object_add(r, "inputs_written",
+                           json_object_new_int64((int64_t)inputs_written));
+    json_object_object_add(r, "max_abs_err",
+                           json_object_new_double(t.max_abs_err));
+    json_object_object_add(r, "late_bytes",
+                           json_object_new_int64((int64_t)late_bytes));
+    json_object_object_add(r, "busy_threads", json_object_new_int(threads));
+    json_object_object_add(r, "detail",
+                           json_object_new_string(t.detail[0] ? t.detail
+                                                              : input_detail));
+    json_object_array_add(results, r);
+  }
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  json_object_object_add(o, "results", results);
+  klw_reply(o);
+done:
+  for (int p = 0; p < pl->nparams; p++)
+    free(want[p]);
+  pl->destroy(inst);
+  if (orc)
+    orc->destroy(oinst);
+}

@@ -1,0 +1,87 @@
+/* {"op":"load"}: dlopen a plugin (the candidate's constructors run here)
+ * and check its ABI; host code gets an address-space limit on its first
+ * load. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "../libkernlab/core/sandbox.h"
+#include "worker_internal.h"
+
+#define MAX_PLUGINS 64
+
+static const kl_plugin *plugins[MAX_PLUGINS];
+static int nplugins;
+
+const kl_plugin *klw_plugin_at(int64_t id) {
+  return id >= 0 && id < nplugins ? plugins[id] : NULL;
+}
+
+/* Host code gets an address-space limit (half the machine's memory, at
+ * least 4 GiB) once the first host plugin is loaded; device workers do not:
+ * the CUDA driver reserves address space far beyond any memory. Not under
+ * AddressSanitizer, whose shadow memory is a reservation of the same kind. */
+static void limit_address_space(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return;
+#endif
+#endif
+  static int done;
+  if (done++)
+    return;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return;
+  rlim_t half = (rlim_t)pages * (rlim_t)page / 2, floor = (rlim_t)4 << 30;
+  rlim_t as = half > floor ? half : floor;
+  kl__sandbox_limit(RLIMIT_AS, as, as);
+}
+
+void klw_op_load(json_object *req) {
+  json_object *p;
+  if (!json_object_object_get_ex(req, "path", &p)) {
+    klw_reply_error("load: no path");
+    return;
+  }
+  const char *path = json_object_get_string(p);
+  if (nplugins == MAX_PLUGINS) {
+    klw_reply_error("load: too many plugins (%d)", MAX_PLUGINS);
+    return;
+  }
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    klw_reply_error("load: %s", dlerror());
+    return;
+  }
+  kl_plugin_entry_fn entry = (kl_plugin_entry_fn)dlsym(h, KL_PLUGIN_SYMBOL);
+  const kl_plugin *pl = entry ? entry() : NULL;
+  if (!pl) {
+    klw_reply_error("load: %s exports no %s", path, KL_PLUGIN_SYMBOL);
+    return;
+  }
+  if (pl->abi_version != KL_PLUGIN_ABI_VERSION ||
+      pl->struct_size < offsetof(kl_plugin, kernel_info)) {
+    klw_reply_error("load: %s has plugin ABI %u (size %u); this worker speaks %d",
+                path, pl->abi_version, pl->struct_size, KL_PLUGIN_ABI_VERSION);
+    return;
+  }
+  if (strcmp(pl->backend, "host") == 0)
+    limit_address_space();
+  plugins[nplugins] = pl;
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  json_object_object_add(o, "id", json_object_new_int(nplugins));
+  json_object_object_add(o, "case", json_object_new_string(pl->case_name));
+  json_object_object_add(o, "nshapes", json_object_new_int(pl->nshapes));
+  json_object_object_add(o, "nparams", json_object_new_int(pl->nparams));
+  nplugins++;
+  klw_reply(o);
+}

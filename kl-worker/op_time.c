@@ -1,0 +1,225 @@
+/* {"op":"time"}: time one plugin, or two interleaved, with the sampler
+ * (sampler.c) and the timer their backend needs (timer_host.c for host
+ * code, timer_cupti.c for device code); then the stale_outputs gate: the
+ * outputs the candidate's last timed launch left are checked against the
+ * oracle on the same inputs. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_internal.h"
+
+/* After timing: compare the outputs `inst` holds from its last timed launch
+ * with the oracle's outputs on the same inputs (plugin `orc` run on `seed`,
+ * or, when orc is NULL, the plugin's own reference), adding to *t. Returns
+ * 0, or -1 with t->detail when the comparison itself could not run. */
+static int verify_timed(const kl_plugin *pl, void *inst, int shape,
+                        const kl_plugin *orc, uint64_t seed, klw_tally *t) {
+  void *want[256] = {0}, *oinst = NULL;
+  int rc = -1;
+  if (pl->nparams > 256) {
+    snprintf(t->detail, sizeof(t->detail), "too many params");
+    return -1;
+  }
+  for (int p = 0; p < pl->nparams; p++) {
+    uint64_t bytes = pl->buffer_bytes(inst, p);
+    if (klw_is_checked(pl, p) && !(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
+      snprintf(t->detail, sizeof(t->detail), "out of memory");
+      goto done;
+    }
+  }
+  if (orc) {
+    if (orc->create(&oinst, shape) || orc->prepare(oinst, seed, 0) ||
+        orc->launch(oinst) || orc->sync(oinst)) {
+      snprintf(t->detail, sizeof(t->detail), "oracle: %s",
+               orc->last_error(oinst));
+      goto done;
+    }
+    for (int p = 0; p < pl->nparams; p++)
+      if (want[p])
+        orc->read(oinst, p, want[p], pl->buffer_bytes(inst, p));
+  } else if (pl->reference(inst, want)) {
+    snprintf(t->detail, sizeof(t->detail), "reference: %s",
+             pl->last_error(inst));
+    goto done;
+  }
+  if (klw_compare_outputs(pl, inst, want, t) < 0)
+    goto done;
+  if (t->mismatches) {
+    char first[sizeof(t->detail)];
+    snprintf(first, sizeof(first), "%s", t->detail);
+    snprintf(t->detail, sizeof(t->detail), "%.100s, after timing, on the "
+             "inputs of seed %llu", first, (unsigned long long)seed);
+  }
+  rc = 0;
+done:
+  for (int p = 0; p < pl->nparams; p++)
+    free(want[p]);
+  if (oinst)
+    orc->destroy(oinst);
+  return rc;
+}
+
+/* The stale_outputs gate for the timed candidate: the outputs its last
+ * placement block left (inputs of klw_block_seed(seed, block)) are checked
+ * against the oracle; restore() re-poisons outputs before every sample, so
+ * work skipped in the last sample shows. When that block is the first one,
+ * whose inputs the warm-up also saw, the instance first gets fresh inputs
+ * and two more launches on them, as timing would: a result kept from the
+ * warm-up cannot pass, nor can a kernel that does less when its inputs
+ * repeat. */
+static int verify_last(const kl_plugin *pl, void *inst, int shape,
+                       const kl_plugin *orc, uint64_t seed, size_t block,
+                       klw_tally *t) {
+  if (block == 0) {
+    block = 1;
+    if (pl->prepare(inst, klw_block_seed(seed, block), 0) || pl->restore(inst) ||
+        pl->launch(inst) || pl->sync(inst) || pl->restore(inst) ||
+        pl->launch(inst) || pl->sync(inst)) {
+      snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
+      return -1;
+    }
+  }
+  return verify_timed(pl, inst, shape, orc, klw_block_seed(seed, block), t);
+}
+
+/* The "verify" member of a time reply: one entry per timed plugin. */
+static json_object *verify_json(const klw_tally *t, int np) {
+  json_object *arr = json_object_new_array();
+  for (int k = 0; k < np; k++) {
+    json_object *v = json_object_new_object();
+    json_object_object_add(v, "correct",
+                           json_object_new_boolean(t[k].mismatches == 0));
+    json_object_object_add(v, "mismatches",
+                           json_object_new_int64((int64_t)t[k].mismatches));
+    json_object_object_add(v, "unwritten",
+                           json_object_new_int64((int64_t)t[k].unwritten));
+    json_object_object_add(v, "detail", json_object_new_string(t[k].detail));
+    json_object_array_add(arr, v);
+  }
+  return arr;
+}
+
+static klw_time_req parse_time_req(json_object *req) {
+  klw_time_req t;
+  t.shape = (int)klw_get_int(req, "shape", 0);
+  t.cold = (int)klw_get_int(req, "cold", 1);
+  t.warmup = (int)klw_get_int(req, "warmup", 2);
+  t.min_n = (size_t)klw_get_int(req, "min_samples", 10);
+  t.max_n = (size_t)klw_get_int(req, "max_samples", 1000);
+  t.target = klw_get_double(req, "target_rel_ci", 0.005);
+  t.cap_us = klw_get_double(req, "time_cap_ms", 2000) * 1000.0;
+  t.seed = (uint64_t)klw_get_int(req, "seed", 1);
+  t.block_rounds = (size_t)klw_get_int(req, "block_rounds", 16);
+  t.decide_gain = klw_get_double(req, "decide_gain_pct", -1);
+  t.verify = (int)klw_get_int(req, "verify", 0);
+  t.oracle = (int)klw_get_int(req, "oracle", -1);
+  if (t.block_rounds < 1)
+    t.block_rounds = 1;
+  if (t.min_n < 1)
+    t.min_n = 1;
+  if (t.max_n < t.min_n)
+    t.max_n = t.min_n;
+  return t;
+}
+
+void klw_op_time(json_object *req) {
+  json_object *ids;
+  if (!json_object_object_get_ex(req, "plugins", &ids)) {
+    klw_reply_error("time: no plugins");
+    return;
+  }
+  int np = (int)json_object_array_length(ids);
+  if (np < 1 || np > 2) {
+    klw_reply_error("time: one or two plugins, not %d", np);
+    return;
+  }
+  klw_time_req tr = parse_time_req(req);
+  const kl_plugin *pl[2] = {0};
+  void *inst[2] = {0};
+  klw_sampling s;
+  memset(&s, 0, sizeof(s));
+  s.tr = &tr;
+  s.pl = pl;
+  s.inst = inst;
+  s.np = np;
+  const klw_timer *timer = NULL;
+  for (int k = 0; k < np; k++) {
+    int64_t id = json_object_get_int64(json_object_array_get_idx(ids, k));
+    if (!(pl[k] = klw_plugin_at(id))) {
+      klw_reply_error("time: no plugin %d", (int)id);
+      goto done;
+    }
+    if (pl[k]->create(&inst[k], tr.shape)) {
+      klw_reply_error("time: create: %s", pl[k]->last_error(NULL));
+      goto done;
+    }
+    if (pl[k]->prepare(inst[k], tr.seed, 0)) {
+      klw_reply_error("time: prepare: %s", pl[k]->last_error(inst[k]));
+      goto done;
+    }
+  }
+  if (pl[0]->flush) { /* a device plugin: CUPTI times it */
+    for (int k = 1; k < np; k++)
+      if (!pl[k]->flush) {
+        klw_reply_error("time: a device and a host plugin cannot be compared");
+        goto done;
+      }
+#ifdef KL_HAVE_CUPTI
+    timer = &klw_timer_cupti;
+#else
+    klw_reply_error("time: this kl-worker was built without CUPTI, so it "
+                    "cannot time device kernels");
+    goto done;
+#endif
+  } else {
+    timer = &klw_timer_host;
+  }
+  const char *reason;
+  double start_us;
+  if (klw_sample(&s, timer, &reason, &start_us) < 0) {
+    klw_reply_error("time: %s", s.err);
+    goto done;
+  }
+  klw_tally vt[2];
+  memset(vt, 0, sizeof(vt));
+  void *last = NULL;
+  size_t block = 0;
+  timer->last(&s, &last, &block);
+  if (tr.verify &&
+      verify_last(pl[np - 1], last, tr.shape,
+                  tr.oracle >= 0 ? klw_plugin_at(tr.oracle) : NULL, tr.seed,
+                  block, &vt[np - 1]) < 0) {
+    klw_reply_error("time: verify: %s", vt[np - 1].detail);
+    goto done;
+  }
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  if (tr.verify)
+    json_object_object_add(o, "verify", verify_json(vt, np));
+  json_object *all = json_object_new_array();
+  for (int k = 0; k < np; k++) {
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < s.n; i++)
+      json_object_array_add(arr, json_object_new_double(s.us[k][i]));
+    json_object_array_add(all, arr);
+  }
+  json_object_object_add(o, "samples", all);
+  timer->reply(&s, o);
+  json_object_object_add(o, "stop_reason", json_object_new_string(reason));
+  json_object_object_add(
+      o, "wall_ms", json_object_new_double((klw_now_us() - start_us) / 1000.0));
+  json_object_object_add(o, "block_rounds",
+                         json_object_new_int64((int64_t)s.block_rounds));
+  klw_reply(o);
+done:
+  if (timer)
+    timer->stop(&s);
+  for (int k = 0; k < np; k++) {
+    if (pl[k] && inst[k])
+      pl[k]->destroy(inst[k]);
+    free(s.us[k]);
+    free(s.mhz[k]);
+  }
+}

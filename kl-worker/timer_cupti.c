@@ -1,0 +1,344 @@
+/* The device's timer: CUPTI activity records.
+ *
+ * Device samples without a host round trip per sample: each round queues,
+ * per plugin, [restore][flush][marker/clock probe][kernel ...] on one shared
+ * stream; blocks rotate through a pool of instance sets made up front (the
+ * placements: up to six, each prepared once and warmed up, so nothing is
+ * allocated or copied while sampling); the device is synchronised once per
+ * window of about 128 rounds, and the kernel records are cut into samples
+ * at the markers in launch (correlation) order. A sample's time is the span
+ * from its first kernel's start to its last kernel's end, on any stream:
+ * work a candidate hides on another stream is counted. The SM clock is
+ * measured before every cold sample (a probe kernel), and before one round
+ * in eight when hot. */
+#ifdef KL_HAVE_CUPTI
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cupti_timer.h"
+#include "worker_internal.h"
+
+typedef struct dev_sample_ref {
+  int plugin;
+  size_t index; /* sample index within the plugin */
+} dev_sample_ref;
+
+typedef struct dev_state {
+  void **pool;       /* npool sets of np instances; set 0 is inst[] */
+  size_t npool, window, throttle_probe;
+  dev_sample_ref *refs;
+  size_t nrefs;
+  double flush_us_sum; /* the flush kernels' durations, for the reply */
+  size_t flush_count;
+} dev_state;
+
+static int cmp_correlation(const void *a, const void *b) {
+  const klw_kernel *x = a, *y = b;
+  if (x->correlation != y->correlation)
+    return x->correlation < y->correlation ? -1 : 1;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Cut this window's records into samples; 0 or -1 with a message. */
+static int attribute(dev_state *d, klw_kernel *k, size_t nk,
+                     const dev_sample_ref *refs, size_t nrefs, double **us,
+                     char *err, size_t errlen) {
+  for (size_t i = 0; i < nk; i++)
+    if (k[i].kind == KLW_FLUSH && k[i].end > k[i].start) {
+      d->flush_us_sum += (double)(k[i].end - k[i].start) / 1000.0;
+      d->flush_count++;
+    }
+  bool by_corr = true;
+  for (size_t i = 0; i < nk; i++)
+    if (k[i].correlation == 0)
+      by_corr = false;
+  if (by_corr)
+    qsort(k, nk, sizeof(*k), cmp_correlation);
+  size_t s = 0;
+  long cur = -1;
+  uint64_t lo = 0, hi = 0;
+  for (size_t i = 0; i <= nk; i++) {
+    bool end = i == nk;
+    if (end || k[i].kind == KLW_PROBE) {
+      if (cur >= 0) {
+        if (hi <= lo) {
+          snprintf(err, errlen,
+                   "sample %ld launched no timed kernel (did launch() run "
+                   "any work?)",
+                   cur);
+          return -1;
+        }
+        us[refs[cur].plugin][refs[cur].index] = (double)(hi - lo) / 1000.0;
+      }
+      if (end)
+        break;
+      if (s >= nrefs) {
+        snprintf(err, errlen, "more sample markers (%zu) than samples (%zu)",
+                 s + 1, nrefs);
+        return -1;
+      }
+      cur = (long)s++;
+      lo = UINT64_MAX;
+      hi = 0;
+    } else if (k[i].kind == KLW_WORK && cur >= 0) {
+      if (k[i].start == 0 && k[i].end == 0) {
+        snprintf(err, errlen, "a kernel record has no timestamps");
+        return -1;
+      }
+      if (k[i].start < lo)
+        lo = k[i].start;
+      if (k[i].end > hi)
+        hi = k[i].end;
+    }
+  }
+  if (s != nrefs) {
+    snprintf(err, errlen, "found %zu sample markers for %zu samples%s", s,
+             nrefs, by_corr ? "" : " (records without correlation ids)");
+    return -1;
+  }
+  return 0;
+}
+
+static int share_stream(const kl_plugin **pl, void **inst, int np) {
+  for (int k = 1; k < np; k++)
+    if (pl[k]->set_stream(inst[k], pl[0]->stream(inst[0])))
+      return k;
+  return 0;
+}
+
+/* Discard what the warm-up and the pool left: clock readings and kernel
+ * records. */
+static void discard(klw_sampling *s) {
+  for (int k = 0; k < s->np; k++) {
+    uint64_t got;
+    if (k == 0 || s->pl[k] != s->pl[0])
+      s->pl[k]->clock_read(s->inst[k], s->mhz[k], s->tr->max_n, &got);
+  }
+  klw_kernel *recs = NULL;
+  size_t nrecs = 0, dropped = 0;
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  free(recs);
+}
+
+static int dev_start(klw_sampling *s) {
+  dev_state *d = calloc(1, sizeof(*d));
+  s->state = d;
+  if (!d) {
+    snprintf(s->err, sizeof(s->err), "out of memory");
+    return -1;
+  }
+  if (klw_cupti_start(s->err, sizeof(s->err)) < 0)
+    return -1;
+  int bad = share_stream(s->pl, s->inst, s->np);
+  if (bad) {
+    snprintf(s->err, sizeof(s->err), "set_stream: %s",
+             s->pl[bad]->last_error(s->inst[bad]));
+    return -1;
+  }
+  return 0;
+}
+
+/* Warm up round by round; the last round, timed on the host, sizes the
+ * placement blocks. */
+static int dev_warmup(klw_sampling *s, double *round_us) {
+  int warm = s->tr->warmup > 0 ? s->tr->warmup : 1;
+  for (int i = 0; i < warm; i++) {
+    double t0 = klw_now_us();
+    for (int k = 0; k < s->np; k++) {
+      if (s->pl[k]->restore(s->inst[k]) ||
+          (s->tr->cold && s->pl[k]->flush(s->inst[k])) ||
+          s->pl[k]->clock_mark(s->inst[k], 2000) ||
+          s->pl[k]->launch(s->inst[k])) {
+        snprintf(s->err, sizeof(s->err), "warm-up: %s",
+                 s->pl[k]->last_error(s->inst[k]));
+        return -1;
+      }
+    }
+    if (s->pl[0]->sync(s->inst[0])) {
+      snprintf(s->err, sizeof(s->err), "warm-up: %s",
+               s->pl[0]->last_error(s->inst[0]));
+      return -1;
+    }
+    *round_us = klw_now_us() - t0;
+  }
+  discard(s);
+  return 0;
+}
+
+/* The pool: up to six sets of instances (as memory allows: 8 GiB of
+ * buffers at most), each prepared on its block's inputs and warmed up, all
+ * on one stream; a window holds whole blocks, about 128 rounds. */
+static int dev_place(klw_sampling *s, size_t *window) {
+  dev_state *d = s->state;
+  size_t br = s->block_rounds;
+  d->window = br * (128 / br > 1 ? 128 / br : 1);
+  *window = d->window;
+  if (!(d->refs = calloc((size_t)s->np * (d->window + 1), sizeof(*d->refs)))) {
+    snprintf(s->err, sizeof(s->err), "out of memory");
+    return -1;
+  }
+  uint64_t set_bytes = 0;
+  for (int k = 0; k < s->np; k++)
+    for (int q = 0; q < s->pl[k]->nparams; q++)
+      set_bytes += s->pl[k]->buffer_bytes(s->inst[k], q);
+  d->npool = set_bytes ? (size_t)((8ull << 30) / set_bytes) : 6;
+  if (d->npool > 6)
+    d->npool = 6;
+  if (d->npool < 1)
+    d->npool = 1;
+  s->placements = d->npool;
+  if (!(d->pool = calloc(d->npool * (size_t)s->np, sizeof(void *)))) {
+    snprintf(s->err, sizeof(s->err), "out of memory");
+    return -1;
+  }
+  for (int k = 0; k < s->np; k++)
+    d->pool[k] = s->inst[k];
+  for (size_t b = 1; b < d->npool; b++)
+    for (int k = 0; k < s->np; k++) {
+      void **slot = &d->pool[b * (size_t)s->np + (size_t)k];
+      const kl_plugin *pl = s->pl[k];
+      if (pl->create(slot, s->tr->shape) ||
+          pl->prepare(*slot, klw_block_seed(s->tr->seed, b), 0) ||
+          pl->set_stream(*slot, s->pl[0]->stream(s->inst[0])) ||
+          pl->restore(*slot) || pl->clock_mark(*slot, 0) || pl->launch(*slot)) {
+        snprintf(s->err, sizeof(s->err), "placement pool: %s",
+                 pl->last_error(*slot));
+        return -1;
+      }
+    }
+  if (s->pl[0]->sync(s->inst[0])) {
+    snprintf(s->err, sizeof(s->err), "%s", s->pl[0]->last_error(s->inst[0]));
+    return -1;
+  }
+  discard(s);
+  return 0;
+}
+
+static void **dev_set(klw_sampling *s, size_t round) {
+  dev_state *d = s->state;
+  return d->pool + ((round / s->block_rounds) % d->npool) * (size_t)s->np;
+}
+
+/* The clock is measured before every cold sample; in hot mode before one
+ * round in eight (each probe costs ~2 us of device time), and a bare
+ * marker before the others. */
+static int dev_mark(klw_sampling *s, int k, void *inst) {
+  dev_state *d = s->state;
+  int spin = s->tr->cold || d->throttle_probe++ % 8 == 0 ? 2000 : 0;
+  if (s->pl[k]->restore(inst) || (s->tr->cold && s->pl[k]->flush(inst)) ||
+      s->pl[k]->clock_mark(inst, spin)) {
+    snprintf(s->err, sizeof(s->err), "launch: %s", s->pl[k]->last_error(inst));
+    return -1;
+  }
+  return 0;
+}
+
+static int dev_launch(klw_sampling *s, int k, void *inst, size_t index) {
+  dev_state *d = s->state;
+  if (s->pl[k]->launch(inst)) {
+    snprintf(s->err, sizeof(s->err), "launch: %s", s->pl[k]->last_error(inst));
+    return -1;
+  }
+  d->refs[d->nrefs].plugin = k;
+  d->refs[d->nrefs].index = index;
+  d->nrefs++;
+  return 0;
+}
+
+static int dev_collect(klw_sampling *s) {
+  dev_state *d = s->state;
+  const kl_plugin **pl = s->pl;
+  if (pl[0]->sync(s->inst[0])) { /* every set shares inst[0]'s stream */
+    snprintf(s->err, sizeof(s->err), "%s", pl[0]->last_error(s->inst[0]));
+    return -1;
+  }
+  /* Clock readings live in the plugin's shared object: two plugins may
+   * be one object (an A/A comparison compiles to one cache entry), so
+   * read each object once and hand its readings out in launch order. */
+  for (int k = 0; k < s->np; k++) {
+    if (k > 0 && pl[k] == pl[0])
+      continue;
+    double got_mhz[2 * 4096];
+    uint64_t got = 0, want = 0, at = 0;
+    for (size_t i = 0; i < d->nrefs; i++)
+      want += pl[d->refs[i].plugin] == pl[k];
+    if (pl[k]->clock_read(s->inst[k], got_mhz,
+                          sizeof(got_mhz) / sizeof(got_mhz[0]), &got) ||
+        got != want) {
+      snprintf(s->err, sizeof(s->err), "%llu clock readings for %llu samples",
+               (unsigned long long)got, (unsigned long long)want);
+      return -1;
+    }
+    for (size_t i = 0; i < d->nrefs; i++)
+      if (pl[d->refs[i].plugin] == pl[k])
+        s->mhz[d->refs[i].plugin][d->refs[i].index] = got_mhz[at++];
+  }
+  klw_kernel *recs = NULL;
+  size_t nrecs = 0, dropped = 0;
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  int rc = 0;
+  if (dropped) {
+    snprintf(s->err, sizeof(s->err), "CUPTI dropped %zu records", dropped);
+    rc = -1;
+  } else if (attribute(d, recs, nrecs, d->refs, d->nrefs, s->us, s->err,
+                       sizeof(s->err)) < 0) {
+    rc = -1;
+  }
+  free(recs);
+  d->nrefs = 0;
+  return rc;
+}
+
+/* The candidate's last placement set holds its last timed outputs. */
+static void dev_last(klw_sampling *s, void **inst, size_t *block) {
+  dev_state *d = s->state;
+  size_t last = s->n > 0 ? ((s->n - 1) / s->block_rounds) % d->npool : 0;
+  *inst = d->pool[last * (size_t)s->np + (size_t)(s->np - 1)];
+  *block = last;
+}
+
+static void dev_reply(klw_sampling *s, json_object *o) {
+  dev_state *d = s->state;
+  /* hot mode measures the clock every eighth round: carry it forward */
+  for (int k = 0; k < s->np; k++)
+    for (size_t i = 1; i < s->n; i++)
+      if (s->mhz[k][i] == 0)
+        s->mhz[k][i] = s->mhz[k][i - 1];
+  json_object *clocks = json_object_new_array();
+  for (int k = 0; k < s->np; k++) {
+    json_object *carr = json_object_new_array();
+    for (size_t i = 0; i < s->n; i++)
+      json_object_array_add(carr, json_object_new_double(s->mhz[k][i]));
+    json_object_array_add(clocks, carr);
+  }
+  json_object_object_add(o, "sm_clock_mhz", clocks);
+  json_object_object_add(o, "timer", json_object_new_string("cupti"));
+  json_object_object_add(
+      o, "flush_us",
+      json_object_new_double(d->flush_count ? d->flush_us_sum / d->flush_count
+                                            : 0));
+  json_object_object_add(o, "flush_bytes", json_object_new_double(0));
+  json_object_object_add(o, "placements",
+                         json_object_new_int64((int64_t)d->npool));
+}
+
+static void dev_stop(klw_sampling *s) {
+  dev_state *d = s->state;
+  if (!d)
+    return;
+  for (size_t b = 1; d->pool && b < d->npool; b++)
+    for (int k = 0; k < s->np; k++)
+      if (d->pool[b * (size_t)s->np + (size_t)k])
+        s->pl[k]->destroy(d->pool[b * (size_t)s->np + (size_t)k]);
+  free(d->pool);
+  free(d->refs);
+  free(d);
+  s->state = NULL;
+}
+
+const klw_timer klw_timer_cupti = {"cupti",    dev_start,  dev_warmup,
+                                   dev_place,  dev_set,    dev_mark,
+                                   dev_launch, dev_collect, dev_last,
+                                   dev_reply,  dev_stop};
+#endif /* KL_HAVE_CUPTI */

@@ -1,0 +1,156 @@
+/* What kl-worker's files share.
+ *
+ *   main.c          the request loop: one JSON request per line,
+ *                   dispatched by its "op" to one file per operation
+ *   protocol.c      request lines in and reply lines out, on fd 3
+ *   op_load.c       load a plugin
+ *   op_check.c      check a candidate against the oracle (check.c: the
+ *                   comparisons time's verification shares)
+ *   op_time.c       time one or two plugins: the request, the sampler,
+ *                   the stale-outputs gate, the reply
+ *   sampler.c       the one sampling loop, host and device alike, driven
+ *                   through a timer (start, mark, launch, collect)
+ *   timer_host.c    the host's timer: clock_gettime around each launch
+ *   timer_cupti.c   the device's timer: CUPTI activity records
+ *   op_device.c     which device, its clocks and memory
+ *   op_profile.c    hardware counters (cupti_profiler.c, perf_counters.c)
+ */
+#ifndef KLW_WORKER_INTERNAL_H
+#define KLW_WORKER_INTERNAL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernlab/plugin.h"
+
+/* ---- protocol.c ---------------------------------------------------------------- */
+
+/* The next request line (NULL: the parent went away). */
+char *klw_read_line(void);
+/* Send one reply line (takes the object). */
+void klw_reply(json_object *o);
+void klw_reply_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int64_t klw_get_int(json_object *req, const char *key, int64_t dflt);
+double klw_get_double(json_object *req, const char *key, double dflt);
+/* Microseconds on a monotonic clock. */
+double klw_now_us(void);
+
+/* ---- op_load.c ------------------------------------------------------------------- */
+
+/* {"op":"load","path":P}: dlopen a plugin, give it the next id. */
+void klw_op_load(json_object *req);
+/* A loaded plugin by id, or NULL. */
+const kl_plugin *klw_plugin_at(int64_t id);
+
+/* ---- check.c, op_check.c ------------------------------------------------------------ */
+
+/* What comparing a plugin's outputs with the oracle's found. */
+typedef struct klw_tally {
+  uint64_t mismatches, unwritten, nonfinite;
+  double max_abs_err;
+  char detail[160];
+} klw_tally;
+
+/* Is parameter p one the check compares (an output or in-out)? */
+bool klw_is_checked(const kl_plugin *pl, int p);
+/* Compare every output `inst` holds with want[], adding to *t (the first
+ * problem goes to t->detail). 0, or -1 with t->detail when a comparison
+ * could not run. */
+int klw_compare_outputs(const kl_plugin *pl, void *inst, void *const *want,
+                        klw_tally *t);
+/* {"op":"check",...}: fresh seeds, poisoned outputs, inputs intact, work
+ * after return. */
+void klw_op_check(json_object *req);
+
+/* ---- op_time.c, sampler.c, timer_*.c ---------------------------------------------- */
+
+/* A time request's parameters, parsed and clamped once for both timers. */
+typedef struct klw_time_req {
+  int shape, cold, warmup;
+  size_t min_n, max_n, block_rounds;
+  double target, cap_us, decide_gain;
+  uint64_t seed;
+  int verify; /* re-check the timed outputs against oracle (stale_outputs) */
+  int oracle; /* plugin id, or -1: the timed plugin's own reference */
+} klw_time_req;
+
+/* One measurement as the sampler runs it: what to time (one plugin, or
+ * two interleaved A B B A ...), the samples so far, and the timer's own
+ * state. inst[] are the request's instances: prepared on the request's
+ * seed, the first placement. */
+typedef struct klw_sampling {
+  const klw_time_req *tr;
+  const kl_plugin **pl;
+  void **inst;
+  int np;
+  size_t block_rounds; /* rounds per placement, sized from the warm-up */
+  size_t placements;   /* placement sets rotated through; 0: a fresh one
+                          every block */
+  size_t n;            /* rounds sampled */
+  double *us[2];       /* per plugin, max_n each: the samples */
+  double *mhz[2];      /* per plugin: the SM clock of each sample (device) */
+  char err[512];       /* why the sampler stopped on an error */
+  void *state;         /* the timer's */
+} klw_sampling;
+
+/* How samples are taken: the host's clock or CUPTI's records. The sampler
+ * calls start (before anything), warmup (returns one round's time, which
+ * sizes the placement blocks), place (the placement sets; how many rounds
+ * one collection window holds), then per round the instance set to use
+ * (set), and per sample mark (restore, flush, marker/clock probe) and
+ * launch (the kernel: timed now by the host, queued on the device), and
+ * collect after each window (the device syncs and cuts its records into
+ * samples); last names the instance the candidate's last timed outputs are
+ * in and the placement block of its inputs; reply adds the timer's own
+ * fields; stop releases what start and place made. Errors: -1 with
+ * s->err. */
+typedef struct klw_timer {
+  const char *name;
+  int (*start)(klw_sampling *s);
+  int (*warmup)(klw_sampling *s, double *round_us);
+  int (*place)(klw_sampling *s, size_t *window);
+  void **(*set)(klw_sampling *s, size_t round);
+  int (*mark)(klw_sampling *s, int k, void *inst);
+  int (*launch)(klw_sampling *s, int k, void *inst, size_t index);
+  int (*collect)(klw_sampling *s);
+  void (*last)(klw_sampling *s, void **inst, size_t *block);
+  void (*reply)(klw_sampling *s, json_object *o);
+  void (*stop)(klw_sampling *s);
+} klw_timer;
+
+extern const klw_timer klw_timer_host;
+#ifdef KL_HAVE_CUPTI
+extern const klw_timer klw_timer_cupti;
+#endif
+
+/* The one sampling loop (sampler.c): warm up, size the placement blocks,
+ * sample rounds window by window until the interval is narrow enough,
+ * the decision at decide_gain can no longer change, max_n or the time
+ * cap; *reason says which, *start_us when sampling began. 0, or -1 with
+ * s->err. */
+int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
+               double *start_us);
+/* The inputs of placement block b: block 0 keeps the request's seed, later
+ * blocks get fresh inputs. */
+uint64_t klw_block_seed(uint64_t seed, size_t b);
+/* {"op":"time",...} */
+void klw_op_time(json_object *req);
+
+/* Evict the host's last-level cache without leaving dirty lines; the
+ * bytes the flush reads (timer_host.c). */
+int klw_flush_host_caches(void);
+size_t klw_flush_host_bytes(void);
+
+/* ---- op_device.c, op_profile.c ------------------------------------------------------ */
+
+/* {"op":"device"(,"memory":1)}: the device, its clocks and memory peak. */
+void klw_op_device(json_object *req);
+/* {"op":"profile"}: hardware counters of one launch (op_profile.c). */
+void klw_op_profile(json_object *req);
+/* {"op":"metric_passes"}: check names and count passes, offline for a
+ * named chip or for this device (op_profile.c). */
+void klw_op_metric_passes(json_object *req);
+
+#endif /* KLW_WORKER_INTERNAL_H */
