@@ -53,7 +53,7 @@ static one measure(kl_worker *w, int id, int shape, int cold, int cap_ms) {
   t.cold = cold;
   if (cap_ms)
     t.time_cap_ms = cap_ms;
-  kl_samples s;
+  kl_samples s = KL_SAMPLES_INIT;
   CHECK(kl_worker_time(&s, w, &id, 1, shape, &t));
   kl_summary sum;
   kl_stats_summarize(&sum, s.us[0], s.n);
@@ -128,7 +128,7 @@ static void decisions(kl_worker *w, int base, int other, int shape,
       kl_time_options t = KL_TIME_OPTIONS_INIT;
       t.time_cap_ms = 500;
       int ids[2] = {base, pass ? other : base};
-      kl_samples s;
+      kl_samples s = KL_SAMPLES_INIT;
       CHECK(kl_worker_time(&s, w, ids, 2, shape, &t));
       for (int g = 0; g < 2; g++) {
         kl_speedup sp;
@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
   char path[1024];
   kl_worker *w;
   CHECK(kl_worker_create(&w, NULL));
-  kl_device_info d;
+  kl_device_info d = KL_DEVICE_INFO_INIT;
   CHECK(kl_worker_device(&d, w));
   if (d.count == 0) {
     fprintf(stderr, "bench_cuda: no CUDA device: %s\n", d.why);

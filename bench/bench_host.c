@@ -43,7 +43,7 @@ static void measure_shape(kl_worker *w, int id, const kl_case *c, int shape,
   for (int hot = 0; hot < 2; hot++) {
     kl_time_options t = KL_TIME_OPTIONS_INIT;
     t.cold = !hot;
-    kl_samples s;
+    kl_samples s = KL_SAMPLES_INIT;
     CHECK(kl_worker_time(&s, w, &id, 1, shape, &t));
     kl_summary sum;
     kl_stats_summarize(&sum, s.us[0], s.n);
@@ -53,7 +53,7 @@ static void measure_shape(kl_worker *w, int id, const kl_case *c, int shape,
   double medians[16], samples[16];
   for (int r = 0; r < repeats; r++) {
     kl_time_options t = KL_TIME_OPTIONS_INIT;
-    kl_samples s;
+    kl_samples s = KL_SAMPLES_INIT;
     CHECK(kl_worker_time(&s, w, &id, 1, shape, &t));
     kl_summary sum;
     kl_stats_summarize(&sum, s.us[0], s.n);
@@ -98,7 +98,7 @@ static void decision_time(const kl_case *c, const char *candidate_path,
   double t0 = now_s();
   CHECK(kl_bench_compare(&r, c, &o));
   double secs = now_s() - t0;
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   fprintf(stderr, "%-28s %-6s %8.2f s  %6.3f [%.3f, %.3f] %s after %zu pairs\n",
           label, shape, secs, s.speedup.speedup, s.speedup.ci_low,

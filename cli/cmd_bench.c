@@ -13,7 +13,7 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
          compare ? "candidate_us [95% CI]" : "95% CI", "samples",
          compare ? "speedup [95% CI] decision" : "stop");
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
-    kl_shape_result s;
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     const char *ok = !s.checked ? "-" : s.correct ? "yes" : "NO";
     if (!s.timed) {
@@ -38,7 +38,7 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
   if (kl_report_objective(&obj, r) == 0)
     printf("objective: %.3f [%.3f, %.3f] %s\n", obj.speedup, obj.ci_low,
            obj.ci_high, kl_decision_name(obj.decision));
-  kl_device_info dev;
+  kl_device_info dev = KL_DEVICE_INFO_INIT;
   if (kl_report_device(&dev, r) == 0)
     printf("device %s (%d SMs, max SM clock %.0f MHz)\n", dev.name, dev.sms,
            dev.max_sm_clock_mhz);

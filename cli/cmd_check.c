@@ -31,7 +31,7 @@ static int on_diag(const kl_error *e, void *payload) {
 }
 
 static void print_param(const kl_case *c, size_t i) {
-  kl_param_info p;
+  kl_param_info p = KL_PARAM_INFO_INIT;
   kl_case_param(&p, c, i);
   printf("  %-10s %s%s", p.name, kl_dtype_name(p.dtype),
          p.is_pointer ? "*" : "");
@@ -94,7 +94,7 @@ static void print_summary(const kl_case *c) {
   printf("kernel    %s in %s\n", kl_case_entry(c), kl_case_kernel_path(c));
   if (kl_case_program_path(c))
     printf("brief     %s\n", kl_case_program_path(c));
-  kl_reference_info ref;
+  kl_reference_info ref = KL_REFERENCE_INFO_INIT;
   kl_case_reference(&ref, c);
   if (ref.kind == KL_REFERENCE_HOST)
     printf("reference %s in %s, atol %g, rtol %g\n", ref.function,
@@ -102,7 +102,7 @@ static void print_summary(const kl_case *c) {
   else
     printf("reference the baseline's outputs, atol %g, rtol %g\n", ref.atol,
            ref.rtol);
-  kl_budget b;
+  kl_budget b = KL_BUDGET_INIT;
   kl_case_budget(&b, c);
   printf("objective %s; budget %lld iterations, patience %lld, min gain "
          "%g%%\n",

@@ -86,7 +86,7 @@ static int print_json(const kl_report *r, bool ncu) {
     cli_json_string(stdout, kl_report_reason(r));
   else
     printf("null");
-  kl_device_info dev;
+  kl_device_info dev = KL_DEVICE_INFO_INIT;
   if (kl_report_device(&dev, r) == 0) {
     printf(",\"device\":{\"name\":");
     cli_json_string(stdout, dev.name);
@@ -95,7 +95,7 @@ static int print_json(const kl_report *r, bool ncu) {
   }
   printf(",\"shapes\":[");
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
-    kl_shape_result s;
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     printf("%s{\"name\":", i ? "," : "");
     cli_json_string(stdout, s.name);
@@ -162,13 +162,13 @@ int cmd_profile(int argc, char **argv) {
   if (json && (status = print_json(r, ncu)) != EXIT_OK)
     goto done;
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
-    kl_shape_result s;
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
     if (!json) {
       printf("shape %s: %.4g us [%.4g, %.4g] (cold, %s)", s.name,
              s.time.median, s.time.ci_low, s.time.ci_high,
-             kl_report_device(&(kl_device_info){0}, r) == 0 ? "CUPTI"
+             kl_report_device(&(kl_device_info)KL_DEVICE_INFO_INIT, r) == 0 ? "CUPTI"
                                                             : "host clock");
       if (p && kl_profile_passes(p))
         printf(", %zu passes", kl_profile_passes(p));
@@ -187,7 +187,7 @@ int cmd_profile(int argc, char **argv) {
         status = EXIT_FAILED;
     }
   }
-  kl_device_info dev;
+  kl_device_info dev = KL_DEVICE_INFO_INIT;
   if (!json && kl_report_device(&dev, r) == 0)
     printf("device %s (%d SMs)\n", dev.name, dev.sms);
 done:

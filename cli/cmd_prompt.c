@@ -94,7 +94,7 @@ int cmd_prompt(int argc, char **argv) {
   printf("=== sizes (tokens estimated as characters / 4) ===\n");
   size_t total = 0;
   for (size_t i = 0; i < kl_prompt_section_count(p); i++) {
-    kl_prompt_section_info s;
+    kl_prompt_section_info s = KL_PROMPT_SECTION_INFO_INIT;
     kl_prompt_section(&s, p, i);
     total += s.tokens;
     printf("%-6s %-14s %7zu chars %6zu tokens of %6zu%s\n",

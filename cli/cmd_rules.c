@@ -30,7 +30,7 @@ static void print_text(const kl_diagnosis *d, const char *label) {
          kl_diagnosis_verdict(d) ? kl_diagnosis_verdict(d) : "no verdict");
   size_t nf = kl_diagnosis_fired_count(d), nu = kl_diagnosis_unevaluated_count(d);
   for (size_t i = 0; i < nf; i++) {
-    kl_finding f;
+    kl_finding f = KL_FINDING_INIT;
     kl_diagnosis_fired(&f, d, i);
     printf("  %s %s: %s\n", sev_label(f.severity), f.id, f.finding);
     printf("         action: %s\n", f.action);
@@ -40,7 +40,7 @@ static void print_text(const kl_diagnosis *d, const char *label) {
   if (nf == 0)
     printf("  no rule fired\n");
   for (size_t i = 0; i < nu; i++) {
-    kl_unevaluated u;
+    kl_unevaluated u = KL_UNEVALUATED_INIT;
     kl_diagnosis_unevaluated(&u, d, i);
     printf("  not evaluated: %s (%s)\n", u.id, u.reason);
   }
@@ -111,7 +111,7 @@ static int from_case(const kl_rules *rs, const kl_case *c,
   size_t n = kl_report_shape_count(r), k = 0;
   kl_prompt_shape *shapes = calloc(n ? n : 1, sizeof(*shapes));
   for (size_t i = 0; shapes && i < n; i++) {
-    kl_shape_result s;
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
     if (!p)
@@ -139,7 +139,7 @@ static int list(const kl_rules *rs, bool json) {
   if (json)
     printf("{\"rules\":[");
   for (size_t i = 0; i < kl_rules_count(rs); i++) {
-    kl_rule_info r;
+    kl_rule_info r = KL_RULE_INFO_INIT;
     kl_rules_get(&r, rs, i);
     if (!json) {
       printf("%-24s %-6s %-10s %s\n", r.id, kl_severity_name(r.severity),
@@ -168,7 +168,7 @@ static int list(const kl_rules *rs, bool json) {
   if (json) {
     printf("],\"skills\":[");
     for (size_t i = 0; i < kl_rules_skill_count(rs); i++) {
-      kl_skill_info s;
+      kl_skill_info s = KL_SKILL_INFO_INIT;
       kl_rules_skill(&s, rs, i);
       printf("%s{\"id\":", i ? "," : "");
       cli_json_string(stdout, s.id);

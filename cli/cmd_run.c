@@ -150,7 +150,7 @@ int cmd_run(int argc, char **argv) {
   kl_run_options o = KL_RUN_OPTIONS_INIT;
   exec_args x;
   memset(&x, 0, sizeof(x));
-  kl_executor_options_init(&x.eo);
+  kl_executor_options_init(&x.eo, KL_EXECUTOR_OPTIONS_VERSION);
   double d = 0;
   int st;
   for (int i = 1; i < argc; i++) {

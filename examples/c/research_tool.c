@@ -59,7 +59,7 @@ static int diagnose(const char *metrics) {
       rc = fail("evaluate");
       break;
     }
-    kl_finding f;
+    kl_finding f = KL_FINDING_INIT;
     int fired = kl_diagnosis_fired_count(d) > 0 &&
                 kl_diagnosis_fired(&f, d, 0) == 0;
     printf("%-12s %-16s %s%s%s\n", kl_profile_list_name(l, i),
@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
   printf("%-12s %12s %12s %24s\n", "shape", candidate ? "baseline us" : "",
          "median us", candidate ? "speedup [95%]" : "");
   for (size_t i = 0; i < kl_report_shape_count(rep); i++) {
-    kl_shape_result s;
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
     if (kl_report_shape(&s, rep, i) < 0 || !s.timed)
       continue;
     char sp[64] = "";

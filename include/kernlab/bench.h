@@ -63,7 +63,11 @@ typedef struct kl_bench_options {
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT \
   {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL, -1, NULL, NULL, NULL, NULL}
-KL_EXTERN(void) kl_bench_options_init(kl_bench_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_BENCH_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_bench_options_init(kl_bench_options *opts, unsigned version);
 
 typedef struct kl_report kl_report; /* opaque */
 
@@ -96,6 +100,8 @@ KL_EXTERN(const char *) kl_report_compile_log(const kl_report *r);
 
 /** One shape's results. Times are microseconds. */
 typedef struct kl_shape_result {
+  size_t size; /**< sizeof(kl_shape_result): set by KL_SHAPE_RESULT_INIT (the library
+                   writes no byte past it) */
   const char *name;
   int checked;              /**< the check ran */
   int correct;
@@ -111,6 +117,7 @@ typedef struct kl_shape_result {
   size_t throttled;         /**< device: samples taken under 97% of that
                                  clock, left out of the statistics */
 } kl_shape_result;
+#define KL_SHAPE_RESULT_INIT KL_SIZED_INIT(kl_shape_result)
 
 KL_EXTERN(size_t) kl_report_shape_count(const kl_report *r);
 KL_EXTERN(int) kl_report_shape(kl_shape_result *out, const kl_report *r,

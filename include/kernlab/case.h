@@ -68,6 +68,8 @@ typedef enum kl_init_kind {
 /** One parameter of the kernel signature. Strings are borrowed from the
  *  case and live as long as it does. */
 typedef struct kl_param_info {
+  size_t size; /**< sizeof(kl_param_info): set by KL_PARAM_INFO_INIT (the library
+                   writes no byte past it) */
   const char *name;
   kl_dtype dtype;
   int is_pointer;
@@ -79,6 +81,7 @@ typedef struct kl_param_info {
   double init_a, init_b;  /**< the distribution's arguments */
   const char *init_text;  /**< as written, e.g. "uniform(-1, 1)" */
 } kl_param_info;
+#define KL_PARAM_INFO_INIT KL_SIZED_INIT(kl_param_info)
 
 /** Launch geometry of one shape (CUDA cases). */
 typedef struct kl_launch {
@@ -93,11 +96,14 @@ typedef enum kl_reference_kind {
 } kl_reference_kind;
 
 typedef struct kl_reference_info {
+  size_t size; /**< sizeof(kl_reference_info): set by KL_REFERENCE_INFO_INIT (the library
+                   writes no byte past it) */
   kl_reference_kind kind;
   const char *source;   /**< path of the host reference (KL_REFERENCE_HOST) */
   const char *function; /**< its function name */
   double atol, rtol;    /**< |got - want| <= atol + rtol * |want| */
 } kl_reference_info;
+#define KL_REFERENCE_INFO_INIT KL_SIZED_INIT(kl_reference_info)
 
 typedef enum kl_objective {
   KL_OBJECTIVE_GEOMEAN_SPEEDUP = 0, /**< weighted geometric mean of speedups */
@@ -106,10 +112,13 @@ typedef enum kl_objective {
 KL_EXTERN(const char *) kl_objective_name(kl_objective o);
 
 typedef struct kl_budget {
+  size_t size; /**< sizeof(kl_budget): set by KL_BUDGET_INIT (the library
+                   writes no byte past it) */
   int64_t iterations;  /**< candidates per run */
   int64_t patience;    /**< iterations without an acceptance before stopping */
   double min_gain_pct; /**< smallest gain worth accepting, in percent */
 } kl_budget;
+#define KL_BUDGET_INIT KL_SIZED_INIT(kl_budget)
 
 #define KL_CASE_OPTIONS_VERSION 2
 typedef struct kl_case_options {
@@ -124,7 +133,11 @@ typedef struct kl_case_options {
   const char *const *tunables;
 } kl_case_options;
 #define KL_CASE_OPTIONS_INIT {KL_CASE_OPTIONS_VERSION, NULL, NULL, NULL}
-KL_EXTERN(void) kl_case_options_init(kl_case_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_CASE_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_case_options_init(kl_case_options *opts, unsigned version);
 
 /** Load a case folder or its case.yaml. Every error of the file is passed to
  *  opts->on_diag (when set); kl_error_last() holds the first, with the count
@@ -157,8 +170,8 @@ KL_EXTERN(const char *) kl_case_program_path(const kl_case *c);
 KL_EXTERN(size_t) kl_case_rule_file_count(const kl_case *c);
 KL_EXTERN(const char *) kl_case_rule_file(const kl_case *c, size_t i);
 KL_EXTERN(kl_objective) kl_case_objective(const kl_case *c);
-KL_EXTERN(void) kl_case_budget(kl_budget *out, const kl_case *c);
-KL_EXTERN(void) kl_case_reference(kl_reference_info *out, const kl_case *c);
+KL_EXTERN(int) kl_case_budget(kl_budget *out, const kl_case *c);
+KL_EXTERN(int) kl_case_reference(kl_reference_info *out, const kl_case *c);
 
 KL_EXTERN(size_t) kl_case_param_count(const kl_case *c);
 /** @return 0 or KL_EINVALID for an index out of range. */
@@ -212,7 +225,11 @@ typedef struct kl_case_new_options {
   const char *dir;      /**< parent folder, default "." */
 } kl_case_new_options;
 #define KL_CASE_NEW_OPTIONS_INIT {KL_CASE_NEW_OPTIONS_VERSION, NULL, NULL}
-KL_EXTERN(void) kl_case_new_options_init(kl_case_new_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_CASE_NEW_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_case_new_options_init(kl_case_new_options *opts, unsigned version);
 
 /** Create the folder dir/name from a template in the share folder; every
  *  `{{name}}` in the template files is replaced with `name`. The path of

@@ -46,6 +46,31 @@ KL_EXTERN(unsigned) kl_version_number(void);
 /** "0.1.0"; static storage. */
 KL_EXTERN(const char *) kl_version_string(void);
 
+/** The binary interface: raised only when a program built against older
+ *  headers could no longer run with this library (an exported function
+ *  removed or changed, a struct changed other than by the growth rules
+ *  below). It is the shared library's SOVERSION (libkernlab.so.1).
+ *
+ *  How structs grow without raising it (docs/architecture.md):
+ *  - options structs start with `unsigned version`; a new field goes at the
+ *    end and raises that struct's KL_X_OPTIONS_VERSION. kl_x_options_init
+ *    (opts, version) writes only what that version knows, and the library
+ *    reads a caller's struct only as far as its version says.
+ *  - result structs the caller allocates start with `size_t size` (their
+ *    _INIT macro sets it); the library writes no byte past it.
+ *  - kl_value, kl_summary, kl_speedup and kl_launch are plain values and
+ *    never grow: a new field means a new type. */
+#define KL_ABI_VERSION 1
+/** A result struct's initializer: its size set, every other field zero
+ *  (C++ before C++20 gets a positional one, which -Wextra flags there). */
+#ifdef __cplusplus
+#define KL_SIZED_INIT(type) {sizeof(type)}
+#else
+#define KL_SIZED_INIT(type) {.size = sizeof(type)}
+#endif
+/** KL_ABI_VERSION of the library actually loaded. */
+KL_EXTERN(unsigned) kl_abi_version(void);
+
 /** Optional parts compiled into the library (bit mask of kl_feature). */
 typedef enum kl_feature {
   KL_FEATURE_CUDA = 1 << 0,  /**< CUDA backend (toolkit found at build) */

@@ -28,7 +28,11 @@ typedef struct kl_compile_options {
   const char *candidate_name; /**< name in diagnostics (default: kernel file) */
 } kl_compile_options;
 #define KL_COMPILE_OPTIONS_INIT {KL_COMPILE_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, NULL}
-KL_EXTERN(void) kl_compile_options_init(kl_compile_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_COMPILE_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_compile_options_init(kl_compile_options *opts, unsigned version);
 
 /** Generate the plugin harness of `c` around `candidate` (NULL: the
  *  baseline) and compile it, or take it from the cache. A compiler error is

@@ -61,7 +61,11 @@ typedef struct kl_executor_options {
 } kl_executor_options;
 #define KL_EXECUTOR_OPTIONS_INIT \
   {KL_EXECUTOR_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, NULL, -1, NULL}
-KL_EXTERN(void) kl_executor_options_init(kl_executor_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_EXECUTOR_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_executor_options_init(kl_executor_options *opts, unsigned version);
 
 typedef struct kl_executor kl_executor; /* opaque */
 

@@ -48,7 +48,11 @@ typedef struct kl_expr_options {
   int column;       /**< 1-based column of the first character (default 1) */
 } kl_expr_options;
 #define KL_EXPR_OPTIONS_INIT {KL_EXPR_OPTIONS_VERSION, NULL, 1, 1}
-KL_EXTERN(void) kl_expr_options_init(kl_expr_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_EXPR_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_expr_options_init(kl_expr_options *opts, unsigned version);
 
 /** Compile `src`. *out is NULL on error.
  *  @return 0, KL_EINVALID (syntax; located in kl_error_last(), with a caret

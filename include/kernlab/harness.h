@@ -33,7 +33,11 @@ typedef struct kl_harness_options {
   const char *candidate_name;
 } kl_harness_options;
 #define KL_HARNESS_OPTIONS_INIT {KL_HARNESS_OPTIONS_VERSION, KL_HARNESS_STANDALONE, NULL}
-KL_EXTERN(void) kl_harness_options_init(kl_harness_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_HARNESS_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_harness_options_init(kl_harness_options *opts, unsigned version);
 
 /** Generate the harness of `c` around `candidate` (kernel source text; NULL
  *  for the case's baseline). The source goes to `out`.

@@ -33,6 +33,11 @@ typedef struct kl_history_report_options {
 } kl_history_report_options;
 #define KL_HISTORY_REPORT_OPTIONS_INIT                                         \
   { KL_HISTORY_REPORT_OPTIONS_VERSION, NULL, NULL, NULL }
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_HISTORY_REPORT_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_history_report_options_init(kl_history_report_options *opts, unsigned version);
 
 /** A self-contained report of one run: the best-so-far curve against the
  *  baseline with its 95% band, every candidate by verdict, the per-shape

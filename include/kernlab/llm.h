@@ -61,15 +61,23 @@ typedef struct kl_llm_config {
 #define KL_LLM_CONFIG_INIT                                                     \
   {KL_LLM_CONFIG_VERSION, NULL, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0, 0, -1,  \
    0, NULL, NULL, NULL, NULL}
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_LLM_CONFIG_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_llm_config_init(kl_llm_config *opts, unsigned version);
 
 /** Tokens and money, for one call or a whole session. */
 typedef struct kl_llm_usage {
+  size_t size; /**< sizeof(kl_llm_usage): set by KL_LLM_USAGE_INIT (the library
+                   writes no byte past it) */
   uint64_t input_tokens, output_tokens;
   uint64_t cache_read_tokens, cache_write_tokens;
   double cost_usd;  /**< from the price table; 0 when the model has none */
   int cost_known;   /**< the model had a price */
   int requests, retries, continuations;
 } kl_llm_usage;
+#define KL_LLM_USAGE_INIT KL_SIZED_INIT(kl_llm_usage)
 
 /** US dollars per million tokens. */
 typedef struct kl_llm_price {
@@ -94,8 +102,9 @@ KL_EXTERN(const char *) kl_llm_name(const kl_llm *l);
 KL_EXTERN(int) kl_llm_complete(kl_llm *l, const char *system,
                                const char *user, kl_buf *reply,
                                kl_llm_usage *usage);
-/** Everything this handle has spent so far. */
-KL_EXTERN(void) kl_llm_totals(const kl_llm *l, kl_llm_usage *out);
+/** Everything this handle has spent so far. @return 0, KL_EINVALID (a
+ *  size below the first version's). */
+KL_EXTERN(int) kl_llm_totals(const kl_llm *l, kl_llm_usage *out);
 
 /** Add or replace a price (the built-in table covers the usual hosted
  *  models; local servers cost nothing). */

@@ -40,6 +40,11 @@ typedef struct kl_observe_options {
 } kl_observe_options;
 #define KL_OBSERVE_OPTIONS_INIT                                                \
   { KL_OBSERVE_OPTIONS_VERSION, NULL, NULL, 0, 0, NULL, 0 }
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_OBSERVE_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_observe_options_init(kl_observe_options *opts, unsigned version);
 
 /** Run argv (argv[0] looked up in PATH) under the injection library and
  *  write opts->output (replaced through a temp name). A program that fails
@@ -79,6 +84,11 @@ typedef struct kl_configs_options {
 } kl_configs_options;
 #define KL_CONFIGS_OPTIONS_INIT                                                \
   { KL_CONFIGS_OPTIONS_VERSION, NULL, 0, 0, 0 }
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_CONFIGS_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_configs_options_init(kl_configs_options *opts, unsigned version);
 
 /** The kernels by GPU time and the chosen kernel's representative
  *  configurations with the share they cover (and the share K = 3, 5, 7
@@ -96,6 +106,14 @@ typedef struct kl_case_from_observation_options {
   const char *dir;      /**< the case folder to create (required) */
   kl_configs_options configs; /**< kernel: NULL picks the one named entry */
 } kl_case_from_observation_options;
+#define KL_CASE_FROM_OBSERVATION_OPTIONS_INIT                                  \
+  { KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION, NULL, NULL, NULL,                \
+    KL_CONFIGS_OPTIONS_INIT }
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_case_from_observation_options_init(kl_case_from_observation_options *opts, unsigned version);
 
 /** Write a case (dir/case.yaml, dir/kernel.cu, dir/program.md) whose
  *  shapes are the entry's representative configurations: scalars and
@@ -129,6 +147,11 @@ typedef struct kl_export_options {
 } kl_export_options;
 #define KL_EXPORT_OPTIONS_INIT                                                 \
   { KL_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL }
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_EXPORT_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_export_options_init(kl_export_options *opts, unsigned version);
 
 /** Export the case's best kernel (kl best) into opts->to: back the file
  *  up, replace the entry's definition (or the lines between `// kl:begin`

@@ -86,6 +86,10 @@ typedef struct kl_prompt_inputs {
 } kl_prompt_inputs;
 #define KL_PROMPT_INPUTS_INIT {KL_PROMPT_INPUTS_VERSION, NULL, NULL, NULL, 0, \
                                NULL, NULL, 0, NULL, NULL, 1, 0}
+/** Fill *in with the defaults of the fields its `version` knows
+ *  (KL_PROMPT_INPUTS_VERSION when built against this header) and nothing
+ *  past them. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_prompt_inputs_init(kl_prompt_inputs *in, unsigned version);
 
 typedef struct kl_prompt kl_prompt; /* opaque */
 
@@ -99,6 +103,8 @@ KL_EXTERN(const char *) kl_prompt_user(const kl_prompt *p);
 
 /** One section as sent. */
 typedef struct kl_prompt_section_info {
+  size_t size; /**< sizeof(kl_prompt_section_info): set by KL_PROMPT_SECTION_INFO_INIT (the library
+                   writes no byte past it) */
   const char *name;  /**< "rules", "skill_catalog", "best_kernel", ... */
   int system;        /**< 1: in the system block, 0: in the user block */
   size_t chars;      /**< as sent */
@@ -106,6 +112,7 @@ typedef struct kl_prompt_section_info {
   size_t budget;     /**< its budget in tokens */
   size_t cut_chars;  /**< characters left out to fit (0: none) */
 } kl_prompt_section_info;
+#define KL_PROMPT_SECTION_INFO_INIT KL_SIZED_INIT(kl_prompt_section_info)
 KL_EXTERN(size_t) kl_prompt_section_count(const kl_prompt *p);
 KL_EXTERN(int) kl_prompt_section(kl_prompt_section_info *out,
                                  const kl_prompt *p, size_t i);

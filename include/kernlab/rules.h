@@ -40,6 +40,11 @@ typedef struct kl_rules_options {
   void *payload;      /**< passed to on_diag */
 } kl_rules_options;
 #define KL_RULES_OPTIONS_INIT {KL_RULES_OPTIONS_VERSION, NULL, NULL}
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_RULES_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_rules_options_init(kl_rules_options *opts, unsigned version);
 
 /** An empty rule set that knows the default skills (share/kernlab/skills).
  *  @return 0, KL_ENOTFOUND (no share folder), KL_EINVALID (a bad skill
@@ -62,6 +67,8 @@ KL_EXTERN(int) kl_rules_add_skills(kl_rules *rs, const char *dir);
 
 /** One rule; strings borrowed from the set. */
 typedef struct kl_rule_info {
+  size_t size; /**< sizeof(kl_rule_info): set by KL_RULE_INFO_INIT (the library
+                   writes no byte past it) */
   const char *id;
   kl_severity severity;
   const char *when, *finding, *action; /**< as written */
@@ -70,16 +77,20 @@ typedef struct kl_rule_info {
   const char *path; /**< the file it came from */
   int line;         /**< where its entry starts */
 } kl_rule_info;
+#define KL_RULE_INFO_INIT KL_SIZED_INIT(kl_rule_info)
 KL_EXTERN(size_t) kl_rules_count(const kl_rules *rs);
 KL_EXTERN(int) kl_rules_get(kl_rule_info *out, const kl_rules *rs, size_t i);
 
 /** One skill; strings borrowed from the set. */
 typedef struct kl_skill_info {
+  size_t size; /**< sizeof(kl_skill_info): set by KL_SKILL_INFO_INIT (the library
+                   writes no byte past it) */
   const char *id;
   const char *signal; /**< the text after "**Signal**:" */
   const char *text;   /**< the whole note */
   const char *path;
 } kl_skill_info;
+#define KL_SKILL_INFO_INIT KL_SIZED_INIT(kl_skill_info)
 KL_EXTERN(size_t) kl_rules_skill_count(const kl_rules *rs);
 KL_EXTERN(int) kl_rules_skill(kl_skill_info *out, const kl_rules *rs,
                               size_t i);
@@ -102,6 +113,8 @@ KL_EXTERN(const char *) kl_diagnosis_verdict(const kl_diagnosis *d);
 
 /** A rule that fired. */
 typedef struct kl_finding {
+  size_t size; /**< sizeof(kl_finding): set by KL_FINDING_INIT (the library
+                   writes no byte past it) */
   const char *id;
   kl_severity severity;
   const char *group;
@@ -111,6 +124,7 @@ typedef struct kl_finding {
   double margin;     /**< how far past its threshold the main comparison
                           of `when` is: |a - b| / max(|a|, |b|), 0..1 */
 } kl_finding;
+#define KL_FINDING_INIT KL_SIZED_INIT(kl_finding)
 /** Fired rules, most severe first, then by margin, then in rule order. */
 KL_EXTERN(size_t) kl_diagnosis_fired_count(const kl_diagnosis *d);
 KL_EXTERN(int) kl_diagnosis_fired(kl_finding *out, const kl_diagnosis *d,
@@ -118,11 +132,14 @@ KL_EXTERN(int) kl_diagnosis_fired(kl_finding *out, const kl_diagnosis *d,
 
 /** A rule that could not be evaluated. */
 typedef struct kl_unevaluated {
+  size_t size; /**< sizeof(kl_unevaluated): set by KL_UNEVALUATED_INIT (the library
+                   writes no byte past it) */
   const char *id;
   const char *missing; /**< the names not collected, ", "-separated, or
                             NULL when evaluation failed for another reason */
   const char *reason;  /**< one line: "missing: a, b" or the error */
 } kl_unevaluated;
+#define KL_UNEVALUATED_INIT KL_SIZED_INIT(kl_unevaluated)
 KL_EXTERN(size_t) kl_diagnosis_unevaluated_count(const kl_diagnosis *d);
 KL_EXTERN(int) kl_diagnosis_unevaluated(kl_unevaluated *out,
                                         const kl_diagnosis *d, size_t i);

@@ -87,9 +87,13 @@ typedef struct kl_run_options {
                                "auto": custom when `propose` is set, else
                                llm when one is configured (llm->provider
                                set), else tune when the case has tunables */
-  const char *strategy;   /**< tune: "exhaustive", "random", "halving";
-                               NULL or "auto": exhaustive for spaces of at
-                               most 32 configurations, else halving */
+  const char *strategy;   /**< tune: "exhaustive" (in order), "random" (a
+                               seeded draw), "bandit" (each tunable value
+                               scored by the mean log speedup of the
+                               configurations measured with it, plus an
+                               exploration bonus); NULL or "auto":
+                               exhaustive for spaces of at most 32
+                               configurations, else bandit */
   const char *replay;     /**< replay: the run id (or folder) whose
                                proposals are replayed, in order */
   const char *resume;     /**< continue this run id; NULL: a new run */
@@ -148,7 +152,11 @@ typedef struct kl_run_options {
   {KL_RUN_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL,     \
    NULL, 0, NULL, NULL, KL_TIME_OPTIONS_INIT, 0, 0, NULL, NULL, -1, NULL, NULL, \
    NULL, NULL, 0, NULL, NULL, NULL, 0}
-KL_EXTERN(void) kl_run_options_init(kl_run_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_RUN_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_run_options_init(kl_run_options *opts, unsigned version);
 
 typedef struct kl_run kl_run; /* opaque: a finished (or stopped) run */
 

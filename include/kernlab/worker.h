@@ -28,7 +28,11 @@ typedef struct kl_worker_options {
                                 worker sees only this device */
 } kl_worker_options;
 #define KL_WORKER_OPTIONS_INIT {KL_WORKER_OPTIONS_VERSION, NULL, 0, -1}
-KL_EXTERN(void) kl_worker_options_init(kl_worker_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_WORKER_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_worker_options_init(kl_worker_options *opts, unsigned version);
 
 /** Start a worker. @return 0, KL_ENOTFOUND (no kl-worker), KL_EIO. */
 KL_EXTERN(int) kl_worker_create(kl_worker **out, const kl_worker_options *opts);
@@ -41,12 +45,15 @@ KL_EXTERN(int) kl_worker_restarts(const kl_worker *w);
 
 /** The CUDA device the worker sees (device 0 of its CUDA_VISIBLE_DEVICES). */
 typedef struct kl_device_info {
+  size_t size; /**< sizeof(kl_device_info): set by KL_DEVICE_INFO_INIT (the library
+                   writes no byte past it) */
   int count;               /**< CUDA devices visible; 0 when none */
   char name[128];          /**< e.g. "NVIDIA H200" */
   double max_sm_clock_mhz; /**< as the driver reports it, 0 if unknown */
   int sms;                 /**< multiprocessors */
   char why[256];           /**< when count is 0: why */
 } kl_device_info;
+#define KL_DEVICE_INFO_INIT KL_SIZED_INIT(kl_device_info)
 
 /** Ask the worker which CUDA device it has (the driver is opened there, so
  *  this works, and says no, on machines without CUDA). */
@@ -58,6 +65,8 @@ KL_EXTERN(int) kl_worker_load(int *id, kl_worker *w, const char *path);
 
 /** What one check on one seed found. */
 typedef struct kl_check_result {
+  size_t size; /**< sizeof(kl_check_result): set by KL_CHECK_RESULT_INIT (the library
+                   writes no byte past it) */
   uint64_t seed;
   int correct;             /**< no mismatch and no input written */
   uint64_t mismatches;     /**< summed over outputs */
@@ -71,10 +80,12 @@ typedef struct kl_check_result {
   int busy_threads;        /**< host: threads still running after the
                                 launch returned */
 } kl_check_result;
+#define KL_CHECK_RESULT_INIT KL_SIZED_INIT(kl_check_result)
 
 /** Check `plugin` at `shape` on each seed: the oracle is plugin `oracle`'s
  *  outputs on the same inputs, or (oracle = -1) the plugin's own host
- *  reference. results must hold nseeds entries.
+ *  reference. results must hold nseeds entries, each of results[0].size
+ *  bytes (KL_CHECK_RESULT_INIT).
  *  @return 0, KL_ECRASHED, KL_ETIMEOUT, KL_EINVALID. */
 KL_EXTERN(int) kl_worker_check(kl_check_result *results, kl_worker *w,
                                int plugin, int oracle, int shape,
@@ -110,12 +121,18 @@ typedef struct kl_time_options {
                              plugin's own host reference */
 } kl_time_options;
 #define KL_TIME_OPTIONS_INIT {KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 16, -1.0, 0, -1}
-KL_EXTERN(void) kl_time_options_init(kl_time_options *opts);
+/** Fill *opts with the defaults of the fields its `version` knows
+ *  (KL_TIME_OPTIONS_VERSION when built against this header) and nothing
+ *  past them: a program built against an older, smaller struct is
+ *  never overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int) kl_time_options_init(kl_time_options *opts, unsigned version);
 
 /** Samples of one time request: us[k][i] is plugin k's i-th sample, in
  *  microseconds; with two plugins, samples i of both were taken back to
  *  back (order alternating each round). */
 typedef struct kl_samples {
+  size_t size; /**< sizeof(kl_samples): set by KL_SAMPLES_INIT (the library
+                   writes no byte past it) */
   size_t n;
   size_t nplugins;
   double *us[2];
@@ -138,6 +155,8 @@ typedef struct kl_samples {
                              plugin is verified) */
   char stale_detail[2][160]; /**< the first of them */
 } kl_samples;
+#define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
+/** Free what *s holds; *s is empty again and keeps its size. */
 KL_EXTERN(void) kl_samples_dispose(kl_samples *s);
 
 /** Time one or two plugins at `shape`. @return 0, KL_ECRASHED, KL_ETIMEOUT,

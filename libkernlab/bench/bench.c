@@ -13,6 +13,7 @@
  * failures of kernlab itself (no compiler, no worker, out of memory) are
  * errors of the call. */
 #define _GNU_SOURCE /* getrandom */
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,11 +36,6 @@ const char *kl_verdict_name(kl_verdict v) {
   case KL_VERDICT_CHEAT: return "CHEAT";
   }
   return "?";
-}
-
-void kl_bench_options_init(kl_bench_options *opts) {
-  kl_bench_options init = KL_BENCH_OPTIONS_INIT;
-  *opts = init;
 }
 
 void kl_report_free(kl_report *r) {
@@ -69,9 +65,10 @@ size_t kl_report_shape_count(const kl_report *r) { return r->nshapes; }
 int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
   if (i >= r->nshapes)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no shape %zu in report", i);
-  *out = r->shapes[i].res;
-  out->stop_reason = r->shapes[i].stop_reason;
-  return 0;
+  kl_shape_result full = r->shapes[i].res;
+  full.stop_reason = r->shapes[i].stop_reason;
+  return kl__result_give(out, &full, sizeof(full), sizeof(kl_shape_result),
+                         "kl_shape_result");
 }
 
 const char *kl__report_sandbox(const kl_report *r) {
@@ -81,8 +78,8 @@ const char *kl__report_sandbox(const kl_report *r) {
 int kl_report_device(kl_device_info *out, const kl_report *r) {
   if (!r->has_device)
     return KL_ENOTFOUND;
-  *out = r->device;
-  return 0;
+  return kl__result_give(out, &r->device, sizeof(r->device),
+                         sizeof(kl_device_info), "kl_device_info");
 }
 
 int kl_report_objective(kl_speedup *out, const kl_report *r) {
@@ -210,6 +207,8 @@ static int build_side(kl_artifact **out, kl_report *r, const kl_case *c,
 static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
                        int shape, shape_entry *e) {
   kl_check_result res[64];
+  for (size_t i = 0; i < KL_ARRAY_SIZE(res); i++)
+    res[i] = (kl_check_result)KL_CHECK_RESULT_INIT;
   int rc = kl_worker_check(res, w, plugin, oracle, shape, r->seeds,
                            r->nseeds);
   if (rc < 0)
@@ -308,7 +307,7 @@ static int drop_throttled(kl_samples *s, kl_shape_result *res) {
 
 static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                       int shape, const kl_time_options *t, shape_entry *e) {
-  kl_samples s;
+  kl_samples s = KL_SAMPLES_INIT;
   int rc = kl_worker_time(&s, w, ids, n, shape, t);
   if (rc < 0)
     return worker_failure(r, rc, e->res.name, "timing");
@@ -497,8 +496,7 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
                       const kl_bench_options *o, bool compare) {
   *out = NULL;
   *only = -1;
-  if (compare && !o->candidate &&
-      !(o->version >= 2 && o->candidate_config))
+  if (compare && !o->candidate && !o->candidate_config)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "compare needs a candidate (a source or a "
                      "configuration)");
@@ -538,7 +536,7 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
 }
 
 static bool has_candidate(const kl_bench_options *o) {
-  return o->candidate || (o->version >= 2 && o->candidate_config);
+  return o->candidate || o->candidate_config;
 }
 
 void kl__bench_plugins_dispose(kl__bench_plugins *p) {
@@ -559,18 +557,14 @@ int kl__bench_build(kl__bench_plugins *p, kl_report **failed,
                     bool compare) {
   memset(p, 0, sizeof(*p));
   *failed = NULL;
-  kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
-  if (!o)
-    o = &defaults;
   int only;
   kl_report *r = NULL;
   int rc = report_new(&r, &only, c, o, compare);
   if (rc < 0)
     return rc;
-  bool v2 = o->version >= 2;
-  const char *against = v2 ? o->against : NULL;
-  const char *const *against_config = v2 ? o->against_config : NULL;
-  const char *const *cand_config = v2 ? o->candidate_config : NULL;
+  const char *against = o->against;
+  const char *const *against_config = o->against_config;
+  const char *const *cand_config = o->candidate_config;
   kl_artifact *base = NULL, *other = NULL, *cand = NULL;
   if ((rc = compile_side(&base, r, c, NULL, NULL, o, SIDE_ORACLE)) < 0)
     goto done;
@@ -609,9 +603,6 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
                       const kl_bench_options *o, bool compare,
                       const kl__bench_plugins *p) {
   *out = NULL;
-  kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
-  if (!o)
-    o = &defaults;
   if (!p->oracle || (has_candidate(o) && !p->candidate))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "a bench needs the oracle's plugin%s",
@@ -647,6 +638,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     goto done;
   snprintf(r->sandbox, sizeof(r->sandbox), "%s", kl__worker_sandbox(w));
   if (c->backend == KL_BACKEND_CUDA) {
+    r->device.size = sizeof(r->device);
     if ((rc = kl_worker_device(&r->device, w)) < 0) {
       rc = setup_failure(r, rc, cand);
       goto done;
@@ -740,12 +732,17 @@ done:
 }
 
 /* Build here, then execute here. */
-static int run(kl_report **out, const kl_case *c, const kl_bench_options *o,
-               bool compare) {
+static int run(kl_report **out, const kl_case *c,
+               const kl_bench_options *given, bool compare) {
+  *out = NULL;
+  kl_bench_options o;
+  int rc = kl__bench_options_take(&o, given);
+  if (rc < 0)
+    return rc;
   kl__bench_plugins p;
-  int rc = kl__bench_build(&p, out, c, o, compare);
+  rc = kl__bench_build(&p, out, c, &o, compare);
   if (rc == 0 && !*out)
-    rc = kl__bench_execute(out, c, o, compare, &p);
+    rc = kl__bench_execute(out, c, &o, compare, &p);
   kl__bench_plugins_dispose(&p);
   return rc;
 }
@@ -760,3 +757,21 @@ int kl_bench_compare(kl_report **out, const kl_case *c,
   return run(out, c, opts, true);
 }
 
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t bench_options_sizes[] = {0, offsetof(kl_bench_options, against), sizeof(kl_bench_options)};
+
+int kl_bench_options_init(kl_bench_options *opts, unsigned version) {
+  const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, bench_options_sizes,
+                          KL_ARRAY_SIZE(bench_options_sizes), "kl_bench_options");
+}
+
+/* A caller's kl_bench_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__bench_options_take(kl_bench_options *full, const kl_bench_options *given) {
+  const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, bench_options_sizes, KL_ARRAY_SIZE(bench_options_sizes),
+                          "kl_bench_options");
+}

@@ -52,7 +52,10 @@ typedef struct kl__bench_plugins {
 } kl__bench_plugins;
 void kl__bench_plugins_dispose(kl__bench_plugins *p);
 
-/* Compile every plugin `o` needs. A candidate that does not compile is
+/* Both take a current, whole kl_bench_options (KL_BENCH_OPTIONS_INIT or
+ * kl__bench_options_take), never a caller's struct of another version.
+ *
+ * Compile every plugin `o` needs. A candidate that does not compile is
  * not an error: *failed is then its report (COMPILE_ERROR) and p empty. */
 int kl__bench_build(kl__bench_plugins *p, kl_report **failed,
                     const kl_case *c, const kl_bench_options *o, bool compare);

@@ -1,5 +1,6 @@
 /* Accessors of a loaded case, the dtype table, and the JSON description.
  * A loaded case is immutable: everything here only reads it. */
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,11 +67,6 @@ const char *kl_objective_name(kl_objective o) {
   case KL_OBJECTIVE_TOTAL_TIME: return "total_time";
   }
   return NULL;
-}
-
-void kl_case_options_init(kl_case_options *opts) {
-  kl_case_options init = KL_CASE_OPTIONS_INIT;
-  *opts = init;
 }
 
 void kl_case_free(kl_case *c) {
@@ -172,19 +168,25 @@ const char *kl_case_rule_file(const kl_case *c, size_t i) {
   return i < c->nrule_files ? c->rule_files[i] : NULL;
 }
 kl_objective kl_case_objective(const kl_case *c) { return c->objective; }
-void kl_case_budget(kl_budget *out, const kl_case *c) { *out = c->budget; }
-void kl_case_reference(kl_reference_info *out, const kl_case *c) {
-  *out = c->ref;
+int kl_case_budget(kl_budget *out, const kl_case *c) {
+  return kl__result_give(out, &c->budget, sizeof(c->budget), sizeof(kl_budget),
+                         "kl_budget");
+}
+int kl_case_reference(kl_reference_info *out, const kl_case *c) {
+  return kl__result_give(out, &c->ref, sizeof(c->ref),
+                         sizeof(kl_reference_info), "kl_reference_info");
 }
 size_t kl_case_param_count(const kl_case *c) { return c->nparams; }
 size_t kl_case_shape_count(const kl_case *c) { return c->nshapes; }
 size_t kl_case_tunable_count(const kl_case *c) { return c->ntunables; }
 
-int kl_case_param(kl_param_info *out, const kl_case *c, size_t index) {
+int kl_case_param(kl_param_info *into, const kl_case *c, size_t index) {
   if (index >= c->nparams)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                      "param index %zu out of range (%zu params)", index,
                      c->nparams);
+  kl_param_info full = {0};
+  kl_param_info *out = &full;
   const case_param *p = &c->params[index];
   out->name = p->name;
   out->dtype = p->dtype;
@@ -196,7 +198,8 @@ int kl_case_param(kl_param_info *out, const kl_case *c, size_t index) {
   out->init_a = p->init_a;
   out->init_b = p->init_b;
   out->init_text = p->init_text;
-  return 0;
+  return kl__result_give(into, &full, sizeof(full), sizeof(kl_param_info),
+                         "kl_param_info");
 }
 
 static int check_shape(const kl_case *c, size_t shape) {
@@ -469,4 +472,23 @@ int kl_case_describe_json(kl_buf *out, const kl_case *c) {
   kl_buf_dispose(out);
   *out = b;
   return 0;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t case_options_sizes[] = {0, offsetof(kl_case_options, tunables), sizeof(kl_case_options)};
+
+int kl_case_options_init(kl_case_options *opts, unsigned version) {
+  const kl_case_options defaults = KL_CASE_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, case_options_sizes,
+                          KL_ARRAY_SIZE(case_options_sizes), "kl_case_options");
+}
+
+/* A caller's kl_case_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__case_options_take(kl_case_options *full, const kl_case_options *given) {
+  const kl_case_options defaults = KL_CASE_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, case_options_sizes, KL_ARRAY_SIZE(case_options_sizes),
+                          "kl_case_options");
 }

@@ -54,14 +54,18 @@ static int resolve_paths(kl_case *c, const char *path) {
 }
 
 int kl_case_load(kl_case **out, const char *path,
-                 const kl_case_options *opts) {
+                 const kl_case_options *given) {
   *out = NULL;
+  kl_case_options opts;
+  int rc = kl__case_options_take(&opts, given);
+  if (rc < 0)
+    return rc;
   if (!path || !*path)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE, "no case path given");
   kl_case *c = kl__calloc(1, sizeof(*c));
   if (!c)
     return kl__error_oom();
-  int rc = resolve_paths(c, path);
+  rc = resolve_paths(c, path);
   if (rc < 0) {
     kl_case_free(c);
     return rc;
@@ -95,8 +99,8 @@ int kl_case_load(kl_case **out, const char *path,
     kl__ld_read_rest(&ld, root);
     kl__ld_read_rule_files(&ld, root);
     kl__ld_read_tunables(&ld, root);
-    if (!kl__ld_has_errors(&ld) && opts && opts->version >= 2 &&
-        (rc = kl__ld_configure_tunables(c, opts->tunables)) < 0) {
+    if (!kl__ld_has_errors(&ld) &&
+        (rc = kl__ld_configure_tunables(c, opts.tunables)) < 0) {
       kl_yaml__free(root);
       kl_buf_dispose(&text);
       kl__diag_clear(&ld.diags);
@@ -114,8 +118,7 @@ int kl_case_load(kl_case **out, const char *path,
   if (root && root->kind == YNODE_MAP)
     kl__case_check_sections(c, &ld.diags);
   if (kl__ld_has_errors(&ld)) {
-    rc = kl__diag_report(&ld.diags, opts ? opts->on_diag : NULL,
-                         opts ? opts->payload : NULL);
+    rc = kl__diag_report(&ld.diags, opts.on_diag, opts.payload);
     kl__diag_clear(&ld.diags);
     kl_case_free(c);
     return rc;

@@ -4,6 +4,7 @@
  * regular file is copied with every `{{name}}` replaced by the new case's
  * name. The target folder must not exist: nothing is ever overwritten. If a
  * copy fails half way, the files written so far are removed again. */
+#include <stddef.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -12,11 +13,6 @@
 #include <unistd.h>
 
 #include "case_internal.h"
-
-void kl_case_new_options_init(kl_case_new_options *opts) {
-  kl_case_new_options init = KL_CASE_NEW_OPTIONS_INIT;
-  *opts = init;
-}
 
 static bool valid_case_name(const char *name) {
   if (!name || !name[0] || name[0] == '.' || name[0] == '-' ||
@@ -104,10 +100,15 @@ static char *template_dir(const char *template_name) {
 }
 
 int kl_case_new(kl_buf *out_path, const char *name,
-                const kl_case_new_options *opts) {
-  const char *tname = opts && opts->template_name ? opts->template_name
+                const kl_case_new_options *given) {
+  kl_case_new_options full;
+  int taken = kl__case_new_options_take(&full, given);
+  if (taken < 0)
+    return taken;
+  const kl_case_new_options *opts = &full;
+  const char *tname = opts->template_name ? opts->template_name
                                                   : "host";
-  const char *parent = opts && opts->dir ? opts->dir : ".";
+  const char *parent = opts->dir ? opts->dir : ".";
   if (!valid_case_name(name))
     return kl__error(KL_EINVALID, KL_DOMAIN_TEMPLATE,
                      "case name '%s' may hold only letters, digits, '_', "
@@ -184,4 +185,23 @@ int kl_case_new(kl_buf *out_path, const char *name,
   kl__free(tdir);
   kl__free(target);
   return rc;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t case_new_options_sizes[] = {0, sizeof(kl_case_new_options)};
+
+int kl_case_new_options_init(kl_case_new_options *opts, unsigned version) {
+  const kl_case_new_options defaults = KL_CASE_NEW_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, case_new_options_sizes,
+                          KL_ARRAY_SIZE(case_new_options_sizes), "kl_case_new_options");
+}
+
+/* A caller's kl_case_new_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__case_new_options_take(kl_case_new_options *full, const kl_case_new_options *given) {
+  const kl_case_new_options defaults = KL_CASE_NEW_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, case_new_options_sizes, KL_ARRAY_SIZE(case_new_options_sizes),
+                          "kl_case_new_options");
 }

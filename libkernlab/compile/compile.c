@@ -7,7 +7,8 @@
  * written under a temporary name and renamed into place, so concurrent
  * processes never see half a file.
  *
- * A candidate's source is candidate code from its first byte: an #include
+ * A candidate's source is candidate code from its first byte: an #include <stddef.h>
+#include
  * of a key file, a #pragma, a compiler plugin. The compiler runs in the
  * sandbox the worker runs in (core/sandbox.c: an allow-listed environment,
  * no network, no reads where secrets live, writes only to its own folder
@@ -35,11 +36,6 @@ struct kl_artifact {
   double seconds;
 };
 
-void kl_compile_options_init(kl_compile_options *opts) {
-  kl_compile_options init = KL_COMPILE_OPTIONS_INIT;
-  *opts = init;
-}
-
 void kl_artifact_free(kl_artifact *a) {
   if (!a)
     return;
@@ -63,10 +59,14 @@ const char *kl_artifact_first_error(const kl_artifact *a) {
 }
 double kl_artifact_seconds(const kl_artifact *a) { return a->seconds; }
 
-int kl_compile_cache_dir(kl_buf *out, const kl_compile_options *opts) {
+int kl_compile_cache_dir(kl_buf *out, const kl_compile_options *given) {
+  kl_compile_options opts;
+  int rc = kl__compile_options_take(&opts, given);
+  if (rc < 0)
+    return rc;
   kl_buf dir = KL_BUF_INIT;
-  int rc = opts && opts->cache_dir ? kl__buf_puts(&dir, opts->cache_dir)
-                                   : kl__cache_dir_default(&dir);
+  rc = opts.cache_dir ? kl__buf_puts(&dir, opts.cache_dir)
+                      : kl__cache_dir_default(&dir);
   if (rc == 0)
     rc = kl__mkdir_p(dir.ptr);
   if (rc < 0) {
@@ -281,27 +281,32 @@ static int write_file_atomic(const char *path, const char *data, size_t n) {
 }
 
 int kl_compile_plugin(kl_artifact **out, const kl_case *c,
-                      const char *candidate, const kl_compile_options *opts) {
+                      const char *candidate, const kl_compile_options *given) {
   *out = NULL;
+  kl_compile_options full;
+  int rc = kl__compile_options_take(&full, given);
+  if (rc < 0)
+    return rc;
+  const kl_compile_options *opts = &full;
   kl_harness_options hopts = KL_HARNESS_OPTIONS_INIT;
   hopts.form = KL_HARNESS_PLUGIN;
-  hopts.candidate_name = opts ? opts->candidate_name : NULL;
+  hopts.candidate_name = opts->candidate_name;
   kl_buf src = KL_BUF_INIT, dir = KL_BUF_INIT, key_text = KL_BUF_INIT;
   kl_artifact *a = NULL;
   char *flags_copy = NULL;
-  int rc = kl_harness_generate(&src, c, candidate, &hopts);
+  rc = kl_harness_generate(&src, c, candidate, &hopts);
   if (rc < 0)
     goto done;
   if ((rc = kl_compile_cache_dir(&dir, opts)) < 0)
     goto done;
   bool cuda = c->backend == KL_BACKEND_CUDA;
   const char *env_cc = getenv(cuda ? "NVCC" : "CC");
-  const char *compiler = opts && opts->compiler ? opts->compiler
+  const char *compiler = opts->compiler ? opts->compiler
                          : c->compiler          ? c->compiler
                          : env_cc && env_cc[0]  ? env_cc
                          : cuda                 ? "nvcc"
                                                 : "cc";
-  const char *flags = opts && opts->flags ? opts->flags
+  const char *flags = opts->flags ? opts->flags
                       : c->flags          ? c->flags
                       : cuda              ? "-O3 -lineinfo"
                                           : "-O3 -march=native";
@@ -315,7 +320,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   rc = kl__buf_printf(&key_text, "%s\n%s\n%s\n%s-plugin\n%s\n", compiler,
                       banner, flags, cuda ? "cuda" : "host",
                       cuda ? c->arch : "");
-  for (size_t i = 0; rc == 0 && opts && opts->defines && opts->defines[i]; i++)
+  for (size_t i = 0; rc == 0 && opts->defines && opts->defines[i]; i++)
     rc = kl__buf_printf(&key_text, "-D%s\n", opts->defines[i]);
   if (rc < 0)
     goto done;
@@ -356,7 +361,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   argv[n++] = compiler;
   n += split_words(flags_copy, argv + n, 64);
   size_t ndefs = 0;
-  while (opts && opts->defines && opts->defines[ndefs] && ndefs < 48)
+  while (opts->defines && opts->defines[ndefs] && ndefs < 48)
     ndefs++;
   char **def_words = kl__calloc(ndefs ? ndefs : 1, sizeof(char *));
   for (size_t i = 0; def_words && i < ndefs; i++) {
@@ -399,7 +404,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   kl__run_result r;
-  int timeout = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 120000;
+  int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : 120000;
   rc = defs_ok ? compile_sandboxed(&r, argv, c, dir.ptr, compiler, timeout)
                : kl__error_oom();
   for (size_t i = 0; def_words && i < ndefs; i++)
@@ -451,4 +456,23 @@ done:
   }
   *out = a;
   return 0;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t compile_options_sizes[] = {0, sizeof(kl_compile_options)};
+
+int kl_compile_options_init(kl_compile_options *opts, unsigned version) {
+  const kl_compile_options defaults = KL_COMPILE_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, compile_options_sizes,
+                          KL_ARRAY_SIZE(compile_options_sizes), "kl_compile_options");
+}
+
+/* A caller's kl_compile_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__compile_options_take(kl_compile_options *full, const kl_compile_options *given) {
+  const kl_compile_options defaults = KL_COMPILE_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, compile_options_sizes, KL_ARRAY_SIZE(compile_options_sizes),
+                          "kl_compile_options");
 }

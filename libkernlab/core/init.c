@@ -29,6 +29,10 @@ const char *kl_version_string(void) {
   return KL_VERSION;
 }
 
+unsigned kl_abi_version(void) {
+  return KL_ABI_VERSION;
+}
+
 unsigned kl_features(void) {
   unsigned f = 0;
 #ifdef KL_HAVE_CUDA

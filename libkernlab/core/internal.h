@@ -201,6 +201,50 @@ int kl__mkdir_p(const char *path);
  * (appended to out, not created). KL_ENOMEM. */
 int kl__cache_dir_default(kl_buf *out);
 
+/* ---- versioned structs (util.c) ---------------------------------------------- */
+/* Options structs start with `unsigned version`; sizes[v] is how many bytes
+ * version v of the struct has (sizes[0] is 0; the last is the current
+ * sizeof). kl__options_init writes the defaults of the fields version
+ * `version` knows and no byte past them (an older caller's smaller struct
+ * is never overrun); kl__options_take copies what a caller's struct of its
+ * version holds over a full struct of defaults. KL_EINVALID for a version
+ * this library does not know. */
+int kl__options_init(void *opts, const void *defaults, unsigned version,
+                     const size_t *sizes, size_t nsizes, const char *what);
+int kl__options_take(void *full, const void *given, const size_t *sizes,
+                     size_t nsizes, const char *what);
+/* Result structs a caller allocates start with `size_t size`, the caller's
+ * sizeof (its _INIT macro sets it): *out gets the fields of *full past the
+ * size field, up to the smaller of the two sizes; out->size is kept (a
+ * newer caller's fields past full_size are left as its _INIT made them).
+ * KL_EINVALID for a size below min_size, the struct's first version's: a
+ * size never set, or owned pointers that would be dropped. */
+int kl__result_give(void *out, const void *full, size_t full_size,
+                    size_t min_size, const char *what);
+/* Each options struct's taker (defined beside its init function): the
+ * caller's struct, whatever its version, over this library's defaults.
+ * The structs are the public headers'; the entry points read only the
+ * full struct these give. */
+#include "kernlab/kernlab.h"
+int kl__bench_options_take(kl_bench_options *full, const kl_bench_options *given);
+int kl__case_options_take(kl_case_options *full, const kl_case_options *given);
+int kl__case_new_options_take(kl_case_new_options *full, const kl_case_new_options *given);
+int kl__compile_options_take(kl_compile_options *full, const kl_compile_options *given);
+int kl__executor_options_take(kl_executor_options *full, const kl_executor_options *given);
+int kl__expr_options_take(kl_expr_options *full, const kl_expr_options *given);
+int kl__harness_options_take(kl_harness_options *full, const kl_harness_options *given);
+int kl__history_report_options_take(kl_history_report_options *full, const kl_history_report_options *given);
+int kl__llm_config_take(kl_llm_config *full, const kl_llm_config *given);
+int kl__observe_options_take(kl_observe_options *full, const kl_observe_options *given);
+int kl__configs_options_take(kl_configs_options *full, const kl_configs_options *given);
+int kl__case_from_observation_options_take(kl_case_from_observation_options *full, const kl_case_from_observation_options *given);
+int kl__export_options_take(kl_export_options *full, const kl_export_options *given);
+int kl__rules_options_take(kl_rules_options *full, const kl_rules_options *given);
+int kl__run_options_take(kl_run_options *full, const kl_run_options *given);
+int kl__worker_options_take(kl_worker_options *full, const kl_worker_options *given);
+int kl__prompt_inputs_take(kl_prompt_inputs *full, const kl_prompt_inputs *given);
+int kl__time_options_take(kl_time_options *full, const kl_time_options *given);
+
 /* ---- secrets (secrets.c) ----------------------------------------------------- */
 /* A value kernlab knows to be secret (an API key it read, a webhook URL:
  * its token parts too). Values under 8 characters are ignored. */

@@ -111,3 +111,46 @@ char *kl__strv_join(char *const *v, const char *sep) {
   }
   return kl__buf_detach(&b);
 }
+
+/* ---- versioned structs ------------------------------------------------------- */
+
+int kl__options_init(void *opts, const void *defaults, unsigned version,
+                     const size_t *sizes, size_t nsizes, const char *what) {
+  if (!opts || version == 0 || version >= nsizes)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s: version %u is not one this library knows (1 to %zu)",
+                     what, version, nsizes - 1);
+  memcpy(opts, defaults, sizes[version]);
+  *(unsigned *)opts = version;
+  return 0;
+}
+
+int kl__options_take(void *full, const void *given, const size_t *sizes,
+                     size_t nsizes, const char *what) {
+  if (!given)
+    return 0;
+  unsigned version = *(const unsigned *)given;
+  if (version == 0 || version >= nsizes)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s: version %u is not one this library knows (1 to %zu; "
+                     "set it with the _INIT macro or %s_init)",
+                     what, version, nsizes - 1, what);
+  memcpy(full, given, sizes[version]);
+  *(unsigned *)full = (unsigned)(nsizes - 1); /* now a current struct */
+  return 0;
+}
+
+int kl__result_give(void *out, const void *full, size_t full_size,
+                    size_t min_size, const char *what) {
+  size_t size = *(const size_t *)out;
+  if (size < min_size)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s: size %zu, not at least %zu (set it with the "
+                     "struct's _INIT macro)",
+                     what, size, min_size);
+  if (size > full_size)
+    size = full_size;
+  memcpy((char *)out + sizeof(size_t), (const char *)full + sizeof(size_t),
+         size - sizeof(size_t));
+  return 0;
+}

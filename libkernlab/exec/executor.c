@@ -3,6 +3,7 @@
  * the backend table (local.c, ssh.c, slurm.c), which never calls back in
  * here. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +13,6 @@
 #include "../records/records.h"
 #include "../core/yaml_tree.h"
 #include "exec_internal.h"
-
-void kl_executor_options_init(kl_executor_options *opts) {
-  kl_executor_options init = KL_EXECUTOR_OPTIONS_INIT;
-  *opts = init;
-}
 
 void kl_executor_free(kl_executor *ex) {
   if (!ex)
@@ -166,12 +162,15 @@ static int set_list(char ***to, const char *const *given, char **config) {
 
 int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
   *out = NULL;
-  kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;
-  const kl_executor_options *o = opts ? opts : &defaults;
+  kl_executor_options full;
+  int rc = kl__executor_options_take(&full, opts);
+  if (rc < 0)
+    return rc;
+  const kl_executor_options *o = &full;
   config_values cv;
   memset(&cv, 0, sizeof(cv));
   cv.gpus = cv.retries = -1;
-  int rc = kl__user_config_section("executor", read_section, &cv);
+  rc = kl__user_config_section("executor", read_section, &cv);
   kl_executor *ex = rc == 0 ? kl__calloc(1, sizeof(*ex)) : NULL;
   if (rc == 0 && !ex)
     rc = kl__error_oom();
@@ -274,4 +273,23 @@ int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
     ev[i].error = NULL;
   }
   return ex->backend->evaluate(ex, c, ev, n, batch_dir, ledger);
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t executor_options_sizes[] = {0, sizeof(kl_executor_options)};
+
+int kl_executor_options_init(kl_executor_options *opts, unsigned version) {
+  const kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, executor_options_sizes,
+                          KL_ARRAY_SIZE(executor_options_sizes), "kl_executor_options");
+}
+
+/* A caller's kl_executor_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__executor_options_take(kl_executor_options *full, const kl_executor_options *given) {
+  const kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, executor_options_sizes, KL_ARRAY_SIZE(executor_options_sizes),
+                          "kl_executor_options");
 }

@@ -39,7 +39,7 @@ static int where_local(kl__eval *e, int device, double started) {
   kl_buf b = KL_BUF_INIT;
   int rc = kl__buf_puts(&b, "{\"executor\":\"local\",\"host\":");
   rc |= kl__buf_json_string(&b, host);
-  kl_device_info dev;
+  kl_device_info dev = KL_DEVICE_INFO_INIT;
   if (e->report && kl_report_device(&dev, e->report) == 0) {
     rc |= kl__buf_printf(&b, ",\"device\":%d,\"gpu\":", device < 0 ? 0
                                                                    : device);
@@ -176,8 +176,7 @@ static int local_devices(kl_executor *ex, const kl_case *c) {
   kl_worker_options wo = KL_WORKER_OPTIONS_INIT;
   wo.worker_path = ex->worker_path;
   kl_worker *w = NULL;
-  kl_device_info info;
-  memset(&info, 0, sizeof(info));
+  kl_device_info info = KL_DEVICE_INFO_INIT;
   int rc = kl_worker_create(&w, &wo);
   if (rc == 0)
     rc = kl_worker_device(&info, w);

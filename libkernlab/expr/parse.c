@@ -6,6 +6,7 @@
  * Function names and arities are checked here; names of values are collected
  * so callers can resolve them before evaluating. Errors point at the column
  * of the offending token, with the source line and a caret. */
+#include <stddef.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -485,11 +486,6 @@ static kl_expr_node *subexpr(parser *ps, int limit) {
 
 /* ---- public API ---------------------------------------------------------- */
 
-void kl_expr_options_init(kl_expr_options *opts) {
-  kl_expr_options init = KL_EXPR_OPTIONS_INIT;
-  *opts = init;
-}
-
 void kl_expr__position(const kl_expr *e, int line, int column, int *out_line,
                        int *out_column) {
   *out_line = e->base_line + line - 1;
@@ -519,18 +515,23 @@ int kl_expr_compile(kl_expr **out, const char *src,
 }
 
 int kl_expr__compile(kl_expr **out, const char *src,
-                     const kl_expr_options *opts, bool any_function) {
+                     const kl_expr_options *given, bool any_function) {
   *out = NULL;
+  kl_expr_options full;
+  int taken = kl__expr_options_take(&full, given);
+  if (taken < 0)
+    return taken;
+  const kl_expr_options *opts = &full;
   if (!src)
     return kl__error(KL_EINVALID, KL_DOMAIN_EXPR, "no expression given");
   kl_expr *e = kl__calloc(1, sizeof(*e));
   if (!e)
     return kl__error_oom();
-  e->base_line = opts && opts->line > 0 ? opts->line : 1;
-  e->base_column = opts && opts->column > 0 ? opts->column : 1;
+  e->base_line = opts->line > 0 ? opts->line : 1;
+  e->base_column = opts->column > 0 ? opts->column : 1;
   e->src = kl__strdup(src);
-  e->path = opts && opts->path ? kl__strdup(opts->path) : NULL;
-  if (!e->src || (opts && opts->path && !e->path)) {
+  e->path = opts->path ? kl__strdup(opts->path) : NULL;
+  if (!e->src || (opts->path && !e->path)) {
     kl_expr_free(e);
     return kl__error_oom();
   }
@@ -598,4 +599,23 @@ int kl_expr_is_constant(const kl_expr *e) {
 
 const kl_expr_node *kl_expr__root(const kl_expr *e) {
   return e->root;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t expr_options_sizes[] = {0, sizeof(kl_expr_options)};
+
+int kl_expr_options_init(kl_expr_options *opts, unsigned version) {
+  const kl_expr_options defaults = KL_EXPR_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, expr_options_sizes,
+                          KL_ARRAY_SIZE(expr_options_sizes), "kl_expr_options");
+}
+
+/* A caller's kl_expr_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__expr_options_take(kl_expr_options *full, const kl_expr_options *given) {
+  const kl_expr_options defaults = KL_EXPR_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, expr_options_sizes, KL_ARRAY_SIZE(expr_options_sizes),
+                          "kl_expr_options");
 }

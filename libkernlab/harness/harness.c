@@ -21,11 +21,6 @@
 #include "embedded_runtime_cuda.h"
 #include "embedded_runtime_host.h"
 
-void kl_harness_options_init(kl_harness_options *opts) {
-  kl_harness_options init = KL_HARNESS_OPTIONS_INIT;
-  *opts = init;
-}
-
 /* The C type of a dtype in the generated code. Host harnesses see 16-bit
  * floats as raw storage (void *); CUDA harnesses as CUDA's own types. */
 static const char *ctype(kl_dtype t, kl_backend backend) {
@@ -225,19 +220,22 @@ static int check_supported(const kl_case *c) {
 }
 
 int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
-                        const kl_harness_options *opts) {
-  int rc = check_supported(c);
+                        const kl_harness_options *given) {
+  kl_harness_options opts;
+  int rc = kl__harness_options_take(&opts, given);
+  if (rc == 0)
+    rc = check_supported(c);
   if (rc < 0)
     return rc;
-  kl_harness_form form = opts ? opts->form : KL_HARNESS_STANDALONE;
+  kl_harness_form form = opts.form;
   kl_buf baseline = KL_BUF_INIT, reference = KL_BUF_INIT, b = KL_BUF_INIT;
   if ((rc = kl__read_file(&baseline, c->kernel_path)) < 0)
     goto done;
   if (c->ref.kind == KL_REFERENCE_HOST &&
       (rc = kl__read_file(&reference, c->ref_source)) < 0)
     goto done;
-  const char *kernel_name = opts && opts->candidate_name
-                                ? opts->candidate_name
+  const char *kernel_name = opts.candidate_name
+                                ? opts.candidate_name
                                 : base_name(c->kernel_path);
   bool is_baseline = candidate == NULL;
   const char *kernel = is_baseline ? (baseline.ptr ? baseline.ptr : "")
@@ -333,4 +331,23 @@ done:
   kl_buf_dispose(&baseline);
   kl_buf_dispose(&reference);
   return rc;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t harness_options_sizes[] = {0, sizeof(kl_harness_options)};
+
+int kl_harness_options_init(kl_harness_options *opts, unsigned version) {
+  const kl_harness_options defaults = KL_HARNESS_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, harness_options_sizes,
+                          KL_ARRAY_SIZE(harness_options_sizes), "kl_harness_options");
+}
+
+/* A caller's kl_harness_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__harness_options_take(kl_harness_options *full, const kl_harness_options *given) {
+  const kl_harness_options defaults = KL_HARNESS_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, harness_options_sizes, KL_ARRAY_SIZE(harness_options_sizes),
+                          "kl_harness_options");
 }

@@ -12,6 +12,7 @@
  * excerpt of the body, with the API key blotted out should a server echo
  * it. The key is read from the environment for each request and lives only
  * in the header array of that request. */
+#include <stddef.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
@@ -63,9 +64,10 @@ static const char *env_or(const char *v, const char *env) {
 
 int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
   *out = NULL;
-  kl_llm_config c = KL_LLM_CONFIG_INIT;
-  if (cfg)
-    c = *cfg;
+  kl_llm_config c;
+  int taken = kl__llm_config_take(&c, cfg);
+  if (taken < 0)
+    return taken;
   const char *prov = env_or(c.provider, "KL_LLM_PROVIDER");
   static const char *const names[] = {"anthropic", "openai", "command",
                                       "replay"};
@@ -157,7 +159,10 @@ void kl_llm_free(kl_llm *l) {
 
 const char *kl_llm_name(const kl_llm *l) { return l->name; }
 
-void kl_llm_totals(const kl_llm *l, kl_llm_usage *out) { *out = l->total; }
+int kl_llm_totals(const kl_llm *l, kl_llm_usage *out) {
+  return kl__result_give(out, &l->total, sizeof(l->total),
+                         sizeof(kl_llm_usage), "kl_llm_usage");
+}
 
 int kl_llm_set_price(kl_llm *l, const kl_llm_price *price) {
   for (size_t i = 0; i < l->nprices; i++)
@@ -571,10 +576,15 @@ static int record(kl_llm *l, const char *system, const char *user,
 
 int kl_llm_complete(kl_llm *l, const char *system, const char *user,
                     kl_buf *reply, kl_llm_usage *usage) {
-  kl_llm_usage u = {0};
+  kl_llm_usage u = KL_LLM_USAGE_INIT;
+  /* a usage struct of a bad size is refused before anything is spent */
+  int rc = usage ? kl__result_give(usage, &u, sizeof(u), sizeof(kl_llm_usage),
+                                   "kl_llm_usage")
+                 : 0;
+  if (rc < 0)
+    return rc;
   kl_buf text = KL_BUF_INIT, body = KL_BUF_INIT;
   int conts = l->cfg.max_continuations >= 0 ? l->cfg.max_continuations : 3;
-  int rc = 0;
   if (l->p == P_COMMAND)
     rc = complete_command(l, system, user, &text, &u);
   else if (l->p == P_REPLAY)
@@ -612,8 +622,8 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
   l->total.continuations += u.continuations;
   l->total.cost_usd += u.cost_usd;
   l->total.cost_known = u.cost_known;
-  if (usage)
-    *usage = u;
+  if (usage) /* its size was checked above */
+    kl__result_give(usage, &u, sizeof(u), sizeof(kl_llm_usage), "kl_llm_usage");
   if (rc == 0 && l->record_dir)
     rc = record(l, system, user, &text);
   if (rc < 0) {
@@ -623,4 +633,23 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
   kl_buf_dispose(reply);
   *reply = text;
   return 0;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t llm_config_sizes[] = {0, sizeof(kl_llm_config)};
+
+int kl_llm_config_init(kl_llm_config *opts, unsigned version) {
+  const kl_llm_config defaults = KL_LLM_CONFIG_INIT;
+  return kl__options_init(opts, &defaults, version, llm_config_sizes,
+                          KL_ARRAY_SIZE(llm_config_sizes), "kl_llm_config");
+}
+
+/* A caller's kl_llm_config (of any version) over the defaults: what this
+ * library reads from. */
+int kl__llm_config_take(kl_llm_config *full, const kl_llm_config *given) {
+  const kl_llm_config defaults = KL_LLM_CONFIG_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, llm_config_sizes, KL_ARRAY_SIZE(llm_config_sizes),
+                          "kl_llm_config");
 }

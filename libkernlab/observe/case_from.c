@@ -18,6 +18,7 @@
  * along and the program's host code does not. The written case is loaded
  * back and its launch geometry and scalars compared with the observation
  * for every shape: a case that would launch differently is an error. */
+#include <stddef.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -610,8 +611,13 @@ static int make_case(const kl_observation *o,
 }
 
 int kl_case_from_observation(kl_buf *report, const kl_observation *o,
-                             const kl_case_from_observation_options *opts) {
-  if (!o || !opts || !opts->source || !opts->entry || !opts->dir)
+                             const kl_case_from_observation_options *given) {
+  kl_case_from_observation_options full;
+  int taken = kl__case_from_observation_options_take(&full, given);
+  if (taken < 0)
+    return taken;
+  const kl_case_from_observation_options *opts = &full;
+  if (!o || !given || !opts->source || !opts->entry || !opts->dir)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "a case from an observation needs the source, the entry "
                      "and the folder to write");
@@ -628,4 +634,23 @@ int kl_case_from_observation(kl_buf *report, const kl_observation *o,
     rc = make_case(o, opts, report, src.ptr ? src.ptr : "", src.size);
   kl_buf_dispose(&src);
   return rc;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t case_from_observation_options_sizes[] = {0, sizeof(kl_case_from_observation_options)};
+
+int kl_case_from_observation_options_init(kl_case_from_observation_options *opts, unsigned version) {
+  const kl_case_from_observation_options defaults = KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, case_from_observation_options_sizes,
+                          KL_ARRAY_SIZE(case_from_observation_options_sizes), "kl_case_from_observation_options");
+}
+
+/* A caller's kl_case_from_observation_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__case_from_observation_options_take(kl_case_from_observation_options *full, const kl_case_from_observation_options *given) {
+  const kl_case_from_observation_options defaults = KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, case_from_observation_options_sizes, KL_ARRAY_SIZE(case_from_observation_options_sizes),
+                          "kl_case_from_observation_options");
 }

@@ -20,6 +20,7 @@
  * every instantiation of the entry), from the observations. Commands run
  * from argv lists, never a shell. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -380,7 +381,7 @@ static int summarize(exporter *x, kl_buf *summary, const char *result,
     json_object_object_add(f, "speedup",
                            json_object_new_double(ma > 0 ? mb / ma : 0));
   }
-  kl_budget budget;
+  kl_budget budget = KL_BUDGET_INIT;
   kl_case_budget(&budget, x->c);
   json_object_object_add(f, "threshold_pct",
                          json_object_new_double(budget.min_gain_pct));
@@ -469,7 +470,7 @@ static int run_export(exporter *x, kl_buf *summary) {
     rc = roll_back(x, summary, best_id, "observing failed");
     goto done;
   }
-  kl_budget budget;
+  kl_budget budget = KL_BUDGET_INIT;
   kl_case_budget(&budget, x->c);
   double mb = median(x->before, x->nbefore), ma = median(x->after, x->nafter);
   double gain = ma > 0 ? 100.0 * (mb / ma - 1.0) : 0;
@@ -497,8 +498,13 @@ done:
 }
 
 int kl_export(kl_buf *summary, const kl_case *c,
-              const kl_export_options *opts) {
-  if (!c || !opts || !opts->to)
+              const kl_export_options *given) {
+  kl_export_options full;
+  int taken = kl__export_options_take(&full, given);
+  if (taken < 0)
+    return taken;
+  const kl_export_options *opts = &full;
+  if (!c || !given || !opts->to)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_export needs a case and the file to write");
   if ((opts->verify && !opts->verify[0]) ||
@@ -525,4 +531,23 @@ int kl_export(kl_buf *summary, const kl_case *c,
   kl__free(x.ledger);
   kl__free(x.backup);
   return rc;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t export_options_sizes[] = {0, sizeof(kl_export_options)};
+
+int kl_export_options_init(kl_export_options *opts, unsigned version) {
+  const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, export_options_sizes,
+                          KL_ARRAY_SIZE(export_options_sizes), "kl_export_options");
+}
+
+/* A caller's kl_export_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__export_options_take(kl_export_options *full, const kl_export_options *given) {
+  const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, export_options_sizes, KL_ARRAY_SIZE(export_options_sizes),
+                          "kl_export_options");
 }

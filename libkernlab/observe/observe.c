@@ -11,6 +11,7 @@
  * kl_observation_load, so what the caller gets is what a later reader
  * will see. */
 #define _GNU_SOURCE /* dladdr, mkdtemp */
+#include <stddef.h>
 #include <dlfcn.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -243,10 +244,13 @@ static int merge_folder(merged *m, const char *dir) {
 int kl_observe(kl_observation **out, const char *const *argv,
                const kl_observe_options *in) {
   *out = NULL;
-  if (!in || !in->output || !argv || !argv[0])
+  kl_observe_options opts;
+  int taken = kl__observe_options_take(&opts, in);
+  if (taken < 0)
+    return taken;
+  if (!in || !opts.output || !argv || !argv[0])
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_observe needs a program and an output file");
-  kl_observe_options opts = *in;
   if (!opts.max_launches)
     opts.max_launches = 100000;
   if (!opts.max_bytes)
@@ -318,4 +322,23 @@ int kl_observe(kl_observation **out, const char *const *argv,
     (*out)->output = kl__buf_detach(&res.output);
   kl_buf_dispose(&res.output);
   return rc;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t observe_options_sizes[] = {0, sizeof(kl_observe_options)};
+
+int kl_observe_options_init(kl_observe_options *opts, unsigned version) {
+  const kl_observe_options defaults = KL_OBSERVE_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, observe_options_sizes,
+                          KL_ARRAY_SIZE(observe_options_sizes), "kl_observe_options");
+}
+
+/* A caller's kl_observe_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__observe_options_take(kl_observe_options *full, const kl_observe_options *given) {
+  const kl_observe_options defaults = KL_OBSERVE_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, observe_options_sizes, KL_ARRAY_SIZE(observe_options_sizes),
+                          "kl_observe_options");
 }

@@ -1,6 +1,7 @@
 /* kl_observation_summary: the kernels of an observation by GPU time and
  * one kernel's representative configurations, as a table or as JSON
  * (fields in docs/observe.md). */
+#include <stddef.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -228,8 +229,13 @@ static int summary_json(kl_buf *b, const kl_observation *o,
 }
 
 int kl_observation_summary(kl_buf *out, const kl_observation *o,
-                           const kl_configs_options *opts,
+                           const kl_configs_options *given,
                            const char *format) {
+  kl_configs_options full;
+  int taken = kl__configs_options_take(&full, given);
+  if (taken < 0)
+    return taken;
+  const kl_configs_options *opts = &full;
   bool json = format && strcmp(format, "json") == 0;
   if (format && !json && strcmp(format, "text") != 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -238,9 +244,28 @@ int kl_observation_summary(kl_buf *out, const kl_observation *o,
   int rc = kl__obs_configs_make(&c, o, opts);
   if (rc < 0)
     return rc;
-  double target = opts && opts->share > 0 ? opts->share : 0.9;
+  double target = opts->share > 0 ? opts->share : 0.9;
   rc = json ? summary_json(out, o, &c, target)
             : summary_text(out, o, &c, target);
   kl__obs_configs_dispose(&c);
   return rc;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t configs_options_sizes[] = {0, sizeof(kl_configs_options)};
+
+int kl_configs_options_init(kl_configs_options *opts, unsigned version) {
+  const kl_configs_options defaults = KL_CONFIGS_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, configs_options_sizes,
+                          KL_ARRAY_SIZE(configs_options_sizes), "kl_configs_options");
+}
+
+/* A caller's kl_configs_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__configs_options_take(kl_configs_options *full, const kl_configs_options *given) {
+  const kl_configs_options defaults = KL_CONFIGS_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, configs_options_sizes, KL_ARRAY_SIZE(configs_options_sizes),
+                          "kl_configs_options");
 }

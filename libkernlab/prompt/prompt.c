@@ -9,6 +9,7 @@
  * The best kernel is never cut. The focus shape, whose verdict, findings
  * and metrics the user block shows, is the heaviest shape (by weight) that
  * has a profile. */
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -190,7 +191,7 @@ static int findings(kl_buf *b, const kl_diagnosis *d) {
     return kl__buf_puts(b, "(no findings: no profile or no rules)\n");
   int rc = 0;
   for (size_t i = 0; rc == 0 && i < kl_diagnosis_fired_count(d); i++) {
-    kl_finding f;
+    kl_finding f = KL_FINDING_INIT;
     kl_diagnosis_fired(&f, d, i);
     rc = kl__buf_printf(b, "- [%s] %s: %s\n  Action: %s\n",
                         kl_severity_name(f.severity), f.id, f.finding,
@@ -322,9 +323,14 @@ static int join(char **out, const kl_prompt *p, int system,
   return 0;
 }
 
-int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *in) {
+int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
   *out = NULL;
-  if (!in || !in->c)
+  kl_prompt_inputs full;
+  int taken = kl__prompt_inputs_take(&full, given);
+  if (taken < 0)
+    return taken;
+  const kl_prompt_inputs *in = &full;
+  if (!given || !in->c)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "a prompt needs a case");
   static const struct {
     const char *name, *title;
@@ -408,11 +414,13 @@ const char *kl_prompt_system(const kl_prompt *p) { return p->system; }
 const char *kl_prompt_user(const kl_prompt *p) { return p->user; }
 size_t kl_prompt_section_count(const kl_prompt *p) { return p->n; }
 
-int kl_prompt_section(kl_prompt_section_info *out, const kl_prompt *p,
+int kl_prompt_section(kl_prompt_section_info *into, const kl_prompt *p,
                       size_t i) {
   if (i >= p->n)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no section %zu (of %zu)",
                      i, p->n);
+  kl_prompt_section_info full = {0};
+  kl_prompt_section_info *out = &full;
   const section *s = &p->s[i];
   out->name = s->name;
   out->system = s->system;
@@ -420,7 +428,8 @@ int kl_prompt_section(kl_prompt_section_info *out, const kl_prompt *p,
   out->tokens = tokens(s->text.size);
   out->budget = s->budget;
   out->cut_chars = s->cut_chars;
-  return 0;
+  return kl__result_give(into, &full, sizeof(full), sizeof(kl_prompt_section_info),
+                         "kl_prompt_section_info");
 }
 
 int kl_prompt_json(kl_buf *out, const kl_prompt *p) {
@@ -449,4 +458,23 @@ int kl_prompt_json(kl_buf *out, const kl_prompt *p) {
   kl_buf_dispose(out);
   *out = b;
   return 0;
+}
+
+/* ---- versioned inputs -------------------------------------------------------- */
+
+static const size_t prompt_inputs_sizes[] = {0, sizeof(kl_prompt_inputs)};
+
+int kl_prompt_inputs_init(kl_prompt_inputs *in, unsigned version) {
+  const kl_prompt_inputs defaults = KL_PROMPT_INPUTS_INIT;
+  return kl__options_init(in, &defaults, version, prompt_inputs_sizes,
+                          KL_ARRAY_SIZE(prompt_inputs_sizes), "kl_prompt_inputs");
+}
+
+/* A caller's kl_prompt_inputs (of any version) over the defaults: what this
+ * library reads from. */
+int kl__prompt_inputs_take(kl_prompt_inputs *full, const kl_prompt_inputs *given) {
+  const kl_prompt_inputs defaults = KL_PROMPT_INPUTS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, prompt_inputs_sizes,
+                          KL_ARRAY_SIZE(prompt_inputs_sizes), "kl_prompt_inputs");
 }

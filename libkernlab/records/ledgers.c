@@ -43,7 +43,7 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
     return kl__error_oom();
   int rc = 0;
   for (size_t i = 0; rep && rc == 0 && i < kl_report_shape_count(rep); i++) {
-    kl_shape_result s;
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
     if (kl_report_shape(&s, rep, i) < 0 || !s.timed || listed(have, s.name))
       continue;
     bool cmp = s.baseline.n > 0;

@@ -10,6 +10,7 @@
  * is: per-shape speedups multiplied, log-scale half-widths combined as
  * independent errors. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -693,11 +694,13 @@ void kl__rp_dispose(rp_run *run) {
 }
 
 int kl_history_report(kl_buf *out, const kl_case *c,
-                      const kl_history_report_options *o) {
-  kl_history_report_options d = KL_HISTORY_REPORT_OPTIONS_INIT;
-  if (!o)
-    o = &d;
-  if (!out || !c || o->version < 1 ||
+                      const kl_history_report_options *given) {
+  kl_history_report_options full;
+  int taken = kl__history_report_options_take(&full, given);
+  if (taken < 0)
+    return taken;
+  const kl_history_report_options *o = &full;
+  if (!out || !c ||
       (o->format && strcmp(o->format, "html") && strcmp(o->format, "md")))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_history_report: format is \"html\" or \"md\"");
@@ -716,4 +719,23 @@ int kl_history_report(kl_buf *out, const kl_case *c,
   kl_buf_dispose(out);
   *out = b;
   return 0;
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t history_report_options_sizes[] = {0, sizeof(kl_history_report_options)};
+
+int kl_history_report_options_init(kl_history_report_options *opts, unsigned version) {
+  const kl_history_report_options defaults = KL_HISTORY_REPORT_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, history_report_options_sizes,
+                          KL_ARRAY_SIZE(history_report_options_sizes), "kl_history_report_options");
+}
+
+/* A caller's kl_history_report_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__history_report_options_take(kl_history_report_options *full, const kl_history_report_options *given) {
+  const kl_history_report_options defaults = KL_HISTORY_REPORT_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, history_report_options_sizes, KL_ARRAY_SIZE(history_report_options_sizes),
+                          "kl_history_report_options");
 }

@@ -245,10 +245,12 @@ size_t kl_diagnosis_unevaluated_count(const kl_diagnosis *d) {
 }
 size_t kl_diagnosis_passed_count(const kl_diagnosis *d) { return d->npassed; }
 
-int kl_diagnosis_fired(kl_finding *out, const kl_diagnosis *d, size_t i) {
+int kl_diagnosis_fired(kl_finding *into, const kl_diagnosis *d, size_t i) {
   if (i >= d->nfired)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no finding %zu (of %zu)",
                      i, d->nfired);
+  kl_finding full = {0};
+  kl_finding *out = &full;
   const fired *f = &d->fired[i];
   out->id = f->id;
   out->severity = f->severity;
@@ -257,18 +259,22 @@ int kl_diagnosis_fired(kl_finding *out, const kl_diagnosis *d, size_t i) {
   out->action = f->action;
   out->skill = f->skill;
   out->margin = f->margin;
-  return 0;
+  return kl__result_give(into, &full, sizeof(full), sizeof(kl_finding),
+                         "kl_finding");
 }
 
-int kl_diagnosis_unevaluated(kl_unevaluated *out, const kl_diagnosis *d,
+int kl_diagnosis_unevaluated(kl_unevaluated *into, const kl_diagnosis *d,
                              size_t i) {
   if (i >= d->nuneval)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "no unevaluated rule %zu (of %zu)", i, d->nuneval);
+  kl_unevaluated full = {0};
+  kl_unevaluated *out = &full;
   out->id = d->uneval[i].id;
   out->missing = d->uneval[i].missing;
   out->reason = d->uneval[i].reason;
-  return 0;
+  return kl__result_give(into, &full, sizeof(full), sizeof(kl_unevaluated),
+                         "kl_unevaluated");
 }
 
 int kl_diagnosis_skills(kl_buf *out, const kl_diagnosis *d,

@@ -12,6 +12,7 @@
  * whose id is already in the set replaces that rule (a default one, or one
  * from an earlier file), while a default file may not repeat a default id.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -403,8 +404,12 @@ int kl_rules_add_defaults(kl_rules *rs) {
 
 /* ---- the set ------------------------------------------------------------------- */
 
-int kl_rules_create(kl_rules **out, const kl_rules_options *opts) {
+int kl_rules_create(kl_rules **out, const kl_rules_options *given) {
   *out = NULL;
+  kl_rules_options opts;
+  int rc = kl__rules_options_take(&opts, given);
+  if (rc < 0)
+    return rc;
   const char *share = kl_share_dir();
   if (!share)
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
@@ -417,11 +422,9 @@ int kl_rules_create(kl_rules **out, const kl_rules_options *opts) {
     kl__free(skills);
     return kl__error_oom();
   }
-  if (opts) {
-    rs->on_diag = opts->on_diag;
-    rs->payload = opts->payload;
-  }
-  int rc = kl_rules_add_skills(rs, skills);
+  rs->on_diag = opts.on_diag;
+  rs->payload = opts.payload;
+  rc = kl_rules_add_skills(rs, skills);
   kl__free(skills);
   if (rc < 0) {
     kl_rules_free(rs);
@@ -445,10 +448,12 @@ void kl_rules_free(kl_rules *rs) {
 
 size_t kl_rules_count(const kl_rules *rs) { return rs->nrules; }
 
-int kl_rules_get(kl_rule_info *out, const kl_rules *rs, size_t i) {
+int kl_rules_get(kl_rule_info *into, const kl_rules *rs, size_t i) {
   if (i >= rs->nrules)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no rule %zu (of %zu)", i,
                      rs->nrules);
+  kl_rule_info full = {0};
+  kl_rule_info *out = &full;
   const rule *r = &rs->rules[i];
   out->id = r->id;
   out->severity = r->severity;
@@ -459,5 +464,25 @@ int kl_rules_get(kl_rule_info *out, const kl_rules *rs, size_t i) {
   out->group = r->group;
   out->path = r->path;
   out->line = r->line;
-  return 0;
+  return kl__result_give(into, &full, sizeof(full), sizeof(kl_rule_info),
+                         "kl_rule_info");
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t rules_options_sizes[] = {0, sizeof(kl_rules_options)};
+
+int kl_rules_options_init(kl_rules_options *opts, unsigned version) {
+  const kl_rules_options defaults = KL_RULES_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, rules_options_sizes,
+                          KL_ARRAY_SIZE(rules_options_sizes), "kl_rules_options");
+}
+
+/* A caller's kl_rules_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__rules_options_take(kl_rules_options *full, const kl_rules_options *given) {
+  const kl_rules_options defaults = KL_RULES_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, rules_options_sizes, KL_ARRAY_SIZE(rules_options_sizes),
+                          "kl_rules_options");
 }

@@ -159,16 +159,19 @@ int kl_rules_add_skills(kl_rules *rs, const char *dir) {
 
 size_t kl_rules_skill_count(const kl_rules *rs) { return rs->nskills; }
 
-int kl_rules_skill(kl_skill_info *out, const kl_rules *rs, size_t i) {
+int kl_rules_skill(kl_skill_info *into, const kl_rules *rs, size_t i) {
   if (i >= rs->nskills)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no skill %zu (of %zu)", i,
                      rs->nskills);
+  kl_skill_info full = {0};
+  kl_skill_info *out = &full;
   const skill *s = &rs->skills[i];
   out->id = s->id;
   out->signal = s->signal;
   out->text = s->text;
   out->path = s->path;
-  return 0;
+  return kl__result_give(into, &full, sizeof(full), sizeof(kl_skill_info),
+                         "kl_skill_info");
 }
 
 int kl_rules_skill_catalog(kl_buf *out, const kl_rules *rs) {

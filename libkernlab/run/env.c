@@ -63,7 +63,7 @@ static char *driver_version(void) {
 int kl__run_environment(kl_run *r, const kl_report *rep) {
   if (r->env_json)
     return 0;
-  kl_device_info dev;
+  kl_device_info dev = KL_DEVICE_INFO_INIT;
   bool has_dev = rep && kl_report_device(&dev, rep) == 0;
   const char *compiler = kl_case_compiler(r->c);
   char *tool = tool_version(compiler ? compiler

@@ -358,8 +358,7 @@ static int propose_llm(kl_run *r, proposal *p) {
     goto done;
   }
   p->prompt = kl__buf_detach(&both);
-  kl_llm_usage u;
-  memset(&u, 0, sizeof(u));
+  kl_llm_usage u = KL_LLM_USAGE_INIT;
   if ((rc = kl_llm_complete(r->llm, kl_prompt_system(pr), kl_prompt_user(pr),
                             &reply, &u)) < 0) {
     if (rc != KL_ENOMEM)

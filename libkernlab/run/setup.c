@@ -17,11 +17,6 @@
 #include "../core/sandbox.h"
 #include "run_internal.h"
 
-void kl_run_options_init(kl_run_options *opts) {
-  kl_run_options init = KL_RUN_OPTIONS_INIT;
-  *opts = init;
-}
-
 void kl_run_free(kl_run *r) {
   if (!r)
     return;
@@ -329,12 +324,15 @@ static kl_profile_list *recorded_profiles(const kl_run *r, int n) {
 static int start_llm(kl_run *r) {
   if (strcmp(r->proposer, "llm") != 0)
     return 0;
-  kl_llm_config cfg = *r->o.llm;
+  kl_llm_config cfg;
+  int rc = kl__llm_config_take(&cfg, r->o.llm);
+  if (rc < 0)
+    return rc;
   char *rec = kl__path_join(r->dir, "llm");
   if (!rec)
     return kl__error_oom();
   cfg.record_dir = rec;
-  int rc = kl_llm_create(&r->llm, &cfg);
+  rc = kl_llm_create(&r->llm, &cfg);
   kl__free(rec);
   for (size_t i = 0; rc == 0 && i < r->o.nprices; i++)
     rc = kl_llm_set_price(r->llm, &r->o.prices[i]);
@@ -402,19 +400,16 @@ static int read_baseline_source(kl_run *r) {
 int kl_run_optimize(kl_run **out, const kl_case *c,
                     const kl_run_options *opts) {
   *out = NULL;
-  kl_run_options defaults = KL_RUN_OPTIONS_INIT;
   kl_run *r = kl__calloc(1, sizeof(*r));
   if (!r)
     return kl__error_oom();
   r->lock_fd = -1;
   r->c = c;
-  r->o = defaults;
-  if (opts) /* an older caller's struct ends before the newer fields */
-    memcpy(&r->o, opts, opts->version >= 3   ? sizeof(*opts)
-                        : opts->version == 2 ? offsetof(kl_run_options,
-                                                        executor)
-                                             : offsetof(kl_run_options,
-                                                        webhook));
+  int rc = kl__run_options_take(&r->o, opts);
+  if (rc < 0) {
+    kl__free(r);
+    return rc;
+  }
   snprintf(r->wh_status, sizeof(r->wh_status), "%s",
            !r->o.webhook     ? "not configured"
            : r->o.no_webhook ? "disabled by --no-webhook"
@@ -431,7 +426,7 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
                 : c->budget.patience > 0 ? c->budget.patience
                                          : 4;
   kl__run_state_init(&r->st);
-  int rc = r->case_dir ? read_baseline_source(r) : kl__error_oom();
+  rc = r->case_dir ? read_baseline_source(r) : kl__error_oom();
   if (rc == 0)
     rc = check_writable(r->case_dir);
   if (rc == 0)
@@ -586,4 +581,23 @@ static int best_text(const kl__solution *s, const char *source,
 int kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c) {
   best_out o = {source, info};
   return kl__solution_best(c->dir, c->name, best_text, &o);
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t run_options_sizes[] = {0, offsetof(kl_run_options, webhook), offsetof(kl_run_options, executor), sizeof(kl_run_options)};
+
+int kl_run_options_init(kl_run_options *opts, unsigned version) {
+  const kl_run_options defaults = KL_RUN_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, run_options_sizes,
+                          KL_ARRAY_SIZE(run_options_sizes), "kl_run_options");
+}
+
+/* A caller's kl_run_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__run_options_take(kl_run_options *full, const kl_run_options *given) {
+  const kl_run_options defaults = KL_RUN_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, run_options_sizes, KL_ARRAY_SIZE(run_options_sizes),
+                          "kl_run_options");
 }

@@ -18,6 +18,7 @@
  * back, replies and the tail of its log alike, passes through the redactor
  * (core/secrets.c) before anyone sees it. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -62,16 +63,6 @@ struct kl_worker {
   char sandbox[192]; /* what its sandbox holds (JSON object) */
 };
 
-void kl_worker_options_init(kl_worker_options *opts) {
-  kl_worker_options init = KL_WORKER_OPTIONS_INIT;
-  *opts = init;
-}
-
-void kl_time_options_init(kl_time_options *opts) {
-  kl_time_options init = KL_TIME_OPTIONS_INIT;
-  *opts = init;
-}
-
 void kl_samples_dispose(kl_samples *s) {
   if (!s)
     return;
@@ -79,7 +70,10 @@ void kl_samples_dispose(kl_samples *s) {
   kl__free(s->us[1]);
   kl__free(s->mhz[0]);
   kl__free(s->mhz[1]);
-  memset(s, 0, sizeof(*s));
+  /* empty again, of the same size (the caller's, which may be smaller) */
+  size_t size = s->size < sizeof(*s) ? s->size : sizeof(*s);
+  if (size > sizeof(s->size))
+    memset((char *)s + sizeof(s->size), 0, size - sizeof(s->size));
 }
 
 static bool executable(const char *p) {
@@ -417,8 +411,13 @@ static int ensure_running(kl_worker *w) {
   return 0;
 }
 
-int kl_worker_create(kl_worker **out, const kl_worker_options *opts) {
+int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   *out = NULL;
+  kl_worker_options full;
+  int rc = kl__worker_options_take(&full, given);
+  if (rc < 0)
+    return rc;
+  const kl_worker_options *opts = &full;
   kl_worker *w = kl__calloc(1, sizeof(*w));
   if (!w)
     return kl__error_oom();
@@ -458,7 +457,7 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *opts) {
   }
   /* it reads its own program's folder, and plugins from the cache */
   kl_buf cache = KL_BUF_INIT;
-  int rc = kl__cache_dir_default(&cache);
+  rc = kl__cache_dir_default(&cache);
   if (rc == 0)
     rc = kl__buf_puts(&cache, "/plugin") < 0 ? kl__error_oom() : 0;
   if (rc == 0 && (rc = allow_folder(w, w->path)) >= 0)
@@ -576,10 +575,11 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
       (!json_object_object_get_ex(reply, "results", &arr) ||
        json_object_array_length(arr) != nseeds))
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: check: short reply");
+  /* the caller's entries are results[0].size apart (its sizeof) */
+  size_t stride = nseeds ? results[0].size : 0;
   for (size_t i = 0; rc == 0 && i < nseeds; i++) {
     json_object *r = json_object_array_get_idx(arr, i), *v;
-    kl_check_result *out = &results[i];
-    memset(out, 0, sizeof(*out));
+    kl_check_result full = KL_CHECK_RESULT_INIT, *out = &full;
     out->seed = (uint64_t)obj_int(r, "seed");
     out->correct = json_object_object_get_ex(r, "correct", &v) &&
                    json_object_get_boolean(v);
@@ -593,21 +593,31 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
     if (json_object_object_get_ex(r, "detail", &v))
       snprintf(out->detail, sizeof(out->detail), "%s",
                json_object_get_string(v));
+    kl_check_result *to = (kl_check_result *)((char *)results + i * stride);
+    rc = kl__result_give(to, &full, sizeof(full), sizeof(kl_check_result),
+                         "kl_check_result");
   }
   json_object_put(reply);
   return rc;
 }
 
-int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
-                   size_t nplugins, int shape, const kl_time_options *opts) {
-  memset(out, 0, sizeof(*out));
-  kl_time_options d = KL_TIME_OPTIONS_INIT;
-  if (!opts)
-    opts = &d;
+int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
+                   size_t nplugins, int shape, const kl_time_options *given) {
+  /* filled whole here, given to the caller's struct at the end (every
+   * pointer it owns lies within the first version's size) */
+  kl_samples got = KL_SAMPLES_INIT, *out = &got;
+  if (into->size < sizeof(kl_samples))
+    return kl__result_give(into, &got, sizeof(got), sizeof(kl_samples),
+                           "kl_samples");
+  kl_time_options full;
+  int rc = kl__time_options_take(&full, given);
+  if (rc < 0)
+    return rc;
+  const kl_time_options *opts = &full;
   if (nplugins < 1 || nplugins > 2)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "time one or two plugins, not %zu", nplugins);
-  int rc = ensure_running(w);
+  rc = ensure_running(w);
   if (rc < 0)
     return rc;
   json_object *req = json_object_new_object(), *reply = NULL, *all, *v;
@@ -633,7 +643,7 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
                          json_object_new_int64((int64_t)block));
   json_object_object_add(req, "decide_gain_pct",
                          json_object_new_double(opts->decide_gain_pct));
-  if (opts->version >= 2 && opts->verify) {
+  if (opts->verify) {
     json_object_object_add(req, "verify", json_object_new_int(1));
     json_object_object_add(req, "oracle", json_object_new_int(opts->oracle));
   }
@@ -696,6 +706,8 @@ int kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
                    json_object_get_string(v));
       }
     }
+    rc = kl__result_give(into, &got, sizeof(got), sizeof(kl_samples),
+                         "kl_samples");
   } else {
     kl_samples_dispose(out);
   }
@@ -723,8 +735,8 @@ static int device_reply(json_object **reply, kl_worker *w, bool memory) {
   return rc;
 }
 
-int kl_worker_device(kl_device_info *out, kl_worker *w) {
-  memset(out, 0, sizeof(*out));
+int kl_worker_device(kl_device_info *into, kl_worker *w) {
+  kl_device_info full = KL_DEVICE_INFO_INIT, *out = &full;
   json_object *reply, *v;
   int rc = device_reply(&reply, w, false);
   if (rc < 0)
@@ -737,7 +749,8 @@ int kl_worker_device(kl_device_info *out, kl_worker *w) {
   if (json_object_object_get_ex(reply, "why", &v))
     snprintf(out->why, sizeof(out->why), "%s", json_object_get_string(v));
   json_object_put(reply);
-  return 0;
+  return kl__result_give(into, &full, sizeof(full), sizeof(kl_device_info),
+                         "kl_device_info");
 }
 
 int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w) {
@@ -813,4 +826,40 @@ int kl__worker_reply_status(json_object *reply, const char *what) {
   if (strcmp(k, "permission") == 0 || strcmp(k, "unavailable") == 0)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE, "%s", msg);
   return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s", msg);
+}
+
+/* ---- versioned options ------------------------------------------------------- */
+
+static const size_t worker_options_sizes[] = {0, sizeof(kl_worker_options)};
+
+int kl_worker_options_init(kl_worker_options *opts, unsigned version) {
+  const kl_worker_options defaults = KL_WORKER_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, worker_options_sizes,
+                          KL_ARRAY_SIZE(worker_options_sizes), "kl_worker_options");
+}
+
+/* A caller's kl_worker_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__worker_options_take(kl_worker_options *full, const kl_worker_options *given) {
+  const kl_worker_options defaults = KL_WORKER_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, worker_options_sizes, KL_ARRAY_SIZE(worker_options_sizes),
+                          "kl_worker_options");
+}
+
+static const size_t time_options_sizes[] = {0, offsetof(kl_time_options, verify), sizeof(kl_time_options)};
+
+int kl_time_options_init(kl_time_options *opts, unsigned version) {
+  const kl_time_options defaults = KL_TIME_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version, time_options_sizes,
+                          KL_ARRAY_SIZE(time_options_sizes), "kl_time_options");
+}
+
+/* A caller's kl_time_options (of any version) over the defaults: what this
+ * library reads from. */
+int kl__time_options_take(kl_time_options *full, const kl_time_options *given) {
+  const kl_time_options defaults = KL_TIME_OPTIONS_INIT;
+  *full = defaults;
+  return kl__options_take(full, given, time_options_sizes, KL_ARRAY_SIZE(time_options_sizes),
+                          "kl_time_options");
 }

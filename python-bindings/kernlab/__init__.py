@@ -32,8 +32,17 @@ _ERROR_CODES = {
     -10: "ENODEVICE", -11: "ETIMEOUT", -12: "ECRASHED", -13: "EREJECTED",
 }
 
-# The headers this module was written against.
+# The headers this module was written against: the release, the binary
+# interface (KL_ABI_VERSION, the library's SOVERSION) and the version of
+# each options structure below (KL_*_VERSION), which the library's init
+# functions fill with their defaults.
 _API_MAJOR, _API_MINOR = 0, 1
+_ABI = 1
+_VERSIONS = {"kl_case_options": 2, "kl_case_new_options": 1,
+             "kl_harness_options": 1, "kl_time_options": 2,
+             "kl_bench_options": 2, "kl_rules_options": 1,
+             "kl_prompt_inputs": 1, "kl_llm_config": 1,
+             "kl_run_options": 3, "kl_history_report_options": 1}
 
 _c = ctypes
 _p = ctypes.c_void_p
@@ -179,10 +188,20 @@ STRUCTS = {"kl_error": _Error, "kl_buf": _Buf, "kl_value": _Value,
 _PP = ctypes.POINTER(_p)
 _BUFP = ctypes.POINTER(_Buf)
 
+# Each options structure's init function: kl_x_init(struct *, unsigned).
+_INITS = {"kl_case_options": _CaseOptions, "kl_case_new_options": _NewOptions,
+          "kl_harness_options": _HarnessOptions,
+          "kl_time_options": _TimeOptions, "kl_bench_options": _BenchOptions,
+          "kl_rules_options": _RulesOptions,
+          "kl_prompt_inputs": _PromptInputs, "kl_llm_config": _LlmConfig,
+          "kl_run_options": _RunOptions,
+          "kl_history_report_options": _HistoryReportOptions}
+
 # ---- every C function used: name -> (restype, argtypes) --------------------
 _SIGNATURES = {
     "kl_version_number": (ctypes.c_uint, []),
     "kl_version_string": (_s, []),
+    "kl_abi_version": (ctypes.c_uint, []),
     "kl_features": (ctypes.c_uint, []),
     "kl_init": (_int, []),
     "kl_error_last": (ctypes.POINTER(_Error), []),
@@ -198,7 +217,6 @@ _SIGNATURES = {
     "kl_harness_generate": (_int, [_BUFP, _p, _s,
                                    ctypes.POINTER(_HarnessOptions)]),
     # measurement
-    "kl_bench_options_init": (None, [ctypes.POINTER(_BenchOptions)]),
     "kl_bench_run": (_int, [_PP, _p, ctypes.POINTER(_BenchOptions)]),
     "kl_bench_compare": (_int, [_PP, _p, ctypes.POINTER(_BenchOptions)]),
     "kl_report_free": (None, [_p]),
@@ -234,7 +252,6 @@ _SIGNATURES = {
     "kl_llm_settings_free": (None, [_p]),
     "kl_webhook_load": (_int, [_PP, _p]),
     "kl_webhook_free": (None, [_p]),
-    "kl_run_options_init": (None, [ctypes.POINTER(_RunOptions)]),
     "kl_run_optimize": (_int, [_PP, _p, ctypes.POINTER(_RunOptions)]),
     "kl_run_json": (_int, [_BUFP, _p]),
     "kl_run_free": (None, [_p]),
@@ -252,7 +269,7 @@ def _library_candidates():
     if env:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
-    names = ["libkernlab.so", "libkernlab.so.0"]
+    names = ["libkernlab.so", "libkernlab.so.%d" % _ABI]
     paths = [os.path.join(here, n) for n in names]
     # prefix/lib/pythonX.Y/site-packages/kernlab -> prefix/lib
     prefix_lib = os.path.normpath(os.path.join(here, "..", "..", ".."))
@@ -262,7 +279,7 @@ def _library_candidates():
                                                "libkernlab.so")))
     found = [p for p in paths if os.path.exists(p)]
     system = ctypes.util.find_library("kernlab")
-    return found + ([system] if system else []) + ["libkernlab.so.0"]
+    return found + ([system] if system else []) + ["libkernlab.so.%d" % _ABI]
 
 
 def _load_library():
@@ -280,6 +297,13 @@ _lib = _load_library()
 for _name, (_res, _args) in _SIGNATURES.items():
     _fn = getattr(_lib, _name)
     _fn.restype, _fn.argtypes = _res, _args
+for _name, _cls in _INITS.items():
+    _fn = getattr(_lib, _name + "_init")
+    _fn.restype, _fn.argtypes = _int, [ctypes.POINTER(_cls), ctypes.c_uint]
+
+if _lib.kl_abi_version() != _ABI:
+    raise ImportError("libkernlab's binary interface is %d, these bindings "
+                      "were written for %d" % (_lib.kl_abi_version(), _ABI))
 
 _loaded = _lib.kl_version_number()
 if (_loaded >> 16, (_loaded >> 8) & 0xFF) != (_API_MAJOR, _API_MINOR):
@@ -334,6 +358,15 @@ class KernlabError(Exception):
         e = e.contents
         return cls(e.code, _str(e.message), _str(e.text), _str(e.path),
                    e.line, e.column, errors)
+
+
+def _options(name):
+    """A new options structure `name` ("kl_run_options"), filled by the
+    library's kl_x_init with the defaults of the version these bindings
+    know: never a copy of defaults written down here."""
+    o = _INITS[name]()
+    _check(getattr(_lib, name + "_init")(ctypes.byref(o), _VERSIONS[name]))
+    return o
 
 
 def _diag_collector(errors):
@@ -431,9 +464,9 @@ class Rules(_Handle):
         errors = []
         self._diag = _diag_collector(errors)
         h = _p()
-        _check(_lib.kl_rules_create(ctypes.byref(h),
-                                    ctypes.byref(_RulesOptions(
-                                        1, self._diag, None))), errors)
+        o = _options("kl_rules_options")
+        o.on_diag = self._diag
+        _check(_lib.kl_rules_create(ctypes.byref(h), ctypes.byref(o)), errors)
         super().__init__(h)
         if defaults:
             _check(_lib.kl_rules_add_defaults(h), errors)
@@ -471,8 +504,7 @@ def _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
                    timeout_ms, device):
     """kl_bench_options; the strings stay alive with the structure (ctypes
     keeps what is assigned to its char* fields)."""
-    o = _BenchOptions()
-    _lib.kl_bench_options_init(ctypes.byref(o))
+    o = _options("kl_bench_options")
     if candidate is not None:
         if os.path.exists(str(candidate)):
             with open(candidate) as f:
@@ -517,7 +549,8 @@ class Case(_Handle):
     def harness(self, candidate=None, plugin=False):
         """The generated harness source (standalone, or the plugin)."""
         buf = _Buf()
-        o = _HarnessOptions(1, 1 if plugin else 0, None)
+        o = _options("kl_harness_options")
+        o.form = 1 if plugin else 0
         _check(_lib.kl_harness_generate(ctypes.byref(buf), self._handle,
                                         _b(candidate), ctypes.byref(o)))
         return _take_buf(buf)
@@ -567,9 +600,10 @@ class Case(_Handle):
                     shapes[i].name = _lib.kl_profile_list_name(pl._handle, i)
                     shapes[i].profile = _lib.kl_profile_list_get(pl._handle,
                                                                  i)
-                inp = _PromptInputs(1, self._handle, rs._handle, shapes, n,
-                                    _b(best), None, 0, None, None,
-                                    iteration, 0)
+                inp = _options("kl_prompt_inputs")
+                inp.c, inp.rules = self._handle, rs._handle
+                inp.shapes, inp.nshapes = shapes, n
+                inp.best_code, inp.iteration = _b(best), iteration
                 pr = _p()
                 _check(_lib.kl_prompt_build(ctypes.byref(pr),
                                             ctypes.byref(inp)))
@@ -640,8 +674,7 @@ class Case(_Handle):
             except BaseException as ex:  # noqa: BLE001
                 failure.append(ex)
 
-        o = _RunOptions()
-        _lib.kl_run_options_init(ctypes.byref(o))
+        o = _options("kl_run_options")
         keep = [_b(proposer), _b(strategy), _b(resume), _b(replay),
                 _b(profile)]
         o.proposer, o.strategy, o.resume, o.replay, o.profile = keep
@@ -654,13 +687,11 @@ class Case(_Handle):
         if timeout_ms:
             o.timeout_ms = int(timeout_ms)
         settings, wh = _p(), _p()
-        llm = _LlmConfig()
+        llm = _options("kl_llm_config")
         _check(_lib.kl_llm_settings_load(ctypes.byref(settings),
                                          self._handle))
         rs = Rules(rules, case=self)
         try:
-            llm.version, llm.temperature, llm.max_retries = 1, -1, -1
-            llm.max_continuations = -1
             _lib.kl_llm_settings_apply(settings, ctypes.byref(llm))
             o.llm = ctypes.pointer(llm)
             o.rules = rs._handle
@@ -706,7 +737,8 @@ class Case(_Handle):
 
     def report(self, run=None, format="md", links_from=None):
         """A report of a run (default: the latest), markdown or HTML."""
-        o = _HistoryReportOptions(1, _b(run), _b(format), _b(links_from))
+        o = _options("kl_history_report_options")
+        o.run, o.format, o.links_from = _b(run), _b(format), _b(links_from)
         buf = _Buf()
         _check(_lib.kl_history_report(ctypes.byref(buf), self._handle,
                                       ctypes.byref(o)))
@@ -737,7 +769,8 @@ def load_case(path, tunables=None):
     diagnostic (path, line, column, text)."""
     errors = []
     cfg = _strv(tunables)
-    opts = _CaseOptions(2, _diag_collector(errors), None, cfg)
+    opts = _options("kl_case_options")
+    opts.on_diag, opts.tunables = _diag_collector(errors), cfg
     handle = _p()
     rc = _lib.kl_case_load(ctypes.byref(handle), _b(str(path)),
                            ctypes.byref(opts))
@@ -759,7 +792,8 @@ def check_case(path):
 
 def new_case(name, template="host", directory="."):
     """Stamp a case folder from a template; returns its path."""
-    opts = _NewOptions(1, template.encode(), _b(str(directory)))
+    opts = _options("kl_case_new_options")
+    opts.template_name, opts.dir = template.encode(), _b(str(directory))
     buf = _Buf()
     _check(_lib.kl_case_new(ctypes.byref(buf), name.encode(),
                             ctypes.byref(opts)))

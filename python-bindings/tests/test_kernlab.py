@@ -41,6 +41,37 @@ def test_struct_layout_matches_the_c_headers(tmp_path, src):
                 getattr(cls, field).offset, "%s.%s" % (cname, field)
 
 
+def test_versions_match_the_c_headers(tmp_path, src):
+    """The ABI and each options structure's version the bindings ask the
+    init functions for are the headers' (a new field raises the header's
+    version; this fails until the bindings follow)."""
+    inc = os.environ.get("KERNLAB_INCLUDE_DIR") or os.path.join(src,
+                                                                "include")
+    lines = ['#include <stdio.h>', '#include <kernlab/kernlab.h>',
+             'int main(void) {',
+             'printf("abi %u\\n", (unsigned)KL_ABI_VERSION);']
+    for cname in kernlab._VERSIONS:
+        macro = cname.upper() + "_VERSION"
+        lines.append('printf("%s %%u\\n", (unsigned)%s);' % (cname, macro))
+    lines.append("return 0; }")
+    (tmp_path / "v.c").write_text("\n".join(lines))
+    subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-I", inc,
+                    str(tmp_path / "v.c"), "-o", str(tmp_path / "v")],
+                   check=True)
+    out = subprocess.run([str(tmp_path / "v")], check=True,
+                         capture_output=True, text=True).stdout
+    want = dict(line.split() for line in out.splitlines())
+    assert int(want.pop("abi")) == kernlab._ABI
+    assert {k: int(v) for k, v in want.items()} == kernlab._VERSIONS
+    # every one of them is filled by the library, never by hand
+    for cname in kernlab._VERSIONS:
+        assert kernlab._options(cname).version == kernlab._VERSIONS[cname]
+    with pytest.raises(kernlab.KernlabError) as ei:
+        o = kernlab._INITS["kl_run_options"]()
+        kernlab._check(kernlab._lib.kl_run_options_init(ctypes.byref(o), 99))
+    assert ei.value.name == "EINVALID" and "version 99" in ei.value.message
+
+
 def test_load_case(src):
     with kernlab.load_case(os.path.join(src, "cases", "vector_add")) as case:
         assert case.name == "vector_add"

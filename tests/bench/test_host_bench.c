@@ -94,7 +94,7 @@ static void test_bench__baseline_is_correct_and_timed(void **state) {
   expect_verdict(r, KL_VERDICT_OK, NULL);
   assert_null(kl_report_reason(r));
   assert_int_equal(kl_report_shape_count(r), 1);
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   assert_int_equal(kl_report_shape(&s, r, 0), 0);
   assert_string_equal(s.name, "1M");
   assert_true(s.checked && s.correct && s.timed);
@@ -116,7 +116,7 @@ static void test_bench__replayed_result_is_cheat(void **state) {
   kl_report *r = run(matmul, CAND "matmul_replays_result.c", "n256", false, 0);
   expect_verdict(r, KL_VERDICT_CHEAT, "did not match the inputs");
   assert_string_equal(kl_report_gate(r), "stale_outputs");
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   assert_true(s.checked && s.correct);
   kl_report_free(r);
@@ -141,7 +141,7 @@ static void test_bench__tunable_configurations(void **state) {
   if (kl_bench_compare(&r, matmul, &o))
     fail_msg("%s", kl_error_last()->message);
   expect_verdict(r, KL_VERDICT_OK, NULL);
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   assert_true(s.correct && s.timed);
   assert_true(s.speedup.decision == KL_DECISION_FASTER);
@@ -157,7 +157,7 @@ static void test_bench__wrong_result(void **state) {
   (void)state;
   kl_report *r = run(saxpy, CAND "saxpy_wrong.c", "1M", false, 0);
   expect_verdict(r, KL_VERDICT_INCORRECT, "mismatches");
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   assert_true(s.checked && !s.correct && !s.timed);
   assert_true(s.mismatches > 0);
@@ -168,7 +168,7 @@ static void test_bench__unwritten_output(void **state) {
   (void)state;
   kl_report *r = run(matmul, CAND "matmul_unwritten.c", "n256", false, 0);
   expect_verdict(r, KL_VERDICT_INCORRECT, "never written");
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   assert_int_equal(s.unwritten, 3 * 256); /* the last row, on 3 seeds */
   kl_report_free(r);
@@ -178,7 +178,7 @@ static void test_bench__writes_its_input(void **state) {
   (void)state;
   kl_report *r = run(saxpy, CAND "saxpy_writes_input.c", "1M", false, 0);
   expect_verdict(r, KL_VERDICT_INCORRECT, "wrote its input");
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   assert_int_equal(s.inputs_written, 3);
   assert_int_equal(s.mismatches, 0);
@@ -189,7 +189,7 @@ static void test_bench__nan_is_not_close_enough(void **state) {
   (void)state;
   kl_report *r = run(saxpy, CAND "saxpy_nan.c", "1M", false, 0);
   expect_verdict(r, KL_VERDICT_INCORRECT, "NaN");
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   assert_int_equal(s.nonfinite, 3);
   kl_report_free(r);
@@ -236,17 +236,35 @@ static void test_bench__worker_survives_a_crash(void **state) {
   assert_int_equal(kl_worker_load(&good, w, kl_artifact_path(good_a)), 0);
   assert_int_equal(kl_worker_load(&crash, w, kl_artifact_path(bad_a)), 0);
   uint64_t seeds[3] = {1, 2, 3};
-  kl_check_result res[3];
+  kl_check_result res[3] = {KL_CHECK_RESULT_INIT, KL_CHECK_RESULT_INIT,
+                            KL_CHECK_RESULT_INIT};
   assert_int_equal(kl_worker_check(res, w, crash, good, 0, seeds, 3),
                    KL_ECRASHED);
   assert_int_equal(kl_worker_restarts(w), 0);
   assert_int_equal(kl_worker_check(res, w, good, good, 0, seeds, 3), 0);
   assert_int_equal(kl_worker_restarts(w), 1);
   assert_true(res[0].correct && res[1].correct && res[2].correct);
+  /* a newer caller's bigger entries: laid out at its stride, the bytes
+   * this library does not know left alone */
+  struct {
+    kl_check_result r;
+    unsigned char later[40];
+  } newer[3];
+  memset(newer, 0xA5, sizeof(newer));
+  for (size_t i = 0; i < 3; i++)
+    newer[i].r.size = sizeof(newer[0]);
+  assert_int_equal(kl_worker_check(&newer[0].r, w, good, good, 0, seeds, 3),
+                   0);
+  for (size_t i = 0; i < 3; i++) {
+    assert_true(newer[i].r.correct);
+    assert_int_equal(newer[i].r.seed, seeds[i]);
+    for (size_t k = 0; k < sizeof(newer[i].later); k++)
+      assert_int_equal(newer[i].later[k], 0xA5);
+  }
   kl_time_options t = KL_TIME_OPTIONS_INIT;
   t.time_cap_ms = 100;
   t.min_samples = 3;
-  kl_samples s;
+  kl_samples s = KL_SAMPLES_INIT;
   assert_int_equal(kl_worker_time(&s, w, &good, 1, 0, &t), 0);
   assert_true(s.n >= 3 && s.us[0][0] > 0);
   kl_samples_dispose(&s);
@@ -263,7 +281,7 @@ static void test_bench__faster_candidate_is_faster(void **state) {
   kl_report *r = run(matmul, SRC "/cases/host_matmul/candidates/ikj_blocked.c",
                      "n256", true, 0);
   expect_verdict(r, KL_VERDICT_OK, NULL);
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   assert_int_equal(s.speedup.decision, KL_DECISION_FASTER);
   assert_true(s.speedup.ci_low > 1.0);
@@ -278,7 +296,7 @@ static void test_bench__baseline_against_itself_is_same(void **state) {
   kl_report *r = run(matmul, SRC "/cases/host_matmul/kernel.c", "n256", true,
                      0);
   expect_verdict(r, KL_VERDICT_OK, NULL);
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   if (s.speedup.decision != KL_DECISION_SAME)
     fail_msg("A/A decided %s: %.4f [%.4f, %.4f]",

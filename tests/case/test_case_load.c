@@ -28,7 +28,7 @@ static kl_case *load_ok(const char *path) {
 
 static int param_index(const kl_case *c, const char *name) {
   for (size_t i = 0; i < kl_case_param_count(c); i++) {
-    kl_param_info p;
+    kl_param_info p = KL_PARAM_INFO_INIT;
     kl_case_param(&p, c, i);
     if (strcmp(p.name, name) == 0)
       return (int)i;
@@ -46,7 +46,7 @@ static void test_case_load__rmsnorm(void **state) {
   assert_string_equal(kl_case_entry(c), "rmsnorm");
   assert_int_equal(kl_case_param_count(c), 6);
   assert_true(kl_case_shape_count(c) >= 4);
-  kl_param_info p;
+  kl_param_info p = KL_PARAM_INFO_INIT;
   assert_int_equal(kl_case_param(&p, c, 0), 0);
   assert_string_equal(p.name, "out");
   assert_int_equal(p.dtype, KL_DTYPE_BF16);
@@ -106,7 +106,7 @@ static void test_case_load__launch_geometry_of_2d_and_tails(void **state) {
   assert_int_equal(l.grid[2], 1);
   assert_int_equal(l.block[0], 32);
   assert_int_equal(l.block[1], 8);
-  kl_param_info p;
+  kl_param_info p = KL_PARAM_INFO_INIT;
   kl_case_param(&p, c, 1);
   assert_int_equal(p.init, KL_INIT_ARANGE);
   kl_case_free(c);
@@ -115,7 +115,7 @@ static void test_case_load__launch_geometry_of_2d_and_tails(void **state) {
   assert_int_equal(kl_case_launch(&l, c, 0), 0);
   assert_int_equal(l.grid[0], 1024 * 1024 / 256);
   assert_int_equal(l.block[0], 256);
-  kl_reference_info ref;
+  kl_reference_info ref = KL_REFERENCE_INFO_INIT;
   kl_case_reference(&ref, c);
   assert_int_equal(ref.kind, KL_REFERENCE_BASELINE);
   assert_true(ref.atol == 0 && ref.rtol == 0);
@@ -162,7 +162,7 @@ static void test_case_load__host_cases(void **state) {
   assert_null(kl_case_arch(c));
   kl_launch l;
   assert_int_equal(kl_case_launch(&l, c, 0), KL_EUNSUPPORTED);
-  kl_reference_info ref;
+  kl_reference_info ref = KL_REFERENCE_INFO_INIT;
   kl_case_reference(&ref, c);
   assert_int_equal(ref.kind, KL_REFERENCE_HOST);
   assert_string_equal(ref.function, "matmul_ref");
@@ -173,7 +173,7 @@ static void test_case_load__host_cases(void **state) {
   c = load_ok(CASES "host_saxpy/case.yaml"); /* the file works as well */
   assert_string_equal(kl_case_dir(c), CASES "host_saxpy");
   int y = param_index(c, "y");
-  kl_param_info p;
+  kl_param_info p = KL_PARAM_INFO_INIT;
   kl_case_param(&p, c, (size_t)y);
   assert_int_equal(p.role, KL_ROLE_INOUT);
   assert_int_equal(p.init, KL_INIT_UNIFORM);
@@ -181,7 +181,7 @@ static void test_case_load__host_cases(void **state) {
   assert_int_equal(kl_case_param_elements(&n, c, (size_t)y, 1), 0);
   assert_int_equal(n, 16 * 1024 * 1024);
   assert_true(kl_case_shape_weight(c, 1) == 2.0);
-  kl_budget b;
+  kl_budget b = KL_BUDGET_INIT;
   kl_case_budget(&b, c);
   assert_int_equal(b.iterations, 6);
   assert_int_equal(b.patience, 3);

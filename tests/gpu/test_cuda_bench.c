@@ -82,7 +82,7 @@ static void test_gpu__bundled_cases_check_and_bench(void **state) {
     kl_report *r = run(cases[i], NULL, NULL, false, 0);
     expect(r, KL_VERDICT_OK, NULL);
     for (size_t s = 0; s < kl_report_shape_count(r); s++) {
-      kl_shape_result sh;
+      kl_shape_result sh = KL_SHAPE_RESULT_INIT;
       kl_report_shape(&sh, r, s);
       assert_true(sh.checked && sh.correct && sh.timed);
       assert_true(sh.time.median > 0);
@@ -93,7 +93,7 @@ static void test_gpu__bundled_cases_check_and_bench(void **state) {
                     sh.time.ci_high, sh.time.n, sh.sm_clock_mhz, sh.throttled,
                     sh.stop_reason);
     }
-    kl_device_info d;
+    kl_device_info d = KL_DEVICE_INFO_INIT;
     assert_int_equal(kl_report_device(&d, r), 0);
     assert_true(d.count > 0 && d.name[0]);
     kl_report_free(r);
@@ -109,7 +109,7 @@ static void test_gpu__wrong_unwritten_and_input_writers(void **state) {
   kl_report_free(r);
   r = run("vector_add", CAND "vector_add_unwritten.cu", "1M", false, 0);
   expect(r, KL_VERDICT_INCORRECT, "never written");
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   assert_int_equal(s.unwritten, 3);
   kl_report_free(r);
@@ -148,7 +148,7 @@ static void test_gpu__compare_ranks_candidates(void **state) {
   kl_report *r = run("transpose_f32", SRC "/cases/transpose_f32/candidates/tiled.cu",
                      "square4k", true, 0);
   expect(r, KL_VERDICT_OK, NULL);
-  kl_shape_result s;
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
   print_message("transpose tiled vs naive at square4k: %.3f [%.3f, %.3f] %s\n",
                 s.speedup.speedup, s.speedup.ci_low, s.speedup.ci_high,
@@ -233,12 +233,13 @@ static void test_gpu__side_stream_work_is_counted(void **state) {
   assert_int_equal(kl_worker_load(&b, w, kl_artifact_path(base)), 0);
   assert_int_equal(kl_worker_load(&side, w, so), 0);
   uint64_t seeds[3] = {1, 2, 3};
-  kl_check_result res[3];
+  kl_check_result res[3] = {KL_CHECK_RESULT_INIT, KL_CHECK_RESULT_INIT,
+                            KL_CHECK_RESULT_INIT};
   assert_int_equal(kl_worker_check(res, w, side, b, 1, seeds, 3), 0);
   assert_true(res[0].correct && res[1].correct && res[2].correct);
   kl_time_options t = KL_TIME_OPTIONS_INIT;
   t.time_cap_ms = 500;
-  kl_samples sb, ss;
+  kl_samples sb = KL_SAMPLES_INIT, ss = KL_SAMPLES_INIT;
   assert_int_equal(kl_worker_time(&sb, w, &b, 1, 1, &t), 0);
   assert_int_equal(kl_worker_time(&ss, w, &side, 1, 1, &t), 0);
   kl_summary mb, ms;

@@ -38,7 +38,7 @@ static int teardown(void **state) {
 static void save(const char *case_name, const kl_report *r) {
   const char *dir = getenv("KL_PROFILE_OUT");
   for (size_t i = 0; dir && i < kl_report_shape_count(r); i++) {
-    kl_shape_result s;
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
     kl_buf b = KL_BUF_INIT;
@@ -100,7 +100,7 @@ static void test_vector_add_memory_bound(void **state) {
     skip();
   kl_report *r = profile("vector_add", NULL, NULL, "standard");
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
-    kl_shape_result s;
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
     assert_non_null(p);
@@ -171,7 +171,7 @@ static void test_every_case_standard(void **state) {
     kl_report *r = profile(cases[i][0], cases[i][1], cases[i][2], "standard");
     for (size_t s = 0; s < kl_report_shape_count(r); s++) {
       const kl_profile *p = kl_report_profile(r, s);
-      kl_shape_result sr;
+      kl_shape_result sr = KL_SHAPE_RESULT_INIT;
       kl_report_shape(&sr, r, s);
       assert_non_null(p);
       print_message("%s%s%s %s: %zu passes, %s\n", cases[i][0],

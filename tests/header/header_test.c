@@ -15,5 +15,15 @@ int main(void) {
   (void)copts;
   (void)eopts;
   (void)nopts;
-  return KL_VERSION_NUMBER > 0 ? 0 : 1;
+#ifndef __cplusplus /* C++ before C++20 has no designated initializers */
+  kl_shape_result shape = KL_SHAPE_RESULT_INIT;
+  kl_check_result check = KL_CHECK_RESULT_INIT;
+  kl_samples samples = KL_SAMPLES_INIT;
+  kl_llm_usage usage = KL_LLM_USAGE_INIT;
+  (void)shape;
+  (void)check;
+  (void)samples;
+  (void)usage;
+#endif
+  return KL_VERSION_NUMBER > 0 && KL_ABI_VERSION > 0 ? 0 : 1;
 }

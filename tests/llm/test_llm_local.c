@@ -37,7 +37,7 @@ static void test_command(void **state) {
     user[i] = (char)('a' + i % 26);
   user[big] = '\0';
   kl_buf reply = KL_BUF_INIT;
-  kl_llm_usage u;
+  kl_llm_usage u = KL_LLM_USAGE_INIT;
   assert_int_equal(kl_llm_complete(l, "SYS", user, &reply, &u), 0);
   assert_int_equal(reply.size, big + 5);
   assert_memory_equal(reply.ptr, "SYS\n\n", 5);
@@ -138,7 +138,7 @@ static void test_record_and_replay(void **state) {
   assert_non_null(strstr(kl_error_last()->message,
                          "no recorded reply #5 in"));
   assert_non_null(strstr(kl_error_last()->message, "(the recording has 4)"));
-  kl_llm_usage t;
+  kl_llm_usage t = KL_LLM_USAGE_INIT;
   kl_llm_totals(l, &t);
   assert_int_equal(t.requests, 3);
   assert_int_equal(t.cost_usd, 0);

@@ -142,7 +142,7 @@ static void test_success(void **state) {
   for (int a = 0; a < 2; a++) {
     kl_llm *l = client(apis[a], "ok");
     kl_buf reply = KL_BUF_INIT;
-    kl_llm_usage u;
+    kl_llm_usage u = KL_LLM_USAGE_INIT;
     assert_int_equal(complete(l, &reply, &u), 0);
     json_object *req = NULL, *v;
     assert_int_equal(requests_to(apis[a], "ok", &req), 1);
@@ -162,7 +162,7 @@ static void test_success(void **state) {
       assert_true(fabs(u.cost_usd - 8.31e-3) < 1e-9);
       assert_int_equal(complete(l, &reply, &u), 0);
       assert_int_equal(u.cache_read_tokens, 2000);
-      kl_llm_usage t;
+      kl_llm_usage t = KL_LLM_USAGE_INIT;
       kl_llm_totals(l, &t);
       assert_int_equal(t.requests, 2);
       assert_int_equal(t.cache_read_tokens, 2000);
@@ -188,7 +188,7 @@ static void test_retries(void **state) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     kl_llm *l = client(cases[i][0], cases[i][1]);
     kl_buf reply = KL_BUF_INIT;
-    kl_llm_usage u;
+    kl_llm_usage u = KL_LLM_USAGE_INIT;
     double t0 = now_s();
     if (complete(l, &reply, &u) != 0)
       fail_msg("%s/%s: %s", cases[i][0], cases[i][1],
@@ -292,7 +292,7 @@ static void test_continuation(void **state) {
   for (int a = 0; a < 2; a++) {
     kl_llm *l = client(apis[a], "truncated");
     kl_buf reply = KL_BUF_INIT;
-    kl_llm_usage u;
+    kl_llm_usage u = KL_LLM_USAGE_INIT;
     if (complete(l, &reply, &u) != 0)
       fail_msg("%s: %s", apis[a], kl_error_last()->message);
     assert_true(strncmp(reply.ptr, "part one, part two", 18) == 0);

@@ -165,7 +165,7 @@ static void test_prompt_every_case(void **state) {
       assert_null(strstr(user, "(the case has no program.md)"));
     size_t total = 0;
     for (size_t k = 0; k < kl_prompt_section_count(p); k++) {
-      kl_prompt_section_info s;
+      kl_prompt_section_info s = KL_PROMPT_SECTION_INFO_INIT;
       kl_prompt_section(&s, p, k);
       assert_true(s.tokens <= s.budget);
       assert_int_equal(s.cut_chars, 0);
@@ -240,7 +240,7 @@ static void test_prompt_with_profiles(void **state) {
   in.budget_scale = 0.05;
   assert_int_equal(kl_prompt_build(&p, &in), 0);
   for (size_t k = 0; k < kl_prompt_section_count(p); k++) {
-    kl_prompt_section_info s;
+    kl_prompt_section_info s = KL_PROMPT_SECTION_INFO_INIT;
     kl_prompt_section(&s, p, k);
     if (strcmp(s.name, "best_kernel") == 0 || strcmp(s.name, "rules") == 0)
       assert_int_equal(s.cut_chars, 0);

@@ -154,8 +154,8 @@ static int run_table(const char *path, const char *yaml_fmt,
 /* when | metrics | fires, silent, missing: a, b, eval: error */
 static void check_when(kl_diagnosis *d, char **f) {
   const char *when = f[0], *metrics = f[1], *want = f[2];
-  kl_finding fi;
-  kl_unevaluated u;
+  kl_finding fi = KL_FINDING_INIT;
+  kl_unevaluated u = KL_UNEVALUATED_INIT;
   bool fired = find(d, "t", &fi) != NULL;
   bool uneval = find_unevaluated(d, "t", &u) != NULL;
   if (strcmp(want, "fires") == 0 && !fired)
@@ -175,7 +175,7 @@ static void check_when(kl_diagnosis *d, char **f) {
 
 /* template | metrics | the finding as printed */
 static void check_template(kl_diagnosis *d, char **f) {
-  kl_finding fi;
+  kl_finding fi = KL_FINDING_INIT;
   if (!find(d, "t", &fi))
     fail_msg("'%s': did not fire", f[0]);
   if (strcmp(fi.finding, f[2]) != 0)
@@ -239,12 +239,12 @@ static void test_defaults_fire_and_stay_silent(void **state) {
   kl_diagnosis *d;
   assert_int_equal(kl_rules_evaluate(&d, rs, p), 0);
   for (size_t i = 0; i < kl_diagnosis_fired_count(d); i++) {
-    kl_finding f;
+    kl_finding f = KL_FINDING_INIT;
     kl_diagnosis_fired(&f, d, i);
     fail_msg("healthy fixture: %s fired: %s", f.id, f.finding);
   }
   for (size_t i = 0; i < kl_diagnosis_unevaluated_count(d); i++) {
-    kl_unevaluated u;
+    kl_unevaluated u = KL_UNEVALUATED_INIT;
     kl_diagnosis_unevaluated(&u, d, i);
     fail_msg("healthy fixture: %s not evaluated (%s)", u.id, u.reason);
   }
@@ -253,14 +253,14 @@ static void test_defaults_fire_and_stay_silent(void **state) {
   kl_profile_free(p);
   /* each default rule fires on the fixture built for it */
   for (size_t i = 0; i < kl_rules_count(rs); i++) {
-    kl_rule_info r;
+    kl_rule_info r = KL_RULE_INFO_INIT;
     kl_rules_get(&r, rs, i);
     json_object *patch;
     if (!json_object_object_get_ex(fire, r.id, &patch))
       fail_msg("fire.json has no fixture for default rule %s", r.id);
     p = patched(healthy, patch);
     assert_int_equal(kl_rules_evaluate(&d, rs, p), 0);
-    kl_finding f;
+    kl_finding f = KL_FINDING_INIT;
     if (!find(d, r.id, &f))
       fail_msg("%s did not fire on its fixture", r.id);
     assert_true(f.margin > 0 && f.margin <= 1);
@@ -292,7 +292,7 @@ static void test_default_set(void **state) {
   for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
     bool found = false;
     for (size_t i = 0; i < kl_rules_count(rs); i++) {
-      kl_rule_info r;
+      kl_rule_info r = KL_RULE_INFO_INIT;
       kl_rules_get(&r, rs, i);
       if (strcmp(r.id, ids[k]) != 0)
         continue;
@@ -307,7 +307,7 @@ static void test_default_set(void **state) {
   assert_int_equal(kl_rules_skill_catalog(&cat, rs), 0);
   assert_true(kl_rules_skill_count(rs) >= 23);
   for (size_t i = 0; i < kl_rules_skill_count(rs); i++) {
-    kl_skill_info s;
+    kl_skill_info s = KL_SKILL_INFO_INIT;
     kl_rules_skill(&s, rs, i);
     if (strlen(s.text) > 2000)
       fail_msg("%s is %zu characters (2,000 at most)", s.path, strlen(s.text));
@@ -337,7 +337,7 @@ static kl_diagnosis *recorded(const kl_rules *rs, const char *file,
       assert_int_equal(kl_rules_evaluate(&d, rs, kl_profile_list_get(l, i)), 0);
       /* the standard set collects every metric the defaults read */
       for (size_t k = 0; k < kl_diagnosis_unevaluated_count(d); k++) {
-        kl_unevaluated u;
+        kl_unevaluated u = KL_UNEVALUATED_INIT;
         kl_diagnosis_unevaluated(&u, d, k);
         fail_msg("%s %s: %s not evaluated (%s)", file, shape, u.id, u.reason);
       }
@@ -356,7 +356,7 @@ static void expect(const kl_rules *rs, const char *file, const char *shape,
   if (kl_diagnosis_bottleneck(d) != b)
     fail_msg("%s %s: %s, wanted %s", file, shape, kl_diagnosis_verdict(d),
              kl_bottleneck_name(b));
-  kl_finding f;
+  kl_finding f = KL_FINDING_INIT;
   for (size_t i = 0; fired && fired[i]; i++)
     if (!find(d, fired[i], &f))
       fail_msg("%s %s: %s did not fire", file, shape, fired[i]);
@@ -378,7 +378,7 @@ static void test_recorded_h200(void **state) {
            NULL);
     kl_profile_list *l;
     kl_diagnosis *d = recorded(rs, "transpose_f32", shapes[i], &l);
-    kl_finding f;
+    kl_finding f = KL_FINDING_INIT;
     kl_diagnosis_fired(&f, d, 0);
     assert_string_equal(f.id, "uncoalesced_stores");
     kl_diagnosis_free(d);
@@ -485,7 +485,7 @@ static void test_user_rules_replace(void **state) {
       "  finding: x\n  action: y\n";
   assert_int_equal(kl_rules_add_string(rs, mine, "mine.yaml"), 0);
   assert_int_equal(kl_rules_count(rs), n + 1);
-  kl_rule_info r;
+  kl_rule_info r = KL_RULE_INFO_INIT;
   bool seen = false;
   for (size_t i = 0; i < kl_rules_count(rs); i++) {
     kl_rules_get(&r, rs, i);
@@ -502,7 +502,7 @@ static void test_user_rules_replace(void **state) {
   char *healthy = slurp(DIR "fixtures/healthy.json");
   kl_profile *p = patched(healthy, NULL);
   kl_diagnosis *d;
-  kl_finding f;
+  kl_finding f = KL_FINDING_INIT;
   assert_int_equal(kl_rules_evaluate(&d, rs, p), 0);
   assert_non_null(find(d, "low_ipc", &f));
   assert_string_equal(f.finding, "my IPC 0.60");
@@ -523,7 +523,7 @@ static void test_fired_skills(void **state) {
   kl_profile_list *l;
   kl_diagnosis *d = recorded(rs, "softmax_f32", "r4k_c1k", &l);
   assert_true(kl_diagnosis_fired_count(d) >= 6);
-  kl_finding prev, f;
+  kl_finding prev = KL_FINDING_INIT, f = KL_FINDING_INIT;
   kl_diagnosis_fired(&prev, d, 0);
   for (size_t i = 1; i < kl_diagnosis_fired_count(d); i++) {
     kl_diagnosis_fired(&f, d, i);
@@ -538,7 +538,7 @@ static void test_fired_skills(void **state) {
     signals++;
   assert_int_equal(signals, 5);
   kl_diagnosis_fired(&f, d, 0);
-  kl_skill_info s;
+  kl_skill_info s = KL_SKILL_INFO_INIT;
   for (size_t i = 0; i < kl_rules_skill_count(rs); i++)
     if (kl_rules_skill(&s, rs, i) == 0 && strcmp(s.id, f.skill) == 0)
       assert_ptr_equal(strstr(text.ptr, s.text), text.ptr);

@@ -20,7 +20,7 @@ static inline int kl_test_gpu_setup(char *cache, kl_compile_options *copts,
   kl_worker *w;
   if (kl_worker_create(&w, NULL))
     return -1;
-  kl_device_info d;
+  kl_device_info d = KL_DEVICE_INFO_INIT;
   *have_gpu = kl_worker_device(&d, w) == 0 && d.count > 0;
   if (*have_gpu)
     print_message("device: %s, %d SMs\n", d.name, d.sms);
