@@ -30,32 +30,32 @@ static int json_speedup(kl_buf *b, const kl_speedup *s) {
 
 int kl_report_json(kl_buf *out, const kl_report *r) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"case\":");
-  rc |= kl__buf_json_string(&b, r->case_name);
-  rc |= kl__buf_printf(&b, ",\"mode\":\"%s\",\"candidate\":",
+  kl__buf_puts(&b, "{\"case\":");
+  kl__buf_json_string(&b, r->case_name);
+  kl__buf_printf(&b, ",\"mode\":\"%s\",\"candidate\":",
                        r->compare ? "compare" : "bench");
-  rc |= kl__buf_json_string(&b, r->candidate_name);
-  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
+  kl__buf_json_string(&b, r->candidate_name);
+  kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
                        kl_verdict_name(r->verdict));
-  rc |= kl__buf_json_string(&b, r->reason);
-  rc |= kl__buf_puts(&b, ",\"gate\":");
-  rc |= kl__buf_json_string(&b, r->gate);
-  rc |= kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
+  kl__buf_json_string(&b, r->reason);
+  kl__buf_puts(&b, ",\"gate\":");
+  kl__buf_json_string(&b, r->gate);
+  kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
                        r->cold ? "true" : "false", r->min_gain_pct);
   for (size_t i = 0; i < r->nseeds; i++)
-    rc |= kl__buf_printf(&b, "%s%llu", i ? "," : "",
+    kl__buf_printf(&b, "%s%llu", i ? "," : "",
                          (unsigned long long)r->seeds[i]);
-  rc |= kl__buf_puts(&b, "],\"shapes\":[");
+  kl__buf_puts(&b, "],\"shapes\":[");
   for (size_t i = 0; i < r->nshapes; i++) {
     const shape_entry *e = &r->shapes[i];
     const kl_shape_result *s = &e->res;
-    rc |= kl__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
-    rc |= kl__buf_json_string(&b, s->name);
-    rc |= kl__buf_printf(&b, ",\"checked\":%s,\"correct\":",
+    kl__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+    kl__buf_json_string(&b, s->name);
+    kl__buf_printf(&b, ",\"checked\":%s,\"correct\":",
                          s->checked ? "true" : "false");
-    rc |= kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false")
+    kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false")
                                       : "null");
-    rc |= kl__buf_printf(&b,
+    kl__buf_printf(&b,
                          ",\"max_abs_err\":%.6g,\"mismatches\":%llu,"
                          "\"unwritten\":%llu,\"nonfinite\":%llu,"
                          "\"inputs_written\":%llu,\"cold\":%s",
@@ -65,69 +65,67 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
                          (unsigned long long)s->inputs_written,
                          r->cold ? "true" : "false");
     if (s->timed) {
-      rc |= kl__buf_putc(&b, ',');
-      rc |= json_summary(&b, &s->time);
+      kl__buf_putc(&b, ',');
+      json_summary(&b, &s->time);
       if (r->has_device)
-        rc |= kl__buf_printf(&b, ",\"sm_clock_mhz\":%.1f,\"throttled\":%zu",
+        kl__buf_printf(&b, ",\"sm_clock_mhz\":%.1f,\"throttled\":%zu",
                              s->sm_clock_mhz, s->throttled);
-      rc |= kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
+      kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
                            e->stop_reason, s->wall_ms);
       if (r->compare) {
-        rc |= kl__buf_puts(&b, ",\"baseline\":{");
-        rc |= json_summary(&b, &s->baseline);
-        rc |= kl__buf_puts(&b, "},");
-        rc |= json_speedup(&b, &s->speedup);
+        kl__buf_puts(&b, ",\"baseline\":{");
+        json_summary(&b, &s->baseline);
+        kl__buf_puts(&b, "},");
+        json_speedup(&b, &s->speedup);
       }
     } else {
-      rc |= kl__buf_puts(&b, ",\"median_us\":null,\"ci_low_us\":null,"
+      kl__buf_puts(&b, ",\"median_us\":null,\"ci_low_us\":null,"
                              "\"ci_high_us\":null,\"samples\":0");
     }
     if (e->profile) {
       kl_buf pj = KL_BUF_INIT;
-      if (kl_profile_json(&pj, e->profile, 0) < 0) {
+      int rc = kl_profile_json(&pj, e->profile, 0);
+      if (rc < 0) {
         kl_buf_dispose(&b);
-        return kl__error_oom();
+        return rc;
       }
-      rc |= kl__buf_puts(&b, ",\"profile\":");
-      rc |= kl__buf_put(&b, pj.ptr, pj.size);
+      kl__buf_puts(&b, ",\"profile\":");
+      kl__buf_put(&b, pj.ptr, pj.size);
       kl_buf_dispose(&pj);
     }
-    rc |= kl__buf_putc(&b, '}');
+    kl__buf_putc(&b, '}');
   }
-  rc |= kl__buf_puts(&b, "]");
+  kl__buf_puts(&b, "]");
   if (r->compare) {
-    rc |= kl__buf_printf(&b, ",\"objective\":{\"name\":\"%s\"",
+    kl__buf_printf(&b, ",\"objective\":{\"name\":\"%s\"",
                          kl_objective_name(r->objective));
     if (r->has_objective) {
-      rc |= kl__buf_putc(&b, ',');
-      rc |= json_speedup(&b, &r->objective_speedup);
+      kl__buf_putc(&b, ',');
+      json_speedup(&b, &r->objective_speedup);
     }
-    rc |= kl__buf_putc(&b, '}');
+    kl__buf_putc(&b, '}');
   }
   if (r->has_device) {
-    rc |= kl__buf_puts(&b, ",\"device\":{\"name\":");
-    rc |= kl__buf_json_string(&b, r->device.name);
-    rc |= kl__buf_printf(&b, ",\"max_sm_clock_mhz\":%.0f,\"sms\":%d}",
+    kl__buf_puts(&b, ",\"device\":{\"name\":");
+    kl__buf_json_string(&b, r->device.name);
+    kl__buf_printf(&b, ",\"max_sm_clock_mhz\":%.0f,\"sms\":%d}",
                          r->device.max_sm_clock_mhz, r->device.sms);
   }
-  rc |= kl__buf_printf(&b, ",\"timer\":\"%s\"",
+  kl__buf_printf(&b, ",\"timer\":\"%s\"",
                        r->timer[0] ? r->timer : "none");
   if (r->sandbox[0])
-    rc |= kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
-  rc |= kl__buf_printf(&b,
+    kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
+  kl__buf_printf(&b,
                        ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
                        "\"candidate_cached\":%s},\"worker_restarts\":%d}",
                        r->compile_seconds,
                        r->baseline_cached ? "true" : "false",
                        r->candidate_cached ? "true" : "false",
                        r->worker_restarts);
-  if (rc) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  return rc;
 }
 
 /* ---- back from JSON ----------------------------------------------------------- */

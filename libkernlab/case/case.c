@@ -338,67 +338,68 @@ static int json_value(kl_buf *b, const kl_value *v) {
 }
 
 static int json_key(kl_buf *b, const char *key) {
-  int rc = kl__buf_json_string(b, key);
-  return rc ? rc : kl__buf_putc(b, ':');
+  kl__buf_json_string(b, key);
+  return kl__buf_putc(b, ':');
 }
 
 static int describe_params(kl_buf *b, const kl_case *c) {
-  int rc = kl__buf_puts(b, "\"params\":[");
-  for (size_t i = 0; rc == 0 && i < c->nparams; i++) {
+  kl__buf_puts(b, "\"params\":[");
+  for (size_t i = 0; i < c->nparams; i++) {
     const case_param *p = &c->params[i];
-    rc |= kl__buf_puts(b, i ? ",{" : "{");
-    rc |= json_key(b, "name");
-    rc |= kl__buf_json_string(b, p->name);
-    rc |= kl__buf_printf(b, ",\"type\":\"%s%s\",\"dtype\":\"%s\"",
+    kl__buf_puts(b, i ? ",{" : "{");
+    json_key(b, "name");
+    kl__buf_json_string(b, p->name);
+    kl__buf_printf(b, ",\"type\":\"%s%s\",\"dtype\":\"%s\"",
                          kl_dtype_name(p->dtype), p->is_pointer ? "*" : "",
                          kl_dtype_name(p->dtype));
-    rc |= kl__buf_printf(b, ",\"pointer\":%s,\"role\":\"%s\"",
+    kl__buf_printf(b, ",\"pointer\":%s,\"role\":\"%s\"",
                          p->is_pointer ? "true" : "false",
                          kl_role_name(p->role));
-    rc |= kl__buf_puts(b, ",\"count\":");
-    rc |= kl__buf_json_string(b, p->count ? kl_expr_source(p->count) : NULL);
-    rc |= kl__buf_puts(b, ",\"value\":");
-    rc |= kl__buf_json_string(b, p->value ? kl_expr_source(p->value) : NULL);
-    rc |= kl__buf_puts(b, ",\"init\":");
-    rc |= kl__buf_json_string(b, p->init_text);
-    rc |= kl__buf_putc(b, '}');
+    kl__buf_puts(b, ",\"count\":");
+    kl__buf_json_string(b, p->count ? kl_expr_source(p->count) : NULL);
+    kl__buf_puts(b, ",\"value\":");
+    kl__buf_json_string(b, p->value ? kl_expr_source(p->value) : NULL);
+    kl__buf_puts(b, ",\"init\":");
+    kl__buf_json_string(b, p->init_text);
+    kl__buf_putc(b, '}');
   }
-  return rc ? KL_ENOMEM : kl__buf_putc(b, ']');
+  kl__buf_putc(b, ']');
+  return kl__buf_status(b);
 }
 
 static int describe_shapes(kl_buf *b, const kl_case *c) {
-  int rc = kl__buf_puts(b, "\"shapes\":[");
-  for (size_t s = 0; rc == 0 && s < c->nshapes; s++) {
+  kl__buf_puts(b, "\"shapes\":[");
+  for (size_t s = 0; s < c->nshapes; s++) {
     const case_shape *sh = &c->shapes[s];
-    rc |= kl__buf_puts(b, s ? ",{" : "{");
-    rc |= json_key(b, "name");
-    rc |= kl__buf_json_string(b, sh->name);
-    rc |= kl__buf_printf(b, ",\"weight\":%.17g,\"values\":{", sh->weight);
+    kl__buf_puts(b, s ? ",{" : "{");
+    json_key(b, "name");
+    kl__buf_json_string(b, sh->name);
+    kl__buf_printf(b, ",\"weight\":%.17g,\"values\":{", sh->weight);
     for (size_t i = 0; i < kl_vars_count(sh->vars); i++) {
       kl_value v;
       const char *name = kl_vars_name(sh->vars, i);
       kl_vars_get(&v, sh->vars, name);
       if (i)
-        rc |= kl__buf_putc(b, ',');
-      rc |= json_key(b, name);
-      rc |= json_value(b, &v);
+        kl__buf_putc(b, ',');
+      json_key(b, name);
+      json_value(b, &v);
     }
-    rc |= kl__buf_puts(b, "},\"elements\":{");
+    kl__buf_puts(b, "},\"elements\":{");
     bool first = true;
     for (size_t p = 0; p < c->nparams; p++) {
       if (!c->params[p].is_pointer)
         continue;
       if (!first)
-        rc |= kl__buf_putc(b, ',');
+        kl__buf_putc(b, ',');
       first = false;
-      rc |= json_key(b, c->params[p].name);
-      rc |= kl__buf_printf(b, "%lld", (long long)sh->elements[p]);
+      json_key(b, c->params[p].name);
+      kl__buf_printf(b, "%lld", (long long)sh->elements[p]);
     }
-    rc |= kl__buf_printf(b, "},\"buffer_bytes\":%lld",
+    kl__buf_printf(b, "},\"buffer_bytes\":%lld",
                          (long long)kl_case_buffer_bytes(c, s));
     if (c->has_launch) {
       const kl_launch *l = &sh->launch;
-      rc |= kl__buf_printf(
+      kl__buf_printf(
           b, ",\"launch\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,"
              "%lld],\"shared_bytes\":%lld}",
           (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2],
@@ -406,72 +407,70 @@ static int describe_shapes(kl_buf *b, const kl_case *c) {
           (long long)l->block[2], (long long)l->shared_bytes);
     }
     if (c->roof_bytes || c->roof_flops)
-      rc |= kl__buf_printf(b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
+      kl__buf_printf(b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
                            sh->roof_bytes, sh->roof_flops);
-    rc |= kl__buf_putc(b, '}');
+    kl__buf_putc(b, '}');
   }
-  return rc ? KL_ENOMEM : kl__buf_putc(b, ']');
+  kl__buf_putc(b, ']');
+  return kl__buf_status(b);
 }
 
 int kl_case_describe_json(kl_buf *out, const kl_case *c) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_putc(&b, '{');
-  rc |= json_key(&b, "name");
-  rc |= kl__buf_json_string(&b, c->name);
-  rc |= kl__buf_puts(&b, ",\"path\":");
-  rc |= kl__buf_json_string(&b, c->path);
-  rc |= kl__buf_printf(&b, ",\"backend\":\"%s\",\"arch\":",
+  kl__buf_putc(&b, '{');
+  json_key(&b, "name");
+  kl__buf_json_string(&b, c->name);
+  kl__buf_puts(&b, ",\"path\":");
+  kl__buf_json_string(&b, c->path);
+  kl__buf_printf(&b, ",\"backend\":\"%s\",\"arch\":",
                        kl_backend_name(c->backend));
-  rc |= kl__buf_json_string(&b, c->arch);
-  rc |= kl__buf_puts(&b, ",\"kernel\":{\"source\":");
-  rc |= kl__buf_json_string(&b, c->kernel_path);
-  rc |= kl__buf_puts(&b, ",\"entry\":");
-  rc |= kl__buf_json_string(&b, c->entry);
-  rc |= kl__buf_puts(&b, "},\"program\":");
-  rc |= kl__buf_json_string(&b, c->program_path);
-  rc |= kl__buf_puts(&b, ",\"rules\":[");
+  kl__buf_json_string(&b, c->arch);
+  kl__buf_puts(&b, ",\"kernel\":{\"source\":");
+  kl__buf_json_string(&b, c->kernel_path);
+  kl__buf_puts(&b, ",\"entry\":");
+  kl__buf_json_string(&b, c->entry);
+  kl__buf_puts(&b, "},\"program\":");
+  kl__buf_json_string(&b, c->program_path);
+  kl__buf_puts(&b, ",\"rules\":[");
   for (size_t i = 0; i < c->nrule_files; i++) {
-    rc |= kl__buf_puts(&b, i ? "," : "");
-    rc |= kl__buf_json_string(&b, c->rule_files[i]);
+    kl__buf_puts(&b, i ? "," : "");
+    kl__buf_json_string(&b, c->rule_files[i]);
   }
-  rc |= kl__buf_puts(&b, "],");
-  rc |= describe_params(&b, c);
-  rc |= kl__buf_putc(&b, ',');
-  rc |= describe_shapes(&b, c);
-  rc |= kl__buf_printf(&b, ",\"reference\":{\"kind\":\"%s\",\"source\":",
+  kl__buf_puts(&b, "],");
+  describe_params(&b, c);
+  kl__buf_putc(&b, ',');
+  describe_shapes(&b, c);
+  kl__buf_printf(&b, ",\"reference\":{\"kind\":\"%s\",\"source\":",
                        c->ref.kind == KL_REFERENCE_HOST ? "host" : "baseline");
-  rc |= kl__buf_json_string(&b, c->ref.source);
-  rc |= kl__buf_puts(&b, ",\"function\":");
-  rc |= kl__buf_json_string(&b, c->ref.function);
-  rc |= kl__buf_printf(&b, ",\"atol\":%.17g,\"rtol\":%.17g}", c->ref.atol,
+  kl__buf_json_string(&b, c->ref.source);
+  kl__buf_puts(&b, ",\"function\":");
+  kl__buf_json_string(&b, c->ref.function);
+  kl__buf_printf(&b, ",\"atol\":%.17g,\"rtol\":%.17g}", c->ref.atol,
                        c->ref.rtol);
-  rc |= kl__buf_printf(&b, ",\"objective\":\"%s\"",
+  kl__buf_printf(&b, ",\"objective\":\"%s\"",
                        kl_objective_name(c->objective));
-  rc |= kl__buf_puts(&b, ",\"tunables\":{");
+  kl__buf_puts(&b, ",\"tunables\":{");
   for (size_t i = 0; i < c->ntunables; i++) {
     if (i)
-      rc |= kl__buf_putc(&b, ',');
-    rc |= json_key(&b, c->tunables[i].name);
-    rc |= kl__buf_putc(&b, '[');
+      kl__buf_putc(&b, ',');
+    json_key(&b, c->tunables[i].name);
+    kl__buf_putc(&b, '[');
     for (size_t j = 0; j < c->tunables[i].nvalues; j++) {
       if (j)
-        rc |= kl__buf_putc(&b, ',');
-      rc |= kl__buf_json_string(&b, c->tunables[i].values[j]);
+        kl__buf_putc(&b, ',');
+      kl__buf_json_string(&b, c->tunables[i].values[j]);
     }
-    rc |= kl__buf_putc(&b, ']');
+    kl__buf_putc(&b, ']');
   }
-  rc |= kl__buf_printf(&b,
+  kl__buf_printf(&b,
                        "},\"budget\":{\"iterations\":%lld,\"patience\":%lld,"
                        "\"min_gain_pct\":%.17g}}",
                        (long long)c->budget.iterations,
                        (long long)c->budget.patience, c->budget.min_gain_pct);
-  if (rc) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  return rc;
 }
 
 /* ---- versioned options ------------------------------------------------------- */

@@ -85,8 +85,7 @@ int kl_compile_cache_dir(kl_buf *out, const kl_compile_options *given) {
       return kl__error_oom();
     }
   }
-  kl_buf_dispose(out);
-  *out = dir;
+  kl__buf_give(out, &dir);
   return 0;
 }
 

@@ -87,6 +87,14 @@ void kl__strv_free(char **v);
 char *kl__strv_join(char *const *v, const char *sep);
 
 /* ---- buffers ------------------------------------------------------------ */
+/* Writes to a kl_buf are checked once (buf.c): a failed one frees the
+ * buffer and fails every later write, so text is written without testing
+ * each call and the function ends with `return kl__buf_status(b);`. The
+ * writers still return 0 or KL_ENOMEM for a caller that stops early. */
+int kl__buf_status(const kl_buf *b); /* 0, or KL_ENOMEM (error set) */
+/* Hand a buffer's contents over: *to is disposed and takes them; *from is
+ * empty (and usable) again. */
+void kl__buf_give(kl_buf *to, kl_buf *from);
 int kl__buf_grow(kl_buf *b, size_t extra);
 int kl__buf_put(kl_buf *b, const char *s, size_t n);
 int kl__buf_puts(kl_buf *b, const char *s);
@@ -95,6 +103,8 @@ int kl__buf_printf(kl_buf *b, const char *fmt, ...) KL_PRINTF(2, 3);
 int kl__buf_vprintf(kl_buf *b, const char *fmt, va_list ap);
 /* Append `s` as a JSON string literal, quotes included; NULL as null. */
 int kl__buf_json_string(kl_buf *b, const char *s);
+/* The same for the n bytes at s (a NUL among them is escaped as \u0000). */
+int kl__buf_json_string_n(kl_buf *b, const char *s, size_t n);
 /* Take ownership of the contents (NUL-terminated, never NULL on success). */
 char *kl__buf_detach(kl_buf *b);
 

@@ -162,8 +162,7 @@ static int redact_locked(kl_buf *b) {
         kl_buf_dispose(&out);
         return KL_ENOMEM;
       }
-      kl_buf_dispose(b);
-      *b = out;
+      kl__buf_give(b, &out);
       from = at + sizeof(mark) - 1;
     }
   }

@@ -102,14 +102,10 @@ char *kl__snippet(const char *text, int line, int column) {
 
 char *kl__strv_join(char *const *v, const char *sep) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "");
+  kl__buf_puts(&b, "");
   for (size_t i = 0; v && v[i]; i++)
-    rc |= kl__buf_printf(&b, "%s%s", i ? sep : "", v[i]);
-  if (rc) {
-    kl_buf_dispose(&b);
-    return NULL;
-  }
-  return kl__buf_detach(&b);
+    kl__buf_printf(&b, "%s%s", i ? sep : "", v[i]);
+  return kl__buf_detach(&b); /* NULL when a write failed */
 }
 
 /* ---- versioned structs ------------------------------------------------------- */

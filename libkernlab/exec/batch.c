@@ -32,13 +32,19 @@
 /* sep "key": "plugins/BASE" (or null) */
 static int put_plugin(kl_buf *b, const char *sep, const char *key,
                       const char *path) {
-  int rc = kl__buf_printf(b, "%s\"%s\":", sep, key);
-  if (!path)
-    return rc | kl__buf_puts(b, "null");
+  kl__buf_printf(b, "%s\"%s\":", sep, key);
+  if (!path) {
+    kl__buf_puts(b, "null");
+    return kl__buf_status(b);
+  }
   const char *base = strrchr(path, '/');
   kl_buf rel = KL_BUF_INIT;
-  rc |= kl__buf_printf(&rel, "plugins/%s", base ? base + 1 : path);
-  rc |= kl__buf_json_string(b, rel.ptr ? rel.ptr : "");
+  kl__buf_printf(&rel, "plugins/%s", base ? base + 1 : path);
+  int rc = kl__buf_status(&rel);
+  if (rc == 0) {
+    kl__buf_json_string(b, rel.ptr);
+    rc = kl__buf_status(b);
+  }
   kl_buf_dispose(&rel);
   return rc;
 }
@@ -49,11 +55,12 @@ static int copy_plugin(const char *dir, const char *path) {
   const char *base = strrchr(path, '/');
   kl_buf to = KL_BUF_INIT, data = KL_BUF_INIT;
   int rc = kl__buf_printf(&to, "%s/plugins/%s", dir, base ? base + 1 : path);
-  if (rc < 0)
-    rc = kl__error_oom();
-  if (rc == 0 && !kl__is_file(to.ptr) &&
-      (rc = kl__read_file(&data, path)) == 0)
-    rc = kl__write_file_atomic(to.ptr, data.ptr ? data.ptr : "", data.size);
+  if (rc < 0 || kl__is_file(to.ptr))
+    goto done;
+  if ((rc = kl__read_file(&data, path)) < 0)
+    goto done;
+  rc = kl__write_file_atomic(to.ptr, data.ptr ? data.ptr : "", data.size);
+done:
   kl_buf_dispose(&to);
   kl_buf_dispose(&data);
   return rc;
@@ -62,19 +69,19 @@ static int copy_plugin(const char *dir, const char *path) {
 static int eval_json(kl_buf *b, size_t i, const kl__eval *e, bool first) {
   const kl_bench_options *o = &e->o;
   const kl_time_options *t = &o->time;
-  int rc = kl__buf_printf(b, "%s{\"id\":\"e%zu\",\"compare\":%s", first ? "" : ",",
-                          i, e->compare ? "true" : "false");
-  rc |= kl__buf_puts(b, ",\"name\":");
-  rc |= kl__buf_json_string(b, o->candidate_name);
-  rc |= kl__buf_puts(b, ",\"shape\":");
-  rc |= kl__buf_json_string(b, o->shape);
-  rc |= kl__buf_puts(b, ",\"profile\":");
-  rc |= kl__buf_json_string(b, o->profile);
-  rc |= kl__buf_puts(b, ",\"plugins\":{");
-  rc |= put_plugin(b, "", "oracle", e->plugins.oracle);
-  rc |= put_plugin(b, ",", "against", e->plugins.against);
-  rc |= put_plugin(b, ",", "candidate", e->plugins.candidate);
-  rc |= kl__buf_printf(
+  kl__buf_printf(b, "%s{\"id\":\"e%zu\",\"compare\":%s", first ? "" : ",", i,
+                 e->compare ? "true" : "false");
+  kl__buf_puts(b, ",\"name\":");
+  kl__buf_json_string(b, o->candidate_name);
+  kl__buf_puts(b, ",\"shape\":");
+  kl__buf_json_string(b, o->shape);
+  kl__buf_puts(b, ",\"profile\":");
+  kl__buf_json_string(b, o->profile);
+  kl__buf_puts(b, ",\"plugins\":{");
+  put_plugin(b, "", "oracle", e->plugins.oracle);
+  put_plugin(b, ",", "against", e->plugins.against);
+  put_plugin(b, ",", "candidate", e->plugins.candidate);
+  kl__buf_printf(
       b,
       "},\"compile_seconds\":%.6g,\"oracle_cached\":%s,"
       "\"candidate_cached\":%s,\"check_seeds\":%d,\"seed\":\"%" PRIu64 "\","
@@ -87,25 +94,27 @@ static int eval_json(kl_buf *b, size_t i, const kl__eval *e, bool first) {
       o->timeout_ms, t->cold, t->warmup, t->min_samples, t->max_samples,
       t->target_rel_ci, t->time_cap_ms, t->seed, t->block_rounds,
       t->decide_gain_pct);
-  return rc ? kl__error_oom() : 0;
+  return kl__buf_status(b);
 }
 
 /* The case's files without its records, into DIR/case, through tar. */
 static int copy_case(const char *dir, const kl_case *c) {
   kl_buf to = KL_BUF_INIT;
-  int rc = kl__buf_printf(&to, "%s/case", dir) < 0 ? kl__error_oom() : 0;
-  if (rc == 0)
-    rc = kl__mkdir_p(to.ptr);
+  kl__run_result packed, un;
+  memset(&packed, 0, sizeof(packed));
+  memset(&un, 0, sizeof(un));
+  int rc = kl__buf_printf(&to, "%s/case", dir);
+  if (rc < 0 || (rc = kl__mkdir_p(to.ptr)) < 0)
+    goto done;
   const char *pack[] = {"tar", "-C", kl_case_dir(c), "--exclude=./runs",
                         "--exclude=./exports", "--exclude=./*.jsonl",
                         "--exclude=./benchmark.csv", "--exclude=./.*",
                         "-cf", "-", ".", NULL};
   const char *unpack[] = {"tar", "-C", to.ptr, "-xf", "-", NULL};
-  kl__run_result packed, un;
-  memset(&packed, 0, sizeof(packed));
-  memset(&un, 0, sizeof(un));
-  if (rc == 0 && (rc = kl__exec_tar(&packed, pack, NULL, 0)) == 0)
-    rc = kl__exec_tar(&un, unpack, packed.output.ptr, packed.output.size);
+  if ((rc = kl__exec_tar(&packed, pack, NULL, 0)) < 0)
+    goto done;
+  rc = kl__exec_tar(&un, unpack, packed.output.ptr, packed.output.size);
+done:
   kl_buf_dispose(&packed.output);
   kl_buf_dispose(&un.output);
   kl_buf_dispose(&to);
@@ -132,39 +141,32 @@ int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
   if (*pending == 0)
     return 0;
   kl__sandbox_dir_remove(dir); /* an earlier session's batch */
-  kl_buf b = KL_BUF_INIT, sub = KL_BUF_INIT;
-  int rc = kl__buf_printf(&sub, "%s/plugins", dir) < 0 ? kl__error_oom() : 0;
-  if (rc == 0)
-    rc = kl__mkdir_p(sub.ptr);
-  if (rc == 0 && copy)
-    rc = copy_case(dir, c);
-  if (rc == 0) {
-    rc = kl__buf_puts(&b, "{\"version\":1,\"case\":");
-    rc |= kl__buf_json_string(&b, copy ? "case" : kl_case_dir(c));
-    rc |= kl__buf_puts(&b, ",\"evaluations\":[");
-    if (rc)
-      rc = kl__error_oom();
-  }
+  kl_buf b = KL_BUF_INIT, sub = KL_BUF_INIT, path = KL_BUF_INIT;
+  int rc = kl__buf_printf(&sub, "%s/plugins", dir);
+  if (rc < 0 || (rc = kl__mkdir_p(sub.ptr)) < 0)
+    goto done;
+  if (copy && (rc = copy_case(dir, c)) < 0)
+    goto done;
+  kl__buf_puts(&b, "{\"version\":1,\"case\":");
+  kl__buf_json_string(&b, copy ? "case" : kl_case_dir(c));
+  kl__buf_puts(&b, ",\"evaluations\":[");
   bool first = true;
-  for (size_t i = 0; rc == 0 && i < n; i++) {
+  for (size_t i = 0; i < n; i++) {
     if (ev[i].report)
       continue;
-    rc = copy_plugin(dir, ev[i].plugins.oracle);
-    if (rc == 0)
-      rc = copy_plugin(dir, ev[i].plugins.against);
-    if (rc == 0)
-      rc = copy_plugin(dir, ev[i].plugins.candidate);
-    if (rc == 0)
-      rc = eval_json(&b, i, &ev[i], first);
+    if ((rc = copy_plugin(dir, ev[i].plugins.oracle)) < 0 ||
+        (rc = copy_plugin(dir, ev[i].plugins.against)) < 0 ||
+        (rc = copy_plugin(dir, ev[i].plugins.candidate)) < 0)
+      goto done;
+    eval_json(&b, i, &ev[i], first);
     first = false;
   }
-  if (rc == 0 && kl__buf_puts(&b, "]}\n") < 0)
-    rc = kl__error_oom();
-  kl_buf path = KL_BUF_INIT;
-  if (rc == 0 && kl__buf_printf(&path, "%s/jobs.json", dir) < 0)
-    rc = kl__error_oom();
-  if (rc == 0)
-    rc = kl__write_file_atomic(path.ptr, b.ptr, b.size);
+  kl__buf_puts(&b, "]}\n");
+  kl__buf_printf(&path, "%s/jobs.json", dir);
+  if ((rc = kl__buf_status(&b)) < 0 || (rc = kl__buf_status(&path)) < 0)
+    goto done;
+  rc = kl__write_file_atomic(path.ptr, b.ptr, b.size);
+done:
   kl_buf_dispose(&path);
   kl_buf_dispose(&b);
   kl_buf_dispose(&sub);

@@ -90,25 +90,30 @@ static void write_result(kl__eval *e, void *payload) {
   size_t i = (size_t)(e - x->ev);
   const char *id = json_object_get_string(x->ids[i]);
   kl_buf b = KL_BUF_INIT, js = KL_BUF_INIT, path = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"id\":");
-  rc |= kl__buf_json_string(&b, id);
-  rc |= kl__buf_printf(&b, ",\"seconds\":%.3f,\"ok\":%s", e->seconds,
-                       e->rc < 0 ? "false" : "true");
+  int rc = 0;
+  kl__buf_puts(&b, "{\"id\":");
+  kl__buf_json_string(&b, id);
+  kl__buf_printf(&b, ",\"seconds\":%.3f,\"ok\":%s", e->seconds,
+                 e->rc < 0 ? "false" : "true");
   if (e->rc < 0) {
-    rc |= kl__buf_printf(&b, ",\"code\":%d,\"error\":", e->rc);
-    rc |= kl__buf_json_string(&b, e->error);
+    kl__buf_printf(&b, ",\"code\":%d,\"error\":", e->rc);
+    kl__buf_json_string(&b, e->error);
   } else {
-    rc |= kl__buf_puts(&b, ",\"where\":");
-    rc |= kl__buf_puts(&b, e->where ? e->where : "null");
-    rc |= kl__buf_puts(&b, ",\"report\":");
-    rc |= kl_report_json(&js, e->report) < 0;
-    rc |= kl__buf_put(&b, js.ptr ? js.ptr : "null", js.ptr ? js.size : 4);
+    kl__buf_puts(&b, ",\"where\":");
+    kl__buf_puts(&b, e->where ? e->where : "null");
+    kl__buf_puts(&b, ",\"report\":");
+    rc = kl_report_json(&js, e->report);
+    kl__buf_put(&b, js.ptr ? js.ptr : "null", js.ptr ? js.size : 4);
   }
-  rc |= kl__buf_puts(&b, "}\n");
-  rc |= kl__buf_printf(&path, "%s/results/%s.json", x->dir, id);
-  if (rc == 0 && kl__write_file_atomic(path.ptr, b.ptr, b.size) < 0) {
+  kl__buf_puts(&b, "}\n");
+  kl__buf_printf(&path, "%s/results/%s.json", x->dir, id);
+  if (rc == 0 && (rc = kl__buf_status(&b)) == 0 &&
+      (rc = kl__buf_status(&path)) == 0)
+    rc = kl__write_file_atomic(path.ptr, b.ptr, b.size);
+  if (rc < 0) {
     const kl_error *err = kl_error_last();
-    fprintf(stderr, "kl evaluate: %s\n", err ? err->message : path.ptr);
+    fprintf(stderr, "kl evaluate: %s: %s\n", id,
+            err ? err->message : "cannot write the result");
   }
   kl_buf_dispose(&b);
   kl_buf_dispose(&js);

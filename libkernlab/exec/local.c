@@ -37,24 +37,21 @@ static int where_local(kl__eval *e, int device, double started) {
   char host[256] = "";
   gethostname(host, sizeof(host) - 1);
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"executor\":\"local\",\"host\":");
-  rc |= kl__buf_json_string(&b, host);
+  kl__buf_puts(&b, "{\"executor\":\"local\",\"host\":");
+  kl__buf_json_string(&b, host);
   kl_device_info dev = KL_DEVICE_INFO_INIT;
   if (e->report && kl_report_device(&dev, e->report) == 0) {
-    rc |= kl__buf_printf(&b, ",\"device\":%d,\"gpu\":", device < 0 ? 0
+    kl__buf_printf(&b, ",\"device\":%d,\"gpu\":", device < 0 ? 0
                                                                    : device);
-    rc |= kl__buf_json_string(&b, dev.name);
+    kl__buf_json_string(&b, dev.name);
   } else {
-    rc |= kl__buf_puts(&b, ",\"device\":null,\"gpu\":null");
+    kl__buf_puts(&b, ",\"device\":null,\"gpu\":null");
   }
-  rc |= kl__buf_printf(&b, ",\"started\":%.3f,\"seconds\":%.3f}", started,
+  kl__buf_printf(&b, ",\"started\":%.3f,\"seconds\":%.3f}", started,
                        e->seconds);
   kl__free(e->where);
-  if (rc < 0 || !(e->where = kl__buf_detach(&b))) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  return 0;
+  e->where = kl__buf_detach(&b); /* NULL when a write failed */
+  return e->where ? 0 : KL_ENOMEM;
 }
 
 static void evaluate_one(kl__eval *e, const kl_case *c, int device,

@@ -29,9 +29,12 @@ int kl__exec_tar(kl__run_result *res, const char *const *argv,
 }
 
 int kl__sh_quote(kl_buf *b, const char *word) {
-  int rc = kl__buf_putc(b, '\'');
+  kl__buf_putc(b, '\'');
   for (const char *p = word; *p; p++)
-    rc |= *p == '\'' ? kl__buf_puts(b, "'\\''") : kl__buf_putc(b, *p);
-  rc |= kl__buf_putc(b, '\'');
-  return rc ? kl__error_oom() : 0;
+    if (*p == '\'')
+    kl__buf_puts(b, "'\\''");
+  else
+    kl__buf_putc(b, *p);
+  kl__buf_putc(b, '\'');
+  return kl__buf_status(b);
 }

@@ -120,15 +120,15 @@ static int slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   const char *name = strrchr(dir, '/');
   name = name ? name + 1 : dir;
   kl_buf script = KL_BUF_INIT, path = KL_BUF_INIT;
-  rc = kl__buf_puts(&script, "#!/bin/sh\n# kernlab: one batch of "
-                             "evaluations (kl evaluate)\nexec ") |
-       kl__sh_quote(&script, ex->remote_kl) |
-       kl__buf_puts(&script, " evaluate ") | kl__sh_quote(&script, dir) |
-       kl__buf_putc(&script, '\n') |
-       kl__buf_printf(&path, "%s/job.sh", dir);
-  if (rc)
-    rc = kl__error_oom();
-  if (rc == 0)
+  kl__buf_puts(&script, "#!/bin/sh\n# kernlab: one batch of "
+                        "evaluations (kl evaluate)\nexec ");
+  kl__sh_quote(&script, ex->remote_kl);
+  kl__buf_puts(&script, " evaluate ");
+  kl__sh_quote(&script, dir);
+  kl__buf_putc(&script, '\n');
+  kl__buf_printf(&path, "%s/job.sh", dir);
+  if ((rc = kl__buf_status(&script)) == 0 &&
+      (rc = kl__buf_status(&path)) == 0)
     rc = kl__write_file_atomic(path.ptr, script.ptr, script.size);
   if (rc == 0 && chmod(path.ptr, 0755) < 0)
     rc = kl__error_os(KL_EIO, path.ptr, "cannot make the job script "

@@ -89,10 +89,12 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
     int step = 0;
     /* 1: unpack there */
     cmd.size = 0;
-    rc = kl__buf_puts(&cmd, "mkdir -p ") | kl__sh_quote(&cmd, remote.ptr) |
-         kl__buf_puts(&cmd, " && tar -C ") | kl__sh_quote(&cmd, remote.ptr) |
-         kl__buf_puts(&cmd, " -xf -");
-    if (rc == 0)
+    kl__buf_puts(&cmd, "mkdir -p ");
+    kl__sh_quote(&cmd, remote.ptr);
+    kl__buf_puts(&cmd, " && tar -C ");
+    kl__sh_quote(&cmd, remote.ptr);
+    kl__buf_puts(&cmd, " -xf -");
+    if ((rc = kl__buf_status(&cmd)) == 0)
       rc = ssh_call(&res, ex, cmd.ptr, pack.output.ptr, pack.output.size,
                     300000, 1 << 16);
     /* 2: evaluate there (the slow step: no time limit, the link is
@@ -101,9 +103,10 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
       step = 1;
       kl_buf_dispose(&res.output);
       cmd.size = 0;
-      rc = kl__sh_quote(&cmd, ex->remote_kl) |
-           kl__buf_puts(&cmd, " evaluate ") | kl__sh_quote(&cmd, remote.ptr);
-      if (rc == 0)
+      kl__sh_quote(&cmd, ex->remote_kl);
+      kl__buf_puts(&cmd, " evaluate ");
+      kl__sh_quote(&cmd, remote.ptr);
+      if ((rc = kl__buf_status(&cmd)) == 0)
         rc = ssh_call(&res, ex, cmd.ptr, NULL, 0, 0, 1 << 20);
     }
     /* 3: bring the results back, whatever step 2 said */
@@ -114,9 +117,10 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
       if (eval_status != 0)
         last_line(&res.output, why, sizeof(why));
       cmd.size = 0;
-      rc = kl__buf_puts(&cmd, "tar -C ") | kl__sh_quote(&cmd, remote.ptr) |
-           kl__buf_puts(&cmd, " -cf - results");
-      if (rc == 0)
+      kl__buf_puts(&cmd, "tar -C ");
+      kl__sh_quote(&cmd, remote.ptr);
+      kl__buf_puts(&cmd, " -cf - results");
+      if ((rc = kl__buf_status(&cmd)) == 0)
         rc = ssh_call(&got, ex, cmd.ptr, NULL, 0, 300000, 512u << 20);
       if (rc == 0 && got.exit_code == 0) {
         kl__run_result un;

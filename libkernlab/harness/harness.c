@@ -50,13 +50,13 @@ static const char *base_name(const char *path) {
 /* A file's text between #line markers, so diagnostics name the file. */
 static int emit_section(kl_buf *b, const char *title, const char *name,
                         const char *text) {
-  int rc = kl__buf_printf(b, "\n/* ==== %s ==== */\n#line 1 \"%s\"\n", title,
+  kl__buf_printf(b, "\n/* ==== %s ==== */\n#line 1 \"%s\"\n", title,
                           name);
-  rc |= kl__buf_puts(b, text);
+  kl__buf_puts(b, text);
   if (text[0] && text[strlen(text) - 1] != '\n')
-    rc |= kl__buf_putc(b, '\n');
-  rc |= kl__buf_printf(b, "/* ==== END %s ==== */\n", title);
-  return rc;
+    kl__buf_putc(b, '\n');
+  kl__buf_printf(b, "/* ==== END %s ==== */\n", title);
+  return kl__buf_status(b);
 }
 
 /* The call of `fn` with every param taken from the buffers or the tables:
@@ -64,9 +64,8 @@ static int emit_section(kl_buf *b, const char *title, const char *name,
  * with the shape's geometry (CUDA kernels). */
 static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
                      const char *fn, bool launch) {
-  int rc;
   if (launch)
-    rc = kl__buf_printf(
+    kl__buf_printf(
         b,
         "static void %s(void *const *b, int32_t s, cudaStream_t st) {\n"
         "  %s<<<dim3((unsigned)klh_grid[s][0], (unsigned)klh_grid[s][1], "
@@ -76,55 +75,56 @@ static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
         "      (size_t)klh_shared[s], st>>>(",
         wrapper, fn);
   else
-    rc = kl__buf_printf(
+    kl__buf_printf(
         b, "static void %s(void *const *b, int32_t s) {\n  (void)s;\n  %s(",
         wrapper, fn);
   for (size_t p = 0; p < c->nparams; p++) {
     const case_param *pa = &c->params[p];
     const char *t = ctype(pa->dtype, c->backend);
-    rc |= kl__buf_puts(b, p ? ",\n      " : "");
+    kl__buf_puts(b, p ? ",\n      " : "");
     if (pa->is_pointer)
-      rc |= kl__buf_printf(b, "(%s *)b[%zu]", t, p);
+      kl__buf_printf(b, "(%s *)b[%zu]", t, p);
     else if (kl_dtype_is_float(pa->dtype))
-      rc |= kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]", t, p);
+      kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]", t, p);
     else
-      rc |= kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]", t, p);
+      kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]", t, p);
   }
-  rc |= kl__buf_puts(b, ");\n}\n");
-  return rc;
+  kl__buf_puts(b, ");\n}\n");
+  return kl__buf_status(b);
 }
 
 /* Launch geometry per shape (CUDA cases). */
 static int emit_launch_tables(kl_buf *b, const kl_case *c) {
-  int rc = 0;
   const char *names[2] = {"klh_grid", "klh_block"};
   for (int t = 0; t < 2; t++) {
-    rc |= kl__buf_printf(b, "static const int64_t %s[KLH_NSHAPES][3] = {\n",
+    kl__buf_printf(b, "static const int64_t %s[KLH_NSHAPES][3] = {\n",
                          names[t]);
     for (size_t s = 0; s < c->nshapes; s++) {
       const int64_t *d = t ? c->shapes[s].launch.block : c->shapes[s].launch.grid;
-      rc |= kl__buf_printf(b, "  {%lldLL, %lldLL, %lldLL}, /* %s */\n",
+      kl__buf_printf(b, "  {%lldLL, %lldLL, %lldLL}, /* %s */\n",
                            (long long)d[0], (long long)d[1], (long long)d[2],
                            c->shapes[s].name);
     }
-    rc |= kl__buf_puts(b, "};\n");
+    kl__buf_puts(b, "};\n");
   }
-  rc |= kl__buf_puts(b, "static const int64_t klh_shared[KLH_NSHAPES] = {");
+  kl__buf_puts(b, "static const int64_t klh_shared[KLH_NSHAPES] = {");
   for (size_t s = 0; s < c->nshapes; s++)
-    rc |= kl__buf_printf(b, "%s%lldLL", s ? ", " : "",
+    kl__buf_printf(b, "%s%lldLL", s ? ", " : "",
                          (long long)c->shapes[s].launch.shared_bytes);
-  return rc | kl__buf_puts(b, "};\n");
+  kl__buf_puts(b, "};\n");
+  return kl__buf_status(b);
 }
 
 static int emit_string_table(kl_buf *b, const char *name, size_t n,
                              const char *(*get)(const kl_case *, size_t),
                              const kl_case *c) {
-  int rc = kl__buf_printf(b, "static const char *const %s[] = {", name);
+  kl__buf_printf(b, "static const char *const %s[] = {", name);
   for (size_t i = 0; i < n; i++) {
-    rc |= kl__buf_puts(b, i ? ", " : "");
-    rc |= kl__buf_json_string(b, get(c, i)); /* JSON escapes are C escapes */
+    kl__buf_puts(b, i ? ", " : "");
+    kl__buf_json_string(b, get(c, i)); /* JSON escapes are C escapes */
   }
-  return rc | kl__buf_puts(b, "};\n");
+  kl__buf_puts(b, "};\n");
+  return kl__buf_status(b);
 }
 
 static const char *shape_name_at(const kl_case *c, size_t i) {
@@ -136,37 +136,37 @@ static const char *param_name_at(const kl_case *c, size_t i) {
 }
 
 static int emit_tables(kl_buf *b, const kl_case *c) {
-  int rc = kl__buf_printf(b,
+  kl__buf_printf(b,
                           "\n#line 1 \"kernlab-harness\"\n"
                           "/* ==== HARNESS SECTION (frozen) ==== */\n"
                           "#define KLH_NSHAPES %zu\n#define KLH_NPARAMS %zu\n",
                           c->nshapes, c->nparams);
-  rc |= kl__buf_puts(b, "static const char klh_case_name[] = ");
-  rc |= kl__buf_json_string(b, c->name);
-  rc |= kl__buf_puts(b, ";\nstatic const char klh_entry[] = ");
-  rc |= kl__buf_json_string(b, c->entry);
-  rc |= kl__buf_puts(b, ";\n");
-  rc |= emit_string_table(b, "klh_shape_names", c->nshapes, shape_name_at, c);
-  rc |= emit_string_table(b, "klh_param_names", c->nparams, param_name_at, c);
+  kl__buf_puts(b, "static const char klh_case_name[] = ");
+  kl__buf_json_string(b, c->name);
+  kl__buf_puts(b, ";\nstatic const char klh_entry[] = ");
+  kl__buf_json_string(b, c->entry);
+  kl__buf_puts(b, ";\n");
+  emit_string_table(b, "klh_shape_names", c->nshapes, shape_name_at, c);
+  emit_string_table(b, "klh_param_names", c->nparams, param_name_at, c);
   const char *int_tables[3] = {"klh_roles", "klh_dtypes", "klh_init_kind"};
   for (int t = 0; t < 3; t++) {
-    rc |= kl__buf_printf(b, "static const int32_t %s[] = {", int_tables[t]);
+    kl__buf_printf(b, "static const int32_t %s[] = {", int_tables[t]);
     for (size_t p = 0; p < c->nparams; p++) {
       const case_param *pa = &c->params[p];
       int v = t == 0 ? (int)pa->role : t == 1 ? (int)pa->dtype : (int)pa->init;
-      rc |= kl__buf_printf(b, "%s%d", p ? ", " : "", v);
+      kl__buf_printf(b, "%s%d", p ? ", " : "", v);
     }
-    rc |= kl__buf_puts(b, "};\n");
+    kl__buf_puts(b, "};\n");
   }
   const char *dbl_tables[2] = {"klh_init_a", "klh_init_b"};
   for (int t = 0; t < 2; t++) {
-    rc |= kl__buf_printf(b, "static const double %s[] = {", dbl_tables[t]);
+    kl__buf_printf(b, "static const double %s[] = {", dbl_tables[t]);
     for (size_t p = 0; p < c->nparams; p++)
-      rc |= kl__buf_printf(b, "%s%.17g", p ? ", " : "",
+      kl__buf_printf(b, "%s%.17g", p ? ", " : "",
                            t ? c->params[p].init_b : c->params[p].init_a);
-    rc |= kl__buf_puts(b, "};\n");
+    kl__buf_puts(b, "};\n");
   }
-  rc |= kl__buf_printf(b,
+  kl__buf_printf(b,
                        "static const double klh_atol = %.17g, klh_rtol = "
                        "%.17g;\n",
                        c->ref.atol, c->ref.rtol);
@@ -174,32 +174,32 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
   const char *shape_tables[3] = {"int64_t klh_elems", "int64_t klh_scalar_i",
                                  "double klh_scalar_f"};
   for (int t = 0; t < 3; t++) {
-    rc |= kl__buf_printf(b, "static const %s[KLH_NSHAPES][KLH_NPARAMS] = {\n",
+    kl__buf_printf(b, "static const %s[KLH_NSHAPES][KLH_NPARAMS] = {\n",
                          shape_tables[t]);
     for (size_t s = 0; s < c->nshapes; s++) {
       const case_shape *sh = &c->shapes[s];
-      rc |= kl__buf_puts(b, "  {");
+      kl__buf_puts(b, "  {");
       for (size_t p = 0; p < c->nparams; p++) {
-        rc |= kl__buf_puts(b, p ? ", " : "");
+        kl__buf_puts(b, p ? ", " : "");
         if (t == 0)
-          rc |= kl__buf_printf(b, "%lldLL", (long long)sh->elements[p]);
+          kl__buf_printf(b, "%lldLL", (long long)sh->elements[p]);
         else if (t == 1)
-          rc |= kl__buf_printf(b, "%lldLL",
+          kl__buf_printf(b, "%lldLL",
                                (long long)(c->params[p].is_pointer
                                                ? 0
                                                : sh->scalars[p].is_int
                                                      ? sh->scalars[p].i
                                                      : (int64_t)sh->scalars[p].f));
         else
-          rc |= kl__buf_printf(b, "%.17g",
+          kl__buf_printf(b, "%.17g",
                                c->params[p].is_pointer ? 0.0
                                                        : sh->scalars[p].f);
       }
-      rc |= kl__buf_printf(b, "}, /* %s */\n", sh->name);
+      kl__buf_printf(b, "}, /* %s */\n", sh->name);
     }
-    rc |= kl__buf_puts(b, "};\n");
+    kl__buf_puts(b, "};\n");
   }
-  return rc;
+  return kl__buf_status(b);
 }
 
 static int check_supported(const kl_case *c) {
@@ -244,7 +244,7 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                         c->ref.kind == KL_REFERENCE_BASELINE;
 
   bool cuda = c->backend == KL_BACKEND_CUDA;
-  rc = kl__buf_printf(
+  kl__buf_printf(
       &b,
       "/* kernlab %s harness of case '%s' (%s backend), form: %s.\n"
       " * Generated by kernlab %s; the same case and kernel give the same "
@@ -255,77 +255,71 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
       cuda ? "CUDA" : "host", c->name, kl_backend_name(c->backend),
       form == KL_HARNESS_PLUGIN ? "plugin" : "standalone", KL_VERSION);
   if (cuda && form == KL_HARNESS_PLUGIN)
-    rc |= kl__buf_printf(&b, " * Build: nvcc -O3 -arch=%s -shared -Xcompiler "
+    kl__buf_printf(&b, " * Build: nvcc -O3 -arch=%s -shared -Xcompiler "
                              "-fPIC -cudart shared harness.cu -o plugin.so\n"
                              " */\n", c->arch);
   else if (cuda)
-    rc |= kl__buf_printf(&b, " * Build and run: nvcc -O3 -arch=%s harness.cu "
+    kl__buf_printf(&b, " * Build and run: nvcc -O3 -arch=%s harness.cu "
                              "-o harness && ./harness\n */\n", c->arch);
   else if (form == KL_HARNESS_PLUGIN)
-    rc |= kl__buf_puts(&b, " * Build: cc -O3 -shared -fPIC harness.c -lm -o "
+    kl__buf_puts(&b, " * Build: cc -O3 -shared -fPIC harness.c -lm -o "
                            "plugin.so\n */\n");
   else
-    rc |= kl__buf_puts(&b, " * Build and run: cc -O3 -march=native harness.c "
+    kl__buf_puts(&b, " * Build and run: cc -O3 -march=native harness.c "
                            "-lm && ./a.out\n */\n");
-  rc |= kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
+  kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
                          "#include <stdint.h>\n#include <stddef.h>\n");
   if (cuda)
-    rc |= kl__buf_puts(&b, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>"
+    kl__buf_puts(&b, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>"
                            "\n#include <cuda_bf16.h>\n");
-  rc |= emit_section(&b, "PLUGIN ABI (kernlab/plugin.h)", "kernlab/plugin.h",
+  emit_section(&b, "PLUGIN ABI (kernlab/plugin.h)", "kernlab/plugin.h",
                      kl_embedded_plugin_h);
   if (c->ntunables > 0) {
-    rc |= kl__buf_puts(&b, "\n/* tunables at this configuration's values; "
+    kl__buf_puts(&b, "\n/* tunables at this configuration's values; "
                            "override with -DNAME=value */\n");
     for (size_t i = 0; i < c->ntunables; i++)
-      rc |= kl__buf_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n",
+      kl__buf_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n",
                            c->tunables[i].name, c->tunables[i].name,
                            kl_case_tunable_current(c, i));
   }
   if (embed_baseline) {
-    rc |= kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", c->entry,
+    kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", c->entry,
                          c->entry);
-    rc |= emit_section(&b, "BASELINE SECTION (the oracle)",
+    emit_section(&b, "BASELINE SECTION (the oracle)",
                        base_name(c->kernel_path),
                        baseline.ptr ? baseline.ptr : "");
-    rc |= kl__buf_printf(&b, "#undef %s\n", c->entry);
+    kl__buf_printf(&b, "#undef %s\n", c->entry);
   }
   if (c->ref.kind == KL_REFERENCE_HOST)
-    rc |= emit_section(&b, "REFERENCE SECTION (the oracle)",
+    emit_section(&b, "REFERENCE SECTION (the oracle)",
                        base_name(c->ref_source),
                        reference.ptr ? reference.ptr : "");
-  rc |= emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name,
+  emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name,
                      kernel);
-  rc |= emit_tables(&b, c);
+  emit_tables(&b, c);
   if (cuda)
-    rc |= emit_launch_tables(&b, c);
-  rc |= emit_call(&b, c, "klh_call", c->entry, cuda);
+    emit_launch_tables(&b, c);
+  emit_call(&b, c, "klh_call", c->entry, cuda);
   if (cuda) /* the kernel itself, for its attributes and occupancy */
-    rc |= kl__buf_printf(&b, "static const void *const klh_entry_fn = "
+    kl__buf_printf(&b, "static const void *const klh_entry_fn = "
                              "(const void *)&%s;\n", c->entry);
-  rc |= kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
+  kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
                        c->ref.kind == KL_REFERENCE_HOST);
   if (c->ref.kind == KL_REFERENCE_HOST)
-    rc |= emit_call(&b, c, "klh_call_reference", c->ref_function, false);
-  rc |= kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
+    emit_call(&b, c, "klh_call_reference", c->ref_function, false);
+  kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
   if (embed_baseline) {
     char fn[256];
     snprintf(fn, sizeof(fn), "klh_baseline_%s", c->entry);
-    rc |= emit_call(&b, c, "klh_call_baseline", fn, cuda);
+    emit_call(&b, c, "klh_call_baseline", fn, cuda);
   }
   if (form == KL_HARNESS_STANDALONE)
-    rc |= kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");
-  rc |= kl__buf_puts(&b, kl_embedded_runtime_common);
-  rc |= kl__buf_puts(&b, cuda ? kl_embedded_runtime_cuda
+    kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");
+  kl__buf_puts(&b, kl_embedded_runtime_common);
+  kl__buf_puts(&b, cuda ? kl_embedded_runtime_cuda
                               : kl_embedded_runtime_host);
-  if (rc) {
-    rc = kl__error_oom();
-    goto done;
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  b.ptr = NULL;
-  rc = 0;
+  if ((rc = kl__buf_status(&b)) == 0)
+    kl__buf_give(out, &b);
 done:
   kl_buf_dispose(&b);
   kl_buf_dispose(&baseline);

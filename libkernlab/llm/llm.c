@@ -328,8 +328,7 @@ static int send_with_retries(kl_llm *l, const char *body, kl_buf *out,
       break;
     }
     if (!resp.error && resp.status >= 200 && resp.status < 300) {
-      kl_buf_dispose(out);
-      *out = resp.body;
+      kl__buf_give(out, &resp.body);
       break;
     }
     if (retryable(&resp) && attempt < retries) {
@@ -491,12 +490,9 @@ static int complete_command(kl_llm *l, const char *system, const char *user,
                    "command: %s gave an empty reply: %s", l->argv[0],
                    ex[0] ? ex : "(nothing on standard error)");
   }
-  if (rc == 0) {
-    kl_buf_dispose(text);
-    *text = res.output;
-  } else {
-    kl_buf_dispose(&res.output);
-  }
+  if (rc == 0)
+    kl__buf_give(text, &res.output);
+  kl_buf_dispose(&res.output);
   kl_buf_dispose(&errors);
   return rc;
 }
@@ -541,8 +537,7 @@ static int complete_replay(kl_llm *l, kl_buf *text, kl_llm_usage *u) {
   l->replayed++;
   u->requests++;
   l->total.requests++;
-  kl_buf_dispose(text);
-  *text = b;
+  kl__buf_give(text, &b);
   return 0;
 }
 
@@ -626,13 +621,10 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
     kl__result_give(usage, &u, sizeof(u), sizeof(kl_llm_usage), "kl_llm_usage");
   if (rc == 0 && l->record_dir)
     rc = record(l, system, user, &text);
-  if (rc < 0) {
-    kl_buf_dispose(&text);
-    return rc;
-  }
-  kl_buf_dispose(reply);
-  *reply = text;
-  return 0;
+  if (rc == 0)
+    kl__buf_give(reply, &text);
+  kl_buf_dispose(&text);
+  return rc;
 }
 
 /* ---- versioned options ------------------------------------------------------- */

@@ -291,34 +291,37 @@ static int message_text(kl_buf *b, const kl_webhook_message *m) {
 static int message_body(kl_buf *b, const kl_webhook *w,
                         const kl_webhook_message *m) {
   kl_buf text = KL_BUF_INIT;
-  int rc = message_text(&text, m);
+  message_text(&text, m);
+  int rc = kl__buf_status(&text);
+  if (rc < 0)
+    return rc;
   if (strcmp(w->format, "discord") == 0) {
-    rc |= kl__buf_puts(b, "{\"username\":\"kernlab\",\"content\":");
-    rc |= kl__buf_json_string(b, text.ptr);
-    rc |= kl__buf_putc(b, '}');
+    kl__buf_puts(b, "{\"username\":\"kernlab\",\"content\":");
+    kl__buf_json_string(b, text.ptr);
+    kl__buf_putc(b, '}');
   } else if (strcmp(w->format, "slack") == 0) {
-    rc |= kl__buf_puts(b, "{\"text\":");
-    rc |= kl__buf_json_string(b, text.ptr);
-    rc |= kl__buf_putc(b, '}');
+    kl__buf_puts(b, "{\"text\":");
+    kl__buf_json_string(b, text.ptr);
+    kl__buf_putc(b, '}');
   } else {
-    rc |= kl__buf_puts(b, "{\"event\":");
-    rc |= kl__buf_json_string(b, m->event);
-    rc |= kl__buf_puts(b, ",\"case\":");
-    rc |= kl__buf_json_string(b, m->case_name);
-    rc |= kl__buf_puts(b, ",\"run\":");
-    rc |= kl__buf_json_string(b, m->run);
-    rc |= kl__buf_printf(b, ",\"iteration\":%d", m->iteration);
+    kl__buf_puts(b, "{\"event\":");
+    kl__buf_json_string(b, m->event);
+    kl__buf_puts(b, ",\"case\":");
+    kl__buf_json_string(b, m->case_name);
+    kl__buf_puts(b, ",\"run\":");
+    kl__buf_json_string(b, m->run);
+    kl__buf_printf(b, ",\"iteration\":%d", m->iteration);
     if (m->speedup > 0)
-      rc |= kl__buf_printf(b, ",\"speedup\":%.6g,\"ci\":[%.6g,%.6g]",
+      kl__buf_printf(b, ",\"speedup\":%.6g,\"ci\":[%.6g,%.6g]",
                            m->speedup, m->ci_low, m->ci_high);
-    rc |= kl__buf_puts(b, ",\"detail\":");
-    rc |= kl__buf_json_string(b, m->detail);
-    rc |= kl__buf_puts(b, ",\"text\":");
-    rc |= kl__buf_json_string(b, text.ptr);
-    rc |= kl__buf_printf(b, ",\"kernlab\":\"%s\"}", KL_VERSION);
+    kl__buf_puts(b, ",\"detail\":");
+    kl__buf_json_string(b, m->detail);
+    kl__buf_puts(b, ",\"text\":");
+    kl__buf_json_string(b, text.ptr);
+    kl__buf_printf(b, ",\"kernlab\":\"%s\"}", KL_VERSION);
   }
   kl_buf_dispose(&text);
-  return rc;
+  return kl__buf_status(b);
 }
 
 /* An error text with any trace of the URL's path blotted out. */

@@ -256,15 +256,15 @@ static int write_file(const char *dir, const char *name, const kl_buf *b) {
 static int kernel_text(kl_buf *out, const char *src, const char *clean,
                        size_t end) {
   size_t ms = 0, mo = 0, me = 0;
-  int rc = 0;
   if (kl__c_definition_span(clean, "main", &ms, &mo, &me) == 0 && me <= end) {
-    rc |= kl__buf_put(out, src, ms);
-    rc |= kl__buf_puts(out, "/* (the program's main was left out) */");
-    rc |= kl__buf_put(out, src + me, end - me);
+    kl__buf_put(out, src, ms);
+    kl__buf_puts(out, "/* (the program's main was left out) */");
+    kl__buf_put(out, src + me, end - me);
   } else {
-    rc |= kl__buf_put(out, src, end);
+    kl__buf_put(out, src, end);
   }
-  return rc | kl__buf_puts(out, "\n");
+  kl__buf_puts(out, "\n");
+  return kl__buf_status(out);
 }
 
 static const char *geometry_keys[7] = {"grid_x",  "grid_y",  "grid_z", "block_x",
@@ -329,7 +329,7 @@ typedef struct writer {
 static int yaml_case(kl_buf *y, const writer *w) {
   const kl__obs_kernel *k = &w->o->kernels[w->cs->kernel];
   size_t ns = w->cs->nkept;
-  int rc = kl__buf_printf(
+  kl__buf_printf(
       y,
       "# Made by kl case from-observation from %s: the %zu launch "
       "configurations\n# of %s that cover %.1f%% of its recorded GPU time.\n"
@@ -338,9 +338,9 @@ static int yaml_case(kl_buf *y, const writer *w) {
       w->o->path, ns, k->demangled ? k->demangled : k->name,
       100 * w->cs->kept_share, w->opts->entry);
   if (w->o->cc && strlen(w->o->cc) == 3 && w->o->cc[1] == '.')
-    rc |= kl__buf_printf(y, "target: { arch: sm_%c%c }\n", w->o->cc[0],
+    kl__buf_printf(y, "target: { arch: sm_%c%c }\n", w->o->cc[0],
                          w->o->cc[2]);
-  rc |= kl__buf_printf(y,
+  kl__buf_printf(y,
                        "kernel:\n  source: kernel.cu\n  entry: %s\n  launch:\n"
                        "    grid: [grid_x, grid_y, grid_z]\n"
                        "    block: [block_x, block_y, block_z]\n"
@@ -351,7 +351,7 @@ static int yaml_case(kl_buf *y, const writer *w) {
     const sig_param *p = &w->ps[i];
     const char *dt = kl_dtype_name(p->dtype);
     if (!p->pointer) {
-      rc |= kl__buf_printf(y, "  - { name: %s, type: %s }\n", p->name, dt);
+      kl__buf_printf(y, "  - { name: %s, type: %s }\n", p->name, dt);
       continue;
     }
     int64_t el[256];
@@ -363,7 +363,7 @@ static int yaml_case(kl_buf *y, const writer *w) {
     if (!product)
       snprintf(expr, sizeof expr, "%s_count", p->name);
     const char *role = p->is_const ? "input" : "inout";
-    rc |= kl__buf_printf(y, "  - { name: %s, type: %s*, role: %s, count: %s }"
+    kl__buf_printf(y, "  - { name: %s, type: %s*, role: %s, count: %s }"
                             "  # confirm: %s%s\n",
                          p->name, dt, role, expr,
                          product ? "the allocation held exactly this many "
@@ -373,14 +373,14 @@ static int yaml_case(kl_buf *y, const writer *w) {
                          p->is_const ? "" : "; role guessed (inout: read "
                                             "and written; output if only "
                                             "written)");
-    rc |= kl__buf_printf(&roof, "%s%zu*(%s)", roof.size ? " + " : "",
+    kl__buf_printf(&roof, "%s%zu*(%s)", roof.size ? " + " : "",
                          kl_dtype_size(p->dtype), expr);
   }
-  rc |= kl__buf_puts(y, "shapes:\n");
+  kl__buf_puts(y, "shapes:\n");
   for (size_t s = 0; s < ns; s++) {
     const kl__obs_config *f = w->sv[s].cfg;
     const kl__obs_launch *l = f->first;
-    rc |= kl__buf_printf(y, "  # %.1f%% of the time, %" PRId64
+    kl__buf_printf(y, "  # %.1f%% of the time, %" PRId64
                             " launches, p50 %.2f us%s%s\n",
                          100 * f->share, f->launches, f->p50,
                          *f->half ? ", the " : "",
@@ -388,30 +388,31 @@ static int yaml_case(kl_buf *y, const writer *w) {
                                          ? "fast half of a wide bucket"
                                          : "slow half of a wide bucket")
                                   : "");
-    rc |= kl__buf_printf(y, "  - { name: obs%zu, weight: %" PRId64, s + 1,
+    kl__buf_printf(y, "  - { name: obs%zu, weight: %" PRId64, s + 1,
                          f->launches > 0 ? f->launches : 1);
     const int64_t geo[7] = {l->grid[0],  l->grid[1],  l->grid[2], l->block[0],
                             l->block[1], l->block[2], l->shared};
     for (size_t g = 0; g < 7; g++)
-      rc |= kl__buf_printf(y, ", %s: %" PRId64, geometry_keys[g], geo[g]);
+      kl__buf_printf(y, ", %s: %" PRId64, geometry_keys[g], geo[g]);
     for (size_t i = 0; i < w->np; i++) {
       const sig_param *p = &w->ps[i];
       if (p->pointer)
         continue;
       char v[64];
       scalar_text(v, sizeof v, &l->args[i], p->dtype);
-      rc |= kl__buf_printf(y, ", %s: %s", p->name, v);
+      kl__buf_printf(y, ", %s: %s", p->name, v);
     }
-    rc |= kl__buf_puts(y, " }\n");
+    kl__buf_puts(y, " }\n");
   }
-  rc |= kl__buf_puts(y, "reference: { kind: baseline }\n");
+  kl__buf_puts(y, "reference: { kind: baseline }\n");
   if (roof.size)
-    rc |= kl__buf_printf(y, "roofline: { bytes: \"%s\" }  # confirm: every "
+    kl__buf_printf(y, "roofline: { bytes: \"%s\" }  # confirm: every "
                             "buffer moved once\n",
                          roof.ptr);
-  rc |= kl__buf_puts(y, "objective: total_time\n");
+  kl__buf_puts(y, "objective: total_time\n");
+  int rc = kl__buf_status(&roof);
   kl_buf_dispose(&roof);
-  return rc ? kl__error_oom() : 0;
+  return rc < 0 ? rc : kl__buf_status(y);
 }
 
 /* Per-shape `<buffer>_count` values, added to each shape line (yaml_case
@@ -436,14 +437,13 @@ static int add_count_values(kl_buf *y, const writer *w) {
         continue;
       size_t off = (size_t)(at - y->ptr) + strlen(shape);
       kl_buf n = KL_BUF_INIT;
-      int rc = kl__buf_put(&n, y->ptr, off) | kl__buf_puts(&n, add) |
-               kl__buf_puts(&n, y->ptr + off);
-      if (rc) {
-        kl_buf_dispose(&n);
-        return kl__error_oom();
-      }
-      kl_buf_dispose(y);
-      *y = n;
+      kl__buf_put(&n, y->ptr, off);
+      kl__buf_puts(&n, add);
+      kl__buf_puts(&n, y->ptr + off);
+      int rc = kl__buf_status(&n);
+      if (rc < 0)
+        return rc;
+      kl__buf_give(y, &n);
     }
   }
   return 0;

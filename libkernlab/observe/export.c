@@ -267,31 +267,31 @@ static int new_target(exporter *x, kl_buf *out, const char *best_source,
   int rc = kl__read_file(&base, kl_case_kernel_path(x->c));
   if (rc < 0)
     return rc;
-  rc = kl__buf_put(out, target, t.start);
-  rc |= kl__buf_printf(out, "%s/* kernlab export %s: the best kernel of "
+  kl__buf_put(out, target, t.start);
+  kl__buf_printf(out, "%s/* kernlab export %s: the best kernel of "
                             "case %s */\n",
                        t.marked ? "" : "", x->id, kl_case_name(x->c));
   if (!b.marked && section(base.ptr ? base.ptr : "", entry, &base_span) == 0)
-    rc |= added_prelude(out, best_source, b.start, base.ptr, base_span.start);
+    added_prelude(out, best_source, b.start, base.ptr, base_span.start);
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
-      rc |= kl__buf_printf(out, "#undef %.*s\n#define %.*s %s\n",
+      kl__buf_printf(out, "#undef %.*s\n#define %.*s %s\n",
                            (int)(eq - config[i]), config[i],
                            (int)(eq - config[i]), config[i], eq + 1);
   }
-  rc |= kl__buf_put(out, best_source + b.start, b.end - b.start);
+  kl__buf_put(out, best_source + b.start, b.end - b.start);
   if (!b.marked)
-    rc |= kl__buf_puts(out, "\n");
+    kl__buf_puts(out, "\n");
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
-      rc |= kl__buf_printf(out, "#undef %.*s\n", (int)(eq - config[i]),
+      kl__buf_printf(out, "#undef %.*s\n", (int)(eq - config[i]),
                            config[i]);
   }
-  rc |= kl__buf_puts(out, target + t.end);
+  kl__buf_puts(out, target + t.end);
   kl_buf_dispose(&base);
-  return rc ? kl__error_oom() : 0;
+  return kl__buf_status(out);
 }
 
 /* The best's source (as recorded, without the settings prepended) and its

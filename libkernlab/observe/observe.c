@@ -157,12 +157,13 @@ static int put_json(kl_buf *b, json_object *o) {
 
 /* One launch or kernel per line, so the file greps and diffs well. */
 static int put_lines(kl_buf *b, const char *key, json_object *arr) {
-  int rc = kl__buf_printf(b, ",\n\"%s\": [", key);
+  kl__buf_printf(b, ",\n\"%s\": [", key);
   for (size_t i = 0; i < json_object_array_length(arr); i++) {
-    rc |= kl__buf_puts(b, i ? ",\n  " : "\n  ");
-    rc |= put_json(b, json_object_array_get_idx(arr, i));
+    kl__buf_puts(b, i ? ",\n  " : "\n  ");
+    put_json(b, json_object_array_get_idx(arr, i));
   }
-  return rc | kl__buf_puts(b, "]");
+  kl__buf_puts(b, "]");
+  return kl__buf_status(b);
 }
 
 static int write_observation(const char *path, merged *m,
@@ -193,30 +194,28 @@ static int write_observation(const char *path, merged *m,
   json_object_object_add(limits, "max_bytes",
                          json_object_new_int64(opts->max_bytes));
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_printf(&b, "{\"kernlab_observation\": 1, "
+  kl__buf_printf(&b, "{\"kernlab_observation\": 1, "
                               "\"kernlab_version\": \"%s\", \"time\": \"%s\""
                               ",\n\"program\": ",
                           kl_version_string(), when);
-  rc |= put_json(&b, prog);
-  rc |= kl__buf_puts(&b, ",\n\"kernel_filter\": ");
-  rc |= kl__buf_json_string(&b, opts->kernel);
-  rc |= kl__buf_puts(&b, ", \"limits\": ");
-  rc |= put_json(&b, limits);
-  rc |= kl__buf_puts(&b, ",\n\"devices\": ");
-  rc |= put_json(&b, m->devices);
-  rc |= kl__buf_puts(&b, ",\n\"processes\": ");
-  rc |= put_json(&b, m->processes);
-  rc |= put_lines(&b, "kernels", m->kernels);
-  rc |= put_lines(&b, "launches", m->launches);
-  rc |= kl__buf_puts(&b, "}\n");
+  put_json(&b, prog);
+  kl__buf_puts(&b, ",\n\"kernel_filter\": ");
+  kl__buf_json_string(&b, opts->kernel);
+  kl__buf_puts(&b, ", \"limits\": ");
+  put_json(&b, limits);
+  kl__buf_puts(&b, ",\n\"devices\": ");
+  put_json(&b, m->devices);
+  kl__buf_puts(&b, ",\n\"processes\": ");
+  put_json(&b, m->processes);
+  put_lines(&b, "kernels", m->kernels);
+  put_lines(&b, "launches", m->launches);
+  kl__buf_puts(&b, "}\n");
   json_object_put(prog);
   json_object_put(limits);
   json_object_put(head);
-  if (rc) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  rc = kl__write_file_atomic(path, b.ptr, b.size);
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    rc = kl__write_file_atomic(path, b.ptr, b.size);
   kl_buf_dispose(&b);
   return rc;
 }
@@ -280,14 +279,17 @@ int kl_observe(kl_observation **out, const char *const *argv,
   }
   kl_buf env[5] = {KL_BUF_INIT, KL_BUF_INIT, KL_BUF_INIT, KL_BUF_INIT,
                    KL_BUF_INIT};
-  int rc = kl__buf_printf(&env[0], "CUDA_INJECTION64_PATH=%s", inject) |
-           kl__buf_printf(&env[1], "KL_OBSERVE_OUT=%s", dir) |
-           kl__buf_printf(&env[2], "KL_OBSERVE_MAX_LAUNCHES=%lld",
-                          (long long)opts.max_launches) |
-           kl__buf_printf(&env[3], "KL_OBSERVE_MAX_BYTES=%lld",
-                          (long long)opts.max_bytes) |
-           kl__buf_printf(&env[4], "KL_OBSERVE_KERNEL=%s",
-                          opts.kernel ? opts.kernel : "");
+  kl__buf_printf(&env[0], "CUDA_INJECTION64_PATH=%s", inject);
+  kl__buf_printf(&env[1], "KL_OBSERVE_OUT=%s", dir);
+  kl__buf_printf(&env[2], "KL_OBSERVE_MAX_LAUNCHES=%lld",
+                 (long long)opts.max_launches);
+  kl__buf_printf(&env[3], "KL_OBSERVE_MAX_BYTES=%lld",
+                 (long long)opts.max_bytes);
+  kl__buf_printf(&env[4], "KL_OBSERVE_KERNEL=%s",
+                 opts.kernel ? opts.kernel : "");
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < KL_ARRAY_SIZE(env); i++)
+    rc = kl__buf_status(&env[i]);
   const char *envv[] = {env[0].ptr, env[1].ptr, env[2].ptr, env[3].ptr,
                         env[4].ptr, NULL};
   kl__run_result res;
@@ -297,8 +299,6 @@ int kl_observe(kl_observation **out, const char *const *argv,
   double t0 = kl__now_ms();
   if (rc == 0)
     rc = kl__run_io(&res, argv, opts.cwd, 0, 4u << 20, &io);
-  else
-    rc = kl__error_oom();
   double wall = kl__now_ms() - t0;
   merged m = {json_object_new_array(), json_object_new_array(),
               json_object_new_array(), json_object_new_array()};

@@ -43,14 +43,13 @@ static int float_param(const char *demangled, size_t i) {
 
 static int text_args(kl_buf *b, const kl__obs_launch *l,
                      const char *demangled) {
-  int rc = 0;
   if (!l->args_known)
     return kl__buf_puts(b, "(arguments not read)");
   for (size_t i = 0; i < l->nargs; i++) {
     const kl__obs_arg *a = &l->args[i];
     if (a->pointer)
       continue;
-    rc |= kl__buf_printf(b, "%sarg%zu=", b->size && b->ptr[b->size - 1] != ' '
+    kl__buf_printf(b, "%sarg%zu=", b->size && b->ptr[b->size - 1] != ' '
                                              ? " "
                                              : "",
                          i);
@@ -59,21 +58,21 @@ static int text_args(kl_buf *b, const kl__obs_launch *l,
       uint32_t u = (uint32_t)kl__obs_arg_u64(a);
       float f;
       memcpy(&f, &u, 4);
-      rc |= kl__buf_printf(b, "%.9gf", f);
+      kl__buf_printf(b, "%.9gf", f);
     } else if (fl == 8 && a->size == 8) {
       uint64_t u = kl__obs_arg_u64(a);
       double f;
       memcpy(&f, &u, 8);
-      rc |= kl__buf_printf(b, "%.17g", f);
+      kl__buf_printf(b, "%.17g", f);
     } else if (integer_sized(a)) {
-      rc |= kl__buf_printf(b, "%" PRId64, kl__obs_arg_i64(a));
+      kl__buf_printf(b, "%" PRId64, kl__obs_arg_i64(a));
     } else {
-      rc |= kl__buf_puts(b, "0x");
+      kl__buf_puts(b, "0x");
       for (uint32_t k = 0; a->bytes && k < a->size; k++)
-        rc |= kl__buf_printf(b, "%02x", a->bytes[a->size - 1 - k]);
+        kl__buf_printf(b, "%02x", a->bytes[a->size - 1 - k]);
     }
   }
-  return rc;
+  return kl__buf_status(b);
 }
 
 static int summary_text(kl_buf *b, const kl_observation *o,
@@ -81,11 +80,11 @@ static int summary_text(kl_buf *b, const kl_observation *o,
   double all_us = 0;
   for (size_t k = 0; k < o->nkernels; k++)
     all_us += o->kernels[k].total_us;
-  int rc = kl__buf_printf(b, "observation %s: %zu launches recorded%s%s, "
+  kl__buf_printf(b, "observation %s: %zu launches recorded%s%s, "
                              "program exit %d\n",
                           o->path, o->nlaunches, o->device ? " on " : "",
                           o->device ? o->device : "", o->exit_code);
-  rc |= kl__buf_puts(b, "kernels by GPU time:\n    share      total us  "
+  kl__buf_puts(b, "kernels by GPU time:\n    share      total us  "
                         "launches  recorded  kernel\n");
   /* largest first, without sorting the observation */
   bool *shown = kl__calloc(o->nkernels ? o->nkernels : 1, sizeof *shown);
@@ -99,7 +98,7 @@ static int summary_text(kl_buf *b, const kl_observation *o,
         best = k;
     shown[best] = true;
     const kl__obs_kernel *k = &o->kernels[best];
-    rc |= kl__buf_printf(b, "  %6.1f%%  %12.1f  %8" PRId64 "  %8" PRId64
+    kl__buf_printf(b, "  %6.1f%%  %12.1f  %8" PRId64 "  %8" PRId64
                             "  %s\n",
                          all_us > 0 ? 100 * k->total_us / all_us : 0,
                          k->total_us, k->launches, k->recorded,
@@ -107,11 +106,11 @@ static int summary_text(kl_buf *b, const kl_observation *o,
   }
   kl__free(shown);
   const kl__obs_kernel *k = &o->kernels[c->kernel];
-  rc |= kl__buf_printf(b, "\nconfigurations of %s (%.1f us over its recorded "
+  kl__buf_printf(b, "\nconfigurations of %s (%.1f us over its recorded "
                           "launches%s):\n",
                        kernel_label(k), c->recorded_us,
                        c->untimed ? ", some without a duration" : "");
-  rc |= kl__buf_puts(b, "   #   share    cum  launches    p50 us  p95/p25  "
+  kl__buf_puts(b, "   #   share    cum  launches    p50 us  p95/p25  "
                         "grid              block          smem  scalars\n");
   double cum = 0;
   for (size_t i = 0; i < c->nall && i < 30; i++) {
@@ -123,25 +122,25 @@ static int summary_text(kl_buf *b, const kl_observation *o,
              l->grid[0], l->grid[1], l->grid[2]);
     snprintf(block, sizeof block, "[%" PRId64 ",%" PRId64 ",%" PRId64 "]",
              l->block[0], l->block[1], l->block[2]);
-    rc |= kl__buf_printf(b, "%s%3zu  %5.1f%%  %5.1f%%  %8" PRId64
+    kl__buf_printf(b, "%s%3zu  %5.1f%%  %5.1f%%  %8" PRId64
                             "  %8.2f  %7.2f  %-16s  %-13s  %5" PRId64 "  ",
                          i < c->nkept ? "*" : " ", i + 1, 100 * f->share,
                          100 * cum, f->launches, f->p50,
                          f->p25 > 0 ? f->p95 / f->p25 : NAN, grid, block,
                          l->shared);
-    rc |= text_args(b, l, k->demangled);
-    rc |= kl__buf_printf(b, "%s%s\n", *f->half ? " " : "",
+    text_args(b, l, k->demangled);
+    kl__buf_printf(b, "%s%s\n", *f->half ? " " : "",
                          *f->half ? f->half : "");
   }
   if (c->nall > 30)
-    rc |= kl__buf_printf(b, "  ... %zu more\n", c->nall - 30);
-  rc |= kl__buf_printf(b, "kept %zu configuration%s (*) covering %.1f%% of "
+    kl__buf_printf(b, "  ... %zu more\n", c->nall - 30);
+  kl__buf_printf(b, "kept %zu configuration%s (*) covering %.1f%% of "
                           "the kernel's recorded time (target %.0f%%); "
                           "K=3/5/7 would cover %.1f/%.1f/%.1f%%\n",
                        c->nkept, c->nkept == 1 ? "" : "s",
                        100 * c->kept_share, 100 * target, 100 * kl__obs_cover(c, 3),
                        100 * kl__obs_cover(c, 5), 100 * kl__obs_cover(c, 7));
-  return rc ? kl__error_oom() : 0;
+  return kl__buf_status(b);
 }
 
 static int json_dim3(kl_buf *b, const char *key, const int64_t v[3]) {
@@ -155,77 +154,77 @@ static int json_num(kl_buf *b, double v) {
 
 static int summary_json(kl_buf *b, const kl_observation *o,
                         const kl__obs_configs *c, double target) {
-  int rc = kl__buf_puts(b, "{\"observation\": ");
-  rc |= kl__buf_json_string(b, o->path);
-  rc |= kl__buf_puts(b, ", \"device\": ");
-  rc |= kl__buf_json_string(b, o->device);
-  rc |= kl__buf_printf(b, ", \"exit_code\": %d, \"kernels\": [", o->exit_code);
+  kl__buf_puts(b, "{\"observation\": ");
+  kl__buf_json_string(b, o->path);
+  kl__buf_puts(b, ", \"device\": ");
+  kl__buf_json_string(b, o->device);
+  kl__buf_printf(b, ", \"exit_code\": %d, \"kernels\": [", o->exit_code);
   for (size_t k = 0; k < o->nkernels; k++) {
-    rc |= kl__buf_puts(b, k ? ", {\"name\": " : "{\"name\": ");
-    rc |= kl__buf_json_string(b, o->kernels[k].name);
-    rc |= kl__buf_puts(b, ", \"demangled\": ");
-    rc |= kl__buf_json_string(b, o->kernels[k].demangled);
-    rc |= kl__buf_printf(b, ", \"launches\": %" PRId64 ", \"recorded\": %"
+    kl__buf_puts(b, k ? ", {\"name\": " : "{\"name\": ");
+    kl__buf_json_string(b, o->kernels[k].name);
+    kl__buf_puts(b, ", \"demangled\": ");
+    kl__buf_json_string(b, o->kernels[k].demangled);
+    kl__buf_printf(b, ", \"launches\": %" PRId64 ", \"recorded\": %"
                             PRId64 ", \"total_us\": ",
                          o->kernels[k].launches, o->kernels[k].recorded);
-    rc |= json_num(b, o->kernels[k].total_us);
-    rc |= kl__buf_puts(b, "}");
+    json_num(b, o->kernels[k].total_us);
+    kl__buf_puts(b, "}");
   }
-  rc |= kl__buf_puts(b, "], \"kernel\": ");
-  rc |= kl__buf_json_string(b, o->kernels[c->kernel].name);
-  rc |= kl__buf_puts(b, ", \"recorded_us\": ");
-  rc |= json_num(b, c->recorded_us);
-  rc |= kl__buf_printf(b, ", \"untimed\": %" PRId64 ", \"target_share\": ",
+  kl__buf_puts(b, "], \"kernel\": ");
+  kl__buf_json_string(b, o->kernels[c->kernel].name);
+  kl__buf_puts(b, ", \"recorded_us\": ");
+  json_num(b, c->recorded_us);
+  kl__buf_printf(b, ", \"untimed\": %" PRId64 ", \"target_share\": ",
                        c->untimed);
-  rc |= json_num(b, target);
-  rc |= kl__buf_printf(b, ", \"kept\": %zu, \"kept_share\": ", c->nkept);
-  rc |= json_num(b, c->kept_share);
-  rc |= kl__buf_puts(b, ", \"cover\": {\"3\": ");
-  rc |= json_num(b, kl__obs_cover(c, 3));
-  rc |= kl__buf_puts(b, ", \"5\": ");
-  rc |= json_num(b, kl__obs_cover(c, 5));
-  rc |= kl__buf_puts(b, ", \"7\": ");
-  rc |= json_num(b, kl__obs_cover(c, 7));
-  rc |= kl__buf_puts(b, "}, \"configs\": [");
+  json_num(b, target);
+  kl__buf_printf(b, ", \"kept\": %zu, \"kept_share\": ", c->nkept);
+  json_num(b, c->kept_share);
+  kl__buf_puts(b, ", \"cover\": {\"3\": ");
+  json_num(b, kl__obs_cover(c, 3));
+  kl__buf_puts(b, ", \"5\": ");
+  json_num(b, kl__obs_cover(c, 5));
+  kl__buf_puts(b, ", \"7\": ");
+  json_num(b, kl__obs_cover(c, 7));
+  kl__buf_puts(b, "}, \"configs\": [");
   for (size_t i = 0; i < c->nall; i++) {
     const kl__obs_config *f = &c->all[i];
     const kl__obs_launch *l = f->first;
-    rc |= kl__buf_printf(b, "%s{\"rank\": %zu, \"kept\": %s, \"half\": ",
+    kl__buf_printf(b, "%s{\"rank\": %zu, \"kept\": %s, \"half\": ",
                          i ? ", " : "", i + 1, i < c->nkept ? "true" : "false");
-    rc |= kl__buf_json_string(b, *f->half ? f->half : NULL);
-    rc |= kl__buf_printf(b, ", \"launches\": %" PRId64 ", \"total_us\": ",
+    kl__buf_json_string(b, *f->half ? f->half : NULL);
+    kl__buf_printf(b, ", \"launches\": %" PRId64 ", \"total_us\": ",
                          f->launches);
-    rc |= json_num(b, f->total_us);
-    rc |= kl__buf_puts(b, ", \"share\": ");
-    rc |= json_num(b, f->share);
-    rc |= kl__buf_puts(b, ", \"p25_us\": ");
-    rc |= json_num(b, f->p25);
-    rc |= kl__buf_puts(b, ", \"p50_us\": ");
-    rc |= json_num(b, f->p50);
-    rc |= kl__buf_puts(b, ", \"p95_us\": ");
-    rc |= json_num(b, f->p95);
-    rc |= kl__buf_puts(b, ", ");
-    rc |= json_dim3(b, "grid", l->grid);
-    rc |= kl__buf_puts(b, ", ");
-    rc |= json_dim3(b, "block", l->block);
-    rc |= kl__buf_printf(b, ", \"shared_bytes\": %" PRId64 ", \"args\": ",
+    json_num(b, f->total_us);
+    kl__buf_puts(b, ", \"share\": ");
+    json_num(b, f->share);
+    kl__buf_puts(b, ", \"p25_us\": ");
+    json_num(b, f->p25);
+    kl__buf_puts(b, ", \"p50_us\": ");
+    json_num(b, f->p50);
+    kl__buf_puts(b, ", \"p95_us\": ");
+    json_num(b, f->p95);
+    kl__buf_puts(b, ", ");
+    json_dim3(b, "grid", l->grid);
+    kl__buf_puts(b, ", ");
+    json_dim3(b, "block", l->block);
+    kl__buf_printf(b, ", \"shared_bytes\": %" PRId64 ", \"args\": ",
                          l->shared);
     if (!l->args_known)
-      rc |= kl__buf_puts(b, "null");
+      kl__buf_puts(b, "null");
     for (size_t a = 0; l->args_known && a < l->nargs; a++) {
       const kl__obs_arg *g = &l->args[a];
-      rc |= kl__buf_printf(b, "%s{\"size\": %u, \"pointer\": %s", a ? ", " : "[",
+      kl__buf_printf(b, "%s{\"size\": %u, \"pointer\": %s", a ? ", " : "[",
                            g->size, g->pointer ? "true" : "false");
       if (!g->pointer && integer_sized(g))
-        rc |= kl__buf_printf(b, ", \"int\": %" PRId64, kl__obs_arg_i64(g));
-      rc |= kl__buf_puts(b, "}");
+        kl__buf_printf(b, ", \"int\": %" PRId64, kl__obs_arg_i64(g));
+      kl__buf_puts(b, "}");
     }
     if (l->args_known)
-      rc |= kl__buf_puts(b, l->nargs ? "]" : "[]");
-    rc |= kl__buf_puts(b, "}");
+      kl__buf_puts(b, l->nargs ? "]" : "[]");
+    kl__buf_puts(b, "}");
   }
-  rc |= kl__buf_puts(b, "]}\n");
-  return rc ? kl__error_oom() : 0;
+  kl__buf_puts(b, "]}\n");
+  return kl__buf_status(b);
 }
 
 int kl_observation_summary(kl_buf *out, const kl_observation *o,

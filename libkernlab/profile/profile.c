@@ -251,18 +251,14 @@ static int occupancy(kl_profile *p) {
   }
   double blocks = k->active_blocks_per_sm > 0 ? k->active_blocks_per_sm : best;
   kl_buf who = KL_BUF_INIT;
-  int rc = 0;
   for (int i = 0; i < 4; i++)
     if (lim[i].blocks == blocks)
-      rc |= kl__buf_printf(&who, "%s%s", who.size ? " and " : "", lim[i].name);
+      kl__buf_printf(&who, "%s%s", who.size ? " and " : "", lim[i].name);
   if (!who.size)
-    rc |= kl__buf_printf(&who, "the occupancy API (%g blocks per SM; the "
+    kl__buf_printf(&who, "the occupancy API (%g blocks per SM; the "
                                "calculator says %g)", blocks, best);
-  if (rc < 0) {
-    kl__free(who.ptr);
-    return kl__error_oom();
-  }
-  p->limiter = kl__buf_detach(&who);
+  if (!(p->limiter = kl__buf_detach(&who))) /* NULL when a write failed */
+    return KL_ENOMEM;
   set(p, "active_blocks_per_sm", blocks);
   set(p, "theoretical_occupancy_pct", 100.0 * blocks * warps / max_warps);
   if (blocks > 0 && k->sms > 0)
@@ -402,15 +398,14 @@ static int verdict(kl_profile *p, kl_bottleneck b, const char *fmt, ...) {
   kl_buf t = KL_BUF_INIT;
   va_list ap;
   va_start(ap, fmt);
-  int rc = kl__buf_printf(&t, "%s: ", kl_bottleneck_name(b));
-  rc |= kl__buf_vprintf(&t, fmt, ap);
+  kl__buf_printf(&t, "%s: ", kl_bottleneck_name(b));
+  kl__buf_vprintf(&t, fmt, ap);
   va_end(ap);
-  if (rc < 0) {
-    kl__free(t.ptr);
-    return kl__error_oom();
-  }
+  char *text = kl__buf_detach(&t); /* NULL when a write failed */
+  if (!text)
+    return KL_ENOMEM;
   p->bottleneck = b;
-  p->verdict = kl__buf_detach(&t);
+  p->verdict = text;
   return 0;
 }
 
@@ -763,52 +758,52 @@ static int json_num(kl_buf *b, double v) {
 static int json_opt_str(kl_buf *b, const char *key, const char *v) {
   if (!v)
     return 0;
-  int rc = kl__buf_printf(b, ",\"%s\":", key);
-  return rc | kl__buf_json_string(b, v);
+  kl__buf_printf(b, ",\"%s\":", key);
+  return kl__buf_json_string(b, v);
 }
 
 int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"set\":");
-  rc |= kl__buf_json_string(&b, p->set);
-  rc |= json_opt_str(&b, "backend", p->backend);
-  rc |= json_opt_str(&b, "chip", p->chip);
-  rc |= json_opt_str(&b, "replay", p->replay);
-  rc |= kl__buf_printf(&b, ",\"passes\":%zu,\"kernels\":%zu", p->passes,
+  kl__buf_puts(&b, "{\"set\":");
+  kl__buf_json_string(&b, p->set);
+  json_opt_str(&b, "backend", p->backend);
+  json_opt_str(&b, "chip", p->chip);
+  json_opt_str(&b, "replay", p->replay);
+  kl__buf_printf(&b, ",\"passes\":%zu,\"kernels\":%zu", p->passes,
                        p->kernels);
-  rc |= kl__buf_puts(&b, ",\"time_us\":");
-  rc |= json_num(&b, p->time_us > 0 ? p->time_us : NAN);
-  rc |= kl__buf_printf(&b,
+  kl__buf_puts(&b, ",\"time_us\":");
+  json_num(&b, p->time_us > 0 ? p->time_us : NAN);
+  kl__buf_printf(&b,
                        ",\"wall_ms\":%.4g,\"init_ms\":%.4g,\"config_ms\":%.4g,"
                        "\"collect_ms\":%.4g,\"decode_ms\":%.4g",
                        p->wall_ms, p->init_ms, p->config_ms, p->collect_ms,
                        p->decode_ms);
   if (p->has_roofline)
-    rc |= kl__buf_printf(&b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
+    kl__buf_printf(&b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
                          p->bytes, p->flops);
-  rc |= kl__buf_printf(&b, ",\"bottleneck\":\"%s\"",
+  kl__buf_printf(&b, ",\"bottleneck\":\"%s\"",
                        kl_bottleneck_name(p->bottleneck));
-  rc |= json_opt_str(&b, "verdict", p->verdict);
-  rc |= json_opt_str(&b, "occupancy_limiter", p->limiter);
-  rc |= json_opt_str(&b, "note", p->note);
+  json_opt_str(&b, "verdict", p->verdict);
+  json_opt_str(&b, "occupancy_limiter", p->limiter);
+  json_opt_str(&b, "note", p->note);
   if (p->has_kernel) {
     const kl_plugin_kernel_info *k = &p->kernel;
-    rc |= kl__buf_printf(
+    kl__buf_printf(
         &b, ",\"kernel\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld]",
         (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
         (long long)k->block[0], (long long)k->block[1],
         (long long)k->block[2]);
-#define F(name) rc |= kl__buf_printf(&b, ",\"" #name "\":%lld", (long long)k->name);
+#define F(name) kl__buf_printf(&b, ",\"" #name "\":%lld", (long long)k->name);
     KL_KERNEL_INFO_FIELDS(F)
 #undef F
-    rc |= kl__buf_putc(&b, '}');
+    kl__buf_putc(&b, '}');
   }
   /* metrics, keyed by kernlab's names or by Nsight Compute's */
   size_t ncat;
   const kl_metric_info *cat = kl_metric_catalog(&ncat);
   bool ncu = flags & KL_PROFILE_NCU_NAMES;
   for (int pass = 0; pass < (ncu ? 2 : 1); pass++) {
-    rc |= kl__buf_puts(&b, pass ? ",\"kernlab_only\":{" : ",\"metrics\":{");
+    kl__buf_puts(&b, pass ? ",\"kernlab_only\":{" : ",\"metrics\":{");
     bool first = true;
     for (size_t i = 0; i < ncat; i++) {
       if (!isfinite(p->values[i]))
@@ -820,27 +815,24 @@ int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
         continue;
       if (ncu && pass == 0)
         key = cat[i].ncu_name;
-      rc |= kl__buf_puts(&b, first ? "" : ",");
-      rc |= kl__buf_json_string(&b, key);
-      rc |= kl__buf_putc(&b, ':');
-      rc |= json_num(&b, p->values[i]);
+      kl__buf_puts(&b, first ? "" : ",");
+      kl__buf_json_string(&b, key);
+      kl__buf_putc(&b, ':');
+      json_num(&b, p->values[i]);
       first = false;
     }
-    rc |= kl__buf_putc(&b, '}');
+    kl__buf_putc(&b, '}');
   }
-  rc |= kl__buf_puts(&b, ",\"raw\":{");
+  kl__buf_puts(&b, ",\"raw\":{");
   for (size_t i = 0; i < p->nraw; i++) {
-    rc |= kl__buf_puts(&b, i ? "," : "");
-    rc |= kl__buf_json_string(&b, p->raw[i].name);
-    rc |= kl__buf_putc(&b, ':');
-    rc |= json_num(&b, p->raw[i].value);
+    kl__buf_puts(&b, i ? "," : "");
+    kl__buf_json_string(&b, p->raw[i].name);
+    kl__buf_putc(&b, ':');
+    json_num(&b, p->raw[i].value);
   }
-  rc |= kl__buf_puts(&b, "}}");
-  if (rc < 0) {
-    kl__free(b.ptr);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  kl__buf_puts(&b, "}}");
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  return rc;
 }

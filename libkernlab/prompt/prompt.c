@@ -284,27 +284,25 @@ static int fit(section *s, size_t budget_tokens) {
            budget_tokens);
   size_t keep = max > strlen(note) ? max - strlen(note) : 0;
   kl_buf o = KL_BUF_INIT;
-  int rc = 0;
   if (s->cut == CUT_END) {
     size_t e = keep;
     while (e > 0 && t->ptr[e - 1] != '\n')
       e--;
-    rc = kl__buf_put(&o, t->ptr, e) | kl__buf_puts(&o, note);
+    kl__buf_put(&o, t->ptr, e);
+    kl__buf_puts(&o, note);
     s->cut_chars = t->size - e;
   } else {
     size_t st = t->size - keep;
     while (st < t->size && t->ptr[st - 1] != '\n')
       st++;
-    rc = kl__buf_puts(&o, note) | kl__buf_put(&o, t->ptr + st, t->size - st);
+    kl__buf_puts(&o, note);
+    kl__buf_put(&o, t->ptr + st, t->size - st);
     s->cut_chars = st;
   }
-  if (rc < 0) {
-    kl_buf_dispose(&o);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(t);
-  *t = o;
-  return 0;
+  int rc = kl__buf_status(&o);
+  if (rc == 0)
+    kl__buf_give(t, &o);
+  return rc;
 }
 
 static int join(char **out, const kl_prompt *p, int system,
@@ -434,30 +432,27 @@ int kl_prompt_section(kl_prompt_section_info *into, const kl_prompt *p,
 
 int kl_prompt_json(kl_buf *out, const kl_prompt *p) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"system\":");
-  rc |= kl__buf_json_string(&b, p->system);
-  rc |= kl__buf_puts(&b, ",\"user\":");
-  rc |= kl__buf_json_string(&b, p->user);
-  rc |= kl__buf_puts(&b, ",\"sections\":[");
+  kl__buf_puts(&b, "{\"system\":");
+  kl__buf_json_string(&b, p->system);
+  kl__buf_puts(&b, ",\"user\":");
+  kl__buf_json_string(&b, p->user);
+  kl__buf_puts(&b, ",\"sections\":[");
   size_t total = 0;
   for (size_t i = 0; i < p->n; i++) {
     const section *s = &p->s[i];
     total += tokens(s->text.size);
-    rc |= kl__buf_printf(&b,
+    kl__buf_printf(&b,
                          "%s{\"name\":\"%s\",\"block\":\"%s\",\"chars\":%zu,"
                          "\"tokens\":%zu,\"budget\":%zu,\"cut_chars\":%zu}",
                          i ? "," : "", s->name, s->system ? "system" : "user",
                          s->text.size, tokens(s->text.size), s->budget,
                          s->cut_chars);
   }
-  rc |= kl__buf_printf(&b, "],\"tokens\":%zu}", total);
-  if (rc < 0) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  kl__buf_printf(&b, "],\"tokens\":%zu}", total);
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  return rc;
 }
 
 /* ---- versioned inputs -------------------------------------------------------- */

@@ -132,9 +132,9 @@ static size_t bare(const char *t, block *b) {
 /* "const float *__restrict__ in, int n" -> "float*,int": types only. */
 static char *param_types(const char *params) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "");
+  kl__buf_puts(&b, "");
   const char *p = params;
-  while (rc == 0 && *p) {
+  while (*p) {
     size_t n = strcspn(p, ",");
     /* the tokens of one parameter, the last identifier being its name */
     char tok[32][64];
@@ -160,13 +160,13 @@ static char *param_types(const char *params) {
     }
     if (nt > 1 && kl__c_ident_char(tok[nt - 1][0]))
       nt--; /* the name */
-    rc |= kl__buf_puts(&b, b.size ? "," : "");
+    kl__buf_puts(&b, b.size ? "," : "");
     for (int t = 0; t < nt; t++) {
       if (strcmp(tok[t], "const") == 0 || strcmp(tok[t], "__restrict__") == 0 ||
           strcmp(tok[t], "restrict") == 0 || strcmp(tok[t], "__restrict") == 0)
         continue;
       bool word = kl__c_ident_char(tok[t][0]);
-      rc |= kl__buf_printf(&b, "%s%s",
+      kl__buf_printf(&b, "%s%s",
                            word && b.size && kl__c_ident_char(b.ptr[b.size - 1])
                                ? " "
                                : "",
@@ -176,11 +176,7 @@ static char *param_types(const char *params) {
     if (*p == ',')
       p++;
   }
-  if (rc < 0) {
-    kl_buf_dispose(&b);
-    return NULL;
-  }
-  return kl__buf_detach(&b);
+  return kl__buf_detach(&b); /* NULL when a write failed */
 }
 
 int kl__entry_signature(char **out, const kl_case *c) {
@@ -349,21 +345,19 @@ static int take_memo(kl_reply *r, const char *t, size_t *at) {
 /* The code without a bare "MEMO: ..." line (one inside a comment stays). */
 static char *code_without_memo(const char *t, const block *b) {
   kl_buf o = KL_BUF_INIT;
-  int rc = kl__buf_puts(&o, "");
-  for (size_t i = b->start; rc == 0 && i < b->end;) {
+  kl__buf_puts(&o, "");
+  for (size_t i = b->start; i < b->end;) {
     size_t e = line_end(t, i);
     if (e > b->end)
       e = b->end;
     size_t s = i + strspn(t + i, " \t");
-    if (strncmp(t + s, "MEMO:", 5) != 0)
-      rc = kl__buf_put(&o, t + i, e - i) | kl__buf_putc(&o, '\n');
+    if (strncmp(t + s, "MEMO:", 5) != 0) {
+      kl__buf_put(&o, t + i, e - i);
+      kl__buf_putc(&o, '\n');
+    }
     i = e < b->end ? e + 1 : e;
   }
-  if (rc < 0) {
-    kl_buf_dispose(&o);
-    return NULL;
-  }
-  return kl__buf_detach(&o);
+  return kl__buf_detach(&o); /* NULL when a write failed */
 }
 
 int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {

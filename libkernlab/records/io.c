@@ -78,11 +78,14 @@ int kl__ledger_append(const char *path, const char *line,
   struct stat st;
   if (rc == 0 && fstat(fd, &st) < 0)
     rc = kl__error_os(KL_EIO, path, "stat");
-  if (rc == 0 && st.st_size == 0 && header &&
-      (kl__buf_puts(&b, header) | kl__buf_putc(&b, '\n')))
-    rc = kl__error_oom();
-  if (rc == 0 && (kl__buf_puts(&b, line) | kl__buf_putc(&b, '\n')))
-    rc = kl__error_oom();
+  if (rc == 0 && st.st_size == 0 && header) {
+    kl__buf_puts(&b, header);
+    kl__buf_putc(&b, '\n');
+  }
+  kl__buf_puts(&b, line);
+  kl__buf_putc(&b, '\n');
+  if (rc == 0)
+    rc = kl__buf_status(&b);
   if (rc == 0 && torn)
     torn_write(fd, b.ptr, b.size);
   /* one write: a kill leaves the whole record or none of it */

@@ -62,61 +62,65 @@ int kl__iteration_read(kl_buf *out, const char *run_dir, int iteration,
 
 int kl__verdict_write(const char *dir, const kl__verdict *v) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_printf(&b, "{\"v\":%d,\"iteration\":%d,\"verdict\":\"%s\","
+  kl__buf_printf(&b, "{\"v\":%d,\"iteration\":%d,\"verdict\":\"%s\","
                               "\"reason\":",
                           VERDICT_VERSION, v->iteration,
                           kl_outcome_name(v->outcome));
-  rc |= kl__buf_json_string(&b, v->reason);
-  rc |= kl__buf_puts(&b, ",\"gate\":");
-  rc |= kl__buf_json_string(&b, v->gate);
-  rc |= kl__buf_puts(&b, ",\"gates\":{\"poison\":\"applied\",\"inputs_written\":"
+  kl__buf_json_string(&b, v->reason);
+  kl__buf_puts(&b, ",\"gate\":");
+  kl__buf_json_string(&b, v->gate);
+  kl__buf_puts(&b, ",\"gates\":{\"poison\":\"applied\",\"inputs_written\":"
                          "\"applied\",\"fresh_seeds\":\"applied\","
                          "\"other_streams\":\"");
-  rc |= kl__buf_puts(&b, v->device ? "applied (CUPTI sees every stream)"
+  kl__buf_puts(&b, v->device ? "applied (CUPTI sees every stream)"
                                    : "not applicable (host)");
-  rc |= kl__buf_puts(&b, "\",\"work_after_return\":\"applied\","
+  kl__buf_puts(&b, "\",\"work_after_return\":\"applied\","
                          "\"stale_outputs\":\"applied\","
                          "\"faster_than_roofline\":\"");
-  rc |= kl__buf_puts(&b, v->roofline ? "applied"
+  kl__buf_puts(&b, v->roofline ? "applied"
                                      : "not applicable: the case gives no "
                                        "roofline bytes");
-  rc |= kl__buf_puts(&b, "\",\"elisions_and_stubs\":\"");
-  rc |= kl__buf_puts(&b, v->reply ? "applied (reply parser)"
+  kl__buf_puts(&b, "\",\"elisions_and_stubs\":\"");
+  kl__buf_puts(&b, v->reply ? "applied (reply parser)"
                                   : "not applicable (no reply)");
-  rc |= kl__buf_puts(&b, "\"}");
+  kl__buf_puts(&b, "\"}");
   if (v->timed)
-    rc |= kl__buf_printf(&b, ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
+    kl__buf_printf(&b, ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
                              "\"min_gain_pct\":%g",
                          v->vs_parent.speedup, v->vs_parent.ci_low,
                          v->vs_parent.ci_high, v->min_gain_pct);
-  rc |= kl__buf_puts(&b, ",\"memo\":");
-  rc |= kl__buf_json_string(&b, v->memo);
-  rc |= kl__buf_puts(&b, ",\"parent\":");
-  rc |= kl__buf_json_string(&b, v->parent);
-  rc |= kl__buf_printf(&b, ",\"rechecked\":%s,\"ran_on\":",
+  kl__buf_puts(&b, ",\"memo\":");
+  kl__buf_json_string(&b, v->memo);
+  kl__buf_puts(&b, ",\"parent\":");
+  kl__buf_json_string(&b, v->parent);
+  kl__buf_printf(&b, ",\"rechecked\":%s,\"ran_on\":",
                        v->rechecked ? "true" : "false");
-  rc |= kl__buf_puts(&b, v->ran_on ? v->ran_on : "null");
-  rc |= kl__buf_puts(&b, "}\n");
-  rc = rc ? kl__error_oom() : kl__iteration_write(dir, "verdict.json", b.ptr);
+  kl__buf_puts(&b, v->ran_on ? v->ran_on : "null");
+  kl__buf_puts(&b, "}\n");
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    rc = kl__iteration_write(dir, "verdict.json", b.ptr);
   kl_buf_dispose(&b);
   return rc;
 }
 
 int kl__proposal_write(const char *dir, const kl__proposal_file *p) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_printf(&b, "{\"v\":%d,\"iteration\":%d,\"proposer\":",
+  kl__buf_printf(&b, "{\"v\":%d,\"iteration\":%d,\"proposer\":",
                           PROPOSAL_VERSION, p->iteration);
-  rc |= kl__buf_json_string(&b, p->proposer);
-  rc |= kl__buf_puts(&b, ",\"parent\":");
-  rc |= kl__buf_json_string(&b, p->parent);
-  rc |= kl__buf_puts(&b, ",\"memo\":");
-  rc |= kl__buf_json_string(&b, p->memo);
-  rc |= kl__buf_puts(&b, ",\"config\":");
-  rc |= kl__config_json(&b, p->config);
-  rc |= kl__buf_puts(&b, ",\"invalid\":");
-  rc |= kl__buf_json_string(&b, p->invalid);
-  rc |= kl__buf_puts(&b, "}\n");
-  rc = rc ? kl__error_oom() : kl__iteration_write(dir, "proposal.json", b.ptr);
+  kl__buf_json_string(&b, p->proposer);
+  kl__buf_puts(&b, ",\"parent\":");
+  kl__buf_json_string(&b, p->parent);
+  kl__buf_puts(&b, ",\"memo\":");
+  kl__buf_json_string(&b, p->memo);
+  kl__buf_puts(&b, ",\"config\":");
+  kl__config_json(&b, p->config);
+  kl__buf_puts(&b, ",\"invalid\":");
+  kl__buf_json_string(&b, p->invalid);
+  kl__buf_puts(&b, "}\n");
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    rc = kl__iteration_write(dir, "proposal.json", b.ptr);
   kl_buf_dispose(&b);
   if (rc == 0 && p->prompt)
     rc = kl__iteration_write(dir, "prompt.txt", p->prompt);

@@ -48,18 +48,18 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
       continue;
     bool cmp = s.baseline.n > 0;
     kl_buf b = KL_BUF_INIT;
-    rc = kl__buf_printf(&b, "%s,%d,%s,%s,%s,%.6g,%.6g,%.6g,%zu,%.1f,", run, n,
+    kl__buf_printf(&b, "%s,%d,%s,%s,%s,%.6g,%.6g,%.6g,%zu,%.1f,", run, n,
                         id, s.name, kl_outcome_name(o), s.time.median,
                         s.time.ci_low, s.time.ci_high, s.time.n,
                         s.sm_clock_mhz);
     if (cmp)
-      rc |= kl__buf_printf(&b, "%.6g,%.6g,%.6g,%.6g", s.baseline.median,
+      kl__buf_printf(&b, "%.6g,%.6g,%.6g,%.6g", s.baseline.median,
                            s.speedup.speedup, s.speedup.ci_low,
                            s.speedup.ci_high);
     else
-      rc |= kl__buf_puts(&b, ",,,");
-    rc = rc ? kl__error_oom()
-            : kl__ledger_append(path, b.ptr, BENCHMARK_HEADER);
+      kl__buf_puts(&b, ",,,");
+    if ((rc = kl__buf_status(&b)) == 0)
+      rc = kl__ledger_append(path, b.ptr, BENCHMARK_HEADER);
     kl_buf_dispose(&b);
   }
   kl__free(path);
@@ -87,10 +87,11 @@ int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir,
       /* run,iteration,id,shape,... */
       const char *f = strchr(p + np, ',');
       const char *e = f ? strchr(f + 1, ',') : NULL;
-      if (e && e < nl &&
-          (kl__buf_put(shapes, f + 1, (size_t)(e - f - 1)) |
-           kl__buf_putc(shapes, '\n')))
-        rc = kl__error_oom();
+      if (e && e < nl) {
+        kl__buf_put(shapes, f + 1, (size_t)(e - f - 1));
+        kl__buf_putc(shapes, '\n');
+        rc = kl__buf_status(shapes);
+      }
     }
     p = nl + 1;
   }
@@ -102,22 +103,26 @@ int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir,
 
 int kl__memory_write(const char *case_dir, const kl__memory_line *m) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_printf(&b, "{\"v\":%d,\"case\":", MEMORY_VERSION);
-  rc |= kl__buf_json_string(&b, m->case_name);
-  rc |= kl__buf_puts(&b, ",\"run\":");
-  rc |= kl__buf_json_string(&b, m->run);
-  rc |= kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":", m->iteration);
-  rc |= kl__buf_json_string(&b, m->proposer);
-  rc |= kl__buf_puts(&b, ",\"memo\":");
-  rc |= kl__buf_json_string(&b, m->memo);
-  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\"", kl_outcome_name(m->outcome));
+  kl__buf_printf(&b, "{\"v\":%d,\"case\":", MEMORY_VERSION);
+  kl__buf_json_string(&b, m->case_name);
+  kl__buf_puts(&b, ",\"run\":");
+  kl__buf_json_string(&b, m->run);
+  kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":", m->iteration);
+  kl__buf_json_string(&b, m->proposer);
+  kl__buf_puts(&b, ",\"memo\":");
+  kl__buf_json_string(&b, m->memo);
+  kl__buf_printf(&b, ",\"verdict\":\"%s\"", kl_outcome_name(m->outcome));
   if (m->timed)
-    rc |= kl__buf_printf(&b, ",\"speedup\":%.6g", m->speedup);
-  rc |= kl__buf_puts(&b, ",\"reason\":");
-  rc |= kl__buf_json_string(&b, m->reason);
-  rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
-  char *path = rc ? NULL : kl__path_join(case_dir, "memory.jsonl");
-  rc = path ? kl__ledger_append(path, b.ptr, NULL) : kl__error_oom();
+    kl__buf_printf(&b, ",\"speedup\":%.6g", m->speedup);
+  kl__buf_puts(&b, ",\"reason\":");
+  kl__buf_json_string(&b, m->reason);
+  kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
+  char *path = NULL;
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    rc = (path = kl__path_join(case_dir, "memory.jsonl"))
+             ? kl__ledger_append(path, b.ptr, NULL)
+             : kl__error_oom();
   kl__free(path);
   kl_buf_dispose(&b);
   return rc;
@@ -172,18 +177,20 @@ int kl__executor_line_write(const char *ledger, const char *executor,
   if (!ledger)
     return 0;
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_printf(&b, "{\"v\":%d,\"executor\":", EXECUTOR_VERSION);
-  rc |= kl__buf_json_string(&b, executor);
-  rc |= kl__buf_puts(&b, ",\"batch\":");
-  rc |= kl__buf_json_string(&b, batch);
-  rc |= kl__buf_printf(&b, ",\"attempt\":%d,\"state\":", attempt);
-  rc |= kl__buf_json_string(&b, state);
-  rc |= kl__buf_puts(&b, ",\"job\":");
-  rc |= kl__buf_json_string(&b, job);
-  rc |= kl__buf_puts(&b, ",\"detail\":");
-  rc |= kl__buf_json_string(&b, detail);
-  rc |= kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
-  rc = rc ? kl__error_oom() : kl__ledger_append(ledger, b.ptr, NULL);
+  kl__buf_printf(&b, "{\"v\":%d,\"executor\":", EXECUTOR_VERSION);
+  kl__buf_json_string(&b, executor);
+  kl__buf_puts(&b, ",\"batch\":");
+  kl__buf_json_string(&b, batch);
+  kl__buf_printf(&b, ",\"attempt\":%d,\"state\":", attempt);
+  kl__buf_json_string(&b, state);
+  kl__buf_puts(&b, ",\"job\":");
+  kl__buf_json_string(&b, job);
+  kl__buf_puts(&b, ",\"detail\":");
+  kl__buf_json_string(&b, detail);
+  kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    rc = kl__ledger_append(ledger, b.ptr, NULL);
   kl_buf_dispose(&b);
   return rc;
 }

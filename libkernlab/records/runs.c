@@ -23,16 +23,16 @@
 /* ---- run.json ----------------------------------------------------------------- */
 
 static int meta_json(kl_buf *b, const kl__run_meta *m) {
-  int rc = kl__buf_printf(b, "{\"v\":%d,\"run\":", RUN_VERSION);
-  rc |= kl__buf_json_string(b, m->run);
-  rc |= kl__buf_puts(b, ",\"case\":");
-  rc |= kl__buf_json_string(b, m->case_name);
-  rc |= kl__buf_printf(b, ",\"seed\":%llu,\"proposer\":",
+  kl__buf_printf(b, "{\"v\":%d,\"run\":", RUN_VERSION);
+  kl__buf_json_string(b, m->run);
+  kl__buf_puts(b, ",\"case\":");
+  kl__buf_json_string(b, m->case_name);
+  kl__buf_printf(b, ",\"seed\":%llu,\"proposer\":",
                        (unsigned long long)m->seed);
-  rc |= kl__buf_json_string(b, m->proposer);
-  rc |= kl__buf_puts(b, ",\"strategy\":");
-  rc |= kl__buf_json_string(b, m->strategy);
-  rc |= kl__buf_printf(b,
+  kl__buf_json_string(b, m->proposer);
+  kl__buf_puts(b, ",\"strategy\":");
+  kl__buf_json_string(b, m->strategy);
+  kl__buf_printf(b,
                        ",\"iterations\":%lld,\"patience\":%lld,"
                        "\"min_gain_pct\":%g,\"max_wall_s\":%g,"
                        "\"max_worker_s\":%g,\"max_usd\":%g,"
@@ -40,15 +40,15 @@ static int meta_json(kl_buf *b, const kl__run_meta *m) {
                        m->iterations, m->patience, m->min_gain_pct,
                        m->max_wall_s, m->max_worker_s, m->max_usd, m->started,
                        KL_VERSION);
-  rc |= kl__buf_printf(b, ",\"sandbox\":%s", m->sandbox ? m->sandbox : "null");
-  rc |= kl__buf_printf(b, ",\"batch\":%d,\"executor\":", m->batch);
-  rc |= kl__buf_json_string(b, m->executor);
+  kl__buf_printf(b, ",\"sandbox\":%s", m->sandbox ? m->sandbox : "null");
+  kl__buf_printf(b, ",\"batch\":%d,\"executor\":", m->batch);
+  kl__buf_json_string(b, m->executor);
   if (m->replay) {
-    rc |= kl__buf_puts(b, ",\"replay\":");
-    rc |= kl__buf_json_string(b, m->replay);
+    kl__buf_puts(b, ",\"replay\":");
+    kl__buf_json_string(b, m->replay);
   }
-  rc |= kl__buf_puts(b, "}\n");
-  return rc ? kl__error_oom() : 0;
+  kl__buf_puts(b, "}\n");
+  return kl__buf_status(b);
 }
 
 /* A fresh run id: the time in UTC and four random hex digits. */

@@ -15,86 +15,92 @@
 #define SOLUTION_VERSION 1
 
 int kl__config_json(kl_buf *b, char *const *config) {
-  int rc = kl__buf_putc(b, '[');
+  kl__buf_putc(b, '[');
   for (size_t i = 0; config && config[i]; i++) {
-    rc |= i ? kl__buf_putc(b, ',') : 0;
-    rc |= kl__buf_json_string(b, config[i]);
+    if (i)
+      kl__buf_putc(b, ',');
+    kl__buf_json_string(b, config[i]);
   }
-  return rc | kl__buf_putc(b, ']');
+  kl__buf_putc(b, ']');
+  return kl__buf_status(b);
 }
 
 int kl__solution_write(const char *case_dir, const kl__solution *s) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_printf(&b, "{\"v\":%d,\"id\":", SOLUTION_VERSION);
-  rc |= kl__buf_json_string(&b, s->id);
-  rc |= kl__buf_puts(&b, ",\"parent\":");
-  rc |= kl__buf_json_string(&b, s->parent);
-  rc |= kl__buf_puts(&b, ",\"run\":");
-  rc |= kl__buf_json_string(&b, s->run);
-  rc |= kl__buf_puts(&b, ",\"case\":");
-  rc |= kl__buf_json_string(&b, s->case_name);
-  rc |= kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":", s->iteration);
-  rc |= kl__buf_json_string(&b, s->proposer);
-  rc |= kl__buf_puts(&b, ",\"source_sha256\":");
-  rc |= kl__buf_json_string(&b, s->source_sha256);
-  rc |= kl__buf_puts(&b, ",\"key\":");
-  rc |= kl__buf_json_string(&b, s->key);
-  rc |= kl__buf_puts(&b, ",\"config\":");
-  rc |= kl__config_json(&b, s->config);
-  rc |= kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
+  kl__buf_printf(&b, "{\"v\":%d,\"id\":", SOLUTION_VERSION);
+  kl__buf_json_string(&b, s->id);
+  kl__buf_puts(&b, ",\"parent\":");
+  kl__buf_json_string(&b, s->parent);
+  kl__buf_puts(&b, ",\"run\":");
+  kl__buf_json_string(&b, s->run);
+  kl__buf_puts(&b, ",\"case\":");
+  kl__buf_json_string(&b, s->case_name);
+  kl__buf_printf(&b, ",\"iteration\":%d,\"proposer\":", s->iteration);
+  kl__buf_json_string(&b, s->proposer);
+  kl__buf_puts(&b, ",\"source_sha256\":");
+  kl__buf_json_string(&b, s->source_sha256);
+  kl__buf_puts(&b, ",\"key\":");
+  kl__buf_json_string(&b, s->key);
+  kl__buf_puts(&b, ",\"config\":");
+  kl__config_json(&b, s->config);
+  kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
                        kl_outcome_name(s->outcome));
-  rc |= kl__buf_json_string(&b, s->reason);
-  rc |= kl__buf_puts(&b, ",\"gate\":");
-  rc |= kl__buf_json_string(&b, s->gate);
+  kl__buf_json_string(&b, s->reason);
+  kl__buf_puts(&b, ",\"gate\":");
+  kl__buf_json_string(&b, s->gate);
   if (s->timed)
-    rc |= kl__buf_printf(&b,
+    kl__buf_printf(&b,
                          ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
                          "\"log_vs_baseline\":%.6g",
                          s->vs_parent.speedup, s->vs_parent.ci_low,
                          s->vs_parent.ci_high, s->log_vs_baseline);
   else
-    rc |= kl__buf_puts(&b, ",\"speedup\":null,\"speedup_ci\":null");
+    kl__buf_puts(&b, ",\"speedup\":null,\"speedup_ci\":null");
   if (s->has_vs_baseline)
-    rc |= kl__buf_printf(&b,
+    kl__buf_printf(&b,
                          ",\"vs_baseline\":{\"speedup\":%.6g,\"ci\":[%.6g,"
                          "%.6g],\"method\":\"%s\"}",
                          s->vs_baseline.speedup, s->vs_baseline.ci_low,
                          s->vs_baseline.ci_high,
                          s->method ? s->method : "direct");
-  rc |= kl__buf_puts(&b, ",\"memo\":");
-  rc |= kl__buf_json_string(&b, s->memo);
-  rc |= kl__buf_puts(&b, ",\"evidence\":{\"dir\":");
-  rc |= kl__buf_json_string(&b, s->dir);
-  rc |= kl__buf_puts(&b, ",\"kernel\":");
-  rc |= kl__buf_json_string(&b, s->kernel);
+  kl__buf_puts(&b, ",\"memo\":");
+  kl__buf_json_string(&b, s->memo);
+  kl__buf_puts(&b, ",\"evidence\":{\"dir\":");
+  kl__buf_json_string(&b, s->dir);
+  kl__buf_puts(&b, ",\"kernel\":");
+  kl__buf_json_string(&b, s->kernel);
   if (s->diff)
-    rc |= kl__buf_puts(&b, ",\"diff\":\"kernel.diff\"");
+    kl__buf_puts(&b, ",\"diff\":\"kernel.diff\"");
   if (s->prompt)
-    rc |= kl__buf_puts(&b, ",\"prompt\":\"prompt.txt\"");
+    kl__buf_puts(&b, ",\"prompt\":\"prompt.txt\"");
   if (s->reply)
-    rc |= kl__buf_puts(&b, ",\"reply\":\"reply.txt\"");
+    kl__buf_puts(&b, ",\"reply\":\"reply.txt\"");
   if (s->compile_log)
-    rc |= kl__buf_puts(&b, ",\"compile_log\":\"compile.log\"");
+    kl__buf_puts(&b, ",\"compile_log\":\"compile.log\"");
   if (s->profile)
-    rc |= kl__buf_puts(&b, ",\"profile\":\"profile.json\","
+    kl__buf_puts(&b, ",\"profile\":\"profile.json\","
                            "\"rules\":\"rules.json\"");
-  rc |= kl__buf_puts(&b, ",\"verdict\":\"verdict.json\",\"report\":"
+  kl__buf_puts(&b, ",\"verdict\":\"verdict.json\",\"report\":"
                          "\"report.json\"}");
-  rc |= kl__buf_puts(&b, ",\"environment\":");
-  rc |= kl__buf_puts(&b, s->environment ? s->environment : "null");
-  rc |= kl__buf_puts(&b, ",\"ran_on\":");
-  rc |= kl__buf_puts(&b, s->ran_on ? s->ran_on : "null");
-  rc |= kl__buf_printf(&b, ",\"rechecked\":%s",
+  kl__buf_puts(&b, ",\"environment\":");
+  kl__buf_puts(&b, s->environment ? s->environment : "null");
+  kl__buf_puts(&b, ",\"ran_on\":");
+  kl__buf_puts(&b, s->ran_on ? s->ran_on : "null");
+  kl__buf_printf(&b, ",\"rechecked\":%s",
                        s->rechecked ? "true" : "false");
-  rc |= kl__buf_printf(&b,
+  kl__buf_printf(&b,
                        ",\"cost\":{\"wall_s\":%.3f,\"worker_s\":%.3f,"
                        "\"usd\":%.6f,\"tokens_in\":%llu,\"tokens_out\":%llu},"
                        "\"time\":%lld}",
                        s->cost.wall_s, s->cost.worker_s, s->cost.usd,
                        (unsigned long long)s->cost.tokens_in,
                        (unsigned long long)s->cost.tokens_out, s->time);
-  char *path = rc ? NULL : kl__path_join(case_dir, "solutions.jsonl");
-  rc = path ? kl__ledger_append(path, b.ptr, NULL) : kl__error_oom();
+  char *path = NULL;
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    rc = (path = kl__path_join(case_dir, "solutions.jsonl"))
+             ? kl__ledger_append(path, b.ptr, NULL)
+             : kl__error_oom();
   kl__free(path);
   kl_buf_dispose(&b);
   return rc;
@@ -216,18 +222,17 @@ int kl__solutions_read(const char *case_dir, kl__solution_fn fn,
 
 int kl__kernel_with_settings(kl_buf *out, const char *source,
                              char *const *config) {
-  int rc = 0;
   if (config && config[0])
-    rc |= kl__buf_puts(out, "/* kernlab: the tunable settings this kernel "
+    kl__buf_puts(out, "/* kernlab: the tunable settings this kernel "
                             "was measured with */\n");
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
-      rc |= kl__buf_printf(out, "#define %.*s %s\n", (int)(eq - config[i]),
+      kl__buf_printf(out, "#define %.*s %s\n", (int)(eq - config[i]),
                            config[i], eq + 1);
   }
-  rc |= kl__buf_puts(out, source);
-  return rc ? kl__error_oom() : 0;
+  kl__buf_puts(out, source);
+  return kl__buf_status(out);
 }
 
 /* The accepted line with the largest speedup over its baseline, kept. */

@@ -200,33 +200,33 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
   int rc = gather_rows(&rs, c);
   kl_buf b = KL_BUF_INIT;
   if (rc == 0 && json) {
-    rc |= kl__buf_puts(&b, "{\"case\":");
-    rc |= kl__buf_json_string(&b, kl_case_name(c));
-    rc |= kl__buf_puts(&b, ",\"runs\":[");
+    kl__buf_puts(&b, "{\"case\":");
+    kl__buf_json_string(&b, kl_case_name(c));
+    kl__buf_puts(&b, ",\"runs\":[");
     for (size_t i = 0; i < rs.n; i++) {
       const run_row *r = &rs.v[i];
-      rc |= kl__buf_puts(&b, i ? ",{\"run\":" : "{\"run\":");
-      rc |= kl__buf_json_string(&b, r->id);
-      rc |= kl__buf_printf(&b, ",\"started\":%.0f,\"proposer\":", r->started);
-      rc |= kl__buf_json_string(&b, r->proposer);
-      rc |= kl__buf_printf(&b, ",\"iterations\":%d,\"verdicts\":{",
+      kl__buf_puts(&b, i ? ",{\"run\":" : "{\"run\":");
+      kl__buf_json_string(&b, r->id);
+      kl__buf_printf(&b, ",\"started\":%.0f,\"proposer\":", r->started);
+      kl__buf_json_string(&b, r->proposer);
+      kl__buf_printf(&b, ",\"iterations\":%d,\"verdicts\":{",
                            r->iterations);
       for (int v = 1; v < KL_OUTCOME_COUNT; v++)
-        rc |= kl__buf_printf(&b, "%s\"%s\":%d", v > 1 ? "," : "",
+        kl__buf_printf(&b, "%s\"%s\":%d", v > 1 ? "," : "",
                              kl_outcome_name((kl_outcome)v),
                              r->counts[v]);
-      rc |= kl__buf_printf(&b,
+      kl__buf_printf(&b,
                            "},\"best_speedup\":{\"speedup\":%.6g,\"ci\":[%.6g,"
                            "%.6g]},\"wall_s\":%.3f,\"worker_s\":%.3f,"
                            "\"usd\":%.6f,\"stop_reason\":",
                            r->best, r->best_lo, r->best_hi, r->wall_s,
                            r->worker_s, r->usd);
-      rc |= kl__buf_json_string(&b, r->stop_reason);
-      rc |= kl__buf_putc(&b, '}');
+      kl__buf_json_string(&b, r->stop_reason);
+      kl__buf_putc(&b, '}');
     }
-    rc |= kl__buf_puts(&b, "]}\n");
+    kl__buf_puts(&b, "]}\n");
   } else if (rc == 0) {
-    rc |= kl__buf_printf(&b, "%-22s %-20s %-8s %5s %4s %-24s %9s %-12s\n",
+    kl__buf_printf(&b, "%-22s %-20s %-8s %5s %4s %-24s %9s %-12s\n",
                          "run", "started", "proposer", "iters", "acc",
                          "best vs baseline", "worker s", "stopped");
     for (size_t i = 0; i < rs.n; i++) {
@@ -235,7 +235,7 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
       time_text(when, sizeof(when), r->started);
       snprintf(best, sizeof(best), "x%.3f [%.3f, %.3f]", r->best, r->best_lo,
                r->best_hi);
-      rc |= kl__buf_printf(&b, "%-22s %-20s %-8s %5d %4d %-24s %9.1f %-12s\n",
+      kl__buf_printf(&b, "%-22s %-20s %-8s %5d %4d %-24s %9.1f %-12s\n",
                            r->id, when, r->proposer ? r->proposer : "-",
                            r->iterations, r->counts[1], best, r->worker_s,
                            r->stop_reason ? r->stop_reason
@@ -243,18 +243,13 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
                                           : "(no baseline)");
     }
     if (rs.n == 0)
-      rc |= kl__buf_puts(&b, "(no runs yet)\n");
+      kl__buf_puts(&b, "(no runs yet)\n");
   }
   rows_dispose(&rs);
-  if (rc > 0)
-    rc = kl__error_oom();
-  if (rc < 0) {
-    kl_buf_dispose(&b);
-    return rc;
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  if (rc == 0 && (rc = kl__buf_status(&b)) == 0)
+    kl__buf_give(out, &b);
+  kl_buf_dispose(&b);
+  return rc;
 }
 
 /* ---- one run ---------------------------------------------------------------- */
@@ -519,20 +514,16 @@ static char *relative_dir(const char *from, const char *to) {
   else if (!b[i] && a[i] == '/')
     common = i;
   kl_buf r = KL_BUF_INIT;
-  int rc = kl__buf_puts(&r, "");
+  kl__buf_puts(&r, "");
   for (const char *p = a + common; *p; p++)
     if (*p == '/')
-      rc |= kl__buf_puts(&r, "../");
+      kl__buf_puts(&r, "../");
   const char *rest = b + common;
   while (*rest == '/')
     rest++;
   if (*rest)
-    rc |= kl__buf_printf(&r, "%s/", rest);
-  if (rc) {
-    kl_buf_dispose(&r);
-    return NULL;
-  }
-  return kl__buf_detach(&r);
+    kl__buf_printf(&r, "%s/", rest);
+  return kl__buf_detach(&r); /* NULL when a write failed */
 }
 
 /* The run to report: the one named, or the latest (run ids sort by their
@@ -712,13 +703,10 @@ int kl_history_report(kl_buf *out, const kl_case *c,
   rc = o->format && strcmp(o->format, "md") == 0 ? kl__rp_render_md(&b, &run)
                                                  : kl__rp_render_html(&b, &run);
   kl__rp_dispose(&run);
-  if (rc < 0) {
-    kl_buf_dispose(&b);
-    return rc;
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  kl_buf_dispose(&b);
+  return rc;
 }
 
 /* ---- versioned options ------------------------------------------------------- */

@@ -124,19 +124,19 @@ static void per_percent(char *out, size_t n, const rp_iter *best,
 
 /* Text for a table cell: no newline, no bar. */
 static int md_cell(kl_buf *b, const char *s) {
-  int rc = 0;
   for (; s && *s; s++)
-    rc |= *s == '|'    ? kl__buf_puts(b, "\\|")
-          : *s == '\n' ? kl__buf_putc(b, ' ')
+    if (*s == '|')
+    kl__buf_puts(b, "\\|");
+  else
+    *s == '\n' ? kl__buf_putc(b, ' ')
                        : kl__buf_putc(b, *s);
   if (!s)
-    rc |= kl__buf_putc(b, '-');
-  return rc;
+    kl__buf_putc(b, '-');
+  return kl__buf_status(b);
 }
 
 static int md_findings(kl_buf *b, const rp_finding *f, size_t n,
                        const rp_finding *other, size_t nother, bool before) {
-  int rc = 0;
   if (n == 0)
     return kl__buf_puts(b, before ? "- (no diagnosis recorded)\n"
                                   : "- (none fired, or no profile recorded)\n");
@@ -144,13 +144,13 @@ static int md_findings(kl_buf *b, const rp_finding *f, size_t n,
     bool still = false;
     for (size_t j = 0; j < nother; j++)
       still |= strcmp(other[j].id, f[i].id) == 0;
-    rc |= kl__buf_printf(b, "- **%s** (%s; %s)%s: ", f[i].id,
+    kl__buf_printf(b, "- **%s** (%s; %s)%s: ", f[i].id,
                          f[i].severity ? f[i].severity : "-", f[i].shapes,
                          before && nother && !still ? " — gone after" : "");
-    rc |= md_cell(b, f[i].finding);
-    rc |= kl__buf_putc(b, '\n');
+    md_cell(b, f[i].finding);
+    kl__buf_putc(b, '\n');
   }
-  return rc;
+  return kl__buf_status(b);
 }
 
 int kl__rp_render_md(kl_buf *out, const rp_run *run) {
@@ -158,9 +158,9 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
   const rp_iter *best = best_of(run);
   totals t = sum_costs(run);
   char sp[96];
-  int rc = kl__buf_printf(b, "# kernlab run %s — %s\n\n", run->id,
+  kl__buf_printf(b, "# kernlab run %s — %s\n\n", run->id,
                           run->case_name);
-  rc |= kl__buf_printf(b, "Started %s on %s; proposer %s%s%s; %d candidates; "
+  kl__buf_printf(b, "Started %s on %s; proposer %s%s%s; %d candidates; "
                           "stopped: %s.\n\n",
                        run->started_text, run->device ? run->device : "-",
                        run->proposer ? run->proposer : "-",
@@ -171,55 +171,56 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
                                           : "not recorded (killed?)");
   if (best && best->iteration > 0 && best->has_vs_base) {
     speedup_text(sp, sizeof(sp), best->vs_base, best->vb_lo, best->vb_hi);
-    rc |= kl__buf_printf(b, "**Best: %s against the baseline** (iteration "
+    kl__buf_printf(b, "**Best: %s against the baseline** (iteration "
                             "%d, %s",
                          sp, best->iteration,
                          best->vb_method ? best->vb_method : "-");
-    rc |= kl__buf_puts(b, "; ");
-    rc |= md_cell(b, best->memo);
-    rc |= kl__buf_puts(b, ").\n\n");
+    kl__buf_puts(b, "; ");
+    md_cell(b, best->memo);
+    kl__buf_puts(b, ").\n\n");
   } else {
-    rc |= kl__buf_puts(b, "**Nothing was accepted: the baseline stands.**\n\n");
+    kl__buf_puts(b, "**Nothing was accepted: the baseline stands.**\n\n");
   }
-  rc |= kl__buf_puts(b, "## Best so far\n\n| iteration | best vs baseline "
+  kl__buf_puts(b, "## Best so far\n\n| iteration | best vs baseline "
                         "| 95% interval |\n|---:|---:|---|\n");
   for (size_t i = 0; i < run->niters; i++) {
     const rp_iter *it = &run->iters[i];
     if (!it->has_vs_base)
       continue;
-    rc |= kl__buf_printf(b, "| %d | x%.3f | [%.3f, %.3f] |\n", it->iteration,
+    kl__buf_printf(b, "| %d | x%.3f | [%.3f, %.3f] |\n", it->iteration,
                          it->vs_base, it->vb_lo, it->vb_hi);
   }
-  rc |= kl__buf_puts(b, "\n## Per shape\n\n| shape | baseline µs | best µs | "
+  kl__buf_puts(b, "\n## Per shape\n\n| shape | baseline µs | best µs | "
                         "speedup [95%] | achieved | of roofline | bottleneck "
                         "before → after |\n|---|---:|---:|---|---|---:|---|\n");
   for (size_t k = 0; k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
     shape_cells cl;
     shape_row(&cl, s);
-    rc |= kl__buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s → %s |\n",
+    kl__buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s → %s |\n",
                          s->name, cl.base, cl.best, cl.speedup, cl.rate,
                          cl.roof,
                          s->bottleneck_before ? s->bottleneck_before : "-",
                          s->bottleneck_after ? s->bottleneck_after : "-");
   }
-  rc |= kl__buf_puts(b, "\n## Findings before (baseline)\n\n");
-  rc |= md_findings(b, run->before, run->nbefore, run->after, run->nafter,
+  kl__buf_puts(b, "\n## Findings before (baseline)\n\n");
+  md_findings(b, run->before, run->nbefore, run->after, run->nafter,
                     true);
-  rc |= kl__buf_puts(b, "\n## Findings after (best)\n\n");
-  rc |= best && best->iteration > 0
-            ? md_findings(b, run->after, run->nafter, NULL, 0, false)
-            : kl__buf_puts(b, "- (nothing accepted)\n");
-  rc |= kl__buf_printf(b, "\n## Budget\n\n| iterations | wall s | worker s "
+  kl__buf_puts(b, "\n## Findings after (best)\n\n");
+  if (best && best->iteration > 0)
+    md_findings(b, run->after, run->nafter, NULL, 0, false);
+  else
+    kl__buf_puts(b, "- (nothing accepted)\n");
+  kl__buf_printf(b, "\n## Budget\n\n| iterations | wall s | worker s "
                           "(%s) | tokens in / out | dollars | per accepted "
                           "1%% |\n|---:|---:|---:|---|---:|---|\n",
                        strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU");
   char per[96];
   per_percent(per, sizeof(per), best, &t);
-  rc |= kl__buf_printf(b, "| %d | %.1f | %.1f | %.0f / %.0f | %.4f | %s |\n",
+  kl__buf_printf(b, "| %d | %.1f | %.1f | %.0f / %.0f | %.4f | %s |\n",
                        t.candidates, t.wall_s, t.worker_s, t.tokens_in,
                        t.tokens_out, t.usd, per);
-  rc |= kl__buf_puts(b, "\n## Every candidate\n\n| # | proposer | verdict | "
+  kl__buf_puts(b, "\n## Every candidate\n\n| # | proposer | verdict | "
                         "vs parent | vs baseline | what | why | folder |\n"
                         "|---:|---|---|---|---:|---|---|---|\n");
   for (size_t i = 0; i < run->niters; i++) {
@@ -229,38 +230,39 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
       speedup_text(sp, sizeof(sp), it->speedup, it->lo, it->hi);
     else
       snprintf(sp, sizeof(sp), "-");
-    rc |= kl__buf_printf(b, "| %d | %s | %s%s%s | %s | ", it->iteration,
+    kl__buf_printf(b, "| %d | %s | %s%s%s | %s | ", it->iteration,
                          it->proposer ? it->proposer : "-",
                          it->verdict ? it->verdict : "-",
                          it->gate ? " " : "", it->gate ? it->gate : "", sp);
-    rc |= estimate(it, &est) ? kl__buf_printf(b, "x%.3f", est)
-                             : kl__buf_puts(b, "-");
-    rc |= kl__buf_puts(b, " | ");
-    rc |= md_cell(b, it->memo ? it->memo : it->config);
-    rc |= kl__buf_puts(b, " | ");
-    rc |= md_cell(b, it->reason);
-    rc |= kl__buf_printf(b, " | [%s](%s%s/) |\n", it->dir ? it->dir : "-",
+    if (estimate(it, &est))
+    kl__buf_printf(b, "x%.3f", est);
+  else
+    kl__buf_puts(b, "-");
+    kl__buf_puts(b, " | ");
+    md_cell(b, it->memo ? it->memo : it->config);
+    kl__buf_puts(b, " | ");
+    md_cell(b, it->reason);
+    kl__buf_printf(b, " | [%s](%s%s/) |\n", it->dir ? it->dir : "-",
                          run->links, it->dir ? it->dir : "");
   }
-  return rc ? kl__error_oom() : 0;
+  return kl__buf_status(b);
 }
 
 /* ---- HTML ----------------------------------------------------------------------- */
 
 static int esc(kl_buf *b, const char *s) {
-  int rc = 0;
   if (!s)
     return kl__buf_putc(b, '-');
   for (; *s; s++)
     switch (*s) {
-    case '&': rc |= kl__buf_puts(b, "&amp;"); break;
-    case '<': rc |= kl__buf_puts(b, "&lt;"); break;
-    case '>': rc |= kl__buf_puts(b, "&gt;"); break;
-    case '"': rc |= kl__buf_puts(b, "&quot;"); break;
-    case '\'': rc |= kl__buf_puts(b, "&#39;"); break;
-    default: rc |= kl__buf_putc(b, *s);
+    case '&': kl__buf_puts(b, "&amp;"); break;
+    case '<': kl__buf_puts(b, "&lt;"); break;
+    case '>': kl__buf_puts(b, "&gt;"); break;
+    case '"': kl__buf_puts(b, "&quot;"); break;
+    case '\'': kl__buf_puts(b, "&#39;"); break;
+    default: kl__buf_putc(b, *s);
     }
-  return rc;
+  return kl__buf_status(b);
 }
 
 /* A chart's frame: iterations across, speedup (log scale) up. */
@@ -315,7 +317,7 @@ static frame make_frame(const rp_run *run, bool with_failed_strip) {
 /* Axes, ticks at 1-2-5 steps of the log scale, and the x1 line. */
 static int axes(kl_buf *b, const frame *f, const char *ylabel) {
   double x0 = f->left, x1 = f->w - f->right;
-  int rc = kl__buf_printf(b,
+  kl__buf_printf(b,
                           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                           "height=\"%.1f\" fill=\"#ffffff\" stroke=\"#d0d7de\"/>\n",
                           x0, f->top, x1 - x0, f->h - f->top - f->bottom);
@@ -346,7 +348,7 @@ static int axes(kl_buf *b, const frame *f, const char *ylabel) {
   for (int t = 0; t < nticks; t++) {
     double v = ticks[t], y = fy(f, v);
     bool one = fabs(v - 1) < 1e-9;
-    rc |= kl__buf_printf(b,
+    kl__buf_printf(b,
                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                          "stroke=\"%s\"%s/>\n<text x=\"%.1f\" y=\"%.1f\" "
                          "class=\"tick\" text-anchor=\"end\">x%g</text>\n",
@@ -356,11 +358,11 @@ static int axes(kl_buf *b, const frame *f, const char *ylabel) {
   }
   int every = f->max_iter > 20 ? (f->max_iter + 9) / 10 : 1;
   for (int i = 0; i <= f->max_iter; i += every)
-    rc |= kl__buf_printf(b,
+    kl__buf_printf(b,
                          "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" "
                          "text-anchor=\"middle\">%d</text>\n",
                          fx(f, i), f->h - f->bottom + 16, i);
-  rc |= kl__buf_printf(b,
+  kl__buf_printf(b,
                        "<text x=\"%.1f\" y=\"%.1f\" class=\"label\" "
                        "text-anchor=\"middle\">iteration</text>\n"
                        "<text x=\"14\" y=\"%.1f\" class=\"label\" "
@@ -369,20 +371,20 @@ static int axes(kl_buf *b, const frame *f, const char *ylabel) {
                        (x0 + x1) / 2, f->h - f->bottom + 32,
                        (f->top + f->h - f->bottom) / 2,
                        (f->top + f->h - f->bottom) / 2, ylabel);
-  return rc;
+  return kl__buf_status(b);
 }
 
 /* The best so far: a step line with its 95% band. Each acceptance holds
  * from its iteration to the next acceptance (the last to the end). */
 static int curve_svg(kl_buf *b, const rp_run *run) {
   frame f = make_frame(run, false);
-  int rc = kl__buf_printf(b,
+  kl__buf_printf(b,
                           "<svg id=\"curve\" xmlns=\"http://www.w3.org/2000/svg\" "
                           "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
                           "%.0f\" role=\"img\" aria-label=\"best speedup so "
                           "far against the baseline\">\n",
                           f.w, f.h, f.w, f.h);
-  rc |= axes(b, &f, "best vs baseline");
+  axes(b, &f, "best vs baseline");
   const rp_iter **steps = kl__calloc(run->niters + 1, sizeof(*steps));
   if (!steps)
     return kl__error_oom();
@@ -403,26 +405,26 @@ static int curve_svg(kl_buf *b, const rp_run *run) {
     if (x1[k] - x0[k] < 6)
       x1[k] = x0[k] + 6;
   }
-  rc |= kl__buf_puts(b, "<path class=\"band\" d=\"");
+  kl__buf_puts(b, "<path class=\"band\" d=\"");
   for (size_t k = 0; k < n; k++)
-    rc |= kl__buf_printf(b, "%s%.1f,%.1f L%.1f,%.1f", k ? " L" : "M", x0[k],
+    kl__buf_printf(b, "%s%.1f,%.1f L%.1f,%.1f", k ? " L" : "M", x0[k],
                          fy(&f, steps[k]->vb_hi), x1[k],
                          fy(&f, steps[k]->vb_hi));
   for (size_t k = n; k-- > 0;)
-    rc |= kl__buf_printf(b, " L%.1f,%.1f L%.1f,%.1f", x1[k],
+    kl__buf_printf(b, " L%.1f,%.1f L%.1f,%.1f", x1[k],
                          fy(&f, steps[k]->vb_lo), x0[k],
                          fy(&f, steps[k]->vb_lo));
-  rc |= kl__buf_puts(b, n ? " Z\" fill=\"#0969da\" fill-opacity=\"0.18\" "
+  kl__buf_puts(b, n ? " Z\" fill=\"#0969da\" fill-opacity=\"0.18\" "
                             "stroke=\"none\"/>\n<path class=\"best\" d=\""
                           : "\" fill=\"none\"/>\n<path class=\"best\" d=\"");
   for (size_t k = 0; k < n; k++)
-    rc |= kl__buf_printf(b, "%s%.1f,%.1f L%.1f,%.1f", k ? " L" : "M", x0[k],
+    kl__buf_printf(b, "%s%.1f,%.1f L%.1f,%.1f", k ? " L" : "M", x0[k],
                          fy(&f, steps[k]->vs_base), x1[k],
                          fy(&f, steps[k]->vs_base));
-  rc |= kl__buf_puts(b, "\" fill=\"none\" stroke=\"#0969da\" "
+  kl__buf_puts(b, "\" fill=\"none\" stroke=\"#0969da\" "
                         "stroke-width=\"3\"/>\n");
   for (size_t k = 0; k < n; k++)
-    rc |= kl__buf_printf(b,
+    kl__buf_printf(b,
                          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
                          "fill=\"#0969da\"><title>iteration %d: x%.3f [%.3f, "
                          "%.3f]</title></circle>\n",
@@ -430,8 +432,8 @@ static int curve_svg(kl_buf *b, const rp_run *run) {
                          steps[k]->vs_base, steps[k]->vb_lo, steps[k]->vb_hi);
   kl__free(x0);
   kl__free(steps);
-  rc |= kl__buf_puts(b, "</svg>\n");
-  return rc;
+  kl__buf_puts(b, "</svg>\n");
+  return kl__buf_status(b);
 }
 
 /* Every candidate by verdict: timed ones at their estimate against the
@@ -439,14 +441,14 @@ static int curve_svg(kl_buf *b, const rp_run *run) {
 static int scatter_svg(kl_buf *b, const rp_run *run) {
   frame f = make_frame(run, true);
   double strip = f.h - f.bottom + 56;
-  int rc = kl__buf_printf(b,
+  kl__buf_printf(b,
                           "<svg id=\"scatter\" xmlns=\"http://www.w3.org/2000/svg\" "
                           "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
                           "%.0f\" role=\"img\" aria-label=\"every candidate by "
                           "verdict\">\n",
                           f.w, f.h + 8, f.w, f.h + 8);
-  rc |= axes(b, &f, "vs baseline (est.)");
-  rc |= kl__buf_printf(b,
+  axes(b, &f, "vs baseline (est.)");
+  kl__buf_printf(b,
                        "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" "
                        "text-anchor=\"end\">failed</text>\n",
                        f.left - 6, strip + 4);
@@ -456,36 +458,36 @@ static int scatter_svg(kl_buf *b, const rp_run *run) {
     bool timed = estimate(it, &e);
     double x = fx(&f, it->iteration), y = timed ? fy(&f, e) : strip;
     const char *color = verdict_color(it->verdict);
-    rc |= kl__buf_printf(b, "<a href=\"%s", run->links);
-    rc |= esc(b, it->dir);
-    rc |= kl__buf_puts(b, "/\">");
+    kl__buf_printf(b, "<a href=\"%s", run->links);
+    esc(b, it->dir);
+    kl__buf_puts(b, "/\">");
     if (timed)
-      rc |= kl__buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+      kl__buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
                               "fill=\"%s\">",
                            x, y, color);
     else
-      rc |= kl__buf_printf(b,
+      kl__buf_printf(b,
                            "<path d=\"M%.1f,%.1f l8,8 m0,-8 l-8,8\" "
                            "stroke=\"%s\" stroke-width=\"2\">",
                            x - 4, y - 4, color);
-    rc |= kl__buf_printf(b, "<title>%d %s", it->iteration,
+    kl__buf_printf(b, "<title>%d %s", it->iteration,
                          it->verdict ? it->verdict : "-");
     if (timed)
-      rc |= kl__buf_printf(b, " x%.3f", e);
-    rc |= kl__buf_puts(b, ": ");
-    rc |= esc(b, it->memo ? it->memo : it->config);
-    rc |= kl__buf_puts(b, timed ? "</title></circle></a>\n"
+      kl__buf_printf(b, " x%.3f", e);
+    kl__buf_puts(b, ": ");
+    esc(b, it->memo ? it->memo : it->config);
+    kl__buf_puts(b, timed ? "</title></circle></a>\n"
                                 : "</title></path></a>\n");
   }
-  rc |= kl__buf_puts(b, "</svg>\n<p class=\"legend\">");
+  kl__buf_puts(b, "</svg>\n<p class=\"legend\">");
   for (int v = 0; v < KL_OUTCOME_COUNT; v++)
     if (run->counts[v])
-      rc |= kl__buf_printf(b,
+      kl__buf_printf(b,
                            "<span><i style=\"background:%s\"></i>%s %d</span> ",
                            verdict_color(kl_outcome_name((kl_outcome)v)),
                            kl_outcome_name((kl_outcome)v), run->counts[v]);
-  rc |= kl__buf_puts(b, "</p>\n");
-  return rc;
+  kl__buf_puts(b, "</p>\n");
+  return kl__buf_status(b);
 }
 
 static int html_findings(kl_buf *b, const rp_finding *f, size_t n,
@@ -494,25 +496,26 @@ static int html_findings(kl_buf *b, const rp_finding *f, size_t n,
     return kl__buf_puts(b, before ? "<p>No diagnosis recorded.</p>\n"
                                   : "<p>None fired, or no profile "
                                     "recorded.</p>\n");
-  int rc = kl__buf_puts(b, "<ul>\n");
+  kl__buf_puts(b, "<ul>\n");
   for (size_t i = 0; i < n; i++) {
     bool still = false;
     for (size_t j = 0; j < nother; j++)
       still |= strcmp(other[j].id, f[i].id) == 0;
-    rc |= kl__buf_puts(b, "<li><b>");
-    rc |= esc(b, f[i].id);
-    rc |= kl__buf_puts(b, "</b> <span class=\"sev\">");
-    rc |= esc(b, f[i].severity);
-    rc |= kl__buf_puts(b, "; ");
-    rc |= esc(b, f[i].shapes);
-    rc |= kl__buf_puts(b, "</span>");
+    kl__buf_puts(b, "<li><b>");
+    esc(b, f[i].id);
+    kl__buf_puts(b, "</b> <span class=\"sev\">");
+    esc(b, f[i].severity);
+    kl__buf_puts(b, "; ");
+    esc(b, f[i].shapes);
+    kl__buf_puts(b, "</span>");
     if (before && nother && !still)
-      rc |= kl__buf_puts(b, " <span class=\"gone\">gone after</span>");
-    rc |= kl__buf_puts(b, ": ");
-    rc |= esc(b, f[i].finding);
-    rc |= kl__buf_puts(b, "</li>\n");
+      kl__buf_puts(b, " <span class=\"gone\">gone after</span>");
+    kl__buf_puts(b, ": ");
+    esc(b, f[i].finding);
+    kl__buf_puts(b, "</li>\n");
   }
-  return rc | kl__buf_puts(b, "</ul>\n");
+  kl__buf_puts(b, "</ul>\n");
+  return kl__buf_status(b);
 }
 
 static const char style[] =
@@ -532,50 +535,52 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
   const rp_iter *best = best_of(run);
   totals t = sum_costs(run);
   char sp[96];
-  int rc = kl__buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+  kl__buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
                            "<meta charset=\"utf-8\">\n<meta http-equiv=\""
                            "Content-Security-Policy\" content=\"default-src "
                            "'none'; style-src 'unsafe-inline'\">\n<title>");
-  rc |= kl__buf_puts(b, "kernlab run ");
-  rc |= esc(b, run->id);
-  rc |= kl__buf_puts(b, " — ");
-  rc |= esc(b, run->case_name);
-  rc |= kl__buf_printf(b, "</title>\n<style>%s</style></head><body>\n<h1>", style);
-  rc |= esc(b, run->case_name);
-  rc |= kl__buf_puts(b, ": run ");
-  rc |= esc(b, run->id);
-  rc |= kl__buf_puts(b, "</h1>\n<p>Started ");
-  rc |= esc(b, run->started_text);
-  rc |= kl__buf_puts(b, " on ");
-  rc |= esc(b, run->device);
-  rc |= kl__buf_puts(b, "; proposer ");
-  rc |= esc(b, run->proposer);
+  kl__buf_puts(b, "kernlab run ");
+  esc(b, run->id);
+  kl__buf_puts(b, " — ");
+  esc(b, run->case_name);
+  kl__buf_printf(b, "</title>\n<style>%s</style></head><body>\n<h1>", style);
+  esc(b, run->case_name);
+  kl__buf_puts(b, ": run ");
+  esc(b, run->id);
+  kl__buf_puts(b, "</h1>\n<p>Started ");
+  esc(b, run->started_text);
+  kl__buf_puts(b, " on ");
+  esc(b, run->device);
+  kl__buf_puts(b, "; proposer ");
+  esc(b, run->proposer);
   if (run->strategy) {
-    rc |= kl__buf_putc(b, '/');
-    rc |= esc(b, run->strategy);
+    kl__buf_putc(b, '/');
+    esc(b, run->strategy);
   }
-  rc |= kl__buf_printf(b, "; %d candidates; stopped: ", t.candidates);
-  rc |= esc(b, run->stop_reason ? run->stop_reason
+  kl__buf_printf(b, "; %d candidates; stopped: ", t.candidates);
+  esc(b, run->stop_reason ? run->stop_reason
                : run->has_summary ? "-"
                                   : "not recorded (killed?)");
-  rc |= kl__buf_puts(b, ".</p>\n<p class=\"best\">");
+  kl__buf_puts(b, ".</p>\n<p class=\"best\">");
   if (best && best->iteration > 0 && best->has_vs_base) {
     speedup_text(sp, sizeof(sp), best->vs_base, best->vb_lo, best->vb_hi);
-    rc |= kl__buf_printf(b, "Best: <b>%s</b> against the baseline (iteration "
+    kl__buf_printf(b, "Best: <b>%s</b> against the baseline (iteration "
                             "%d, %s: ",
                          sp, best->iteration,
                          best->vb_method ? best->vb_method : "-");
-    rc |= esc(b, best->memo ? best->memo : best->config);
-    rc |= kl__buf_puts(b, ")");
+    esc(b, best->memo ? best->memo : best->config);
+    kl__buf_puts(b, ")");
   } else {
-    rc |= kl__buf_puts(b, "Nothing was accepted: the baseline stands.");
+    kl__buf_puts(b, "Nothing was accepted: the baseline stands.");
   }
-  rc |= kl__buf_puts(b, "</p>\n<h2>Best so far against the baseline (95% "
+  kl__buf_puts(b, "</p>\n<h2>Best so far against the baseline (95% "
                         "interval shaded)</h2>\n");
-  rc |= curve_svg(b, run);
-  rc |= kl__buf_puts(b, "<h2>Every candidate, by verdict</h2>\n");
-  rc |= scatter_svg(b, run);
-  rc |= kl__buf_puts(b, "<h2>Per shape</h2>\n<table><tr><th>shape</th><th>"
+  int rc = curve_svg(b, run); /* it allocates: not only a write */
+  if (rc < 0)
+    return rc;
+  kl__buf_puts(b, "<h2>Every candidate, by verdict</h2>\n");
+  scatter_svg(b, run);
+  kl__buf_puts(b, "<h2>Per shape</h2>\n<table><tr><th>shape</th><th>"
                         "baseline µs</th><th>best µs</th><th>speedup "
                         "[95%]</th><th>achieved</th><th>of roofline</th>"
                         "<th>bottleneck before → after</th></tr>\n");
@@ -583,27 +588,28 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
     const rp_shape *s = &run->shapes[k];
     shape_cells cl;
     shape_row(&cl, s);
-    rc |= kl__buf_puts(b, "<tr><td>");
-    rc |= esc(b, s->name);
-    rc |= kl__buf_printf(b, "</td><td class=\"n\">%s</td><td class=\"n\">%s"
+    kl__buf_puts(b, "<tr><td>");
+    esc(b, s->name);
+    kl__buf_printf(b, "</td><td class=\"n\">%s</td><td class=\"n\">%s"
                             "</td><td>%s</td><td>%s</td><td class=\"n\">%s"
                             "</td><td>",
                          cl.base, cl.best, cl.speedup, cl.rate, cl.roof);
-    rc |= esc(b, s->bottleneck_before);
-    rc |= kl__buf_puts(b, " → ");
-    rc |= esc(b, s->bottleneck_after);
-    rc |= kl__buf_puts(b, "</td></tr>\n");
+    esc(b, s->bottleneck_before);
+    kl__buf_puts(b, " → ");
+    esc(b, s->bottleneck_after);
+    kl__buf_puts(b, "</td></tr>\n");
   }
-  rc |= kl__buf_puts(b, "</table>\n<h2>Findings before (baseline)</h2>\n");
-  rc |= html_findings(b, run->before, run->nbefore, run->after, run->nafter,
+  kl__buf_puts(b, "</table>\n<h2>Findings before (baseline)</h2>\n");
+  html_findings(b, run->before, run->nbefore, run->after, run->nafter,
                       true);
-  rc |= kl__buf_puts(b, "<h2>Findings after (best)</h2>\n");
-  rc |= best && best->iteration > 0
-            ? html_findings(b, run->after, run->nafter, NULL, 0, false)
-            : kl__buf_puts(b, "<p>Nothing accepted.</p>\n");
+  kl__buf_puts(b, "<h2>Findings after (best)</h2>\n");
+  if (best && best->iteration > 0)
+    html_findings(b, run->after, run->nafter, NULL, 0, false);
+  else
+    kl__buf_puts(b, "<p>Nothing accepted.</p>\n");
   char per[96];
   per_percent(per, sizeof(per), best, &t);
-  rc |= kl__buf_printf(b,
+  kl__buf_printf(b,
                        "<h2>Budget spent</h2>\n<table><tr><th>iterations</th>"
                        "<th>wall s</th><th>worker s (%s)</th><th>tokens in / "
                        "out</th><th>dollars</th><th>per accepted 1%%</th></tr>"
@@ -614,7 +620,7 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
                        strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU",
                        t.candidates, t.wall_s, t.worker_s, t.tokens_in,
                        t.tokens_out, t.usd, per);
-  rc |= kl__buf_puts(b, "<h2>Iterations</h2>\n<table><tr><th>#</th><th>"
+  kl__buf_puts(b, "<h2>Iterations</h2>\n<table><tr><th>#</th><th>"
                         "proposer</th><th>verdict</th><th>vs parent</th><th>"
                         "vs baseline</th><th>what</th><th>why</th><th>folder"
                         "</th></tr>\n");
@@ -625,34 +631,36 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
       speedup_text(sp, sizeof(sp), it->speedup, it->lo, it->hi);
     else
       snprintf(sp, sizeof(sp), "-");
-    rc |= kl__buf_printf(b, "<tr><td class=\"n\">%d</td><td>", it->iteration);
-    rc |= esc(b, it->proposer);
-    rc |= kl__buf_printf(b, "</td><td style=\"color:%s\">",
+    kl__buf_printf(b, "<tr><td class=\"n\">%d</td><td>", it->iteration);
+    esc(b, it->proposer);
+    kl__buf_printf(b, "</td><td style=\"color:%s\">",
                          verdict_color(it->verdict));
-    rc |= esc(b, it->verdict);
+    esc(b, it->verdict);
     if (it->gate) {
-      rc |= kl__buf_putc(b, ' ');
-      rc |= esc(b, it->gate);
+      kl__buf_putc(b, ' ');
+      esc(b, it->gate);
     }
-    rc |= kl__buf_printf(b, "</td><td>%s</td><td class=\"n\">", sp);
-    rc |= estimate(it, &e) ? kl__buf_printf(b, "x%.3f", e)
-                           : kl__buf_puts(b, "-");
-    rc |= kl__buf_puts(b, "</td><td>");
-    rc |= esc(b, it->memo ? it->memo : it->config);
-    rc |= kl__buf_puts(b, "</td><td>");
-    rc |= esc(b, it->reason);
-    rc |= kl__buf_printf(b, "</td><td><a href=\"%s", run->links);
-    rc |= esc(b, it->dir);
-    rc |= kl__buf_puts(b, "/\">");
-    rc |= esc(b, it->dir);
-    rc |= kl__buf_puts(b, "</a></td></tr>\n");
+    kl__buf_printf(b, "</td><td>%s</td><td class=\"n\">", sp);
+    if (estimate(it, &e))
+      kl__buf_printf(b, "x%.3f", e);
+    else
+      kl__buf_puts(b, "-");
+    kl__buf_puts(b, "</td><td>");
+    esc(b, it->memo ? it->memo : it->config);
+    kl__buf_puts(b, "</td><td>");
+    esc(b, it->reason);
+    kl__buf_printf(b, "</td><td><a href=\"%s", run->links);
+    esc(b, it->dir);
+    kl__buf_puts(b, "/\">");
+    esc(b, it->dir);
+    kl__buf_puts(b, "</a></td></tr>\n");
   }
-  rc |= kl__buf_printf(b, "</table>\n<p class=\"sev\">kernlab %s. Speedups "
+  kl__buf_printf(b, "</table>\n<p class=\"sev\">kernlab %s. Speedups "
                           "are medians of interleaved A/B samples with "
                           "bootstrap 95%% intervals; the estimate against "
                           "the baseline of a rejected candidate is its "
                           "speedup over its parent times the parent's.</p>\n"
                           "</body></html>\n",
                        kl_version_string());
-  return rc ? kl__error_oom() : 0;
+  return kl__buf_status(b);
 }

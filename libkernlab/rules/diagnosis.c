@@ -282,8 +282,8 @@ int kl_diagnosis_skills(kl_buf *out, const kl_diagnosis *d,
   kl_buf b = KL_BUF_INIT;
   const char *taken[64];
   size_t n = 0;
-  int rc = kl__buf_puts(&b, "");
-  for (size_t i = 0; rc == 0 && i < d->nfired && n < max && n < 64; i++) {
+  kl__buf_puts(&b, "");
+  for (size_t i = 0; i < d->nfired && n < max && n < 64; i++) {
     const skill *s = kl__skill_find(rs, d->fired[i].skill);
     bool dup = false;
     for (size_t j = 0; s && j < n; j++)
@@ -291,79 +291,70 @@ int kl_diagnosis_skills(kl_buf *out, const kl_diagnosis *d,
     if (!s || dup)
       continue;
     taken[n++] = s->id;
-    rc = kl__buf_printf(&b, "%s%s", b.size ? "\n" : "", s->text);
-    if (rc == 0 && s->text[0] && s->text[strlen(s->text) - 1] != '\n')
-      rc = kl__buf_putc(&b, '\n');
+    kl__buf_printf(&b, "%s%s", b.size ? "\n" : "", s->text);
+    if (s->text[0] && s->text[strlen(s->text) - 1] != '\n')
+      kl__buf_putc(&b, '\n');
   }
-  if (rc < 0) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  return rc;
 }
 
 /* "a, b" as ["a","b"] */
 static int json_names(kl_buf *b, const char *list) {
-  int rc = kl__buf_putc(b, '[');
-  for (const char *p = list; rc == 0 && p && *p;) {
+  kl__buf_putc(b, '[');
+  for (const char *p = list; p && *p;) {
     size_t n = strcspn(p, ",");
-    char *name = kl__strndup(p, n);
-    if (!name)
-      return KL_ENOMEM;
-    rc |= kl__buf_puts(b, p == list ? "" : ",");
-    rc |= kl__buf_json_string(b, name);
-    kl__free(name);
+    kl__buf_puts(b, p == list ? "" : ",");
+    kl__buf_json_string_n(b, p, n);
     p += n;
     p += strspn(p, ", ");
   }
-  return rc | kl__buf_putc(b, ']');
+  kl__buf_putc(b, ']');
+  return kl__buf_status(b);
 }
 
 int kl_diagnosis_json(kl_buf *out, const kl_diagnosis *d) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_printf(&b, "{\"bottleneck\":\"%s\",\"verdict\":",
+  kl__buf_printf(&b, "{\"bottleneck\":\"%s\",\"verdict\":",
                           kl_bottleneck_name(d->bottleneck));
-  rc |= kl__buf_json_string(&b, d->verdict);
-  rc |= kl__buf_puts(&b, ",\"fired\":[");
+  kl__buf_json_string(&b, d->verdict);
+  kl__buf_puts(&b, ",\"fired\":[");
   for (size_t i = 0; i < d->nfired; i++) {
     const fired *f = &d->fired[i];
-    rc |= kl__buf_puts(&b, i ? ",{\"id\":" : "{\"id\":");
-    rc |= kl__buf_json_string(&b, f->id);
-    rc |= kl__buf_printf(&b, ",\"severity\":\"%s\",\"group\":",
+    kl__buf_puts(&b, i ? ",{\"id\":" : "{\"id\":");
+    kl__buf_json_string(&b, f->id);
+    kl__buf_printf(&b, ",\"severity\":\"%s\",\"group\":",
                          kl_severity_name(f->severity));
-    rc |= kl__buf_json_string(&b, f->group);
-    rc |= kl__buf_puts(&b, ",\"finding\":");
-    rc |= kl__buf_json_string(&b, f->finding);
-    rc |= kl__buf_puts(&b, ",\"action\":");
-    rc |= kl__buf_json_string(&b, f->action);
-    rc |= kl__buf_puts(&b, ",\"skill\":");
-    rc |= kl__buf_json_string(&b, f->skill);
-    rc |= kl__buf_printf(&b, ",\"margin\":%.4g}", f->margin);
+    kl__buf_json_string(&b, f->group);
+    kl__buf_puts(&b, ",\"finding\":");
+    kl__buf_json_string(&b, f->finding);
+    kl__buf_puts(&b, ",\"action\":");
+    kl__buf_json_string(&b, f->action);
+    kl__buf_puts(&b, ",\"skill\":");
+    kl__buf_json_string(&b, f->skill);
+    kl__buf_printf(&b, ",\"margin\":%.4g}", f->margin);
   }
-  rc |= kl__buf_puts(&b, "],\"not_evaluated\":[");
+  kl__buf_puts(&b, "],\"not_evaluated\":[");
   for (size_t i = 0; i < d->nuneval; i++) {
     const unevaluated *u = &d->uneval[i];
-    rc |= kl__buf_puts(&b, i ? ",{\"id\":" : "{\"id\":");
-    rc |= kl__buf_json_string(&b, u->id);
-    rc |= kl__buf_puts(&b, ",\"missing\":");
-    rc |= json_names(&b, u->missing);
-    rc |= kl__buf_puts(&b, ",\"reason\":");
-    rc |= kl__buf_json_string(&b, u->reason);
-    rc |= kl__buf_putc(&b, '}');
+    kl__buf_puts(&b, i ? ",{\"id\":" : "{\"id\":");
+    kl__buf_json_string(&b, u->id);
+    kl__buf_puts(&b, ",\"missing\":");
+    json_names(&b, u->missing);
+    kl__buf_puts(&b, ",\"reason\":");
+    kl__buf_json_string(&b, u->reason);
+    kl__buf_putc(&b, '}');
   }
-  rc |= kl__buf_puts(&b, "],\"passed\":[");
+  kl__buf_puts(&b, "],\"passed\":[");
   for (size_t i = 0; i < d->npassed; i++) {
-    rc |= kl__buf_puts(&b, i ? "," : "");
-    rc |= kl__buf_json_string(&b, d->passed[i]);
+    kl__buf_puts(&b, i ? "," : "");
+    kl__buf_json_string(&b, d->passed[i]);
   }
-  rc |= kl__buf_puts(&b, "]}");
-  if (rc < 0) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  kl__buf_puts(&b, "]}");
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  return rc;
 }

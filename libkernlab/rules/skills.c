@@ -176,15 +176,11 @@ int kl_rules_skill(kl_skill_info *into, const kl_rules *rs, size_t i) {
 
 int kl_rules_skill_catalog(kl_buf *out, const kl_rules *rs) {
   kl_buf b = KL_BUF_INIT;
-  int rc = 0;
+  kl__buf_puts(&b, "");
   for (size_t i = 0; i < rs->nskills; i++)
-    rc |= kl__buf_printf(&b, "- %s: %s\n", rs->skills[i].id,
-                         rs->skills[i].signal);
-  if (rc < 0 || (!b.ptr && kl__buf_puts(&b, "") < 0)) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+    kl__buf_printf(&b, "- %s: %s\n", rs->skills[i].id, rs->skills[i].signal);
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  return rc;
 }

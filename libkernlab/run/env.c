@@ -71,26 +71,22 @@ int kl__run_environment(kl_run *r, const kl_report *rep) {
                                                                 : "cc");
   char *drv = has_dev ? driver_version() : NULL;
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"gpu\":");
-  rc |= kl__buf_json_string(&b, has_dev ? dev.name : NULL);
-  rc |= kl__buf_puts(&b, ",\"driver\":");
-  rc |= kl__buf_json_string(&b, drv);
-  rc |= kl__buf_puts(&b, ",\"toolkit\":");
-  rc |= kl__buf_json_string(&b, tool);
+  kl__buf_puts(&b, "{\"gpu\":");
+  kl__buf_json_string(&b, has_dev ? dev.name : NULL);
+  kl__buf_puts(&b, ",\"driver\":");
+  kl__buf_json_string(&b, drv);
+  kl__buf_puts(&b, ",\"toolkit\":");
+  kl__buf_json_string(&b, tool);
   char host[128] = "";
   gethostname(host, sizeof(host) - 1);
-  rc |= kl__buf_puts(&b, ",\"host\":");
-  rc |= kl__buf_json_string(&b, host);
+  kl__buf_puts(&b, ",\"host\":");
+  kl__buf_json_string(&b, host);
   /* where candidate code ran: what the worker's sandbox held */
   const char *sb = kl__report_sandbox(rep);
-  rc |= kl__buf_printf(&b, ",\"sandbox\":%s", sb ? sb : kl__sandbox_summary());
-  rc |= kl__buf_printf(&b, ",\"kernlab\":\"%s\"}", KL_VERSION);
+  kl__buf_printf(&b, ",\"sandbox\":%s", sb ? sb : kl__sandbox_summary());
+  kl__buf_printf(&b, ",\"kernlab\":\"%s\"}", KL_VERSION);
   kl__free(tool);
   kl__free(drv);
-  if (rc) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  r->env_json = kl__buf_detach(&b);
-  return 0;
+  r->env_json = kl__buf_detach(&b); /* NULL when a write failed */
+  return r->env_json ? 0 : KL_ENOMEM;
 }

@@ -125,13 +125,12 @@ static int profile_and_diagnose(kl_run *r, const char *dir, int iteration,
     if ((rc = kl_rules_evaluate(&d, r->o.rules,
                                 kl_profile_list_get(*list, i))) == 0 &&
         (rc = kl_diagnosis_json(&dj, d)) == 0) {
-      rc = kl__buf_printf(&rules, "%s{\"shape\":", i ? "," : "");
-      rc |= kl__buf_json_string(&rules, kl_profile_list_name(*list, i));
-      rc |= kl__buf_puts(&rules, ",\"diagnosis\":");
-      rc |= kl__buf_put(&rules, dj.ptr, dj.size);
-      rc |= kl__buf_putc(&rules, '}');
-      if (rc)
-        rc = kl__error_oom();
+      kl__buf_printf(&rules, "%s{\"shape\":", i ? "," : "");
+      kl__buf_json_string(&rules, kl_profile_list_name(*list, i));
+      kl__buf_puts(&rules, ",\"diagnosis\":");
+      kl__buf_put(&rules, dj.ptr, dj.size);
+      kl__buf_putc(&rules, '}');
+      rc = kl__buf_status(&rules);
     }
     kl_buf_dispose(&dj);
     kl_diagnosis_free(d);
@@ -209,12 +208,12 @@ static int write_diff(kl_run *r, iteration *it) {
   char *pa = NULL, *pb = NULL;
   if (rc == 0) {
     kl_buf x = KL_BUF_INIT, y = KL_BUF_INIT;
-    rc = kl__buf_printf(&x, "%s/.parent.%s", it->dir, r->kernel_ext) |
-         kl__buf_printf(&y, "%s/.candidate.%s", it->dir, r->kernel_ext);
-    pa = kl__buf_detach(&x);
+    kl__buf_printf(&x, "%s/.parent.%s", it->dir, r->kernel_ext);
+    kl__buf_printf(&y, "%s/.candidate.%s", it->dir, r->kernel_ext);
+    pa = kl__buf_detach(&x); /* NULL when a write failed */
     pb = kl__buf_detach(&y);
-    if (rc || !pa || !pb)
-      rc = kl__error_oom();
+    if (!pa || !pb)
+      rc = KL_ENOMEM;
   }
   if (rc == 0 && (rc = kl__write_new_file(pa, a.ptr, a.size)) == 0 &&
       (rc = kl__write_new_file(pb, b.ptr, b.size)) == 0) {

@@ -179,16 +179,16 @@ static int memory_line(const kl__memory_line *l, void *payload) {
   double sp = l->timed ? l->speedup : 0;
   m->counts[l->outcome]++;
   m->entries++;
-  int rc = kl__buf_printf(&m->full, "- %s: %s", verdict, l->memo);
+  kl__buf_printf(&m->full, "- %s: %s", verdict, l->memo);
   if (sp > 0)
-    rc |= kl__buf_printf(&m->full, " (x%.3f)", sp);
-  rc |= kl__buf_putc(&m->full, '\n');
+    kl__buf_printf(&m->full, " (x%.3f)", sp);
+  kl__buf_putc(&m->full, '\n');
   if (l->outcome == KL_OUTCOME_ACCEPTED) {
-    rc |= kl__buf_printf(&m->accepted, "- ACCEPTED: %s (x%.3f)\n", l->memo,
+    kl__buf_printf(&m->accepted, "- ACCEPTED: %s (x%.3f)\n", l->memo,
                          sp);
   } else {
     /* keep the last 20 non-accepted lines */
-    rc |= kl__buf_printf(&m->recent, "- %s: %s\n", verdict, l->memo);
+    kl__buf_printf(&m->recent, "- %s: %s\n", verdict, l->memo);
     size_t lines = 0;
     for (size_t i = 0; i < m->recent.size; i++)
       lines += m->recent.ptr[i] == '\n';
@@ -199,7 +199,10 @@ static int memory_line(const kl__memory_line *l, void *payload) {
       m->recent.size -= cut;
     }
   }
-  return rc ? kl__error_oom() : 0;
+  int rc = kl__buf_status(&m->full);
+  if (rc == 0 && (rc = kl__buf_status(&m->accepted)) == 0)
+    rc = kl__buf_status(&m->recent);
+  return rc;
 }
 
 static int memory_load(kl_run *r) {
@@ -212,18 +215,16 @@ static int memory_load(kl_run *r) {
       r->memory_text = kl__buf_detach(&m.full);
     } else {
       kl_buf s = KL_BUF_INIT;
-      rc |= kl__buf_printf(&s, "(compacted from %d attempts)\n", m.entries);
-      rc |= kl__buf_puts(&s, m.accepted.ptr ? m.accepted.ptr : "");
-      rc |= kl__buf_puts(&s, "counts:");
+      kl__buf_printf(&s, "(compacted from %d attempts)\n", m.entries);
+      kl__buf_puts(&s, m.accepted.ptr ? m.accepted.ptr : "");
+      kl__buf_puts(&s, "counts:");
       for (int o = 1; o < KL_OUTCOME_COUNT; o++)
         if (m.counts[o])
-          rc |= kl__buf_printf(&s, " %s %d", kl_outcome_name((kl_outcome)o),
+          kl__buf_printf(&s, " %s %d", kl_outcome_name((kl_outcome)o),
                                m.counts[o]);
-      rc |= kl__buf_puts(&s, "\nmost recent without acceptance:\n");
-      rc |= kl__buf_puts(&s, m.recent.ptr ? m.recent.ptr : "");
-      if (rc) {
-        rc = kl__error_oom();
-      } else {
+      kl__buf_puts(&s, "\nmost recent without acceptance:\n");
+      kl__buf_puts(&s, m.recent.ptr ? m.recent.ptr : "");
+      if ((rc = kl__buf_status(&s)) == 0) {
         if (kl__memory_summary_write(r->case_dir, s.ptr) < 0)
           kl_error_clear(); /* the summary file is a convenience */
         r->memory_text = kl__buf_detach(&s);
@@ -493,23 +494,23 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
 
 int kl_run_json(kl_buf *out, const kl_run *r) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__buf_puts(&b, "{\"run\":");
-  rc |= kl__buf_json_string(&b, r->id);
-  rc |= kl__buf_puts(&b, ",\"case\":");
-  rc |= kl__buf_json_string(&b, r->c->name);
-  rc |= kl__buf_puts(&b, ",\"dir\":");
-  rc |= kl__buf_json_string(&b, r->dir);
-  rc |= kl__buf_printf(&b, ",\"proposer\":\"%s\"", r->proposer);
+  kl__buf_puts(&b, "{\"run\":");
+  kl__buf_json_string(&b, r->id);
+  kl__buf_puts(&b, ",\"case\":");
+  kl__buf_json_string(&b, r->c->name);
+  kl__buf_puts(&b, ",\"dir\":");
+  kl__buf_json_string(&b, r->dir);
+  kl__buf_printf(&b, ",\"proposer\":\"%s\"", r->proposer);
   if (strcmp(r->proposer, "tune") == 0)
-    rc |= kl__buf_printf(&b, ",\"strategy\":\"%s\"", r->strategy);
-  rc |= kl__buf_printf(&b, ",\"seed\":%llu,\"iterations\":%d,\"verdicts\":{",
+    kl__buf_printf(&b, ",\"strategy\":\"%s\"", r->strategy);
+  kl__buf_printf(&b, ",\"seed\":%llu,\"iterations\":%d,\"verdicts\":{",
                        (unsigned long long)r->seed, r->st.done);
   for (int o = 1; o < KL_OUTCOME_COUNT; o++)
-    rc |= kl__buf_printf(&b, "%s\"%s\":%d", o > 1 ? "," : "",
+    kl__buf_printf(&b, "%s\"%s\":%d", o > 1 ? "," : "",
                          kl_outcome_name((kl_outcome)o), r->st.counts[o]);
-  rc |= kl__buf_puts(&b, "},\"best\":");
-  rc |= kl__buf_json_string(&b, r->st.best_id);
-  rc |= kl__buf_printf(&b,
+  kl__buf_puts(&b, "},\"best\":");
+  kl__buf_json_string(&b, r->st.best_id);
+  kl__buf_printf(&b,
                        ",\"best_iteration\":%d,\"best_speedup\":{\"speedup\":"
                        "%.6g,\"ci\":[%.6g,%.6g],\"method\":\"%s\"}",
                        r->st.best_iteration, r->st.best_vs_base.speedup,
@@ -518,11 +519,11 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
                        : r->st.nattempts && r->st.counts[KL_OUTCOME_ACCEPTED] == 1
                            ? "direct"
                            : "chained");
-  rc |= kl__buf_puts(&b, ",\"stop_reason\":");
-  rc |= kl__buf_json_string(&b, kl_run_stop_reason(r));
-  rc |= kl__buf_puts(&b, ",\"stop_detail\":");
-  rc |= kl__buf_json_string(&b, r->stop_detail);
-  rc |= kl__buf_printf(
+  kl__buf_puts(&b, ",\"stop_reason\":");
+  kl__buf_json_string(&b, kl_run_stop_reason(r));
+  kl__buf_puts(&b, ",\"stop_detail\":");
+  kl__buf_json_string(&b, r->stop_detail);
+  kl__buf_printf(
       &b,
       ",\"budget\":{\"iterations\":{\"used\":%d,\"limit\":%lld},"
       "\"patience\":{\"since_accept\":%d,\"limit\":%lld},"
@@ -534,7 +535,7 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
       (long long)r->patience, kl__run_spent_wall_s(r), r->o.max_wall_s, r->worker_s,
       r->o.max_worker_s, r->usd, r->o.max_usd,
       (unsigned long long)r->tokens_in, (unsigned long long)r->tokens_out);
-  rc |= kl__buf_printf(
+  kl__buf_printf(
       &b,
       ",\"webhook_enabled_by_config\":%s,\"webhook_disabled_by_flag\":%s,"
       "\"webhook_expected\":%s,\"webhook_attempted\":%d,"
@@ -542,15 +543,12 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
       r->o.webhook ? "true" : "false", r->o.no_webhook ? "true" : "false",
       r->o.webhook && !r->o.no_webhook ? "true" : "false", r->wh_attempted,
       r->wh_sent);
-  rc |= kl__buf_json_string(&b, r->wh_status);
-  rc |= kl__buf_putc(&b, '}');
-  if (rc) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  kl_buf_dispose(out);
-  *out = b;
-  return 0;
+  kl__buf_json_string(&b, r->wh_status);
+  kl__buf_putc(&b, '}');
+  int rc = kl__buf_status(&b);
+  if (rc == 0)
+    kl__buf_give(out, &b);
+  return rc;
 }
 
 /* ---- kl best ---------------------------------------------------------------------- */
@@ -566,16 +564,12 @@ static int best_text(const kl__solution *s, const char *source,
   int rc = kl__kernel_with_settings(&text, source, s->config);
   if (rc == 0 && o->info) {
     kl_buf_dispose(o->info);
-    if (kl__buf_puts(o->info, line_json) < 0)
-      rc = kl__error_oom();
+    rc = kl__buf_puts(o->info, line_json);
   }
-  if (rc < 0) {
-    kl_buf_dispose(&text);
-    return rc;
-  }
-  kl_buf_dispose(o->source);
-  *o->source = text;
-  return 0;
+  if (rc == 0)
+    kl__buf_give(o->source, &text);
+  kl_buf_dispose(&text);
+  return rc;
 }
 
 int kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c) {
