@@ -19,15 +19,9 @@ static bool already_reported(loader *ld, evaluation *ev, const void *e) {
   for (size_t i = 0; i < ev->nreported; i++)
     if (ev->reported[i] == e)
       return true;
-  if (ev->nreported == ev->cap) {
-    size_t cap = ev->cap ? ev->cap * 2 : 16;
-    const void **r = kl__realloc(ev->reported, cap * sizeof(*r));
-    if (!r) {
-      ld->diags.oom = true;
-      return true;
-    }
-    ev->reported = r;
-    ev->cap = cap;
+  if (KL__GROW(ev->reported, ev->cap, ev->nreported + 1) < 0) {
+    ld->diags.oom = true;
+    return true;
   }
   ev->reported[ev->nreported++] = e;
   return false;

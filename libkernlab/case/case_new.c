@@ -59,15 +59,8 @@ static int list_files(char ***out, size_t *count, const char *dir) {
     kl__free(full);
     if (!file)
       continue;
-    if (n == cap) {
-      cap = cap ? cap * 2 : 8;
-      char **more = kl__realloc(names, cap * sizeof(*names));
-      if (!more) {
-        rc = kl__error_oom();
-        break;
-      }
-      names = more;
-    }
+    if ((rc = KL__GROW(names, cap, n + 1)) < 0)
+      break;
     if (!(names[n] = kl__strdup(e->d_name))) {
       rc = kl__error_oom();
       break;

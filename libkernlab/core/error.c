@@ -201,15 +201,9 @@ const char *kl_strerror(int code) {
 void kl__diag_addv(kl__diag_list *l, int code, int domain, const char *path,
                    int line, int column, const char *snippet, const char *fmt,
                    va_list ap) {
-  if (l->count == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 8;
-    kl__diag *items = kl__realloc(l->items, cap * sizeof(*items));
-    if (!items) {
-      l->oom = true;
-      return;
-    }
-    l->items = items;
-    l->cap = cap;
+  if (!kl__array_reserve(&l->items, &l->cap, l->count + 1, sizeof(*l->items))) {
+    l->oom = true;
+    return;
   }
   /* the library's allocator: the out-of-memory sweeps reach this too */
   va_list cp;

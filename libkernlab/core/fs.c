@@ -37,19 +37,18 @@ int kl__list_dir(char ***out, size_t *count, const char *dir,
   if (!d)
     return kl__error_os(errno == ENOENT ? KL_ENOTFOUND : KL_EIO, dir, what);
   char **names = NULL;
-  size_t n = 0, slen = strlen(suffix);
+  size_t n = 0, cap = 0, slen = strlen(suffix);
   for (struct dirent *e; (e = readdir(d));) {
     size_t len = strlen(e->d_name);
     if (len <= slen || e->d_name[0] == '.' ||
         strcmp(e->d_name + len - slen, suffix) != 0)
       continue;
-    char **more = kl__realloc(names, (n + 1) * sizeof(*more));
-    if (!more || !(more[n] = kl__strdup(e->d_name))) {
+    if (KL__GROW(names, cap, n + 1) < 0 ||
+        !(names[n] = kl__strdup(e->d_name))) {
       closedir(d);
-      kl__names_free(more ? more : names, n);
+      kl__names_free(names, n);
       return kl__error_oom();
     }
-    names = more;
     n++;
   }
   closedir(d);

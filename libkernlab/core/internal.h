@@ -211,6 +211,20 @@ int kl__mkdir_p(const char *path);
  * (appended to out, not created). KL_ENOMEM. */
 int kl__cache_dir_default(kl_buf *out);
 
+/* ---- growable arrays (mem.c) ---------------------------------------------------- */
+/* Room for `need` items of `size` bytes in the array *items (a T **) of
+ * capacity *cap: it grows by half again, to at least 8, and never to a
+ * byte count that overflows; false when out of memory (the array as it
+ * was, no error set). A capacity of 0 for an array allocated elsewhere is
+ * safe (it is reallocated to `need`). Every growing array of the library
+ * uses it, through KL__GROW, which is 0 or KL_ENOMEM with the error set:
+ *     if ((rc = KL__GROW(d->fired, d->cap_fired, d->nfired + 1)) < 0) ... */
+bool kl__array_reserve(void *items, size_t *cap, size_t need, size_t size);
+#define KL__GROW(items, cap, need)                                             \
+  (kl__array_reserve(&(items), &(cap), (need), sizeof(*(items)))               \
+       ? 0                                                                     \
+       : kl__error_oom())
+
 /* ---- versioned structs (util.c) ---------------------------------------------- */
 /* Options structs start with `unsigned version`; sizes[v] is how many bytes
  * version v of the struct has (sizes[0] is 0; the last is the current

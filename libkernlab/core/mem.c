@@ -50,6 +50,22 @@ void kl__free(void *p) {
   free(p);
 }
 
+bool kl__array_reserve(void *items, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap)
+    return true;
+  size_t n = *cap < 8 ? 8 : *cap;
+  while (n < need)
+    n = n > SIZE_MAX / 3 ? need : n + n / 2;
+  if (size && n > SIZE_MAX / size)
+    return false;
+  void *grown = kl__realloc(*(void **)items, n * size);
+  if (!grown)
+    return false;
+  *(void **)items = grown;
+  *cap = n;
+  return true;
+}
+
 char **kl__strv_dup(const char *const *v) {
   size_t n = 0;
   while (v && v[n])

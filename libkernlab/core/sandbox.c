@@ -422,7 +422,7 @@ static bool covers(const char *a, const char *b) {
 /* The paths nothing sandboxed reads, resolved, that exist. */
 typedef struct path_list {
   char **items;
-  size_t n;
+  size_t n, cap;
 } path_list;
 
 static void paths_free(path_list *l) {
@@ -447,12 +447,10 @@ static void paths_add(path_list *l, const char *path) {
       free(real);
       return;
     }
-  char **grown = realloc(l->items, (l->n + 1) * sizeof(char *));
-  if (!grown) {
-    free(real);
+  if (!kl__array_reserve(&l->items, &l->cap, l->n + 1, sizeof(*l->items))) {
+    free(real); /* a path left out is only a read not denied */
     return;
   }
-  l->items = grown;
   l->items[l->n++] = real;
 }
 
@@ -551,7 +549,7 @@ static void hidden_places(path_list *deny) {
 }
 
 bool kl__sandbox_hidden(const char *path) {
-  path_list deny = {NULL, 0};
+  path_list deny = {NULL, 0, 0};
   hidden_places(&deny);
   char *real = realpath(path, NULL);
   bool hidden = real && denied(&deny, real);
@@ -578,7 +576,7 @@ static int build_ruleset(kl__sandbox *sb, const kl__sandbox_spec *spec) {
   int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
   if (rs < 0)
     return 0; /* refused: the rest of the sandbox still holds */
-  path_list deny = {NULL, 0};
+  path_list deny = {NULL, 0, 0};
   hidden_places(&deny);
   int rc = allow_all_but(rs, "/", &deny, 0);
   paths_free(&deny);
@@ -722,14 +720,12 @@ int kl__sandbox_setenv(kl__sandbox *sb, const char *entry) {
       sb->envp[i] = copy;
       return 0;
     }
-  char **grown = kl__realloc(sb->envp, (n + 2) * sizeof(char *));
-  if (!grown) {
+  if (KL__GROW(sb->envp, sb->cap_envp, n + 2) < 0) {
     kl__free(copy);
-    return kl__error_oom();
+    return KL_ENOMEM;
   }
-  grown[n] = copy;
-  grown[n + 1] = NULL;
-  sb->envp = grown;
+  sb->envp[n] = copy;
+  sb->envp[n + 1] = NULL;
   return 0;
 }
 

@@ -27,6 +27,7 @@ typedef struct kl__sandbox_spec {
 
 typedef struct kl__sandbox {
   char **envp;     /* the child's environment, NULL-ended, owned */
+  size_t cap_envp;
   char *dir;
   int ruleset;     /* Landlock ruleset, -1 when the kernel has none */
   int net;         /* how the network is taken away (sandbox.c) */

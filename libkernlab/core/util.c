@@ -150,3 +150,4 @@ int kl__result_give(void *out, const void *full, size_t full_size,
          size - sizeof(size_t));
   return 0;
 }
+

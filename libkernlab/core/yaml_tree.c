@@ -158,16 +158,11 @@ static ynode *build_seq(builder *b, yaml_event_t *start) {
     yaml_event_delete(&ev);
     if (!item)
       break;
-    if (n->count == cap) {
-      cap = cap ? cap * 2 : 4;
-      ynode **items = kl__realloc(n->items, cap * sizeof(*items));
-      if (!items) {
-        kl_yaml__free(item);
-        b->diags->oom = true;
-        b->failed = true;
-        break;
-      }
-      n->items = items;
+    if (!kl__array_reserve(&n->items, &cap, n->count + 1, sizeof(*n->items))) {
+      kl_yaml__free(item);
+      b->diags->oom = true;
+      b->failed = true;
+      break;
     }
     n->items[n->count++] = item;
   }
@@ -228,17 +223,12 @@ static ynode *build_map(builder *b, yaml_event_t *start) {
       kl_yaml__free(value);
       continue;
     }
-    if (n->count == cap) {
-      cap = cap ? cap * 2 : 8;
-      ypair *pairs = kl__realloc(n->pairs, cap * sizeof(*pairs));
-      if (!pairs) {
-        kl_yaml__free(key);
-        kl_yaml__free(value);
-        b->diags->oom = true;
-        b->failed = true;
-        break;
-      }
-      n->pairs = pairs;
+    if (!kl__array_reserve(&n->pairs, &cap, n->count + 1, sizeof(*n->pairs))) {
+      kl_yaml__free(key);
+      kl_yaml__free(value);
+      b->diags->oom = true;
+      b->failed = true;
+      break;
     }
     n->pairs[n->count].key = key;
     n->pairs[n->count].value = value;

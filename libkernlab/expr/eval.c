@@ -52,14 +52,8 @@ int kl_vars_set(kl_vars *v, const char *name, const kl_value *value) {
     slot->value = *value;
     return 0;
   }
-  if (v->count == v->cap) {
-    size_t cap = v->cap ? v->cap * 2 : 8;
-    var *items = kl__realloc(v->items, cap * sizeof(*items));
-    if (!items)
-      return kl__error_oom();
-    v->items = items;
-    v->cap = cap;
-  }
+  if (KL__GROW(v->items, v->cap, v->count + 1) < 0)
+    return KL_ENOMEM;
   char *copy = kl__strdup(name);
   if (!copy)
     return kl__error_oom();

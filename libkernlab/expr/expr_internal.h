@@ -50,7 +50,7 @@ struct kl_expr {
   kl_expr_node *root;
   arena_chunk *arena;
   const char **names; /* distinct NAME identifiers, first use first */
-  size_t nnames;
+  size_t nnames, cap_names;
 };
 
 /* kl_expr_compile; with any_function, calls to names outside the function

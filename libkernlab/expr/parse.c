@@ -301,12 +301,10 @@ static int add_name(parser *ps, const char *name) {
   for (size_t i = 0; i < e->nnames; i++)
     if (strcmp(e->names[i], name) == 0)
       return 0;
-  const char **names = kl__realloc(e->names, (e->nnames + 1) * sizeof(*names));
-  if (!names) {
+  if (KL__GROW(e->names, e->cap_names, e->nnames + 1) < 0) {
     ps->failed = 1;
-    return kl__error_oom();
+    return KL_ENOMEM;
   }
-  e->names = names;
   e->names[e->nnames++] = name;
   return 0;
 }

@@ -35,7 +35,7 @@ struct kl_llm {
   int replayed, recorded;
   kl_llm_config cfg;
   kl_llm_price *prices;
-  size_t nprices;
+  size_t nprices, cap_prices;
   kl_llm_usage total;
   unsigned seed; /* jitter */
 };
@@ -172,10 +172,8 @@ int kl_llm_set_price(kl_llm *l, const kl_llm_price *price) {
       l->prices[i].model = m;
       return 0;
     }
-  kl_llm_price *more = kl__realloc(l->prices, (l->nprices + 1) * sizeof(*more));
-  if (!more)
-    return kl__error_oom();
-  l->prices = more;
+  if (KL__GROW(l->prices, l->cap_prices, l->nprices + 1) < 0)
+    return KL_ENOMEM;
   char *m = kl__strdup(price->model);
   if (!m)
     return kl__error_oom();

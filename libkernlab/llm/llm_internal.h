@@ -17,7 +17,7 @@ struct kl_llm_settings {
   int max_retries;
   char **command; /* NULL-terminated */
   kl_llm_price *prices;
-  size_t nprices;
+  size_t nprices, cap_prices;
 };
 
 kl_llm_settings *kl__llm_settings_new(void);

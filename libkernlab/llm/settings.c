@@ -119,11 +119,8 @@ static void read_prices(reader *r, const ynode *n, kl_llm_settings *s) {
         ok &= number(r, m->pairs[k].value, fields[f], 0, 1e6, slot[f]);
       }
     }
-    kl_llm_price *more = ok ? kl__realloc(s->prices, (s->nprices + 1) *
-                                                         sizeof(*more))
-                            : NULL;
-    if (ok && more) {
-      s->prices = more;
+    bool room = ok && KL__GROW(s->prices, s->cap_prices, s->nprices + 1) == 0;
+    if (room) {
       if (!(p.model = kl__strdup(n->pairs[i].key->value)))
         r->diags->oom = true;
       else
@@ -255,10 +252,8 @@ static int overlay(kl_llm_settings *s, const kl_llm_settings *top) {
     s->command = argv;
   }
   for (size_t i = 0; rc == 0 && i < top->nprices; i++) {
-    kl_llm_price *more = kl__realloc(s->prices, (s->nprices + 1) * sizeof(*more));
-    if (!more)
-      return kl__error_oom();
-    s->prices = more;
+    if (KL__GROW(s->prices, s->cap_prices, s->nprices + 1) < 0)
+      return KL_ENOMEM;
     s->prices[s->nprices] = top->prices[i];
     if (!(s->prices[s->nprices].model = kl__strdup(top->prices[i].model)))
       return kl__error_oom();

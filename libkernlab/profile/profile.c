@@ -82,14 +82,8 @@ static int add_name(char ***names, size_t *n, size_t *cap, const char *name,
   for (size_t i = 0; i < *n; i++)
     if (strlen((*names)[i]) == len && strncmp((*names)[i], name, len) == 0)
       return 0;
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 32;
-    char **more = kl__realloc(*names, c * sizeof(*more));
-    if (!more)
-      return kl__error_oom();
-    *names = more;
-    *cap = c;
-  }
+  if (!kl__array_reserve(names, cap, *n + 1, sizeof(**names)))
+    return kl__error_oom();
   if (!((*names)[*n] = kl__strndup(name, len)))
     return kl__error_oom();
   (*n)++;
@@ -540,14 +534,8 @@ static int compute(kl_profile *p) {
 /* ---- building ------------------------------------------------------------------- */
 
 static int add_raw(kl_profile *p, const char *name, double v, size_t *cap) {
-  if (p->nraw == *cap) {
-    size_t c = *cap ? *cap * 2 : 64;
-    raw_value *more = kl__realloc(p->raw, c * sizeof(*more));
-    if (!more)
-      return kl__error_oom();
-    p->raw = more;
-    *cap = c;
-  }
+  if (KL__GROW(p->raw, *cap, p->nraw + 1) < 0)
+    return KL_ENOMEM;
   if (!(p->raw[p->nraw].name = kl__strdup(name)))
     return kl__error_oom();
   p->raw[p->nraw++].value = v;

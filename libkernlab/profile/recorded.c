@@ -20,7 +20,7 @@
 struct kl_profile_list {
   kl_profile **items;
   char **names;
-  size_t count;
+  size_t count, cap_items, cap_names;
 };
 
 /* A metric value: a JSON number, or a string holding one ("71.2"). */
@@ -162,14 +162,9 @@ void kl_profile_list_free(kl_profile_list *l) {
 }
 
 static int list_add(kl_profile_list *l, kl_profile *p, const char *name) {
-  kl_profile **items = kl__realloc(l->items, (l->count + 1) * sizeof(*items));
-  if (items)
-    l->items = items;
-  char **names = kl__realloc(l->names, (l->count + 1) * sizeof(*names));
-  if (names)
-    l->names = names;
   char *copy = name ? kl__strdup(name) : NULL;
-  if (!items || !names || (name && !copy)) {
+  if (KL__GROW(l->items, l->cap_items, l->count + 1) < 0 ||
+      KL__GROW(l->names, l->cap_names, l->count + 1) < 0 || (name && !copy)) {
     kl__free(copy);
     kl_profile_free(p);
     return kl__error_oom();

@@ -257,7 +257,7 @@ typedef struct kl__run_state {
   kl_speedup best_vs_base;
   char *baseline_key;
   kl__attempt *attempts;
-  size_t nattempts;
+  size_t nattempts, cap_attempts;
   kl__cost recorded;  /* the committed iterations' costs */
 } kl__run_state;
 

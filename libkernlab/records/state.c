@@ -78,15 +78,10 @@ int kl__run_state_apply(kl__run_state *st, const kl__solution *s,
   if (ok && best)
     ok = dup_into(&id, s->id ? s->id : "") && dup_into(&src, source) &&
          (config = kl__strv_dup((const char *const *)s->config));
-  kl__attempt *grown = NULL;
-  if (ok && s->iteration > 0) {
+  if (ok && s->iteration > 0)
     ok = dup_into(&a.memo, s->memo) && dup_into(&a.reason, s->reason) &&
          (a.config = kl__strv_dup((const char *const *)s->config)) &&
-         (grown = kl__realloc(st->attempts,
-                              (st->nattempts + 1) * sizeof(*grown)));
-    if (grown)
-      st->attempts = grown;
-  }
+         KL__GROW(st->attempts, st->cap_attempts, st->nattempts + 1) == 0;
   if (!ok) {
     kl__free(id);
     kl__free(src);

@@ -67,7 +67,7 @@ typedef struct run_row {
 
 typedef struct rows {
   run_row *v;
-  size_t n;
+  size_t n, cap;
 } rows;
 
 static run_row *row_find(rows *rs, const char *id) {
@@ -78,10 +78,8 @@ static run_row *row_find(rows *rs, const char *id) {
 }
 
 static int row_add(rows *rs, const char *id) {
-  run_row *more = kl__realloc(rs->v, (rs->n + 1) * sizeof(*more));
-  if (!more)
-    return kl__error_oom();
-  rs->v = more;
+  if (KL__GROW(rs->v, rs->cap, rs->n + 1) < 0)
+    return KL_ENOMEM;
   run_row *r = &rs->v[rs->n];
   memset(r, 0, sizeof(*r));
   r->best = r->best_lo = r->best_hi = 1;
@@ -265,10 +263,8 @@ static int iter_line(const kl__solution *s, int line, void *payload) {
   rp_run *run = cl->run;
   if (!s->run || strcmp(s->run, run->id) != 0)
     return 0;
-  rp_iter *more = kl__realloc(run->iters, (run->niters + 1) * sizeof(*more));
-  if (!more)
-    return kl__error_oom();
-  run->iters = more;
+  if (KL__GROW(run->iters, run->cap_iters, run->niters + 1) < 0)
+    return KL_ENOMEM;
   rp_iter *it = &run->iters[run->niters++];
   memset(it, 0, sizeof(*it));
   it->iteration = s->iteration >= 0 ? s->iteration : (int)run->niters - 1;
@@ -444,6 +440,7 @@ static int gather_profile(rp_run *run, json_object *profile, bool after) {
  * A run writes [{"shape", "diagnosis": {...}}]; kl rules --json writes
  * {"shapes": [{"shape", "fired", ...}]}: both are read. */
 static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
+  size_t cap = *nout; /* at least what the list holds */
   json_object *shapes = rules;
   if (rules && json_object_is_type(rules, json_type_object) &&
       !json_object_object_get_ex(rules, "shapes", &shapes))
@@ -468,11 +465,9 @@ static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
         if (strcmp((*out)[k].id, id) == 0)
           hit = &(*out)[k];
       if (!hit) {
-        rp_finding *more = kl__realloc(*out, (*nout + 1) * sizeof(*more));
-        if (!more)
+        if (!kl__array_reserve(out, &cap, *nout + 1, sizeof(**out)))
           return kl__error_oom();
-        *out = more;
-        hit = &more[(*nout)++];
+        hit = &(*out)[(*nout)++];
         memset(hit, 0, sizeof(*hit));
         int rc = dup_or_null(&hit->id, id);
         rc = rc ? rc : dup_or_null(&hit->severity, kl__json_text(f, "severity"));

@@ -46,7 +46,7 @@ typedef struct rp_run {
   char *device, *started_text;
   double started;                   /* Unix seconds; 0: unknown */
   rp_iter *iters;
-  size_t niters;
+  size_t niters, cap_iters;
   int best;                         /* index into iters; -1: none */
   int counts[KL_OUTCOME_COUNT];
   rp_shape *shapes;

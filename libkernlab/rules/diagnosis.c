@@ -31,11 +31,11 @@ struct kl_diagnosis {
   kl_bottleneck bottleneck;
   char *verdict;
   fired *fired;
-  size_t nfired;
+  size_t nfired, cap_fired;
   unevaluated *uneval;
-  size_t nuneval;
+  size_t nuneval, cap_uneval;
   char **passed;
-  size_t npassed;
+  size_t npassed, cap_passed;
 };
 
 const char *kl_severity_name(kl_severity s) {
@@ -126,10 +126,8 @@ static char *render(const kl__template *t, const kl_vars *vars, int *rc) {
 
 static int add_fired(kl_diagnosis *d, const rule *r, const kl_vars *vars,
                      size_t order) {
-  fired *more = kl__realloc(d->fired, (d->nfired + 1) * sizeof(*more));
-  if (!more)
-    return kl__error_oom();
-  d->fired = more;
+  if (KL__GROW(d->fired, d->cap_fired, d->nfired + 1) < 0)
+    return KL_ENOMEM;
   fired *f = memset(&d->fired[d->nfired++], 0, sizeof(*f));
   f->severity = r->severity;
   f->order = order;
@@ -148,10 +146,8 @@ static int add_fired(kl_diagnosis *d, const rule *r, const kl_vars *vars,
 
 static int add_unevaluated(kl_diagnosis *d, const rule *r, kl_buf *missing,
                            const char *error) {
-  unevaluated *more = kl__realloc(d->uneval, (d->nuneval + 1) * sizeof(*more));
-  if (!more)
-    return kl__error_oom();
-  d->uneval = more;
+  if (KL__GROW(d->uneval, d->cap_uneval, d->nuneval + 1) < 0)
+    return KL_ENOMEM;
   unevaluated *u = memset(&d->uneval[d->nuneval++], 0, sizeof(*u));
   kl_buf reason = KL_BUF_INIT;
   int rc = missing->size ? kl__buf_printf(&reason, "missing: %s", missing->ptr)
@@ -190,11 +186,9 @@ static int evaluate_rule(kl_diagnosis *d, const rule *r, const kl_profile *p,
   } else if (rc == 0 && v.f != 0) {
     rc = add_fired(d, r, vars, order);
   } else if (rc == 0) {
-    char **more = kl__realloc(d->passed, (d->npassed + 1) * sizeof(*more));
-    if (!more || !(more[d->npassed] = kl__strdup(r->id)))
+    if ((rc = KL__GROW(d->passed, d->cap_passed, d->npassed + 1)) == 0 &&
+        !(d->passed[d->npassed] = kl__strdup(r->id)))
       rc = kl__error_oom();
-    if (more)
-      d->passed = more;
     if (rc == 0)
       d->npassed++;
   }

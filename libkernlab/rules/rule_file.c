@@ -303,11 +303,8 @@ static void check_ids(loader *ld, const ynode *root) {
 /* Move this file's rules into the set: replace by id, else append. */
 static int merge(loader *ld) {
   kl_rules *rs = ld->rs;
-  rule *more = kl__realloc(rs->rules, (rs->nrules + ld->count + 1) *
-                                          sizeof(*more));
-  if (!more)
-    return kl__error_oom();
-  rs->rules = more;
+  if (KL__GROW(rs->rules, rs->cap_rules, rs->nrules + ld->count + 1) < 0)
+    return KL_ENOMEM;
   for (size_t i = 0; i < ld->count; i++) {
     size_t j = 0;
     while (j < rs->nrules && strcmp(rs->rules[j].id, ld->rules[i].id) != 0)

@@ -20,7 +20,7 @@ typedef struct tpl_part {
 
 typedef struct kl__template {
   tpl_part *parts;
-  size_t count;
+  size_t count, cap;
 } kl__template;
 
 /* A template syntax error: the byte of the template's text it points at. */
@@ -57,9 +57,9 @@ typedef struct skill {
 
 struct kl_rules {
   rule *rules;
-  size_t nrules;
+  size_t nrules, cap_rules;
   skill *skills;
-  size_t nskills;
+  size_t nskills, cap_skills;
   kl_diag_fn on_diag;
   void *payload;
 };

@@ -99,10 +99,8 @@ static int keep_skill(kl_rules *rs, skill *s) {
       rs->skills[i] = *s;
       return 0;
     }
-  skill *more = kl__realloc(rs->skills, (rs->nskills + 1) * sizeof(*more));
-  if (!more)
-    return kl__error_oom();
-  rs->skills = more;
+  if (KL__GROW(rs->skills, rs->cap_skills, rs->nskills + 1) < 0)
+    return KL_ENOMEM;
   rs->skills[rs->nskills++] = *s;
   return 0;
 }

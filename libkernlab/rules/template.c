@@ -35,12 +35,10 @@ size_t kl__text_offset(const char *src, int line, int column) {
 }
 
 static tpl_part *add_part(kl__template *t) {
-  tpl_part *parts = kl__realloc(t->parts, (t->count + 1) * sizeof(*parts));
-  if (!parts)
-    return NULL;
-  t->parts = parts;
-  memset(&parts[t->count], 0, sizeof(parts[0]));
-  return &parts[t->count++];
+  if (!kl__array_reserve(&t->parts, &t->cap, t->count + 1, sizeof(*t->parts)))
+    return NULL; /* the caller reports it */
+  memset(&t->parts[t->count], 0, sizeof(t->parts[0]));
+  return &t->parts[t->count++];
 }
 
 static int syntax(tpl_error *err, size_t offset, const char *fmt,

@@ -550,15 +550,14 @@ static int hold_key(kl_run *r, const proposal *p) {
   char hash[65];
   kl__run_source_hash(src, hash);
   char *key = rc == 0 ? kl__run_key(hash, cfg) : NULL;
-  char **grown = key ? kl__realloc(r->inflight,
-                                   (r->ninflight + 1) * sizeof(char *))
-                     : NULL;
+  if (rc == 0)
+    rc = key ? KL__GROW(r->inflight, r->cap_inflight, r->ninflight + 1)
+             : kl__error_oom();
   kl__strv_free(cfg);
-  if (rc < 0 || !grown) {
+  if (rc < 0) {
     kl__free(key);
-    return rc < 0 ? rc : kl__error_oom();
+    return rc;
   }
-  r->inflight = grown;
   r->inflight[r->ninflight++] = key;
   return 0;
 }

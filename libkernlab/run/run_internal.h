@@ -48,7 +48,7 @@ struct kl_run {
   uint64_t tokens_in, tokens_out;
   char **inflight;       /* keys proposed in this batch, not yet recorded:
                             the tuner does not propose them twice */
-  size_t ninflight;
+  size_t ninflight, cap_inflight;
   /* where candidates are evaluated */
   kl_executor *ex;
   bool own_ex;           /* made here (the default local one) */

@@ -57,9 +57,10 @@ struct kl_worker {
   int restarts;
   bool started_once;
   char **loaded; /* plugin paths, by id */
-  size_t nloaded;
+  size_t nloaded, cap_loaded;
   kl_buf inbox; /* bytes read past the last reply */
   char **readable; /* folders its sandbox lets it read (NULL-ended) */
+  size_t cap_readable;
   char sandbox[192]; /* what its sandbox holds (JSON object) */
 };
 
@@ -183,14 +184,12 @@ static int allow_folder(kl_worker *w, const char *path) {
       return 0;
     }
   bool hidden = kl__sandbox_hidden(dir);
-  char **grown = kl__realloc(w->readable, (n + 2) * sizeof(char *));
-  if (!grown) {
+  if (KL__GROW(w->readable, w->cap_readable, n + 2) < 0) {
     kl__free(dir);
-    return kl__error_oom();
+    return KL_ENOMEM;
   }
-  grown[n] = dir;
-  grown[n + 1] = NULL;
-  w->readable = grown;
+  w->readable[n] = dir;
+  w->readable[n + 1] = NULL;
   return hidden ? 1 : 0;
 }
 
@@ -528,10 +527,8 @@ int kl_worker_load(int *id, kl_worker *w, const char *path) {
   }
   if (rc < 0)
     return rc;
-  char **loaded = kl__realloc(w->loaded, (w->nloaded + 1) * sizeof(*loaded));
-  if (!loaded)
-    return kl__error_oom();
-  w->loaded = loaded;
+  if (KL__GROW(w->loaded, w->cap_loaded, w->nloaded + 1) < 0)
+    return KL_ENOMEM;
   if (!(w->loaded[w->nloaded] = kl__strdup(path)))
     return kl__error_oom();
   if ((rc = load_in_worker(w, path, (int)w->nloaded)) < 0) {
