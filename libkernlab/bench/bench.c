@@ -327,21 +327,18 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
   snprintf(r->timer, sizeof(r->timer), "%s", s.timer);
-  if (s.mhz[0] && s.n > 0 && (rc = drop_throttled(&s, &e->res)) < 0) {
-    kl_samples_dispose(&s);
-    return rc;
-  }
+  if (s.mhz[0] && s.n > 0 && (rc = drop_throttled(&s, &e->res)) < 0)
+    goto done;
   if (n == 1) {
     rc = kl_stats_summarize(&e->res.time, s.us[0], s.n);
-  } else {
-    rc = kl_stats_summarize(&e->res.baseline, s.us[0], s.n);
-    if (rc == 0)
-      rc = kl_stats_summarize(&e->res.time, s.us[1], s.n);
-    if (rc == 0)
-      rc = kl_stats_speedup_blocked(&e->res.speedup, s.us[0], s.us[1], s.n,
-                                    s.block_rounds, s.placements,
-                                    r->min_gain_pct);
+    goto done;
   }
+  if ((rc = kl_stats_summarize(&e->res.baseline, s.us[0], s.n)) < 0 ||
+      (rc = kl_stats_summarize(&e->res.time, s.us[1], s.n)) < 0)
+    goto done;
+  rc = kl_stats_speedup_blocked(&e->res.speedup, s.us[0], s.us[1], s.n,
+                                s.block_rounds, s.placements, r->min_gain_pct);
+done:
   kl_samples_dispose(&s);
   return rc;
 }

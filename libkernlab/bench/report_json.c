@@ -206,7 +206,9 @@ static int profiles_from(kl_report *r, json_object *doc, const char *where) {
   kl_profile_list *l = NULL;
   int rc = kl_profile_list_from_json(
       &l, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN), where);
-  for (size_t i = 0; rc == 0 && i < kl_profile_list_count(l); i++)
+  if (rc < 0)
+    return rc;
+  for (size_t i = 0; i < kl_profile_list_count(l); i++)
     for (size_t k = 0; k < r->nshapes; k++)
       if (!r->shapes[k].profile && kl_profile_list_name(l, i) &&
           strcmp(kl_profile_list_name(l, i), r->shapes[k].name) == 0) {
@@ -237,20 +239,22 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
       r->verdict = (kl_verdict)k;
       known = true;
     }
-  int rc = known ? 0
-                 : kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                             "%s: unknown verdict '%s'", where, vn);
-  if (rc == 0)
-    rc = kl__json_dup(&r->case_name, doc, "case");
-  if (rc == 0)
-    rc = kl__json_dup(&r->candidate_name, doc, "candidate");
-  if (rc == 0)
-    rc = kl__json_dup(&r->reason, doc, "reason");
-  if (rc == 0)
-    rc = kl__json_dup(&r->compile_log, doc, "compile_log");
-  if (rc == 0 && (!r->case_name || !r->candidate_name))
+  int rc;
+  if (!known) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: unknown verdict '%s'",
+                   where, vn);
+    goto fail;
+  }
+  if ((rc = kl__json_dup(&r->case_name, doc, "case")) < 0 ||
+      (rc = kl__json_dup(&r->candidate_name, doc, "candidate")) < 0 ||
+      (rc = kl__json_dup(&r->reason, doc, "reason")) < 0 ||
+      (rc = kl__json_dup(&r->compile_log, doc, "compile_log")) < 0)
+    goto fail;
+  if (!r->case_name || !r->candidate_name) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                    "%s: a report names its case and candidate", where);
+    goto fail;
+  }
   v = kl__json_get(doc, "gate");
   r->gate = known_gate(v ? json_object_get_string(v) : NULL);
   r->cold = (v = kl__json_get(doc, "cold")) && json_object_get_boolean(v);
@@ -259,17 +263,21 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   r->nseeds = seeds && json_object_is_type(seeds, json_type_array)
                   ? json_object_array_length(seeds) : 0;
   r->nshapes = json_object_array_length(shapes);
-  if (rc == 0 && ((r->nseeds && !(r->seeds = kl__calloc(r->nseeds, 8))) ||
-                  (r->nshapes && !(r->shapes = kl__calloc(
-                                       r->nshapes, sizeof(*r->shapes))))))
+  if ((r->nseeds && !(r->seeds = kl__calloc(r->nseeds, 8))) ||
+      (r->nshapes &&
+       !(r->shapes = kl__calloc(r->nshapes, sizeof(*r->shapes))))) {
     rc = kl__error_oom();
-  for (size_t i = 0; rc == 0 && i < r->nseeds; i++)
+    goto fail;
+  }
+  for (size_t i = 0; i < r->nseeds; i++)
     r->seeds[i] =
         (uint64_t)json_object_get_uint64(json_object_array_get_idx(seeds, i));
-  for (size_t i = 0; rc == 0 && i < r->nshapes; i++)
-    rc = shape_from(r, &r->shapes[i], json_object_array_get_idx(shapes, i));
+  for (size_t i = 0; i < r->nshapes; i++)
+    if ((rc = shape_from(r, &r->shapes[i],
+                         json_object_array_get_idx(shapes, i))) < 0)
+      goto fail;
   json_object *obj = kl__json_get(doc, "objective");
-  if (rc == 0 && obj) {
+  if (obj) {
     const char *on = (v = kl__json_get(obj, "name")) ? json_object_get_string(v) : "";
     for (int k = KL_OBJECTIVE_GEOMEAN_SPEEDUP; k <= KL_OBJECTIVE_TOTAL_TIME; k++)
       if (strcmp(on, kl_objective_name((kl_objective)k)) == 0)
@@ -280,7 +288,7 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
     }
   }
   json_object *dev = kl__json_get(doc, "device");
-  if (rc == 0 && dev) {
+  if (dev) {
     r->has_device = true;
     v = kl__json_get(dev, "name");
     snprintf(r->device.name, sizeof(r->device.name), "%s",
@@ -309,12 +317,11 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   bool any_profile = false;
   for (size_t i = 0; i < r->nshapes; i++)
     any_profile |= kl__json_get(json_object_array_get_idx(shapes, i), "profile") != 0;
-  if (rc == 0 && any_profile)
-    rc = profiles_from(r, doc, where);
-  if (rc < 0) {
-    kl_report_free(r);
-    return rc;
-  }
+  if (any_profile && (rc = profiles_from(r, doc, where)) < 0)
+    goto fail;
   *out = r;
   return 0;
+fail:
+  kl_report_free(r);
+  return rc;
 }

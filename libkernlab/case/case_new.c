@@ -28,12 +28,32 @@ static bool valid_case_name(const char *name) {
 static int substitute(kl_buf *out, const char *text, const char *name) {
   const char *p = text;
   for (const char *hit; (hit = strstr(p, "{{name}}"));) {
-    if (kl__buf_put(out, p, (size_t)(hit - p)) < 0 ||
-        kl__buf_puts(out, name) < 0)
-      return KL_ENOMEM;
+    kl__buf_put(out, p, (size_t)(hit - p));
+    kl__buf_puts(out, name);
     p = hit + strlen("{{name}}");
   }
-  return kl__buf_puts(out, p);
+  kl__buf_puts(out, p);
+  return kl__buf_status(out);
+}
+
+/* One template file, {{name}} stamped, as a new file of the case. */
+static int stamp(const char *tdir, const char *target, const char *file,
+                 const char *name) {
+  char *src = kl__path_join(tdir, file), *dst = kl__path_join(target, file);
+  kl_buf text = KL_BUF_INIT, stamped = KL_BUF_INIT;
+  int rc = src && dst ? kl__read_file(&text, src) : kl__error_oom();
+  if (rc < 0)
+    goto done;
+  substitute(&stamped, text.ptr ? text.ptr : "", name);
+  if ((rc = kl__buf_status(&stamped)) < 0)
+    goto done;
+  rc = kl__write_new_file(dst, stamped.ptr ? stamped.ptr : "", stamped.size);
+done:
+  kl_buf_dispose(&text);
+  kl_buf_dispose(&stamped);
+  kl__free(src);
+  kl__free(dst);
+  return rc;
 }
 
 static int compare_names(const void *a, const void *b) {
@@ -122,43 +142,32 @@ int kl_case_new(kl_buf *out_path, const char *name,
     return rc;
   }
   char **files = NULL;
-  size_t nfiles = 0;
+  size_t nfiles = 0, written = 0;
   char *target = kl__path_join(parent, name);
   int rc = target ? list_files(&files, &nfiles, tdir) : kl__error_oom();
-  if (rc == 0 && nfiles == 0)
+  if (rc < 0)
+    goto done;
+  if (nfiles == 0) {
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_TEMPLATE,
                    "template '%s' has no files", tname);
-  if (rc == 0 && !kl__is_dir(parent))
+    goto done;
+  }
+  if (!kl__is_dir(parent)) {
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_TEMPLATE,
                    "%s: no such folder to create the case in", parent);
+    goto done;
+  }
   /* nothing is done yet: a folder the user cannot write to is bad input */
-  if (rc == 0 && mkdir(target, 0755) < 0)
+  if (mkdir(target, 0755) < 0) {
     rc = kl__error_os(errno == EEXIST ? KL_EEXISTS
                                       : kl__errno_code(errno, false),
                       target, "cannot create the case folder");
-  size_t written = 0;
-  for (size_t i = 0; rc == 0 && i < nfiles; i++) {
-    char *src = kl__path_join(tdir, files[i]);
-    char *dst = kl__path_join(target, files[i]);
-    kl_buf text = KL_BUF_INIT, stamped = KL_BUF_INIT;
-    if (!src || !dst)
-      rc = kl__error_oom();
-    if (rc == 0)
-      rc = kl__read_file(&text, src);
-    if (rc == 0 && substitute(&stamped, text.ptr ? text.ptr : "", name) < 0)
-      rc = kl__error_oom();
-    if (rc == 0)
-      rc = kl__write_new_file(dst, stamped.ptr ? stamped.ptr : "",
-                              stamped.size);
-    if (rc == 0)
-      written++;
-    kl_buf_dispose(&text);
-    kl_buf_dispose(&stamped);
-    kl__free(src);
-    kl__free(dst);
+    goto done;
   }
-  if (rc < 0 && target && kl__is_dir(target) && rc != KL_EEXISTS) {
-    /* Leave nothing half-made behind. */
+  for (; written < nfiles; written++)
+    if ((rc = stamp(tdir, target, files[written], name)) < 0)
+      break;
+  if (rc < 0) { /* leave nothing half-made behind */
     for (size_t i = 0; i < written; i++) {
       char *dst = kl__path_join(target, files[i]);
       if (dst)
@@ -166,12 +175,13 @@ int kl_case_new(kl_buf *out_path, const char *name,
       kl__free(dst);
     }
     rmdir(target);
+    goto done;
   }
-  if (rc == 0 && out_path) {
+  if (out_path) {
     kl_buf_dispose(out_path);
-    if (kl__buf_puts(out_path, target) < 0)
-      rc = KL_ENOMEM;
+    rc = kl__buf_puts(out_path, target);
   }
+done:
   for (size_t i = 0; i < nfiles; i++)
     kl__free(files[i]);
   kl__free(files);

@@ -121,63 +121,67 @@ bool kl__sandbox_env_allowed(const char *name) {
   return false;
 }
 
-static int envp_add(kl_buf *list, size_t *n, const char *entry) {
-  char *copy = kl__strdup(entry);
-  if (!copy || kl__buf_put(list, (const char *)&copy, sizeof(copy)) < 0) {
-    kl__free(copy);
-    return KL_ENOMEM;
-  }
-  (*n)++;
+/* The child's environment as it is built: n entries, NULL-ended when
+ * done. */
+typedef struct env_list {
+  char **v;
+  size_t n, cap;
+} env_list;
+
+/* Add a copy of NAME=VALUE unless NAME is set already (the first setting
+ * wins). */
+static int envp_add(env_list *l, const char *entry) {
+  size_t len = strcspn(entry, "=");
+  for (size_t i = 0; i < l->n; i++)
+    if (strncmp(l->v[i], entry, len) == 0 && l->v[i][len] == '=')
+      return 0;
+  int rc = KL__GROW(l->v, l->cap, l->n + 2);
+  if (rc < 0)
+    return rc;
+  if (!(l->v[l->n] = kl__strdup(entry)))
+    return kl__error_oom();
+  l->v[++l->n] = NULL;
   return 0;
 }
 
-/* Does `list` (n entries) set NAME already? */
-static bool envp_has(char **list, size_t n, const char *entry) {
-  size_t len = strcspn(entry, "=");
-  for (size_t i = 0; i < n; i++)
-    if (strncmp(list[i], entry, len) == 0 && list[i][len] == '=')
-      return true;
-  return false;
-}
-
 static int build_envp(kl__sandbox *sb, const kl__sandbox_spec *spec) {
-  kl_buf list = KL_BUF_INIT, entry = KL_BUF_INIT;
-  size_t n = 0;
+  env_list l = {NULL, 0, 0};
+  kl_buf entry = KL_BUF_INIT;
   int rc = 0;
   /* the caller's settings first: they win over ours and over inherited */
-  for (size_t i = 0; rc == 0 && spec->env && spec->env[i]; i++)
-    if (strchr(spec->env[i], '=') &&
-        !envp_has((char **)list.ptr, n, spec->env[i]))
-      rc = envp_add(&list, &n, spec->env[i]);
+  for (size_t i = 0; spec->env && spec->env[i]; i++)
+    if (strchr(spec->env[i], '=') && (rc = envp_add(&l, spec->env[i])) < 0)
+      goto fail;
   const char *own[] = {"HOME", "TMPDIR"};
-  for (size_t i = 0; rc == 0 && spec->dir && i < KL_ARRAY_SIZE(own); i++) {
+  for (size_t i = 0; spec->dir && i < KL_ARRAY_SIZE(own); i++) {
     entry.size = 0;
-    rc = kl__buf_printf(&entry, "%s=%s", own[i], spec->dir);
-    if (rc == 0 && !envp_has((char **)list.ptr, n, entry.ptr))
-      rc = envp_add(&list, &n, entry.ptr);
+    kl__buf_printf(&entry, "%s=%s", own[i], spec->dir);
+    if ((rc = kl__buf_status(&entry)) < 0 || (rc = envp_add(&l, entry.ptr)) < 0)
+      goto fail;
   }
-  for (char **e = environ; rc == 0 && e && *e; e++) {
+  for (char **e = environ; e && *e; e++) {
     const char *eq = strchr(*e, '=');
     char name[256];
     if (!eq || (size_t)(eq - *e) >= sizeof(name))
       continue;
     memcpy(name, *e, (size_t)(eq - *e));
     name[eq - *e] = '\0';
-    if (kl__sandbox_env_allowed(name) && !envp_has((char **)list.ptr, n, *e))
-      rc = envp_add(&list, &n, *e);
+    if (kl__sandbox_env_allowed(name) && (rc = envp_add(&l, *e)) < 0)
+      goto fail;
   }
-  char *end = NULL;
-  if (rc == 0)
-    rc = kl__buf_put(&list, (const char *)&end, sizeof(end));
+  if (!l.v && (rc = KL__GROW(l.v, l.cap, 1)) < 0)
+    goto fail;
+  l.v[l.n] = NULL;
   kl_buf_dispose(&entry);
-  if (rc < 0) {
-    for (size_t i = 0; i < n; i++)
-      kl__free(((char **)list.ptr)[i]);
-    kl_buf_dispose(&list);
-    return kl__error_oom();
-  }
-  sb->envp = (char **)kl__buf_detach(&list);
+  sb->envp = l.v;
+  sb->cap_envp = l.cap;
   return 0;
+fail:
+  kl_buf_dispose(&entry);
+  for (size_t i = 0; i < l.n; i++)
+    kl__free(l.v[i]);
+  kl__free(l.v);
+  return rc;
 }
 
 /* ---- the network ------------------------------------------------------------ */
@@ -580,32 +584,34 @@ static int build_ruleset(kl__sandbox *sb, const kl__sandbox_spec *spec) {
   hidden_places(&deny);
   int rc = allow_all_but(rs, "/", &deny, 0);
   paths_free(&deny);
+  if (rc < 0)
+    goto refused;
   /* what it must read where reading is denied */
   static const char *const search[] = {"PATH", "LD_LIBRARY_PATH", "CPATH",
                                        "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
                                        "LIBRARY_PATH"};
-  for (size_t i = 0; rc == 0 && i < KL_ARRAY_SIZE(search); i++)
+  for (size_t i = 0; i < KL_ARRAY_SIZE(search); i++)
     allow_search_path(rs, getenv(search[i]));
-  for (size_t i = 0; rc == 0 && spec->readable && spec->readable[i]; i++)
-    rc = allow_path(rs, spec->readable[i], READ_RIGHTS);
+  for (size_t i = 0; spec->readable && spec->readable[i]; i++)
+    if ((rc = allow_path(rs, spec->readable[i], READ_RIGHTS)) < 0)
+      goto refused;
   uint64_t rw = READ_RIGHTS | write_rights(abi);
-  if (rc == 0 && spec->dir)
-    rc = allow_path(rs, spec->dir, rw);
-  for (size_t i = 0; rc == 0 && spec->writable && spec->writable[i]; i++)
-    rc = allow_path(rs, spec->writable[i], rw);
+  if (spec->dir && (rc = allow_path(rs, spec->dir, rw)) < 0)
+    goto refused;
+  for (size_t i = 0; spec->writable && spec->writable[i]; i++)
+    if ((rc = allow_path(rs, spec->writable[i], rw)) < 0)
+      goto refused;
   /* the GPU's device files and /dev/null; shared memory */
   uint64_t dev = READ_RIGHTS | LL_FS_WRITE_FILE | (abi >= 3 ? LL_FS_TRUNCATE : 0);
-  if (rc == 0)
-    rc = allow_path(rs, "/dev", dev);
-  if (rc == 0)
-    rc = allow_path(rs, "/dev/shm", rw);
-  if (rc < 0) {
-    close(rs);
-    return 0; /* a rule the kernel refused: no Landlock rather than a
-                 ruleset with a hole in it */
-  }
+  if ((rc = allow_path(rs, "/dev", dev)) < 0 ||
+      (rc = allow_path(rs, "/dev/shm", rw)) < 0)
+    goto refused;
   sb->ruleset = rs;
   return 0;
+refused:
+  close(rs);
+  return 0; /* a rule the kernel refused: no Landlock rather than a ruleset
+               with a hole in it */
 }
 
 /* ---- capabilities ----------------------------------------------------------------- */

@@ -62,20 +62,19 @@ static int eval_from(kl__eval *e, const char *dir, json_object *j) {
                              json_object_get_boolean(v);
   e->plugins.candidate_cached = (v = kl__json_get(j, "candidate_cached")) &&
                                 json_object_get_boolean(v);
-  int rc = pl ? 0
-              : kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                          "%s/jobs.json: an evaluation without plugins", dir);
-  if (rc == 0)
-    rc = plugin_path(&e->plugins.oracle, dir, pl, "oracle");
-  if (rc == 0)
-    rc = plugin_path(&e->plugins.against, dir, pl, "against");
-  if (rc == 0)
-    rc = plugin_path(&e->plugins.candidate, dir, pl, "candidate");
+  if (!pl)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s/jobs.json: an evaluation without plugins", dir);
+  int rc;
+  if ((rc = plugin_path(&e->plugins.oracle, dir, pl, "oracle")) < 0 ||
+      (rc = plugin_path(&e->plugins.against, dir, pl, "against")) < 0 ||
+      (rc = plugin_path(&e->plugins.candidate, dir, pl, "candidate")) < 0)
+    return rc;
   /* a candidate's presence is what its plugin says */
   o.candidate = e->plugins.candidate ? "(built)" : NULL;
   e->o = o;
   e->prebuilt = true;
-  return rc;
+  return 0;
 }
 
 typedef struct evaluating {
@@ -107,10 +106,9 @@ static void write_result(kl__eval *e, void *payload) {
   }
   kl__buf_puts(&b, "}\n");
   kl__buf_printf(&path, "%s/results/%s.json", x->dir, id);
-  if (rc == 0 && (rc = kl__buf_status(&b)) == 0 &&
-      (rc = kl__buf_status(&path)) == 0)
-    rc = kl__write_file_atomic(path.ptr, b.ptr, b.size);
-  if (rc < 0) {
+  if (rc < 0 || (rc = kl__buf_status(&b)) < 0 ||
+      (rc = kl__buf_status(&path)) < 0 ||
+      (rc = kl__write_file_atomic(path.ptr, b.ptr, b.size)) < 0) {
     const kl_error *err = kl_error_last();
     fprintf(stderr, "kl evaluate: %s: %s\n", id,
             err ? err->message : "cannot write the result");
@@ -133,73 +131,80 @@ int kl_evaluate_dir(const char *dir_in, const char *devices,
   char dir[PATH_MAX];
   if (!realpath(dir_in, dir))
     return kl__error_os(KL_ENOTFOUND, dir_in, "no such batch folder");
-  kl_buf p = KL_BUF_INIT, text = KL_BUF_INIT;
-  int rc = kl__buf_printf(&p, "%s/.lock", dir) < 0 ? kl__error_oom() : 0;
-  int lock = rc == 0 ? open(p.ptr, O_RDWR | O_CREAT | O_CLOEXEC, 0600) : -1;
-  if (rc == 0 && lock < 0)
-    rc = kl__error_os(KL_EIO, p.ptr, "cannot open the batch's lock");
-  if (rc == 0 && flock(lock, LOCK_EX) < 0)
-    rc = kl__error_os(KL_EIO, p.ptr, "cannot lock the batch");
-  p.size = 0;
-  if (rc == 0 && kl__buf_printf(&p, "%s/jobs.json", dir) < 0)
-    rc = kl__error_oom();
-  if (rc == 0)
-    rc = kl__read_file(&text, p.ptr);
-  json_object *doc = NULL;
-  if (rc == 0)
-    rc = kl__json_parse(&doc, text.ptr, p.ptr, "batch");
-  json_object *list = rc == 0 ? kl__json_get(doc, "evaluations") : NULL;
-  const char *case_dir = rc == 0 ? kl__json_text(doc, "case") : NULL;
-  if (rc == 0 && (!list || !json_object_is_type(list, json_type_array) ||
-                  !case_dir))
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                   "%s: not a batch (no case or evaluations)", p.ptr);
+  kl_buf p = KL_BUF_INIT, text = KL_BUF_INIT, results = KL_BUF_INIT;
+  json_object *doc = NULL, **ids = NULL;
   kl_case *c = NULL;
   char *case_path = NULL;
-  if (rc == 0 && !(case_path = case_dir[0] == '/' ? kl__strdup(case_dir)
-                                                  : kl__path_join(dir,
-                                                                  case_dir)))
+  kl__eval *ev = NULL;
+  kl_executor *ex = NULL;
+  size_t n = 0;
+  int lock = -1;
+  int rc = kl__buf_printf(&p, "%s/.lock", dir);
+  if (rc < 0)
+    goto done;
+  if ((lock = open(p.ptr, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+    rc = kl__error_os(KL_EIO, p.ptr, "cannot open the batch's lock");
+    goto done;
+  }
+  if (flock(lock, LOCK_EX) < 0) {
+    rc = kl__error_os(KL_EIO, p.ptr, "cannot lock the batch");
+    goto done;
+  }
+  p.size = 0;
+  if ((rc = kl__buf_printf(&p, "%s/jobs.json", dir)) < 0 ||
+      (rc = kl__read_file(&text, p.ptr)) < 0 ||
+      (rc = kl__json_parse(&doc, text.ptr, p.ptr, "batch")) < 0)
+    goto done;
+  json_object *list = kl__json_get(doc, "evaluations");
+  const char *case_dir = kl__json_text(doc, "case");
+  if (!list || !json_object_is_type(list, json_type_array) || !case_dir) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "%s: not a batch (no case or evaluations)", p.ptr);
+    goto done;
+  }
+  case_path = case_dir[0] == '/' ? kl__strdup(case_dir)
+                                 : kl__path_join(dir, case_dir);
+  if (!case_path) {
     rc = kl__error_oom();
-  if (rc == 0)
-    rc = kl_case_load(&c, case_path, NULL);
-  size_t total = rc == 0 ? json_object_array_length(list) : 0, n = 0;
-  kl__eval *ev = total ? kl__calloc(total, sizeof(*ev)) : NULL;
-  json_object **ids = total ? kl__calloc(total, sizeof(*ids)) : NULL;
-  if (total && (!ev || !ids))
+    goto done;
+  }
+  if ((rc = kl_case_load(&c, case_path, NULL)) < 0)
+    goto done;
+  size_t total = json_object_array_length(list);
+  if (total && (!(ev = kl__calloc(total, sizeof(*ev))) ||
+                !(ids = kl__calloc(total, sizeof(*ids))))) {
     rc = kl__error_oom();
-  for (size_t i = 0; rc == 0 && i < total; i++) {
-    json_object *j = json_object_array_get_idx(list, i), *id = kl__json_get(j, "id");
+    goto done;
+  }
+  for (size_t i = 0; i < total; i++) {
+    json_object *j = json_object_array_get_idx(list, i);
+    json_object *id = kl__json_get(j, "id");
     const char *ids_text = id ? json_object_get_string(id) : "";
     if (!id || !ids_text[0] || strchr(ids_text, '/') || ids_text[0] == '.') {
       rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s: evaluation %zu has no usable id", p.ptr, i);
-      break;
+      goto done;
     }
     if (has_result(dir, ids_text))
       continue; /* done by an earlier evaluator of this folder */
     ids[n] = id;
-    rc = eval_from(&ev[n++], dir, j);
+    if ((rc = eval_from(&ev[n++], dir, j)) < 0)
+      goto done;
   }
-  kl_executor *ex = NULL;
+  if (n == 0)
+    goto done;
   kl_executor_options eo = KL_EXECUTOR_OPTIONS_INIT;
   eo.kind = "local";
   eo.devices = devices;
   eo.worker_path = worker_path;
-  if (rc == 0 && n > 0)
-    rc = kl_executor_create(&ex, &eo);
-  if (rc == 0 && n > 0) {
-    kl_buf r = KL_BUF_INIT;
-    if (kl__buf_printf(&r, "%s/results", dir) < 0)
-      rc = kl__error_oom();
-    else
-      rc = kl__mkdir_p(r.ptr);
-    kl_buf_dispose(&r);
-  }
-  if (rc == 0 && n > 0)
-    rc = kl__executor_devices(ex, c);
+  if ((rc = kl_executor_create(&ex, &eo)) < 0 ||
+      (rc = kl__buf_printf(&results, "%s/results", dir)) < 0 ||
+      (rc = kl__mkdir_p(results.ptr)) < 0 ||
+      (rc = kl__executor_devices(ex, c)) < 0)
+    goto done;
   evaluating x = {dir, ids, ev};
-  if (rc == 0 && n > 0)
-    rc = kl__local_evaluate(ex, c, ev, n, write_result, &x);
+  rc = kl__local_evaluate(ex, c, ev, n, write_result, &x);
+done:
   for (size_t i = 0; i < n; i++)
     kl__eval_dispose(&ev[i]);
   kl__free(ev);
@@ -210,6 +215,7 @@ int kl_evaluate_dir(const char *dir_in, const char *devices,
   json_object_put(doc);
   kl_buf_dispose(&p);
   kl_buf_dispose(&text);
+  kl_buf_dispose(&results);
   if (lock >= 0)
     close(lock);
   return rc;

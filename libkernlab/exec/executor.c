@@ -170,82 +170,83 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
   config_values cv;
   memset(&cv, 0, sizeof(cv));
   cv.gpus = cv.retries = -1;
-  rc = kl__user_config_section("executor", read_section, &cv);
-  kl_executor *ex = rc == 0 ? kl__calloc(1, sizeof(*ex)) : NULL;
-  if (rc == 0 && !ex)
+  kl_executor *ex = NULL;
+  kl_buf d = KL_BUF_INIT;
+  if ((rc = kl__user_config_section("executor", read_section, &cv)) < 0)
+    goto fail;
+  if (!(ex = kl__calloc(1, sizeof(*ex)))) {
     rc = kl__error_oom();
+    goto fail;
+  }
   const char *kind = o->kind ? o->kind : cv.kind ? cv.kind : "local";
   static const kl__exec_backend *const backends[] = {
       &kl__exec_local, &kl__exec_ssh, &kl__exec_slurm};
-  for (size_t i = 0; rc == 0 && !ex->backend && i < KL_ARRAY_SIZE(backends);
-       i++)
+  for (size_t i = 0; !ex->backend && i < KL_ARRAY_SIZE(backends); i++)
     if (strcmp(kind, backends[i]->name) == 0)
       ex->backend = backends[i];
-  if (rc == 0 && !ex->backend)
+  if (!ex->backend) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                    "unknown executor '%s' (local, ssh or slurm)", kind);
-  if (rc == 0)
-    ex->kind = ex->backend->kind;
-  if (rc == 0)
-    rc = set_text(&ex->host, o->host, cv.host, NULL);
-  if (rc == 0)
-    rc = set_text(&ex->remote_kl, o->remote_kl, cv.remote_kl, "kl");
-  if (rc == 0)
-    rc = set_text(&ex->remote_dir, o->remote_dir, cv.remote_dir,
-                  ".cache/kernlab/batches");
-  if (rc == 0)
-    rc = set_text(&ex->partition, o->partition, cv.partition, NULL);
-  if (rc == 0)
-    rc = set_text(&ex->worker_path, o->worker_path, NULL, NULL);
-  if (rc == 0)
-    rc = set_list(&ex->ssh_options, o->ssh_options, cv.ssh_options);
-  if (rc == 0)
-    rc = set_list(&ex->sbatch_options, o->sbatch_options, cv.sbatch_options);
-  if (rc == 0) {
-    ex->gpus = o->gpus >= 0 ? o->gpus : cv.gpus >= 0 ? cv.gpus : 1;
-    ex->retries = o->retries >= 0 ? o->retries : cv.retries >= 0 ? cv.retries
-                                                                 : 3;
-    const char *devices = o->devices ? o->devices : cv.devices;
-    if (devices && ex->kind == EXEC_LOCAL)
-      rc = kl__local_parse_devices(ex, devices, o->devices ? "--devices"
-                                                 : "executor.devices");
+    goto fail;
   }
-  if (rc == 0 && ex->kind == EXEC_SSH && (!ex->host || !ex->host[0]))
+  ex->kind = ex->backend->kind;
+  if ((rc = set_text(&ex->host, o->host, cv.host, NULL)) < 0 ||
+      (rc = set_text(&ex->remote_kl, o->remote_kl, cv.remote_kl, "kl")) < 0 ||
+      (rc = set_text(&ex->remote_dir, o->remote_dir, cv.remote_dir,
+                     ".cache/kernlab/batches")) < 0 ||
+      (rc = set_text(&ex->partition, o->partition, cv.partition, NULL)) < 0 ||
+      (rc = set_text(&ex->worker_path, o->worker_path, NULL, NULL)) < 0 ||
+      (rc = set_list(&ex->ssh_options, o->ssh_options, cv.ssh_options)) < 0 ||
+      (rc = set_list(&ex->sbatch_options, o->sbatch_options,
+                     cv.sbatch_options)) < 0)
+    goto fail;
+  ex->gpus = o->gpus >= 0 ? o->gpus : cv.gpus >= 0 ? cv.gpus : 1;
+  ex->retries = o->retries >= 0 ? o->retries : cv.retries >= 0 ? cv.retries : 3;
+  const char *devices = o->devices ? o->devices : cv.devices;
+  if (devices && ex->kind == EXEC_LOCAL &&
+      (rc = kl__local_parse_devices(ex, devices, o->devices
+                                                     ? "--devices"
+                                                     : "executor.devices")) < 0)
+    goto fail;
+  if (ex->kind == EXEC_SSH && (!ex->host || !ex->host[0])) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                    "the ssh executor needs a host (--host user@box, or "
                    "executor.host in the config file)");
-  if (rc == 0 && ex->kind == EXEC_SLURM &&
-      (!ex->partition || !ex->partition[0]))
+    goto fail;
+  }
+  if (ex->kind == EXEC_SLURM && (!ex->partition || !ex->partition[0])) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                    "the slurm executor needs a partition (--partition NAME, "
                    "or executor.partition in the config file)");
-  if (rc == 0 && ex->kind == EXEC_SSH)
+    goto fail;
+  }
+  if (ex->kind == EXEC_SSH)
     snprintf(ex->control_path, sizeof(ex->control_path),
              "/tmp/kl-ssh-%ld-%%C", (long)getuid());
-  kl_buf d = KL_BUF_INIT;
-  if (rc == 0) {
-    if (ex->kind == EXEC_SSH)
-      rc = kl__buf_printf(&d, "ssh: %s", ex->host);
-    else if (ex->kind == EXEC_SLURM)
-      rc = kl__buf_printf(&d, "slurm: partition %s, %d GPU%s per job",
-                          ex->partition, ex->gpus, ex->gpus == 1 ? "" : "s");
-    else if (ex->devices_known) {
-      rc = kl__buf_puts(&d, ex->ndevices == 1 ? "local: GPU " : "local: GPUs ");
-      for (size_t i = 0; rc == 0 && i < ex->ndevices; i++)
-        rc = kl__buf_printf(&d, "%s%d", i ? "," : "", ex->devices[i]);
-    } else
-      rc = kl__buf_puts(&d, "local: every visible GPU");
-    if (rc < 0 || !(ex->describe = kl__buf_detach(&d)))
-      rc = kl__error_oom();
+  if (ex->kind == EXEC_SSH) {
+    kl__buf_printf(&d, "ssh: %s", ex->host);
+  } else if (ex->kind == EXEC_SLURM) {
+    kl__buf_printf(&d, "slurm: partition %s, %d GPU%s per job", ex->partition,
+                   ex->gpus, ex->gpus == 1 ? "" : "s");
+  } else if (ex->devices_known) {
+    kl__buf_puts(&d, ex->ndevices == 1 ? "local: GPU " : "local: GPUs ");
+    for (size_t i = 0; i < ex->ndevices; i++)
+      kl__buf_printf(&d, "%s%d", i ? "," : "", ex->devices[i]);
+  } else {
+    kl__buf_puts(&d, "local: every visible GPU");
   }
-  kl_buf_dispose(&d);
+  if (!(ex->describe = kl__buf_detach(&d))) { /* NULL when a write failed */
+    rc = KL_ENOMEM;
+    goto fail;
+  }
   config_values_free(&cv);
-  if (rc < 0) {
-    kl_executor_free(ex);
-    return rc;
-  }
   *out = ex;
   return 0;
+fail:
+  kl_buf_dispose(&d);
+  config_values_free(&cv);
+  kl_executor_free(ex);
+  return rc;
 }
 
 int kl__executor_one_device(kl_executor **out, const char *worker_path,

@@ -182,36 +182,31 @@ static int local_devices(kl_executor *ex, const kl_case *c) {
     return rc;
   if (info.count <= 0) /* the bench says why, as without an executor */
     return kl__local_parse_devices(ex, "0", "devices");
-  kl_buf list = KL_BUF_INIT;
-  for (int i = 0; rc == 0 && i < info.count && i < 64; i++)
-    rc = kl__buf_printf(&list, "%s%d", i ? "," : "", i);
-  if (rc == 0)
-    rc = kl__local_parse_devices(ex, list.ptr, "devices");
-  else
-    rc = kl__error_oom();
+  kl_buf list = KL_BUF_INIT, d = KL_BUF_INIT;
+  for (int i = 0; i < info.count && i < 64; i++)
+    kl__buf_printf(&list, "%s%d", i ? "," : "", i);
+  kl__buf_printf(&d, "local: %d visible GPU%s", info.count,
+                 info.count == 1 ? "" : "s");
+  if ((rc = kl__buf_status(&list)) < 0 || (rc = kl__buf_status(&d)) < 0 ||
+      (rc = kl__local_parse_devices(ex, list.ptr, "devices")) < 0)
+    goto done;
+  kl__free(ex->describe);
+  ex->describe = kl__buf_detach(&d);
+done:
   kl_buf_dispose(&list);
-  if (rc == 0) {
-    kl_buf d = KL_BUF_INIT;
-    if (kl__buf_printf(&d, "local: %d visible GPU%s", info.count,
-                       info.count == 1 ? "" : "s") == 0) {
-      kl__free(ex->describe);
-      ex->describe = kl__buf_detach(&d);
-    }
-    kl_buf_dispose(&d);
-    if (!ex->describe)
-      rc = kl__error_oom();
-  }
+  kl_buf_dispose(&d);
   return rc;
 }
 
 static int local_batch_evaluate(kl_executor *ex, const kl_case *c,
                                 kl__eval *ev, size_t n, const char *batch_dir,
                                 const char *ledger) {
-  int rc = local_devices(ex, c);
   double t0 = kl__now_ms();
-  if (rc == 0)
-    rc = kl__local_evaluate(ex, c, ev, n, NULL, NULL);
-  if (rc == 0 && n > 1) { /* a batch: how long it took, on how many */
+  int rc;
+  if ((rc = local_devices(ex, c)) < 0 ||
+      (rc = kl__local_evaluate(ex, c, ev, n, NULL, NULL)) < 0)
+    return rc;
+  if (n > 1) { /* a batch: how long it took, on how many */
     char detail[128];
     const char *name = strrchr(batch_dir, '/');
     size_t slots = ex->ndevices < n ? ex->ndevices : n;

@@ -127,37 +127,39 @@ static int slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   kl__sh_quote(&script, dir);
   kl__buf_putc(&script, '\n');
   kl__buf_printf(&path, "%s/job.sh", dir);
-  if ((rc = kl__buf_status(&script)) == 0 &&
-      (rc = kl__buf_status(&path)) == 0)
-    rc = kl__write_file_atomic(path.ptr, script.ptr, script.size);
-  if (rc == 0 && chmod(path.ptr, 0755) < 0)
-    rc = kl__error_os(KL_EIO, path.ptr, "cannot make the job script "
-                                        "executable");
   char id[64] = "", state[64] = "";
   int attempt = 0;
   bool done = false;
-  for (; rc == 0 && !done && attempt <= ex->retries; attempt++) {
-    if ((rc = submit(id, sizeof(id), ex, dir, name)) < 0)
-      break;
-    if ((rc = kl__executor_line_write(ledger, "slurm", name, attempt + 1, "submitted",
-                              id, ex->partition)) < 0 ||
-        (rc = wait_job(state, sizeof(state), id)) < 0)
-      break;
+  if ((rc = kl__buf_status(&script)) < 0 || (rc = kl__buf_status(&path)) < 0 ||
+      (rc = kl__write_file_atomic(path.ptr, script.ptr, script.size)) < 0)
+    goto out;
+  if (chmod(path.ptr, 0755) < 0) {
+    rc = kl__error_os(KL_EIO, path.ptr, "cannot make the job script "
+                                        "executable");
+    goto out;
+  }
+  for (; !done && attempt <= ex->retries; attempt++) {
     size_t missing = 0;
-    rc = kl__batch_collect(dir, ev, n, &missing, "slurm", "job", id);
-    done = rc == 0 && missing == 0;
+    if ((rc = submit(id, sizeof(id), ex, dir, name)) < 0 ||
+        (rc = kl__executor_line_write(ledger, "slurm", name, attempt + 1,
+                                      "submitted", id, ex->partition)) < 0 ||
+        (rc = wait_job(state, sizeof(state), id)) < 0 ||
+        (rc = kl__batch_collect(dir, ev, n, &missing, "slurm", "job", id)) < 0)
+      goto out;
+    done = missing == 0;
     char detail[160];
     snprintf(detail, sizeof(detail), "%zu of %zu evaluations without a result",
              missing, pending);
-    if (rc == 0)
-      rc = kl__executor_line_write(ledger, "slurm", name, attempt + 1, state, id,
-                           done ? NULL : detail);
+    if ((rc = kl__executor_line_write(ledger, "slurm", name, attempt + 1,
+                                      state, id, done ? NULL : detail)) < 0)
+      goto out;
   }
-  if (rc == 0 && !done)
+  if (!done)
     rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
                    "slurm: batch %s is still unfinished after %d jobs (the "
                    "last, %s, ended %s); see %s/slurm-%s.out",
                    name, attempt, id, state, dir, id);
+out:
   kl_buf_dispose(&script);
   kl_buf_dispose(&path);
   return rc;

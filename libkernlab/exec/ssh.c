@@ -59,8 +59,90 @@ static const char *last_line(kl_buf *b, char *out, size_t cap) {
   return out;
 }
 
+/* What one try of the three steps left: the last step's result. */
+typedef struct ssh_try {
+  kl__run_result res;
+  int step;  /* 0: unpacking failed, 1: kl evaluate ran, 2: results back */
+  bool done; /* every evaluation has its result */
+} ssh_try;
+
+/* One try: unpack the batch there, run kl evaluate on it, bring results/
+ * back and collect them. A lost link is t->res.exit_code == SSH_LOST, not
+ * an error; the error is kernlab's own failure, or a failure there that
+ * no retry mends. `why` gets kl evaluate's last words when it failed. */
+static int ssh_try_once(ssh_try *t, kl_executor *ex, kl__eval *ev, size_t n,
+                        const char *dir, const char *remote,
+                        const kl_buf *pack, char *why, size_t nwhy) {
+  kl_buf cmd = KL_BUF_INIT, folder = KL_BUF_INIT;
+  kl__run_result got, un;
+  memset(&got, 0, sizeof(got));
+  memset(&un, 0, sizeof(un));
+  int rc, eval_status;
+  /* 1: unpack there */
+  kl__buf_puts(&cmd, "mkdir -p ");
+  kl__sh_quote(&cmd, remote);
+  kl__buf_puts(&cmd, " && tar -C ");
+  kl__sh_quote(&cmd, remote);
+  kl__buf_puts(&cmd, " -xf -");
+  if ((rc = kl__buf_status(&cmd)) < 0 ||
+      (rc = ssh_call(&t->res, ex, cmd.ptr, pack->ptr, pack->size, 300000,
+                     1 << 16)) < 0 ||
+      t->res.exit_code != 0)
+    goto done;
+  /* 2: evaluate there (the slow step: no time limit, the link is
+   * watched by the alive probes) */
+  t->step = 1;
+  kl_buf_dispose(&t->res.output);
+  cmd.size = 0;
+  kl__sh_quote(&cmd, ex->remote_kl);
+  kl__buf_puts(&cmd, " evaluate ");
+  kl__sh_quote(&cmd, remote);
+  if ((rc = kl__buf_status(&cmd)) < 0 ||
+      (rc = ssh_call(&t->res, ex, cmd.ptr, NULL, 0, 0, 1 << 20)) < 0 ||
+      t->res.exit_code == SSH_LOST)
+    goto done;
+  /* 3: bring the results back, whatever step 2 said */
+  eval_status = t->res.exit_code;
+  if (eval_status != 0)
+    last_line(&t->res.output, why, nwhy);
+  cmd.size = 0;
+  kl__buf_puts(&cmd, "tar -C ");
+  kl__sh_quote(&cmd, remote);
+  kl__buf_puts(&cmd, " -cf - results");
+  if ((rc = kl__buf_status(&cmd)) < 0 ||
+      (rc = ssh_call(&got, ex, cmd.ptr, NULL, 0, 300000, 512u << 20)) < 0)
+    goto done;
+  if (got.exit_code == 0) {
+    const char *unpack[] = {"tar", "-C", dir, "-xf", "-", NULL};
+    size_t missing = 0;
+    kl__buf_printf(&folder, "%s:%s", ex->host, remote);
+    if ((rc = kl__exec_tar(&un, unpack, got.output.ptr, got.output.size)) < 0 ||
+        (rc = kl__buf_status(&folder)) < 0 ||
+        (rc = kl__batch_collect(dir, ev, n, &missing, "ssh", "folder",
+                                folder.ptr)) < 0)
+      goto done;
+    t->step = 2;
+    t->done = missing == 0;
+  } else {
+    t->res.exit_code = got.exit_code;
+    kl__buf_give(&t->res.output, &got.output);
+  }
+  if (!t->done && eval_status != 0 && t->res.exit_code != SSH_LOST)
+    /* kl evaluate itself failed there (not found, a bad folder): no retry
+     * makes it work */
+    rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
+                   "ssh %s: kl evaluate failed there (exit %d): %s", ex->host,
+                   eval_status, why);
+done:
+  kl_buf_dispose(&got.output);
+  kl_buf_dispose(&un.output);
+  kl_buf_dispose(&folder);
+  kl_buf_dispose(&cmd);
+  return rc;
+}
+
 static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
-                     size_t n, const char *dir, const char *ledger) {
+                        size_t n, const char *dir, const char *ledger) {
   size_t pending = 0;
   int rc = kl__batch_write(dir, c, ev, n, true, &pending);
   if (rc < 0 || pending == 0)
@@ -69,121 +151,64 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   char host[64] = "";
   gethostname(host, sizeof(host) - 1);
   const char *name = strrchr(dir, '/');
+  const char *batch = name ? name + 1 : dir;
   kl_buf remote = KL_BUF_INIT, cmd = KL_BUF_INIT;
-  if (kl__buf_printf(&remote, "%s/%s-%ld-%lld-%s", ex->remote_dir, host,
-                     (long)getpid(), (long long)time(NULL),
-                     name ? name + 1 : dir) < 0)
-    return kl__error_oom();
   kl__run_result pack;
+  memset(&pack, 0, sizeof(pack));
   const char *pack_argv[] = {"tar", "-C", dir, "-cf", "-", "jobs.json",
                              "plugins", "case", NULL};
-  rc = kl__exec_tar(&pack, pack_argv, NULL, 0);
   char why[512] = "";
   bool done = false;
-  int attempt;
-  for (attempt = 0; rc == 0 && !done && attempt <= ex->retries; attempt++) {
+  int attempt = 0;
+  kl__buf_printf(&remote, "%s/%s-%ld-%lld-%s", ex->remote_dir, host,
+                 (long)getpid(), (long long)time(NULL), batch);
+  if ((rc = kl__buf_status(&remote)) < 0 ||
+      (rc = kl__exec_tar(&pack, pack_argv, NULL, 0)) < 0)
+    goto out;
+  for (; !done && attempt <= ex->retries; attempt++) {
     if (attempt > 0)
       sleep(1u << (attempt - 1 < 3 ? attempt - 1 : 3));
-    kl__run_result res;
-    memset(&res, 0, sizeof(res));
-    int step = 0;
-    /* 1: unpack there */
-    cmd.size = 0;
-    kl__buf_puts(&cmd, "mkdir -p ");
-    kl__sh_quote(&cmd, remote.ptr);
-    kl__buf_puts(&cmd, " && tar -C ");
-    kl__sh_quote(&cmd, remote.ptr);
-    kl__buf_puts(&cmd, " -xf -");
-    if ((rc = kl__buf_status(&cmd)) == 0)
-      rc = ssh_call(&res, ex, cmd.ptr, pack.output.ptr, pack.output.size,
-                    300000, 1 << 16);
-    /* 2: evaluate there (the slow step: no time limit, the link is
-     * watched by the alive probes) */
-    if (rc == 0 && res.exit_code == 0) {
-      step = 1;
-      kl_buf_dispose(&res.output);
-      cmd.size = 0;
-      kl__sh_quote(&cmd, ex->remote_kl);
-      kl__buf_puts(&cmd, " evaluate ");
-      kl__sh_quote(&cmd, remote.ptr);
-      if ((rc = kl__buf_status(&cmd)) == 0)
-        rc = ssh_call(&res, ex, cmd.ptr, NULL, 0, 0, 1 << 20);
-    }
-    /* 3: bring the results back, whatever step 2 said */
-    if (rc == 0 && step == 1 && res.exit_code != SSH_LOST) {
-      kl__run_result got;
-      memset(&got, 0, sizeof(got));
-      int eval_status = res.exit_code;
-      if (eval_status != 0)
-        last_line(&res.output, why, sizeof(why));
-      cmd.size = 0;
-      kl__buf_puts(&cmd, "tar -C ");
-      kl__sh_quote(&cmd, remote.ptr);
-      kl__buf_puts(&cmd, " -cf - results");
-      if ((rc = kl__buf_status(&cmd)) == 0)
-        rc = ssh_call(&got, ex, cmd.ptr, NULL, 0, 300000, 512u << 20);
-      if (rc == 0 && got.exit_code == 0) {
-        kl__run_result un;
-        const char *unpack[] = {"tar", "-C", dir, "-xf", "-", NULL};
-        rc = kl__exec_tar(&un, unpack, got.output.ptr, got.output.size);
-        kl_buf_dispose(&un.output);
-        step = 2;
-      } else if (rc == 0) {
-        res.exit_code = got.exit_code;
-        kl_buf_dispose(&res.output);
-        res.output = got.output;
-        memset(&got.output, 0, sizeof(got.output));
-      }
-      kl_buf_dispose(&got.output);
-      if (rc == 0 && step == 2) {
-        size_t missing = 0;
-        kl_buf folder = KL_BUF_INIT;
-        rc = kl__buf_printf(&folder, "%s:%s", ex->host, remote.ptr) < 0
-                 ? kl__error_oom()
-                 : kl__batch_collect(dir, ev, n, &missing, "ssh", "folder",
-                                     folder.ptr);
-        kl_buf_dispose(&folder);
-        done = missing == 0;
-      }
-      if (rc == 0 && !done && eval_status != 0 &&
-          res.exit_code != SSH_LOST) {
-        /* kl evaluate itself failed there (not found, a bad folder): no
-         * retry makes it work */
+    ssh_try t;
+    memset(&t, 0, sizeof(t));
+    rc = ssh_try_once(&t, ex, ev, n, dir, remote.ptr, &pack.output, why,
+                      sizeof(why));
+    done = t.done;
+    if (rc == 0 && !done) {
+      int status = t.res.exit_code;
+      if (status != 0 && why[0] == 0)
+        last_line(&t.res.output, why, sizeof(why));
+      rc = kl__executor_line_write(ledger, "ssh", batch, attempt + 1,
+                                   status == SSH_LOST ? "connection_lost"
+                                                      : "failed",
+                                   remote.ptr, why);
+      if (rc == 0 && status != SSH_LOST && status != 0 && t.step == 0)
         rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
-                       "ssh %s: kl evaluate failed there (exit %d): %s",
-                       ex->host, eval_status, why);
-      }
+                       "ssh %s: could not unpack the batch there (exit %d): "
+                       "%s",
+                       ex->host, status, why);
     }
-    if (rc == 0 && !done && res.exit_code != 0 && why[0] == 0)
-      last_line(&res.output, why, sizeof(why));
-    if (rc == 0 && !done)
-      rc = kl__executor_line_write(ledger, "ssh", name ? name + 1 : dir, attempt + 1,
-                           res.exit_code == SSH_LOST ? "connection_lost"
-                                                     : "failed",
-                           remote.ptr, why);
-    if (rc == 0 && !done && res.exit_code != SSH_LOST && res.exit_code != 0 &&
-        step == 0)
-      rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
-                     "ssh %s: could not unpack the batch there (exit %d): %s",
-                     ex->host, res.exit_code, why);
-    kl_buf_dispose(&res.output);
+    kl_buf_dispose(&t.res.output);
+    if (rc < 0)
+      goto out;
   }
-  if (rc == 0 && done) {
-    kl__run_result res; /* tidy up there; a failure leaves only files */
-    cmd.size = 0;
-    if (kl__buf_puts(&cmd, "rm -rf ") == 0 &&
-        kl__sh_quote(&cmd, remote.ptr) == 0 &&
-        ssh_call(&res, ex, cmd.ptr, NULL, 0, 60000, 1 << 16) == 0)
-      kl_buf_dispose(&res.output);
-    kl_error_clear();
-    if (attempt > 1)
-      rc = kl__executor_line_write(ledger, "ssh", name ? name + 1 : dir, attempt,
-                           "completed", remote.ptr, NULL);
-  }
-  if (rc == 0 && !done)
+  if (!done) {
     rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
                    "ssh %s: the connection failed %d times: %s", ex->host,
                    attempt, why[0] ? why : "no answer");
+    goto out;
+  }
+  kl__run_result res; /* tidy up there; a failure leaves only files */
+  memset(&res, 0, sizeof(res));
+  kl__buf_puts(&cmd, "rm -rf ");
+  kl__sh_quote(&cmd, remote.ptr);
+  if (kl__buf_status(&cmd) == 0)
+    ssh_call(&res, ex, cmd.ptr, NULL, 0, 60000, 1 << 16);
+  kl_buf_dispose(&res.output);
+  kl_error_clear();
+  if (attempt > 1)
+    rc = kl__executor_line_write(ledger, "ssh", batch, attempt, "completed",
+                                 remote.ptr, NULL);
+out:
   kl_buf_dispose(&pack.output);
   kl_buf_dispose(&remote);
   kl_buf_dispose(&cmd);
