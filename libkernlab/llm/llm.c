@@ -544,26 +544,58 @@ static int record(kl_llm *l, const char *system, const char *user,
                   const kl_buf *reply) {
   char path[4096];
   kl_buf prompt = KL_BUF_INIT;
-  int rc = kl__mkdir_p(l->record_dir);
   int i = l->recorded + 1;
-  if (rc == 0 &&
-      kl__buf_printf(&prompt, "%s\n\n===== user =====\n\n%s", system,
-                     user) < 0)
-    rc = kl__error_oom();
+  kl__buf_printf(&prompt, "%s\n\n===== user =====\n\n%s", system, user);
+  int rc;
+  if ((rc = kl__buf_status(&prompt)) < 0 ||
+      (rc = kl__mkdir_p(l->record_dir)) < 0)
+    goto done;
   /* the next free number: a resumed run's folder has the earlier ones */
-  while (rc == 0 &&
-         (rc = numbered(path, sizeof(path), l->record_dir, i, "prompt")) == 0 &&
-         kl__is_file(path))
-    i++;
-  if (rc == 0)
-    rc = kl__record_new_file(path, prompt.ptr, prompt.size);
-  if (rc == 0)
-    rc = numbered(path, sizeof(path), l->record_dir, i, "reply");
-  if (rc == 0)
-    rc = kl__record_new_file(path, reply->ptr ? reply->ptr : "", reply->size);
+  for (;; i++) {
+    if ((rc = numbered(path, sizeof(path), l->record_dir, i, "prompt")) < 0)
+      goto done;
+    if (!kl__is_file(path))
+      break;
+  }
+  if ((rc = kl__record_new_file(path, prompt.ptr, prompt.size)) < 0 ||
+      (rc = numbered(path, sizeof(path), l->record_dir, i, "reply")) < 0 ||
+      (rc = kl__record_new_file(path, reply->ptr ? reply->ptr : "",
+                                reply->size)) < 0)
+    goto done;
+  l->recorded = i;
+done:
   kl_buf_dispose(&prompt);
-  if (rc == 0)
-    l->recorded = i;
+  return rc;
+}
+
+/* An HTTP provider's reply, continued while the token limit cuts it. */
+static int complete_http(kl_llm *l, const char *system, const char *user,
+                         kl_buf *text, kl_llm_usage *u) {
+  int conts = l->cfg.max_continuations >= 0 ? l->cfg.max_continuations : 3;
+  kl_buf body = KL_BUF_INIT;
+  int rc = 0;
+  for (int part = 0;; part++) {
+    char *req = request_body(l, system, user, part ? text->ptr : NULL);
+    if (!req) {
+      rc = kl__error_oom();
+      break;
+    }
+    bool cut = false;
+    rc = send_with_retries(l, req, &body, u);
+    kl__free(req);
+    if (rc < 0 || (rc = parse_reply(l, &body, text, &cut, u)) < 0 || !cut)
+      break;
+    if (part >= conts) {
+      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s: the reply was still cut off by the token limit "
+                     "(%d tokens) after %d continuations",
+                     l->name, l->cfg.max_tokens > 0 ? l->cfg.max_tokens : 8192,
+                     conts);
+      break;
+    }
+    u->continuations++;
+  }
+  kl_buf_dispose(&body);
   return rc;
 }
 
@@ -576,36 +608,13 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
                  : 0;
   if (rc < 0)
     return rc;
-  kl_buf text = KL_BUF_INIT, body = KL_BUF_INIT;
-  int conts = l->cfg.max_continuations >= 0 ? l->cfg.max_continuations : 3;
+  kl_buf text = KL_BUF_INIT;
   if (l->p == P_COMMAND)
     rc = complete_command(l, system, user, &text, &u);
   else if (l->p == P_REPLAY)
     rc = complete_replay(l, &text, &u);
-  for (int part = 0; rc == 0 && l->p <= P_OPENAI; part++) {
-    char *req = request_body(l, system, user, part ? text.ptr : NULL);
-    if (!req) {
-      rc = kl__error_oom();
-      break;
-    }
-    rc = send_with_retries(l, req, &body, &u);
-    kl__free(req);
-    bool cut = false;
-    if (rc == 0)
-      rc = parse_reply(l, &body, &text, &cut, &u);
-    if (rc < 0 || !cut)
-      break;
-    if (part >= conts) {
-      rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "%s: the reply was still cut off by the token limit "
-                     "(%d tokens) after %d continuations",
-                     l->name, l->cfg.max_tokens > 0 ? l->cfg.max_tokens : 8192,
-                     conts);
-      break;
-    }
-    u.continuations++;
-  }
-  kl_buf_dispose(&body);
+  else
+    rc = complete_http(l, system, user, &text, &u);
   /* what was spent counts whether or not the call succeeded */
   add_cost(l, &u);
   l->total.input_tokens += u.input_tokens;

@@ -232,10 +232,12 @@ static int overlay_text(char **dst, const char *src) {
 
 /* Lay `top` over `s`: what top sets wins. */
 static int overlay(kl_llm_settings *s, const kl_llm_settings *top) {
-  int rc = overlay_text(&s->provider, top->provider);
-  rc = rc ? rc : overlay_text(&s->model, top->model);
-  rc = rc ? rc : overlay_text(&s->base_url, top->base_url);
-  rc = rc ? rc : overlay_text(&s->api_key_env, top->api_key_env);
+  int rc;
+  if ((rc = overlay_text(&s->provider, top->provider)) < 0 ||
+      (rc = overlay_text(&s->model, top->model)) < 0 ||
+      (rc = overlay_text(&s->base_url, top->base_url)) < 0 ||
+      (rc = overlay_text(&s->api_key_env, top->api_key_env)) < 0)
+    return rc;
   if (top->max_tokens >= 0)
     s->max_tokens = top->max_tokens;
   if (top->temperature >= 0)
@@ -244,22 +246,22 @@ static int overlay(kl_llm_settings *s, const kl_llm_settings *top) {
     s->timeout_ms = top->timeout_ms;
   if (top->max_retries >= 0)
     s->max_retries = top->max_retries;
-  if (rc == 0 && top->command) {
+  if (top->command) {
     char **argv = kl__strv_dup((const char *const *)top->command);
     if (!argv)
       return kl__error_oom();
     kl__strv_free(s->command);
     s->command = argv;
   }
-  for (size_t i = 0; rc == 0 && i < top->nprices; i++) {
-    if (KL__GROW(s->prices, s->cap_prices, s->nprices + 1) < 0)
-      return KL_ENOMEM;
+  for (size_t i = 0; i < top->nprices; i++) {
+    if ((rc = KL__GROW(s->prices, s->cap_prices, s->nprices + 1)) < 0)
+      return rc;
     s->prices[s->nprices] = top->prices[i];
     if (!(s->prices[s->nprices].model = kl__strdup(top->prices[i].model)))
       return kl__error_oom();
     s->nprices++;
   }
-  return rc;
+  return 0;
 }
 
 /* The case's llm: section: read when used, checked when the case loads
@@ -304,29 +306,30 @@ int kl_llm_settings_load(kl_llm_settings **out, const kl_case *c) {
   if (!s)
     return kl__error_oom();
   kl_llm_settings *from_case = NULL;
-  int rc = read_user_file(s);
-  if (rc == 0 && c)
-    rc = read_case_section(&from_case, c);
-  if (rc == 0 && from_case)
-    rc = overlay(s, from_case);
-  kl_llm_settings_free(from_case);
+  int rc;
+  if ((rc = read_user_file(s)) < 0 ||
+      (c && (rc = read_case_section(&from_case, c)) < 0) ||
+      (from_case && (rc = overlay(s, from_case)) < 0))
+    goto fail;
   static const struct {
     const char *env;
     size_t field;
   } envs[] = {{"KL_LLM_PROVIDER", offsetof(kl_llm_settings, provider)},
               {"KL_LLM_MODEL", offsetof(kl_llm_settings, model)},
               {"KL_LLM_BASE_URL", offsetof(kl_llm_settings, base_url)}};
-  for (size_t i = 0; rc == 0 && i < KL_ARRAY_SIZE(envs); i++) {
+  for (size_t i = 0; i < KL_ARRAY_SIZE(envs); i++) {
     const char *v = getenv(envs[i].env);
-    if (v && v[0])
-      rc = overlay_text((char **)((char *)s + envs[i].field), v);
+    if (v && v[0] &&
+        (rc = overlay_text((char **)((char *)s + envs[i].field), v)) < 0)
+      goto fail;
   }
-  if (rc < 0) {
-    kl_llm_settings_free(s);
-    return rc;
-  }
+  kl_llm_settings_free(from_case);
   *out = s;
   return 0;
+fail:
+  kl_llm_settings_free(from_case);
+  kl_llm_settings_free(s);
+  return rc;
 }
 
 void kl_llm_settings_apply(const kl_llm_settings *s, kl_llm_config *cfg) {

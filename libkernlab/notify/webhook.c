@@ -228,31 +228,33 @@ int kl_webhook_load(kl_webhook **out, const kl_case *c) {
                      "discord or slack)",
                      env_format);
   kl__webhook_settings *user = NULL, *from_case = NULL;
-  int rc = kl__user_config_section("webhook", user_section, &user);
-  if (rc == 0 && c)
-    rc = read_case_section(&from_case, c);
-  if (rc == 0 && env_url && env_url[0]) {
-    rc = kl_webhook_create(out, env_url, env_format && env_format[0]
-                                             ? env_format
-                                         : from_case && from_case->format
-                                             ? from_case->format
-                                         : user && user->format ? user->format
-                                                                : NULL);
-    if (rc == 0) {
-      kl__free((*out)->source);
-      if (!((*out)->source = kl__strdup("KL_WEBHOOK_URL")))
-        rc = kl__error_oom();
+  int rc;
+  if ((rc = kl__user_config_section("webhook", user_section, &user)) < 0 ||
+      (c && (rc = read_case_section(&from_case, c)) < 0))
+    goto done;
+  if (env_url && env_url[0]) {
+    const char *format = env_format && env_format[0]       ? env_format
+                         : from_case && from_case->format ? from_case->format
+                         : user && user->format           ? user->format
+                                                          : NULL;
+    if ((rc = kl_webhook_create(out, env_url, format)) < 0)
+      goto done;
+    kl__free((*out)->source);
+    if (!((*out)->source = kl__strdup("KL_WEBHOOK_URL"))) {
+      rc = kl__error_oom();
+      goto done;
     }
-  } else if (rc == 0 && from_case && (from_case->url || from_case->url_env)) {
+  } else if (from_case && (from_case->url || from_case->url_env)) {
     rc = from_settings(out, from_case, "case");
-  } else if (rc == 0 && user) {
+  } else if (user) {
     rc = from_settings(out, user, user->path ? user->path : "config");
   }
-  if (rc == 0 && *out && env_format && env_format[0]) {
-    kl__free((*out)->format);
-    if (!((*out)->format = kl__strdup(env_format)))
-      rc = kl__error_oom();
-  }
+  if (rc < 0 || !*out || !env_format || !env_format[0])
+    goto done;
+  kl__free((*out)->format);
+  if (!((*out)->format = kl__strdup(env_format)))
+    rc = kl__error_oom();
+done:
   kl__webhook_settings_free(user);
   kl__webhook_settings_free(from_case);
   if (rc < 0) {

@@ -449,19 +449,17 @@ static int add_count_values(kl_buf *y, const writer *w) {
   return 0;
 }
 
-/* The written case launches as observed, with the observed scalars. */
-static int cross_check(const char *dir, const writer *w) {
-  kl_case *c = NULL;
-  int rc = kl_case_load(&c, dir, NULL);
+/* Shape s of the written case launches as observed, with the observed
+ * scalars. */
+static int check_shape(const kl_case *c, const writer *w, size_t s) {
+  const kl__obs_launch *l = w->sv[s].cfg->first;
+  kl_launch got;
+  int rc = kl_case_launch(&got, c, s);
   if (rc < 0)
     return rc;
-  for (size_t s = 0; rc == 0 && s < w->cs->nkept; s++) {
-    const kl__obs_launch *l = w->sv[s].cfg->first;
-    kl_launch got;
-    rc = kl_case_launch(&got, c, s);
-    for (int d = 0; rc == 0 && d < 3; d++)
-      if (got.grid[d] != l->grid[d] || got.block[d] != l->block[d])
-        rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+  for (int d = 0; d < 3; d++)
+    if (got.grid[d] != l->grid[d] || got.block[d] != l->block[d])
+      return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                        "%s: shape obs%zu launches grid [%" PRId64 ",%" PRId64
                        ",%" PRId64 "] block [%" PRId64 ",%" PRId64 ",%" PRId64
                        "], observed grid [%" PRId64 ",%" PRId64 ",%" PRId64
@@ -470,32 +468,65 @@ static int cross_check(const char *dir, const writer *w) {
                        got.grid[2], got.block[0], got.block[1], got.block[2],
                        l->grid[0], l->grid[1], l->grid[2], l->block[0],
                        l->block[1], l->block[2]);
-    if (rc == 0 && got.shared_bytes != l->shared)
-      rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+  if (got.shared_bytes != l->shared)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                      "%s: shape obs%zu has %" PRId64 " shared bytes, "
                      "observed %" PRId64,
                      kl_case_path(c), s + 1, got.shared_bytes, l->shared);
-    for (size_t i = 0; rc == 0 && i < w->np; i++) {
-      if (w->ps[i].pointer)
-        continue;
-      kl_value v;
-      char want[64], have[64];
-      rc = kl_case_scalar_value(&v, c, i, s);
-      scalar_text(want, sizeof want, &l->args[i], w->ps[i].dtype);
-      if (rc == 0 && v.is_int)
-        snprintf(have, sizeof have, "%" PRId64, v.i);
-      else if (rc == 0)
-        snprintf(have, sizeof have,
-                 w->ps[i].dtype == KL_DTYPE_F64 ? "%.17g" : "%.9g",
-                 w->ps[i].dtype == KL_DTYPE_F64 ? v.f : (double)(float)v.f);
-      if (rc == 0 && strcmp(want, have) != 0)
-        rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+  for (size_t i = 0; i < w->np; i++) {
+    if (w->ps[i].pointer)
+      continue;
+    kl_value v;
+    char want[64], have[64];
+    if ((rc = kl_case_scalar_value(&v, c, i, s)) < 0)
+      return rc;
+    scalar_text(want, sizeof want, &l->args[i], w->ps[i].dtype);
+    if (v.is_int)
+      snprintf(have, sizeof have, "%" PRId64, v.i);
+    else
+      snprintf(have, sizeof have,
+               w->ps[i].dtype == KL_DTYPE_F64 ? "%.17g" : "%.9g",
+               w->ps[i].dtype == KL_DTYPE_F64 ? v.f : (double)(float)v.f);
+    if (strcmp(want, have) != 0)
+      return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                        "%s: shape obs%zu gives %s = %s, observed %s",
                        kl_case_path(c), s + 1, w->ps[i].name, have, want);
-    }
   }
+  return 0;
+}
+
+/* The written case launches as observed at every shape. */
+static int cross_check(const char *dir, const writer *w) {
+  kl_case *c = NULL;
+  int rc = kl_case_load(&c, dir, NULL);
+  for (size_t s = 0; rc == 0 && s < w->cs->nkept; s++)
+    rc = check_shape(c, w, s);
   kl_case_free(c);
   return rc;
+}
+
+/* Shape s's element counts and integer scalars, from its first launch. */
+static int shape_values(shape_vals *sv, int64_t *elements,
+                        const kl__obs_launch *l, const sig_param *ps,
+                        size_t np, const kl_observation *o) {
+  for (size_t i = 0; i < np; i++) {
+    char v[64];
+    if (ps[i].pointer) {
+      elements[i] =
+          (int64_t)(l->args[i].alloc_left / kl_dtype_size(ps[i].dtype));
+      if (elements[i] < 1)
+        return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                         "%s: '%s' pointed at less than one element",
+                         o->path, ps[i].name);
+    } else if (!scalar_text(v, sizeof v, &l->args[i], ps[i].dtype)) {
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "%s: scalar '%s' was not a finite number", o->path,
+                       ps[i].name);
+    } else if (!kl_dtype_is_float(ps[i].dtype)) {
+      sv->ints[i] = strtoll(v, NULL, 10);
+    }
+  }
+  return 0;
 }
 
 static int make_case(const kl_observation *o,
@@ -503,101 +534,90 @@ static int make_case(const kl_observation *o,
                      kl_buf *report, const char *src, size_t src_len) {
   char *clean = kl__c_blank(src, src_len, false);
   char *params = NULL;
-  size_t start = 0, open = 0, end = 0;
+  size_t start = 0, open = 0, end = 0, np = 0, ns = 0;
+  sig_param *ps = NULL;
+  kl__obs_configs cs = {0};
+  shape_vals *sv = NULL;
+  int64_t(*elements)[64] = NULL;
+  kl_buf yaml = KL_BUF_INIT, kernel = KL_BUF_INIT, brief = KL_BUF_INIT;
   int rc = clean ? kl__c_definition_params(&params, clean, opts->entry)
                  : kl__error_oom();
-  if (rc == 0 && (!params || kl__c_definition_span(clean, opts->entry, &start,
-                                                   &open, &end) < 0))
+  if (rc < 0)
+    goto done;
+  if (!params ||
+      kl__c_definition_span(clean, opts->entry, &start, &open, &end) < 0) {
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_CASE, "%s: no definition of '%s'",
                    opts->source, opts->entry);
-  int line = rc == 0 ? line_of(src, open) : 1;
-  sig_param *ps = NULL;
-  size_t np = 0;
-  if (rc == 0)
-    rc = parse_signature(&ps, &np, params, opts->source, line);
-  if (rc == 0 && np > 64)
+    goto done;
+  }
+  int line = line_of(src, open);
+  if ((rc = parse_signature(&ps, &np, params, opts->source, line)) < 0)
+    goto done;
+  if (np > 64) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE, "%s: more than 64 parameters",
                    opts->source);
-  if (rc == 0)
-    rc = check_names(ps, np, opts->source, line);
-  kl__obs_configs cs = {0};
+    goto done;
+  }
   kl_configs_options co = opts->configs;
   co.version = KL_CONFIGS_OPTIONS_VERSION;
   if (!co.kernel)
     co.kernel = opts->entry;
-  if (rc == 0)
-    rc = kl__obs_configs_make(&cs, o, &co);
-  size_t ns = cs.nkept;
-  shape_vals *sv = rc == 0 ? kl__calloc(ns ? ns : 1, sizeof *sv) : NULL;
-  int64_t(*elements)[64] =
-      rc == 0 ? kl__calloc(ns ? ns : 1, sizeof *elements) : NULL;
-  if (rc == 0 && (!sv || !elements))
-    rc = kl__error_oom();
-  if (rc == 0 && ns > 256)
+  if ((rc = check_names(ps, np, opts->source, line)) < 0 ||
+      (rc = kl__obs_configs_make(&cs, o, &co)) < 0)
+    goto done;
+  ns = cs.nkept;
+  if (ns > 256) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "at most 256 shapes");
-  for (size_t s = 0; rc == 0 && s < ns; s++) {
+    goto done;
+  }
+  if (!(sv = kl__calloc(ns ? ns : 1, sizeof *sv)) ||
+      !(elements = kl__calloc(ns ? ns : 1, sizeof *elements))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  for (size_t s = 0; s < ns; s++) {
     const kl__obs_launch *l = cs.all[s].first;
     sv[s].cfg = &cs.all[s];
-    rc = check_args(l, ps, np, opts->source, line, o->path);
-    for (size_t i = 0; rc == 0 && i < np; i++) {
-      char v[64];
-      if (ps[i].pointer) {
-        elements[s][i] =
-            (int64_t)(l->args[i].alloc_left / kl_dtype_size(ps[i].dtype));
-        if (elements[s][i] < 1)
-          rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                         "%s: '%s' pointed at less than one element",
-                         o->path, ps[i].name);
-      } else if (!scalar_text(v, sizeof v, &l->args[i], ps[i].dtype)) {
-        rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                       "%s: scalar '%s' was not a finite number", o->path,
-                       ps[i].name);
-      } else if (!kl_dtype_is_float(ps[i].dtype)) {
-        sv[s].ints[i] = strtoll(v, NULL, 10);
-      }
-    }
+    if ((rc = check_args(l, ps, np, opts->source, line, o->path)) < 0 ||
+        (rc = shape_values(&sv[s], elements[s], l, ps, np, o)) < 0)
+      goto done;
   }
   writer w = {o, opts, &cs, ps, np, sv, elements, report};
-  kl_buf yaml = KL_BUF_INIT, kernel = KL_BUF_INIT, brief = KL_BUF_INIT;
-  if (rc == 0)
-    rc = yaml_case(&yaml, &w);
-  if (rc == 0)
-    rc = add_count_values(&yaml, &w);
-  if (rc == 0 && kernel_text(&kernel, src, clean, end))
-    rc = kl__error_oom();
-  if (rc == 0 &&
-      kl__buf_printf(&brief,
-                     "# %s, from a real program\n\nMade from the observation "
-                     "%s of `%s` and the source %s. The shapes are the "
-                     "program's own launch configurations (scalars and "
-                     "geometry exact); the buffer sizes and roles marked "
-                     "'confirm' in case.yaml are inferred.\n",
-                     opts->entry, o->path, o->program ? o->program : "?",
-                     opts->source))
-    rc = kl__error_oom();
-  if (rc == 0 && mkdir(opts->dir, 0777) < 0)
+  kernel_text(&kernel, src, clean, end);
+  kl__buf_printf(&brief,
+                 "# %s, from a real program\n\nMade from the observation "
+                 "%s of `%s` and the source %s. The shapes are the "
+                 "program's own launch configurations (scalars and "
+                 "geometry exact); the buffer sizes and roles marked "
+                 "'confirm' in case.yaml are inferred.\n",
+                 opts->entry, o->path, o->program ? o->program : "?",
+                 opts->source);
+  if ((rc = yaml_case(&yaml, &w)) < 0 ||
+      (rc = add_count_values(&yaml, &w)) < 0 ||
+      (rc = kl__buf_status(&kernel)) < 0 || (rc = kl__buf_status(&brief)) < 0)
+    goto done;
+  if (mkdir(opts->dir, 0777) < 0) {
     rc = kl__error_os(errno == EEXIST ? KL_EEXISTS : KL_EIO, opts->dir,
                       "cannot create the case folder");
-  if (rc == 0)
-    rc = write_file(opts->dir, "case.yaml", &yaml);
-  if (rc == 0)
-    rc = write_file(opts->dir, "kernel.cu", &kernel);
-  if (rc == 0)
-    rc = write_file(opts->dir, "program.md", &brief);
-  if (rc == 0)
-    rc = cross_check(opts->dir, &w);
-  if (rc == 0 && report &&
-      kl__buf_printf(report,
-                     "wrote %s: %zu shape%s covering %.1f%% of %s's recorded "
-                     "GPU time (K=3/5/7 would cover %.1f/%.1f/%.1f%%); its "
-                     "launch geometry and scalars match the observation at "
-                     "every shape\nconfirm in %s/case.yaml: the lines marked "
-                     "'confirm' (buffer counts and roles)\n",
-                     opts->dir, ns, ns == 1 ? "" : "s", 100 * cs.kept_share,
-                     opts->entry, 100 * kl__obs_cover(&cs, 3),
-                     100 * kl__obs_cover(&cs, 5), 100 * kl__obs_cover(&cs, 7),
-                     opts->dir))
-    rc = kl__error_oom();
+    goto done;
+  }
+  if ((rc = write_file(opts->dir, "case.yaml", &yaml)) < 0 ||
+      (rc = write_file(opts->dir, "kernel.cu", &kernel)) < 0 ||
+      (rc = write_file(opts->dir, "program.md", &brief)) < 0 ||
+      (rc = cross_check(opts->dir, &w)) < 0 || !report)
+    goto done;
+  kl__buf_printf(report,
+                 "wrote %s: %zu shape%s covering %.1f%% of %s's recorded "
+                 "GPU time (K=3/5/7 would cover %.1f/%.1f/%.1f%%); its "
+                 "launch geometry and scalars match the observation at "
+                 "every shape\nconfirm in %s/case.yaml: the lines marked "
+                 "'confirm' (buffer counts and roles)\n",
+                 opts->dir, ns, ns == 1 ? "" : "s", 100 * cs.kept_share,
+                 opts->entry, 100 * kl__obs_cover(&cs, 3),
+                 100 * kl__obs_cover(&cs, 5), 100 * kl__obs_cover(&cs, 7),
+                 opts->dir);
+  rc = kl__buf_status(report);
+done:
   kl_buf_dispose(&yaml);
   kl_buf_dispose(&kernel);
   kl_buf_dispose(&brief);

@@ -142,53 +142,65 @@ static double median(const double *v, int n) {
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
+/* One observation of the program: the kernel's total µs and launches,
+ * recorded in the export's ledger either way. */
+static int observe_once(exporter *x, const char *side, int i,
+                        const char *filter, double *t, int64_t *launches) {
+  const char *entry = kl_case_entry(x->c);
+  kl_buf path = KL_BUF_INIT;
+  kl_observation *ob = NULL;
+  kl__buf_printf(&path, "%s/%s-%d.json", x->dir, side, i + 1);
+  int rc = kl__buf_status(&path);
+  if (rc < 0)
+    return rc;
+  kl_observe_options oo = KL_OBSERVE_OPTIONS_INIT;
+  oo.output = path.ptr;
+  oo.kernel = filter;
+  oo.cwd = x->o.cwd;
+  oo.capture_output = 1;
+  oo.max_launches = 10000;
+  if ((rc = kl_observe(&ob, x->o.observe, &oo)) < 0)
+    goto failed;
+  if (kl_observation_exit_code(ob) != 0) {
+    rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
+                   "the observed program exited with %d (%s)",
+                   kl_observation_exit_code(ob), side);
+    goto failed;
+  }
+  if (kl_observation_kernel_time(t, launches, ob, entry) == KL_ENOTFOUND) {
+    rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
+                   "the observed program never launched '%s' (%s)", entry,
+                   side);
+    goto failed;
+  }
+  json_object *f = fields("kernel_us", json_object_new_double(*t), "launches",
+                          json_object_new_int64(*launches));
+  json_object_object_add(f, "observation", json_object_new_string(path.ptr));
+  record(x, side, f);
+  step(x, "observe %s %d/%d: %s %.1f us over %lld launches", side, i + 1,
+       x->o.repeat, entry, *t, (long long)*launches);
+  goto done;
+failed:
+  record(x, side,
+         fields("error", json_object_new_string(kl_error_last()->message),
+                NULL, NULL));
+done:
+  kl_observation_free(ob);
+  kl_buf_dispose(&path);
+  return rc;
+}
+
 /* Observe the program `repeat` times; the kernel's total µs each time. */
 static int observe(exporter *x, const char *side, double *us, int *n) {
-  const char *entry = kl_case_entry(x->c);
   kl_buf filter = KL_BUF_INIT;
-  if (kl__buf_printf(&filter, "^%s($|[(<])", entry) < 0)
-    return kl__error_oom();
-  int rc = 0;
+  kl__buf_printf(&filter, "^%s($|[(<])", kl_case_entry(x->c));
+  int rc = kl__buf_status(&filter);
   for (int i = 0; rc == 0 && i < x->o.repeat; i++) {
-    kl_buf path = KL_BUF_INIT;
-    if (kl__buf_printf(&path, "%s/%s-%d.json", x->dir, side, i + 1) < 0) {
-      rc = kl__error_oom();
-      break;
-    }
-    kl_observe_options oo = KL_OBSERVE_OPTIONS_INIT;
-    oo.output = path.ptr;
-    oo.kernel = filter.ptr;
-    oo.cwd = x->o.cwd;
-    oo.capture_output = 1;
-    oo.max_launches = 10000;
-    kl_observation *ob = NULL;
-    rc = kl_observe(&ob, x->o.observe, &oo);
     int64_t launches = 0;
     double t = 0;
-    if (rc == 0 && kl_observation_exit_code(ob) != 0)
-      rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
-                     "the observed program exited with %d (%s)",
-                     kl_observation_exit_code(ob), side);
-    if (rc == 0 &&
-        kl_observation_kernel_time(&t, &launches, ob, entry) == KL_ENOTFOUND)
-      rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
-                     "the observed program never launched '%s' (%s)", entry,
-                     side);
-    if (rc == 0) {
-      us[(*n)++] = t;
-      json_object *f = fields("kernel_us", json_object_new_double(t),
-                              "launches", json_object_new_int64(launches));
-      json_object_object_add(f, "observation", json_object_new_string(path.ptr));
-      record(x, side, f);
-      step(x, "observe %s %d/%d: %s %.1f us over %lld launches", side, i + 1,
-           x->o.repeat, entry, t, (long long)launches);
-    } else {
-      record(x, side, fields("error", json_object_new_string(
-                                          kl_error_last()->message),
-                             NULL, NULL));
-    }
-    kl_observation_free(ob);
-    kl_buf_dispose(&path);
+    if ((rc = observe_once(x, side, i, filter.ptr, &t, &launches)) < 0)
+      break;
+    us[(*n)++] = t;
   }
   kl_buf_dispose(&filter);
   return rc;
@@ -413,14 +425,11 @@ static int run_export(exporter *x, kl_buf *summary) {
   kl_buf best = KL_BUF_INIT, text = KL_BUF_INIT;
   char **config = NULL, *best_id = NULL;
   double best_speedup = NAN;
-  int rc = kl__read_file(&x->original, x->o.to);
-  if (rc == 0)
-    rc = best_kernel(x, &best, &config, &best_id, &best_speedup);
-  if (rc == 0)
-    rc = new_target(x, &text, best.ptr ? best.ptr : "", config);
-  if (rc == 0)
-    rc = make_dirs(x);
-  if (rc < 0)
+  int rc;
+  if ((rc = kl__read_file(&x->original, x->o.to)) < 0 ||
+      (rc = best_kernel(x, &best, &config, &best_id, &best_speedup)) < 0 ||
+      (rc = new_target(x, &text, best.ptr ? best.ptr : "", config)) < 0 ||
+      (rc = make_dirs(x)) < 0)
     goto done;
   json_object *f = fields("to", json_object_new_string(x->o.to), "best",
                           best_id ? json_object_new_string(best_id) : NULL);
@@ -441,12 +450,11 @@ static int run_export(exporter *x, kl_buf *summary) {
       goto done; /* nothing was changed yet */
     }
   }
-  rc = kl__write_new_file(x->backup, x->original.ptr ? x->original.ptr : "",
-                          x->original.size);
-  if (rc == 0)
-    rc = record(x, "backup", fields("path", json_object_new_string(x->backup),
-                                    NULL, NULL));
-  if (rc < 0)
+  if ((rc = kl__write_new_file(x->backup,
+                               x->original.ptr ? x->original.ptr : "",
+                               x->original.size)) < 0 ||
+      (rc = record(x, "backup", fields("path", json_object_new_string(x->backup),
+                                       NULL, NULL))) < 0)
     goto done;
   step(x, "backup: %s", x->backup);
   rc = kl__write_file_atomic(x->o.to, text.ptr, text.size);

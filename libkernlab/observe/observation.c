@@ -298,22 +298,24 @@ int kl_observation_load(kl_observation **out, const char *path) {
   if (rc < 0)
     return rc;
   json_object *root = NULL;
-  rc = kl__json_parse(&root, text.ptr ? text.ptr : "", path, "an observation");
-  kl_observation *o = rc == 0 ? kl__calloc(1, sizeof *o) : NULL;
-  if (rc == 0 && (!o || !(o->path = kl__strdup(path))))
+  kl_observation *o = NULL;
+  reader r = {text.ptr, path};
+  if ((rc = kl__json_parse(&root, text.ptr ? text.ptr : "", path,
+                           "an observation")) < 0)
+    goto done;
+  if (!(o = kl__calloc(1, sizeof *o)) || !(o->path = kl__strdup(path))) {
     rc = kl__error_oom();
-  if (rc == 0) {
-    reader r = {text.ptr, path};
-    rc = read_observation(&r, root, o);
+    goto done;
   }
+  if ((rc = read_observation(&r, root, o)) < 0)
+    goto done;
+  *out = o;
+  o = NULL;
+done:
+  kl_observation_free(o);
   json_object_put(root);
   kl_buf_dispose(&text);
-  if (rc < 0) {
-    kl_observation_free(o);
-    return rc;
-  }
-  *out = o;
-  return 0;
+  return rc;
 }
 
 /* ---- kernels by name --------------------------------------------------- */

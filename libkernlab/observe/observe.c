@@ -287,27 +287,31 @@ int kl_observe(kl_observation **out, const char *const *argv,
                  (long long)opts.max_bytes);
   kl__buf_printf(&env[4], "KL_OBSERVE_KERNEL=%s",
                  opts.kernel ? opts.kernel : "");
-  int rc = 0;
-  for (size_t i = 0; rc == 0 && i < KL_ARRAY_SIZE(env); i++)
-    rc = kl__buf_status(&env[i]);
-  const char *envv[] = {env[0].ptr, env[1].ptr, env[2].ptr, env[3].ptr,
-                        env[4].ptr, NULL};
+  merged m = {json_object_new_array(), json_object_new_array(),
+              json_object_new_array(), json_object_new_array()};
   kl__run_result res;
   memset(&res, 0, sizeof res);
+  int rc = 0;
+  for (size_t i = 0; i < KL_ARRAY_SIZE(env); i++)
+    if ((rc = kl__buf_status(&env[i])) < 0)
+      goto done;
+  const char *envv[] = {env[0].ptr, env[1].ptr, env[2].ptr, env[3].ptr,
+                        env[4].ptr, NULL};
   kl__run_extras io = {.env = envv, .inherit = !opts.capture_output};
   time_t started = time(NULL);
   double t0 = kl__now_ms();
-  if (rc == 0)
-    rc = kl__run_io(&res, argv, opts.cwd, 0, 4u << 20, &io);
+  rc = kl__run_io(&res, argv, opts.cwd, 0, 4u << 20, &io);
   double wall = kl__now_ms() - t0;
-  merged m = {json_object_new_array(), json_object_new_array(),
-              json_object_new_array(), json_object_new_array()};
-  int mrc = merge_folder(&m, dir);
+  int merged_rc = merge_folder(&m, dir); /* empties the folder either way */
+  if (rc < 0 || (rc = merged_rc) < 0 ||
+      (rc = write_observation(opts.output, &m, argv, &opts, &res, started,
+                              wall)) < 0 ||
+      (rc = kl_observation_load(out, opts.output)) < 0)
+    goto done;
+  if (opts.capture_output)
+    (*out)->output = kl__buf_detach(&res.output);
+done:
   rmdir(dir);
-  if (rc == 0)
-    rc = mrc;
-  if (rc == 0)
-    rc = write_observation(opts.output, &m, argv, &opts, &res, started, wall);
   json_object_put(m.kernels);
   json_object_put(m.launches);
   json_object_put(m.processes);
@@ -316,10 +320,6 @@ int kl_observe(kl_observation **out, const char *const *argv,
     kl_buf_dispose(&env[i]);
   kl__free(dir);
   kl__free(inject);
-  if (rc == 0)
-    rc = kl_observation_load(out, opts.output);
-  if (rc == 0 && opts.capture_output)
-    (*out)->output = kl__buf_detach(&res.output);
   kl_buf_dispose(&res.output);
   return rc;
 }

@@ -609,89 +609,102 @@ int kl__profile_unavailable(kl_profile **out, const kl_profile_inputs *in,
   return 0;
 }
 
+/* The metrics of the main kernel: the range that ran longest. Replies and
+ * recorded files alike may be malformed: every type is checked. */
+static int add_range_metrics(kl_profile *p, json_object *reply,
+                             const kl_profile_inputs *in, size_t *cap) {
+  json_object *names, *ranges;
+  if (!json_object_object_get_ex(reply, "metrics", &names) ||
+      !json_object_object_get_ex(reply, "ranges", &ranges) ||
+      !json_object_is_type(names, json_type_array) ||
+      !json_object_is_type(ranges, json_type_array))
+    return 0;
+  size_t nr = json_object_array_length(ranges), best = 0;
+  size_t nm = json_object_array_length(names), dur = nm;
+  for (size_t i = 0; i < nm; i++) {
+    const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+    if (n && strcmp(n, "gpu__time_duration.sum") == 0)
+      dur = i;
+  }
+  double longest = -1;
+  for (size_t r = 0; r < nr && dur < nm; r++) {
+    json_object *row = json_object_array_get_idx(ranges, r);
+    if (!json_object_is_type(row, json_type_array) ||
+        json_object_array_length(row) <= dur)
+      continue;
+    double d = json_object_get_double(json_object_array_get_idx(row, dur));
+    if (d > longest) {
+      longest = d;
+      best = r;
+    }
+  }
+  p->kernels = in->kernels ? in->kernels : nr;
+  json_object *vals = nr ? json_object_array_get_idx(ranges, best) : NULL;
+  if (!json_object_is_type(vals, json_type_array))
+    return 0;
+  for (size_t i = 0; i < nm; i++) {
+    const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+    int rc;
+    if (n && i < json_object_array_length(vals) &&
+        (rc = add_raw(p, n,
+                      json_object_get_double(json_object_array_get_idx(vals, i)),
+                      cap)) < 0)
+      return rc;
+  }
+  return 0;
+}
+
 int kl__profile_from_reply(kl_profile **out, json_object *reply,
                            const kl_profile_inputs *in) {
   *out = NULL;
   kl_profile *p = new_profile(in);
   if (!p)
     return kl__error_oom();
-  int rc = 0;
   size_t cap = 0;
-  rc = kl__json_dup(&p->backend, reply, "backend");
-  rc = rc ? rc : kl__json_dup(&p->chip, reply, "chip");
-  rc = rc ? rc : kl__json_dup(&p->replay, reply, "replay");
-  rc = rc ? rc : kl__json_dup(&p->note, reply, "note");
-  json_object *tr;
-  if (rc == 0 && !p->note &&
-      json_object_object_get_ex(reply, "tracing_on", &tr) &&
+  int rc;
+  if ((rc = kl__json_dup(&p->backend, reply, "backend")) < 0 ||
+      (rc = kl__json_dup(&p->chip, reply, "chip")) < 0 ||
+      (rc = kl__json_dup(&p->replay, reply, "replay")) < 0 ||
+      (rc = kl__json_dup(&p->note, reply, "note")) < 0)
+    goto fail;
+  json_object *tr, *events, *k;
+  if (!p->note && json_object_object_get_ex(reply, "tracing_on", &tr) &&
       json_object_get_boolean(tr) &&
-      !(p->note = kl__strdup("kernel tracing was on in this worker: instruction "
-                         "counts include CUPTI's instrumentation (profile "
-                         "before timing, as kl_bench_run does)")))
+      !(p->note = kl__strdup("kernel tracing was on in this worker: "
+                             "instruction counts include CUPTI's "
+                             "instrumentation (profile before timing, as "
+                             "kl_bench_run does)"))) {
     rc = kl__error_oom();
+    goto fail;
+  }
   int64_t passes = to_int(kl__json_num(reply, "passes"), 4);
   p->passes = passes > 0 ? (size_t)passes : 0;
   p->init_ms = kl__json_num(reply, "init_ms");
   p->config_ms = kl__json_num(reply, "config_ms");
   p->collect_ms = kl__json_num(reply, "collect_ms");
   p->decode_ms = kl__json_num(reply, "decode_ms");
-  json_object *names, *ranges, *events, *k;
-  if (rc == 0 && !p->backend)
+  if (!p->backend) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "profile: no backend");
-  /* replies and recorded files alike may be malformed: check every type */
-  if (rc == 0 && json_object_object_get_ex(reply, "metrics", &names) &&
-      json_object_object_get_ex(reply, "ranges", &ranges) &&
-      json_object_is_type(names, json_type_array) &&
-      json_object_is_type(ranges, json_type_array)) {
-    /* the main kernel: the range that ran longest */
-    size_t nr = json_object_array_length(ranges), best = 0;
-    size_t nm = json_object_array_length(names), dur = nm;
-    for (size_t i = 0; i < nm; i++) {
-      const char *n = json_object_get_string(json_object_array_get_idx(names, i));
-      if (n && strcmp(n, "gpu__time_duration.sum") == 0)
-        dur = i;
-    }
-    double longest = -1;
-    for (size_t r = 0; r < nr && dur < nm; r++) {
-      json_object *row = json_object_array_get_idx(ranges, r);
-      if (!json_object_is_type(row, json_type_array) ||
-          json_object_array_length(row) <= dur)
-        continue;
-      double d = json_object_get_double(json_object_array_get_idx(row, dur));
-      if (d > longest) {
-        longest = d;
-        best = r;
-      }
-    }
-    p->kernels = in->kernels ? in->kernels : nr;
-    json_object *vals = nr ? json_object_array_get_idx(ranges, best) : NULL;
-    if (!json_object_is_type(vals, json_type_array))
-      vals = NULL;
-    for (size_t i = 0; vals && rc == 0 && i < nm; i++) {
-      const char *n = json_object_get_string(json_object_array_get_idx(names, i));
-      if (n && i < json_object_array_length(vals))
-        rc = add_raw(p, n,
-                     json_object_get_double(json_object_array_get_idx(vals, i)),
-                     &cap);
-    }
+    goto fail;
   }
-  if (rc == 0 && json_object_object_get_ex(reply, "events", &events) &&
+  if ((rc = add_range_metrics(p, reply, in, &cap)) < 0)
+    goto fail;
+  if (json_object_object_get_ex(reply, "events", &events) &&
       json_object_is_type(events, json_type_object)) {
     json_object_object_foreach(events, key, val) {
-      if (rc == 0)
-        rc = add_raw(p, key, json_object_get_double(val), &cap);
+      if ((rc = add_raw(p, key, json_object_get_double(val), &cap)) < 0)
+        goto fail;
     }
   }
-  if (rc == 0 && json_object_object_get_ex(reply, "kernel", &k))
+  if (json_object_object_get_ex(reply, "kernel", &k))
     read_kernel(p, k);
-  if (rc == 0)
-    rc = compute(p);
-  if (rc < 0) {
-    kl_profile_free(p);
-    return rc;
-  }
+  if ((rc = compute(p)) < 0)
+    goto fail;
   *out = p;
   return 0;
+fail:
+  kl_profile_free(p);
+  return rc;
 }
 
 /* ---- reading -------------------------------------------------------------------- */

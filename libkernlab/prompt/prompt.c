@@ -122,58 +122,59 @@ static int program_md(kl_buf *b, const kl_case *c) {
 static int best_kernel(kl_buf *b, const kl_prompt_inputs *in) {
   kl_buf t = KL_BUF_INIT;
   const char *code = in->best_code;
-  int rc = 0;
   if (!code) {
-    rc = kl__read_file(&t, kl_case_kernel_path(in->c));
+    int rc = kl__read_file(&t, kl_case_kernel_path(in->c));
+    if (rc < 0)
+      return rc;
     code = t.ptr ? t.ptr : "";
   }
-  if (rc == 0)
-    rc = kl__buf_printf(b, "%s (%s):\n```%s\n%s%s```\n",
-                        in->best_code ? "The current best kernel"
-                                      : "The baseline kernel, the best so far",
-                        kl_case_entry(in->c),
-                        kl_case_backend(in->c) == KL_BACKEND_CUDA ? "cuda" : "c",
-                        code, code[0] && code[strlen(code) - 1] == '\n' ? ""
-                                                                       : "\n");
+  kl__buf_printf(b, "%s (%s):\n```%s\n%s%s```\n",
+                 in->best_code ? "The current best kernel"
+                               : "The baseline kernel, the best so far",
+                 kl_case_entry(in->c),
+                 kl_case_backend(in->c) == KL_BACKEND_CUDA ? "cuda" : "c", code,
+                 code[0] && code[strlen(code) - 1] == '\n' ? "" : "\n");
   kl_buf_dispose(&t);
-  return rc;
+  return kl__buf_status(b);
 }
 
 static int launch_geometry(kl_buf *b, const kl_case *c, const char *sig) {
-  int rc = kl__buf_printf(b, "Signature: %s\n", sig);
-  for (size_t i = 0; rc == 0 && i < kl_case_shape_count(c); i++) {
+  kl__buf_printf(b, "Signature: %s\n", sig);
+  for (size_t i = 0; i < kl_case_shape_count(c); i++) {
     kl_launch l;
     kl_vars *v = NULL;
-    rc = kl__buf_printf(b, "- %s (weight %g):", kl_case_shape_name(c, i),
-                        kl_case_shape_weight(c, i));
-    if (rc == 0 && (rc = kl_case_shape_vars(&v, c, i)) == 0)
-      for (size_t k = 0; rc == 0 && k < kl_vars_count(v); k++) {
-        kl_value x;
-        kl_vars_get(&x, v, kl_vars_name(v, k));
-        rc = x.is_int ? kl__buf_printf(b, " %s=%lld", kl_vars_name(v, k),
-                                       (long long)x.i)
-                      : kl__buf_printf(b, " %s=%g", kl_vars_name(v, k), x.f);
-      }
+    kl__buf_printf(b, "- %s (weight %g):", kl_case_shape_name(c, i),
+                   kl_case_shape_weight(c, i));
+    int rc = kl_case_shape_vars(&v, c, i);
+    if (rc < 0)
+      return rc;
+    for (size_t k = 0; k < kl_vars_count(v); k++) {
+      kl_value x;
+      kl_vars_get(&x, v, kl_vars_name(v, k));
+      if (x.is_int)
+        kl__buf_printf(b, " %s=%lld", kl_vars_name(v, k), (long long)x.i);
+      else
+        kl__buf_printf(b, " %s=%g", kl_vars_name(v, k), x.f);
+    }
     kl_vars_free(v);
-    if (rc == 0 && kl_case_launch(&l, c, i) == 0)
-      rc = kl__buf_printf(b, "; grid (%lld, %lld, %lld), block (%lld, %lld, "
-                             "%lld), %lld B dynamic shared memory",
-                          (long long)l.grid[0], (long long)l.grid[1],
-                          (long long)l.grid[2], (long long)l.block[0],
-                          (long long)l.block[1], (long long)l.block[2],
-                          (long long)l.shared_bytes);
-    if (rc == 0)
-      rc = kl__buf_putc(b, '\n');
+    if (kl_case_launch(&l, c, i) == 0)
+      kl__buf_printf(b, "; grid (%lld, %lld, %lld), block (%lld, %lld, "
+                        "%lld), %lld B dynamic shared memory",
+                     (long long)l.grid[0], (long long)l.grid[1],
+                     (long long)l.grid[2], (long long)l.block[0],
+                     (long long)l.block[1], (long long)l.block[2],
+                     (long long)l.shared_bytes);
+    kl__buf_putc(b, '\n');
   }
-  for (size_t i = 0; rc == 0 && i < kl_case_tunable_count(c); i++) {
-    rc = kl__buf_printf(b, "%s %s:", i ? ";" : "Tunables (macros):",
-                        kl_case_tunable_name(c, i));
-    for (size_t j = 0; rc == 0 && j < kl_case_tunable_value_count(c, i); j++)
-      rc = kl__buf_printf(b, " %s", kl_case_tunable_value(c, i, j));
-    if (rc == 0 && i + 1 == kl_case_tunable_count(c))
-      rc = kl__buf_putc(b, '\n');
+  for (size_t i = 0; i < kl_case_tunable_count(c); i++) {
+    kl__buf_printf(b, "%s %s:", i ? ";" : "Tunables (macros):",
+                   kl_case_tunable_name(c, i));
+    for (size_t j = 0; j < kl_case_tunable_value_count(c, i); j++)
+      kl__buf_printf(b, " %s", kl_case_tunable_value(c, i, j));
+    if (i + 1 == kl_case_tunable_count(c))
+      kl__buf_putc(b, '\n');
   }
-  return rc < 0 ? rc : 0;
+  return kl__buf_status(b);
 }
 
 static int verdict(kl_buf *b, const kl_prompt_shape *f) {
@@ -189,17 +190,15 @@ static int verdict(kl_buf *b, const kl_prompt_shape *f) {
 static int findings(kl_buf *b, const kl_diagnosis *d) {
   if (!d)
     return kl__buf_puts(b, "(no findings: no profile or no rules)\n");
-  int rc = 0;
-  for (size_t i = 0; rc == 0 && i < kl_diagnosis_fired_count(d); i++) {
+  for (size_t i = 0; i < kl_diagnosis_fired_count(d); i++) {
     kl_finding f = KL_FINDING_INIT;
     kl_diagnosis_fired(&f, d, i);
-    rc = kl__buf_printf(b, "- [%s] %s: %s\n  Action: %s\n",
-                        kl_severity_name(f.severity), f.id, f.finding,
-                        f.action);
+    kl__buf_printf(b, "- [%s] %s: %s\n  Action: %s\n",
+                   kl_severity_name(f.severity), f.id, f.finding, f.action);
   }
-  if (rc == 0 && kl_diagnosis_fired_count(d) == 0)
-    rc = kl__buf_puts(b, "No rule fired.\n");
-  return rc;
+  if (kl_diagnosis_fired_count(d) == 0)
+    kl__buf_puts(b, "No rule fired.\n");
+  return kl__buf_status(b);
 }
 
 static const char *const table_metrics[] = {
@@ -214,58 +213,50 @@ static const char *const table_metrics[] = {
 static int metric_table(kl_buf *b, const kl_prompt_shape *f) {
   if (!f)
     return kl__buf_puts(b, "(no profile yet)\n");
-  int rc = 0;
-  for (size_t i = 0; rc == 0 && i < KL_ARRAY_SIZE(table_metrics); i++) {
+  for (size_t i = 0; i < KL_ARRAY_SIZE(table_metrics); i++) {
     double v;
     const kl_metric_info *m = kl_metric_find(table_metrics[i]);
     if (m && kl_profile_value(&v, f->profile, table_metrics[i]) == 0)
-      rc = kl__buf_printf(b, "%-28s %12.4g %s\n", m->name, v, m->unit);
+      kl__buf_printf(b, "%-28s %12.4g %s\n", m->name, v, m->unit);
   }
-  return rc;
+  return kl__buf_status(b);
 }
 
 static int shape_times(kl_buf *b, const kl_prompt_inputs *in) {
-  int rc = 0, any = 0;
-  for (size_t i = 0; rc == 0 && i < in->nshapes; i++) {
+  bool any = false;
+  for (size_t i = 0; i < in->nshapes; i++) {
     double t, roof;
     const kl_profile *p = in->shapes[i].profile;
     if (!p || kl_profile_value(&t, p, "time_us") != 0)
       continue;
-    any = 1;
-    rc = kl__buf_printf(b, "- %s: %.4g us", in->shapes[i].name
-                                                ? in->shapes[i].name
-                                                : "?",
-                        t);
-    if (rc == 0 && kl_profile_value(&roof, p, "roofline_pct") == 0)
-      rc = kl__buf_printf(b, "; the roofline bound is %.4g us (%.0f%% of the "
-                             "time)",
-                          t * roof / 100.0, roof);
-    if (rc == 0)
-      rc = kl__buf_putc(b, '\n');
+    any = true;
+    kl__buf_printf(b, "- %s: %.4g us",
+                   in->shapes[i].name ? in->shapes[i].name : "?", t);
+    if (kl_profile_value(&roof, p, "roofline_pct") == 0)
+      kl__buf_printf(b, "; the roofline bound is %.4g us (%.0f%% of the "
+                        "time)",
+                     t * roof / 100.0, roof);
+    kl__buf_putc(b, '\n');
   }
-  if (rc == 0 && !any)
-    rc = kl__buf_puts(b, "(not timed yet)\n");
-  return rc;
+  if (!any)
+    kl__buf_puts(b, "(not timed yet)\n");
+  return kl__buf_status(b);
 }
 
 static int attempts(kl_buf *b, const kl_prompt_inputs *in) {
   if (in->nattempts == 0)
     return kl__buf_puts(b, "None yet: this is the first attempt.\n");
-  int rc = 0;
-  for (size_t i = 0; rc == 0 && i < in->nattempts; i++) {
+  for (size_t i = 0; i < in->nattempts; i++) {
     const kl_prompt_attempt *a = &in->attempts[i];
-    rc = kl__buf_printf(b, "- #%d %s", a->iteration,
-                        a->verdict ? a->verdict : "?");
-    if (rc == 0 && a->speedup > 0)
-      rc = kl__buf_printf(b, " (%.3fx)", a->speedup);
-    if (rc == 0)
-      rc = kl__buf_printf(b, ": %s", a->memo ? a->memo : "(no memo)");
-    if (rc == 0 && a->reason)
-      rc = kl__buf_printf(b, " -- %s", a->reason);
-    if (rc == 0)
-      rc = kl__buf_putc(b, '\n');
+    kl__buf_printf(b, "- #%d %s", a->iteration, a->verdict ? a->verdict : "?");
+    if (a->speedup > 0)
+      kl__buf_printf(b, " (%.3fx)", a->speedup);
+    kl__buf_printf(b, ": %s", a->memo ? a->memo : "(no memo)");
+    if (a->reason)
+      kl__buf_printf(b, " -- %s", a->reason);
+    kl__buf_putc(b, '\n');
   }
-  return rc;
+  return kl__buf_status(b);
 }
 
 /* ---- budgets -------------------------------------------------------------------- */
@@ -308,17 +299,40 @@ static int fit(section *s, size_t budget_tokens) {
 static int join(char **out, const kl_prompt *p, int system,
                 const kl_prompt_inputs *in) {
   kl_buf b = KL_BUF_INIT;
-  int rc = system ? 0
-                  : kl__buf_printf(&b, "# Iteration %d\n\n", in->iteration);
-  for (size_t i = 0; rc == 0 && i < p->n; i++)
+  if (!system)
+    kl__buf_printf(&b, "# Iteration %d\n\n", in->iteration);
+  for (size_t i = 0; i < p->n; i++)
     if (p->s[i].system == system)
-      rc = kl__buf_printf(&b, "## %s\n\n%s\n", p->s[i].title,
-                          p->s[i].text.ptr ? p->s[i].text.ptr : "");
-  if (rc < 0 || !(*out = kl__buf_detach(&b))) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
+      kl__buf_printf(&b, "## %s\n\n%s\n", p->s[i].title,
+                     p->s[i].text.ptr ? p->s[i].text.ptr : "");
+  return (*out = kl__buf_detach(&b)) ? 0 : KL_ENOMEM;
+}
+
+/* Section i of the plan, in full (fit cuts it to its budget). */
+static int fill(kl_buf *b, size_t i, const kl_prompt_inputs *in,
+                const char *sig, const kl_prompt_shape *f,
+                const kl_diagnosis *d) {
+  switch (i) {
+  case 0: return rules_of_the_game(b, in->c, sig);
+  case 1: return skill_catalog(b, in->rules);
+  case 2: {
+    int rc = d ? kl_diagnosis_skills(b, d, in->rules, 5)
+               : kl__buf_puts(b, "(none: no profile yet)\n");
+    if (rc == 0 && b->size == 0)
+      rc = kl__buf_puts(b, "(no rule fired)\n");
+    return rc;
   }
-  return 0;
+  case 3: return kl__buf_puts(b, in->patterns ? in->patterns : "(none yet)\n");
+  case 4: return kl__buf_puts(b, in->memory ? in->memory : "(none yet)\n");
+  case 5: return program_md(b, in->c);
+  case 6: return best_kernel(b, in);
+  case 7: return launch_geometry(b, in->c, sig);
+  case 8: return verdict(b, f);
+  case 9: return findings(b, d);
+  case 10: return metric_table(b, f);
+  case 11: return shape_times(b, in);
+  default: return attempts(b, in);
+  }
 }
 
 int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
@@ -360,52 +374,32 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
   const kl_prompt_shape *f = focus(in);
   kl_diagnosis *d = NULL;
   char *sig = NULL; /* read from the baseline once, shown twice */
-  int rc = kl__entry_signature(&sig, in->c);
-  if (rc == 0 && in->rules && f)
-    rc = kl_rules_evaluate(&d, in->rules, f->profile);
-  for (size_t i = 0; rc == 0 && i < p->n; i++) {
+  int rc;
+  if ((rc = kl__entry_signature(&sig, in->c)) < 0 ||
+      (in->rules && f &&
+       (rc = kl_rules_evaluate(&d, in->rules, f->profile)) < 0))
+    goto done;
+  for (size_t i = 0; i < p->n; i++) {
     section *s = &p->s[i];
     s->name = plan[i].name;
     s->title = plan[i].title;
     s->system = plan[i].system;
     s->budget = (size_t)ceil((double)plan[i].budget * scale);
     s->cut = plan[i].cut;
-    kl_buf *b = &s->text;
-    switch (i) {
-    case 0: rc = rules_of_the_game(b, in->c, sig); break;
-    case 1: rc = skill_catalog(b, in->rules); break;
-    case 2:
-      rc = d ? kl_diagnosis_skills(b, d, in->rules, 5)
-             : kl__buf_puts(b, "(none: no profile yet)\n");
-      if (rc == 0 && b->size == 0)
-        rc = kl__buf_puts(b, "(no rule fired)\n");
-      break;
-    case 3: rc = kl__buf_puts(b, in->patterns ? in->patterns : "(none yet)\n"); break;
-    case 4: rc = kl__buf_puts(b, in->memory ? in->memory : "(none yet)\n"); break;
-    case 5: rc = program_md(b, in->c); break;
-    case 6: rc = best_kernel(b, in); break;
-    case 7: rc = launch_geometry(b, in->c, sig); break;
-    case 8: rc = verdict(b, f); break;
-    case 9: rc = findings(b, d); break;
-    case 10: rc = metric_table(b, f); break;
-    case 11: rc = shape_times(b, in); break;
-    case 12: rc = attempts(b, in); break;
-    }
-    if (rc == 0)
-      rc = fit(s, s->budget);
+    if ((rc = fill(&s->text, i, in, sig, f, d)) < 0 ||
+        (rc = fit(s, s->budget)) < 0)
+      goto done;
   }
+  if ((rc = join(&p->system, p, 1, in)) < 0 ||
+      (rc = join(&p->user, p, 0, in)) < 0)
+    goto done;
+  *out = p;
+  p = NULL;
+done:
   kl_diagnosis_free(d);
   kl__free(sig);
-  if (rc == 0)
-    rc = join(&p->system, p, 1, in);
-  if (rc == 0)
-    rc = join(&p->user, p, 0, in);
-  if (rc < 0) {
-    kl_prompt_free(p);
-    return rc == KL_ENOMEM ? kl__error_oom() : rc;
-  }
-  *out = p;
-  return 0;
+  kl_prompt_free(p);
+  return rc;
 }
 
 const char *kl_prompt_system(const kl_prompt *p) { return p->system; }

@@ -195,37 +195,38 @@ int kl__entry_signature(char **out, const kl_case *c) {
     return kl__error_oom();
   }
   char *params = NULL;
-  rc = kl__c_definition_params(&params, clean, entry);
   size_t at = 0, end = 0, close = 0;
-  if (rc == 0 && params &&
-      kl__c_definition_span(clean, entry, &at, &end, &close) < 0)
-    at = end = 0;
-  kl__free(params);
   kl_buf b = KL_BUF_INIT;
-  for (size_t i = at; rc == 0 && i < end; i++) {
+  if ((rc = kl__c_definition_params(&params, clean, entry)) < 0)
+    goto done;
+  if (params && kl__c_definition_span(clean, entry, &at, &end, &close) < 0)
+    at = end = 0;
+  for (size_t i = at; i < end; i++) {
     bool space = isspace((unsigned char)text[i]);
     if (space && (b.size == 0 || b.ptr[b.size - 1] == ' ' ||
                   b.ptr[b.size - 1] == '('))
       continue;
     if (text[i] == ')' && b.size && b.ptr[b.size - 1] == ' ')
       b.size--;
-    rc = kl__buf_putc(&b, space ? ' ' : text[i]);
+    kl__buf_putc(&b, space ? ' ' : text[i]);
   }
+  while (b.size && b.ptr[b.size - 1] == ' ')
+    b.ptr[--b.size] = '\0';
+  if ((rc = kl__buf_status(&b)) < 0)
+    goto done;
+  if (b.size == 0) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                   "%s: the baseline does not define '%s'",
+                   kl_case_kernel_path(c), entry);
+    goto done;
+  }
+  *out = kl__buf_detach(&b);
+done:
+  kl_buf_dispose(&b);
+  kl__free(params);
   kl__free(clean);
   kl__free(text);
-  while (rc == 0 && b.size && b.ptr[b.size - 1] == ' ')
-    b.ptr[--b.size] = '\0';
-  if (rc == 0 && b.size == 0) {
-    kl_buf_dispose(&b);
-    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                     "%s: the baseline does not define '%s'",
-                     kl_case_kernel_path(c), entry);
-  }
-  if (rc < 0 || !(*out = kl__buf_detach(&b))) {
-    kl_buf_dispose(&b);
-    return kl__error_oom();
-  }
-  return 0;
+  return rc;
 }
 
 /* ---- checks on the code, line by line ------------------------------------------ */

@@ -73,26 +73,31 @@ int kl__ledger_append(const char *path, const char *line,
   int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0)
     return kl__error_os(KL_EIO, path, "open");
-  int rc = repair_tail(fd, path);
   kl_buf b = KL_BUF_INIT;
   struct stat st;
-  if (rc == 0 && fstat(fd, &st) < 0)
+  int rc = repair_tail(fd, path);
+  if (rc < 0)
+    goto done;
+  if (fstat(fd, &st) < 0) {
     rc = kl__error_os(KL_EIO, path, "stat");
-  if (rc == 0 && st.st_size == 0 && header) {
+    goto done;
+  }
+  if (st.st_size == 0 && header) {
     kl__buf_puts(&b, header);
     kl__buf_putc(&b, '\n');
   }
   kl__buf_puts(&b, line);
   kl__buf_putc(&b, '\n');
-  if (rc == 0)
-    rc = kl__buf_status(&b);
-  if (rc == 0 && torn)
+  if ((rc = kl__buf_status(&b)) < 0)
+    goto done;
+  if (torn)
     torn_write(fd, b.ptr, b.size);
   /* one write: a kill leaves the whole record or none of it */
-  if (rc == 0 && kl__write_all(fd, b.ptr, b.size) < 0)
+  if (kl__write_all(fd, b.ptr, b.size) < 0)
     rc = kl__error_os(KL_EIO, path, "write");
-  if (rc == 0 && fsync(fd) < 0)
+  else if (fsync(fd) < 0)
     rc = kl__error_os(KL_EIO, path, "fsync");
+done:
   kl_buf_dispose(&b);
   if (close(fd) < 0 && rc == 0)
     rc = kl__error_os(KL_EIO, path, "close");

@@ -122,9 +122,9 @@ int kl__proposal_write(const char *dir, const kl__proposal_file *p) {
   if (rc == 0)
     rc = kl__iteration_write(dir, "proposal.json", b.ptr);
   kl_buf_dispose(&b);
-  if (rc == 0 && p->prompt)
-    rc = kl__iteration_write(dir, "prompt.txt", p->prompt);
-  if (rc == 0 && p->reply)
-    rc = kl__iteration_write(dir, "reply.txt", p->reply);
-  return rc;
+  if (rc < 0 ||
+      (p->prompt && (rc = kl__iteration_write(dir, "prompt.txt", p->prompt)) < 0) ||
+      (p->reply && (rc = kl__iteration_write(dir, "reply.txt", p->reply)) < 0))
+    return rc;
+  return 0;
 }

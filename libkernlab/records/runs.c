@@ -90,15 +90,13 @@ int kl__run_create(char **dir, char **id, const char *case_dir,
     return rc;
   meta->run = *id;
   kl_buf b = KL_BUF_INIT, hidden = KL_BUF_INIT;
-  rc = meta_json(&b, meta);
-  if (rc == 0 && kl__buf_printf(&hidden, "%s/runs/.%s.new", case_dir, *id) < 0)
-    rc = kl__error_oom();
-  if (rc == 0)
-    rc = kl__record_mkdir(hidden.ptr);
-  if (rc == 0)
-    rc = kl__iteration_write(hidden.ptr, "run.json", b.ptr);
-  if (rc == 0)
-    rc = kl__record_rename(hidden.ptr, *dir);
+  kl__buf_printf(&hidden, "%s/runs/.%s.new", case_dir, *id);
+  if ((rc = meta_json(&b, meta)) < 0 || (rc = kl__buf_status(&hidden)) < 0 ||
+      (rc = kl__record_mkdir(hidden.ptr)) < 0 ||
+      (rc = kl__iteration_write(hidden.ptr, "run.json", b.ptr)) < 0)
+    goto done;
+  rc = kl__record_rename(hidden.ptr, *dir);
+done:
   kl_buf_dispose(&b);
   kl_buf_dispose(&hidden);
   if (rc < 0) {

@@ -263,29 +263,31 @@ static int best_line(json_object *rec, int line, void *payload) {
 int kl__solution_best(const char *case_dir, const char *case_name,
                       kl__best_fn fn, void *payload) {
   best_acc a = {0, NULL};
-  char *path = kl__path_join(case_dir, "solutions.jsonl");
-  int rc = path ? kl__ledger_read(path, best_line, &a) : kl__error_oom();
-  kl__free(path);
-  if (rc == 0 && !a.rec)
-    rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
-                   "case '%s' has no accepted candidate yet (run kl run)",
-                   case_name);
   kl__solution s;
   char **config = NULL;
   kl_buf text = KL_BUF_INIT, kp = KL_BUF_INIT;
-  if (rc == 0)
-    rc = parse(&s, &config, a.rec);
-  if (rc == 0 &&
-      kl__buf_printf(&kp, "%s/%s/%s", case_dir, s.dir, s.kernel) < 0)
-    rc = kl__error_oom();
-  if (rc == 0)
-    rc = kl__read_file(&text, kp.ptr);
-  if (rc == 0)
-    rc = fn(&s, text.ptr ? text.ptr : "",
-            json_object_to_json_string_ext(a.rec,
-                                           JSON_C_TO_STRING_PLAIN |
-                                               JSON_C_TO_STRING_NOSLASHESCAPE),
-            payload);
+  char *path = kl__path_join(case_dir, "solutions.jsonl");
+  int rc = path ? kl__ledger_read(path, best_line, &a) : kl__error_oom();
+  kl__free(path);
+  if (rc < 0)
+    goto done;
+  if (!a.rec) {
+    rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                   "case '%s' has no accepted candidate yet (run kl run)",
+                   case_name);
+    goto done;
+  }
+  if ((rc = parse(&s, &config, a.rec)) < 0)
+    goto done;
+  kl__buf_printf(&kp, "%s/%s/%s", case_dir, s.dir, s.kernel);
+  if ((rc = kl__buf_status(&kp)) < 0 || (rc = kl__read_file(&text, kp.ptr)) < 0)
+    goto done;
+  rc = fn(&s, text.ptr ? text.ptr : "",
+          json_object_to_json_string_ext(a.rec,
+                                         JSON_C_TO_STRING_PLAIN |
+                                             JSON_C_TO_STRING_NOSLASHESCAPE),
+          payload);
+done:
   kl__strv_free(config);
   kl_buf_dispose(&text);
   kl_buf_dispose(&kp);

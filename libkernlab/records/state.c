@@ -186,30 +186,32 @@ static int complete_commit(load_acc *a, const char *case_dir,
                            const char *case_name) {
   int n = a->last_iteration;
   kl_buf have = KL_BUF_INIT, text = KL_BUF_INIT;
-  int rc = kl__benchmark_rows_of(&have, case_dir, a->run, n);
-  if (rc == 0 && kl__iteration_read(&text, a->run_dir, n, "report.json") == 0) {
-    json_object *doc = NULL;
-    kl_report *rep = NULL;
-    if ((rc = kl__json_parse(&doc, text.ptr ? text.ptr : "", "report.json",
-                             "report.json")) == 0 &&
-        (rc = kl__report_from_json(&rep, doc, "report.json")) == 0)
-      rc = kl__benchmark_rows_write(case_dir, a->run, n, a->last_id,
-                                    a->last_outcome, rep,
-                                    have.ptr ? have.ptr : "");
-    kl_report_free(rep);
-    json_object_put(doc);
-  } else if (rc == 0) {
-    kl_error_clear(); /* an iteration without a report has no rows */
-  }
+  json_object *doc = NULL;
+  kl_report *rep = NULL;
   memory_has h = {a->run, n, false};
-  if (rc == 0 && n > 0)
-    rc = kl__memory_read(case_dir, memory_line, &h);
-  if (rc == 0 && n > 0 && !h.found) {
-    kl__memory_line m = {case_name,    a->run,           n,
-                         a->last_proposer, a->last_memo, a->last_outcome,
-                         a->last_timed, a->last_speedup, a->last_reason};
-    rc = kl__memory_write(case_dir, &m);
+  int rc = kl__benchmark_rows_of(&have, case_dir, a->run, n);
+  if (rc < 0)
+    goto done;
+  if (kl__iteration_read(&text, a->run_dir, n, "report.json") < 0) {
+    kl_error_clear(); /* an iteration without a report has no rows */
+  } else if ((rc = kl__json_parse(&doc, text.ptr ? text.ptr : "",
+                                  "report.json", "report.json")) < 0 ||
+             (rc = kl__report_from_json(&rep, doc, "report.json")) < 0 ||
+             (rc = kl__benchmark_rows_write(case_dir, a->run, n, a->last_id,
+                                            a->last_outcome, rep,
+                                            have.ptr ? have.ptr : "")) < 0) {
+    goto done;
   }
+  if (n <= 0 || (rc = kl__memory_read(case_dir, memory_line, &h)) < 0 ||
+      h.found)
+    goto done;
+  kl__memory_line m = {case_name,       a->run,       n,
+                       a->last_proposer, a->last_memo, a->last_outcome,
+                       a->last_timed,    a->last_speedup, a->last_reason};
+  rc = kl__memory_write(case_dir, &m);
+done:
+  kl_report_free(rep);
+  json_object_put(doc);
   kl_buf_dispose(&have);
   kl_buf_dispose(&text);
   return rc;
