@@ -400,8 +400,12 @@ static char *join(const char *const *names, size_t n) {
   char *key = malloc(len), *p = key;
   if (!key)
     return NULL;
-  for (size_t i = 0; i < n; i++)
-    p += sprintf(p, "%s\n", names[i]);
+  for (size_t i = 0; i < n; i++) {
+    size_t k = strlen(names[i]);
+    memcpy(p, names[i], k);
+    p[k] = '\n';
+    p += k + 1;
+  }
   *p = '\0';
   return key;
 }

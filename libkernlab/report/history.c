@@ -151,6 +151,27 @@ static int read_run_files(run_files *f, const char *run_dir) {
   return rc;
 }
 
+/* One run's start and how its last session stopped. */
+static int row_files(run_row *r, const kl_case *c) {
+  char *dir = NULL, *webhook = NULL;
+  run_files f;
+  memset(&f, 0, sizeof(f));
+  int rc;
+  if ((rc = kl__run_dir(&dir, kl_case_dir(c), r->id)) < 0 ||
+      (rc = read_run_files(&f, dir)) < 0 ||
+      (rc = kl__summary_read(dir, &r->stop_reason, &webhook)) < 0)
+    goto done;
+  r->started = f.started;
+  r->proposer = f.proposer;
+  f.proposer = NULL;
+done:
+  kl__free(f.proposer);
+  kl__free(f.strategy);
+  kl__free(webhook);
+  kl__free(dir);
+  return rc;
+}
+
 /* Every run: the folders under runs/ and the runs solutions.jsonl names. */
 static int gather_rows(rows *rs, const kl_case *c) {
   char **names = NULL;
@@ -159,26 +180,13 @@ static int gather_rows(rows *rs, const kl_case *c) {
   for (size_t i = 0; rc == 0 && i < n; i++)
     rc = row_add(rs, names[i]);
   kl__names_free(names, n);
-  if (rc == 0)
-    rc = kl__solutions_read(kl_case_dir(c), history_line, rs);
-  for (size_t i = 0; rc == 0 && i < rs->n; i++) {
-    run_row *r = &rs->v[i];
-    char *dir = NULL, *webhook = NULL;
-    run_files f;
-    memset(&f, 0, sizeof(f));
-    if ((rc = kl__run_dir(&dir, kl_case_dir(c), r->id)) == 0 &&
-        (rc = read_run_files(&f, dir)) == 0 &&
-        (rc = kl__summary_read(dir, &r->stop_reason, &webhook)) == 0) {
-      r->started = f.started;
-      r->proposer = f.proposer;
-      f.proposer = NULL;
-    }
-    kl__free(f.proposer);
-    kl__free(f.strategy);
-    kl__free(webhook);
-    kl__free(dir);
-  }
-  return rc;
+  if (rc < 0 ||
+      (rc = kl__solutions_read(kl_case_dir(c), history_line, rs)) < 0)
+    return rc;
+  for (size_t i = 0; i < rs->n; i++)
+    if ((rc = row_files(&rs->v[i], c)) < 0)
+      return rc;
+  return 0;
 }
 
 static void time_text(char *out, size_t n, double t) {
@@ -195,9 +203,11 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_history: format is \"text\" or \"json\"");
   rows rs = {0};
-  int rc = gather_rows(&rs, c);
   kl_buf b = KL_BUF_INIT;
-  if (rc == 0 && json) {
+  int rc = gather_rows(&rs, c);
+  if (rc < 0)
+    goto done;
+  if (json) {
     kl__buf_puts(&b, "{\"case\":");
     kl__buf_json_string(&b, kl_case_name(c));
     kl__buf_puts(&b, ",\"runs\":[");
@@ -223,7 +233,7 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
       kl__buf_putc(&b, '}');
     }
     kl__buf_puts(&b, "]}\n");
-  } else if (rc == 0) {
+  } else {
     kl__buf_printf(&b, "%-22s %-20s %-8s %5s %4s %-24s %9s %-12s\n",
                          "run", "started", "proposer", "iters", "acc",
                          "best vs baseline", "worker s", "stopped");
@@ -243,9 +253,10 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
     if (rs.n == 0)
       kl__buf_puts(&b, "(no runs yet)\n");
   }
-  rows_dispose(&rs);
-  if (rc == 0 && (rc = kl__buf_status(&b)) == 0)
+  if ((rc = kl__buf_status(&b)) == 0)
     kl__buf_give(out, &b);
+done:
+  rows_dispose(&rs);
   kl_buf_dispose(&b);
   return rc;
 }
@@ -529,22 +540,110 @@ static int pick_run(char **out, const kl_case *c, const char *want) {
   char **names = NULL;
   size_t n = 0;
   int rc = kl__runs_list(&names, &n, kl_case_dir(c));
-  const char *hit = NULL;
-  for (size_t i = 0; rc == 0 && want && i < n; i++)
+  if (rc < 0)
+    return rc;
+  const char *hit = !want && n ? names[n - 1] : NULL;
+  for (size_t i = 0; want && i < n; i++)
     if (strcmp(names[i], want) == 0)
       hit = names[i];
-  if (rc == 0 && !want && n)
-    hit = names[n - 1];
-  if (rc == 0 && !hit && want)
+  if (!hit && want)
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                    "%s: no run '%s' in this case (kl history lists them)",
                    kl_case_dir(c), want);
-  else if (rc == 0 && !hit)
+  else if (!hit)
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                    "%s: no runs yet (kl run makes one)", kl_case_dir(c));
-  else if (rc == 0 && !(*out = kl__strdup(hit)))
+  else if (!(*out = kl__strdup(hit)))
     rc = kl__error_oom();
   kl__names_free(names, n);
+  return rc;
+}
+
+/* How the run was started and how its last session ended. */
+static int collect_run_files(rp_run *run, const kl_case *c) {
+  char *rundir = NULL;
+  run_files f;
+  memset(&f, 0, sizeof(f));
+  int rc;
+  if ((rc = kl__run_dir(&rundir, kl_case_dir(c), run->id)) < 0 ||
+      (rc = read_run_files(&f, rundir)) < 0 ||
+      (rc = kl__summary_read(rundir, &run->stop_reason,
+                             &run->webhook_status)) < 0)
+    goto done;
+  char path[PATH_MAX], when[32];
+  snprintf(path, sizeof(path), "%s/summary.json", rundir);
+  run->started = f.started;
+  time_text(when, sizeof(when), run->started);
+  run->has_summary = kl__is_file(path);
+  run->proposer = f.proposer;
+  run->strategy = f.strategy;
+  f.proposer = f.strategy = NULL;
+  rc = dup_or_null(&run->started_text, when);
+done:
+  kl__free(f.proposer);
+  kl__free(f.strategy);
+  kl__free(rundir);
+  return rc;
+}
+
+/* One file of an iteration's evidence read into the run by `gather`
+ * (NULL: none recorded). */
+static int with_json(rp_run *run, const kl_case *c, const rp_iter *it,
+                     const char *name,
+                     int (*gather)(rp_run *run, json_object *j, bool best),
+                     bool best) {
+  json_object *j = NULL;
+  int rc = iter_json(&j, c, it, name);
+  if (rc == 0)
+    rc = gather(run, j, best);
+  json_object_put(j);
+  return rc;
+}
+
+static int gather_before(rp_run *run, json_object *rules, bool best) {
+  (void)best;
+  return gather_findings(&run->before, &run->nbefore, rules);
+}
+
+static int gather_after(rp_run *run, json_object *rules, bool best) {
+  (void)best;
+  return gather_findings(&run->after, &run->nafter, rules);
+}
+
+/* The baseline's and the best's evidence: per-shape times along the
+ * chain from the best back to the baseline, profiles and findings. */
+static int collect_evidence(rp_run *run, const kl_case *c) {
+  rp_iter *base = run->niters ? &run->iters[0] : NULL;
+  rp_iter *best = run->best >= 0 ? &run->iters[run->best] : NULL;
+  json_object *chain[64] = {0}, *base_report = NULL;
+  size_t nchain = 0;
+  int rc = 0;
+  if (base && base->iteration == 0 &&
+      (rc = iter_json(&base_report, c, base, "report.json")) < 0)
+    goto done;
+  /* walk from the best to the baseline through the parents */
+  for (rp_iter *it = best;
+       it && it->iteration > 0 && nchain < KL_ARRAY_SIZE(chain);
+       it = iter_by_id(run, it->parent)) {
+    if ((rc = iter_json(&chain[nchain], c, it, "report.json")) < 0)
+      goto done;
+    if (!chain[nchain])
+      break;
+    nchain++;
+  }
+  bool other = best && best != base;
+  if ((rc = gather_shapes(run, c, chain, nchain, base_report)) < 0 ||
+      (rc = with_json(run, c, base, "profile.json", gather_profile, false)) < 0 ||
+      (other &&
+       (rc = with_json(run, c, best, "profile.json", gather_profile, true)) < 0) ||
+      (rc = with_json(run, c, base, "rules.json", gather_before, false)) < 0)
+    goto done;
+  if (other)
+    rc = with_json(run, c, best, "rules.json", gather_after, true);
+done:
+  for (size_t i = 0; i < nchain; i++)
+    json_object_put(chain[i]);
+  json_object_put(base_report);
   return rc;
 }
 
@@ -552,83 +651,26 @@ int kl__rp_collect(rp_run *run, const kl_case *c, const char *run_id,
                    const char *links_from) {
   memset(run, 0, sizeof(*run));
   run->best = -1;
-  int rc = pick_run(&run->id, c, run_id);
-  if (rc < 0)
-    return rc;
-  rc = dup_or_null(&run->case_name, kl_case_name(c));
-  rc = rc ? rc : dup_or_null(&run->backend,
-                             kl_backend_name(kl_case_backend(c)));
   collect cl = {run, 0};
-  if (rc == 0)
-    rc = kl__solutions_read(kl_case_dir(c), iter_line, &cl);
-  char *rundir = NULL;
-  run_files f;
-  memset(&f, 0, sizeof(f));
-  if (rc == 0 && (rc = kl__run_dir(&rundir, kl_case_dir(c), run->id)) == 0 &&
-      (rc = read_run_files(&f, rundir)) == 0)
-    rc = kl__summary_read(rundir, &run->stop_reason, &run->webhook_status);
-  if (rc == 0) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/summary.json", rundir);
-    run->started = f.started;
-    char when[32];
-    time_text(when, sizeof(when), run->started);
-    run->has_summary = kl__is_file(path);
-    rc = dup_or_null(&run->started_text, when);
-    run->proposer = f.proposer;
-    run->strategy = f.strategy;
-    f.proposer = f.strategy = NULL;
+  const char *from = links_from ? links_from : kl_case_dir(c);
+  int rc;
+  if ((rc = pick_run(&run->id, c, run_id)) < 0 ||
+      (rc = dup_or_null(&run->case_name, kl_case_name(c))) < 0 ||
+      (rc = dup_or_null(&run->backend,
+                        kl_backend_name(kl_case_backend(c)))) < 0 ||
+      (rc = kl__solutions_read(kl_case_dir(c), iter_line, &cl)) < 0 ||
+      (rc = collect_run_files(run, c)) < 0)
+    goto fail;
+  if (!(run->links = relative_dir(from, kl_case_dir(c))) &&
+      !(run->links = kl__strdup(""))) {
+    rc = kl__error_oom();
+    goto fail;
   }
-  kl__free(f.proposer);
-  kl__free(f.strategy);
-  kl__free(rundir);
-  if (rc == 0) {
-    const char *from = links_from ? links_from : kl_case_dir(c);
-    if (!(run->links = relative_dir(from, kl_case_dir(c))) &&
-        !(run->links = kl__strdup("")))
-      rc = kl__error_oom();
-  }
-  /* the baseline's and the best's evidence */
-  rp_iter *base = run->niters ? &run->iters[0] : NULL;
-  rp_iter *best = run->best >= 0 ? &run->iters[run->best] : NULL;
-  json_object *chain[64] = {0}, *base_report = NULL, *p = NULL, *rules = NULL;
-  size_t nchain = 0;
-  if (rc == 0 && base && base->iteration == 0)
-    rc = iter_json(&base_report, c, base, "report.json");
-  /* walk from the best to the baseline through the parents */
-  for (rp_iter *it = best; rc == 0 && it && it->iteration > 0 &&
-                           nchain < KL_ARRAY_SIZE(chain);) {
-    rc = iter_json(&chain[nchain], c, it, "report.json");
-    if (rc < 0 || !chain[nchain])
-      break;
-    nchain++;
-    it = iter_by_id(run, it->parent);
-  }
-  if (rc == 0)
-    rc = gather_shapes(run, c, chain, nchain, base_report);
-  for (size_t i = 0; i < nchain; i++)
-    json_object_put(chain[i]);
-  json_object_put(base_report);
-  if (rc == 0 && (rc = iter_json(&p, c, base, "profile.json")) == 0) {
-    rc = gather_profile(run, p, false);
-    json_object_put(p);
-  }
-  if (rc == 0 && best && best != base &&
-      (rc = iter_json(&p, c, best, "profile.json")) == 0) {
-    rc = gather_profile(run, p, true);
-    json_object_put(p);
-  }
-  if (rc == 0 && (rc = iter_json(&rules, c, base, "rules.json")) == 0) {
-    rc = gather_findings(&run->before, &run->nbefore, rules);
-    json_object_put(rules);
-  }
-  if (rc == 0 && best && best != base &&
-      (rc = iter_json(&rules, c, best, "rules.json")) == 0) {
-    rc = gather_findings(&run->after, &run->nafter, rules);
-    json_object_put(rules);
-  }
-  if (rc < 0)
-    kl__rp_dispose(run);
+  if ((rc = collect_evidence(run, c)) < 0)
+    goto fail;
+  return 0;
+fail:
+  kl__rp_dispose(run);
   return rc;
 }
 

@@ -163,35 +163,36 @@ static int add_unevaluated(kl_diagnosis *d, const rule *r, kl_buf *missing,
 
 static int evaluate_rule(kl_diagnosis *d, const rule *r, const kl_profile *p,
                          size_t order) {
-  kl_vars *vars;
+  kl_vars *vars = NULL;
   kl_buf missing = KL_BUF_INIT;
-  int rc = kl_vars_create(&vars);
-  if (rc < 0)
-    return rc;
-  rc = lookup(vars, &missing, r->when, p);
+  kl_value v;
+  int rc;
+  if ((rc = kl_vars_create(&vars)) < 0 ||
+      (rc = lookup(vars, &missing, r->when, p)) < 0)
+    goto done;
   /* the templates' values print as n/a when absent */
   const kl__template *ts[2] = {r->finding, r->action};
-  for (int t = 0; rc == 0 && t < 2; t++)
-    for (size_t i = 0; rc == 0 && i < ts[t]->count; i++)
-      if (ts[t]->parts[i].expr)
-        rc = lookup(vars, NULL, ts[t]->parts[i].expr, p);
-  kl_value v;
-  if (rc == 0 && missing.size) {
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < ts[t]->count; i++)
+      if (ts[t]->parts[i].expr &&
+          (rc = lookup(vars, NULL, ts[t]->parts[i].expr, p)) < 0)
+        goto done;
+  if (missing.size) {
     rc = add_unevaluated(d, r, &missing, NULL);
-  } else if (rc == 0 && kl_expr_eval(&v, r->when, vars) < 0) {
+  } else if (kl_expr_eval(&v, r->when, vars) < 0) {
     char text[600];
     snprintf(text, sizeof(text), "%s", kl_error_last()->text);
     kl_error_clear();
     rc = add_unevaluated(d, r, &missing, text);
-  } else if (rc == 0 && v.f != 0) {
+  } else if (v.f != 0) {
     rc = add_fired(d, r, vars, order);
-  } else if (rc == 0) {
-    if ((rc = KL__GROW(d->passed, d->cap_passed, d->npassed + 1)) == 0 &&
-        !(d->passed[d->npassed] = kl__strdup(r->id)))
-      rc = kl__error_oom();
-    if (rc == 0)
+  } else if ((rc = KL__GROW(d->passed, d->cap_passed, d->npassed + 1)) == 0) {
+    if ((d->passed[d->npassed] = kl__strdup(r->id)))
       d->npassed++;
+    else
+      rc = kl__error_oom();
   }
+done:
   kl_buf_dispose(&missing);
   kl_vars_free(vars);
   return rc;

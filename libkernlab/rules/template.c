@@ -148,7 +148,7 @@ int kl__template_compile(kl__template **out, const char *src,
     return KL_ENOMEM;
   size_t lit = 0, i = 0;
   int rc = 0;
-  while (rc == 0 && src[i]) {
+  while (src[i]) {
     if ((src[i] == '{' || src[i] == '}') && src[i + 1] == src[i]) {
       i += 2;
       continue;
@@ -156,7 +156,7 @@ int kl__template_compile(kl__template **out, const char *src,
     if (src[i] == '}') {
       rc = syntax(err, i, "%s", "a single '}' in a template (write }} for a "
                                 "brace)");
-      break;
+      goto fail;
     }
     if (src[i] != '{') {
       i++;
@@ -168,22 +168,20 @@ int kl__template_compile(kl__template **out, const char *src,
     if (src[close] != '}') {
       rc = syntax(err, i, "%s", "a '{' without its '}' (write {{ for a "
                                 "brace)");
-      break;
+      goto fail;
     }
-    if (i > lit)
-      rc = add_literal(t, src, lit, i);
-    if (rc == 0)
-      rc = add_hole(t, src, i, close, err);
+    if ((i > lit && (rc = add_literal(t, src, lit, i)) < 0) ||
+        (rc = add_hole(t, src, i, close, err)) < 0)
+      goto fail;
     i = lit = close + 1;
   }
-  if (rc == 0 && i > lit)
-    rc = add_literal(t, src, lit, i);
-  if (rc < 0) {
-    kl__template_free(t);
-    return rc;
-  }
+  if (i > lit && (rc = add_literal(t, src, lit, i)) < 0)
+    goto fail;
   *out = t;
   return 0;
+fail:
+  kl__template_free(t);
+  return rc;
 }
 
 /* One value by its format. */

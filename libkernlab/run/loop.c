@@ -68,6 +68,27 @@ static const char *profile_set(const kl_run *r) {
   return r->o.profile[0] ? r->o.profile : NULL;
 }
 
+/* Shape i's diagnosis, as one entry of rules.json. */
+static int diagnosis_json(kl_buf *rules, const kl_rules *rs,
+                          const kl_profile_list *list, size_t i) {
+  kl_diagnosis *d = NULL;
+  kl_buf dj = KL_BUF_INIT;
+  int rc;
+  if ((rc = kl_rules_evaluate(&d, rs, kl_profile_list_get(list, i))) < 0 ||
+      (rc = kl_diagnosis_json(&dj, d)) < 0)
+    goto done;
+  kl__buf_printf(rules, "%s{\"shape\":", i ? "," : "");
+  kl__buf_json_string(rules, kl_profile_list_name(list, i));
+  kl__buf_puts(rules, ",\"diagnosis\":");
+  kl__buf_put(rules, dj.ptr, dj.size);
+  kl__buf_putc(rules, '}');
+  rc = kl__buf_status(rules);
+done:
+  kl_buf_dispose(&dj);
+  kl_diagnosis_free(d);
+  return rc;
+}
+
 /* Profile a kernel and diagnose it; the report's JSON goes to
  * profile.json, the diagnoses to rules.json, the profiles into *list. A
  * failure to profile is recorded, not fatal: the run goes on without. */
@@ -116,26 +137,13 @@ static int profile_and_diagnose(kl_run *r, const char *dir, int iteration,
     kl_profile_list_free(*list);
     *list = l;
   }
-  rc = kl__buf_puts(&rules, "[");
-  for (size_t i = 0; rc == 0 && r->o.rules && *list &&
-                     i < kl_profile_list_count(*list);
-       i++) {
-    kl_diagnosis *d = NULL;
-    kl_buf dj = KL_BUF_INIT;
-    if ((rc = kl_rules_evaluate(&d, r->o.rules,
-                                kl_profile_list_get(*list, i))) == 0 &&
-        (rc = kl_diagnosis_json(&dj, d)) == 0) {
-      kl__buf_printf(&rules, "%s{\"shape\":", i ? "," : "");
-      kl__buf_json_string(&rules, kl_profile_list_name(*list, i));
-      kl__buf_puts(&rules, ",\"diagnosis\":");
-      kl__buf_put(&rules, dj.ptr, dj.size);
-      kl__buf_putc(&rules, '}');
-      rc = kl__buf_status(&rules);
-    }
-    kl_buf_dispose(&dj);
-    kl_diagnosis_free(d);
-  }
-  if (rc == 0 && (rc = kl__buf_puts(&rules, "]\n")) == 0)
+  kl__buf_puts(&rules, "[");
+  for (size_t i = 0; r->o.rules && *list && i < kl_profile_list_count(*list);
+       i++)
+    if ((rc = diagnosis_json(&rules, r->o.rules, *list, i)) < 0)
+      goto done;
+  kl__buf_puts(&rules, "]\n");
+  if ((rc = kl__buf_status(&rules)) == 0)
     rc = kl__iteration_write(dir, "rules.json", rules.ptr);
 done:
   kl_buf_dispose(&js);
@@ -199,42 +207,55 @@ static int write_verdict(const kl_run *r, const iteration *it) {
   return kl__verdict_write(it->dir, &v);
 }
 
+/* diff -u of two files, labelled; a missing diff program is no error. */
+static int diff_files(kl_run *r, iteration *it, const char *pa,
+                      const char *pb) {
+  kl_buf la = KL_BUF_INIT, lb = KL_BUF_INIT;
+  kl__run_result res;
+  memset(&res, 0, sizeof(res));
+  kl__buf_printf(&la, "--label=%s (parent)",
+                 r->st.best_id ? r->st.best_id : "");
+  kl__buf_printf(&lb, "--label=iter_%03d", it->n);
+  int rc;
+  if ((rc = kl__buf_status(&la)) < 0 || (rc = kl__buf_status(&lb)) < 0)
+    goto done;
+  const char *argv[] = {"diff", "-u", la.ptr, lb.ptr, pa, pb, NULL};
+  if (kl__run(&res, argv, NULL, 20000, 8 << 20) < 0 || res.exit_code > 1) {
+    kl_error_clear(); /* no diff program: the kernels are both kept */
+    goto done;
+  }
+  rc = kl__iteration_write(it->dir, "kernel.diff",
+                           res.output.ptr ? res.output.ptr : "");
+  it->has_diff = rc == 0;
+done:
+  kl_buf_dispose(&res.output);
+  kl_buf_dispose(&la);
+  kl_buf_dispose(&lb);
+  return rc;
+}
+
 /* diff -u of the two kernels as built (settings written in front). */
 static int write_diff(kl_run *r, iteration *it) {
-  kl_buf a = KL_BUF_INIT, b = KL_BUF_INIT;
-  int rc = kl__kernel_with_settings(&a, r->st.best_source, r->st.best_config);
-  if (rc == 0)
-    rc = kl__kernel_with_settings(&b, it->source, it->config);
+  kl_buf a = KL_BUF_INIT, b = KL_BUF_INIT, x = KL_BUF_INIT, y = KL_BUF_INIT;
   char *pa = NULL, *pb = NULL;
-  if (rc == 0) {
-    kl_buf x = KL_BUF_INIT, y = KL_BUF_INIT;
-    kl__buf_printf(&x, "%s/.parent.%s", it->dir, r->kernel_ext);
-    kl__buf_printf(&y, "%s/.candidate.%s", it->dir, r->kernel_ext);
-    pa = kl__buf_detach(&x); /* NULL when a write failed */
-    pb = kl__buf_detach(&y);
-    if (!pa || !pb)
-      rc = KL_ENOMEM;
+  int rc;
+  kl__buf_printf(&x, "%s/.parent.%s", it->dir, r->kernel_ext);
+  kl__buf_printf(&y, "%s/.candidate.%s", it->dir, r->kernel_ext);
+  if ((rc = kl__kernel_with_settings(&a, r->st.best_source,
+                                     r->st.best_config)) < 0 ||
+      (rc = kl__kernel_with_settings(&b, it->source, it->config)) < 0)
+    goto done;
+  pa = kl__buf_detach(&x); /* NULL when a write failed */
+  pb = kl__buf_detach(&y);
+  if (!pa || !pb) {
+    rc = KL_ENOMEM;
+    goto done;
   }
-  if (rc == 0 && (rc = kl__write_new_file(pa, a.ptr, a.size)) == 0 &&
-      (rc = kl__write_new_file(pb, b.ptr, b.size)) == 0) {
-    kl_buf la = KL_BUF_INIT, lb = KL_BUF_INIT;
-    kl__buf_printf(&la, "--label=%s (parent)", r->st.best_id ? r->st.best_id : "");
-    kl__buf_printf(&lb, "--label=iter_%03d", it->n);
-    const char *argv[] = {"diff", "-u", la.ptr, lb.ptr, pa, pb, NULL};
-    kl__run_result res;
-    memset(&res, 0, sizeof(res));
-    if (la.ptr && lb.ptr && kl__run(&res, argv, NULL, 20000, 8 << 20) == 0 &&
-        res.exit_code <= 1) {
-      rc = kl__iteration_write(it->dir, "kernel.diff",
-                         res.output.ptr ? res.output.ptr : "");
-      it->has_diff = rc == 0;
-    } else {
-      kl_error_clear(); /* no diff program: the kernels are both kept */
-    }
-    kl_buf_dispose(&res.output);
-    kl_buf_dispose(&la);
-    kl_buf_dispose(&lb);
-  }
+  if ((rc = kl__write_new_file(pa, a.ptr, a.size)) < 0 ||
+      (rc = kl__write_new_file(pb, b.ptr, b.size)) < 0)
+    goto done;
+  rc = diff_files(r, it, pa, pb);
+done:
   if (pa)
     remove(pa);
   if (pb)
@@ -243,6 +264,31 @@ static int write_diff(kl_run *r, iteration *it) {
   kl__free(pb);
   kl_buf_dispose(&a);
   kl_buf_dispose(&b);
+  kl_buf_dispose(&x);
+  kl_buf_dispose(&y);
+  return rc;
+}
+
+/* The kernel as it was measured, its report and compile log. */
+static int write_evidence(iteration *it, const kl_report *rep,
+                          const char *kernel_name) {
+  kl_buf js = KL_BUF_INIT;
+  int rc;
+  if ((rc = kl__iteration_write(it->dir, kernel_name, it->source)) < 0 ||
+      !rep)
+    goto done;
+  if ((rc = kl_report_json(&js, rep)) < 0 ||
+      (rc = kl__buf_putc(&js, '\n')) < 0 ||
+      (rc = kl__iteration_write(it->dir, "report.json", js.ptr)) < 0)
+    goto done;
+  if (kl_report_compile_log(rep) &&
+      kl_report_verdict(rep) == KL_VERDICT_COMPILE_ERROR) {
+    rc = kl__iteration_write(it->dir, "compile.log",
+                             kl_report_compile_log(rep));
+    it->has_compile_log = rc == 0;
+  }
+done:
+  kl_buf_dispose(&js);
   return rc;
 }
 
@@ -255,27 +301,16 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
   char hash[65];
   kl__run_source_hash(it->source, hash);
   char *key = kl__run_key(hash, it->config);
-  kl_buf name = KL_BUF_INIT, js = KL_BUF_INIT, dir = KL_BUF_INIT;
-  int rc = key ? 0 : kl__error_oom();
+  kl_buf name = KL_BUF_INIT, dir = KL_BUF_INIT;
   it->wall_s = (kl__now_ms() - it->t0_ms) / 1000.0;
-  if (rc == 0 && (kl__buf_printf(&name, "kernel.%s", r->kernel_ext) < 0 ||
-                  kl__buf_printf(&dir, "runs/%s/iter_%03d", r->id, it->n) < 0))
-    rc = kl__error_oom();
-  if (rc == 0)
-    rc = kl__iteration_write(it->dir, name.ptr, it->source);
-  if (rc == 0 && rep) {
-    if ((rc = kl_report_json(&js, rep)) == 0 &&
-        (rc = kl__buf_putc(&js, '\n')) == 0)
-      rc = kl__iteration_write(it->dir, "report.json", js.ptr);
-    if (rc == 0 && kl_report_compile_log(rep) &&
-        kl_report_verdict(rep) == KL_VERDICT_COMPILE_ERROR) {
-      rc = kl__iteration_write(it->dir, "compile.log",
-                               kl_report_compile_log(rep));
-      it->has_compile_log = rc == 0;
-    }
-  }
-  if (rc == 0)
-    rc = write_verdict(r, it);
+  kl__buf_printf(&name, "kernel.%s", r->kernel_ext);
+  kl__buf_printf(&dir, "runs/%s/iter_%03d", r->id, it->n);
+  int rc = key ? 0 : kl__error_oom();
+  if (rc < 0 || (rc = kl__buf_status(&name)) < 0 ||
+      (rc = kl__buf_status(&dir)) < 0 ||
+      (rc = write_evidence(it, rep, name.ptr)) < 0 ||
+      (rc = write_verdict(r, it)) < 0)
+    goto done;
   bool best = it->outcome == KL_OUTCOME_ACCEPTED ||
               it->outcome == KL_OUTCOME_BASELINE;
   kl__solution s = {
@@ -313,23 +348,20 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       .cost = {it->wall_s, it->worker_s, it->usd, it->tokens_in,
                it->tokens_out},
       .time = (long long)time(NULL)};
-  if (rc == 0)
-    rc = kl__solution_write(r->case_dir, &s);
-  /* committed: the iteration counts from here */
-  if (rc == 0)
-    rc = kl__run_state_apply(&r->st, &s, it->source);
-  if (rc == 0 && rep)
-    rc = kl__benchmark_rows_write(r->case_dir, r->id, it->n, id, it->outcome,
-                                  rep, NULL);
-  if (rc == 0 && it->n > 0) {
-    kl__memory_line m = {r->c->name,  r->id,      it->n,
-                         it->proposer, it->memo,  it->outcome,
-                         it->timed,   it->vs_parent.speedup, it->reason};
-    rc = kl__memory_write(r->case_dir, &m);
-  }
+  /* the commit: from its line on, the iteration counts */
+  if ((rc = kl__solution_write(r->case_dir, &s)) < 0 ||
+      (rc = kl__run_state_apply(&r->st, &s, it->source)) < 0 ||
+      (rep && (rc = kl__benchmark_rows_write(r->case_dir, r->id, it->n, id,
+                                             it->outcome, rep, NULL)) < 0) ||
+      it->n == 0)
+    goto done;
+  kl__memory_line m = {r->c->name,   r->id,    it->n,
+                       it->proposer, it->memo, it->outcome,
+                       it->timed,    it->vs_parent.speedup, it->reason};
+  rc = kl__memory_write(r->case_dir, &m);
+done:
   kl__free(key);
   kl_buf_dispose(&name);
-  kl_buf_dispose(&js);
   kl_buf_dispose(&dir);
   return rc;
 }
@@ -344,21 +376,22 @@ int kl__run_baseline(kl_run *r) {
   kl__run_emit(r, 0, "measure", "baseline", "the case's kernel", KL_OUTCOME_BASELINE,
        NULL, 0);
   kl_report *rep = NULL;
-  int rc = kl__iteration_dir(&it.dir, r->dir, 0);
-  if (rc == 0 && !(it.source = kl__strdup(r->st.best_source)))
+  int rc;
+  if ((rc = kl__iteration_dir(&it.dir, r->dir, 0)) < 0)
+    goto done;
+  if (!(it.source = kl__strdup(r->st.best_source))) {
     rc = kl__error_oom();
-  if (rc == 0)
-    rc = kl__run_full_config(&it.config, r->c, r->st.best_source, NULL);
-  if (rc < 0)
+    goto done;
+  }
+  if ((rc = kl__run_full_config(&it.config, r->c, r->st.best_source, NULL)) < 0)
     goto done;
   kl__eval ev;
   memset(&ev, 0, sizeof(ev));
   ev.o = bench_options(r, 0);
   ev.o.candidate_config = (const char *const *)it.config;
-  rc = evaluate(r, &ev, 1, "iter_000");
-  it.worker_s = ev.seconds;
-  if (rc == 0 && ev.rc < 0)
+  if ((rc = evaluate(r, &ev, 1, "iter_000")) == 0 && ev.rc < 0)
     rc = eval_error(&ev);
+  it.worker_s = ev.seconds;
   rep = ev.report;
   ev.report = NULL;
   it.where = ev.where;
@@ -380,11 +413,10 @@ int kl__run_baseline(kl_run *r) {
                             &r->base_profiles);
   it.worker_s += (kl__now_ms() - p0) / 1000.0;
   it.profiled = r->base_profiles != NULL;
-  if (rc == 0)
-    rc = finish(r, &it, rep);
-  if (rc == 0)
-    kl__run_emit(r, 0, "done", "baseline", "the case's kernel", KL_OUTCOME_BASELINE,
-         NULL, 1);
+  if (rc < 0 || (rc = finish(r, &it, rep)) < 0)
+    goto done;
+  kl__run_emit(r, 0, "done", "baseline", "the case's kernel",
+               KL_OUTCOME_BASELINE, NULL, 1);
 done:
   kl_report_free(rep);
   iteration_dispose(&it);
@@ -531,13 +563,13 @@ static int conclude(kl_run *r, iteration *it, const kl_report *rep) {
     if (rc < 0)
       return rc;
   }
-  rc = finish(r, it, rep);
-  if (rc == 0)
-    kl__run_emit(r, it->n, "done", it->proposer, it->memo, it->outcome, it->reason,
-         it->timed ? it->vs_parent.speedup : 0);
-  if (rc == 0 && it->outcome == KL_OUTCOME_ACCEPTED)
+  if ((rc = finish(r, it, rep)) < 0)
+    return rc;
+  kl__run_emit(r, it->n, "done", it->proposer, it->memo, it->outcome,
+               it->reason, it->timed ? it->vs_parent.speedup : 0);
+  if (it->outcome == KL_OUTCOME_ACCEPTED)
     kl__run_notify(r, "accepted", it->n, it->memo);
-  return rc;
+  return 0;
 }
 
 /* The key a proposal will be recorded under, held while its batch is out
@@ -592,49 +624,47 @@ int kl__run_batch(kl_run *r) {
   kl__eval *evs = kl__calloc(want, sizeof(*evs));
   size_t *at = kl__calloc(want, sizeof(*at)); /* iteration -> evaluation */
   char (*cnames)[32] = kl__calloc(want, sizeof(*cnames));
-  if (!ps || !its || !evs || !at || !cnames) {
-    kl__free(ps);
-    kl__free(its);
-    kl__free(evs);
-    kl__free(at);
-    kl__free(cnames);
-    return kl__error_oom();
-  }
   int base = r->st.next_iteration, rc = 0, prc = 0;
   size_t n = 0, nev = 0;
-  while (n < want && rc == 0) {
+  if (!ps || !its || !evs || !at || !cnames) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  while (n < want) {
     if (n > 0 && kl__run_budget_reached(r))
       break;
     r->next_iteration = base + (int)n; /* what the proposer sees */
     kl__run_emit(r, r->next_iteration, "propose", r->proposer, NULL,
-         KL_OUTCOME_BASELINE, NULL, 0);
-    prc = kl__run_propose(r, &ps[n]);
-    if (prc != 0) {
+                 KL_OUTCOME_BASELINE, NULL, 0);
+    if ((prc = kl__run_propose(r, &ps[n])) != 0) {
       kl__run_proposal_dispose(&ps[n]); /* what a failed proposal got */
-      if (prc < 0)
-        rc = prc;
       break;
     }
-    rc = hold_key(r, &ps[n++]);
+    if ((rc = hold_key(r, &ps[n++])) < 0)
+      goto done;
+  }
+  if (prc < 0) {
+    rc = prc;
+    goto done;
   }
   if (prc == 1 || prc == 2 || prc == 3)
     set_stop(r, prc == 1 ? "exhausted" : prc == 2 ? "llm_error"
                                                    : "proposer_error",
              prc == 1 ? NULL : prc == 2 ? "the provider failed"
                                         : "the proposer failed");
-  for (size_t k = 0; rc == 0 && k < n; k++) {
+  for (size_t k = 0; k < n; k++) {
     if ((rc = prepare(r, &its[k], &ps[k], base + (int)k)) < 0)
-      break;
+      goto done;
     at[k] = SIZE_MAX;
     if (its[k].outcome == KL_OUTCOME_INVALID_REPLY)
       continue;
     compare_eval(&evs[nev], r, &its[k], cnames[k], sizeof(cnames[k]));
     kl__run_emit(r, its[k].n, "measure", its[k].proposer, its[k].memo,
-         KL_OUTCOME_BASELINE, NULL, 0);
+                 KL_OUTCOME_BASELINE, NULL, 0);
     at[k] = nev++;
   }
   bool gave_up = false;
-  if (rc == 0 && nev > 0) {
+  if (nev > 0) {
     char name[48];
     if (n == 1)
       snprintf(name, sizeof(name), "iter_%03d", base);
@@ -648,7 +678,7 @@ int kl__run_batch(kl_run *r) {
    * recorded not at all, even where results came back: its decisions hang
    * together (a recheck follows an acceptance), and --resume proposes it
    * again whole, so the records come out as an uninterrupted run's. */
-  for (size_t k = 0; rc == 0 && !gave_up && k < n; k++) {
+  for (size_t k = 0; !gave_up && k < n; k++) {
     iteration *it = &its[k];
     kl_report *rep = NULL;
     if (at[k] != SIZE_MAX) {
@@ -657,22 +687,30 @@ int kl__run_batch(kl_run *r) {
         ev->rc = KL_EIO, ev->error = kl__strdup("the executor gave no result");
       if (ev->rc < 0) {
         rc = eval_error(ev);
-        break;
+        goto done;
       }
       rep = take(it, ev);
       bool again_gave_up = false;
-      rc = settle(r, it, &rep, &again_gave_up);
+      int settled = settle(r, it, &rep, &again_gave_up);
       if (again_gave_up) {
         set_stop(r, "executor_error", "the executor gave up");
-        rc = 0;
         kl_report_free(rep);
         break;
       }
+      if (settled < 0) {
+        rc = settled;
+        kl_report_free(rep);
+        goto done;
+      }
     }
-    if (rc == 0)
-      rc = conclude(r, it, rep);
+    rc = conclude(r, it, rep);
     kl_report_free(rep);
+    if (rc < 0)
+      goto done;
   }
+  if (n == 0 && !r->stop_reason)
+    rc = kl__error_oom(); /* nothing proposed and no reason: cannot be */
+done:
   r->next_iteration = r->st.next_iteration;
   release_keys(r);
   for (size_t k = 0; k < n; k++) {
@@ -686,7 +724,5 @@ int kl__run_batch(kl_run *r) {
   kl__free(evs);
   kl__free(at);
   kl__free(cnames);
-  if (rc == 0 && n == 0 && !r->stop_reason)
-    rc = kl__error_oom(); /* nothing proposed and no reason: cannot be */
   return rc;
 }

@@ -398,6 +398,53 @@ static int read_baseline_source(kl_run *r) {
   return r->st.best_source ? 0 : kl__error_oom();
 }
 
+/* Everything before the first measurement: the case's lock, the executor,
+ * a resumed run's state or a new run's records, the proposer, the model. */
+static int set_up(kl_run *r) {
+  int rc;
+  if ((rc = read_baseline_source(r)) < 0 ||
+      (rc = check_writable(r->case_dir)) < 0 ||
+      (rc = kl__case_lock(&r->lock_fd, r->case_dir, r->c->name)) < 0 ||
+      (rc = start_executor(r)) < 0)
+    return rc;
+  r->batch = r->o.batch;
+  if (r->o.resume && (rc = resume(r, r->o.resume)) < 0)
+    return rc;
+  if (r->batch <= 0)
+    r->batch = kl_executor_slots(r->ex) > 0 ? kl_executor_slots(r->ex) : 1;
+  if ((rc = choose_proposer(r)) < 0)
+    return rc;
+  if (!r->o.resume) {
+    r->seed = r->o.seed;
+    replay_seed(r);
+    if (!r->seed)
+      r->seed = kl__derive_seed((uint64_t)time(NULL) ^
+                                    (uint64_t)(r->t0_ms * 1000),
+                                (uint64_t)(uintptr_t)r);
+    if ((rc = start_records(r)) < 0)
+      return rc;
+  }
+  kl__case_lock_name(r->lock_fd, r->id);
+  return start_llm(r);
+}
+
+/* A new run measures its baseline; a resumed one reads the environment
+ * again and the profiles the gate and the prompts need. */
+static int start(kl_run *r) {
+  int rc;
+  if (r->st.next_iteration == 0) {
+    if ((rc = kl__run_baseline(r)) == 0)
+      r->next_iteration = r->st.next_iteration;
+    return rc;
+  }
+  if ((rc = kl__run_environment(r, NULL)) < 0)
+    return rc;
+  r->base_profiles = recorded_profiles(r, 0);
+  if (r->st.best_iteration > 0)
+    r->best_profiles = recorded_profiles(r, r->st.best_iteration);
+  return 0;
+}
+
 int kl_run_optimize(kl_run **out, const kl_case *c,
                     const kl_run_options *opts) {
   *out = NULL;
@@ -416,7 +463,6 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
            : r->o.no_webhook ? "disabled by --no-webhook"
                              : "nothing sent yet");
   r->t0_ms = kl__now_ms();
-  r->case_dir = kl__strdup(c->dir);
   const char *ext = strrchr(c->kernel_path, '.');
   snprintf(r->kernel_ext, sizeof(r->kernel_ext), "%s",
            ext && strlen(ext) < sizeof(r->kernel_ext) ? ext + 1 : "c");
@@ -427,67 +473,37 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
                 : c->budget.patience > 0 ? c->budget.patience
                                          : 4;
   kl__run_state_init(&r->st);
-  rc = r->case_dir ? read_baseline_source(r) : kl__error_oom();
-  if (rc == 0)
-    rc = check_writable(r->case_dir);
-  if (rc == 0)
-    rc = kl__case_lock(&r->lock_fd, r->case_dir, c->name);
-  if (rc == 0)
-    rc = start_executor(r);
-  r->batch = r->o.batch;
-  if (rc == 0 && r->o.resume)
-    rc = resume(r, r->o.resume);
-  if (rc == 0 && r->batch <= 0)
-    r->batch = kl_executor_slots(r->ex) > 0 ? kl_executor_slots(r->ex) : 1;
-  if (rc == 0)
-    rc = choose_proposer(r);
-  if (rc == 0 && !r->o.resume) {
-    r->seed = r->o.seed;
-    replay_seed(r);
-    if (!r->seed)
-      r->seed = kl__derive_seed((uint64_t)time(NULL) ^
-                                    (uint64_t)(r->t0_ms * 1000),
-                                (uint64_t)(uintptr_t)r);
-    rc = start_records(r);
+  if (!(r->case_dir = kl__strdup(c->dir))) {
+    rc = kl__error_oom();
+    goto fail;
   }
-  if (rc == 0)
-    kl__case_lock_name(r->lock_fd, r->id);
-  if (rc == 0)
-    rc = start_llm(r);
-  if (rc == 0)
-    kl__run_notify(r, "run_start", r->next_iteration, r->proposer);
-  if (rc == 0 && r->st.next_iteration == 0) {
-    if ((rc = kl__run_baseline(r)) == 0)
-      r->next_iteration = r->st.next_iteration;
-  } else if (rc == 0) {
-    /* resumed: the environment again; the baseline's profile for the gate */
-    rc = kl__run_environment(r, NULL);
-    if (rc == 0)
-      r->base_profiles = recorded_profiles(r, 0);
-    if (rc == 0 && r->st.best_iteration > 0)
-      r->best_profiles = recorded_profiles(r, r->st.best_iteration);
-  }
-  while (rc == 0 && !r->stop_reason) {
+  if ((rc = set_up(r)) < 0)
+    goto fail;
+  kl__run_notify(r, "run_start", r->next_iteration, r->proposer);
+  if ((rc = start(r)) < 0)
+    goto fail;
+  while (!r->stop_reason) {
     const char *stop = kl__run_budget_reached(r);
     if (stop) {
-      r->stop_reason = kl__strdup(stop);
+      if (!(r->stop_reason = kl__strdup(stop))) {
+        rc = kl__error_oom();
+        goto fail;
+      }
       break;
     }
-    rc = kl__run_batch(r);
+    if ((rc = kl__run_batch(r)) < 0)
+      goto fail;
   }
-  if (rc == 0 && !r->stop_reason)
-    rc = kl__error_oom();
-  if (rc == 0) {
-    kl__run_notify(r, "run_end", r->st.done, r->stop_reason);
-    rc = write_summary(r);
-  }
+  kl__run_notify(r, "run_end", r->st.done, r->stop_reason);
+  if ((rc = write_summary(r)) < 0)
+    goto fail;
   kl__case_unlock(&r->lock_fd);
-  if (rc < 0) {
-    kl_run_free(r);
-    return rc;
-  }
   *out = r;
   return 0;
+fail:
+  kl__case_unlock(&r->lock_fd);
+  kl_run_free(r);
+  return rc;
 }
 
 /* ---- the summary ---------------------------------------------------------------- */
@@ -562,12 +578,15 @@ static int best_text(const kl__solution *s, const char *source,
   best_out *o = payload;
   kl_buf text = KL_BUF_INIT;
   int rc = kl__kernel_with_settings(&text, source, s->config);
-  if (rc == 0 && o->info) {
+  if (rc < 0)
+    goto done;
+  if (o->info) {
     kl_buf_dispose(o->info);
-    rc = kl__buf_puts(o->info, line_json);
+    if ((rc = kl__buf_puts(o->info, line_json)) < 0)
+      goto done;
   }
-  if (rc == 0)
-    kl__buf_give(o->source, &text);
+  kl__buf_give(o->source, &text);
+done:
   kl_buf_dispose(&text);
   return rc;
 }

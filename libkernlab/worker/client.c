@@ -456,21 +456,15 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   }
   /* it reads its own program's folder, and plugins from the cache */
   kl_buf cache = KL_BUF_INIT;
-  rc = kl__cache_dir_default(&cache);
-  if (rc == 0)
-    rc = kl__buf_puts(&cache, "/plugin") < 0 ? kl__error_oom() : 0;
-  if (rc == 0 && (rc = allow_folder(w, w->path)) >= 0)
-    rc = allow_folder(w, cache.ptr);
+  if ((rc = kl__cache_dir_default(&cache)) < 0 ||
+      (rc = kl__buf_puts(&cache, "/plugin")) < 0 ||
+      (rc = allow_folder(w, w->path)) < 0 ||
+      (rc = allow_folder(w, cache.ptr)) < 0 || (rc = ensure_running(w)) < 0) {
+    kl_buf_dispose(&cache);
+    kl_worker_free(w);
+    return rc;
+  }
   kl_buf_dispose(&cache);
-  if (rc < 0) {
-    kl_worker_free(w);
-    return rc;
-  }
-  rc = ensure_running(w);
-  if (rc < 0) {
-    kl_worker_free(w);
-    return rc;
-  }
   *out = w;
   return 0;
 }
@@ -598,6 +592,64 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
   return rc;
 }
 
+/* A time reply's samples, SM clocks and verification into *out (which
+ * the caller disposes on failure). */
+static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
+                        size_t block) {
+  json_object *all, *clocks, *ver, *v;
+  int rc = check_ok(reply, "time");
+  if (rc < 0)
+    return rc;
+  if (!json_object_object_get_ex(reply, "samples", &all) ||
+      json_object_array_length(all) != nplugins)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: time: short reply");
+  for (size_t k = 0; k < nplugins; k++) {
+    json_object *arr = json_object_array_get_idx(all, k);
+    size_t n = json_object_array_length(arr);
+    out->n = n;
+    if (!(out->us[k] = kl__malloc((n ? n : 1) * sizeof(double))))
+      return kl__error_oom();
+    for (size_t i = 0; i < n; i++)
+      out->us[k][i] = json_object_get_double(json_object_array_get_idx(arr, i));
+  }
+  if (json_object_object_get_ex(reply, "sm_clock_mhz", &clocks) &&
+      json_object_array_length(clocks) == nplugins) {
+    for (size_t k = 0; k < nplugins; k++) {
+      json_object *arr = json_object_array_get_idx(clocks, k);
+      if (!(out->mhz[k] = kl__calloc(out->n ? out->n : 1, sizeof(double))))
+        return kl__error_oom();
+      for (size_t i = 0; i < out->n && i < json_object_array_length(arr); i++)
+        out->mhz[k][i] =
+            json_object_get_double(json_object_array_get_idx(arr, i));
+    }
+  }
+  snprintf(out->timer, sizeof(out->timer), "%s",
+           out->mhz[0] ? "cupti" : "clock_gettime");
+  out->nplugins = nplugins;
+  if (json_object_object_get_ex(reply, "stop_reason", &v))
+    snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
+             json_object_get_string(v));
+  out->wall_ms = obj_double(reply, "wall_ms");
+  out->flush_bytes = obj_double(reply, "flush_bytes");
+  out->flush_us = obj_double(reply, "flush_us");
+  /* the worker may use smaller blocks to fit six in the budget */
+  int64_t used = obj_int(reply, "block_rounds");
+  out->block_rounds = used > 0 ? (size_t)used : block;
+  out->placements = (size_t)obj_int(reply, "placements");
+  if (json_object_object_get_ex(reply, "verify", &ver) &&
+      json_object_array_length(ver) == nplugins) {
+    out->verified = 1;
+    for (size_t k = 0; k < nplugins; k++) {
+      json_object *e = json_object_array_get_idx(ver, k);
+      out->stale[k] = (uint64_t)obj_int(e, "mismatches");
+      if (json_object_object_get_ex(e, "detail", &v))
+        snprintf(out->stale_detail[k], sizeof(out->stale_detail[k]), "%s",
+                 json_object_get_string(v));
+    }
+  }
+  return 0;
+}
+
 int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
                    size_t nplugins, int shape, const kl_time_options *given) {
   /* filled whole here, given to the caller's struct at the end (every
@@ -617,7 +669,7 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
   rc = ensure_running(w);
   if (rc < 0)
     return rc;
-  json_object *req = json_object_new_object(), *reply = NULL, *all, *v;
+  json_object *req = json_object_new_object(), *reply = NULL;
   json_object_object_add(req, "op", json_object_new_string("time"));
   json_object *ids = json_object_new_array();
   for (size_t k = 0; k < nplugins; k++)
@@ -648,66 +700,11 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
   json_object_put(req);
   if (rc < 0)
     return rc;
-  if ((rc = check_ok(reply, "time")) == 0 &&
-      (!json_object_object_get_ex(reply, "samples", &all) ||
-       json_object_array_length(all) != nplugins))
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: time: short reply");
-  for (size_t k = 0; rc == 0 && k < nplugins; k++) {
-    json_object *arr = json_object_array_get_idx(all, k);
-    size_t n = json_object_array_length(arr);
-    out->n = n;
-    if (!(out->us[k] = kl__malloc((n ? n : 1) * sizeof(double)))) {
-      rc = kl__error_oom();
-      break;
-    }
-    for (size_t i = 0; i < n; i++)
-      out->us[k][i] = json_object_get_double(json_object_array_get_idx(arr, i));
-  }
-  json_object *clocks;
-  if (rc == 0 && json_object_object_get_ex(reply, "sm_clock_mhz", &clocks) &&
-      json_object_array_length(clocks) == nplugins) {
-    for (size_t k = 0; rc == 0 && k < nplugins; k++) {
-      json_object *arr = json_object_array_get_idx(clocks, k);
-      if (!(out->mhz[k] = kl__calloc(out->n ? out->n : 1, sizeof(double)))) {
-        rc = kl__error_oom();
-        break;
-      }
-      for (size_t i = 0; i < out->n && i < json_object_array_length(arr); i++)
-        out->mhz[k][i] =
-            json_object_get_double(json_object_array_get_idx(arr, i));
-    }
-  }
-  if (rc == 0) {
-    snprintf(out->timer, sizeof(out->timer), "%s",
-             out->mhz[0] ? "cupti" : "clock_gettime");
-    out->nplugins = nplugins;
-    if (json_object_object_get_ex(reply, "stop_reason", &v))
-      snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
-               json_object_get_string(v));
-    out->wall_ms = obj_double(reply, "wall_ms");
-    out->flush_bytes = obj_double(reply, "flush_bytes");
-    out->flush_us = obj_double(reply, "flush_us");
-    /* the worker may use smaller blocks to fit six in the budget */
-    int64_t used = obj_int(reply, "block_rounds");
-    out->block_rounds = used > 0 ? (size_t)used : block;
-    out->placements = (size_t)obj_int(reply, "placements");
-    json_object *ver;
-    if (json_object_object_get_ex(reply, "verify", &ver) &&
-        json_object_array_length(ver) == nplugins) {
-      out->verified = 1;
-      for (size_t k = 0; k < nplugins; k++) {
-        json_object *e = json_object_array_get_idx(ver, k);
-        out->stale[k] = (uint64_t)obj_int(e, "mismatches");
-        if (json_object_object_get_ex(e, "detail", &v))
-          snprintf(out->stale_detail[k], sizeof(out->stale_detail[k]), "%s",
-                   json_object_get_string(v));
-      }
-    }
+  if ((rc = samples_from(out, reply, nplugins, block)) == 0)
     rc = kl__result_give(into, &got, sizeof(got), sizeof(kl_samples),
                          "kl_samples");
-  } else {
+  else
     kl_samples_dispose(out);
-  }
   json_object_put(reply);
   return rc;
 }
