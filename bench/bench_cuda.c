@@ -15,12 +15,12 @@
 #include "kernlab/kernlab.h"
 #include "support/slurp.h"
 
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    if ((x) < 0) {                                                            \
-      fprintf(stderr, "bench_cuda: %s: %s\n", #x, kl_error_last()->message);  \
-      exit(1);                                                                \
-    }                                                                         \
+#define CHECK(x)                                                               \
+  do {                                                                         \
+    if ((x) < 0) {                                                             \
+      fprintf(stderr, "bench_cuda: %s: %s\n", #x, kl_error_last()->message);   \
+      exit(1);                                                                 \
+    }                                                                          \
   } while (0)
 
 static double now_ms(void) {
@@ -28,7 +28,6 @@ static double now_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
-
 
 static int load(kl_worker *w, const kl_case *c, const char *src) {
   kl_artifact *a;
@@ -51,14 +50,13 @@ typedef struct one {
 static one measure(kl_worker *w, int id, int shape, int cold, int cap_ms) {
   kl_time_options t = KL_TIME_OPTIONS_INIT;
   t.cold = cold;
-  if (cap_ms)
-    t.time_cap_ms = cap_ms;
+  if (cap_ms) t.time_cap_ms = cap_ms;
   kl_samples s = KL_SAMPLES_INIT;
   CHECK(kl_worker_time(&s, w, &id, 1, shape, &t));
   kl_summary sum;
   kl_stats_summarize(&sum, s.us[0], s.n);
   one o = {sum.median, sum.rel_ci, s.wall_ms, s.wall_ms * 1000.0 / s.n,
-           s.flush_us, 0, s.n, 0};
+           s.flush_us, 0,          s.n,       0};
   if (s.mhz[0]) {
     kl_summary clk;
     kl_stats_summarize(&clk, s.mhz[0], s.n);
@@ -78,8 +76,7 @@ static void size_bench(kl_worker *w, int id, int shape, const char *label,
   size_t throttled = 0;
   for (int r = 0; r < repeats; r++) {
     one o = measure(w, id, shape, 1, 0);
-    if (r == 0)
-      first = o;
+    if (r == 0) first = o;
     meds[r] = o.median;
     walls[r] = o.wall_ms;
     throttled += o.throttled;
@@ -135,16 +132,16 @@ static void decisions(kl_worker *w, int base, int other, int shape,
         CHECK(kl_stats_speedup_blocked(&sp, s.us[0], s.us[1], s.n,
                                        s.block_rounds, s.placements,
                                        g ? 0.5 : 0.0));
-        if (g == 0)
-          ratio_sum += sp.speedup;
+        if (g == 0) ratio_sum += sp.speedup;
         hits[g] += pass ? sp.decision == KL_DECISION_SLOWER
                         : sp.decision != KL_DECISION_SAME;
       }
       kl_samples_dispose(&s);
     }
     for (int g = 0; g < 2; g++) {
-      fprintf(stderr, "%-6s %s, min gain %.1f%%: %d of %d %s (mean speedup "
-                      "%.4f)\n",
+      fprintf(stderr,
+              "%-6s %s, min gain %.1f%%: %d of %d %s (mean speedup "
+              "%.4f)\n",
               label, pass ? "1% slower candidate" : "A/A", g ? 0.5 : 0.0,
               hits[g], reps, pass ? "detected as slower" : "called different",
               ratio_sum / reps);
@@ -178,8 +175,9 @@ static void fresh_processes(const kl_case *c, int shape, const char *label,
     mean += meds[r] / reps;
   for (int r = 0; r < reps; r++)
     var += (meds[r] - mean) * (meds[r] - mean) / (reps - 1);
-  fprintf(stderr, "%-6s between %d fresh processes: rsd %.3f%% (mean %.3f us)\n",
-          label, reps, 100 * sqrt(var) / mean, mean);
+  fprintf(stderr,
+          "%-6s between %d fresh processes: rsd %.3f%% (mean %.3f us)\n", label,
+          reps, 100 * sqrt(var) / mean, mean);
   printf("{\"bench\":\"cuda_fresh_processes\",\"size\":\"%s\",\"reps\":%d,"
          "\"rsd_pct\":%.4f,\"mean_us\":%.4f}\n",
          label, reps, 100 * sqrt(var) / mean, mean);
@@ -207,8 +205,8 @@ int main(int argc, char **argv) {
   CHECK(kl_case_load(&copy, path, NULL));
   snprintf(path, sizeof(path), "%s/bench/cases/empty", argv[1]);
   CHECK(kl_case_load(&empty, path, NULL));
-  snprintf(path, sizeof(path), "%s/bench/cases/copy_f32/candidates/slower_1pct.cu",
-           argv[1]);
+  snprintf(path, sizeof(path),
+           "%s/bench/cases/copy_f32/candidates/slower_1pct.cu", argv[1]);
   char *slower_src = kl_test_slurp(path);
   if (!slower_src) {
     fprintf(stderr, "bench_cuda: cannot read %s\n", path);

@@ -27,13 +27,12 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    if ((x) < 0) {                                                            \
-      fprintf(stderr, "bench_host: %s: %s\n", #x, kl_error_last()->message);  \
-      exit(1);                                                                \
-    }                                                                         \
+#define CHECK(x)                                                               \
+  do {                                                                         \
+    if ((x) < 0) {                                                             \
+      fprintf(stderr, "bench_host: %s: %s\n", #x, kl_error_last()->message);   \
+      exit(1);                                                                 \
+    }                                                                          \
   } while (0)
 
 static void measure_shape(kl_worker *w, int id, const kl_case *c, int shape,
@@ -102,8 +101,7 @@ static void decision_time(const kl_case *c, const char *candidate_path,
   kl_report_shape(&s, r, 0);
   fprintf(stderr, "%-28s %-6s %8.2f s  %6.3f [%.3f, %.3f] %s after %zu pairs\n",
           label, shape, secs, s.speedup.speedup, s.speedup.ci_low,
-          s.speedup.ci_high, kl_decision_name(s.speedup.decision),
-          s.time.n);
+          s.speedup.ci_high, kl_decision_name(s.speedup.decision), s.time.n);
   printf("{\"bench\":\"host_decision\",\"label\":\"%s\",\"case\":\"%s\","
          "\"shape\":\"%s\",\"seconds\":%.3f,\"speedup\":%.4f,"
          "\"speedup_ci\":[%.4f,%.4f],\"decision\":\"%s\",\"pairs\":%zu}\n",
@@ -137,8 +135,7 @@ int main(int argc, char **argv) {
     for (size_t s = 0; s < kl_case_shape_count(c); s++) {
       /* the naive 1024 matmul takes 4-5 s a sample: ten measurements of it
        * would take minutes and say nothing the smaller shapes do not */
-      if (strcmp(kl_case_shape_name(c, s), "n1024") == 0)
-        continue;
+      if (strcmp(kl_case_shape_name(c, s), "n1024") == 0) continue;
       measure_shape(w, id, c, (int)s, quick ? 3 : 10);
     }
     kl_worker_free(w);

@@ -23,7 +23,6 @@ typedef struct cli_verb {
   const char *help;    /* the rest of `kl help VERB` */
 } cli_verb;
 
-
 int cmd_check(int argc, char **argv);
 int cmd_new(int argc, char **argv);
 int cmd_harness(int argc, char **argv);
@@ -54,8 +53,8 @@ int cli_load_rules(kl_rules **out, const kl_case *c,
  * export), as (shape, profile) pairs borrowed from *l; only one shape
  * when `only` is given. The caller frees *shapes and *l, also on failure.
  * Returns the exit status. */
-int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes,
-                      size_t *n, const char *path, const char *only);
+int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes, size_t *n,
+                      const char *path, const char *only);
 /* Check, time briefly and profile a case (opts->profile names the set),
  * as kl profile does; prints why it failed. Returns the exit status. */
 int cli_profile_run(kl_report **out, const kl_case *c,

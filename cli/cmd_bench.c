@@ -6,7 +6,6 @@
 
 #include "cli.h"
 
-
 static void print_text(const kl_report *r, bool compare, bool cold) {
   printf("%-10s %-8s %12s %25s %8s  %s\n", "shape", "correct",
          compare ? "baseline_us" : "median_us",
@@ -24,14 +23,14 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
     if (compare) {
       snprintf(ci, sizeof(ci), "%.4g [%.4g, %.4g]", s.time.median,
                s.time.ci_low, s.time.ci_high);
-      printf("%-10s %-8s %12.4g %25s %8zu  %.3f [%.3f, %.3f] %s\n", s.name,
-             ok, s.baseline.median, ci, s.time.n, s.speedup.speedup,
+      printf("%-10s %-8s %12.4g %25s %8zu  %.3f [%.3f, %.3f] %s\n", s.name, ok,
+             s.baseline.median, ci, s.time.n, s.speedup.speedup,
              s.speedup.ci_low, s.speedup.ci_high,
              kl_decision_name(s.speedup.decision));
     } else {
       snprintf(ci, sizeof(ci), "[%.4g, %.4g]", s.time.ci_low, s.time.ci_high);
-      printf("%-10s %-8s %12.4g %25s %8zu  %s\n", s.name, ok, s.time.median,
-             ci, s.time.n, s.stop_reason);
+      printf("%-10s %-8s %12.4g %25s %8zu  %s\n", s.name, ok, s.time.median, ci,
+             s.time.n, s.stop_reason);
     }
   }
   kl_speedup obj;
@@ -62,8 +61,7 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
     } else if (strcmp(a, "--candidate") == 0 || strcmp(a, "--shape") == 0 ||
                strcmp(a, "--seed") == 0 || strcmp(a, "--time-cap-ms") == 0 ||
                strcmp(a, "--timeout-ms") == 0 || strcmp(a, "--device") == 0) {
-      if (!val)
-        return cli_usage_error(verb, "%s needs a value", a);
+      if (!val) return cli_usage_error(verb, "%s needs a value", a);
       i++;
       char *end = NULL;
       if (strcmp(a, "--candidate") == 0)
@@ -77,8 +75,7 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
         if (errno || !end || *end || end == val || (v == 0 && !zero_ok) ||
             val[0] == '-' || (zero_ok && v > 1024))
           return cli_usage_error(verb, "%s takes a %s whole number, not '%s'",
-                                 a, zero_ok ? "non-negative" : "positive",
-                                 val);
+                                 a, zero_ok ? "non-negative" : "positive", val);
         if (strcmp(a, "--seed") == 0)
           opts.seed = v;
         else if (zero_ok)
@@ -92,8 +89,7 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
       return EXIT_BAD_INPUT;
     }
   }
-  if (!path)
-    return cli_usage_error(verb, "no case given");
+  if (!path) return cli_usage_error(verb, "no case given");
   if (compare && !candidate_path)
     return cli_usage_error(verb, "compare needs --candidate FILE");
   kl_case *c = NULL;
@@ -105,13 +101,13 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
     goto done;
   }
   if (candidate_path) {
-    if ((status = cli_read_file(&candidate, candidate_path)) != 0)
-      goto done;
+    if ((status = cli_read_file(&candidate, candidate_path)) != 0) goto done;
     const char *slash = strrchr(candidate_path, '/');
     opts.candidate = candidate;
     opts.candidate_name = slash ? slash + 1 : candidate_path;
   }
-  int rc = compare ? kl_bench_compare(&r, c, &opts) : kl_bench_run(&r, c, &opts);
+  int rc =
+      compare ? kl_bench_compare(&r, c, &opts) : kl_bench_run(&r, c, &opts);
   if (rc < 0) {
     status = cli_fail();
     goto done;
@@ -131,8 +127,7 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
     cli_error("candidate rejected: %s: %s",
               kl_verdict_name(kl_report_verdict(r)), kl_report_reason(r));
     const char *log = kl_report_compile_log(r);
-    if (log && !json)
-      fprintf(stderr, "%s", log);
+    if (log && !json) fprintf(stderr, "%s", log);
     status = EXIT_REJECTED;
   }
 done:

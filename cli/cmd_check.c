@@ -19,8 +19,7 @@ static int on_diag(const kl_error *e, void *payload) {
     fputs(st->count ? ",{" : "{", f);
     fputs("\"path\":", f);
     cli_json_string(f, e->path ? e->path : "");
-    fprintf(f, ",\"line\":%d,\"column\":%d,\"message\":", e->line,
-            e->column);
+    fprintf(f, ",\"line\":%d,\"column\":%d,\"message\":", e->line, e->column);
     cli_json_string(f, e->message);
     fputs(",\"text\":", f);
     cli_json_string(f, e->text);
@@ -37,8 +36,7 @@ static void print_param(const kl_case *c, size_t i) {
          p.is_pointer ? "*" : "");
   if (p.is_pointer) {
     printf(" %s, count %s", kl_role_name(p.role), p.count);
-    if (p.init_text)
-      printf(", init %s", p.init_text);
+    if (p.init_text) printf(", init %s", p.init_text);
   } else if (p.value) {
     printf(" = %s", p.value);
   } else {
@@ -56,13 +54,12 @@ static void print_shape(const kl_case *c, size_t s) {
       kl_value v;
       const char *name = kl_vars_name(vars, i);
       kl_vars_get(&v, vars, name);
-      int n = v.is_int ? snprintf(values + used, sizeof(values) - used,
-                                  "%s%s=%lld", i ? " " : "", name,
-                                  (long long)v.i)
-                       : snprintf(values + used, sizeof(values) - used,
-                                  "%s%s=%g", i ? " " : "", name, v.f);
-      if (n > 0)
-        used += (size_t)n;
+      int n = v.is_int
+                  ? snprintf(values + used, sizeof(values) - used, "%s%s=%lld",
+                             i ? " " : "", name, (long long)v.i)
+                  : snprintf(values + used, sizeof(values) - used, "%s%s=%g",
+                             i ? " " : "", name, v.f);
+      if (n > 0) used += (size_t)n;
     }
   }
   kl_vars_free(vars);
@@ -75,8 +72,8 @@ static void print_shape(const kl_case *c, size_t s) {
   if (kl_case_launch(&l, c, s) == 0)
     printf(", grid [%lld, %lld, %lld], block [%lld, %lld, %lld], shared %lld",
            (long long)l.grid[0], (long long)l.grid[1], (long long)l.grid[2],
-           (long long)l.block[0], (long long)l.block[1],
-           (long long)l.block[2], (long long)l.shared_bytes);
+           (long long)l.block[0], (long long)l.block[1], (long long)l.block[2],
+           (long long)l.shared_bytes);
   double rb, rf;
   if (kl_case_roofline(&rb, &rf, c, s) == 0) {
     char rbs[32];
@@ -97,8 +94,8 @@ static void print_summary(const kl_case *c) {
   kl_reference_info ref = KL_REFERENCE_INFO_INIT;
   kl_case_reference(&ref, c);
   if (ref.kind == KL_REFERENCE_HOST)
-    printf("reference %s in %s, atol %g, rtol %g\n", ref.function,
-           ref.source, ref.atol, ref.rtol);
+    printf("reference %s in %s, atol %g, rtol %g\n", ref.function, ref.source,
+           ref.atol, ref.rtol);
   else
     printf("reference the baseline's outputs, atol %g, rtol %g\n", ref.atol,
            ref.rtol);
@@ -130,8 +127,7 @@ static void print_summary(const kl_case *c) {
 /* The case's own rule files (rules:), loaded over the defaults as kl rules
  * would; their errors are the case's errors. */
 static int check_rule_files(const kl_case *c, check_state *st) {
-  if (kl_case_rule_file_count(c) == 0)
-    return 0;
+  if (kl_case_rule_file_count(c) == 0) return 0;
   kl_rules *rs;
   int rc = cli_load_rules(&rs, c, NULL, 0, NULL, 0, on_diag, st);
   kl_rules_free(rs);
@@ -152,8 +148,7 @@ int cmd_check(int argc, char **argv) {
     else
       path = argv[i];
   }
-  if (!path)
-    return cli_usage_error("check", "no case given");
+  if (!path) return cli_usage_error("check", "no case given");
   char *errors = NULL;
   size_t errors_len = 0;
   if (st.json && !(st.errors_json = open_memstream(&errors, &errors_len))) {
@@ -165,10 +160,8 @@ int cmd_check(int argc, char **argv) {
   opts.payload = &st;
   kl_case *c = NULL;
   int rc = kl_case_load(&c, path, &opts);
-  if (rc == 0)
-    rc = check_rule_files(c, &st);
-  if (st.errors_json)
-    fclose(st.errors_json);
+  if (rc == 0) rc = check_rule_files(c, &st);
+  if (st.errors_json) fclose(st.errors_json);
   int status = EXIT_OK;
   if (rc < 0) {
     const kl_error *e = kl_error_last();
@@ -188,8 +181,7 @@ int cmd_check(int argc, char **argv) {
     } else if (st.count == 0) {
       cli_fail();
     } else {
-      cli_error("%zu error%s in %s", st.count, st.count == 1 ? "" : "s",
-                path);
+      cli_error("%zu error%s in %s", st.count, st.count == 1 ? "" : "s", path);
     }
   } else if (st.json) {
     kl_buf json = KL_BUF_INIT;

@@ -22,8 +22,7 @@ int cmd_harness(int argc, char **argv) {
     } else if (cli_positional("harness", "case", &path, a) != EXIT_OK)
       return EXIT_BAD_INPUT;
   }
-  if (!path)
-    return cli_usage_error("harness", "no case given");
+  if (!path) return cli_usage_error("harness", "no case given");
   kl_case *c = NULL;
   char *candidate = NULL;
   kl_buf src = KL_BUF_INIT;
@@ -51,7 +50,8 @@ int cmd_harness(int argc, char **argv) {
     cli_error("%s: cannot write: %m", output);
     goto done;
   }
-  if (fwrite(src.ptr, 1, src.size, f) != src.size || (f != stdout && fclose(f))) {
+  if (fwrite(src.ptr, 1, src.size, f) != src.size ||
+      (f != stdout && fclose(f))) {
     cli_error("%s: write failed", output ? output : "stdout");
     status = EXIT_FAILED;
   }

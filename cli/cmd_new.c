@@ -12,8 +12,7 @@ int cmd_new(int argc, char **argv) {
     if (strcmp(a, "--json") == 0) {
       json = true;
     } else if (strcmp(a, "--template") == 0 || strcmp(a, "--dir") == 0) {
-      if (i + 1 >= argc)
-        return cli_usage_error("new", "%s needs a value", a);
+      if (i + 1 >= argc) return cli_usage_error("new", "%s needs a value", a);
       if (a[2] == 't')
         opts.template_name = argv[++i];
       else
@@ -26,11 +25,9 @@ int cmd_new(int argc, char **argv) {
       return EXIT_BAD_INPUT;
     }
   }
-  if (!name)
-    return cli_usage_error("new", "no case name given");
+  if (!name) return cli_usage_error("new", "no case name given");
   kl_buf path = KL_BUF_INIT;
-  if (kl_case_new(&path, name, &opts) < 0)
-    return cli_fail();
+  if (kl_case_new(&path, name, &opts) < 0) return cli_fail();
   const char *tname = opts.template_name ? opts.template_name : "host";
   if (json) {
     printf("{\"path\":");

@@ -29,16 +29,13 @@ static int configs_option(const char *verb, kl_configs_options *c, char **argv,
   const char *a = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
   double v;
   if (strcmp(a, "--share") == 0) {
-    if (!number(verb, a, val, 0.01, 1, &v))
-      return EXIT_BAD_INPUT;
+    if (!number(verb, a, val, 0.01, 1, &v)) return EXIT_BAD_INPUT;
     c->share = v;
   } else if (strcmp(a, "--top") == 0) {
-    if (!number(verb, a, val, 1, 256, &v))
-      return EXIT_BAD_INPUT;
+    if (!number(verb, a, val, 1, 256, &v)) return EXIT_BAD_INPUT;
     c->max_configs = (int)v;
   } else if (strcmp(a, "--split") == 0) {
-    if (!number(verb, a, val, 1, 1e6, &v))
-      return EXIT_BAD_INPUT;
+    if (!number(verb, a, val, 1, 1e6, &v)) return EXIT_BAD_INPUT;
     c->split_ratio = v;
   } else {
     return -1; /* not one of these */
@@ -57,10 +54,8 @@ int cmd_observe(int argc, char **argv) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     double v;
     int st = configs_option("observe", &co, argv, argc, &i);
-    if (st == EXIT_OK)
-      continue;
-    if (st > 0)
-      return st;
+    if (st == EXIT_OK) continue;
+    if (st > 0) return st;
     if (strcmp(a, "--json") == 0) {
       json = true;
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
@@ -76,16 +71,17 @@ int cmd_observe(int argc, char **argv) {
       i++;
     } else if (strcmp(a, "--max-launches") == 0 ||
                strcmp(a, "--max-bytes") == 0) {
-      if (!number("observe", a, val, 1, 1e12, &v))
-        return EXIT_BAD_INPUT;
+      if (!number("observe", a, val, 1, 1e12, &v)) return EXIT_BAD_INPUT;
       if (strcmp(a, "--max-launches") == 0)
         o.max_launches = (int64_t)v;
       else
         o.max_bytes = (int64_t)v;
       i++;
     } else {
-      return cli_usage_error("observe", "unknown option '%s' (the program "
-                                        "goes after --)", a);
+      return cli_usage_error("observe",
+                             "unknown option '%s' (the program "
+                             "goes after --)",
+                             a);
     }
   }
   bool has_program = i < argc && i + 1 < argc;
@@ -97,11 +93,9 @@ int cmd_observe(int argc, char **argv) {
   kl_observation *ob = NULL;
   int status = EXIT_OK;
   if (show) {
-    if (kl_observation_load(&ob, show) < 0)
-      return cli_fail();
+    if (kl_observation_load(&ob, show) < 0) return cli_fail();
   } else {
-    if (!o.output)
-      o.output = "observation.json";
+    if (!o.output) o.output = "observation.json";
     if (kl_observe(&ob, (const char *const *)argv + i + 1, &o) < 0)
       return cli_fail();
     fprintf(stderr, "kl: wrote %s (%zu launches recorded)\n", o.output,
@@ -116,7 +110,8 @@ int cmd_observe(int argc, char **argv) {
   if (kl_observation_launch_count(ob) == 0) {
     if (!show)
       cli_error("no launch of a matching kernel was recorded (did the "
-                "program use CUDA%s?)", o.kernel ? ", and --kernel match" : "");
+                "program use CUDA%s?)",
+                o.kernel ? ", and --kernel match" : "");
     status = status ? status : EXIT_FAILED;
   } else if (kl_observation_summary(&out, ob, &co, json ? "json" : "text") <
              0) {
@@ -133,17 +128,15 @@ int cmd_observe(int argc, char **argv) {
 int cmd_case(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "from-observation") != 0)
     return cli_usage_error("case", "the only subcommand is from-observation");
-  kl_case_from_observation_options o = {KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION,
-                                        NULL, NULL, NULL,
-                                        KL_CONFIGS_OPTIONS_INIT};
+  kl_case_from_observation_options o = {
+      KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION, NULL, NULL, NULL,
+      KL_CONFIGS_OPTIONS_INIT};
   const char *file = NULL;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     int st = configs_option("case", &o.configs, argv, argc, &i);
-    if (st == EXIT_OK)
-      continue;
-    if (st > 0)
-      return st;
+    if (st == EXIT_OK) continue;
+    if (st > 0) return st;
     if (strcmp(a, "--source") == 0 || strcmp(a, "--entry") == 0 ||
         strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
       if (!val || !val[0])
@@ -191,8 +184,7 @@ static char **split_words(const char *opt, const char *s) {
   for (;;) {
     while (*p == ' ' || *p == '\t' || *p == '\n')
       p++;
-    if (!*p)
-      break;
+    if (!*p) break;
     size_t k = 0;
     char quote = 0;
     for (; *p && (quote || (*p != ' ' && *p != '\t' && *p != '\n')); p++) {
@@ -288,8 +280,7 @@ int cmd_export(int argc, char **argv) {
     status = cli_fail();
   } else {
     int rc = kl_export(&summary, c, &o);
-    if (json && summary.size)
-      fwrite(summary.ptr, 1, summary.size, stdout);
+    if (json && summary.size) fwrite(summary.ptr, 1, summary.size, stdout);
     status = rc < 0 ? cli_fail() : EXIT_OK;
   }
   kl_buf_dispose(&summary);

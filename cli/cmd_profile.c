@@ -21,10 +21,8 @@ typedef struct print_ctx {
 
 static int print_metric(const kl_metric_info *m, double v, void *ud) {
   print_ctx *pc = ud;
-  if (strcmp(m->group, pc->group) != 0)
-    return 0;
-  if (pc->printed++ == 0)
-    printf("  %s\n", pc->group);
+  if (strcmp(m->group, pc->group) != 0) return 0;
+  if (pc->printed++ == 0) printf("  %s\n", pc->group);
   const char *name = pc->ncu && m->ncu_name ? m->ncu_name : m->name;
   printf("    %-44s %14.6g %s\n", name, v, m->unit);
   return 0;
@@ -67,11 +65,10 @@ static int list_metrics(bool json) {
   printf("%-30s %-11s %-8s %-5s %s\n", "name", "group", "source", "sets",
          "Nsight Compute name / description");
   for (size_t i = 0; i < n; i++) {
-    const char *sets = cat[i].sets & KL_METRIC_SET_QUICK ? "q s"
+    const char *sets = cat[i].sets & KL_METRIC_SET_QUICK      ? "q s"
                        : cat[i].sets & KL_METRIC_SET_STANDARD ? "s"
-                                                               : "";
-    if (strcmp(cat[i].source, "cupti") != 0)
-      sets = "";
+                                                              : "";
+    if (strcmp(cat[i].source, "cupti") != 0) sets = "";
     printf("%-30s %-11s %-8s %-5s %s\n%57s%s\n", cat[i].name, cat[i].group,
            cat[i].source, sets, cat[i].ncu_name ? cat[i].ncu_name : "-", "",
            cat[i].description);
@@ -81,7 +78,8 @@ static int list_metrics(bool json) {
 
 static int print_json(const kl_report *r, bool ncu) {
   kl_buf b = KL_BUF_INIT;
-  printf("{\"verdict\":\"%s\",\"reason\":", kl_verdict_name(kl_report_verdict(r)));
+  printf("{\"verdict\":\"%s\",\"reason\":",
+         kl_verdict_name(kl_report_verdict(r)));
   if (kl_report_reason(r))
     cli_json_string(stdout, kl_report_reason(r));
   else
@@ -146,10 +144,8 @@ int cmd_profile(int argc, char **argv) {
       return EXIT_BAD_INPUT;
     }
   }
-  if (list)
-    return list_metrics(json);
-  if (!path)
-    return cli_usage_error("profile", "no case given");
+  if (list) return list_metrics(json);
+  if (!path) return cli_usage_error("profile", "no case given");
   kl_case *c = NULL;
   kl_report *r = NULL;
   int status = EXIT_OK;
@@ -159,32 +155,30 @@ int cmd_profile(int argc, char **argv) {
   }
   if ((status = cli_profile_run(&r, c, candidate_path, &opts)) != EXIT_OK)
     goto done;
-  if (json && (status = print_json(r, ncu)) != EXIT_OK)
-    goto done;
+  if (json && (status = print_json(r, ncu)) != EXIT_OK) goto done;
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
     if (!json) {
-      printf("shape %s: %.4g us [%.4g, %.4g] (cold, %s)", s.name,
-             s.time.median, s.time.ci_low, s.time.ci_high,
-             kl_report_device(&(kl_device_info)KL_DEVICE_INFO_INIT, r) == 0 ? "CUPTI"
-                                                            : "host clock");
+      printf("shape %s: %.4g us [%.4g, %.4g] (cold, %s)", s.name, s.time.median,
+             s.time.ci_low, s.time.ci_high,
+             kl_report_device(&(kl_device_info)KL_DEVICE_INFO_INIT, r) == 0
+                 ? "CUPTI"
+                 : "host clock");
       if (p && kl_profile_passes(p))
         printf(", %zu passes", kl_profile_passes(p));
       printf("\n");
-      if (p)
-        print_profile(p, ncu);
+      if (p) print_profile(p, ncu);
     }
     /* no device counters is a failure with a reason; no host counters
      * (a VM without a PMU) is only a note */
     if (p && kl_profile_bottleneck(p) == KL_BOTTLENECK_UNKNOWN &&
         kl_profile_note(p) && i == 0) {
       bool device = kl_case_backend(c) == KL_BACKEND_CUDA;
-      cli_error("%s%s", device ? "no counters: " : "note: ",
-                kl_profile_note(p));
-      if (device)
-        status = EXIT_FAILED;
+      cli_error("%s%s",
+                device ? "no counters: " : "note: ", kl_profile_note(p));
+      if (device) status = EXIT_FAILED;
     }
   }
   kl_device_info dev = KL_DEVICE_INFO_INIT;
@@ -215,8 +209,7 @@ int cli_profile_run(kl_report **out, const kl_case *c,
     status = cli_fail();
   } else if (kl_report_verdict(*out) != KL_VERDICT_OK) {
     cli_error("candidate rejected: %s: %s",
-              kl_verdict_name(kl_report_verdict(*out)),
-              kl_report_reason(*out));
+              kl_verdict_name(kl_report_verdict(*out)), kl_report_reason(*out));
     status = EXIT_REJECTED;
   }
   opts->candidate = NULL;

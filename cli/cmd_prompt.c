@@ -35,8 +35,10 @@ int cmd_prompt(int argc, char **argv) {
         char *end;
         long n = strtol(val, &end, 10);
         if (*end || n < 1 || n > 1000000)
-          return cli_usage_error("prompt", "--iteration wants a number >= 1, "
-                                           "not '%s'", val);
+          return cli_usage_error("prompt",
+                                 "--iteration wants a number >= 1, "
+                                 "not '%s'",
+                                 val);
         iteration = (int)n;
       } else if (nrules < MAX_FILES)
         rule_files[nrules++] = val;
@@ -46,8 +48,7 @@ int cmd_prompt(int argc, char **argv) {
       return EXIT_BAD_INPUT;
     }
   }
-  if (!path)
-    return cli_usage_error("prompt", "no case given");
+  if (!path) return cli_usage_error("prompt", "no case given");
   kl_case *c = NULL;
   kl_rules *rs = NULL;
   kl_profile_list *l = NULL;
@@ -60,12 +61,10 @@ int cmd_prompt(int argc, char **argv) {
     status = cli_fail();
     goto done;
   }
-  if ((status = cli_exit_status(cli_load_rules(&rs, c, rule_files, nrules,
-                                               NULL, 0, NULL, NULL))) !=
-      EXIT_OK)
+  if ((status = cli_exit_status(cli_load_rules(&rs, c, rule_files, nrules, NULL,
+                                               0, NULL, NULL))) != EXIT_OK)
     goto done;
-  if (best && (status = cli_read_file(&best_code, best)) != EXIT_OK)
-    goto done;
+  if (best && (status = cli_read_file(&best_code, best)) != EXIT_OK) goto done;
   kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;
   in.c = c;
   in.rules = rs;
@@ -73,14 +72,12 @@ int cmd_prompt(int argc, char **argv) {
   in.iteration = iteration;
   if (metrics) {
     size_t n;
-    if ((status = cli_read_profiles(&l, &shapes, &n, metrics, NULL)) !=
-        EXIT_OK)
+    if ((status = cli_read_profiles(&l, &shapes, &n, metrics, NULL)) != EXIT_OK)
       goto done;
     in.shapes = shapes;
     in.nshapes = n;
   }
-  if (kl_prompt_build(&p, &in) < 0 ||
-      (json && kl_prompt_json(&out, p) < 0)) {
+  if (kl_prompt_build(&p, &in) < 0 || (json && kl_prompt_json(&out, p) < 0)) {
     status = cli_fail();
     goto done;
   }
@@ -99,9 +96,9 @@ int cmd_prompt(int argc, char **argv) {
     total += s.tokens;
     printf("%-6s %-14s %7zu chars %6zu tokens of %6zu%s\n",
            s.system ? "system" : "user", s.name, s.chars, s.tokens, s.budget,
-           s.cut_chars ? " (cut to fit)" : s.tokens > s.budget
-                                              ? " (over: never cut)"
-                                              : "");
+           s.cut_chars           ? " (cut to fit)"
+           : s.tokens > s.budget ? " (over: never cut)"
+                                 : "");
   }
   printf("total  %29zu tokens\n", total);
 done:

@@ -11,10 +11,8 @@
 /* The folder a report file will be in, for its relative links. */
 static char *dir_of(const char *file) {
   const char *slash = strrchr(file, '/');
-  if (!slash)
-    return strdup(".");
-  if (slash == file)
-    return strdup("/");
+  if (!slash) return strdup(".");
+  if (slash == file) return strdup("/");
   return strndup(file, (size_t)(slash - file));
 }
 
@@ -29,8 +27,7 @@ static int write_replacing(const char *path, const kl_buf *text) {
   FILE *f = fopen(tmp, "wx");
   bool ok = f && fwrite(text->ptr, 1, text->size, f) == text->size;
   ok = f && fclose(f) == 0 && ok;
-  if (ok && rename(tmp, path) != 0)
-    ok = false;
+  if (ok && rename(tmp, path) != 0) ok = false;
   if (!ok) {
     cli_error("%s: cannot write the report", path);
     unlink(tmp);
@@ -63,13 +60,11 @@ int cmd_report(int argc, char **argv) {
       return EXIT_BAD_INPUT;
     }
   }
-  if (!path)
-    return cli_usage_error("report", "no case given");
+  if (!path) return cli_usage_error("report", "no case given");
   if (!o.format) { /* html for a file (but x.md), markdown for a terminal */
     size_t n = output ? strlen(output) : 0;
-    o.format = output && !(n > 3 && strcmp(output + n - 3, ".md") == 0)
-                   ? "html"
-                   : "md";
+    o.format = output && !(n > 3 && strcmp(output + n - 3, ".md") == 0) ? "html"
+                                                                        : "md";
   }
   kl_case *c = NULL;
   kl_buf out = KL_BUF_INIT;
@@ -87,8 +82,7 @@ int cmd_report(int argc, char **argv) {
     status = write_replacing(output, &out);
   else
     fwrite(out.ptr, 1, out.size, stdout);
-  if (status == EXIT_OK && output)
-    fprintf(stderr, "kl: wrote %s\n", output);
+  if (status == EXIT_OK && output) fprintf(stderr, "kl: wrote %s\n", output);
   kl_buf_dispose(&out);
   kl_case_free(c);
   free(links);
@@ -104,8 +98,7 @@ int cmd_history(int argc, char **argv) {
     else if (cli_positional("history", "case", &path, argv[i]) != EXIT_OK)
       return EXIT_BAD_INPUT;
   }
-  if (!path)
-    return cli_usage_error("history", "no case given");
+  if (!path) return cli_usage_error("history", "no case given");
   kl_case *c = NULL;
   kl_buf out = KL_BUF_INIT;
   int status = EXIT_OK;

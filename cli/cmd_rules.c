@@ -21,24 +21,24 @@ typedef struct rules_args {
 } rules_args;
 
 static const char *sev_label(kl_severity s) {
-  return s == KL_SEVERITY_HIGH ? "high  " : s == KL_SEVERITY_MEDIUM ? "medium"
-                                                                      : "low   ";
+  return s == KL_SEVERITY_HIGH     ? "high  "
+         : s == KL_SEVERITY_MEDIUM ? "medium"
+                                   : "low   ";
 }
 
 static void print_text(const kl_diagnosis *d, const char *label) {
   printf("%s: %s\n", label,
          kl_diagnosis_verdict(d) ? kl_diagnosis_verdict(d) : "no verdict");
-  size_t nf = kl_diagnosis_fired_count(d), nu = kl_diagnosis_unevaluated_count(d);
+  size_t nf = kl_diagnosis_fired_count(d),
+         nu = kl_diagnosis_unevaluated_count(d);
   for (size_t i = 0; i < nf; i++) {
     kl_finding f = KL_FINDING_INIT;
     kl_diagnosis_fired(&f, d, i);
     printf("  %s %s: %s\n", sev_label(f.severity), f.id, f.finding);
     printf("         action: %s\n", f.action);
-    if (f.skill)
-      printf("         skill: %s\n", f.skill);
+    if (f.skill) printf("         skill: %s\n", f.skill);
   }
-  if (nf == 0)
-    printf("  no rule fired\n");
+  if (nf == 0) printf("  no rule fired\n");
   for (size_t i = 0; i < nu; i++) {
     kl_unevaluated u = KL_UNEVALUATED_INIT;
     kl_diagnosis_unevaluated(&u, d, i);
@@ -49,11 +49,10 @@ static void print_text(const kl_diagnosis *d, const char *label) {
 }
 
 /* One diagnosis per shape's profile. */
-static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes,
-                    size_t n, bool json) {
+static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes, size_t n,
+                    bool json) {
   kl_buf b = KL_BUF_INIT;
-  if (json && n > 1)
-    printf("{\"shapes\":[");
+  if (json && n > 1) printf("{\"shapes\":[");
   for (size_t i = 0; i < n; i++) {
     kl_diagnosis *d;
     const char *name = shapes[i].name;
@@ -81,8 +80,7 @@ static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes,
     }
     kl_diagnosis_free(d);
   }
-  if (json)
-    printf(n > 1 ? "]}\n" : "\n");
+  if (json) printf(n > 1 ? "]}\n" : "\n");
   kl_buf_dispose(&b);
   return EXIT_OK;
 }
@@ -92,8 +90,7 @@ static int from_metrics(const kl_rules *rs, const rules_args *a) {
   kl_prompt_shape *shapes;
   size_t n;
   int status = cli_read_profiles(&l, &shapes, &n, a->metrics, a->shape);
-  if (status == EXIT_OK)
-    status = diagnose(rs, shapes, n, a->json);
+  if (status == EXIT_OK) status = diagnose(rs, shapes, n, a->json);
   free(shapes);
   kl_profile_list_free(l);
   return status;
@@ -106,16 +103,14 @@ static int from_case(const kl_rules *rs, const kl_case *c,
   opts.shape = a->shape;
   kl_report *r;
   int status = cli_profile_run(&r, c, a->candidate, &opts);
-  if (status != EXIT_OK)
-    return status;
+  if (status != EXIT_OK) return status;
   size_t n = kl_report_shape_count(r), k = 0;
   kl_prompt_shape *shapes = calloc(n ? n : 1, sizeof(*shapes));
   for (size_t i = 0; shapes && i < n; i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
-    if (!p)
-      continue;
+    if (!p) continue;
     if (kl_profile_bottleneck(p) == KL_BOTTLENECK_UNKNOWN &&
         kl_profile_note(p) && kl_case_backend(c) == KL_BACKEND_CUDA) {
       cli_error("no counters: %s", kl_profile_note(p));
@@ -125,10 +120,8 @@ static int from_case(const kl_rules *rs, const kl_case *c,
     shapes[k].name = s.name;
     shapes[k++].profile = p;
   }
-  if (!shapes)
-    status = EXIT_FAILED;
-  if (status == EXIT_OK)
-    status = diagnose(rs, shapes, k, a->json);
+  if (!shapes) status = EXIT_FAILED;
+  if (status == EXIT_OK) status = diagnose(rs, shapes, k, a->json);
   free(shapes);
   kl_report_free(r);
   return status;
@@ -136,8 +129,7 @@ static int from_case(const kl_rules *rs, const kl_case *c,
 
 static int list(const kl_rules *rs, bool json) {
   kl_buf b = KL_BUF_INIT;
-  if (json)
-    printf("{\"rules\":[");
+  if (json) printf("{\"rules\":[");
   for (size_t i = 0; i < kl_rules_count(rs); i++) {
     kl_rule_info r = KL_RULE_INFO_INIT;
     kl_rules_get(&r, rs, i);
@@ -258,14 +250,11 @@ static int parse_args(rules_args *a, int argc, char **argv) {
 int cmd_rules(int argc, char **argv) {
   rules_args a = {0};
   int status = parse_args(&a, argc, argv);
-  if (status != EXIT_OK)
-    return status;
-  if (a.lint)
-    return lint(&a);
+  if (status != EXIT_OK) return status;
+  if (a.lint) return lint(&a);
   kl_case *c = NULL;
   kl_rules *rs = NULL;
-  if (a.case_path && kl_case_load(&c, a.case_path, NULL) < 0)
-    return cli_fail();
+  if (a.case_path && kl_case_load(&c, a.case_path, NULL) < 0) return cli_fail();
   if ((status = cli_exit_status(cli_load_rules(&rs, c, a.rule_files, a.nrules,
                                                a.skill_dirs, a.nskills, NULL,
                                                NULL))) != EXIT_OK)

@@ -28,19 +28,16 @@ typedef struct view {
 
 static void live(const kl_run_event *e, void *payload) {
   view *v = payload;
-  if (v->quiet)
-    return;
+  if (v->quiet) return;
   if (strcmp(e->phase, "done") != 0) {
     if (v->tty)
       fprintf(stderr, "\r\033[K  iter %3d  %-8s %-9s %.50s", e->iteration,
               e->proposer ? e->proposer : "", e->phase, e->what ? e->what : "");
     return;
   }
-  if (v->tty)
-    fputs("\r\033[K", stderr);
+  if (v->tty) fputs("\r\033[K", stderr);
   char sp[32] = "";
-  if (e->speedup > 0)
-    snprintf(sp, sizeof(sp), "x%.3f", e->speedup);
+  if (e->speedup > 0) snprintf(sp, sizeof(sp), "x%.3f", e->speedup);
   printf("iter %3d  %-8s %-13s %-9s best x%-7.3f left %3d  %6.1fs  %.60s\n",
          e->iteration, e->proposer ? e->proposer : "",
          kl_outcome_name(e->outcome), sp, e->best_speedup, e->iterations_left,
@@ -91,19 +88,15 @@ typedef struct exec_args {
   char self[4096];
 } exec_args;
 
-static int executor_arg(exec_args *x, const char *a, const char *val,
-                        int *i) {
+static int executor_arg(exec_args *x, const char *a, const char *val, int *i) {
   static const char *const names[] = {
-      "--executor",   "--devices",       "--host",       "--ssh-option",
-      "--remote-kl",  "--remote-dir",    "--partition",  "--gpus",
-      "--sbatch-option", "--retries"};
+      "--executor",   "--devices",   "--host", "--ssh-option",    "--remote-kl",
+      "--remote-dir", "--partition", "--gpus", "--sbatch-option", "--retries"};
   bool known = false;
   for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
     known |= strcmp(a, names[k]) == 0;
-  if (!known)
-    return 0;
-  if (!val || !val[0])
-    return cli_usage_error("run", "%s needs a value", a);
+  if (!known) return 0;
+  if (!val || !val[0]) return cli_usage_error("run", "%s needs a value", a);
   (*i)++;
   kl_executor_options *eo = &x->eo;
   if (strcmp(a, "--executor") == 0)
@@ -118,7 +111,8 @@ static int executor_arg(exec_args *x, const char *a, const char *val,
     eo->remote_dir = val;
   else if (strcmp(a, "--partition") == 0)
     eo->partition = val;
-  else if (strcmp(a, "--ssh-option") == 0 || strcmp(a, "--sbatch-option") == 0) {
+  else if (strcmp(a, "--ssh-option") == 0 ||
+           strcmp(a, "--sbatch-option") == 0) {
     bool ssh = a[2] == 's' && a[3] == 's';
     size_t *n = ssh ? &x->nssh : &x->nsbatch;
     if (*n == MAX_PASSED)
@@ -133,8 +127,10 @@ static int executor_arg(exec_args *x, const char *a, const char *val,
     char *end;
     long v = strtol(val, &end, 10);
     if (*end || v < 0 || v > 64)
-      return cli_usage_error("run", "%s wants a whole number from 0 to 64, "
-                                    "not '%s'", a, val);
+      return cli_usage_error("run",
+                             "%s wants a whole number from 0 to 64, "
+                             "not '%s'",
+                             a, val);
     if (strcmp(a, "--gpus") == 0)
       eo->gpus = (int)v;
     else
@@ -156,10 +152,8 @@ int cmd_run(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if ((st = executor_arg(&x, a, val, &i)) > 1)
-      return st;
-    if (st == 1)
-      continue;
+    if ((st = executor_arg(&x, a, val, &i)) > 1) return st;
+    if (st == 1) continue;
     bool takes = strcmp(a, "--proposer") == 0 || strcmp(a, "--strategy") == 0 ||
                  strcmp(a, "--iterations") == 0 ||
                  strcmp(a, "--patience") == 0 || strcmp(a, "--max-wall") == 0 ||
@@ -182,8 +176,7 @@ int cmd_run(int argc, char **argv) {
       continue;
     }
     if (takes) {
-      if (!val || !val[0])
-        return cli_usage_error("run", "%s needs a value", a);
+      if (!val || !val[0]) return cli_usage_error("run", "%s needs a value", a);
       i++;
       if (strcmp(a, "--proposer") == 0)
         o.proposer = val;
@@ -200,8 +193,7 @@ int cmd_run(int argc, char **argv) {
           return cli_usage_error("run", "at most %d --rules", MAX_FILES);
         rule_files[nrules++] = val;
       } else {
-        if ((st = number(&d, "run", a, val)) != EXIT_OK)
-          return st;
+        if ((st = number(&d, "run", a, val)) != EXIT_OK) return st;
         if (strcmp(a, "--iterations") == 0)
           o.iterations = (int64_t)d;
         else if (strcmp(a, "--patience") == 0)
@@ -218,19 +210,19 @@ int cmd_run(int argc, char **argv) {
           o.timeout_ms = (int)d;
         else if (strcmp(a, "--batch") == 0) {
           if (d < 1 || d > 1024 || d != (int)d)
-            return cli_usage_error("run", "--batch wants a whole number from "
-                                          "1 to 1024, not '%s'", val);
+            return cli_usage_error("run",
+                                   "--batch wants a whole number from "
+                                   "1 to 1024, not '%s'",
+                                   val);
           o.batch = (int)d;
-        }
-        else
+        } else
           o.time.time_cap_ms = (int)d;
       }
     } else if (cli_positional("run", "case", &path, a) != EXIT_OK) {
       return EXIT_BAD_INPUT;
     }
   }
-  if (!path)
-    return cli_usage_error("run", "no case given");
+  if (!path) return cli_usage_error("run", "no case given");
   kl_case *c = NULL;
   kl_rules *rs = NULL;
   kl_llm_settings *ls = NULL;
@@ -244,9 +236,8 @@ int cmd_run(int argc, char **argv) {
     status = cli_fail();
     goto done;
   }
-  if ((status = cli_exit_status(cli_load_rules(&rs, c, rule_files, nrules,
-                                               NULL, 0, NULL, NULL))) !=
-      EXIT_OK)
+  if ((status = cli_exit_status(cli_load_rules(&rs, c, rule_files, nrules, NULL,
+                                               0, NULL, NULL))) != EXIT_OK)
     goto done;
   if (kl_llm_settings_load(&ls, c) < 0 || kl_webhook_load(&wh, c) < 0) {
     status = cli_fail();
@@ -291,8 +282,7 @@ int cmd_run(int argc, char **argv) {
   sigaction(SIGINT, &sa, &old);
   int rc = kl_run_optimize(&r, c, &o);
   sigaction(SIGINT, &old, NULL);
-  if (v.tty)
-    fputs("\r\033[K", stderr);
+  if (v.tty) fputs("\r\033[K", stderr);
   if (rc < 0) {
     status = cli_fail();
     goto done;
@@ -337,10 +327,8 @@ int cmd_evaluate(int argc, char **argv) {
       return EXIT_BAD_INPUT;
     }
   }
-  if (!dir)
-    return cli_usage_error("evaluate", "no batch folder given");
-  if (kl_evaluate_dir(dir, devices, NULL) < 0)
-    return cli_fail();
+  if (!dir) return cli_usage_error("evaluate", "no batch folder given");
+  if (kl_evaluate_dir(dir, devices, NULL) < 0) return cli_fail();
   return EXIT_OK;
 }
 
@@ -359,8 +347,7 @@ int cmd_best(int argc, char **argv) {
       return EXIT_BAD_INPUT;
     }
   }
-  if (!path)
-    return cli_usage_error("best", "no case given");
+  if (!path) return cli_usage_error("best", "no case given");
   kl_case *c = NULL;
   kl_buf src = KL_BUF_INIT, info = KL_BUF_INIT;
   int status = EXIT_OK;
@@ -373,7 +360,8 @@ int cmd_best(int argc, char **argv) {
     FILE *f = fopen(output, "wx");
     if (!f) {
       cli_error("%s: cannot create (it may exist already: kl best never "
-                "overwrites)", output);
+                "overwrites)",
+                output);
       status = EXIT_FAILED;
       goto done;
     }

@@ -26,8 +26,7 @@ int cmd_webhook(int argc, char **argv) {
   kl_case *c = NULL;
   kl_webhook *w = NULL;
   int status = EXIT_OK;
-  if (path && kl_case_load(&c, path, NULL) < 0)
-    return cli_fail();
+  if (path && kl_case_load(&c, path, NULL) < 0) return cli_fail();
   if (url ? kl_webhook_create(&w, url, format) < 0
           : kl_webhook_load(&w, c) < 0) {
     status = cli_fail();
@@ -46,8 +45,8 @@ int cmd_webhook(int argc, char **argv) {
     status = EXIT_BAD_INPUT;
     goto done;
   }
-  kl_webhook_message m = {"test", c ? kl_case_name(c) : NULL, NULL, 0, 0, 0,
-                          0, NULL};
+  kl_webhook_message m = {"test", c ? kl_case_name(c) : NULL, NULL, 0, 0, 0, 0,
+                          NULL};
   long http = 0;
   if (kl_webhook_send(w, &m, &http) < 0) {
     cli_print_error(kl_error_last());

@@ -7,23 +7,18 @@ bool cli_help_verb(FILE *out, const cli_verb *verbs, size_t nverbs,
                    const char *verb) {
   for (size_t i = 0; i < nverbs; i++) {
     const cli_verb *v = &verbs[i];
-    if (strcmp(v->name, verb) != 0)
-      continue;
+    if (strcmp(v->name, verb) != 0) continue;
     fprintf(out, "usage: %s\n\n%s: %s\n", v->usage, v->name, v->summary);
-    if (v->help[0])
-      fprintf(out, "\n%s", v->help);
+    if (v->help[0]) fprintf(out, "\n%s", v->help);
     return true;
   }
   return false;
 }
 
-
 int cli_help(const cli_verb *verbs, size_t nverbs, int argc, char **argv) {
-  if (argc > 2)
-    return cli_usage_error("help", "too many arguments");
+  if (argc > 2) return cli_usage_error("help", "too many arguments");
   if (argc == 2) {
-    if (cli_help_verb(stdout, verbs, nverbs, argv[1]))
-      return EXIT_OK;
+    if (cli_help_verb(stdout, verbs, nverbs, argv[1])) return EXIT_OK;
     cli_error("no help for '%s': no such command", argv[1]);
     return EXIT_BAD_INPUT;
   }

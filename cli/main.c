@@ -54,7 +54,8 @@ static const cli_verb cli_verbs[] = {
      "  --seed N          reproducible check seeds (default: fresh ones)\n"
      "  --time-cap-ms N   sampling time per shape (default 2000)\n"
      "  --timeout-ms N    limit per worker request (default 60000)\n"
-     "  --device N        CUDA device (default 0, within CUDA_VISIBLE_DEVICES)\n"
+     "  --device N        CUDA device (default 0, within "
+     "CUDA_VISIBLE_DEVICES)\n"
      "  --json            the report as one JSON document (docs/json.md)\n"},
     {"compare", cmd_compare, "decide whether a candidate beats the baseline",
      "kl compare CASE --candidate FILE [--shape NAME] [--hot] [--seed N] "
@@ -147,7 +148,8 @@ static const cli_verb cli_verbs[] = {
      "compares it with the best so far (interleaved, one worker), applies the\n"
      "integrity gates and decides: ACCEPTED (the objective's 95% interval\n"
      "above 1 and at least the case's min_gain_pct), REJECTED, INCORRECT,\n"
-     "CRASHED, TIMEOUT, COMPILE_ERROR, INVALID_REPLY or CHEAT (with the gate).\n"
+     "CRASHED, TIMEOUT, COMPILE_ERROR, INVALID_REPLY or CHEAT (with the "
+     "gate).\n"
      "The first budget reached stops the run. Records: runs/<run>/iter_NNN/,\n"
      "solutions.jsonl, benchmark.csv and memory.jsonl in the case folder,\n"
      "append-only. Ctrl-C stops after the current step. One run per case\n"
@@ -231,7 +233,8 @@ static const cli_verb cli_verbs[] = {
      "kl history CASE [--json]",
      "One line per run, oldest first: id, start, proposer, candidates,\n"
      "acceptances, best speedup against the baseline with its interval,\n"
-     "worker seconds, and why it stopped ((no summary) when the run was killed\n"
+     "worker seconds, and why it stopped ((no summary) when the run was "
+     "killed\n"
      "before it could say).\n"
      "--json prints {\"case\", \"runs\": [...]} (docs/json.md).\n"},
     {"webhook", cmd_webhook, "send a test notification to the webhook",
@@ -308,20 +311,18 @@ static int cmd_help(int argc, char **argv) {
 
 static const cli_verb *find_verb(const char *name) {
   for (size_t i = 0; i < cli_nverbs; i++)
-    if (strcmp(cli_verbs[i].name, name) == 0)
-      return &cli_verbs[i];
+    if (strcmp(cli_verbs[i].name, name) == 0) return &cli_verbs[i];
   return NULL;
 }
 
 int main(int argc, char **argv) {
   cli_set_verbs(cli_verbs, cli_nverbs);
   if (kl_version_number() != KL_VERSION_NUMBER) {
-    cli_error("library version %s does not match kl %s",
-              kl_version_string(), KL_VERSION);
+    cli_error("library version %s does not match kl %s", kl_version_string(),
+              KL_VERSION);
     return EXIT_FAILED;
   }
-  if (argc < 2)
-    return cmd_help(1, argv);
+  if (argc < 2) return cmd_help(1, argv);
   const char *verb = argv[1];
   if (strcmp(verb, "--version") == 0 || strcmp(verb, "-V") == 0) {
     printf("kl %s\n", kl_version_string());
@@ -344,8 +345,8 @@ int main(int argc, char **argv) {
       }
     }
     if (best && best_len >= 2)
-      cli_error("unknown command '%s'; did you mean '%s'? (see kl help)",
-                verb, best);
+      cli_error("unknown command '%s'; did you mean '%s'? (see kl help)", verb,
+                best);
     else
       cli_error("unknown command '%s' (see kl help)", verb);
     return EXIT_BAD_INPUT;

@@ -9,11 +9,9 @@
 
 bool cli_color(FILE *f) {
   const char *no = getenv("NO_COLOR");
-  if (no && no[0])
-    return false;
+  if (no && no[0]) return false;
   const char *term = getenv("TERM");
-  if (term && strcmp(term, "dumb") == 0)
-    return false;
+  if (term && strcmp(term, "dumb") == 0) return false;
   return isatty(fileno(f));
 }
 
@@ -37,20 +35,23 @@ void cli_print_error(const kl_error *e) {
   } else {
     fprintf(stderr, "kl: %s\n", e->message);
   }
-  if (e->snippet)
-    fprintf(stderr, "%s\n", e->snippet);
+  if (e->snippet) fprintf(stderr, "%s\n", e->snippet);
 }
 
 int cli_exit_status(int code) {
   switch (code) {
-  case KL_OK: return EXIT_OK;
+  case KL_OK:
+    return EXIT_OK;
   case KL_EINVALID:
   case KL_ENOTFOUND:
-  case KL_EEXISTS: return EXIT_BAD_INPUT;
+  case KL_EEXISTS:
+    return EXIT_BAD_INPUT;
   case KL_EREJECTED:
   case KL_ECRASHED:
-  case KL_ETIMEOUT: return EXIT_REJECTED;
-  default: return EXIT_FAILED;
+  case KL_ETIMEOUT:
+    return EXIT_REJECTED;
+  default:
+    return EXIT_FAILED;
   }
 }
 
@@ -60,11 +61,14 @@ int cli_path_status(int err, bool mid_work) {
   case EISDIR:
   case ENOTDIR:
   case ELOOP:
-  case ENAMETOOLONG: return EXIT_BAD_INPUT;
+  case ENAMETOOLONG:
+    return EXIT_BAD_INPUT;
   case EACCES:
   case EPERM:
-  case EROFS: return mid_work ? EXIT_FAILED : EXIT_BAD_INPUT;
-  default: return EXIT_FAILED;
+  case EROFS:
+    return mid_work ? EXIT_FAILED : EXIT_BAD_INPUT;
+  default:
+    return EXIT_FAILED;
   }
 }
 
@@ -112,8 +116,7 @@ int cli_positional(const char *verb, const char *what, const char **slot,
                    const char *arg) {
   if (arg[0] == '-' && arg[1])
     return cli_usage_error(verb, "unknown option '%s'", arg);
-  if (*slot)
-    return cli_usage_error(verb, "one %s at a time", what);
+  if (*slot) return cli_usage_error(verb, "one %s at a time", what);
   *slot = arg;
   return EXIT_OK;
 }
@@ -169,8 +172,8 @@ int cli_read_file(char **out, const char *path) {
   fclose(f);
   if (!buf || failed) {
     free(buf);
-    cli_error("%s: %s", path, failed ? "read failed (is it a folder?)"
-                                     : "out of memory");
+    cli_error("%s: %s", path,
+              failed ? "read failed (is it a folder?)" : "out of memory");
     return failed ? EXIT_BAD_INPUT : EXIT_FAILED;
   }
   buf[n] = '\0';

@@ -16,8 +16,7 @@ typedef struct relay {
 static int relay_diag(const kl_error *e, void *payload) {
   relay *r = payload;
   r->count++;
-  if (r->fn)
-    return r->fn(e, r->payload);
+  if (r->fn) return r->fn(e, r->payload);
   cli_print_error(e);
   return 0;
 }
@@ -25,8 +24,7 @@ static int relay_diag(const kl_error *e, void *payload) {
 /* A failure that reached no callback (a file that cannot be read) is
  * printed here, unless the caller reports errors itself. */
 static int checked(int rc, const relay *r, int before) {
-  if (rc < 0 && r->count == before && !r->fn)
-    cli_print_error(kl_error_last());
+  if (rc < 0 && r->count == before && !r->fn) cli_print_error(kl_error_last());
   return rc;
 }
 
@@ -42,27 +40,24 @@ int cli_load_rules(kl_rules **out, const kl_case *c,
   int rc = checked(kl_rules_create(out, &opts), &r, r.count);
   for (size_t i = 0; rc == 0 && i < nskills; i++)
     rc = checked(kl_rules_add_skills(*out, skill_dirs[i]), &r, r.count);
-  if (rc == 0)
-    rc = checked(kl_rules_add_defaults(*out), &r, r.count);
+  if (rc == 0) rc = checked(kl_rules_add_defaults(*out), &r, r.count);
   size_t ncase = c ? kl_case_rule_file_count(c) : 0;
   for (size_t i = 0; *out && i < ncase + nrules; i++) {
     const char *f = i < ncase ? kl_case_rule_file(c, i) : rule_files[i - ncase];
     int e = checked(kl_rules_add_file(*out, f), &r, r.count);
-    if (e < 0 && rc == 0)
-      rc = e;
+    if (e < 0 && rc == 0) rc = e;
   }
   return rc;
 }
 
-int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes,
-                      size_t *n, const char *path, const char *only) {
+int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes, size_t *n,
+                      const char *path, const char *only) {
   char *text = NULL;
   *l = NULL;
   *shapes = NULL;
   *n = 0;
   int status = cli_read_file(&text, path);
-  if (status)
-    return status;
+  if (status) return status;
   if (kl_profile_list_from_json(l, text, path) < 0) {
     free(text);
     return cli_fail();
@@ -75,8 +70,7 @@ int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes,
   }
   for (size_t i = 0; i < count; i++) {
     const char *name = kl_profile_list_name(*l, i);
-    if (only && (!name || strcmp(name, only) != 0))
-      continue;
+    if (only && (!name || strcmp(name, only) != 0)) continue;
     (*shapes)[*n].name = name;
     (*shapes)[(*n)++].profile = kl_profile_list_get(*l, i);
   }

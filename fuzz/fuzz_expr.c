@@ -16,13 +16,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void eval_with(const kl_expr *e, int pass) {
   kl_vars *v;
-  if (kl_vars_create(&v) != 0)
-    return;
+  if (kl_vars_create(&v) != 0) return;
   for (size_t i = 0; i < kl_expr_name_count(e); i++) {
     const char *name = kl_expr_name(e, i);
     switch (pass) {
-    case 0: kl_vars_set_int(v, name, (int64_t)i + 3); break;
-    case 1: kl_vars_set_float(v, name, 0.5 + (double)i); break;
+    case 0:
+      kl_vars_set_int(v, name, (int64_t)i + 3);
+      break;
+    case 1:
+      kl_vars_set_float(v, name, 0.5 + (double)i);
+      break;
     default:
       if (i % 2)
         kl_vars_set_int(v, name, i % 4 == 1 ? INT64_MAX : INT64_MIN);
@@ -39,8 +42,7 @@ static void eval_with(const kl_expr *e, int pass) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_text(data, size);
-  if (!text)
-    return 0;
+  if (!text) return 0;
   kl_expr *e;
   kl_expr_options o = KL_EXPR_OPTIONS_INIT;
   o.path = "fuzz.yaml";

@@ -16,8 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int visit(json_object *rec, int line, void *payload) {
   int *last = payload;
-  if (line <= *last)
-    abort(); /* lines come in order, once each */
+  if (line <= *last) abort(); /* lines come in order, once each */
   *last = line;
   const char *s = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN);
   return s ? 0 : -1;
@@ -28,7 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_write(path, sizeof(path), "ledger.jsonl", data, size);
   int last = 0;
   int rc = kl__ledger_read(path, visit, &last);
-  if (rc < 0 && (!kl_error_last() || !kl_error_last()->message[0]))
-    abort();
+  if (rc < 0 && (!kl_error_last() || !kl_error_last()->message[0])) abort();
   return 0;
 }

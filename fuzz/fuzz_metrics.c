@@ -22,8 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
   }
   char *text = fuzz_text(data, size);
-  if (!text)
-    return 0;
+  if (!text) return 0;
   kl_profile_list *l;
   if (kl_profile_list_from_json(&l, text, "fuzz.json") == 0) {
     for (size_t i = 0; i < kl_profile_list_count(l); i++) {

@@ -14,22 +14,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static kl_case *tcase;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!tcase && kl_case_load(&tcase, KL_SOURCE_DIR "/cases/transpose_f32",
-                             NULL) != 0) {
+  if (!tcase &&
+      kl_case_load(&tcase, KL_SOURCE_DIR "/cases/transpose_f32", NULL) != 0) {
     fprintf(stderr, "fuzz_reply: %s\n", kl_error_last()->message);
     abort();
   }
   char *text = fuzz_text(data, size);
-  if (!text)
-    return 0;
+  if (!text) return 0;
   kl_reply *r;
   if (kl_reply_parse(&r, text, tcase) == 0) {
     /* what comes back is consistent: code and memo when ok, a reason when
      * not */
-    if (kl_reply_ok(r) && (!kl_reply_code(r) || !kl_reply_memo(r)))
-      abort();
-    if (!kl_reply_ok(r) && !kl_reply_reason(r))
-      abort();
+    if (kl_reply_ok(r) && (!kl_reply_code(r) || !kl_reply_memo(r))) abort();
+    if (!kl_reply_ok(r) && !kl_reply_reason(r)) abort();
     kl_reply_free(r);
   }
   free(text);

@@ -24,8 +24,7 @@ static void setup(void) {
   char buf[1 << 16];
   size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
   buf[n] = '\0';
-  if (f)
-    fclose(f);
+  if (f) fclose(f);
   if (kl_rules_create(&rules, NULL) != 0 ||
       kl_profile_from_json(&profile, buf, "healthy.json") != 0) {
     fprintf(stderr, "fuzz_rules: setup failed: %s\n",
@@ -35,11 +34,9 @@ static void setup(void) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!rules)
-    setup();
+  if (!rules) setup();
   char *text = fuzz_text(data, size);
-  if (!text)
-    return 0;
+  if (!text) return 0;
   if (kl_rules_add_string(rules, text, "fuzz.yaml") == 0) {
     kl_diagnosis *d;
     kl_buf b = KL_BUF_INIT;

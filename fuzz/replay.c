@@ -19,8 +19,7 @@ int main(int argc, char **argv) {
       if (n == cap && !(buf = realloc(buf, cap = cap ? 2 * cap : 4096)))
         return 2;
       size_t got = fread(buf + n, 1, cap - n, f);
-      if (got == 0)
-        break;
+      if (got == 0) break;
       n += got;
     }
     fclose(f);

@@ -52,8 +52,8 @@
 typedef struct arg_rec {
   uint32_t offset, size;
   uint8_t *bytes;
-  int pointer;          /* 1 when the driver knows the value as an address */
-  uint64_t alloc_left;  /* bytes from the address to its allocation's end */
+  int pointer;         /* 1 when the driver knows the value as an address */
+  uint64_t alloc_left; /* bytes from the address to its allocation's end */
 } arg_rec;
 
 typedef struct kernel_stat {
@@ -107,10 +107,8 @@ static __thread long tl_runtime_launch = -1;
 
 static void note_error(const char *fmt, ...) {
   size_t used = strlen(st.errors);
-  if (used + 2 >= sizeof st.errors)
-    return;
-  if (used)
-    st.errors[used++] = '\n';
+  if (used + 2 >= sizeof st.errors) return;
+  if (used) st.errors[used++] = '\n';
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(st.errors + used, sizeof st.errors - used, fmt, ap);
@@ -126,8 +124,7 @@ static void note_cupti(const char *what, CUptiResult r) {
 
 static uint64_t env_u64(const char *name, uint64_t fallback) {
   const char *v = getenv(name);
-  if (!v || !*v)
-    return fallback;
+  if (!v || !*v) return fallback;
   char *end = NULL;
   unsigned long long x = strtoull(v, &end, 10);
   return end && *end == '\0' && x > 0 ? (uint64_t)x : fallback;
@@ -137,21 +134,18 @@ static uint64_t env_u64(const char *name, uint64_t fallback) {
 
 static size_t kernel_index(const char *name) {
   for (size_t i = 0; i < st.nkernels; i++)
-    if (strcmp(st.kernels[i].name, name) == 0)
-      return i;
+    if (strcmp(st.kernels[i].name, name) == 0) return i;
   if (st.nkernels == st.capkernels) {
     size_t cap = st.capkernels ? 2 * st.capkernels : 16;
     kernel_stat *k = realloc(st.kernels, cap * sizeof *k);
-    if (!k)
-      return SIZE_MAX;
+    if (!k) return SIZE_MAX;
     st.kernels = k;
     st.capkernels = cap;
   }
   kernel_stat *k = &st.kernels[st.nkernels];
   memset(k, 0, sizeof *k);
   k->name = strdup(name);
-  if (!k->name)
-    return SIZE_MAX;
+  if (!k->name) return SIZE_MAX;
   k->matched = -1;
   if (st.demangle && strncmp(name, "_Z", 2) == 0) {
     int status = -1;
@@ -166,18 +160,16 @@ static size_t kernel_index(const char *name) {
 
 static bool kernel_matches(kernel_stat *k) {
   if (k->matched < 0)
-    k->matched = !st.have_filter ||
-                 regexec(&st.filter, k->name, 0, NULL, 0) == 0 ||
-                 (k->demangled &&
-                  regexec(&st.filter, k->demangled, 0, NULL, 0) == 0);
+    k->matched =
+        !st.have_filter || regexec(&st.filter, k->name, 0, NULL, 0) == 0 ||
+        (k->demangled && regexec(&st.filter, k->demangled, 0, NULL, 0) == 0);
   return k->matched == 1;
 }
 
 /* ---- correlation ids ---------------------------------------------------- */
 
 static int corr_put(uint64_t key, size_t launch) {
-  if (!key)
-    return 0;
+  if (!key) return 0;
   if (2 * (st.corr_used + 1) > st.corr_cap) {
     size_t cap = st.corr_cap ? 2 * st.corr_cap : 1024;
     uint64_t *keys = calloc(cap, sizeof *keys);
@@ -188,8 +180,7 @@ static int corr_put(uint64_t key, size_t launch) {
       return -1;
     }
     for (size_t i = 0; i < st.corr_cap; i++) {
-      if (!st.corr_keys[i])
-        continue;
+      if (!st.corr_keys[i]) continue;
       size_t h = (size_t)(st.corr_keys[i] * 0x9E3779B97F4A7C15ull) & (cap - 1);
       while (keys[h])
         h = (h + 1) & (cap - 1);
@@ -205,20 +196,17 @@ static int corr_put(uint64_t key, size_t launch) {
   size_t h = (size_t)(key * 0x9E3779B97F4A7C15ull) & (st.corr_cap - 1);
   while (st.corr_keys[h] && st.corr_keys[h] != key)
     h = (h + 1) & (st.corr_cap - 1);
-  if (!st.corr_keys[h])
-    st.corr_used++;
+  if (!st.corr_keys[h]) st.corr_used++;
   st.corr_keys[h] = key;
   st.corr_vals[h] = (uint32_t)(launch + 1);
   return 0;
 }
 
 static long corr_get(uint64_t key) {
-  if (!key || !st.corr_cap)
-    return -1;
+  if (!key || !st.corr_cap) return -1;
   size_t h = (size_t)(key * 0x9E3779B97F4A7C15ull) & (st.corr_cap - 1);
   while (st.corr_keys[h]) {
-    if (st.corr_keys[h] == key)
-      return (long)st.corr_vals[h] - 1;
+    if (st.corr_keys[h] == key) return (long)st.corr_vals[h] - 1;
     h = (h + 1) & (st.corr_cap - 1);
   }
   return -1;
@@ -232,12 +220,10 @@ static void note_device(CUcontext ctx, launch_rec *l) {
   if (!ctx || cuptiGetDeviceId(ctx, &id) != CUPTI_SUCCESS || id >= MAX_DEVICES)
     return;
   l->device = (int)id;
-  if (st.devices[id].seen)
-    return;
+  if (st.devices[id].seen) return;
   CUdevice dev;
   st.devices[id].seen = 1;
-  if (cuDeviceGet(&dev, (int)id) != CUDA_SUCCESS)
-    return;
+  if (cuDeviceGet(&dev, (int)id) != CUDA_SUCCESS) return;
   cuDeviceGetName(st.devices[id].name, sizeof st.devices[id].name, dev);
   cuDeviceGetAttribute(&st.devices[id].cc_major,
                        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
@@ -252,14 +238,11 @@ static int param_layout(const void *f, int is_kernel, uint32_t *offs,
   int n = 0;
   for (; n < MAX_ARGS; n++) {
     size_t off = 0, size = 0;
-    CUresult r = is_kernel
-                     ? cuKernelGetParamInfo((CUkernel)f, (size_t)n, &off, &size)
-                     : cuFuncGetParamInfo((CUfunction)f, (size_t)n, &off,
-                                          &size);
-    if (r == CUDA_ERROR_INVALID_VALUE)
-      break;
-    if (r != CUDA_SUCCESS)
-      return -1;
+    CUresult r =
+        is_kernel ? cuKernelGetParamInfo((CUkernel)f, (size_t)n, &off, &size)
+                  : cuFuncGetParamInfo((CUfunction)f, (size_t)n, &off, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE) break;
+    if (r != CUDA_SUCCESS) return -1;
     offs[n] = (uint32_t)off;
     sizes[n] = (uint32_t)size;
   }
@@ -272,8 +255,7 @@ static void read_args(launch_rec *l, const void *f, int is_kernel,
                       void **params, void **extra) {
   uint32_t offs[MAX_ARGS], sizes[MAX_ARGS];
   int n = f ? param_layout(f, is_kernel, offs, sizes) : -1;
-  if (n < 0)
-    return;
+  if (n < 0) return;
   const uint8_t *packed = NULL;
   size_t packed_size = 0;
   for (size_t i = 0; !params && extra && extra[i] != CU_LAUNCH_PARAM_END;
@@ -283,21 +265,17 @@ static void read_args(launch_rec *l, const void *f, int is_kernel,
     else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
       packed_size = *(size_t *)extra[i + 1];
   }
-  if (n > 0 && !params && !packed)
-    return;
+  if (n > 0 && !params && !packed) return;
   l->args = calloc((size_t)n + 1, sizeof *l->args);
-  if (!l->args)
-    return;
+  if (!l->args) return;
   for (int i = 0; i < n; i++) {
     arg_rec *a = &l->args[i];
     a->offset = offs[i];
     a->size = sizes[i];
     const uint8_t *src = params ? params[i] : packed + offs[i];
-    if (!params && (size_t)offs[i] + sizes[i] > packed_size)
-      src = NULL;
+    if (!params && (size_t)offs[i] + sizes[i] > packed_size) src = NULL;
     a->bytes = src ? malloc(sizes[i] ? sizes[i] : 1) : NULL;
-    if (a->bytes)
-      memcpy(a->bytes, src, sizes[i]);
+    if (a->bytes) memcpy(a->bytes, src, sizes[i]);
     st.bytes += 2u * sizes[i] + 48;
     if (a->bytes && sizes[i] == 8) {
       CUdeviceptr value, base = 0;
@@ -322,8 +300,7 @@ static void read_args(launch_rec *l, const void *f, int is_kernel,
  * match or the limits are reached (then it is only counted). */
 static launch_rec *new_launch(const char *name, const char *api) {
   size_t k = kernel_index(name ? name : "?");
-  if (k == SIZE_MAX || !kernel_matches(&st.kernels[k]))
-    return NULL;
+  if (k == SIZE_MAX || !kernel_matches(&st.kernels[k])) return NULL;
   if (st.nlaunches >= st.max_launches || st.bytes >= st.max_bytes) {
     st.kernels[k].not_recorded++;
     return NULL;
@@ -363,8 +340,7 @@ static void on_runtime(const CUpti_CallbackData *cb, CUpti_CallbackId id) {
   }
   tl_runtime_corr = cb->correlationId;
   launch_rec *l = new_launch(cb->symbolName, "runtime");
-  if (!l)
-    return;
+  if (!l) return;
   size_t index = (size_t)(l - st.launches);
   tl_runtime_launch = (long)index;
   l->corr[0] = cb->correlationId;
@@ -389,22 +365,18 @@ static void on_runtime(const CUpti_CallbackData *cb, CUpti_CallbackId id) {
 }
 
 static void on_driver(const CUpti_CallbackData *cb, CUpti_CallbackId id) {
-  if (cb->callbackSite != CUPTI_API_ENTER)
-    return;
+  if (cb->callbackSite != CUPTI_API_ENTER) return;
   launch_rec *l = NULL;
   if (tl_runtime_corr) {
     /* inside a runtime launch: the same launch seen a level down */
-    if (tl_runtime_launch < 0)
-      return;
+    if (tl_runtime_launch < 0) return;
     l = &st.launches[tl_runtime_launch];
     l->corr[1] = cb->correlationId;
     corr_put(cb->correlationId, (size_t)tl_runtime_launch);
-    if (l->args_known)
-      return;
+    if (l->args_known) return;
   } else {
     l = new_launch(cb->symbolName, "driver");
-    if (!l)
-      return;
+    if (!l) return;
     l->corr[1] = cb->correlationId;
     corr_put(cb->correlationId, (size_t)(l - st.launches));
     note_device(cb->context, l);
@@ -476,12 +448,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
     l->start = k->start;
     l->end = k->end;
     l->stream = k->streamId;
-    if (l->device < 0)
-      l->device = (int)k->deviceId;
+    if (l->device < 0) l->device = (int)k->deviceId;
   }
   size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
-      CUPTI_SUCCESS)
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
     st.dropped_records += dropped;
   pthread_mutex_unlock(&st.lock);
   free(buffer);
@@ -510,9 +480,10 @@ static void put_hex(FILE *f, const uint8_t *b, uint32_t n) {
 }
 
 static void write_launch(FILE *f, const launch_rec *l) {
-  fprintf(f, "{\"kernel\": %zu, \"api\": \"%s\", \"grid\": [%u, %u, %u], "
-             "\"block\": [%u, %u, %u], \"shared_bytes\": %u, \"device\": %d, "
-             "\"stream\": %u, ",
+  fprintf(f,
+          "{\"kernel\": %zu, \"api\": \"%s\", \"grid\": [%u, %u, %u], "
+          "\"block\": [%u, %u, %u], \"shared_bytes\": %u, \"device\": %d, "
+          "\"stream\": %u, ",
           l->kernel, l->api, l->grid[0], l->grid[1], l->grid[2], l->block[0],
           l->block[1], l->block[2], l->shared, l->device, l->stream);
   if (l->end > l->start)
@@ -543,26 +514,26 @@ static void write_results(void) {
   snprintf(path, sizeof path, "%s/obs-%ld.json", st.out_dir, (long)getpid());
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
-  if (!f)
-    return;
+  if (!f) return;
   fprintf(f, "{\"kernlab_inject\": 1, \"pid\": %ld, \"cupti_version\": %u,\n",
           (long)getpid(), (unsigned)CUPTI_API_VERSION);
   fputs("\"devices\": [", f);
   int first = 1;
   for (int i = 0; i < MAX_DEVICES; i++) {
-    if (!st.devices[i].seen)
-      continue;
+    if (!st.devices[i].seen) continue;
     fprintf(f, "%s{\"id\": %d, \"name\": ", first ? "" : ", ", i);
     put_string(f, st.devices[i].name);
     fprintf(f, ", \"compute_capability\": \"%d.%d\"}", st.devices[i].cc_major,
             st.devices[i].cc_minor);
     first = 0;
   }
-  fprintf(f, "],\n\"limits\": {\"max_launches\": %" PRIu64
-             ", \"max_bytes\": %" PRIu64 "},\n",
+  fprintf(f,
+          "],\n\"limits\": {\"max_launches\": %" PRIu64
+          ", \"max_bytes\": %" PRIu64 "},\n",
           st.max_launches, st.max_bytes);
-  fprintf(f, "\"kernel_records\": %" PRIu64 ", \"unmatched_records\": %" PRIu64
-             ", \"dropped_records\": %" PRIu64 ",\n",
+  fprintf(f,
+          "\"kernel_records\": %" PRIu64 ", \"unmatched_records\": %" PRIu64
+          ", \"dropped_records\": %" PRIu64 ",\n",
           st.kernel_records, st.unmatched_records, st.dropped_records);
   fputs("\"errors\": ", f);
   put_string(f, st.errors);
@@ -575,16 +546,16 @@ static void write_results(void) {
       fputs(", \"demangled\": ", f);
       put_string(f, k->demangled);
     }
-    fprintf(f, ", \"matched\": %s, \"launches\": %" PRIu64
-               ", \"timed\": %" PRIu64 ", \"total_ns\": %" PRIu64
-               ", \"recorded\": %" PRIu64 ", \"not_recorded\": %" PRIu64 "}",
+    fprintf(f,
+            ", \"matched\": %s, \"launches\": %" PRIu64 ", \"timed\": %" PRIu64
+            ", \"total_ns\": %" PRIu64 ", \"recorded\": %" PRIu64
+            ", \"not_recorded\": %" PRIu64 "}",
             k->matched == 1 ? "true" : "false", k->launches, k->timed,
             k->total_ns, k->recorded, k->not_recorded);
   }
   fputs("],\n\"launches\": [\n", f);
   for (size_t i = 0; i < st.nlaunches; i++) {
-    if (i)
-      fputs(",\n", f);
+    if (i) fputs(",\n", f);
     write_launch(f, &st.launches[i]);
   }
   fputs("]}\n", f);
@@ -595,8 +566,7 @@ static void write_results(void) {
 }
 
 static void at_exit(void) {
-  if (!st.initialized)
-    return;
+  if (!st.initialized) return;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   pthread_mutex_lock(&st.lock);
   if (!st.written) {
@@ -608,8 +578,7 @@ static void at_exit(void) {
 
 static void enable(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
   CUptiResult r = cuptiEnableCallback(1, st.subscriber, domain, id);
-  if (r != CUPTI_SUCCESS)
-    note_cupti("cuptiEnableCallback", r);
+  if (r != CUPTI_SUCCESS) note_cupti("cuptiEnableCallback", r);
   r = domain == CUPTI_CB_DOMAIN_RUNTIME_API
           ? cuptiActivityEnableRuntimeApi(id, 1)
           : cuptiActivityEnableDriverApi(id, 1);
@@ -622,8 +591,7 @@ EXPORT int InitializeInjection(void) {
   st.initialized = 1;
   pthread_mutex_unlock(&st.lock);
   const char *out = getenv("KL_OBSERVE_OUT");
-  if (again || !out || !*out)
-    return 1;
+  if (again || !out || !*out) return 1;
   st.out_dir = strdup(out);
   st.max_launches = env_u64("KL_OBSERVE_MAX_LAUNCHES", 100000);
   st.max_bytes = env_u64("KL_OBSERVE_MAX_BYTES", 64u << 20);
@@ -635,8 +603,7 @@ EXPORT int InitializeInjection(void) {
       note_error("KL_OBSERVE_KERNEL: not a regular expression");
   }
   void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-  if (cxx)
-    *(void **)&st.demangle = dlsym(cxx, "__cxa_demangle");
+  if (cxx) *(void **)&st.demangle = dlsym(cxx, "__cxa_demangle");
   atexit(at_exit);
 
   uint32_t version = 0;
@@ -656,7 +623,6 @@ EXPORT int InitializeInjection(void) {
   r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   if (r == CUPTI_SUCCESS)
     r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (r != CUPTI_SUCCESS)
-    note_cupti("kernel activity (no durations)", r);
+  if (r != CUPTI_SUCCESS) note_cupti("kernel activity (no durations)", r);
   return 1;
 }

@@ -68,12 +68,13 @@ static struct {
   size_t next_slot;
 } prof;
 
-static double now_ms(void) { return klw_now_us() / 1000.0; }
+static double now_ms(void) {
+  return klw_now_us() / 1000.0;
+}
 
 static const char *result_text(CUptiResult r) {
   const char *s = NULL;
-  if (api.result_string)
-    api.result_string(r, &s);
+  if (api.result_string) api.result_string(r, &s);
   return s ? s : "unknown CUPTI error";
 }
 
@@ -111,11 +112,9 @@ static klw_prof_status fail(CUptiResult r, const char *what, char *err,
 }
 
 static klw_prof_status load(char *err, size_t errlen) {
-  if (api.loaded)
-    return KLW_PROF_OK;
+  if (api.loaded) return KLW_PROF_OK;
   void *h = klw_cupti_open(err, errlen);
-  if (!h)
-    return KLW_PROF_UNAVAILABLE;
+  if (!h) return KLW_PROF_UNAVAILABLE;
   static const struct {
     size_t offset;
     const char *name;
@@ -162,11 +161,9 @@ static klw_prof_status load(char *err, size_t errlen) {
 /* The device side, once per worker: the context the plugins made current,
  * its chip, and which counters this context may use. */
 static klw_prof_status start_device(char *err, size_t errlen) {
-  if (prof.ready)
-    return KLW_PROF_OK;
+  if (prof.ready) return KLW_PROF_OK;
   klw_prof_status st = load(err, errlen);
-  if (st)
-    return st;
+  if (st) return st;
   if (!api.ctx_get_current) {
     void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (cu) {
@@ -195,20 +192,19 @@ static klw_prof_status start_device(char *err, size_t errlen) {
   sp.api = CUPTI_PROFILER_RANGE_PROFILING;
   if (api.device_supported(&sp) == CUPTI_SUCCESS &&
       sp.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
-    const char *why = sp.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                          ? "the architecture is older than compute 7.0"
-                      : sp.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                          ? "a virtual GPU without profiling enabled"
-                      : sp.confidentialCompute !=
-                              CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                          ? "confidential computing is on"
-                      : sp.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                          ? "SLI is on"
-                      : sp.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                          ? "a mining (CMP) device"
-                      : sp.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                          ? "WSL without profiling support"
-                          : "the driver says no";
+    const char *why =
+        sp.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+            ? "the architecture is older than compute 7.0"
+        : sp.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+            ? "a virtual GPU without profiling enabled"
+        : sp.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+            ? "confidential computing is on"
+        : sp.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI is on"
+        : sp.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+            ? "a mining (CMP) device"
+        : sp.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+            ? "WSL without profiling support"
+            : "the driver says no";
     snprintf(err, errlen,
              "performance counters are not available on this device (%s); "
              "timing still works",
@@ -253,8 +249,7 @@ static klw_prof_status host_object(CUpti_Profiler_Host_Object **out,
 }
 
 static void host_free(CUpti_Profiler_Host_Object *h) {
-  if (!h)
-    return;
+  if (!h) return;
   CUpti_Profiler_Host_Deinitialize_Params dp = {
       CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE, NULL, h};
   api.host_deinit(&dp);
@@ -271,8 +266,7 @@ static klw_prof_status add_metrics(CUpti_Profiler_Host_Object *h,
 static size_t edit_distance(const char *a, size_t la, const char *b,
                             size_t lb) {
   size_t row[128];
-  if (la >= 128 || lb >= 128)
-    return 1000;
+  if (la >= 128 || lb >= 128) return 1000;
   for (size_t j = 0; j <= lb; j++)
     row[j] = j;
   for (size_t i = 1; i <= la; i++) {
@@ -281,10 +275,8 @@ static size_t edit_distance(const char *a, size_t la, const char *b,
     for (size_t j = 1; j <= lb; j++) {
       size_t up = row[j];
       size_t best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best)
-        best = up + 1;
-      if (row[j - 1] + 1 < best)
-        best = row[j - 1] + 1;
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
       row[j] = best;
       diag = up;
     }
@@ -304,13 +296,11 @@ static void unknown_metric(CUpti_Profiler_Host_Object *h, const char *chip,
     CUpti_Profiler_Host_GetBaseMetrics_Params bp = {
         CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE, NULL, h};
     bp.metricType = (CUpti_MetricType)t;
-    if (api.host_base_metrics(&bp) != CUPTI_SUCCESS)
-      continue;
+    if (api.host_base_metrics(&bp) != CUPTI_SUCCESS) continue;
     for (size_t i = 0; i < bp.numMetrics; i++) {
       const char *m = bp.ppMetricNames[i];
       size_t d = edit_distance(name, base_len, m, strlen(m));
-      if (d == 0)
-        base_known = true;
+      if (d == 0) base_known = true;
       if (d < best_d) {
         best_d = d;
         best = m;
@@ -334,26 +324,22 @@ static void unknown_metric(CUpti_Profiler_Host_Object *h, const char *chip,
 /* Build a host object holding every name (one call: see the top), its
  * config image and pass count. A name the chip lacks is found by trying
  * each alone, and named. */
-static klw_prof_status build(config *c, const char *chip,
-                             const uint8_t *avail, const char *const *names,
-                             size_t n, char *err, size_t errlen) {
+static klw_prof_status build(config *c, const char *chip, const uint8_t *avail,
+                             const char *const *names, size_t n, char *err,
+                             size_t errlen) {
   memset(c, 0, sizeof(*c));
   klw_prof_status st = host_object(&c->host, chip, avail, err, errlen);
-  if (st)
-    return st;
+  if (st) return st;
   if (add_metrics(c->host, names, n) != KLW_PROF_OK) {
     host_free(c->host);
     c->host = NULL;
     for (size_t i = 0; i < n; i++) {
       CUpti_Profiler_Host_Object *one = NULL;
-      if ((st = host_object(&one, chip, avail, err, errlen)))
-        return st;
+      if ((st = host_object(&one, chip, avail, err, errlen))) return st;
       bool ok = add_metrics(one, &names[i], 1) == KLW_PROF_OK;
-      if (!ok)
-        unknown_metric(one, chip, names[i], err, errlen);
+      if (!ok) unknown_metric(one, chip, names[i], err, errlen);
       host_free(one);
-      if (!ok)
-        return KLW_PROF_UNKNOWN_METRIC;
+      if (!ok) return KLW_PROF_UNKNOWN_METRIC;
     }
     snprintf(err, errlen,
              "CUPTI refused this set of %zu metrics together, though it "
@@ -363,8 +349,7 @@ static klw_prof_status build(config *c, const char *chip,
   }
   CUptiResult r;
   CUpti_Profiler_Host_GetConfigImageSize_Params sp = {
-      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE, NULL,
-      c->host};
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE, NULL, c->host};
   if ((r = api.host_image_size(&sp)) != CUPTI_SUCCESS)
     return fail(r, "cuptiProfilerHostGetConfigImageSize", err, errlen);
   c->image_size = sp.configImageSize;
@@ -398,8 +383,7 @@ static char *join(const char *const *names, size_t n) {
   for (size_t i = 0; i < n; i++)
     len += strlen(names[i]) + 1;
   char *key = malloc(len), *p = key;
-  if (!key)
-    return NULL;
+  if (!key) return NULL;
   for (size_t i = 0; i < n; i++) {
     size_t k = strlen(names[i]);
     memcpy(p, names[i], k);
@@ -447,20 +431,17 @@ klw_prof_status klw_prof_passes(const char *chip, const char *const *names,
                                 size_t errlen) {
   klw_prof_status st;
   if (chip) {
-    if ((st = load(err, errlen)))
-      return st;
+    if ((st = load(err, errlen))) return st;
     config c;
     st = build(&c, chip, NULL, names, n, err, errlen);
     *passes = c.passes;
     config_free(&c);
     return st;
   }
-  if ((st = start_device(err, errlen)))
-    return st;
+  if ((st = start_device(err, errlen))) return st;
   config *c;
   double ms;
-  if ((st = cached_config(&c, names, n, &ms, err, errlen)))
-    return st;
+  if ((st = cached_config(&c, names, n, &ms, err, errlen))) return st;
   *passes = c->passes;
   return KLW_PROF_OK;
 }
@@ -498,8 +479,7 @@ static klw_prof_status run_passes(CUpti_RangeProfiler_Object *obj,
     if (r != CUPTI_SUCCESS)
       return fail(r, "cuptiRangeProfilerStop", err, errlen);
     (*passes_run)++;
-    if (tp.isAllPassSubmitted || mode == CUPTI_KernelReplay)
-      return KLW_PROF_OK;
+    if (tp.isAllPassSubmitted || mode == CUPTI_KernelReplay) return KLW_PROF_OK;
   }
   snprintf(err, errlen, "CUPTI wanted more than 256 passes");
   return KLW_PROF_ERROR;
@@ -513,8 +493,7 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
   double t0 = now_ms();
   bool first = !prof.ready;
   klw_prof_status st = start_device(err, errlen);
-  if (st)
-    return st;
+  if (st) return st;
   out->init_ms = first ? now_ms() - t0 : 0;
   snprintf(out->chip, sizeof(out->chip), "%s", prof.chip);
   config *cfg;
@@ -530,8 +509,14 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
     return fail(r, "cuptiRangeProfilerEnable", err, errlen);
   CUpti_RangeProfiler_Object *obj = ep.pRangeProfilerObject;
   CUpti_RangeProfiler_GetCounterDataSize_Params dsp = {
-      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE, NULL, obj,
-      (const char **)names, n, MAX_RANGES, MAX_RANGES, 0};
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE,
+      NULL,
+      obj,
+      (const char **)names,
+      n,
+      MAX_RANGES,
+      MAX_RANGES,
+      0};
   if ((r = api.rp_data_size(&dsp)) != CUPTI_SUCCESS) {
     st = fail(r, "cuptiRangeProfilerGetCounterDataSize", err, errlen);
     goto done;
@@ -553,8 +538,7 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
         CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE,
         NULL, obj, dsp.counterDataSize, data};
     if ((r = api.rp_data_init(&ip)) != CUPTI_SUCCESS) {
-      st = fail(r, "cuptiRangeProfilerCounterDataImageInitialize", err,
-                errlen);
+      st = fail(r, "cuptiRangeProfilerCounterDataImageInitialize", err, errlen);
       goto done;
     }
     CUpti_RangeProfiler_SetConfig_Params cp = {
@@ -572,16 +556,14 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
     cp.targetNestingLevel = 1;
     if ((r = api.rp_set_config(&cp)) != CUPTI_SUCCESS) {
       st = fail(r, "cuptiRangeProfilerSetConfig", err, errlen);
-      if (m == 0 && st == KLW_PROF_ERROR)
-        continue; /* try kernel replay */
+      if (m == 0 && st == KLW_PROF_ERROR) continue; /* try kernel replay */
       goto done;
     }
     out->replay = m == 0 ? "user" : "kernel";
     st = run_passes(obj, hooks, modes[m], &passes_run, err, errlen);
     break;
   }
-  if (st)
-    goto done;
+  if (st) goto done;
   out->collect_ms = now_ms() - c0;
 
   double d0 = now_ms();
@@ -613,8 +595,14 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
   }
   for (size_t i = 0; i < out->nranges; i++) {
     CUpti_Profiler_Host_EvaluateToGpuValues_Params vp = {
-        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE, NULL,
-        cfg->host, data, dsp.counterDataSize, i, (const char **)names, n,
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE,
+        NULL,
+        cfg->host,
+        data,
+        dsp.counterDataSize,
+        i,
+        (const char **)names,
+        n,
         out->values + i * n};
     if ((r = api.host_evaluate(&vp)) != CUPTI_SUCCESS) {
       st = fail(r, "cuptiProfilerHostEvaluateToGpuValues", err, errlen);
@@ -627,7 +615,6 @@ done:;
       CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, NULL, obj};
   api.rp_disable(&xp);
   free(data);
-  if (st)
-    klw_prof_result_dispose(out);
+  if (st) klw_prof_result_dispose(out);
   return st;
 }

@@ -50,10 +50,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
 }
 
 static int classify(const char *name) {
-  if (name && strcmp(name, "klh_l2_flush") == 0)
-    return KLW_FLUSH;
-  if (name && strcmp(name, "klh_clock_probe") == 0)
-    return KLW_PROBE;
+  if (name && strcmp(name, "klh_l2_flush") == 0) return KLW_FLUSH;
+  if (name && strcmp(name, "klh_clock_probe") == 0) return KLW_PROBE;
   return KLW_WORK;
 }
 
@@ -73,8 +71,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
     if (nrecs == caprecs) {
       size_t cap = caprecs ? caprecs * 2 : 4096;
       klw_kernel *more = realloc(recs, cap * sizeof(*recs));
-      if (!more)
-        break;
+      if (!more) break;
       recs = more;
       caprecs = cap;
     }
@@ -94,15 +91,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
 
 static const char *result_string(CUptiResult r) {
   const char *s = NULL;
-  if (api.get_result_string)
-    api.get_result_string(r, &s);
+  if (api.get_result_string) api.get_result_string(r, &s);
   return s ? s : "unknown CUPTI error";
 }
 
 void *klw_cupti_open(char *err, size_t errlen) {
   static void *handle;
-  if (handle)
-    return handle;
+  if (handle) return handle;
   const char *names[] = {getenv("KERNLAB_CUPTI"), "libcupti.so.13",
                          KLW_CUPTI_BUILD_PATH, "libcupti.so"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !handle; i++)
@@ -117,11 +112,9 @@ void *klw_cupti_open(char *err, size_t errlen) {
 }
 
 int klw_cupti_start(char *err, size_t errlen) {
-  if (started)
-    return 0;
+  if (started) return 0;
   void *h = klw_cupti_open(err, errlen);
-  if (!h)
-    return -1;
+  if (!h) return -1;
 #define SYM(field, name)                                                       \
   do {                                                                         \
     *(void **)&api.field = dlsym(h, name);                                     \
@@ -167,13 +160,14 @@ int klw_cupti_start(char *err, size_t errlen) {
   return 0;
 }
 
-bool klw_cupti_tracing(void) { return started; }
+bool klw_cupti_tracing(void) {
+  return started;
+}
 
 int klw_cupti_take(klw_kernel **out, size_t *n, size_t *dropped) {
   *out = NULL;
   *n = 0;
-  if (!started)
-    return -1;
+  if (!started) return -1;
   api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   pthread_mutex_lock(&lock);
   *out = recs;

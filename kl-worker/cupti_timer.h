@@ -12,7 +12,7 @@ typedef struct klw_kernel {
   uint64_t start, end;  /* ns, CUPTI's clock; both 0: not timed */
   uint32_t correlation; /* the launch's correlation id (launch order) */
   uint32_t stream;
-  int kind;             /* KLW_WORK, KLW_FLUSH (klh_l2_flush), KLW_PROBE */
+  int kind; /* KLW_WORK, KLW_FLUSH (klh_l2_flush), KLW_PROBE */
 } klw_kernel;
 
 /* libcupti, opened once (RTLD_GLOBAL); NULL with a message. */

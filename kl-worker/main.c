@@ -8,7 +8,8 @@
  *   {"op":"check","plugin":N,"oracle":M|-1,"shape":S,"seeds":[...]}
  *   {"op":"time","plugins":[N(,M)],"shape":S,"cold":b,"warmup":k,
  *    "min_samples":a,"max_samples":b,"target_rel_ci":x,"time_cap_ms":t,
- *    "seed":s}                                   -> {"ok":true,"samples":[[..]]}
+ *    "seed":s}                                   ->
+ * {"ok":true,"samples":[[..]]}
  *   {"op":"profile","plugin":N,"shape":S,"metrics":[...],"seed":s,"cold":b}
  *                                                -> counters (op_profile.c)
  *   {"op":"metric_passes","metrics":[...],"chip":C} -> {"passes":P}
@@ -27,15 +28,15 @@
 static const struct {
   const char *name;
   void (*run)(json_object *req);
-} ops[] = {{"load", klw_op_load},       {"check", klw_op_check},
-           {"time", klw_op_time},       {"device", klw_op_device},
-           {"profile", klw_op_profile}, {"metric_passes", klw_op_metric_passes}};
+} ops[] = {
+    {"load", klw_op_load},       {"check", klw_op_check},
+    {"time", klw_op_time},       {"device", klw_op_device},
+    {"profile", klw_op_profile}, {"metric_passes", klw_op_metric_passes}};
 
 int main(void) {
   for (;;) {
     char *line = klw_read_line();
-    if (!line)
-      return 0; /* the parent went away */
+    if (!line) return 0; /* the parent went away */
     json_object *req = json_tokener_parse(line);
     json_object *op;
     if (!req || !json_object_object_get_ex(req, "op", &op)) {

@@ -26,31 +26,28 @@ static int run_and_compare(const kl_plugin *pl, void *inst, uint64_t seed,
   return klw_compare_outputs(pl, inst, want, t);
 }
 
-/* ---- work after return ---------------------------------------------------- */
+/* ---- work after return ----------------------------------------------------
+ */
 
 /* Threads of this process that are running (state R) or in an
  * uninterruptible wait (D), the calling thread excluded. */
 static int busy_threads(void) {
   DIR *d = opendir("/proc/self/task");
-  if (!d)
-    return 0;
+  if (!d) return 0;
   pid_t self = (pid_t)syscall(SYS_gettid);
   int busy = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (e->d_name[0] == '.' || strtol(e->d_name, NULL, 10) == self)
-      continue;
+    if (e->d_name[0] == '.' || strtol(e->d_name, NULL, 10) == self) continue;
     char path[320], buf[256];
     snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
     FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
+    if (!f) continue;
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
     const char *close_paren = strrchr(buf, ')'); /* comm may hold spaces */
-    if (close_paren && (close_paren[2] == 'R' || close_paren[2] == 'D'))
-      busy++;
+    if (close_paren && (close_paren[2] == 'R' || close_paren[2] == 'D')) busy++;
   }
   closedir(d);
   return busy;
@@ -66,8 +63,7 @@ static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
                          uint64_t *late_bytes, int *threads) {
   void *before[256] = {0};
   for (int p = 0; p < pl->nparams; p++) {
-    if (!klw_is_checked(pl, p))
-      continue;
+    if (!klw_is_checked(pl, p)) continue;
     uint64_t bytes = pl->buffer_bytes(inst, p);
     if ((before[p] = malloc(bytes ? (size_t)bytes : 1)))
       pl->read(inst, p, before[p], bytes);
@@ -76,11 +72,9 @@ static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
   wait_us = wait_us < 2000 ? 2000 : wait_us > 100000 ? 100000 : wait_us;
   struct timespec ts = {0, (long)(wait_us * 1000)};
   nanosleep(&ts, NULL);
-  if (strcmp(pl->backend, "host") == 0)
-    *threads += busy_threads();
+  if (strcmp(pl->backend, "host") == 0) *threads += busy_threads();
   for (int p = 0; p < pl->nparams; p++) {
-    if (!before[p])
-      continue;
+    if (!before[p]) continue;
     uint64_t bytes = pl->buffer_bytes(inst, p);
     unsigned char *after = malloc(bytes ? (size_t)bytes : 1);
     if (after && pl->read(inst, p, after, bytes) == 0)
@@ -118,11 +112,11 @@ void klw_op_check(json_object *req) {
     return;
   }
   for (int p = 0; p < pl->nparams; p++) {
-    if (!klw_is_checked(pl, p))
-      continue;
+    if (!klw_is_checked(pl, p)) continue;
     uint64_t bytes = pl->buffer_bytes(inst, p);
     if (orc && orc->buffer_bytes(oinst, p) != bytes) {
-      klw_reply_error("check: oracle's %s has another size", pl->param_names[p]);
+      klw_reply_error("check: oracle's %s has another size",
+                      pl->param_names[p]);
       goto done;
     }
     if (!(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
@@ -133,8 +127,8 @@ void klw_op_check(json_object *req) {
   json_object *results = json_object_new_array();
   size_t nseeds = json_object_array_length(seeds);
   for (size_t i = 0; i < nseeds; i++) {
-    uint64_t seed = (uint64_t)json_object_get_int64(
-        json_object_array_get_idx(seeds, i));
+    uint64_t seed =
+        (uint64_t)json_object_get_int64(json_object_array_get_idx(seeds, i));
     /* the oracle's outputs on the same inputs */
     if (orc) {
       if (orc->prepare(oinst, seed, 0) || orc->launch(oinst) ||
@@ -144,15 +138,14 @@ void klw_op_check(json_object *req) {
         goto done;
       }
       for (int p = 0; p < pl->nparams; p++)
-        if (want[p])
-          orc->read(oinst, p, want[p], orc->buffer_bytes(oinst, p));
+        if (want[p]) orc->read(oinst, p, want[p], orc->buffer_bytes(oinst, p));
     } else {
       pl->prepare(inst, seed, 0);
       int rc = pl->reference(inst, want);
       if (rc == KL_PLUGIN_NO_REFERENCE) {
         json_object_put(results);
         klw_reply_error("check: the case's oracle is the baseline: load it and "
-                    "pass it as the oracle");
+                        "pass it as the oracle");
         goto done;
       }
       if (rc) {
@@ -188,8 +181,9 @@ void klw_op_check(json_object *req) {
       t = t2;
     json_object *r = json_object_new_object();
     json_object_object_add(r, "seed", json_object_new_int64((int64_t)seed));
-    json_object_object_add(r, "correct", json_object_new_boolean(
-                                             !t.mismatches && !inputs_written));
+    json_object_object_add(
+        r, "correct",
+        json_object_new_boolean(!t.mismatches && !inputs_written));
     json_object_object_add(r, "mismatches",
                            json_object_new_int64((int64_t)t.mismatches));
     json_object_object_add(r, "unwritten",
@@ -203,9 +197,9 @@ void klw_op_check(json_object *req) {
     json_object_object_add(r, "late_bytes",
                            json_object_new_int64((int64_t)late_bytes));
     json_object_object_add(r, "busy_threads", json_object_new_int(threads));
-    json_object_object_add(r, "detail",
-                           json_object_new_string(t.detail[0] ? t.detail
-                                                              : input_detail));
+    json_object_object_add(
+        r, "detail",
+        json_object_new_string(t.detail[0] ? t.detail : input_detail));
     json_object_array_add(results, r);
   }
   json_object *o = json_object_new_object();
@@ -216,6 +210,5 @@ done:
   for (int p = 0; p < pl->nparams; p++)
     free(want[p]);
   pl->destroy(inst);
-  if (orc)
-    orc->destroy(oinst);
+  if (orc) orc->destroy(oinst);
 }

@@ -11,8 +11,8 @@
 
 #include "worker_internal.h"
 
-
-/* ---- devices (CUDA) ---------------------------------------------------------- */
+/* ---- devices (CUDA)
+ * ---------------------------------------------------------- */
 
 /* Device-to-device copy bandwidth in GB/s (bytes read plus bytes written),
  * the best of three 256 MiB copies timed with events; 0 when any call
@@ -23,7 +23,8 @@ static double copy_gbps(void *h, int dev) {
   typedef int (*fn)();
   fn ctx_retain = (fn)dlsym(h, "cuDevicePrimaryCtxRetain"),
      ctx_set = (fn)dlsym(h, "cuCtxSetCurrent"),
-     alloc = (fn)dlsym(h, "cuMemAlloc_v2"), mfree = (fn)dlsym(h, "cuMemFree_v2"),
+     alloc = (fn)dlsym(h, "cuMemAlloc_v2"),
+     mfree = (fn)dlsym(h, "cuMemFree_v2"),
      copy = (fn)dlsym(h, "cuMemcpyDtoDAsync_v2"),
      ev_create = (fn)dlsym(h, "cuEventCreate"),
      ev_record = (fn)dlsym(h, "cuEventRecord"),
@@ -42,22 +43,17 @@ static double copy_gbps(void *h, int dev) {
     goto done;
   for (int i = 0; i < 4; i++) {
     float ms = 0;
-    if (ev_record(e0, NULL) || copy(b, a, bytes, NULL) ||
-        ev_record(e1, NULL) || ev_sync(e1) || ev_elapsed(&ms, e0, e1))
+    if (ev_record(e0, NULL) || copy(b, a, bytes, NULL) || ev_record(e1, NULL) ||
+        ev_sync(e1) || ev_elapsed(&ms, e0, e1))
       goto done;
     double gbps = 2.0 * (double)bytes / (ms * 1e6);
-    if (i > 0 && ms > 0 && gbps > best)
-      best = gbps;
+    if (i > 0 && ms > 0 && gbps > best) best = gbps;
   }
 done:
-  if (e0)
-    ev_destroy(e0);
-  if (e1)
-    ev_destroy(e1);
-  if (a)
-    mfree(a);
-  if (b)
-    mfree(b);
+  if (e0) ev_destroy(e0);
+  if (e1) ev_destroy(e1);
+  if (a) mfree(a);
+  if (b) mfree(b);
   return best;
 }
 
@@ -90,8 +86,7 @@ void klw_op_device(json_object *req) {
     } else {
       int dev = 0;
       if (cu_get && cu_get(&dev, 0) == 0) {
-        if (cu_name)
-          cu_name(name, sizeof(name), dev);
+        if (cu_name) cu_name(name, sizeof(name), dev);
         if (cu_attr) {
           cu_attr(&clock_khz, 13 /* CLOCK_RATE */, dev);
           cu_attr(&sms, 16 /* MULTIPROCESSOR_COUNT */, dev);
@@ -121,10 +116,10 @@ void klw_op_device(json_object *req) {
                          json_object_new_double(peak > copy ? peak : copy));
   json_object_object_add(o, "copy_gbps", json_object_new_double(copy));
   json_object_object_add(o, "l2_bytes", json_object_new_double(l2));
-  json_object_object_add(o, "sandbox",
-                         json_object_new_string(getenv("KL_WORKER_SANDBOX")
-                                                    ? getenv("KL_WORKER_SANDBOX")
-                                                    : "none"));
+  json_object_object_add(
+      o, "sandbox",
+      json_object_new_string(
+          getenv("KL_WORKER_SANDBOX") ? getenv("KL_WORKER_SANDBOX") : "none"));
   json_object_object_add(o, "why", json_object_new_string(why));
   json_object_object_add(
       o, "visible_devices",

@@ -35,11 +35,9 @@ static void limit_address_space(void) {
 #endif
 #endif
   static int done;
-  if (done++)
-    return;
+  if (done++) return;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0)
-    return;
+  if (pages <= 0 || page <= 0) return;
   rlim_t half = (rlim_t)pages * (rlim_t)page / 2, floor = (rlim_t)4 << 30;
   rlim_t as = half > floor ? half : floor;
   kl__sandbox_limit(RLIMIT_AS, as, as);
@@ -69,12 +67,12 @@ void klw_op_load(json_object *req) {
   }
   if (pl->abi_version != KL_PLUGIN_ABI_VERSION ||
       pl->struct_size < offsetof(kl_plugin, kernel_info)) {
-    klw_reply_error("load: %s has plugin ABI %u (size %u); this worker speaks %d",
-                path, pl->abi_version, pl->struct_size, KL_PLUGIN_ABI_VERSION);
+    klw_reply_error(
+        "load: %s has plugin ABI %u (size %u); this worker speaks %d", path,
+        pl->abi_version, pl->struct_size, KL_PLUGIN_ABI_VERSION);
     return;
   }
-  if (strcmp(pl->backend, "host") == 0)
-    limit_address_space();
+  if (strcmp(pl->backend, "host") == 0) limit_address_space();
   plugins[nplugins] = pl;
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));

@@ -50,12 +50,10 @@ static int metric_names(json_object *req, const char **names, size_t *n) {
       !json_object_is_type(arr, json_type_array))
     return -1;
   size_t len = json_object_array_length(arr);
-  if (len > MAX_METRICS)
-    return -1;
+  if (len > MAX_METRICS) return -1;
   for (size_t i = 0; i < len; i++) {
     json_object *v = json_object_array_get_idx(arr, i);
-    if (!json_object_is_type(v, json_type_string))
-      return -1;
+    if (!json_object_is_type(v, json_type_string)) return -1;
     names[(*n)++] = json_object_get_string(v);
   }
   return 0;
@@ -70,10 +68,14 @@ typedef struct pass_ctx {
 #ifdef KL_HAVE_CUPTI
 static const char *status_code(klw_prof_status st) {
   switch (st) {
-  case KLW_PROF_UNKNOWN_METRIC: return "unknown_metric";
-  case KLW_PROF_PERMISSION: return "permission";
-  case KLW_PROF_UNAVAILABLE: return "unavailable";
-  default: return "error";
+  case KLW_PROF_UNKNOWN_METRIC:
+    return "unknown_metric";
+  case KLW_PROF_PERMISSION:
+    return "permission";
+  case KLW_PROF_UNAVAILABLE:
+    return "unavailable";
+  default:
+    return "error";
   }
 }
 
@@ -97,14 +99,15 @@ static json_object *kernel_json(const kl_plugin_kernel_info *k) {
   }
   json_object_object_add(o, "grid", g);
   json_object_object_add(o, "block", b);
-#define F(name) json_object_object_add(o, #name, json_object_new_int64(k->name));
+#define F(name)                                                                \
+  json_object_object_add(o, #name, json_object_new_int64(k->name));
   KL_KERNEL_INFO_FIELDS(F)
 #undef F
   return o;
 }
 
-static void profile_device(const kl_plugin *pl, void *inst,
-                           const char **names, size_t n, int cold) {
+static void profile_device(const kl_plugin *pl, void *inst, const char **names,
+                           size_t n, int cold) {
   /* warm up: module loading and first-touch happen here, not in a pass */
   if (pl->restore(inst) || pl->launch(inst) || pl->sync(inst)) {
     klw_reply_error("profile: warm-up: %s", pl->last_error(inst));
@@ -118,8 +121,8 @@ static void profile_device(const kl_plugin *pl, void *inst,
   klw_prof_hooks hooks = {pass_prepare, pass_launch, &pc};
   klw_prof_result res;
   char err[1024];
-  klw_prof_status st = klw_prof_collect(names, n, &hooks, &res, err,
-                                        sizeof(err));
+  klw_prof_status st =
+      klw_prof_collect(names, n, &hooks, &res, err, sizeof(err));
   /* the replayed launches' kernel records carry no times: drop them */
   klw_kernel *recs = NULL;
   size_t nrecs = 0, dropped = 0;
@@ -134,23 +137,25 @@ static void profile_device(const kl_plugin *pl, void *inst,
   json_object_object_add(o, "backend", json_object_new_string("cuda"));
   json_object_object_add(o, "chip", json_object_new_string(res.chip));
   json_object_object_add(o, "replay", json_object_new_string(res.replay));
-  json_object_object_add(o, "passes", json_object_new_int64((int64_t)res.passes));
+  json_object_object_add(o, "passes",
+                         json_object_new_int64((int64_t)res.passes));
   json_object *m = json_object_new_array(), *ranges = json_object_new_array();
   for (size_t i = 0; i < n; i++)
     json_object_array_add(m, json_object_new_string(names[i]));
   for (size_t r = 0; r < res.nranges; r++) {
     json_object *vals = json_object_new_array();
     for (size_t i = 0; i < n; i++)
-      json_object_array_add(vals, json_object_new_double(res.values[r * n + i]));
+      json_object_array_add(vals,
+                            json_object_new_double(res.values[r * n + i]));
     json_object_array_add(ranges, vals);
   }
   json_object_object_add(o, "metrics", m);
   json_object_object_add(o, "ranges", ranges);
-  if (have_info)
-    json_object_object_add(o, "kernel", kernel_json(&info));
+  if (have_info) json_object_object_add(o, "kernel", kernel_json(&info));
   json_object_object_add(o, "init_ms", json_object_new_double(res.init_ms));
   json_object_object_add(o, "config_ms", json_object_new_double(res.config_ms));
-  json_object_object_add(o, "collect_ms", json_object_new_double(res.collect_ms));
+  json_object_object_add(o, "collect_ms",
+                         json_object_new_double(res.collect_ms));
   json_object_object_add(o, "decode_ms", json_object_new_double(res.decode_ms));
   /* CONCURRENT_KERNEL tracing instruments kernel code: counts taken with
    * it on include CUPTI's own instructions */
@@ -260,8 +265,8 @@ void klw_op_metric_passes(json_object *req) {
                          : NULL;
   size_t passes = 0;
   char err[1024];
-  klw_prof_status st = klw_prof_passes(chip, names, n, &passes, err,
-                                       sizeof(err));
+  klw_prof_status st =
+      klw_prof_passes(chip, names, n, &passes, err, sizeof(err));
   if (st) {
     reply_code(status_code(st), err);
     return;

@@ -24,7 +24,8 @@ static int verify_timed(const kl_plugin *pl, void *inst, int shape,
   }
   for (int p = 0; p < pl->nparams; p++) {
     uint64_t bytes = pl->buffer_bytes(inst, p);
-    if (klw_is_checked(pl, p) && !(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
+    if (klw_is_checked(pl, p) &&
+        !(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
       snprintf(t->detail, sizeof(t->detail), "out of memory");
       goto done;
     }
@@ -37,27 +38,26 @@ static int verify_timed(const kl_plugin *pl, void *inst, int shape,
       goto done;
     }
     for (int p = 0; p < pl->nparams; p++)
-      if (want[p])
-        orc->read(oinst, p, want[p], pl->buffer_bytes(inst, p));
+      if (want[p]) orc->read(oinst, p, want[p], pl->buffer_bytes(inst, p));
   } else if (pl->reference(inst, want)) {
     snprintf(t->detail, sizeof(t->detail), "reference: %s",
              pl->last_error(inst));
     goto done;
   }
-  if (klw_compare_outputs(pl, inst, want, t) < 0)
-    goto done;
+  if (klw_compare_outputs(pl, inst, want, t) < 0) goto done;
   if (t->mismatches) {
     char first[sizeof(t->detail)];
     snprintf(first, sizeof(first), "%s", t->detail);
-    snprintf(t->detail, sizeof(t->detail), "%.100s, after timing, on the "
-             "inputs of seed %llu", first, (unsigned long long)seed);
+    snprintf(t->detail, sizeof(t->detail),
+             "%.100s, after timing, on the "
+             "inputs of seed %llu",
+             first, (unsigned long long)seed);
   }
   rc = 0;
 done:
   for (int p = 0; p < pl->nparams; p++)
     free(want[p]);
-  if (oinst)
-    orc->destroy(oinst);
+  if (oinst) orc->destroy(oinst);
   return rc;
 }
 
@@ -74,9 +74,9 @@ static int verify_last(const kl_plugin *pl, void *inst, int shape,
                        klw_tally *t) {
   if (block == 0) {
     block = 1;
-    if (pl->prepare(inst, klw_block_seed(seed, block), 0) || pl->restore(inst) ||
-        pl->launch(inst) || pl->sync(inst) || pl->restore(inst) ||
-        pl->launch(inst) || pl->sync(inst)) {
+    if (pl->prepare(inst, klw_block_seed(seed, block), 0) ||
+        pl->restore(inst) || pl->launch(inst) || pl->sync(inst) ||
+        pl->restore(inst) || pl->launch(inst) || pl->sync(inst)) {
       snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
       return -1;
     }
@@ -115,12 +115,9 @@ static klw_time_req parse_time_req(json_object *req) {
   t.decide_gain = klw_get_double(req, "decide_gain_pct", -1);
   t.verify = (int)klw_get_int(req, "verify", 0);
   t.oracle = (int)klw_get_int(req, "oracle", -1);
-  if (t.block_rounds < 1)
-    t.block_rounds = 1;
-  if (t.min_n < 1)
-    t.min_n = 1;
-  if (t.max_n < t.min_n)
-    t.max_n = t.min_n;
+  if (t.block_rounds < 1) t.block_rounds = 1;
+  if (t.min_n < 1) t.min_n = 1;
+  if (t.max_n < t.min_n) t.max_n = t.min_n;
   return t;
 }
 
@@ -187,17 +184,15 @@ void klw_op_time(json_object *req) {
   void *last = NULL;
   size_t block = 0;
   timer->last(&s, &last, &block);
-  if (tr.verify &&
-      verify_last(pl[np - 1], last, tr.shape,
-                  tr.oracle >= 0 ? klw_plugin_at(tr.oracle) : NULL, tr.seed,
-                  block, &vt[np - 1]) < 0) {
+  if (tr.verify && verify_last(pl[np - 1], last, tr.shape,
+                               tr.oracle >= 0 ? klw_plugin_at(tr.oracle) : NULL,
+                               tr.seed, block, &vt[np - 1]) < 0) {
     klw_reply_error("time: verify: %s", vt[np - 1].detail);
     goto done;
   }
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));
-  if (tr.verify)
-    json_object_object_add(o, "verify", verify_json(vt, np));
+  if (tr.verify) json_object_object_add(o, "verify", verify_json(vt, np));
   json_object *all = json_object_new_array();
   for (int k = 0; k < np; k++) {
     json_object *arr = json_object_new_array();
@@ -214,11 +209,9 @@ void klw_op_time(json_object *req) {
                          json_object_new_int64((int64_t)s.block_rounds));
   klw_reply(o);
 done:
-  if (timer)
-    timer->stop(&s);
+  if (timer) timer->stop(&s);
   for (int k = 0; k < np; k++) {
-    if (pl[k] && inst[k])
-      pl[k]->destroy(inst[k]);
+    if (pl[k] && inst[k]) pl[k]->destroy(inst[k]);
     free(s.us[k]);
     free(s.mhz[k]);
   }

@@ -30,14 +30,15 @@ static const struct {
     {"branch_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
 };
 
-const char *klw_perf_event_name(int i) { return events[i].name; }
+const char *klw_perf_event_name(int i) {
+  return events[i].name;
+}
 
 static int paranoid_level(void) {
   FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
   int v = -100;
   if (f) {
-    if (fscanf(f, "%d", &v) != 1)
-      v = -100;
+    if (fscanf(f, "%d", &v) != 1) v = -100;
     fclose(f);
   }
   return v;
@@ -57,13 +58,11 @@ int klw_perf_open(klw_perf *p, char *note, size_t notelen) {
     a.read_format =
         PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
     p->fd[i] = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-    if (p->fd[i] < 0 && !first_errno)
-      first_errno = errno;
+    if (p->fd[i] < 0 && !first_errno) first_errno = errno;
     opened += p->fd[i] >= 0;
     p->total[i] = 0;
   }
-  if (opened)
-    return opened;
+  if (opened) return opened;
   int level = paranoid_level();
   if (first_errno == ENOENT || first_errno == EOPNOTSUPP)
     snprintf(note, notelen,
@@ -78,8 +77,10 @@ int klw_perf_open(klw_perf *p, char *note, size_t notelen) {
              "user-space code needs 2 or lower, or CAP_PERFMON)",
              strerror(first_errno), level);
   else
-    snprintf(note, notelen, "host counters are not available: "
-                            "perf_event_open: %s", strerror(first_errno));
+    snprintf(note, notelen,
+             "host counters are not available: "
+             "perf_event_open: %s",
+             strerror(first_errno));
   return 0;
 }
 
@@ -97,8 +98,7 @@ void klw_perf_read(klw_perf *p) {
       continue;
     }
     /* scaled when the event shared a counter with others */
-    p->total[i] = v[2] > 0 ? (double)v[0] * ((double)v[1] / (double)v[2])
-                           : 0.0;
+    p->total[i] = v[2] > 0 ? (double)v[0] * ((double)v[1] / (double)v[2]) : 0.0;
   }
 }
 

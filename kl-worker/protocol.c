@@ -34,15 +34,12 @@ char *klw_read_line(void) {
     if (len + 65536 > cap) {
       cap = (len + 65536) * 2;
       char *nb = realloc(buf, cap);
-      if (!nb)
-        return NULL;
+      if (!nb) return NULL;
       buf = nb;
     }
     ssize_t n = read(KL_WORKER_FD, buf + len, cap - len - 1);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return NULL;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return NULL;
     len += (size_t)n;
   }
 }
@@ -52,15 +49,12 @@ void klw_reply(json_object *o) {
   size_t n = strlen(s);
   while (n > 0) {
     ssize_t w = write(KL_WORKER_FD, s, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      exit(3);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) exit(3);
     s += w;
     n -= (size_t)w;
   }
-  if (write(KL_WORKER_FD, "\n", 1) != 1)
-    exit(3);
+  if (write(KL_WORKER_FD, "\n", 1) != 1) exit(3);
   json_object_put(o);
 }
 
@@ -93,4 +87,3 @@ double klw_now_us(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
-

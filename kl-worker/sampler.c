@@ -24,8 +24,7 @@
 #include "worker_internal.h"
 
 uint64_t klw_block_seed(uint64_t seed, size_t b) {
-  if (b == 0)
-    return seed;
+  if (b == 0) return seed;
   uint64_t z = seed + b * 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
   return (z ^ (z >> 29)) | 1;
@@ -34,22 +33,18 @@ uint64_t klw_block_seed(uint64_t seed, size_t b) {
 /* 1: the interval is narrow enough; 2: (two plugins) the decision at
  * decide_gain_pct can no longer change; 0: keep sampling. */
 static int converged(double **us, int np, size_t n, size_t block,
-                     size_t placements, double target,
-                     double decide_gain_pct) {
+                     size_t placements, double target, double decide_gain_pct) {
   if (np == 1) {
     kl_summary s;
     return kl_stats_summarize(&s, us[0], n) == 0 && s.rel_ci <= target;
   }
   kl_speedup sp;
-  if (kl_stats_speedup_blocked(&sp, us[0], us[1], n, block, placements, 0) !=
-      0)
+  if (kl_stats_speedup_blocked(&sp, us[0], us[1], n, block, placements, 0) != 0)
     return 0;
-  if ((log(sp.ci_high) - log(sp.ci_low)) / 2.0 <= target)
-    return 1;
+  if ((log(sp.ci_high) - log(sp.ci_low)) / 2.0 <= target) return 1;
   /* Deciding early needs the placement spread: three placements at least. */
   size_t units = block ? n / block : 0;
-  if (placements && placements < units)
-    units = placements;
+  if (placements && placements < units) units = placements;
   if (decide_gain_pct >= 0 && units >= 3) {
     double g = 1.0 + decide_gain_pct / 100.0;
     if (sp.ci_low > g || sp.ci_high < 1.0 / g ||
@@ -73,40 +68,32 @@ int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
       return -1;
     }
   double round_us = 0;
-  if (t->start(s) < 0 || t->warmup(s, &round_us) < 0)
-    return -1;
+  if (t->start(s) < 0 || t->warmup(s, &round_us) < 0) return -1;
   /* at least six placement blocks in the rounds the budget allows */
   double expected = round_us > 0 ? tr->cap_us / round_us : (double)tr->max_n;
-  if (expected > (double)tr->max_n)
-    expected = (double)tr->max_n;
+  if (expected > (double)tr->max_n) expected = (double)tr->max_n;
   size_t fit = (size_t)(expected / 6.0);
-  if (fit < 1)
-    fit = 1;
-  if (fit < s->block_rounds)
-    s->block_rounds = fit;
+  if (fit < 1) fit = 1;
+  if (fit < s->block_rounds) s->block_rounds = fit;
   size_t window = 1;
-  if (t->place(s, &window) < 0)
-    return -1;
+  if (t->place(s, &window) < 0) return -1;
   double start = klw_now_us();
   *start_us = start;
   size_t next_look = tr->min_n;
   while (s->n < tr->max_n) {
     size_t rounds = window;
-    if (s->n + rounds > tr->max_n)
-      rounds = tr->max_n - s->n;
+    if (s->n + rounds > tr->max_n) rounds = tr->max_n - s->n;
     for (size_t r = 0; r < rounds; r++) {
       size_t round = s->n + r;
       void **set = t->set(s, round);
-      if (!set)
-        return -1;
+      if (!set) return -1;
       for (int j = 0; j < s->np; j++) {
         int k = (round % 2 && s->np == 2) ? 1 - j : j; /* A B, then B A */
         if (t->mark(s, k, set[k]) < 0 || t->launch(s, k, set[k], round) < 0)
           return -1;
       }
     }
-    if (t->collect(s) < 0)
-      return -1;
+    if (t->collect(s) < 0) return -1;
     s->n += rounds;
     if (klw_now_us() - start > tr->cap_us && s->n >= 3) {
       *reason = "time_cap";

@@ -25,7 +25,7 @@ typedef struct dev_sample_ref {
 } dev_sample_ref;
 
 typedef struct dev_state {
-  void **pool;       /* npool sets of np instances; set 0 is inst[] */
+  void **pool; /* npool sets of np instances; set 0 is inst[] */
   size_t npool, window, throttle_probe;
   dev_sample_ref *refs;
   size_t nrefs;
@@ -51,10 +51,8 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
     }
   bool by_corr = true;
   for (size_t i = 0; i < nk; i++)
-    if (k[i].correlation == 0)
-      by_corr = false;
-  if (by_corr)
-    qsort(k, nk, sizeof(*k), cmp_correlation);
+    if (k[i].correlation == 0) by_corr = false;
+  if (by_corr) qsort(k, nk, sizeof(*k), cmp_correlation);
   size_t s = 0;
   long cur = -1;
   uint64_t lo = 0, hi = 0;
@@ -71,8 +69,7 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
         }
         us[refs[cur].plugin][refs[cur].index] = (double)(hi - lo) / 1000.0;
       }
-      if (end)
-        break;
+      if (end) break;
       if (s >= nrefs) {
         snprintf(err, errlen, "more sample markers (%zu) than samples (%zu)",
                  s + 1, nrefs);
@@ -86,10 +83,8 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
         snprintf(err, errlen, "a kernel record has no timestamps");
         return -1;
       }
-      if (k[i].start < lo)
-        lo = k[i].start;
-      if (k[i].end > hi)
-        hi = k[i].end;
+      if (k[i].start < lo) lo = k[i].start;
+      if (k[i].end > hi) hi = k[i].end;
     }
   }
   if (s != nrefs) {
@@ -102,8 +97,7 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
 
 static int share_stream(const kl_plugin **pl, void **inst, int np) {
   for (int k = 1; k < np; k++)
-    if (pl[k]->set_stream(inst[k], pl[0]->stream(inst[0])))
-      return k;
+    if (pl[k]->set_stream(inst[k], pl[0]->stream(inst[0]))) return k;
   return 0;
 }
 
@@ -128,8 +122,7 @@ static int dev_start(klw_sampling *s) {
     snprintf(s->err, sizeof(s->err), "out of memory");
     return -1;
   }
-  if (klw_cupti_start(s->err, sizeof(s->err)) < 0)
-    return -1;
+  if (klw_cupti_start(s->err, sizeof(s->err)) < 0) return -1;
   int bad = share_stream(s->pl, s->inst, s->np);
   if (bad) {
     snprintf(s->err, sizeof(s->err), "set_stream: %s",
@@ -183,10 +176,8 @@ static int dev_place(klw_sampling *s, size_t *window) {
     for (int q = 0; q < s->pl[k]->nparams; q++)
       set_bytes += s->pl[k]->buffer_bytes(s->inst[k], q);
   d->npool = set_bytes ? (size_t)((8ull << 30) / set_bytes) : 6;
-  if (d->npool > 6)
-    d->npool = 6;
-  if (d->npool < 1)
-    d->npool = 1;
+  if (d->npool > 6) d->npool = 6;
+  if (d->npool < 1) d->npool = 1;
   s->placements = d->npool;
   if (!(d->pool = calloc(d->npool * (size_t)s->np, sizeof(void *)))) {
     snprintf(s->err, sizeof(s->err), "out of memory");
@@ -257,8 +248,7 @@ static int dev_collect(klw_sampling *s) {
    * be one object (an A/A comparison compiles to one cache entry), so
    * read each object once and hand its readings out in launch order. */
   for (int k = 0; k < s->np; k++) {
-    if (k > 0 && pl[k] == pl[0])
-      continue;
+    if (k > 0 && pl[k] == pl[0]) continue;
     double got_mhz[2 * 4096];
     uint64_t got = 0, want = 0, at = 0;
     for (size_t i = 0; i < d->nrefs; i++)
@@ -303,8 +293,7 @@ static void dev_reply(klw_sampling *s, json_object *o) {
   /* hot mode measures the clock every eighth round: carry it forward */
   for (int k = 0; k < s->np; k++)
     for (size_t i = 1; i < s->n; i++)
-      if (s->mhz[k][i] == 0)
-        s->mhz[k][i] = s->mhz[k][i - 1];
+      if (s->mhz[k][i] == 0) s->mhz[k][i] = s->mhz[k][i - 1];
   json_object *clocks = json_object_new_array();
   for (int k = 0; k < s->np; k++) {
     json_object *carr = json_object_new_array();
@@ -325,8 +314,7 @@ static void dev_reply(klw_sampling *s, json_object *o) {
 
 static void dev_stop(klw_sampling *s) {
   dev_state *d = s->state;
-  if (!d)
-    return;
+  if (!d) return;
   for (size_t b = 1; d->pool && b < d->npool; b++)
     for (int k = 0; k < s->np; k++)
       if (d->pool[b * (size_t)s->np + (size_t)k])
@@ -337,8 +325,7 @@ static void dev_stop(klw_sampling *s) {
   s->state = NULL;
 }
 
-const klw_timer klw_timer_cupti = {"cupti",    dev_start,  dev_warmup,
-                                   dev_place,  dev_set,    dev_mark,
-                                   dev_launch, dev_collect, dev_last,
-                                   dev_reply,  dev_stop};
+const klw_timer klw_timer_cupti = {"cupti",  dev_start, dev_warmup, dev_place,
+                                   dev_set,  dev_mark,  dev_launch, dev_collect,
+                                   dev_last, dev_reply, dev_stop};
 #endif /* KL_HAVE_CUPTI */

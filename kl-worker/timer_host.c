@@ -28,14 +28,12 @@ static size_t llc_bytes(void) {
     snprintf(path, sizeof(path),
              "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
     FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
+    if (!f) continue;
     int level = fgets(text, sizeof(text), f) ? (int)strtol(text, NULL, 10) : 0;
     fclose(f);
     snprintf(path, sizeof(path),
              "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    if (!(f = fopen(path, "r")))
-      continue;
+    if (!(f = fopen(path, "r"))) continue;
     size_t size = 0;
     if (fgets(text, sizeof(text), f)) {
       char *end;
@@ -62,11 +60,9 @@ static size_t llc_bytes(void) {
 int klw_flush_host_caches(void) {
   if (!flush_buf) {
     flush_size = 2 * llc_bytes();
-    if (flush_size < (8u << 20))
-      flush_size = 8u << 20;
+    if (flush_size < (8u << 20)) flush_size = 8u << 20;
     flush_buf = malloc(flush_size);
-    if (!flush_buf)
-      return -1;
+    if (!flush_buf) return -1;
     memset(flush_buf, 1, flush_size); /* fault the pages in once */
   }
   uint64_t sum = 0;
@@ -76,7 +72,9 @@ int klw_flush_host_caches(void) {
   return 0;
 }
 
-size_t klw_flush_host_bytes(void) { return flush_size; }
+size_t klw_flush_host_bytes(void) {
+  return flush_size;
+}
 
 static int host_start(klw_sampling *s) {
   if (s->tr->cold && klw_flush_host_caches() < 0) {
@@ -96,12 +94,10 @@ static int host_warmup(klw_sampling *s, double *round_us) {
     for (int i = 0; i < warm; i++) {
       s->pl[k]->restore(s->inst[k]);
       double t0 = klw_now_us();
-      if (s->tr->cold)
-        klw_flush_host_caches();
+      if (s->tr->cold) klw_flush_host_caches();
       s->pl[k]->launch(s->inst[k]);
       s->pl[k]->sync(s->inst[k]);
-      if (i == warm - 1)
-        *round_us += klw_now_us() - t0;
+      if (i == warm - 1) *round_us += klw_now_us() - t0;
     }
   return 0;
 }
@@ -138,8 +134,7 @@ static void **host_set(klw_sampling *s, size_t round) {
 
 static int host_mark(klw_sampling *s, int k, void *inst) {
   s->pl[k]->restore(inst);
-  if (s->tr->cold)
-    klw_flush_host_caches();
+  if (s->tr->cold) klw_flush_host_caches();
   return 0;
 }
 
@@ -169,9 +164,10 @@ static void host_reply(klw_sampling *s, json_object *o) {
       json_object_new_double(s->tr->cold ? (double)klw_flush_host_bytes() : 0));
 }
 
-static void host_stop(klw_sampling *s) { (void)s; }
+static void host_stop(klw_sampling *s) {
+  (void)s;
+}
 
-const klw_timer klw_timer_host = {"clock_gettime", host_start, host_warmup,
-                                  host_place,      host_set,   host_mark,
-                                  host_launch,     host_collect, host_last,
-                                  host_reply,      host_stop};
+const klw_timer klw_timer_host = {
+    "clock_gettime", host_start,   host_warmup, host_place, host_set, host_mark,
+    host_launch,     host_collect, host_last,   host_reply, host_stop};

@@ -25,26 +25,30 @@
 
 #include "kernlab/plugin.h"
 
-/* ---- protocol.c ---------------------------------------------------------------- */
+/* ---- protocol.c
+ * ---------------------------------------------------------------- */
 
 /* The next request line (NULL: the parent went away). */
 char *klw_read_line(void);
 /* Send one reply line (takes the object). */
 void klw_reply(json_object *o);
-void klw_reply_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void klw_reply_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 int64_t klw_get_int(json_object *req, const char *key, int64_t dflt);
 double klw_get_double(json_object *req, const char *key, double dflt);
 /* Microseconds on a monotonic clock. */
 double klw_now_us(void);
 
-/* ---- op_load.c ------------------------------------------------------------------- */
+/* ---- op_load.c
+ * ------------------------------------------------------------------- */
 
 /* {"op":"load","path":P}: dlopen a plugin, give it the next id. */
 void klw_op_load(json_object *req);
 /* A loaded plugin by id, or NULL. */
 const kl_plugin *klw_plugin_at(int64_t id);
 
-/* ---- check.c, op_check.c ------------------------------------------------------------ */
+/* ---- check.c, op_check.c
+ * ------------------------------------------------------------ */
 
 /* What comparing a plugin's outputs with the oracle's found. */
 typedef struct klw_tally {
@@ -64,7 +68,8 @@ int klw_compare_outputs(const kl_plugin *pl, void *inst, void *const *want,
  * after return. */
 void klw_op_check(json_object *req);
 
-/* ---- op_time.c, sampler.c, timer_*.c ---------------------------------------------- */
+/* ---- op_time.c, sampler.c, timer_*.c
+ * ---------------------------------------------- */
 
 /* A time request's parameters, parsed and clamped once for both timers. */
 typedef struct klw_time_req {
@@ -143,7 +148,8 @@ void klw_op_time(json_object *req);
 int klw_flush_host_caches(void);
 size_t klw_flush_host_bytes(void);
 
-/* ---- op_device.c, op_profile.c ------------------------------------------------------ */
+/* ---- op_device.c, op_profile.c
+ * ------------------------------------------------------ */
 
 /* {"op":"device"(,"memory":1)}: the device, its clocks and memory peak. */
 void klw_op_device(json_object *req);

@@ -4,8 +4,8 @@
 # what to install and fails. `deps.sh --test` also brings what the tests
 # use: headless Chromium (the HTML report is loaded in it), pytest,
 # valgrind, and the real servers the executor tests start on loopback
-# (OpenSSH's client and server; Slurm and munge); `deps.sh --fuzz` brings
-# clang for scripts/fuzz.sh.
+# (OpenSSH's client and server; Slurm and munge), and clang-format for the
+# source check; `deps.sh --fuzz` brings clang for scripts/fuzz.sh.
 set -euo pipefail
 
 missing=()
@@ -38,6 +38,7 @@ if [ "${1:-}" = --test ]; then
     /usr/bin/python3 -m pytest --version >/dev/null 2>&1 ||
     missing+=(python3-pytest)
   need_cmd valgrind valgrind
+  need_cmd clang-format clang-format
   need_cmd ssh openssh-client
   need_sbin() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] ||
     missing+=("$2"); }

@@ -25,8 +25,7 @@ int main(int argc, char **argv) {
   kl_case_options opts = KL_CASE_OPTIONS_INIT;
   opts.on_diag = print_diag;
   kl_case *c;
-  if (kl_case_load(&c, argv[1], &opts) != 0)
-    return 2;
+  if (kl_case_load(&c, argv[1], &opts) != 0) return 2;
   printf("%s: %zu params, %zu shapes\n", kl_case_name(c),
          kl_case_param_count(c), kl_case_shape_count(c));
   for (size_t s = 0; s < kl_case_shape_count(c); s++)

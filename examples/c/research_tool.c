@@ -15,8 +15,7 @@
 
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
+  if (!f) return NULL;
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   rewind(f);
@@ -60,8 +59,8 @@ static int diagnose(const char *metrics) {
       break;
     }
     kl_finding f = KL_FINDING_INIT;
-    int fired = kl_diagnosis_fired_count(d) > 0 &&
-                kl_diagnosis_fired(&f, d, 0) == 0;
+    int fired =
+        kl_diagnosis_fired_count(d) > 0 && kl_diagnosis_fired(&f, d, 0) == 0;
     printf("%-12s %-16s %s%s%s\n", kl_profile_list_name(l, i),
            kl_bottleneck_name(kl_diagnosis_bottleneck(d)),
            fired ? f.id : "(none fired)", fired ? ": " : "",
@@ -95,8 +94,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   kl_case *c = NULL;
-  if (kl_case_load(&c, case_path, NULL) < 0)
-    return fail(case_path) + 1;
+  if (kl_case_load(&c, case_path, NULL) < 0) return fail(case_path) + 1;
   char *candidate = candidate_path ? slurp(candidate_path) : NULL;
   if (candidate_path && !candidate) {
     fprintf(stderr, "%s: cannot read\n", candidate_path);
@@ -109,32 +107,31 @@ int main(int argc, char **argv) {
   o.candidate_name = candidate_path;
   o.time.time_cap_ms = 300;
   kl_report *rep = NULL;
-  int rc = candidate ? kl_bench_compare(&rep, c, &o) : kl_bench_run(&rep, c, &o);
+  int rc =
+      candidate ? kl_bench_compare(&rep, c, &o) : kl_bench_run(&rep, c, &o);
   if (rc < 0) {
     rc = fail("bench");
     goto done;
   }
-  printf("%s: %s%s%s\n", kl_case_name(c), kl_verdict_name(kl_report_verdict(rep)),
+  printf("%s: %s%s%s\n", kl_case_name(c),
+         kl_verdict_name(kl_report_verdict(rep)),
          kl_report_reason(rep) ? ": " : "",
          kl_report_reason(rep) ? kl_report_reason(rep) : "");
   printf("%-12s %12s %12s %24s\n", "shape", candidate ? "baseline us" : "",
          "median us", candidate ? "speedup [95%]" : "");
   for (size_t i = 0; i < kl_report_shape_count(rep); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
-    if (kl_report_shape(&s, rep, i) < 0 || !s.timed)
-      continue;
+    if (kl_report_shape(&s, rep, i) < 0 || !s.timed) continue;
     char sp[64] = "";
     if (candidate)
       snprintf(sp, sizeof(sp), "x%.3f [%.3f, %.3f]", s.speedup.speedup,
                s.speedup.ci_low, s.speedup.ci_high);
     char base[32] = "";
-    if (candidate)
-      snprintf(base, sizeof(base), "%.2f", s.baseline.median);
+    if (candidate) snprintf(base, sizeof(base), "%.2f", s.baseline.median);
     printf("%-12s %12s %12.2f %24s\n", s.name, base, s.time.median, sp);
   }
   rc = kl_report_verdict(rep) == KL_VERDICT_OK ? 0 : 3;
-  if (metrics && diagnose(metrics) != 0)
-    rc = 1;
+  if (metrics && diagnose(metrics) != 0) rc = 1;
 done:
   kl_report_free(rep);
   kl_shutdown();

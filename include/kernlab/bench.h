@@ -20,11 +20,11 @@
 KL_BEGIN_DECLS
 
 typedef enum kl_verdict {
-  KL_VERDICT_OK = 0,       /**< correct everywhere; timed */
-  KL_VERDICT_INCORRECT,    /**< wrong values, unwritten outputs, or inputs
-                                written */
-  KL_VERDICT_CRASHED,      /**< the worker died running it */
-  KL_VERDICT_TIMEOUT,      /**< a request ran past its limit */
+  KL_VERDICT_OK = 0,        /**< correct everywhere; timed */
+  KL_VERDICT_INCORRECT,     /**< wrong values, unwritten outputs, or inputs
+                                 written */
+  KL_VERDICT_CRASHED,       /**< the worker died running it */
+  KL_VERDICT_TIMEOUT,       /**< a request ran past its limit */
   KL_VERDICT_COMPILE_ERROR, /**< it did not compile */
   KL_VERDICT_CHEAT          /**< an integrity gate caught it (see
                                  kl_report_gate) */
@@ -44,25 +44,28 @@ typedef struct kl_bench_options {
   kl_time_options time;       /**< sampling: cold/hot, stopping rule */
   int timeout_ms;             /**< per worker request; 0: 60 s */
   const kl_compile_options *compile; /**< NULL: defaults */
-  const char *worker_path;    /**< NULL: found as kl_worker_create does */
-  int device;                 /**< CUDA device index; -1: the default */
-  const char *profile;        /**< after timing, profile each shape with
-                                   this set: "quick", "standard", or names
-                                   separated by commas (kernlab/profile.h);
-                                   NULL: no profile */
+  const char *worker_path; /**< NULL: found as kl_worker_create does */
+  int device;              /**< CUDA device index; -1: the default */
+  const char *profile;     /**< after timing, profile each shape with
+                                this set: "quick", "standard", or names
+                                separated by commas (kernlab/profile.h);
+                                NULL: no profile */
   /* version 2 */
-  const char *against;        /**< compare: the source of the side the
-                                   candidate is compared with (the current
-                                   best, say); NULL: the case's kernel. The
-                                   oracle stays the case's reference or its
-                                   unconfigured baseline. */
+  const char *against;                 /**< compare: the source of the side the
+                                            candidate is compared with (the current
+                                            best, say); NULL: the case's kernel. The
+                                            oracle stays the case's reference or its
+                                            unconfigured baseline. */
   const char *const *against_config;   /**< its tunable settings,
                                    "NAME=VALUE", NULL-ended; NULL: none */
   const char *const *candidate_config; /**< the candidate's (or, with no
                                    candidate, the benched baseline's) */
 } kl_bench_options;
-#define KL_BENCH_OPTIONS_INIT \
-  {KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, NULL, NULL, -1, NULL, NULL, NULL, NULL}
+#define KL_BENCH_OPTIONS_INIT                                                  \
+  {                                                                            \
+    KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, \
+        NULL, NULL, -1, NULL, NULL, NULL, NULL                                 \
+  }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_BENCH_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
@@ -76,12 +79,14 @@ typedef struct kl_report kl_report; /* opaque */
  *  report's verdict says why. @return 0, KL_ENOTFOUND (no compiler or
  *  worker), KL_EUNSUPPORTED, KL_EINVALID (no such shape), KL_EIO,
  *  KL_ENOMEM. */
-KL_EXTERN(int) kl_bench_run(kl_report **out, const kl_case *c,
-                            const kl_bench_options *opts);
+KL_EXTERN(int)
+kl_bench_run(kl_report **out, const kl_case *c, const kl_bench_options *opts);
 /** Check the candidate, then time it interleaved with the baseline and
- *  decide, per shape and for the objective. opts->candidate or opts->candidate_config is required. */
-KL_EXTERN(int) kl_bench_compare(kl_report **out, const kl_case *c,
-                                const kl_bench_options *opts);
+ *  decide, per shape and for the objective. opts->candidate or
+ * opts->candidate_config is required. */
+KL_EXTERN(int)
+kl_bench_compare(kl_report **out, const kl_case *c,
+                 const kl_bench_options *opts);
 KL_EXTERN(void) kl_report_free(kl_report *r);
 
 KL_EXTERN(kl_verdict) kl_report_verdict(const kl_report *r);
@@ -100,28 +105,27 @@ KL_EXTERN(const char *) kl_report_compile_log(const kl_report *r);
 
 /** One shape's results. Times are microseconds. */
 typedef struct kl_shape_result {
-  size_t size; /**< sizeof(kl_shape_result): set by KL_SHAPE_RESULT_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_SHAPE_RESULT_INIT sets it; nothing is written past it */
   const char *name;
-  int checked;              /**< the check ran */
+  int checked; /**< the check ran */
   int correct;
   uint64_t mismatches, unwritten, nonfinite, inputs_written;
   double max_abs_err;
-  int timed;                /**< samples were taken */
-  kl_summary time;          /**< the candidate (or the benched kernel) */
-  kl_summary baseline;      /**< compare only */
-  kl_speedup speedup;       /**< compare only */
-  const char *stop_reason;  /**< why sampling stopped */
-  double wall_ms;           /**< sampling wall time */
-  double sm_clock_mhz;      /**< device: median SM clock over the samples */
-  size_t throttled;         /**< device: samples taken under 97% of that
-                                 clock, left out of the statistics */
+  int timed;               /**< samples were taken */
+  kl_summary time;         /**< the candidate (or the benched kernel) */
+  kl_summary baseline;     /**< compare only */
+  kl_speedup speedup;      /**< compare only */
+  const char *stop_reason; /**< why sampling stopped */
+  double wall_ms;          /**< sampling wall time */
+  double sm_clock_mhz;     /**< device: median SM clock over the samples */
+  size_t throttled;        /**< device: samples taken under 97% of that
+                                clock, left out of the statistics */
 } kl_shape_result;
 #define KL_SHAPE_RESULT_INIT KL_SIZED_INIT(kl_shape_result)
 
 KL_EXTERN(size_t) kl_report_shape_count(const kl_report *r);
-KL_EXTERN(int) kl_report_shape(kl_shape_result *out, const kl_report *r,
-                               size_t i);
+KL_EXTERN(int)
+kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i);
 /** The device the report was measured on (device cases); KL_ENOTFOUND for
  *  host cases. */
 KL_EXTERN(int) kl_report_device(kl_device_info *out, const kl_report *r);

@@ -18,8 +18,8 @@ KL_BEGIN_DECLS
 typedef struct kl_case kl_case; /* opaque */
 
 typedef enum kl_backend {
-  KL_BACKEND_HOST = 0, /**< C kernels compiled with the system compiler */
-  KL_BACKEND_CUDA = 1, /**< CUDA kernels compiled with nvcc */
+  KL_BACKEND_HOST = 0,   /**< C kernels compiled with the system compiler */
+  KL_BACKEND_CUDA = 1,   /**< CUDA kernels compiled with nvcc */
   KL_BACKEND_COMMAND = 2 /**< reserved: an external build/run command */
 } kl_backend;
 
@@ -68,18 +68,17 @@ typedef enum kl_init_kind {
 /** One parameter of the kernel signature. Strings are borrowed from the
  *  case and live as long as it does. */
 typedef struct kl_param_info {
-  size_t size; /**< sizeof(kl_param_info): set by KL_PARAM_INFO_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_PARAM_INFO_INIT sets it; nothing is written past it */
   const char *name;
   kl_dtype dtype;
   int is_pointer;
-  kl_role role;           /**< KL_ROLE_SCALAR exactly when !is_pointer */
-  const char *count;      /**< element count expression (pointers) */
-  const char *value;      /**< scalar value expression, NULL when every
-                               shape gives the value under the param's name */
-  kl_init_kind init;      /**< inputs and inouts */
-  double init_a, init_b;  /**< the distribution's arguments */
-  const char *init_text;  /**< as written, e.g. "uniform(-1, 1)" */
+  kl_role role;          /**< KL_ROLE_SCALAR exactly when !is_pointer */
+  const char *count;     /**< element count expression (pointers) */
+  const char *value;     /**< scalar value expression, NULL when every
+                              shape gives the value under the param's name */
+  kl_init_kind init;     /**< inputs and inouts */
+  double init_a, init_b; /**< the distribution's arguments */
+  const char *init_text; /**< as written, e.g. "uniform(-1, 1)" */
 } kl_param_info;
 #define KL_PARAM_INFO_INIT KL_SIZED_INIT(kl_param_info)
 
@@ -96,8 +95,8 @@ typedef enum kl_reference_kind {
 } kl_reference_kind;
 
 typedef struct kl_reference_info {
-  size_t size; /**< sizeof(kl_reference_info): set by KL_REFERENCE_INFO_INIT (the library
-                   writes no byte past it) */
+  size_t
+      size; /**< KL_REFERENCE_INFO_INIT sets it; nothing is written past it */
   kl_reference_kind kind;
   const char *source;   /**< path of the host reference (KL_REFERENCE_HOST) */
   const char *function; /**< its function name */
@@ -112,17 +111,16 @@ typedef enum kl_objective {
 KL_EXTERN(const char *) kl_objective_name(kl_objective o);
 
 typedef struct kl_budget {
-  size_t size; /**< sizeof(kl_budget): set by KL_BUDGET_INIT (the library
-                   writes no byte past it) */
-  int64_t iterations;  /**< candidates per run */
-  int64_t patience;    /**< iterations without an acceptance before stopping */
+  size_t size;        /**< KL_BUDGET_INIT sets it; nothing is written past it */
+  int64_t iterations; /**< candidates per run */
+  int64_t patience;   /**< iterations without an acceptance before stopping */
   double min_gain_pct; /**< smallest gain worth accepting, in percent */
 } kl_budget;
 #define KL_BUDGET_INIT KL_SIZED_INIT(kl_budget)
 
 #define KL_CASE_OPTIONS_VERSION 2
 typedef struct kl_case_options {
-  unsigned version;  /**< KL_CASE_OPTIONS_VERSION */
+  unsigned version;   /**< KL_CASE_OPTIONS_VERSION */
   kl_diag_fn on_diag; /**< called for every error, sorted by position */
   void *payload;      /**< passed to on_diag */
   /** Version 2: a configuration, "NAME=VALUE" entries, NULL-ended. A
@@ -132,7 +130,8 @@ typedef struct kl_case_options {
    *  caller (they are plain -D defines of the candidate). NULL: none. */
   const char *const *tunables;
 } kl_case_options;
-#define KL_CASE_OPTIONS_INIT {KL_CASE_OPTIONS_VERSION, NULL, NULL, NULL}
+#define KL_CASE_OPTIONS_INIT                                                   \
+  { KL_CASE_OPTIONS_VERSION, NULL, NULL, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_CASE_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
@@ -185,20 +184,22 @@ KL_EXTERN(double) kl_case_shape_weight(const kl_case *c, size_t shape);
 KL_EXTERN(int) kl_case_shape_find(const kl_case *c, const char *name);
 /** Every value a shape defines: its own keys, then each scalar param.
  *  The caller frees *out with kl_vars_free. */
-KL_EXTERN(int) kl_case_shape_vars(kl_vars **out, const kl_case *c,
-                                  size_t shape);
+KL_EXTERN(int)
+kl_case_shape_vars(kl_vars **out, const kl_case *c, size_t shape);
 /** Element count of a pointer param at a shape (evaluated at load). */
-KL_EXTERN(int) kl_case_param_elements(int64_t *out, const kl_case *c,
-                                      size_t param, size_t shape);
+KL_EXTERN(int)
+kl_case_param_elements(int64_t *out, const kl_case *c, size_t param,
+                       size_t shape);
 /** Value of a scalar param at a shape. */
-KL_EXTERN(int) kl_case_scalar_value(kl_value *out, const kl_case *c,
-                                    size_t param, size_t shape);
+KL_EXTERN(int)
+kl_case_scalar_value(kl_value *out, const kl_case *c, size_t param,
+                     size_t shape);
 /** Launch geometry at a shape; KL_EUNSUPPORTED for host cases. */
 KL_EXTERN(int) kl_case_launch(kl_launch *out, const kl_case *c, size_t shape);
 /** Roofline bytes and flops at a shape; KL_ENOTFOUND when the case has no
  *  roofline (either out pointer may be NULL; a missing half reads 0). */
-KL_EXTERN(int) kl_case_roofline(double *bytes, double *flops,
-                                const kl_case *c, size_t shape);
+KL_EXTERN(int)
+kl_case_roofline(double *bytes, double *flops, const kl_case *c, size_t shape);
 /** Bytes of every buffer of a shape together. */
 KL_EXTERN(int64_t) kl_case_buffer_bytes(const kl_case *c, size_t shape);
 
@@ -220,24 +221,27 @@ KL_EXTERN(int) kl_case_describe_json(kl_buf *out, const kl_case *c);
 
 #define KL_CASE_NEW_OPTIONS_VERSION 1
 typedef struct kl_case_new_options {
-  unsigned version;     /**< KL_CASE_NEW_OPTIONS_VERSION */
+  unsigned version;          /**< KL_CASE_NEW_OPTIONS_VERSION */
   const char *template_name; /**< "host" (default) or "cuda", or a folder */
-  const char *dir;      /**< parent folder, default "." */
+  const char *dir;           /**< parent folder, default "." */
 } kl_case_new_options;
-#define KL_CASE_NEW_OPTIONS_INIT {KL_CASE_NEW_OPTIONS_VERSION, NULL, NULL}
+#define KL_CASE_NEW_OPTIONS_INIT                                               \
+  { KL_CASE_NEW_OPTIONS_VERSION, NULL, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_CASE_NEW_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_case_new_options_init(kl_case_new_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_case_new_options_init(kl_case_new_options *opts, unsigned version);
 
 /** Create the folder dir/name from a template in the share folder; every
  *  `{{name}}` in the template files is replaced with `name`. The path of
  *  the new folder goes to `out_path` (may be NULL).
  *  @return 0, KL_EINVALID (bad name), KL_EEXISTS (the folder exists),
  *  KL_ENOTFOUND (no such template), KL_EIO. */
-KL_EXTERN(int) kl_case_new(kl_buf *out_path, const char *name,
-                           const kl_case_new_options *opts);
+KL_EXTERN(int)
+kl_case_new(kl_buf *out_path, const char *name,
+            const kl_case_new_options *opts);
 
 /** The folder kernlab's data (templates, later rules and skills) is read
  *  from: $KERNLAB_SHARE_DIR, else `../share/kernlab` next to the loaded

@@ -64,9 +64,11 @@ KL_EXTERN(const char *) kl_version_string(void);
 /** A result struct's initializer: its size set, every other field zero
  *  (C++ before C++20 gets a positional one, which -Wextra flags there). */
 #ifdef __cplusplus
-#define KL_SIZED_INIT(type) {sizeof(type)}
+#define KL_SIZED_INIT(type)                                                    \
+  { sizeof(type) }
 #else
-#define KL_SIZED_INIT(type) {.size = sizeof(type)}
+#define KL_SIZED_INIT(type)                                                    \
+  { .size = sizeof(type) }
 #endif
 /** KL_ABI_VERSION of the library actually loaded. */
 KL_EXTERN(unsigned) kl_abi_version(void);
@@ -156,7 +158,8 @@ typedef struct kl_buf {
   size_t size;
   size_t reserved;
 } kl_buf;
-#define KL_BUF_INIT {NULL, 0, 0}
+#define KL_BUF_INIT                                                            \
+  { NULL, 0, 0 }
 
 /** Frees the contents and resets the buffer to KL_BUF_INIT. NULL-safe. */
 KL_EXTERN(void) kl_buf_dispose(kl_buf *buf);

@@ -19,29 +19,31 @@ typedef struct kl_artifact kl_artifact; /* opaque */
 
 #define KL_COMPILE_OPTIONS_VERSION 1
 typedef struct kl_compile_options {
-  unsigned version;       /**< KL_COMPILE_OPTIONS_VERSION */
-  const char *cache_dir;  /**< NULL: the default cache folder */
-  const char *compiler;   /**< NULL: the case's, else $CC, else "cc" */
-  const char *flags;      /**< NULL: the case's, else "-O3 -march=native" */
+  unsigned version;           /**< KL_COMPILE_OPTIONS_VERSION */
+  const char *cache_dir;      /**< NULL: the default cache folder */
+  const char *compiler;       /**< NULL: the case's, else $CC, else "cc" */
+  const char *flags;          /**< NULL: the case's, else "-O3 -march=native" */
   const char *const *defines; /**< "NAME=VALUE" (tunables), NULL-ended */
-  int timeout_ms;         /**< compiler time limit, 0: 120 s */
+  int timeout_ms;             /**< compiler time limit, 0: 120 s */
   const char *candidate_name; /**< name in diagnostics (default: kernel file) */
 } kl_compile_options;
-#define KL_COMPILE_OPTIONS_INIT {KL_COMPILE_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, NULL}
+#define KL_COMPILE_OPTIONS_INIT                                                \
+  { KL_COMPILE_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_COMPILE_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_compile_options_init(kl_compile_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_compile_options_init(kl_compile_options *opts, unsigned version);
 
 /** Generate the plugin harness of `c` around `candidate` (NULL: the
  *  baseline) and compile it, or take it from the cache. A compiler error is
  *  not a failure of this call: *out is set with kl_artifact_ok() == 0 and
  *  the log. @return 0, KL_ENOTFOUND (no compiler), KL_EUNSUPPORTED, KL_EIO,
  *  KL_ENOMEM. */
-KL_EXTERN(int) kl_compile_plugin(kl_artifact **out, const kl_case *c,
-                                 const char *candidate,
-                                 const kl_compile_options *opts);
+KL_EXTERN(int)
+kl_compile_plugin(kl_artifact **out, const kl_case *c, const char *candidate,
+                  const kl_compile_options *opts);
 KL_EXTERN(void) kl_artifact_free(kl_artifact *a);
 /** 1 when the candidate compiled. */
 KL_EXTERN(int) kl_artifact_ok(const kl_artifact *a);
@@ -59,7 +61,8 @@ KL_EXTERN(const char *) kl_artifact_first_error(const kl_artifact *a);
 KL_EXTERN(double) kl_artifact_seconds(const kl_artifact *a);
 
 /** The cache folder in use for `opts` (created if needed). */
-KL_EXTERN(int) kl_compile_cache_dir(kl_buf *out, const kl_compile_options *opts);
+KL_EXTERN(int)
+kl_compile_cache_dir(kl_buf *out, const kl_compile_options *opts);
 
 KL_END_DECLS
 

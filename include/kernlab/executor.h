@@ -36,36 +36,40 @@ KL_BEGIN_DECLS
 
 #define KL_EXECUTOR_OPTIONS_VERSION 1
 typedef struct kl_executor_options {
-  unsigned version;      /**< KL_EXECUTOR_OPTIONS_VERSION */
-  const char *kind;      /**< "local", "ssh", "slurm"; NULL: the config's,
-                              else local */
-  const char *devices;   /**< local (and `kl evaluate`): "0,2,3"; NULL:
-                              every visible GPU (one slot for host cases) */
-  const char *host;      /**< ssh: [user@]host, as ssh takes it */
+  unsigned version;    /**< KL_EXECUTOR_OPTIONS_VERSION */
+  const char *kind;    /**< "local", "ssh", "slurm"; NULL: the config's,
+                            else local */
+  const char *devices; /**< local (and `kl evaluate`): "0,2,3"; NULL:
+                            every visible GPU (one slot for host cases) */
+  const char *host;    /**< ssh: [user@]host, as ssh takes it */
   const char *const *ssh_options; /**< ssh: NULL-ended arguments given to
                               ssh before the host ("-p", "2222", "-F",
                               "file"); NULL: the config's */
-  const char *remote_kl; /**< ssh, slurm: the kl program where evaluations
-                              run; NULL: "kl" (found in PATH there) */
+  const char *remote_kl;  /**< ssh, slurm: the kl program where evaluations
+                               run; NULL: "kl" (found in PATH there) */
   const char *remote_dir; /**< ssh: where batches go on the host; NULL:
                               ".cache/kernlab/batches" under its home */
-  const char *partition; /**< slurm: required */
-  int gpus;              /**< slurm: --gres=gpu:N and the evaluations run
-                              at once per job; -1: the config's, else 1;
-                              0: no GPUs asked for (host cases) */
+  const char *partition;  /**< slurm: required */
+  int gpus;               /**< slurm: --gres=gpu:N and the evaluations run
+                               at once per job; -1: the config's, else 1;
+                               0: no GPUs asked for (host cases) */
   const char *const *sbatch_options; /**< slurm: more sbatch arguments */
-  int retries;           /**< ssh, slurm: tries after the first; -1: the
-                              config's, else 3 */
+  int retries;             /**< ssh, slurm: tries after the first; -1: the
+                                config's, else 3 */
   const char *worker_path; /**< local: the worker; NULL: found as
                               kl_worker_create does */
 } kl_executor_options;
-#define KL_EXECUTOR_OPTIONS_INIT \
-  {KL_EXECUTOR_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, NULL, -1, NULL}
+#define KL_EXECUTOR_OPTIONS_INIT                                               \
+  {                                                                            \
+    KL_EXECUTOR_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, \
+        NULL, -1, NULL                                                         \
+  }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_EXECUTOR_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_executor_options_init(kl_executor_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_executor_options_init(kl_executor_options *opts, unsigned version);
 
 typedef struct kl_executor kl_executor; /* opaque */
 
@@ -73,8 +77,8 @@ typedef struct kl_executor kl_executor; /* opaque */
  *  (an unknown kind, ssh without a host, slurm without a partition, a bad
  *  device list, a bad config section: located), KL_ENOMEM. Nothing is
  *  contacted yet. */
-KL_EXTERN(int) kl_executor_create(kl_executor **out,
-                                  const kl_executor_options *opts);
+KL_EXTERN(int)
+kl_executor_create(kl_executor **out, const kl_executor_options *opts);
 KL_EXTERN(void) kl_executor_free(kl_executor *ex);
 /** "local", "ssh" or "slurm". */
 KL_EXTERN(const char *) kl_executor_kind(const kl_executor *ex);
@@ -93,8 +97,8 @@ KL_EXTERN(int) kl_executor_slots(const kl_executor *ex);
  *  (a lock); a second waits. @return 0 when every evaluation has a
  *  result (a failed one included), KL_EINVALID (not a batch folder),
  *  KL_EIO. */
-KL_EXTERN(int) kl_evaluate_dir(const char *dir, const char *devices,
-                               const char *worker_path);
+KL_EXTERN(int)
+kl_evaluate_dir(const char *dir, const char *devices, const char *worker_path);
 
 KL_END_DECLS
 

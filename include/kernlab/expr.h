@@ -47,7 +47,8 @@ typedef struct kl_expr_options {
   int line;         /**< 1-based line of the first character (default 1) */
   int column;       /**< 1-based column of the first character (default 1) */
 } kl_expr_options;
-#define KL_EXPR_OPTIONS_INIT {KL_EXPR_OPTIONS_VERSION, NULL, 1, 1}
+#define KL_EXPR_OPTIONS_INIT                                                   \
+  { KL_EXPR_OPTIONS_VERSION, NULL, 1, 1 }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_EXPR_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is

@@ -26,26 +26,28 @@ typedef enum kl_harness_form {
 
 #define KL_HARNESS_OPTIONS_VERSION 1
 typedef struct kl_harness_options {
-  unsigned version;      /**< KL_HARNESS_OPTIONS_VERSION */
+  unsigned version; /**< KL_HARNESS_OPTIONS_VERSION */
   kl_harness_form form;
   /** Name compiler messages give the candidate (default: the name of the
    *  case's kernel file). */
   const char *candidate_name;
 } kl_harness_options;
-#define KL_HARNESS_OPTIONS_INIT {KL_HARNESS_OPTIONS_VERSION, KL_HARNESS_STANDALONE, NULL}
+#define KL_HARNESS_OPTIONS_INIT                                                \
+  { KL_HARNESS_OPTIONS_VERSION, KL_HARNESS_STANDALONE, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_HARNESS_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_harness_options_init(kl_harness_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_harness_options_init(kl_harness_options *opts, unsigned version);
 
 /** Generate the harness of `c` around `candidate` (kernel source text; NULL
  *  for the case's baseline). The source goes to `out`.
  *  @return 0, KL_EIO (a case file could not be read), KL_EUNSUPPORTED (a
  *  backend or type the generator does not handle yet), KL_ENOMEM. */
-KL_EXTERN(int) kl_harness_generate(kl_buf *out, const kl_case *c,
-                                   const char *candidate,
-                                   const kl_harness_options *opts);
+KL_EXTERN(int)
+kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
+                    const kl_harness_options *opts);
 
 KL_END_DECLS
 

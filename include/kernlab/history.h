@@ -34,10 +34,12 @@ typedef struct kl_history_report_options {
 #define KL_HISTORY_REPORT_OPTIONS_INIT                                         \
   { KL_HISTORY_REPORT_OPTIONS_VERSION, NULL, NULL, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows
- *  (KL_HISTORY_REPORT_OPTIONS_VERSION when built against this header) and nothing
- *  past them: a program built against an older, smaller struct is
- *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_history_report_options_init(kl_history_report_options *opts, unsigned version);
+ *  (KL_HISTORY_REPORT_OPTIONS_VERSION when built against this header) and
+ * nothing past them: a program built against an older, smaller struct is never
+ * overrun. @return 0, KL_EINVALID for an unknown version. */
+KL_EXTERN(int)
+kl_history_report_options_init(kl_history_report_options *opts,
+                               unsigned version);
 
 /** A self-contained report of one run: the best-so-far curve against the
  *  baseline with its 95% band, every candidate by verdict, the per-shape
@@ -49,8 +51,9 @@ KL_EXTERN(int) kl_history_report_options_init(kl_history_report_options *opts, u
  *  requests. @return 0, KL_ENOTFOUND (no such run, or no runs),
  *  KL_EINVALID (bad options, or a record that does not parse: located),
  *  KL_EIO */
-KL_EXTERN(int) kl_history_report(kl_buf *out, const kl_case *c,
-                                 const kl_history_report_options *opts);
+KL_EXTERN(int)
+kl_history_report(kl_buf *out, const kl_case *c,
+                  const kl_history_report_options *opts);
 
 /** Read a JSON Lines ledger (solutions.jsonl, memory.jsonl): fn gets each
  *  complete record as JSON text with its 1-based line. A torn last line
@@ -59,8 +62,7 @@ KL_EXTERN(int) kl_history_report(kl_buf *out, const kl_case *c,
  *  KL_EINVALID ("path:line:column: message" for a line that does not
  *  parse), KL_EIO */
 typedef int (*kl_ledger_fn)(const char *record, int line, void *payload);
-KL_EXTERN(int) kl_ledger_read(const char *path, kl_ledger_fn fn,
-                              void *payload);
+KL_EXTERN(int) kl_ledger_read(const char *path, kl_ledger_fn fn, void *payload);
 
 KL_END_DECLS
 

@@ -31,36 +31,38 @@ KL_BEGIN_DECLS
 
 #define KL_LLM_CONFIG_VERSION 1
 typedef struct kl_llm_config {
-  unsigned version;        /**< KL_LLM_CONFIG_VERSION */
-  const char *provider;    /**< "anthropic", "openai", "command" or
-                                "replay"; NULL: the KL_LLM_PROVIDER
-                                environment variable */
-  const char *model;       /**< NULL: KL_LLM_MODEL, else a default */
-  const char *base_url;    /**< NULL: KL_LLM_BASE_URL, else the hosted
-                                API's */
-  const char *api_key_env; /**< the variable holding the key; NULL: the
-                                provider's usual one */
-  int max_tokens;          /**< per request; 0: 8192 */
-  double temperature;      /**< < 0: the provider's default */
-  long connect_timeout_ms; /**< 0: 10 s */
-  long timeout_ms;         /**< per request; 0: 600 s */
-  int max_retries;         /**< < 0: 5 */
-  double backoff_s;        /**< the first retry's delay; 0: 1 s */
-  double backoff_max_s;    /**< 0: 60 s */
-  int max_continuations;   /**< < 0: 3 */
-  size_t max_response_bytes; /**< 0: 8 MiB */
+  unsigned version;              /**< KL_LLM_CONFIG_VERSION */
+  const char *provider;          /**< "anthropic", "openai", "command" or
+                                      "replay"; NULL: the KL_LLM_PROVIDER
+                                      environment variable */
+  const char *model;             /**< NULL: KL_LLM_MODEL, else a default */
+  const char *base_url;          /**< NULL: KL_LLM_BASE_URL, else the hosted
+                                      API's */
+  const char *api_key_env;       /**< the variable holding the key; NULL: the
+                                      provider's usual one */
+  int max_tokens;                /**< per request; 0: 8192 */
+  double temperature;            /**< < 0: the provider's default */
+  long connect_timeout_ms;       /**< 0: 10 s */
+  long timeout_ms;               /**< per request; 0: 600 s */
+  int max_retries;               /**< < 0: 5 */
+  double backoff_s;              /**< the first retry's delay; 0: 1 s */
+  double backoff_max_s;          /**< 0: 60 s */
+  int max_continuations;         /**< < 0: 3 */
+  size_t max_response_bytes;     /**< 0: 8 MiB */
   const kl_transport *transport; /**< NULL: libcurl */
-  const char *const *command; /**< "command": the program and its
-                                   arguments, NULL-terminated; run without
-                                   a shell */
-  const char *replay_dir;     /**< "replay": a folder of recorded replies */
-  const char *record_dir;     /**< record every exchange here (NNNN.prompt.txt,
-                                   NNNN.reply.txt, numbered from 0001);
-                                   NULL: nowhere */
+  const char *const *command;    /**< "command": the program and its
+                                      arguments, NULL-terminated; run without
+                                      a shell */
+  const char *replay_dir;        /**< "replay": a folder of recorded replies */
+  const char *record_dir; /**< record every exchange here (NNNN.prompt.txt,
+                               NNNN.reply.txt, numbered from 0001);
+                               NULL: nowhere */
 } kl_llm_config;
 #define KL_LLM_CONFIG_INIT                                                     \
-  {KL_LLM_CONFIG_VERSION, NULL, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0, 0, -1,  \
-   0, NULL, NULL, NULL, NULL}
+  {                                                                            \
+    KL_LLM_CONFIG_VERSION, NULL, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0, 0, -1,  \
+        0, NULL, NULL, NULL, NULL                                              \
+  }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_LLM_CONFIG_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
@@ -69,12 +71,11 @@ KL_EXTERN(int) kl_llm_config_init(kl_llm_config *opts, unsigned version);
 
 /** Tokens and money, for one call or a whole session. */
 typedef struct kl_llm_usage {
-  size_t size; /**< sizeof(kl_llm_usage): set by KL_LLM_USAGE_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_LLM_USAGE_INIT sets it; nothing is written past it */
   uint64_t input_tokens, output_tokens;
   uint64_t cache_read_tokens, cache_write_tokens;
-  double cost_usd;  /**< from the price table; 0 when the model has none */
-  int cost_known;   /**< the model had a price */
+  double cost_usd; /**< from the price table; 0 when the model has none */
+  int cost_known;  /**< the model had a price */
   int requests, retries, continuations;
 } kl_llm_usage;
 #define KL_LLM_USAGE_INIT KL_SIZED_INIT(kl_llm_usage)
@@ -99,9 +100,9 @@ KL_EXTERN(const char *) kl_llm_name(const kl_llm *l);
  *  @return 0, KL_EINVALID (no API key, a refused request, a malformed or
  *  empty reply), KL_EIO (an HTTP or network error after the last retry),
  *  KL_ETIMEOUT, KL_ENOMEM. */
-KL_EXTERN(int) kl_llm_complete(kl_llm *l, const char *system,
-                               const char *user, kl_buf *reply,
-                               kl_llm_usage *usage);
+KL_EXTERN(int)
+kl_llm_complete(kl_llm *l, const char *system, const char *user, kl_buf *reply,
+                kl_llm_usage *usage);
 /** Everything this handle has spent so far. @return 0, KL_EINVALID (a
  *  size below the first version's). */
 KL_EXTERN(int) kl_llm_totals(const kl_llm *l, kl_llm_usage *out);
@@ -110,7 +111,8 @@ KL_EXTERN(int) kl_llm_totals(const kl_llm *l, kl_llm_usage *out);
  *  models; local servers cost nothing). */
 KL_EXTERN(int) kl_llm_set_price(kl_llm *l, const kl_llm_price *price);
 
-/* ---- settings from files and the environment ----------------------------------- */
+/* ---- settings from files and the environment
+ * ----------------------------------- */
 
 /** Settings layered, lowest first: the user config file (`llm:` in
  *  $KL_CONFIG, else $XDG_CONFIG_HOME/kernlab/config.yaml, else
@@ -127,8 +129,8 @@ KL_EXTERN(int) kl_llm_settings_load(kl_llm_settings **out, const kl_case *c);
 KL_EXTERN(void) kl_llm_settings_free(kl_llm_settings *s);
 /** Fill what the caller left unset in cfg (strings stay owned by s, which
  *  must outlive kl_llm_create). What the caller set wins over every file. */
-KL_EXTERN(void) kl_llm_settings_apply(const kl_llm_settings *s,
-                                      kl_llm_config *cfg);
+KL_EXTERN(void)
+kl_llm_settings_apply(const kl_llm_settings *s, kl_llm_config *cfg);
 KL_EXTERN(const char *) kl_llm_settings_provider(const kl_llm_settings *s);
 KL_EXTERN(const char *) kl_llm_settings_model(const kl_llm_settings *s);
 /** Prices the files set, to pass to kl_llm_set_price. */

@@ -44,15 +44,17 @@ typedef struct kl_observe_options {
  *  (KL_OBSERVE_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_observe_options_init(kl_observe_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_observe_options_init(kl_observe_options *opts, unsigned version);
 
 /** Run argv (argv[0] looked up in PATH) under the injection library and
  *  write opts->output (replaced through a temp name). A program that fails
  *  is still observed: see kl_observation_exit_code. @return 0,
  *  KL_EINVALID (options), KL_ENOTFOUND (no such program), KL_EUNSUPPORTED
  *  (built without CUPTI: no injection library), KL_EIO, KL_ENOMEM */
-KL_EXTERN(int) kl_observe(kl_observation **out, const char *const *argv,
-                          const kl_observe_options *opts);
+KL_EXTERN(int)
+kl_observe(kl_observation **out, const char *const *argv,
+           const kl_observe_options *opts);
 
 /** Read an observation file. @return 0, KL_ENOTFOUND, KL_EIO, KL_EINVALID
  *  ("path:line:column: message") */
@@ -69,9 +71,9 @@ KL_EXTERN(size_t) kl_observation_launch_count(const kl_observation *o);
  *  demangled) matches `name` exactly or, failing that, as a regex; over
  *  every launch, recorded in full or not. @return 0, KL_ENOTFOUND (no such
  *  kernel ran), KL_EINVALID (bad regex) */
-KL_EXTERN(int) kl_observation_kernel_time(double *us, int64_t *launches,
-                                          const kl_observation *o,
-                                          const char *name);
+KL_EXTERN(int)
+kl_observation_kernel_time(double *us, int64_t *launches,
+                           const kl_observation *o, const char *name);
 
 #define KL_CONFIGS_OPTIONS_VERSION 1
 typedef struct kl_configs_options {
@@ -88,32 +90,37 @@ typedef struct kl_configs_options {
  *  (KL_CONFIGS_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_configs_options_init(kl_configs_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_configs_options_init(kl_configs_options *opts, unsigned version);
 
 /** The kernels by GPU time and the chosen kernel's representative
  *  configurations with the share they cover (and the share K = 3, 5, 7
  *  would cover). `format`: "text" or "json" (docs/observe.md).
  *  @return 0, KL_ENOTFOUND (no such kernel recorded), KL_EINVALID */
-KL_EXTERN(int) kl_observation_summary(kl_buf *out, const kl_observation *o,
-                                      const kl_configs_options *opts,
-                                      const char *format);
+KL_EXTERN(int)
+kl_observation_summary(kl_buf *out, const kl_observation *o,
+                       const kl_configs_options *opts, const char *format);
 
 #define KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION 1
 typedef struct kl_case_from_observation_options {
-  unsigned version;     /**< KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION */
-  const char *source;   /**< the kernel's source file (required) */
-  const char *entry;    /**< the kernel's function name (required) */
-  const char *dir;      /**< the case folder to create (required) */
+  unsigned version;           /**< KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION */
+  const char *source;         /**< the kernel's source file (required) */
+  const char *entry;          /**< the kernel's function name (required) */
+  const char *dir;            /**< the case folder to create (required) */
   kl_configs_options configs; /**< kernel: NULL picks the one named entry */
 } kl_case_from_observation_options;
 #define KL_CASE_FROM_OBSERVATION_OPTIONS_INIT                                  \
-  { KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION, NULL, NULL, NULL,                \
-    KL_CONFIGS_OPTIONS_INIT }
+  {                                                                            \
+    KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION, NULL, NULL, NULL,                \
+        KL_CONFIGS_OPTIONS_INIT                                                \
+  }
 /** Fill *opts with the defaults of the fields its `version` knows
- *  (KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION when built against this header) and nothing
- *  past them: a program built against an older, smaller struct is
+ *  (KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION when built against this header)
+ * and nothing past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_case_from_observation_options_init(kl_case_from_observation_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_case_from_observation_options_init(kl_case_from_observation_options *opts,
+                                      unsigned version);
 
 /** Write a case (dir/case.yaml, dir/kernel.cu, dir/program.md) whose
  *  shapes are the entry's representative configurations: scalars and
@@ -133,15 +140,15 @@ typedef void (*kl_export_step_fn)(const char *line, void *payload);
 
 #define KL_EXPORT_OPTIONS_VERSION 1
 typedef struct kl_export_options {
-  unsigned version;             /**< KL_EXPORT_OPTIONS_VERSION */
-  const char *to;               /**< the program's source file (required) */
-  const char *const *verify;    /**< build and check command (argv, run
-                                     without a shell); NULL: none */
-  const char *const *observe;   /**< the program to observe (argv); NULL:
-                                     the change is kept after verify */
-  const char *cwd;              /**< where both run; NULL: here */
-  int repeat;                   /**< observations on each side; 0: 3 */
-  int timeout_s;                /**< per command; 0: 600 */
+  unsigned version;           /**< KL_EXPORT_OPTIONS_VERSION */
+  const char *to;             /**< the program's source file (required) */
+  const char *const *verify;  /**< build and check command (argv, run
+                                   without a shell); NULL: none */
+  const char *const *observe; /**< the program to observe (argv); NULL:
+                                   the change is kept after verify */
+  const char *cwd;            /**< where both run; NULL: here */
+  int repeat;                 /**< observations on each side; 0: 3 */
+  int timeout_s;              /**< per command; 0: 600 */
   kl_export_step_fn on_step;
   void *payload;
 } kl_export_options;
@@ -151,7 +158,8 @@ typedef struct kl_export_options {
  *  (KL_EXPORT_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_export_options_init(kl_export_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_export_options_init(kl_export_options *opts, unsigned version);
 
 /** Export the case's best kernel (kl best) into opts->to: back the file
  *  up, replace the entry's definition (or the lines between `// kl:begin`
@@ -163,8 +171,8 @@ KL_EXTERN(int) kl_export_options_init(kl_export_options *opts, unsigned version)
  *  @return 0 (kept), KL_EREJECTED (rolled back: not faster, or verify
  *  failed), KL_ENOTFOUND (no best, no target, or no entry in it),
  *  KL_EINVALID, KL_EIO */
-KL_EXTERN(int) kl_export(kl_buf *summary, const kl_case *c,
-                         const kl_export_options *opts);
+KL_EXTERN(int)
+kl_export(kl_buf *summary, const kl_case *c, const kl_export_options *opts);
 
 KL_END_DECLS
 

@@ -57,8 +57,8 @@ typedef struct kl_profile kl_profile; /* opaque */
  *  object, e.g. one recorded on another machine). Derived values and the
  *  verdict are computed again from the raw values. path names the text in
  *  errors. @return 0, KL_EINVALID (located message), KL_ENOMEM. */
-KL_EXTERN(int) kl_profile_from_json(kl_profile **out, const char *json,
-                                    const char *path);
+KL_EXTERN(int)
+kl_profile_from_json(kl_profile **out, const char *json, const char *path);
 KL_EXTERN(void) kl_profile_free(kl_profile *p);
 
 /** Profiles recorded earlier, from any of: a profile object (as above),
@@ -69,15 +69,16 @@ KL_EXTERN(void) kl_profile_free(kl_profile *p);
  *  numeric strings. @return 0, KL_EINVALID (path:line:column message),
  *  KL_ENOMEM. */
 typedef struct kl_profile_list kl_profile_list; /* opaque */
-KL_EXTERN(int) kl_profile_list_from_json(kl_profile_list **out,
-                                         const char *json, const char *path);
+KL_EXTERN(int)
+kl_profile_list_from_json(kl_profile_list **out, const char *json,
+                          const char *path);
 KL_EXTERN(size_t) kl_profile_list_count(const kl_profile_list *l);
 /** The i-th profile, borrowed from the list; NULL past the end. */
 KL_EXTERN(const kl_profile *)
 kl_profile_list_get(const kl_profile_list *l, size_t i);
 /** The shape it was taken at, or NULL when the form does not say. */
-KL_EXTERN(const char *) kl_profile_list_name(const kl_profile_list *l,
-                                            size_t i);
+KL_EXTERN(const char *)
+kl_profile_list_name(const kl_profile_list *l, size_t i);
 KL_EXTERN(void) kl_profile_list_free(kl_profile_list *l);
 
 KL_EXTERN(kl_bottleneck) kl_profile_bottleneck(const kl_profile *p);
@@ -87,24 +88,24 @@ KL_EXTERN(const char *) kl_profile_verdict(const kl_profile *p);
 KL_EXTERN(const char *) kl_profile_note(const kl_profile *p);
 /** A value by kernlab, Nsight Compute or raw CUPTI name.
  *  @return 0, KL_ENOTFOUND (not in this profile). */
-KL_EXTERN(int) kl_profile_value(double *v, const kl_profile *p,
-                                const char *name);
+KL_EXTERN(int)
+kl_profile_value(double *v, const kl_profile *p, const char *name);
 /** Passes the profile took (device), 0 for host counters. */
 KL_EXTERN(size_t) kl_profile_passes(const kl_profile *p);
 
 /** kl_profile_json flags: key metrics by Nsight Compute's names (values
  *  without one go under "kernlab_only"). */
 #define KL_PROFILE_NCU_NAMES 1u
-KL_EXTERN(int) kl_profile_json(kl_buf *out, const kl_profile *p,
-                               unsigned flags);
+KL_EXTERN(int)
+kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags);
 
 /** For each catalog entry present, in catalog order: cb(info, value, ud);
  *  raw user metrics outside the catalog come last with a temporary info
  *  (group "raw"). A nonzero return stops the walk and is returned. */
 typedef int (*kl_profile_visit_fn)(const kl_metric_info *info, double value,
                                    void *ud);
-KL_EXTERN(int) kl_profile_foreach(const kl_profile *p, kl_profile_visit_fn cb,
-                                  void *ud);
+KL_EXTERN(int)
+kl_profile_foreach(const kl_profile *p, kl_profile_visit_fn cb, void *ud);
 
 KL_END_DECLS
 

@@ -39,8 +39,8 @@ typedef struct kl_reply kl_reply; /* opaque */
 /** Parse a reply against the case's entry point and signature (read from
  *  its baseline kernel). @return 0 (see kl_reply_ok), KL_ENOMEM, or the
  *  code of reading the baseline. */
-KL_EXTERN(int) kl_reply_parse(kl_reply **out, const char *text,
-                              const kl_case *c);
+KL_EXTERN(int)
+kl_reply_parse(kl_reply **out, const char *text, const kl_case *c);
 KL_EXTERN(void) kl_reply_free(kl_reply *r);
 /** Nonzero when the reply carries usable code and a memo. */
 KL_EXTERN(int) kl_reply_ok(const kl_reply *r);
@@ -52,7 +52,8 @@ KL_EXTERN(const char *) kl_reply_code(const kl_reply *r);
 /** The text after "MEMO:" (NULL when none). */
 KL_EXTERN(const char *) kl_reply_memo(const kl_reply *r);
 
-/* ---- prompts --------------------------------------------------------------- */
+/* ---- prompts ---------------------------------------------------------------
+ */
 
 /** One shape's profile (from a report or recorded metrics). */
 typedef struct kl_prompt_shape {
@@ -71,21 +72,24 @@ typedef struct kl_prompt_attempt {
 
 #define KL_PROMPT_INPUTS_VERSION 1
 typedef struct kl_prompt_inputs {
-  unsigned version;      /**< KL_PROMPT_INPUTS_VERSION */
-  const kl_case *c;      /**< required */
-  const kl_rules *rules; /**< skills and findings; NULL: none */
+  unsigned version;              /**< KL_PROMPT_INPUTS_VERSION */
+  const kl_case *c;              /**< required */
+  const kl_rules *rules;         /**< skills and findings; NULL: none */
   const kl_prompt_shape *shapes; /**< profiles per shape; may be empty */
   size_t nshapes;
   const char *best_code; /**< NULL: the baseline kernel */
   const kl_prompt_attempt *attempts;
   size_t nattempts;
-  const char *patterns;  /**< what worked on other cases, or NULL */
-  const char *memory;    /**< this case's memory from earlier runs, or NULL */
-  int iteration;         /**< 1-based; labels the user block */
-  double budget_scale;   /**< multiplies every section's budget; 0 = 1 */
+  const char *patterns; /**< what worked on other cases, or NULL */
+  const char *memory;   /**< this case's memory from earlier runs, or NULL */
+  int iteration;        /**< 1-based; labels the user block */
+  double budget_scale;  /**< multiplies every section's budget; 0 = 1 */
 } kl_prompt_inputs;
-#define KL_PROMPT_INPUTS_INIT {KL_PROMPT_INPUTS_VERSION, NULL, NULL, NULL, 0, \
-                               NULL, NULL, 0, NULL, NULL, 1, 0}
+#define KL_PROMPT_INPUTS_INIT                                                  \
+  {                                                                            \
+    KL_PROMPT_INPUTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL,  \
+        1, 0                                                                   \
+  }
 /** Fill *in with the defaults of the fields its `version` knows
  *  (KL_PROMPT_INPUTS_VERSION when built against this header) and nothing
  *  past them. @return 0, KL_EINVALID for an unknown version. */
@@ -103,19 +107,19 @@ KL_EXTERN(const char *) kl_prompt_user(const kl_prompt *p);
 
 /** One section as sent. */
 typedef struct kl_prompt_section_info {
-  size_t size; /**< sizeof(kl_prompt_section_info): set by KL_PROMPT_SECTION_INFO_INIT (the library
-                   writes no byte past it) */
-  const char *name;  /**< "rules", "skill_catalog", "best_kernel", ... */
-  int system;        /**< 1: in the system block, 0: in the user block */
-  size_t chars;      /**< as sent */
-  size_t tokens;     /**< estimated: chars / 4, rounded up */
-  size_t budget;     /**< its budget in tokens */
-  size_t cut_chars;  /**< characters left out to fit (0: none) */
+  size_t size; /**< KL_PROMPT_SECTION_INFO_INIT sets it; nothing is written past
+                  it */
+  const char *name; /**< "rules", "skill_catalog", "best_kernel", ... */
+  int system;       /**< 1: in the system block, 0: in the user block */
+  size_t chars;     /**< as sent */
+  size_t tokens;    /**< estimated: chars / 4, rounded up */
+  size_t budget;    /**< its budget in tokens */
+  size_t cut_chars; /**< characters left out to fit (0: none) */
 } kl_prompt_section_info;
 #define KL_PROMPT_SECTION_INFO_INIT KL_SIZED_INIT(kl_prompt_section_info)
 KL_EXTERN(size_t) kl_prompt_section_count(const kl_prompt *p);
-KL_EXTERN(int) kl_prompt_section(kl_prompt_section_info *out,
-                                 const kl_prompt *p, size_t i);
+KL_EXTERN(int)
+kl_prompt_section(kl_prompt_section_info *out, const kl_prompt *p, size_t i);
 /** {"system": ..., "user": ..., "sections": [{"name", "block", "chars",
  *  "tokens", "budget", "cut_chars"}], "tokens": total} */
 KL_EXTERN(int) kl_prompt_json(kl_buf *out, const kl_prompt *p);

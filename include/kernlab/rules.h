@@ -39,7 +39,8 @@ typedef struct kl_rules_options {
   kl_diag_fn on_diag; /**< called for every error of a file, by position */
   void *payload;      /**< passed to on_diag */
 } kl_rules_options;
-#define KL_RULES_OPTIONS_INIT {KL_RULES_OPTIONS_VERSION, NULL, NULL}
+#define KL_RULES_OPTIONS_INIT                                                  \
+  { KL_RULES_OPTIONS_VERSION, NULL, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_RULES_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
@@ -52,23 +53,23 @@ KL_EXTERN(int) kl_rules_options_init(kl_rules_options *opts, unsigned version);
 KL_EXTERN(int) kl_rules_create(kl_rules **out, const kl_rules_options *opts);
 KL_EXTERN(void) kl_rules_free(kl_rules *rs);
 
-/** Add the default rule files (every .yaml file in share/kernlab/rules, by name). */
+/** Add the default rule files (every .yaml file in share/kernlab/rules, by
+ * name). */
 KL_EXTERN(int) kl_rules_add_defaults(kl_rules *rs);
 /** Add a rule file. Every error is reported (file:line:column, through
  *  on_diag; the first one is the last error) and the set is left as it was.
  *  @return 0, KL_EINVALID, KL_ENOTFOUND, KL_EIO, KL_ENOMEM. */
 KL_EXTERN(int) kl_rules_add_file(kl_rules *rs, const char *path);
 /** The same from text; `path` names it in messages. */
-KL_EXTERN(int) kl_rules_add_string(kl_rules *rs, const char *yaml,
-                                   const char *path);
+KL_EXTERN(int)
+kl_rules_add_string(kl_rules *rs, const char *yaml, const char *path);
 /** Add skills from a folder of <id>.md files; an id already known is
  *  replaced. Rules added later may point at them. */
 KL_EXTERN(int) kl_rules_add_skills(kl_rules *rs, const char *dir);
 
 /** One rule; strings borrowed from the set. */
 typedef struct kl_rule_info {
-  size_t size; /**< sizeof(kl_rule_info): set by KL_RULE_INFO_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_RULE_INFO_INIT sets it; nothing is written past it */
   const char *id;
   kl_severity severity;
   const char *when, *finding, *action; /**< as written */
@@ -83,8 +84,7 @@ KL_EXTERN(int) kl_rules_get(kl_rule_info *out, const kl_rules *rs, size_t i);
 
 /** One skill; strings borrowed from the set. */
 typedef struct kl_skill_info {
-  size_t size; /**< sizeof(kl_skill_info): set by KL_SKILL_INFO_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_SKILL_INFO_INIT sets it; nothing is written past it */
   const char *id;
   const char *signal; /**< the text after "**Signal**:" */
   const char *text;   /**< the whole note */
@@ -92,19 +92,19 @@ typedef struct kl_skill_info {
 } kl_skill_info;
 #define KL_SKILL_INFO_INIT KL_SIZED_INIT(kl_skill_info)
 KL_EXTERN(size_t) kl_rules_skill_count(const kl_rules *rs);
-KL_EXTERN(int) kl_rules_skill(kl_skill_info *out, const kl_rules *rs,
-                              size_t i);
+KL_EXTERN(int) kl_rules_skill(kl_skill_info *out, const kl_rules *rs, size_t i);
 /** The skill catalog a prompt carries: one line per skill,
  *  "- <id>: <signal>". */
 KL_EXTERN(int) kl_rules_skill_catalog(kl_buf *out, const kl_rules *rs);
 
-/* ---- diagnosis ------------------------------------------------------------ */
+/* ---- diagnosis ------------------------------------------------------------
+ */
 
 typedef struct kl_diagnosis kl_diagnosis; /* opaque, owns its strings */
 
 /** Evaluate every rule against a profile. @return 0, KL_ENOMEM. */
-KL_EXTERN(int) kl_rules_evaluate(kl_diagnosis **out, const kl_rules *rs,
-                                 const kl_profile *p);
+KL_EXTERN(int)
+kl_rules_evaluate(kl_diagnosis **out, const kl_rules *rs, const kl_profile *p);
 KL_EXTERN(void) kl_diagnosis_free(kl_diagnosis *d);
 
 KL_EXTERN(kl_bottleneck) kl_diagnosis_bottleneck(const kl_diagnosis *d);
@@ -113,8 +113,7 @@ KL_EXTERN(const char *) kl_diagnosis_verdict(const kl_diagnosis *d);
 
 /** A rule that fired. */
 typedef struct kl_finding {
-  size_t size; /**< sizeof(kl_finding): set by KL_FINDING_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_FINDING_INIT sets it; nothing is written past it */
   const char *id;
   kl_severity severity;
   const char *group;
@@ -127,13 +126,12 @@ typedef struct kl_finding {
 #define KL_FINDING_INIT KL_SIZED_INIT(kl_finding)
 /** Fired rules, most severe first, then by margin, then in rule order. */
 KL_EXTERN(size_t) kl_diagnosis_fired_count(const kl_diagnosis *d);
-KL_EXTERN(int) kl_diagnosis_fired(kl_finding *out, const kl_diagnosis *d,
-                                  size_t i);
+KL_EXTERN(int)
+kl_diagnosis_fired(kl_finding *out, const kl_diagnosis *d, size_t i);
 
 /** A rule that could not be evaluated. */
 typedef struct kl_unevaluated {
-  size_t size; /**< sizeof(kl_unevaluated): set by KL_UNEVALUATED_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_UNEVALUATED_INIT sets it; nothing is written past it */
   const char *id;
   const char *missing; /**< the names not collected, ", "-separated, or
                             NULL when evaluation failed for another reason */
@@ -141,15 +139,16 @@ typedef struct kl_unevaluated {
 } kl_unevaluated;
 #define KL_UNEVALUATED_INIT KL_SIZED_INIT(kl_unevaluated)
 KL_EXTERN(size_t) kl_diagnosis_unevaluated_count(const kl_diagnosis *d);
-KL_EXTERN(int) kl_diagnosis_unevaluated(kl_unevaluated *out,
-                                        const kl_diagnosis *d, size_t i);
+KL_EXTERN(int)
+kl_diagnosis_unevaluated(kl_unevaluated *out, const kl_diagnosis *d, size_t i);
 /** Rules that were evaluated and did not fire. */
 KL_EXTERN(size_t) kl_diagnosis_passed_count(const kl_diagnosis *d);
 
 /** The full text of the fired rules' skills, at most `max` distinct ones
  *  (a prompt uses 5), in the order of kl_diagnosis_fired. */
-KL_EXTERN(int) kl_diagnosis_skills(kl_buf *out, const kl_diagnosis *d,
-                                   const kl_rules *rs, size_t max);
+KL_EXTERN(int)
+kl_diagnosis_skills(kl_buf *out, const kl_diagnosis *d, const kl_rules *rs,
+                    size_t max);
 
 /** {"bottleneck", "verdict", "fired": [{"id", "severity", "group",
  *  "finding", "action", "skill", "margin"}...], "not_evaluated": [{"id",

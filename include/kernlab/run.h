@@ -54,16 +54,16 @@ KL_EXTERN(const char *) kl_outcome_name(kl_outcome o);
 
 /** Something the live view shows. */
 typedef struct kl_run_event {
-  const char *run;        /**< the run id */
+  const char *run; /**< the run id */
   int iteration;
-  const char *phase;      /**< "propose", "measure", "profile", "done" */
-  const char *proposer;   /**< "baseline", "llm", "tune", "replay" */
-  const char *what;       /**< the memo or configuration being tried */
-  kl_outcome outcome;     /**< "done" only */
-  const char *reason;     /**< "done": why, when rejected */
-  double speedup;         /**< "done": against the best before it; 0 */
-  double best_speedup;    /**< the best so far against the baseline */
-  int iterations_left;    /**< of the iteration budget */
+  const char *phase;            /**< "propose", "measure", "profile", "done" */
+  const char *proposer;         /**< "baseline", "llm", "tune", "replay" */
+  const char *what;             /**< the memo or configuration being tried */
+  kl_outcome outcome;           /**< "done" only */
+  const char *reason;           /**< "done": why, when rejected */
+  double speedup;               /**< "done": against the best before it; 0 */
+  double best_speedup;          /**< the best so far against the baseline */
+  int iterations_left;          /**< of the iteration budget */
   double wall_s, worker_s, usd; /**< spent so far */
 } kl_run_event;
 typedef void (*kl_run_event_fn)(const kl_run_event *e, void *payload);
@@ -82,76 +82,78 @@ typedef int (*kl_propose_fn)(kl_buf *source, kl_buf *memo,
 
 #define KL_RUN_OPTIONS_VERSION 3
 typedef struct kl_run_options {
-  unsigned version;       /**< KL_RUN_OPTIONS_VERSION */
-  const char *proposer;   /**< "llm", "tune", "replay", "custom"; NULL or
-                               "auto": custom when `propose` is set, else
-                               llm when one is configured (llm->provider
-                               set), else tune when the case has tunables */
-  const char *strategy;   /**< tune: "exhaustive" (in order), "random" (a
-                               seeded draw), "bandit" (each tunable value
-                               scored by the mean log speedup of the
-                               configurations measured with it, plus an
-                               exploration bonus); NULL or "auto":
-                               exhaustive for spaces of at most 32
-                               configurations, else bandit */
-  const char *replay;     /**< replay: the run id (or folder) whose
-                               proposals are replayed, in order */
-  const char *resume;     /**< continue this run id; NULL: a new run */
-  int64_t iterations;     /**< candidates in the run (resume: the run's
-                               total); 0: the case's budget */
-  int64_t patience;       /**< 0: the case's budget */
-  double max_wall_s;      /**< 0: no limit */
-  double max_worker_s;    /**< seconds spent in the worker (checks, timing,
-                               profiles: the GPU's time on CUDA cases);
-                               0: no limit */
-  double max_usd;         /**< LLM dollars; 0: no limit */
-  uint64_t seed;          /**< 0: a fresh one (recorded, so a replay can
-                               reuse it) */
+  unsigned version;           /**< KL_RUN_OPTIONS_VERSION */
+  const char *proposer;       /**< "llm", "tune", "replay", "custom"; NULL or
+                                   "auto": custom when `propose` is set, else
+                                   llm when one is configured (llm->provider
+                                   set), else tune when the case has tunables */
+  const char *strategy;       /**< tune: "exhaustive" (in order), "random" (a
+                                   seeded draw), "bandit" (each tunable value
+                                   scored by the mean log speedup of the
+                                   configurations measured with it, plus an
+                                   exploration bonus); NULL or "auto":
+                                   exhaustive for spaces of at most 32
+                                   configurations, else bandit */
+  const char *replay;         /**< replay: the run id (or folder) whose
+                                   proposals are replayed, in order */
+  const char *resume;         /**< continue this run id; NULL: a new run */
+  int64_t iterations;         /**< candidates in the run (resume: the run's
+                                   total); 0: the case's budget */
+  int64_t patience;           /**< 0: the case's budget */
+  double max_wall_s;          /**< 0: no limit */
+  double max_worker_s;        /**< seconds spent in the worker (checks, timing,
+                                   profiles: the GPU's time on CUDA cases);
+                                   0: no limit */
+  double max_usd;             /**< LLM dollars; 0: no limit */
+  uint64_t seed;              /**< 0: a fresh one (recorded, so a replay can
+                                   reuse it) */
   const kl_llm_config *llm;   /**< the llm proposer's provider; the run
                                    records every exchange under its folder
                                    (llm/, which the "replay" provider reads) */
   const kl_llm_price *prices; /**< added to the provider's price table */
   size_t nprices;
-  const kl_rules *rules;      /**< diagnosis of the baseline and of each
-                                   accepted candidate; NULL: none */
-  const char *profile;        /**< metric set for those profiles; NULL:
-                                   "standard"; "" : no profiles */
-  kl_time_options time;       /**< sampling of every comparison */
-  int check_seeds;            /**< per shape; 0: 3 */
-  int timeout_ms;             /**< per worker request; 0: 60 s */
+  const kl_rules *rules; /**< diagnosis of the baseline and of each
+                              accepted candidate; NULL: none */
+  const char *profile;   /**< metric set for those profiles; NULL:
+                              "standard"; "" : no profiles */
+  kl_time_options time;  /**< sampling of every comparison */
+  int check_seeds;       /**< per shape; 0: 3 */
+  int timeout_ms;        /**< per worker request; 0: 60 s */
   const kl_compile_options *compile;
   const char *worker_path;
-  int device;                 /**< -1: the default */
-  kl_run_event_fn on_event;   /**< the live view; NULL: none */
+  int device;               /**< -1: the default */
+  kl_run_event_fn on_event; /**< the live view; NULL: none */
   void *payload;
-  volatile int *stop;         /**< set nonzero (say from SIGINT) to stop
-                                   after the current step; resumable */
+  volatile int *stop; /**< set nonzero (say from SIGINT) to stop
+                           after the current step; resumable */
   /* version 2 */
-  const kl_webhook *webhook;  /**< notified at the run's start, at each
-                                   acceptance and at its end (see
-                                   kl_webhook_load); NULL: none */
-  int no_webhook;             /**< the user turned a configured webhook
-                                   off (--no-webhook): nothing is sent,
-                                   and the records say why */
-  kl_propose_fn propose;      /**< the "custom" proposer */
+  const kl_webhook *webhook; /**< notified at the run's start, at each
+                                  acceptance and at its end (see
+                                  kl_webhook_load); NULL: none */
+  int no_webhook;            /**< the user turned a configured webhook
+                                  off (--no-webhook): nothing is sent,
+                                  and the records say why */
+  kl_propose_fn propose;     /**< the "custom" proposer */
   void *propose_payload;
   /* version 3 */
-  kl_executor *executor;      /**< where candidates are evaluated
-                                   (kernlab/executor.h); NULL: this host,
-                                   on `device` (or the default GPU) */
-  int batch;                  /**< proposals evaluated together, each
-                                   against the best when the batch began;
-                                   in iteration order, one faster than
-                                   that is compared again, on one GPU,
-                                   with a best accepted since. What is
-                                   recorded depends on the batch, not on
-                                   the executor. 0: the executor's slots
-                                   (resume: the run's) */
+  kl_executor *executor; /**< where candidates are evaluated
+                              (kernlab/executor.h); NULL: this host,
+                              on `device` (or the default GPU) */
+  int batch;             /**< proposals evaluated together, each
+                              against the best when the batch began;
+                              in iteration order, one faster than
+                              that is compared again, on one GPU,
+                              with a best accepted since. What is
+                              recorded depends on the batch, not on
+                              the executor. 0: the executor's slots
+                              (resume: the run's) */
 } kl_run_options;
 #define KL_RUN_OPTIONS_INIT                                                    \
-  {KL_RUN_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL,     \
-   NULL, 0, NULL, NULL, KL_TIME_OPTIONS_INIT, 0, 0, NULL, NULL, -1, NULL, NULL, \
-   NULL, NULL, 0, NULL, NULL, NULL, 0}
+  {                                                                            \
+    KL_RUN_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL,    \
+        NULL, 0, NULL, NULL, KL_TIME_OPTIONS_INIT, 0, 0, NULL, NULL, -1, NULL, \
+        NULL, NULL, NULL, 0, NULL, NULL, NULL, 0                               \
+  }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_RUN_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
@@ -166,8 +168,8 @@ typedef struct kl_run kl_run; /* opaque: a finished (or stopped) run */
  *  compile or check, records that cannot be written: KL_EIO, with nothing
  *  recorded lost) or bad options (KL_EINVALID: no proposer available, a
  *  resume of an unknown run). */
-KL_EXTERN(int) kl_run_optimize(kl_run **out, const kl_case *c,
-                               const kl_run_options *opts);
+KL_EXTERN(int)
+kl_run_optimize(kl_run **out, const kl_case *c, const kl_run_options *opts);
 KL_EXTERN(void) kl_run_free(kl_run *r);
 
 KL_EXTERN(const char *) kl_run_id(const kl_run *r);
@@ -176,9 +178,9 @@ KL_EXTERN(const char *) kl_run_dir(const kl_run *r);
 /** Why it stopped: "iterations", "patience", "wall_time", "worker_time",
  *  "usd", "exhausted" (the proposer has nothing left), "stopped" (the stop
  *  flag), "executor_error" (an ssh host or Slurm gave no results after
- *  the executor's retries: the records are whole and the run resumes), "llm_error" (the provider failed after its retries: the records
- *  are whole and the run resumes), "proposer_error" (a custom proposer
- *  returned an error). */
+ *  the executor's retries: the records are whole and the run resumes),
+ * "llm_error" (the provider failed after its retries: the records are whole and
+ * the run resumes), "proposer_error" (a custom proposer returned an error). */
 KL_EXTERN(const char *) kl_run_stop_reason(const kl_run *r);
 /** For "llm_error" and "proposer_error": the one-line error; else NULL. */
 KL_EXTERN(const char *) kl_run_stop_detail(const kl_run *r);
@@ -198,8 +200,8 @@ KL_EXTERN(int) kl_run_json(kl_buf *out, const kl_run *r);
  *  its tunable settings written in as #defines, and (info, may be NULL)
  *  its solutions.jsonl record. @return 0, KL_ENOTFOUND (nothing accepted
  *  yet), KL_EIO, KL_EINVALID (a ledger line that does not parse: located). */
-KL_EXTERN(int) kl_run_best_kernel(kl_buf *source, kl_buf *info,
-                                  const kl_case *c);
+KL_EXTERN(int)
+kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c);
 
 KL_END_DECLS
 

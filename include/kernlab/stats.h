@@ -20,8 +20,8 @@ typedef struct kl_summary {
   size_t n;
   double median, ci_low, ci_high; /**< 95% CI of the median */
   double q1, q3, min, max, mean;
-  size_t outliers;                /**< beyond 1.5 IQR from the quartiles */
-  double rel_ci;                  /**< (ci_high - ci_low) / 2 / median */
+  size_t outliers; /**< beyond 1.5 IQR from the quartiles */
+  double rel_ci;   /**< (ci_high - ci_low) / 2 / median */
 } kl_summary;
 
 /** Summarise n samples (any order; not modified). n = 0 gives zeros.
@@ -40,8 +40,8 @@ typedef enum kl_decision {
 KL_EXTERN(const char *) kl_decision_name(kl_decision d);
 
 typedef struct kl_speedup {
-  size_t n;                         /**< pairs */
-  double speedup, ci_low, ci_high;  /**< base time / candidate time */
+  size_t n;                        /**< pairs */
+  double speedup, ci_low, ci_high; /**< base time / candidate time */
   kl_decision decision;
 } kl_speedup;
 
@@ -50,25 +50,25 @@ typedef struct kl_speedup {
  *  when the interval lies above 1 and the speedup is at least
  *  1 + min_gain_pct/100; SLOWER when it lies below 1 and the speedup is at
  *  most 1 / (1 + min_gain_pct/100); SAME otherwise. */
-KL_EXTERN(int) kl_stats_speedup(kl_speedup *out, const double *base,
-                                const double *cand, size_t n,
-                                double min_gain_pct);
+KL_EXTERN(int)
+kl_stats_speedup(kl_speedup *out, const double *base, const double *cand,
+                 size_t n, double min_gain_pct);
 
 /** kl_stats_speedup for samples taken in blocks of `block` rounds, block k
  *  on memory placement k % placements (placements 0: each block its own).
  *  With three or more placements the interval is at least the 95% t
  *  interval over per-placement median ratios. */
-KL_EXTERN(int) kl_stats_speedup_blocked(kl_speedup *out, const double *base,
-                                        const double *cand, size_t n,
-                                        size_t block, size_t placements,
-                                        double min_gain_pct);
+KL_EXTERN(int)
+kl_stats_speedup_blocked(kl_speedup *out, const double *base,
+                         const double *cand, size_t n, size_t block,
+                         size_t placements, double min_gain_pct);
 
 /** Weighted geometric mean of per-shape speedups with a 95% interval
  *  (intervals combined on the log scale as independent normal errors), and
  *  the same decision rule. */
-KL_EXTERN(int) kl_stats_geomean(kl_speedup *out, const kl_speedup *shapes,
-                                const double *weights, size_t n,
-                                double min_gain_pct);
+KL_EXTERN(int)
+kl_stats_geomean(kl_speedup *out, const kl_speedup *shapes,
+                 const double *weights, size_t n, double min_gain_pct);
 
 KL_END_DECLS
 

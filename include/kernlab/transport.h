@@ -19,21 +19,21 @@ typedef struct kl_http_request {
   const char *url;
   const char *const *headers; /**< "Name: value" lines */
   size_t nheaders;
-  const char *body;           /**< POSTed as is (JSON) */
+  const char *body; /**< POSTed as is (JSON) */
   size_t body_len;
-  long connect_timeout_ms;    /**< 0: the transport's default */
-  long timeout_ms;            /**< the whole exchange; 0: none */
-  size_t max_response_bytes;  /**< a longer body is an error */
+  long connect_timeout_ms;   /**< 0: the transport's default */
+  long timeout_ms;           /**< the whole exchange; 0: none */
+  size_t max_response_bytes; /**< a longer body is an error */
 } kl_http_request;
 
 typedef struct kl_http_response {
-  long status;             /**< HTTP status; 0 when none was received */
-  kl_buf body;             /**< the response body (the caller disposes) */
-  double retry_after_s;    /**< the Retry-After header in seconds; < 0: none */
-  int error;               /**< 0, or KL_ETIMEOUT / KL_EIO when no
-                                response arrived, KL_EINVALID when it
-                                was too large */
-  char error_text[256];    /**< what went wrong, without headers or keys */
+  long status;          /**< HTTP status; 0 when none was received */
+  kl_buf body;          /**< the response body (the caller disposes) */
+  double retry_after_s; /**< the Retry-After header in seconds; < 0: none */
+  int error;            /**< 0, or KL_ETIMEOUT / KL_EIO when no
+                             response arrived, KL_EINVALID when it
+                             was too large */
+  char error_text[256]; /**< what went wrong, without headers or keys */
 } kl_http_response;
 
 typedef struct kl_transport {

@@ -28,8 +28,8 @@ typedef struct kl_webhook kl_webhook; /* opaque: where and how to notify */
  *  unset variable), KL_ENOMEM */
 KL_EXTERN(int) kl_webhook_load(kl_webhook **out, const kl_case *c);
 /** A webhook from a URL (http or https) and a format (NULL: "generic"). */
-KL_EXTERN(int) kl_webhook_create(kl_webhook **out, const char *url,
-                                 const char *format);
+KL_EXTERN(int)
+kl_webhook_create(kl_webhook **out, const char *url, const char *format);
 KL_EXTERN(void) kl_webhook_free(kl_webhook *w);
 /** "generic", "discord" or "slack". */
 KL_EXTERN(const char *) kl_webhook_format(const kl_webhook *w);
@@ -40,14 +40,13 @@ KL_EXTERN(const char *) kl_webhook_source(const kl_webhook *w);
  *  safe to print. */
 KL_EXTERN(const char *) kl_webhook_redacted(const kl_webhook *w);
 /** Send through another transport (tests); NULL: libcurl. */
-KL_EXTERN(void) kl_webhook_set_transport(kl_webhook *w,
-                                         const kl_transport *t);
+KL_EXTERN(void) kl_webhook_set_transport(kl_webhook *w, const kl_transport *t);
 
 /** One notification. */
 typedef struct kl_webhook_message {
-  const char *event;  /**< "run_start", "accepted", "run_end", "test" */
+  const char *event; /**< "run_start", "accepted", "run_end", "test" */
   const char *case_name, *run;
-  int iteration;      /**< accepted: the candidate's; run_end: candidates */
+  int iteration; /**< accepted: the candidate's; run_end: candidates */
   double speedup, ci_low, ci_high; /**< accepted: against the baseline;
                                         run_end: the best; 0: none */
   const char *detail; /**< accepted: the memo; run_end: the stop reason;
@@ -58,8 +57,8 @@ typedef struct kl_webhook_message {
  *  receiver must not hold up a run). *status gets the HTTP status (0 when
  *  none came back). @return 0 when the receiver answered 2xx; KL_EIO
  *  with a one-line message (no URL path) otherwise. */
-KL_EXTERN(int) kl_webhook_send(const kl_webhook *w,
-                               const kl_webhook_message *m, long *status);
+KL_EXTERN(int)
+kl_webhook_send(const kl_webhook *w, const kl_webhook_message *m, long *status);
 
 KL_END_DECLS
 

@@ -27,12 +27,14 @@ typedef struct kl_worker_options {
   int device;              /**< CUDA device index, -1: the default (0); the
                                 worker sees only this device */
 } kl_worker_options;
-#define KL_WORKER_OPTIONS_INIT {KL_WORKER_OPTIONS_VERSION, NULL, 0, -1}
+#define KL_WORKER_OPTIONS_INIT                                                 \
+  { KL_WORKER_OPTIONS_VERSION, NULL, 0, -1 }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_WORKER_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
-KL_EXTERN(int) kl_worker_options_init(kl_worker_options *opts, unsigned version);
+KL_EXTERN(int)
+kl_worker_options_init(kl_worker_options *opts, unsigned version);
 
 /** Start a worker. @return 0, KL_ENOTFOUND (no kl-worker), KL_EIO. */
 KL_EXTERN(int) kl_worker_create(kl_worker **out, const kl_worker_options *opts);
@@ -45,9 +47,8 @@ KL_EXTERN(int) kl_worker_restarts(const kl_worker *w);
 
 /** The CUDA device the worker sees (device 0 of its CUDA_VISIBLE_DEVICES). */
 typedef struct kl_device_info {
-  size_t size; /**< sizeof(kl_device_info): set by KL_DEVICE_INFO_INIT (the library
-                   writes no byte past it) */
-  int count;               /**< CUDA devices visible; 0 when none */
+  size_t size; /**< KL_DEVICE_INFO_INIT sets it; nothing is written past it */
+  int count;   /**< CUDA devices visible; 0 when none */
   char name[128];          /**< e.g. "NVIDIA H200" */
   double max_sm_clock_mhz; /**< as the driver reports it, 0 if unknown */
   int sms;                 /**< multiprocessors */
@@ -65,8 +66,7 @@ KL_EXTERN(int) kl_worker_load(int *id, kl_worker *w, const char *path);
 
 /** What one check on one seed found. */
 typedef struct kl_check_result {
-  size_t size; /**< sizeof(kl_check_result): set by KL_CHECK_RESULT_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_CHECK_RESULT_INIT sets it; nothing is written past it */
   uint64_t seed;
   int correct;             /**< no mismatch and no input written */
   uint64_t mismatches;     /**< summed over outputs */
@@ -74,11 +74,11 @@ typedef struct kl_check_result {
   uint64_t nonfinite;      /**< NaN/Inf where the oracle is finite */
   uint64_t inputs_written; /**< inputs the kernel modified */
   double max_abs_err;
-  char detail[160];        /**< first problem, e.g. "c[17]: mismatch" */
-  uint64_t late_bytes;     /**< output bytes that changed after launch and
-                                sync had returned (work left running) */
-  int busy_threads;        /**< host: threads still running after the
-                                launch returned */
+  char detail[160];    /**< first problem, e.g. "c[17]: mismatch" */
+  uint64_t late_bytes; /**< output bytes that changed after launch and
+                            sync had returned (work left running) */
+  int busy_threads;    /**< host: threads still running after the
+                            launch returned */
 } kl_check_result;
 #define KL_CHECK_RESULT_INIT KL_SIZED_INIT(kl_check_result)
 
@@ -87,40 +87,41 @@ typedef struct kl_check_result {
  *  reference. results must hold nseeds entries, each of results[0].size
  *  bytes (KL_CHECK_RESULT_INIT).
  *  @return 0, KL_ECRASHED, KL_ETIMEOUT, KL_EINVALID. */
-KL_EXTERN(int) kl_worker_check(kl_check_result *results, kl_worker *w,
-                               int plugin, int oracle, int shape,
-                               const uint64_t *seeds, size_t nseeds);
+KL_EXTERN(int)
+kl_worker_check(kl_check_result *results, kl_worker *w, int plugin, int oracle,
+                int shape, const uint64_t *seeds, size_t nseeds);
 
 #define KL_TIME_OPTIONS_VERSION 2
 typedef struct kl_time_options {
-  unsigned version;     /**< KL_TIME_OPTIONS_VERSION */
-  int cold;             /**< flush caches before every sample (default 1) */
-  int warmup;           /**< untimed launches per plugin first (default 2) */
-  size_t min_samples;   /**< default 10 (the time cap may stop sampling
-                             sooner, never before 3 samples) */
-  size_t max_samples;   /**< default 1000 */
-  double target_rel_ci; /**< stop when the 95% CI half-width of the median
-                             (or of the speedup) is below this; 0.005 */
-  int time_cap_ms;      /**< stop after this much sampling; default 2000 */
-  uint64_t seed;        /**< inputs used while timing */
-  size_t block_rounds;  /**< fresh buffers every this many rounds, so
-                             memory placement varies (default 16) */
+  unsigned version;       /**< KL_TIME_OPTIONS_VERSION */
+  int cold;               /**< flush caches before every sample (default 1) */
+  int warmup;             /**< untimed launches per plugin first (default 2) */
+  size_t min_samples;     /**< default 10 (the time cap may stop sampling
+                               sooner, never before 3 samples) */
+  size_t max_samples;     /**< default 1000 */
+  double target_rel_ci;   /**< stop when the 95% CI half-width of the median
+                               (or of the speedup) is below this; 0.005 */
+  int time_cap_ms;        /**< stop after this much sampling; default 2000 */
+  uint64_t seed;          /**< inputs used while timing */
+  size_t block_rounds;    /**< fresh buffers every this many rounds, so
+                               memory placement varies (default 16) */
   double decide_gain_pct; /**< two plugins: also stop once the speedup's
                                interval settles the decision at this minimum
                                gain (wholly above 1+g, below 1/(1+g), or
                                inside both), once three blocks were
                                sampled; < 0 (default): off */
-  int verify;           /**< after sampling, compare the outputs the last
-                             plugin's last placement block left with the
-                             oracle on that block's inputs (each block after
-                             the first gets fresh inputs; if the last block
-                             is the first, one more launch on fresh inputs):
-                             results computed once and handed back later
-                             are caught */
-  int oracle;           /**< verify against this plugin; -1: the timed
-                             plugin's own host reference */
+  int verify;             /**< after sampling, compare the outputs the last
+                               plugin's last placement block left with the
+                               oracle on that block's inputs (each block after
+                               the first gets fresh inputs; if the last block
+                               is the first, one more launch on fresh inputs):
+                               results computed once and handed back later
+                               are caught */
+  int oracle;             /**< verify against this plugin; -1: the timed
+                               plugin's own host reference */
 } kl_time_options;
-#define KL_TIME_OPTIONS_INIT {KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 16, -1.0, 0, -1}
+#define KL_TIME_OPTIONS_INIT                                                   \
+  { KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 16, -1.0, 0, -1 }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_TIME_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
@@ -131,8 +132,7 @@ KL_EXTERN(int) kl_time_options_init(kl_time_options *opts, unsigned version);
  *  microseconds; with two plugins, samples i of both were taken back to
  *  back (order alternating each round). */
 typedef struct kl_samples {
-  size_t size; /**< sizeof(kl_samples): set by KL_SAMPLES_INIT (the library
-                   writes no byte past it) */
+  size_t size; /**< KL_SAMPLES_INIT sets it; nothing is written past it */
   size_t n;
   size_t nplugins;
   double *us[2];
@@ -161,9 +161,9 @@ KL_EXTERN(void) kl_samples_dispose(kl_samples *s);
 
 /** Time one or two plugins at `shape`. @return 0, KL_ECRASHED, KL_ETIMEOUT,
  *  KL_EINVALID. */
-KL_EXTERN(int) kl_worker_time(kl_samples *out, kl_worker *w,
-                              const int *plugins, size_t nplugins, int shape,
-                              const kl_time_options *opts);
+KL_EXTERN(int)
+kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
+               size_t nplugins, int shape, const kl_time_options *opts);
 
 KL_END_DECLS
 

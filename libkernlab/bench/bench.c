@@ -28,19 +28,24 @@
 
 const char *kl_verdict_name(kl_verdict v) {
   switch (v) {
-  case KL_VERDICT_OK: return "OK";
-  case KL_VERDICT_INCORRECT: return "INCORRECT";
-  case KL_VERDICT_CRASHED: return "CRASHED";
-  case KL_VERDICT_TIMEOUT: return "TIMEOUT";
-  case KL_VERDICT_COMPILE_ERROR: return "COMPILE_ERROR";
-  case KL_VERDICT_CHEAT: return "CHEAT";
+  case KL_VERDICT_OK:
+    return "OK";
+  case KL_VERDICT_INCORRECT:
+    return "INCORRECT";
+  case KL_VERDICT_CRASHED:
+    return "CRASHED";
+  case KL_VERDICT_TIMEOUT:
+    return "TIMEOUT";
+  case KL_VERDICT_COMPILE_ERROR:
+    return "COMPILE_ERROR";
+  case KL_VERDICT_CHEAT:
+    return "CHEAT";
   }
   return "?";
 }
 
 void kl_report_free(kl_report *r) {
-  if (!r)
-    return;
+  if (!r) return;
   kl__free(r->case_name);
   kl__free(r->candidate_name);
   kl__free(r->reason);
@@ -54,13 +59,21 @@ void kl_report_free(kl_report *r) {
   kl__free(r);
 }
 
-kl_verdict kl_report_verdict(const kl_report *r) { return r->verdict; }
-const char *kl_report_reason(const kl_report *r) { return r->reason; }
-const char *kl_report_gate(const kl_report *r) { return r->gate; }
+kl_verdict kl_report_verdict(const kl_report *r) {
+  return r->verdict;
+}
+const char *kl_report_reason(const kl_report *r) {
+  return r->reason;
+}
+const char *kl_report_gate(const kl_report *r) {
+  return r->gate;
+}
 const char *kl_report_compile_log(const kl_report *r) {
   return r->compile_log;
 }
-size_t kl_report_shape_count(const kl_report *r) { return r->nshapes; }
+size_t kl_report_shape_count(const kl_report *r) {
+  return r->nshapes;
+}
 
 int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
   if (i >= r->nshapes)
@@ -76,15 +89,13 @@ const char *kl__report_sandbox(const kl_report *r) {
 }
 
 int kl_report_device(kl_device_info *out, const kl_report *r) {
-  if (!r->has_device)
-    return KL_ENOTFOUND;
+  if (!r->has_device) return KL_ENOTFOUND;
   return kl__result_give(out, &r->device, sizeof(r->device),
                          sizeof(kl_device_info), "kl_device_info");
 }
 
 int kl_report_objective(kl_speedup *out, const kl_report *r) {
-  if (!r->has_objective)
-    return KL_ENOTFOUND;
+  if (!r->has_objective) return KL_ENOTFOUND;
   *out = r->objective_speedup;
   return 0;
 }
@@ -98,8 +109,7 @@ static int reject(kl_report *r, kl_verdict v, const char *fmt, ...) {
   va_start(ap, fmt);
   int rc = kl__buf_vprintf(&b, fmt, ap);
   va_end(ap);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   r->verdict = v;
   r->reason = kl__buf_detach(&b);
   return r->reason ? 0 : kl__error_oom();
@@ -111,8 +121,7 @@ static int worker_failure(kl_report *r, int rc, const char *shape,
                           const char *what) {
   const kl_error *e = kl_error_last();
   const char *msg = e ? e->message : kl_strerror(rc);
-  if (rc != KL_ECRASHED && rc != KL_ETIMEOUT)
-    return rc;
+  if (rc != KL_ECRASHED && rc != KL_ETIMEOUT) return rc;
   return reject(r, rc == KL_ECRASHED ? KL_VERDICT_CRASHED : KL_VERDICT_TIMEOUT,
                 "%s%s%s: %s", what, shape ? " at shape " : "",
                 shape ? shape : "", msg);
@@ -145,30 +154,27 @@ static int compile_side(kl_artifact **out, kl_report *r, const kl_case *c,
                         const char *source, const char *const *config,
                         const kl_bench_options *o, side role) {
   kl_compile_options copts = KL_COMPILE_OPTIONS_INIT;
-  if (o->compile)
-    copts = *o->compile;
+  if (o->compile) copts = *o->compile;
   if (role != SIDE_ORACLE && config)
     copts.defines = config; /* declared tunables and the candidate's own */
   if (role == SIDE_CANDIDATE && o->candidate_name)
     copts.candidate_name = o->candidate_name;
   int rc = kl_compile_plugin(out, c, source, &copts);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   r->compile_seconds += kl_artifact_seconds(*out);
   if (role == SIDE_CANDIDATE)
     r->candidate_cached = kl_artifact_cached(*out);
   else if (role == SIDE_ORACLE)
     r->baseline_cached = kl_artifact_cached(*out);
-  if (kl_artifact_ok(*out))
-    return 0;
+  if (kl_artifact_ok(*out)) return 0;
   const char *first = kl_artifact_first_error(*out);
   if (!(r->compile_log = kl__strdup(kl_artifact_log(*out))))
     return kl__error_oom();
   if (role != SIDE_CANDIDATE)
-    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                     "the %s of case '%s' does not compile: %s",
-                     role == SIDE_ORACLE ? "baseline" : "kernel compared against",
-                     c->name, first ? first : "see the compiler log");
+    return kl__error(
+        KL_EINVALID, KL_DOMAIN_CASE, "the %s of case '%s' does not compile: %s",
+        role == SIDE_ORACLE ? "baseline" : "kernel compared against", c->name,
+        first ? first : "see the compiler log");
   return reject(r, KL_VERDICT_COMPILE_ERROR, "%s",
                 first ? first : "the compiler failed (see its log)");
 }
@@ -180,13 +186,11 @@ static int configured_case(const kl_case **out, kl_case **owned,
                            const kl_case *c, const char *const *config) {
   *out = c;
   *owned = NULL;
-  if (!config || !config[0])
-    return 0;
+  if (!config || !config[0]) return 0;
   kl_case_options copts = KL_CASE_OPTIONS_INIT;
   copts.tunables = config;
   int rc = kl_case_load(owned, c->path, &copts);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   *out = *owned;
   return 0;
 }
@@ -198,8 +202,7 @@ static int build_side(kl_artifact **out, kl_report *r, const kl_case *c,
   const kl_case *cc;
   kl_case *owned;
   int rc = configured_case(&cc, &owned, c, config);
-  if (rc == 0)
-    rc = compile_side(out, r, cc, source, config, o, role);
+  if (rc == 0) rc = compile_side(out, r, cc, source, config, o, role);
   kl_case_free(owned);
   return rc;
 }
@@ -209,15 +212,12 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
   kl_check_result res[64];
   for (size_t i = 0; i < KL_ARRAY_SIZE(res); i++)
     res[i] = (kl_check_result)KL_CHECK_RESULT_INIT;
-  int rc = kl_worker_check(res, w, plugin, oracle, shape, r->seeds,
-                           r->nseeds);
-  if (rc < 0)
-    return worker_failure(r, rc, e->res.name, "check");
+  int rc = kl_worker_check(res, w, plugin, oracle, shape, r->seeds, r->nseeds);
+  if (rc < 0) return worker_failure(r, rc, e->res.name, "check");
   e->res.checked = 1;
   e->res.correct = 1;
   for (size_t i = 0; i < r->nseeds; i++) {
-    if (!res[i].late_bytes && !res[i].busy_threads)
-      continue;
+    if (!res[i].late_bytes && !res[i].busy_threads) continue;
     e->res.correct = 0;
     rc = reject(r, KL_VERDICT_CHEAT,
                 "shape %s, seed %llu: work went on after the launch returned "
@@ -236,11 +236,9 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
     e->res.inputs_written += res[i].inputs_written;
     if (res[i].max_abs_err > e->res.max_abs_err)
       e->res.max_abs_err = res[i].max_abs_err;
-    if (!res[i].correct && !bad)
-      bad = &res[i];
+    if (!res[i].correct && !bad) bad = &res[i];
   }
-  if (!bad)
-    return 0;
+  if (!bad) return 0;
   e->res.correct = 0;
   if (bad->inputs_written && !bad->mismatches)
     return reject(r, KL_VERDICT_INCORRECT,
@@ -252,14 +250,13 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
                   "(%s)",
                   e->res.name, (unsigned long long)bad->seed,
                   (unsigned long long)bad->unwritten, bad->detail);
-  return reject(r, KL_VERDICT_INCORRECT,
-                "shape %s, seed %llu: %llu mismatches, max abs error %g "
-                "(%s%s)",
-                e->res.name, (unsigned long long)bad->seed,
-                (unsigned long long)bad->mismatches, bad->max_abs_err,
-                bad->detail,
-                bad->nonfinite ? "; NaN or Inf where the oracle is finite"
-                               : "");
+  return reject(
+      r, KL_VERDICT_INCORRECT,
+      "shape %s, seed %llu: %llu mismatches, max abs error %g "
+      "(%s%s)",
+      e->res.name, (unsigned long long)bad->seed,
+      (unsigned long long)bad->mismatches, bad->max_abs_err, bad->detail,
+      bad->nonfinite ? "; NaN or Inf where the oracle is finite" : "");
 }
 
 /* Leave out samples (rounds, for a pair) taken while the SM clock was
@@ -268,18 +265,15 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
 static int drop_throttled(kl_samples *s, kl_shape_result *res) {
   size_t total = s->n * s->nplugins;
   double *all = kl__malloc(total * sizeof(double));
-  if (!all)
-    return kl__error_oom();
+  if (!all) return kl__error_oom();
   size_t m = 0;
   for (size_t k = 0; k < s->nplugins; k++)
     for (size_t i = 0; i < s->n; i++)
-      if (s->mhz[k][i] > 0)
-        all[m++] = s->mhz[k][i];
+      if (s->mhz[k][i] > 0) all[m++] = s->mhz[k][i];
   kl_summary clock;
   int rc = kl_stats_summarize(&clock, all, m);
   kl__free(all);
-  if (rc < 0 || m == 0)
-    return rc;
+  if (rc < 0 || m == 0) return rc;
   res->sm_clock_mhz = clock.median;
   double floor_mhz = 0.97 * clock.median;
   size_t kept = 0;
@@ -309,8 +303,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                       int shape, const kl_time_options *t, shape_entry *e) {
   kl_samples s = KL_SAMPLES_INIT;
   int rc = kl_worker_time(&s, w, ids, n, shape, t);
-  if (rc < 0)
-    return worker_failure(r, rc, e->res.name, "timing");
+  if (rc < 0) return worker_failure(r, rc, e->res.name, "timing");
   if (s.verified && s.stale[n - 1]) {
     /* correct when checked, wrong once its inputs changed under timing */
     rc = reject(r, KL_VERDICT_CHEAT,
@@ -327,8 +320,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
   snprintf(r->timer, sizeof(r->timer), "%s", s.timer);
-  if (s.mhz[0] && s.n > 0 && (rc = drop_throttled(&s, &e->res)) < 0)
-    goto done;
+  if (s.mhz[0] && s.n > 0 && (rc = drop_throttled(&s, &e->res)) < 0) goto done;
   if (n == 1) {
     rc = kl_stats_summarize(&e->res.time, s.us[0], s.n);
     goto done;
@@ -353,14 +345,12 @@ const kl_profile *kl_report_profile(const kl_report *r, size_t i) {
  * is kept until the timing gives the duration the profile's roofline
  * values need. */
 static int profile_collect(json_object **reply, kl_report *r, kl_worker *w,
-                           int plugin, int shape, char **names,
-                           size_t nnames, uint64_t seed, double *wall_ms,
-                           shape_entry *e) {
+                           int plugin, int shape, char **names, size_t nnames,
+                           uint64_t seed, double *wall_ms, shape_entry *e) {
   double t0 = kl__now_ms();
   int rc = kl__worker_profile(reply, w, plugin, shape, names, nnames, seed);
   *wall_ms = kl__now_ms() - t0;
-  if (rc < 0)
-    return worker_failure(r, rc, e->res.name, "profiling");
+  if (rc < 0) return worker_failure(r, rc, e->res.name, "profiling");
   return 0;
 }
 
@@ -377,15 +367,15 @@ static int profile_build(json_object *reply, const kl_case *c, int shape,
   int rc = kl__worker_reply_status(reply, "profile");
   if (rc == KL_EUNSUPPORTED) {
     const kl_error *err = kl_error_last();
-    return kl__profile_unavailable(&e->profile, &in,
-                                   c->backend == KL_BACKEND_CUDA ? "cuda"
-                                                                 : "host",
-                                   err ? err->text : "no counters");
+    return kl__profile_unavailable(
+        &e->profile, &in, c->backend == KL_BACKEND_CUDA ? "cuda" : "host",
+        err ? err->text : "no counters");
   }
   return rc < 0 ? rc : kl__profile_from_reply(&e->profile, reply, &in);
 }
 
-/* ---- the roofline gate ------------------------------------------------------ */
+/* ---- the roofline gate ------------------------------------------------------
+ */
 
 /* How much slower than the copy bound a correct kernel may legitimately
  * look fast: written lines can stay in the device's L2 past the kernel's
@@ -399,8 +389,7 @@ static int profile_build(json_object *reply, const kl_case *c, int shape,
  * kernels: the worker runs on the same memory. */
 static double host_copy_us(double bytes) {
   size_t half = (size_t)(bytes / 2);
-  if (bytes < 65536 || bytes > (double)(4ull << 30))
-    return 0;
+  if (bytes < 65536 || bytes > (double)(4ull << 30)) return 0;
   char *from = kl__malloc(half), *to = kl__malloc(half);
   double best = 0;
   if (from && to) {
@@ -410,8 +399,7 @@ static double host_copy_us(double bytes) {
       double t0 = kl__now_ms();
       memcpy(to, from, half);
       double us = (kl__now_ms() - t0) * 1e3;
-      if (i > 0 && (best == 0 || us < best))
-        best = us;
+      if (i > 0 && (best == 0 || us < best)) best = us;
       from[i] = to[half - 1 - (size_t)i]; /* keep the copies observable */
     }
   }
@@ -423,8 +411,9 @@ static double host_copy_us(double bytes) {
 /* After timing: a timed candidate whose median moves the case's roofline
  * bytes faster than this machine can move memory did not do the work it
  * claims (it skipped some, or hid it from the timer). Device: the DRAM's
- * theoretical bandwidth (or a measured device copy), for cold samples or a working set over four times
- * the L2; host: memcpy of the same bytes. Flops are not judged. */
+ * theoretical bandwidth (or a measured device copy), for cold samples or a
+ * working set over four times the L2; host: memcpy of the same bytes. Flops are
+ * not judged. */
 static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
                          int cold) {
   double peak_gbps = 0, l2 = 0;
@@ -436,22 +425,18 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
     shape_entry *e = &r->shapes[i];
     double bytes = 0, bound_us = 0, slack;
     int s = kl_case_shape_find(c, e->res.name);
-    if (!e->res.timed || kl_case_roofline(&bytes, NULL, c, s) < 0 ||
-        bytes <= 0)
+    if (!e->res.timed || kl_case_roofline(&bytes, NULL, c, s) < 0 || bytes <= 0)
       continue;
     if (c->backend == KL_BACKEND_CUDA) {
-      if (peak_gbps <= 0 || (!cold && bytes < 4 * l2))
-        continue;
+      if (peak_gbps <= 0 || (!cold && bytes < 4 * l2)) continue;
       bound_us = bytes / (peak_gbps * 1e3);
       slack = ROOFLINE_SLACK_DEVICE;
     } else {
-      if ((bound_us = host_copy_us(bytes)) < 1)
-        continue;
+      if ((bound_us = host_copy_us(bytes)) < 1) continue;
       slack = ROOFLINE_SLACK_HOST;
     }
     double t = e->res.time.median;
-    if (t <= 0 || t * slack >= bound_us)
-      continue;
+    if (t <= 0 || t * slack >= bound_us) continue;
     r->gate = "faster_than_roofline";
     return reject(r, KL_VERDICT_CHEAT,
                   "shape %s: %.3g us for the roofline's %.4g bytes is %.0f "
@@ -470,20 +455,17 @@ static int objective(kl_report *r, const kl_case *c) {
   double w[64];
   for (size_t i = 0; i < r->nshapes && n < 64; i++) {
     shape_entry *e = &r->shapes[i];
-    if (!e->res.timed)
-      return 0;
+    if (!e->res.timed) return 0;
     sp[n] = e->res.speedup;
     int s = kl_case_shape_find(c, e->res.name);
     w[n] = c->shapes[s].weight;
     /* total_time weighs each shape by its share of the baseline's time,
      * which makes the weighted geometric mean track the ratio of totals */
-    if (r->objective == KL_OBJECTIVE_TOTAL_TIME)
-      w[n] *= e->res.baseline.median;
+    if (r->objective == KL_OBJECTIVE_TOTAL_TIME) w[n] *= e->res.baseline.median;
     n++;
   }
   int rc = kl_stats_geomean(&r->objective_speedup, sp, w, n, r->min_gain_pct);
-  if (rc == 0)
-    r->has_objective = true;
+  if (rc == 0) r->has_objective = true;
   return rc;
 }
 
@@ -498,11 +480,10 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
                      "compare needs a candidate (a source or a "
                      "configuration)");
   if (o->shape && (*only = kl_case_shape_find(c, o->shape)) < 0)
-    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                     "case '%s' has no shape '%s'", c->name, o->shape);
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE, "case '%s' has no shape '%s'",
+                     c->name, o->shape);
   kl_report *r = kl__calloc(1, sizeof(*r));
-  if (!r)
-    return kl__error_oom();
+  if (!r) return kl__error_oom();
   r->compare = compare;
   r->cold = o->time.cold;
   r->min_gain_pct = c->budget.min_gain_pct;
@@ -512,8 +493,7 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
                                  : o->candidate    ? "candidate"
                                                    : "baseline");
   r->nseeds = o->check_seeds < 3 ? 3 : (size_t)o->check_seeds;
-  if (r->nseeds > 64)
-    r->nseeds = 64;
+  if (r->nseeds > 64) r->nseeds = 64;
   r->nshapes = *only >= 0 ? 1 : c->nshapes;
   r->seeds = kl__calloc(r->nseeds, sizeof(*r->seeds));
   r->shapes = kl__calloc(r->nshapes, sizeof(*r->shapes));
@@ -544,21 +524,18 @@ void kl__bench_plugins_dispose(kl__bench_plugins *p) {
 }
 
 static int keep_path(char **to, const kl_artifact *a) {
-  if (!a)
-    return 0;
+  if (!a) return 0;
   return (*to = kl__strdup(kl_artifact_path(a))) ? 0 : kl__error_oom();
 }
 
-int kl__bench_build(kl__bench_plugins *p, kl_report **failed,
-                    const kl_case *c, const kl_bench_options *o,
-                    bool compare) {
+int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
+                    const kl_bench_options *o, bool compare) {
   memset(p, 0, sizeof(*p));
   *failed = NULL;
   int only;
   kl_report *r = NULL;
   int rc = report_new(&r, &only, c, o, compare);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   const char *against = o->against;
   const char *const *against_config = o->against_config;
   const char *const *cand_config = o->candidate_config;
@@ -591,8 +568,7 @@ done:
     return 0;
   }
   kl_report_free(r);
-  if (rc < 0)
-    kl__bench_plugins_dispose(p);
+  if (rc < 0) kl__bench_plugins_dispose(p);
   return rc;
 }
 
@@ -607,8 +583,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   int only;
   kl_report *r = NULL;
   int rc = report_new(&r, &only, c, o, compare);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   char **pnames = NULL;
   size_t npnames = 0;
   if (o->profile && c->backend == KL_BACKEND_CUDA &&
@@ -631,8 +606,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   wopts.timeout_ms = o->timeout_ms;
   wopts.device = o->device;
   int base_id = -1, other_id = -1, cand_id = -1;
-  if ((rc = kl_worker_create(&w, &wopts)) < 0)
-    goto done;
+  if ((rc = kl_worker_create(&w, &wopts)) < 0) goto done;
   snprintf(r->sandbox, sizeof(r->sandbox), "%s", kl__worker_sandbox(w));
   if (c->backend == KL_BACKEND_CUDA) {
     r->device.size = sizeof(r->device);
@@ -682,10 +656,8 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
       goto done;
   }
   kl_time_options t = o->time;
-  if (compare && t.decide_gain_pct < 0)
-    t.decide_gain_pct = r->min_gain_pct;
-  if (t.seed == 0 || t.seed == 1)
-    t.seed = kl__derive_seed(base_seed, 1000);
+  if (compare && t.decide_gain_pct < 0) t.decide_gain_pct = r->min_gain_pct;
+  if (t.seed == 0 || t.seed == 1) t.seed = kl__derive_seed(base_seed, 1000);
   t.version = KL_TIME_OPTIONS_VERSION;
   t.verify = 1; /* the stale_outputs gate */
   t.oracle = oracle;
@@ -696,8 +668,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
       rc = time_shape(r, w, ids, 2, shape, &t, &r->shapes[i]);
     else
       rc = time_shape(r, w, &subject, 1, shape, &t, &r->shapes[i]);
-    if (rc < 0)
-      goto done;
+    if (rc < 0) goto done;
   }
   if (cand && r->verdict == KL_VERDICT_OK &&
       (rc = roofline_gate(r, c, w, t.cold)) < 0)
@@ -709,16 +680,14 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
                             &r->shapes[i])) < 0)
       goto done;
   }
-  if (compare && r->verdict == KL_VERDICT_OK)
-    rc = objective(r, c);
+  if (compare && r->verdict == KL_VERDICT_OK) rc = objective(r, c);
 done:
   for (size_t i = 0; replies && i < r->nshapes; i++)
     json_object_put(replies[i]);
   kl__free(replies);
   kl__free(prof_ms);
   kl__profile_names_free(pnames, npnames);
-  if (w)
-    r->worker_restarts = kl_worker_restarts(w);
+  if (w) r->worker_restarts = kl_worker_restarts(w);
   kl_worker_free(w);
   if (rc < 0) {
     kl_report_free(r);
@@ -729,17 +698,15 @@ done:
 }
 
 /* Build here, then execute here. */
-static int run(kl_report **out, const kl_case *c,
-               const kl_bench_options *given, bool compare) {
+static int run(kl_report **out, const kl_case *c, const kl_bench_options *given,
+               bool compare) {
   *out = NULL;
   kl_bench_options o;
   int rc = kl__bench_options_take(&o, given);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl__bench_plugins p;
   rc = kl__bench_build(&p, out, c, &o, compare);
-  if (rc == 0 && !*out)
-    rc = kl__bench_execute(out, c, &o, compare, &p);
+  if (rc == 0 && !*out) rc = kl__bench_execute(out, c, &o, compare, &p);
   kl__bench_plugins_dispose(&p);
   return rc;
 }
@@ -754,21 +721,26 @@ int kl_bench_compare(kl_report **out, const kl_case *c,
   return run(out, c, opts, true);
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
-static const size_t bench_options_sizes[] = {0, offsetof(kl_bench_options, against), sizeof(kl_bench_options)};
+static const size_t bench_options_sizes[] = {
+    0, offsetof(kl_bench_options, against), sizeof(kl_bench_options)};
 
 int kl_bench_options_init(kl_bench_options *opts, unsigned version) {
   const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, bench_options_sizes,
-                          KL_ARRAY_SIZE(bench_options_sizes), "kl_bench_options");
+                          KL_ARRAY_SIZE(bench_options_sizes),
+                          "kl_bench_options");
 }
 
 /* A caller's kl_bench_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__bench_options_take(kl_bench_options *full, const kl_bench_options *given) {
+int kl__bench_options_take(kl_bench_options *full,
+                           const kl_bench_options *given) {
   const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, bench_options_sizes, KL_ARRAY_SIZE(bench_options_sizes),
+  return kl__options_take(full, given, bench_options_sizes,
+                          KL_ARRAY_SIZE(bench_options_sizes),
                           "kl_bench_options");
 }

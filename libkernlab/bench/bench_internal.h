@@ -57,8 +57,8 @@ void kl__bench_plugins_dispose(kl__bench_plugins *p);
  *
  * Compile every plugin `o` needs. A candidate that does not compile is
  * not an error: *failed is then its report (COMPILE_ERROR) and p empty. */
-int kl__bench_build(kl__bench_plugins *p, kl_report **failed,
-                    const kl_case *c, const kl_bench_options *o, bool compare);
+int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
+                    const kl_bench_options *o, bool compare);
 /* The rest of kl_bench_run / kl_bench_compare, with plugins already
  * built (here or elsewhere, for this case). */
 int kl__bench_execute(kl_report **out, const kl_case *c,

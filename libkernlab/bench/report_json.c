@@ -9,15 +9,16 @@
 #include "../profile/profile_internal.h"
 #include "bench_internal.h"
 
-/* ---- JSON ------------------------------------------------------------------ */
+/* ---- JSON ------------------------------------------------------------------
+ */
 
 static int json_summary(kl_buf *b, const kl_summary *s) {
   return kl__buf_printf(b,
                         "\"median_us\":%.6g,\"ci_low_us\":%.6g,\"ci_high_us\":"
                         "%.6g,\"q1_us\":%.6g,\"q3_us\":%.6g,\"min_us\":%.6g,"
                         "\"samples\":%zu,\"outliers\":%zu",
-                        s->median, s->ci_low, s->ci_high, s->q1, s->q3,
-                        s->min, s->n, s->outliers);
+                        s->median, s->ci_low, s->ci_high, s->q1, s->q3, s->min,
+                        s->n, s->outliers);
 }
 
 static int json_speedup(kl_buf *b, const kl_speedup *s) {
@@ -32,46 +33,43 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl_buf b = KL_BUF_INIT;
   kl__buf_puts(&b, "{\"case\":");
   kl__buf_json_string(&b, r->case_name);
-  kl__buf_printf(&b, ",\"mode\":\"%s\",\"candidate\":",
-                       r->compare ? "compare" : "bench");
+  kl__buf_printf(
+      &b, ",\"mode\":\"%s\",\"candidate\":", r->compare ? "compare" : "bench");
   kl__buf_json_string(&b, r->candidate_name);
-  kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
-                       kl_verdict_name(r->verdict));
+  kl__buf_printf(
+      &b, ",\"verdict\":\"%s\",\"reason\":", kl_verdict_name(r->verdict));
   kl__buf_json_string(&b, r->reason);
   kl__buf_puts(&b, ",\"gate\":");
   kl__buf_json_string(&b, r->gate);
   kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
-                       r->cold ? "true" : "false", r->min_gain_pct);
+                 r->cold ? "true" : "false", r->min_gain_pct);
   for (size_t i = 0; i < r->nseeds; i++)
-    kl__buf_printf(&b, "%s%llu", i ? "," : "",
-                         (unsigned long long)r->seeds[i]);
+    kl__buf_printf(&b, "%s%llu", i ? "," : "", (unsigned long long)r->seeds[i]);
   kl__buf_puts(&b, "],\"shapes\":[");
   for (size_t i = 0; i < r->nshapes; i++) {
     const shape_entry *e = &r->shapes[i];
     const kl_shape_result *s = &e->res;
     kl__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
     kl__buf_json_string(&b, s->name);
-    kl__buf_printf(&b, ",\"checked\":%s,\"correct\":",
-                         s->checked ? "true" : "false");
-    kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false")
-                                      : "null");
-    kl__buf_printf(&b,
-                         ",\"max_abs_err\":%.6g,\"mismatches\":%llu,"
-                         "\"unwritten\":%llu,\"nonfinite\":%llu,"
-                         "\"inputs_written\":%llu,\"cold\":%s",
-                         s->max_abs_err, (unsigned long long)s->mismatches,
-                         (unsigned long long)s->unwritten,
-                         (unsigned long long)s->nonfinite,
-                         (unsigned long long)s->inputs_written,
-                         r->cold ? "true" : "false");
+    kl__buf_printf(
+        &b, ",\"checked\":%s,\"correct\":", s->checked ? "true" : "false");
+    kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false") : "null");
+    kl__buf_printf(
+        &b,
+        ",\"max_abs_err\":%.6g,\"mismatches\":%llu,"
+        "\"unwritten\":%llu,\"nonfinite\":%llu,"
+        "\"inputs_written\":%llu,\"cold\":%s",
+        s->max_abs_err, (unsigned long long)s->mismatches,
+        (unsigned long long)s->unwritten, (unsigned long long)s->nonfinite,
+        (unsigned long long)s->inputs_written, r->cold ? "true" : "false");
     if (s->timed) {
       kl__buf_putc(&b, ',');
       json_summary(&b, &s->time);
       if (r->has_device)
         kl__buf_printf(&b, ",\"sm_clock_mhz\":%.1f,\"throttled\":%zu",
-                             s->sm_clock_mhz, s->throttled);
+                       s->sm_clock_mhz, s->throttled);
       kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
-                           e->stop_reason, s->wall_ms);
+                     e->stop_reason, s->wall_ms);
       if (r->compare) {
         kl__buf_puts(&b, ",\"baseline\":{");
         json_summary(&b, &s->baseline);
@@ -80,7 +78,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
       }
     } else {
       kl__buf_puts(&b, ",\"median_us\":null,\"ci_low_us\":null,"
-                             "\"ci_high_us\":null,\"samples\":0");
+                       "\"ci_high_us\":null,\"samples\":0");
     }
     if (e->profile) {
       kl_buf pj = KL_BUF_INIT;
@@ -98,7 +96,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__buf_puts(&b, "]");
   if (r->compare) {
     kl__buf_printf(&b, ",\"objective\":{\"name\":\"%s\"",
-                         kl_objective_name(r->objective));
+                   kl_objective_name(r->objective));
     if (r->has_objective) {
       kl__buf_putc(&b, ',');
       json_speedup(&b, &r->objective_speedup);
@@ -109,26 +107,22 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
     kl__buf_puts(&b, ",\"device\":{\"name\":");
     kl__buf_json_string(&b, r->device.name);
     kl__buf_printf(&b, ",\"max_sm_clock_mhz\":%.0f,\"sms\":%d}",
-                         r->device.max_sm_clock_mhz, r->device.sms);
+                   r->device.max_sm_clock_mhz, r->device.sms);
   }
-  kl__buf_printf(&b, ",\"timer\":\"%s\"",
-                       r->timer[0] ? r->timer : "none");
-  if (r->sandbox[0])
-    kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
+  kl__buf_printf(&b, ",\"timer\":\"%s\"", r->timer[0] ? r->timer : "none");
+  if (r->sandbox[0]) kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
   kl__buf_printf(&b,
-                       ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
-                       "\"candidate_cached\":%s},\"worker_restarts\":%d}",
-                       r->compile_seconds,
-                       r->baseline_cached ? "true" : "false",
-                       r->candidate_cached ? "true" : "false",
-                       r->worker_restarts);
+                 ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
+                 "\"candidate_cached\":%s},\"worker_restarts\":%d}",
+                 r->compile_seconds, r->baseline_cached ? "true" : "false",
+                 r->candidate_cached ? "true" : "false", r->worker_restarts);
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   return rc;
 }
 
-/* ---- back from JSON ----------------------------------------------------------- */
+/* ---- back from JSON
+ * ----------------------------------------------------------- */
 
 static void summary_from(kl_summary *s, json_object *o) {
   s->median = kl__json_num(o, "median_us");
@@ -161,17 +155,14 @@ static const char *known_gate(const char *name) {
   static const char *const gates[] = {"work_after_return", "stale_outputs",
                                       "faster_than_roofline"};
   for (size_t i = 0; name && i < sizeof(gates) / sizeof(gates[0]); i++)
-    if (strcmp(name, gates[i]) == 0)
-      return gates[i];
+    if (strcmp(name, gates[i]) == 0) return gates[i];
   return NULL;
 }
 
 static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
   int rc = kl__json_dup(&e->name, s, "name");
-  if (rc < 0)
-    return rc;
-  if (!e->name && !(e->name = kl__strdup("?")))
-    return kl__error_oom();
+  if (rc < 0) return rc;
+  if (!e->name && !(e->name = kl__strdup("?"))) return kl__error_oom();
   kl_shape_result *res = &e->res;
   res->name = e->name;
   json_object *v = kl__json_get(s, "checked");
@@ -185,8 +176,7 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
   res->inputs_written = (uint64_t)kl__json_num(s, "inputs_written");
   v = kl__json_get(s, "median_us");
   res->timed = v && !json_object_is_type(v, json_type_null);
-  if (!res->timed)
-    return 0;
+  if (!res->timed) return 0;
   summary_from(&res->time, s);
   res->sm_clock_mhz = kl__json_num(s, "sm_clock_mhz");
   res->throttled = (size_t)kl__json_num(s, "throttled");
@@ -206,8 +196,7 @@ static int profiles_from(kl_report *r, json_object *doc, const char *where) {
   kl_profile_list *l = NULL;
   int rc = kl_profile_list_from_json(
       &l, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN), where);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   for (size_t i = 0; i < kl_profile_list_count(l); i++)
     for (size_t k = 0; k < r->nshapes; k++)
       if (!r->shapes[k].profile && kl_profile_list_name(l, i) &&
@@ -223,13 +212,14 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   *out = NULL;
   json_object *shapes = kl__json_get(doc, "shapes"), *v;
   if (!json_object_is_type(doc, json_type_object) || !shapes ||
-      !json_object_is_type(shapes, json_type_array) || !kl__json_get(doc, "verdict"))
+      !json_object_is_type(shapes, json_type_array) ||
+      !kl__json_get(doc, "verdict"))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s: not a bench report (no verdict or shapes)", where);
   kl_report *r = kl__calloc(1, sizeof(*r));
-  if (!r)
-    return kl__error_oom();
-  const char *mode = (v = kl__json_get(doc, "mode")) ? json_object_get_string(v) : "";
+  if (!r) return kl__error_oom();
+  const char *mode =
+      (v = kl__json_get(doc, "mode")) ? json_object_get_string(v) : "";
   r->compare = strcmp(mode, "compare") == 0;
   const char *vn = json_object_get_string(kl__json_get(doc, "verdict"));
   r->verdict = KL_VERDICT_OK;
@@ -261,7 +251,8 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   r->min_gain_pct = kl__json_num(doc, "min_gain_pct");
   json_object *seeds = kl__json_get(doc, "seeds");
   r->nseeds = seeds && json_object_is_type(seeds, json_type_array)
-                  ? json_object_array_length(seeds) : 0;
+                  ? json_object_array_length(seeds)
+                  : 0;
   r->nshapes = json_object_array_length(shapes);
   if ((r->nseeds && !(r->seeds = kl__calloc(r->nseeds, 8))) ||
       (r->nshapes &&
@@ -278,8 +269,10 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
       goto fail;
   json_object *obj = kl__json_get(doc, "objective");
   if (obj) {
-    const char *on = (v = kl__json_get(obj, "name")) ? json_object_get_string(v) : "";
-    for (int k = KL_OBJECTIVE_GEOMEAN_SPEEDUP; k <= KL_OBJECTIVE_TOTAL_TIME; k++)
+    const char *on =
+        (v = kl__json_get(obj, "name")) ? json_object_get_string(v) : "";
+    for (int k = KL_OBJECTIVE_GEOMEAN_SPEEDUP; k <= KL_OBJECTIVE_TOTAL_TIME;
+         k++)
       if (strcmp(on, kl_objective_name((kl_objective)k)) == 0)
         r->objective = (kl_objective)k;
     if (kl__json_get(obj, "speedup")) {
@@ -300,7 +293,8 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   v = kl__json_get(doc, "timer");
   snprintf(r->timer, sizeof(r->timer), "%s",
            v && strcmp(json_object_get_string(v), "none")
-               ? json_object_get_string(v) : "");
+               ? json_object_get_string(v)
+               : "");
   json_object *comp = kl__json_get(doc, "compile");
   if (comp) {
     r->compile_seconds = kl__json_num(comp, "seconds");
@@ -316,9 +310,9 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
              json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN));
   bool any_profile = false;
   for (size_t i = 0; i < r->nshapes; i++)
-    any_profile |= kl__json_get(json_object_array_get_idx(shapes, i), "profile") != 0;
-  if (any_profile && (rc = profiles_from(r, doc, where)) < 0)
-    goto fail;
+    any_profile |=
+        kl__json_get(json_object_array_get_idx(shapes, i), "profile") != 0;
+  if (any_profile && (rc = profiles_from(r, doc, where)) < 0) goto fail;
   *out = r;
   return 0;
 fail:

@@ -44,34 +44,42 @@ int kl_dtype_parse(kl_dtype *out, const char *name) {
 
 const char *kl_role_name(kl_role r) {
   switch (r) {
-  case KL_ROLE_SCALAR: return "scalar";
-  case KL_ROLE_INPUT: return "input";
-  case KL_ROLE_OUTPUT: return "output";
-  case KL_ROLE_INOUT: return "inout";
+  case KL_ROLE_SCALAR:
+    return "scalar";
+  case KL_ROLE_INPUT:
+    return "input";
+  case KL_ROLE_OUTPUT:
+    return "output";
+  case KL_ROLE_INOUT:
+    return "inout";
   }
   return NULL;
 }
 
 const char *kl_backend_name(kl_backend b) {
   switch (b) {
-  case KL_BACKEND_HOST: return "host";
-  case KL_BACKEND_CUDA: return "cuda";
-  case KL_BACKEND_COMMAND: return "command";
+  case KL_BACKEND_HOST:
+    return "host";
+  case KL_BACKEND_CUDA:
+    return "cuda";
+  case KL_BACKEND_COMMAND:
+    return "command";
   }
   return NULL;
 }
 
 const char *kl_objective_name(kl_objective o) {
   switch (o) {
-  case KL_OBJECTIVE_GEOMEAN_SPEEDUP: return "geomean_speedup";
-  case KL_OBJECTIVE_TOTAL_TIME: return "total_time";
+  case KL_OBJECTIVE_GEOMEAN_SPEEDUP:
+    return "geomean_speedup";
+  case KL_OBJECTIVE_TOTAL_TIME:
+    return "total_time";
   }
   return NULL;
 }
 
 void kl_case_free(kl_case *c) {
-  if (!c)
-    return;
+  if (!c) return;
   for (size_t i = 0; i < c->nparams; i++) {
     kl__free(c->params[i].name);
     kl_expr_free(c->params[i].count);
@@ -101,10 +109,9 @@ void kl_case_free(kl_case *c) {
   kl_expr_free(c->shared_bytes);
   kl_expr_free(c->roof_bytes);
   kl_expr_free(c->roof_flops);
-  char *strings[] = {c->dir,         c->path,       c->name,
-                     c->description, c->arch,       c->compiler,
-                     c->flags,       c->kernel_path, c->entry,
-                     c->program_path, c->ref_source, c->ref_function};
+  char *strings[] = {c->dir,   c->path,         c->name,       c->description,
+                     c->arch,  c->compiler,     c->flags,      c->kernel_path,
+                     c->entry, c->program_path, c->ref_source, c->ref_function};
   for (size_t i = 0; i < KL_ARRAY_SIZE(strings); i++)
     kl__free(strings[i]);
   for (size_t i = 0; i < c->nrule_files; i++)
@@ -115,17 +122,39 @@ void kl_case_free(kl_case *c) {
   kl__free(c);
 }
 
-const char *kl_case_name(const kl_case *c) { return c->name; }
-const char *kl_case_dir(const kl_case *c) { return c->dir; }
-const char *kl_case_path(const kl_case *c) { return c->path; }
-kl_backend kl_case_backend(const kl_case *c) { return c->backend; }
-const char *kl_case_arch(const kl_case *c) { return c->arch; }
-const char *kl_case_compiler(const kl_case *c) { return c->compiler; }
-const char *kl_case_flags(const kl_case *c) { return c->flags; }
-const char *kl_case_kernel_path(const kl_case *c) { return c->kernel_path; }
-const char *kl_case_entry(const kl_case *c) { return c->entry; }
-const char *kl_case_program_path(const kl_case *c) { return c->program_path; }
-size_t kl_case_rule_file_count(const kl_case *c) { return c->nrule_files; }
+const char *kl_case_name(const kl_case *c) {
+  return c->name;
+}
+const char *kl_case_dir(const kl_case *c) {
+  return c->dir;
+}
+const char *kl_case_path(const kl_case *c) {
+  return c->path;
+}
+kl_backend kl_case_backend(const kl_case *c) {
+  return c->backend;
+}
+const char *kl_case_arch(const kl_case *c) {
+  return c->arch;
+}
+const char *kl_case_compiler(const kl_case *c) {
+  return c->compiler;
+}
+const char *kl_case_flags(const kl_case *c) {
+  return c->flags;
+}
+const char *kl_case_kernel_path(const kl_case *c) {
+  return c->kernel_path;
+}
+const char *kl_case_entry(const kl_case *c) {
+  return c->entry;
+}
+const char *kl_case_program_path(const kl_case *c) {
+  return c->program_path;
+}
+size_t kl_case_rule_file_count(const kl_case *c) {
+  return c->nrule_files;
+}
 
 /* ---- sections other modules own ------------------------------------------ */
 
@@ -146,10 +175,8 @@ void kl__case_section_checker(const char *name, kl__case_section_fn fn) {
 const ynode *kl__case_section(const kl_case *c, const char *name,
                               const char **path, const char **text) {
   const ynode *root = c ? c->yaml : NULL;
-  if (path)
-    *path = c ? c->path : NULL;
-  if (text)
-    *text = c ? c->yaml_text : NULL;
+  if (path) *path = c ? c->path : NULL;
+  if (text) *text = c ? c->yaml_text : NULL;
   for (size_t i = 0; root && root->kind == YNODE_MAP && i < root->count; i++)
     if (strcmp(root->pairs[i].key->value, name) == 0)
       return root->pairs[i].value;
@@ -160,14 +187,15 @@ void kl__case_check_sections(const kl_case *c, kl__diag_list *diags) {
   for (size_t i = 0; i < nchecks; i++) {
     const char *path, *text;
     const ynode *n = kl__case_section(c, checkers[i].name, &path, &text);
-    if (n)
-      checkers[i].fn(n, path, text, diags);
+    if (n) checkers[i].fn(n, path, text, diags);
   }
 }
 const char *kl_case_rule_file(const kl_case *c, size_t i) {
   return i < c->nrule_files ? c->rule_files[i] : NULL;
 }
-kl_objective kl_case_objective(const kl_case *c) { return c->objective; }
+kl_objective kl_case_objective(const kl_case *c) {
+  return c->objective;
+}
 int kl_case_budget(kl_budget *out, const kl_case *c) {
   return kl__result_give(out, &c->budget, sizeof(c->budget), sizeof(kl_budget),
                          "kl_budget");
@@ -176,9 +204,15 @@ int kl_case_reference(kl_reference_info *out, const kl_case *c) {
   return kl__result_give(out, &c->ref, sizeof(c->ref),
                          sizeof(kl_reference_info), "kl_reference_info");
 }
-size_t kl_case_param_count(const kl_case *c) { return c->nparams; }
-size_t kl_case_shape_count(const kl_case *c) { return c->nshapes; }
-size_t kl_case_tunable_count(const kl_case *c) { return c->ntunables; }
+size_t kl_case_param_count(const kl_case *c) {
+  return c->nparams;
+}
+size_t kl_case_shape_count(const kl_case *c) {
+  return c->nshapes;
+}
+size_t kl_case_tunable_count(const kl_case *c) {
+  return c->ntunables;
+}
 
 int kl_case_param(kl_param_info *into, const kl_case *c, size_t index) {
   if (index >= c->nparams)
@@ -220,8 +254,7 @@ double kl_case_shape_weight(const kl_case *c, size_t shape) {
 
 int kl_case_shape_find(const kl_case *c, const char *name) {
   for (size_t i = 0; i < c->nshapes; i++)
-    if (strcmp(c->shapes[i].name, name) == 0)
-      return (int)i;
+    if (strcmp(c->shapes[i].name, name) == 0) return (int)i;
   return kl__error(KL_ENOTFOUND, KL_DOMAIN_CASE, "case '%s' has no shape '%s'",
                    c->name, name);
 }
@@ -229,11 +262,9 @@ int kl_case_shape_find(const kl_case *c, const char *name) {
 int kl_case_shape_vars(kl_vars **out, const kl_case *c, size_t shape) {
   *out = NULL;
   int rc = check_shape(c, shape);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl_vars *v;
-  if ((rc = kl_vars_create(&v)) < 0)
-    return rc;
+  if ((rc = kl_vars_create(&v)) < 0) return rc;
   const kl_vars *src = c->shapes[shape].vars;
   for (size_t i = 0; i < kl_vars_count(src); i++) {
     kl_value x;
@@ -250,11 +281,10 @@ int kl_case_shape_vars(kl_vars **out, const kl_case *c, size_t shape) {
 int kl_case_param_elements(int64_t *out, const kl_case *c, size_t param,
                            size_t shape) {
   int rc = check_shape(c, shape);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (param >= c->nparams || !c->params[param].is_pointer)
-    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                     "param %zu is not a buffer", param);
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE, "param %zu is not a buffer",
+                     param);
   *out = c->shapes[shape].elements[param];
   return 0;
 }
@@ -262,19 +292,17 @@ int kl_case_param_elements(int64_t *out, const kl_case *c, size_t param,
 int kl_case_scalar_value(kl_value *out, const kl_case *c, size_t param,
                          size_t shape) {
   int rc = check_shape(c, shape);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (param >= c->nparams || c->params[param].is_pointer)
-    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                     "param %zu is not a scalar", param);
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE, "param %zu is not a scalar",
+                     param);
   *out = c->shapes[shape].scalars[param];
   return 0;
 }
 
 int kl_case_launch(kl_launch *out, const kl_case *c, size_t shape) {
   int rc = check_shape(c, shape);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (!c->has_launch)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
                      "case '%s' has no launch geometry (%s backend)", c->name,
@@ -286,20 +314,15 @@ int kl_case_launch(kl_launch *out, const kl_case *c, size_t shape) {
 int kl_case_roofline(double *bytes, double *flops, const kl_case *c,
                      size_t shape) {
   int rc = check_shape(c, shape);
-  if (rc < 0)
-    return rc;
-  if (!c->roof_bytes && !c->roof_flops)
-    return KL_ENOTFOUND;
-  if (bytes)
-    *bytes = c->shapes[shape].roof_bytes;
-  if (flops)
-    *flops = c->shapes[shape].roof_flops;
+  if (rc < 0) return rc;
+  if (!c->roof_bytes && !c->roof_flops) return KL_ENOTFOUND;
+  if (bytes) *bytes = c->shapes[shape].roof_bytes;
+  if (flops) *flops = c->shapes[shape].roof_flops;
   return 0;
 }
 
 int64_t kl_case_buffer_bytes(const kl_case *c, size_t shape) {
-  if (shape >= c->nshapes)
-    return 0;
+  if (shape >= c->nshapes) return 0;
   int64_t total = 0;
   for (size_t p = 0; p < c->nparams; p++)
     if (c->params[p].is_pointer)
@@ -317,23 +340,20 @@ size_t kl_case_tunable_value_count(const kl_case *c, size_t i) {
 }
 
 const char *kl_case_tunable_current(const kl_case *c, size_t i) {
-  if (i >= c->ntunables || c->tunables[i].nvalues == 0)
-    return NULL;
+  if (i >= c->ntunables || c->tunables[i].nvalues == 0) return NULL;
   return c->tunables[i].chosen ? c->tunables[i].chosen
                                : c->tunables[i].values[0];
 }
 
 const char *kl_case_tunable_value(const kl_case *c, size_t i, size_t j) {
-  if (i >= c->ntunables || j >= c->tunables[i].nvalues)
-    return NULL;
+  if (i >= c->ntunables || j >= c->tunables[i].nvalues) return NULL;
   return c->tunables[i].values[j];
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
 static int json_value(kl_buf *b, const kl_value *v) {
-  if (v->is_int)
-    return kl__buf_printf(b, "%lld", (long long)v->i);
+  if (v->is_int) return kl__buf_printf(b, "%lld", (long long)v->i);
   return kl__buf_printf(b, "%.17g", v->f);
 }
 
@@ -350,11 +370,10 @@ static int describe_params(kl_buf *b, const kl_case *c) {
     json_key(b, "name");
     kl__buf_json_string(b, p->name);
     kl__buf_printf(b, ",\"type\":\"%s%s\",\"dtype\":\"%s\"",
-                         kl_dtype_name(p->dtype), p->is_pointer ? "*" : "",
-                         kl_dtype_name(p->dtype));
+                   kl_dtype_name(p->dtype), p->is_pointer ? "*" : "",
+                   kl_dtype_name(p->dtype));
     kl__buf_printf(b, ",\"pointer\":%s,\"role\":\"%s\"",
-                         p->is_pointer ? "true" : "false",
-                         kl_role_name(p->role));
+                   p->is_pointer ? "true" : "false", kl_role_name(p->role));
     kl__buf_puts(b, ",\"count\":");
     kl__buf_json_string(b, p->count ? kl_expr_source(p->count) : NULL);
     kl__buf_puts(b, ",\"value\":");
@@ -379,36 +398,34 @@ static int describe_shapes(kl_buf *b, const kl_case *c) {
       kl_value v;
       const char *name = kl_vars_name(sh->vars, i);
       kl_vars_get(&v, sh->vars, name);
-      if (i)
-        kl__buf_putc(b, ',');
+      if (i) kl__buf_putc(b, ',');
       json_key(b, name);
       json_value(b, &v);
     }
     kl__buf_puts(b, "},\"elements\":{");
     bool first = true;
     for (size_t p = 0; p < c->nparams; p++) {
-      if (!c->params[p].is_pointer)
-        continue;
-      if (!first)
-        kl__buf_putc(b, ',');
+      if (!c->params[p].is_pointer) continue;
+      if (!first) kl__buf_putc(b, ',');
       first = false;
       json_key(b, c->params[p].name);
       kl__buf_printf(b, "%lld", (long long)sh->elements[p]);
     }
     kl__buf_printf(b, "},\"buffer_bytes\":%lld",
-                         (long long)kl_case_buffer_bytes(c, s));
+                   (long long)kl_case_buffer_bytes(c, s));
     if (c->has_launch) {
       const kl_launch *l = &sh->launch;
       kl__buf_printf(
-          b, ",\"launch\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,"
-             "%lld],\"shared_bytes\":%lld}",
+          b,
+          ",\"launch\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,"
+          "%lld],\"shared_bytes\":%lld}",
           (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2],
           (long long)l->block[0], (long long)l->block[1],
           (long long)l->block[2], (long long)l->shared_bytes);
     }
     if (c->roof_bytes || c->roof_flops)
       kl__buf_printf(b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
-                           sh->roof_bytes, sh->roof_flops);
+                     sh->roof_bytes, sh->roof_flops);
     kl__buf_putc(b, '}');
   }
   kl__buf_putc(b, ']');
@@ -422,8 +439,8 @@ int kl_case_describe_json(kl_buf *out, const kl_case *c) {
   kl__buf_json_string(&b, c->name);
   kl__buf_puts(&b, ",\"path\":");
   kl__buf_json_string(&b, c->path);
-  kl__buf_printf(&b, ",\"backend\":\"%s\",\"arch\":",
-                       kl_backend_name(c->backend));
+  kl__buf_printf(&b,
+                 ",\"backend\":\"%s\",\"arch\":", kl_backend_name(c->backend));
   kl__buf_json_string(&b, c->arch);
   kl__buf_puts(&b, ",\"kernel\":{\"source\":");
   kl__buf_json_string(&b, c->kernel_path);
@@ -441,41 +458,39 @@ int kl_case_describe_json(kl_buf *out, const kl_case *c) {
   kl__buf_putc(&b, ',');
   describe_shapes(&b, c);
   kl__buf_printf(&b, ",\"reference\":{\"kind\":\"%s\",\"source\":",
-                       c->ref.kind == KL_REFERENCE_HOST ? "host" : "baseline");
+                 c->ref.kind == KL_REFERENCE_HOST ? "host" : "baseline");
   kl__buf_json_string(&b, c->ref.source);
   kl__buf_puts(&b, ",\"function\":");
   kl__buf_json_string(&b, c->ref.function);
   kl__buf_printf(&b, ",\"atol\":%.17g,\"rtol\":%.17g}", c->ref.atol,
-                       c->ref.rtol);
-  kl__buf_printf(&b, ",\"objective\":\"%s\"",
-                       kl_objective_name(c->objective));
+                 c->ref.rtol);
+  kl__buf_printf(&b, ",\"objective\":\"%s\"", kl_objective_name(c->objective));
   kl__buf_puts(&b, ",\"tunables\":{");
   for (size_t i = 0; i < c->ntunables; i++) {
-    if (i)
-      kl__buf_putc(&b, ',');
+    if (i) kl__buf_putc(&b, ',');
     json_key(&b, c->tunables[i].name);
     kl__buf_putc(&b, '[');
     for (size_t j = 0; j < c->tunables[i].nvalues; j++) {
-      if (j)
-        kl__buf_putc(&b, ',');
+      if (j) kl__buf_putc(&b, ',');
       kl__buf_json_string(&b, c->tunables[i].values[j]);
     }
     kl__buf_putc(&b, ']');
   }
   kl__buf_printf(&b,
-                       "},\"budget\":{\"iterations\":%lld,\"patience\":%lld,"
-                       "\"min_gain_pct\":%.17g}}",
-                       (long long)c->budget.iterations,
-                       (long long)c->budget.patience, c->budget.min_gain_pct);
+                 "},\"budget\":{\"iterations\":%lld,\"patience\":%lld,"
+                 "\"min_gain_pct\":%.17g}}",
+                 (long long)c->budget.iterations, (long long)c->budget.patience,
+                 c->budget.min_gain_pct);
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
-static const size_t case_options_sizes[] = {0, offsetof(kl_case_options, tunables), sizeof(kl_case_options)};
+static const size_t case_options_sizes[] = {
+    0, offsetof(kl_case_options, tunables), sizeof(kl_case_options)};
 
 int kl_case_options_init(kl_case_options *opts, unsigned version) {
   const kl_case_options defaults = KL_CASE_OPTIONS_INIT;
@@ -488,6 +503,6 @@ int kl_case_options_init(kl_case_options *opts, unsigned version) {
 int kl__case_options_take(kl_case_options *full, const kl_case_options *given) {
   const kl_case_options defaults = KL_CASE_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, case_options_sizes, KL_ARRAY_SIZE(case_options_sizes),
-                          "kl_case_options");
+  return kl__options_take(full, given, case_options_sizes,
+                          KL_ARRAY_SIZE(case_options_sizes), "kl_case_options");
 }

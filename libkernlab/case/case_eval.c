@@ -17,8 +17,7 @@ typedef struct evaluation {
 
 static bool already_reported(loader *ld, evaluation *ev, const void *e) {
   for (size_t i = 0; i < ev->nreported; i++)
-    if (ev->reported[i] == e)
-      return true;
+    if (ev->reported[i] == e) return true;
   if (KL__GROW(ev->reported, ev->cap, ev->nreported + 1) < 0) {
     ld->diags.oom = true;
     return true;
@@ -30,12 +29,10 @@ static bool already_reported(loader *ld, evaluation *ev, const void *e) {
 /* Evaluate e for shape s; on failure report once (with the shape named). */
 static bool eval_for(loader *ld, evaluation *ev, const kl_expr *e,
                      const case_shape *s, kl_value *out) {
-  if (kl_expr_eval(out, e, s->vars) == 0)
-    return true;
+  if (kl_expr_eval(out, e, s->vars) == 0) return true;
   if (!already_reported(ld, ev, e)) {
     char suffix[160];
-    snprintf(suffix, sizeof(suffix), " (shape '%s')",
-             s->name ? s->name : "?");
+    snprintf(suffix, sizeof(suffix), " (shape '%s')", s->name ? s->name : "?");
     kl__ld_take_last_error(ld, suffix);
   }
   return false;
@@ -47,8 +44,7 @@ static void value_error(loader *ld, evaluation *ev, const kl_expr *e,
 
 static void value_error(loader *ld, evaluation *ev, const kl_expr *e,
                         const char *fmt, ...) {
-  if (already_reported(ld, ev, e))
-    return;
+  if (already_reported(ld, ev, e)) return;
   char text[512];
   va_list ap;
   va_start(ap, fmt);
@@ -63,8 +59,7 @@ static bool as_count(const kl_value *v, int64_t *out) {
     *out = v->i;
     return true;
   }
-  if (v->f != floor(v->f) || fabs(v->f) > 9e18)
-    return false;
+  if (v->f != floor(v->f) || fabs(v->f) > 9e18) return false;
   *out = (int64_t)v->f;
   return true;
 }
@@ -73,29 +68,29 @@ static void eval_scalars(loader *ld, evaluation *ev, case_shape *s) {
   kl_case *c = ld->c;
   for (size_t p = 0; p < c->nparams; p++) {
     case_param *pa = &c->params[p];
-    if (pa->is_pointer || !pa->name)
-      continue;
+    if (pa->is_pointer || !pa->name) continue;
     kl_value v;
     if (kl_vars_get(&v, s->vars, pa->name) == 0) {
       /* the shape gives it */
     } else if (pa->value) {
-      if (!eval_for(ld, ev, pa->value, s, &v))
-        continue;
+      if (!eval_for(ld, ev, pa->value, s, &v)) continue;
     } else {
-      kl__ld_err_at(ld, s->line, s->column,
-             "shape '%s' gives no value for scalar param '%s' (add '%s: …' "
-             "to the shape or 'value:' to the param)",
-             s->name ? s->name : "?", pa->name, pa->name);
+      kl__ld_err_at(
+          ld, s->line, s->column,
+          "shape '%s' gives no value for scalar param '%s' (add '%s: …' "
+          "to the shape or 'value:' to the param)",
+          s->name ? s->name : "?", pa->name, pa->name);
       continue;
     }
     if (!kl_dtype_is_float(pa->dtype)) {
       int64_t i;
       if (!as_count(&v, &i)) {
         if (!already_reported(ld, ev, pa))
-          kl__ld_err_at(ld, pa->line, pa->column,
-               "scalar '%s' is %s but its value %g for shape '%s' is not a "
-               "whole number", pa->name, kl_dtype_name(pa->dtype), v.f,
-               s->name ? s->name : "?");
+          kl__ld_err_at(
+              ld, pa->line, pa->column,
+              "scalar '%s' is %s but its value %g for shape '%s' is not a "
+              "whole number",
+              pa->name, kl_dtype_name(pa->dtype), v.f, s->name ? s->name : "?");
         continue;
       }
       int bits = (int)kl_dtype_size(pa->dtype) * 8;
@@ -106,9 +101,9 @@ static void eval_scalars(loader *ld, evaluation *ev, case_shape *s) {
       if (!fits) {
         if (!already_reported(ld, ev, pa))
           kl__ld_err_at(ld, pa->line, pa->column,
-               "scalar '%s' (%s) cannot hold %lld (shape '%s')", pa->name,
-               kl_dtype_name(pa->dtype), (long long)i,
-               s->name ? s->name : "?");
+                        "scalar '%s' (%s) cannot hold %lld (shape '%s')",
+                        pa->name, kl_dtype_name(pa->dtype), (long long)i,
+                        s->name ? s->name : "?");
         continue;
       }
       v.is_int = 1;
@@ -118,8 +113,7 @@ static void eval_scalars(loader *ld, evaluation *ev, case_shape *s) {
       v.is_int = 0;
     }
     s->scalars[p] = v;
-    if (kl_vars_set(s->vars, pa->name, &v) < 0)
-      ld->diags.oom = true;
+    if (kl_vars_set(s->vars, pa->name, &v) < 0) ld->diags.oom = true;
   }
 }
 
@@ -136,9 +130,11 @@ static void eval_counts(loader *ld, evaluation *ev, case_shape *s) {
                   "count of '%s' is %g for shape '%s', not a whole number",
                   pa->name ? pa->name : "?", v.f, s->name ? s->name : "?");
     else if (n <= 0)
-      value_error(ld, ev, pa->count, "count of '%s' is %lld for shape '%s'; "
-                  "it must be at least 1", pa->name ? pa->name : "?",
-                  (long long)n, s->name ? s->name : "?");
+      value_error(ld, ev, pa->count,
+                  "count of '%s' is %lld for shape '%s'; "
+                  "it must be at least 1",
+                  pa->name ? pa->name : "?", (long long)n,
+                  s->name ? s->name : "?");
     else if (n > INT64_MAX / 8)
       value_error(ld, ev, pa->count, "count of '%s' is too large (%lld)",
                   pa->name ? pa->name : "?", (long long)n);
@@ -159,30 +155,32 @@ static void eval_launch(loader *ld, evaluation *ev, case_shape *s) {
       dst[d] = 1;
       kl_value v;
       int64_t n;
-      if (!exprs[d] || !eval_for(ld, ev, exprs[d], s, &v))
-        continue;
+      if (!exprs[d] || !eval_for(ld, ev, exprs[d], s, &v)) continue;
       if (!as_count(&v, &n) || n < 1 || n > max[d])
-        value_error(ld, ev, exprs[d], "%s.%c is %g for shape '%s'; it must "
-                    "be a whole number from 1 to %lld", g ? "block" : "grid",
-                    "xyz"[d], v.f, s->name ? s->name : "?",
-                    (long long)max[d]);
+        value_error(ld, ev, exprs[d],
+                    "%s.%c is %g for shape '%s'; it must "
+                    "be a whole number from 1 to %lld",
+                    g ? "block" : "grid", "xyz"[d], v.f,
+                    s->name ? s->name : "?", (long long)max[d]);
       else
         dst[d] = n;
     }
   }
-  int64_t threads = s->launch.block[0] * s->launch.block[1] *
-                    s->launch.block[2];
+  int64_t threads =
+      s->launch.block[0] * s->launch.block[1] * s->launch.block[2];
   if (threads > 1024 && c->block[0])
-    value_error(ld, ev, c->block[0], "a block of %lld threads for shape "
+    value_error(ld, ev, c->block[0],
+                "a block of %lld threads for shape "
                 "'%s' exceeds the 1024 a CUDA block can hold",
                 (long long)threads, s->name ? s->name : "?");
   kl_value v;
   int64_t n;
   if (c->shared_bytes && eval_for(ld, ev, c->shared_bytes, s, &v)) {
     if (!as_count(&v, &n) || n < 0)
-      value_error(ld, ev, c->shared_bytes, "shared_bytes is %g for shape "
-                  "'%s'; it must be a whole number >= 0", v.f,
-                  s->name ? s->name : "?");
+      value_error(ld, ev, c->shared_bytes,
+                  "shared_bytes is %g for shape "
+                  "'%s'; it must be a whole number >= 0",
+                  v.f, s->name ? s->name : "?");
     else
       s->launch.shared_bytes = n;
   }
@@ -194,12 +192,12 @@ static void eval_roofline(loader *ld, evaluation *ev, case_shape *s) {
   double *dst[2] = {&s->roof_bytes, &s->roof_flops};
   for (int i = 0; i < 2; i++) {
     kl_value v;
-    if (!exprs[i] || !eval_for(ld, ev, exprs[i], s, &v))
-      continue;
+    if (!exprs[i] || !eval_for(ld, ev, exprs[i], s, &v)) continue;
     if (v.f < 0)
-      value_error(ld, ev, exprs[i], "roofline.%s is negative (%g) for shape "
-                  "'%s'", i ? "flops" : "bytes", v.f,
-                  s->name ? s->name : "?");
+      value_error(ld, ev, exprs[i],
+                  "roofline.%s is negative (%g) for shape "
+                  "'%s'",
+                  i ? "flops" : "bytes", v.f, s->name ? s->name : "?");
     else
       *dst[i] = v.f;
   }
@@ -215,8 +213,7 @@ static void expose_tunables(loader *ld, case_shape *s) {
     kl_value v;
     const case_tunable *t = &c->tunables[i];
     const char *value = kl_case_tunable_current(c, i);
-    if (!value || kl_vars_get(&v, s->vars, t->name) == 0)
-      continue;
+    if (!value || kl_vars_get(&v, s->vars, t->name) == 0) continue;
     int rc = kl_expr_eval_string(&v, value);
     if (rc == KL_ENOMEM) {
       ld->diags.oom = true;
@@ -226,8 +223,7 @@ static void expose_tunables(loader *ld, case_shape *s) {
       kl_error_clear(); /* not a number: only a -D define */
       continue;
     }
-    if (kl_vars_set(s->vars, t->name, &v) < 0)
-      ld->diags.oom = true;
+    if (kl_vars_set(s->vars, t->name, &v) < 0) ld->diags.oom = true;
   }
 }
 
@@ -236,8 +232,7 @@ void kl__ld_evaluate(loader *ld) {
   evaluation ev = {0};
   for (size_t i = 0; i < c->nshapes && !ld->diags.oom; i++) {
     case_shape *s = &c->shapes[i];
-    if (!s->vars)
-      continue;
+    if (!s->vars) continue;
     s->elements = kl__calloc(c->nparams ? c->nparams : 1, sizeof(int64_t));
     s->scalars = kl__calloc(c->nparams ? c->nparams : 1, sizeof(kl_value));
     if (!s->elements || !s->scalars) {
@@ -247,8 +242,7 @@ void kl__ld_evaluate(loader *ld) {
     expose_tunables(ld, s);
     eval_scalars(ld, &ev, s);
     eval_counts(ld, &ev, s);
-    if (c->has_launch)
-      eval_launch(ld, &ev, s);
+    if (c->has_launch) eval_launch(ld, &ev, s);
     eval_roofline(ld, &ev, s);
   }
   kl__free(ev.reported);

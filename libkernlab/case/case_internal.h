@@ -11,8 +11,8 @@ typedef struct case_param {
   kl_dtype dtype;
   bool is_pointer;
   kl_role role;
-  kl_expr *count;  /* pointers */
-  kl_expr *value;  /* scalars, NULL when shapes give the value */
+  kl_expr *count; /* pointers */
+  kl_expr *value; /* scalars, NULL when shapes give the value */
   kl_init_kind init;
   double init_a, init_b;
   char *init_text;
@@ -22,9 +22,9 @@ typedef struct case_param {
 typedef struct case_shape {
   char *name;
   double weight;
-  kl_vars *vars;      /* the shape's keys, then every scalar param */
-  int64_t *elements;  /* per param; 0 for scalars */
-  kl_value *scalars;  /* per param; scalars only */
+  kl_vars *vars;     /* the shape's keys, then every scalar param */
+  int64_t *elements; /* per param; 0 for scalars */
+  kl_value *scalars; /* per param; scalars only */
   kl_launch launch;
   double roof_bytes, roof_flops;
   int line, column;
@@ -68,8 +68,8 @@ struct kl_case {
  * registers a checker when the library loads (a constructor), and
  * kl_case_load then reports that section's mistakes with the case's own;
  * the case never calls into its owners. */
-typedef void (*kl__case_section_fn)(const struct ynode *value,
-                                    const char *path, const char *file_text,
+typedef void (*kl__case_section_fn)(const struct ynode *value, const char *path,
+                                    const char *file_text,
                                     kl__diag_list *diags);
 void kl__case_section_checker(const char *name, kl__case_section_fn fn);
 /* The section `name` of c (NULL when it has none), and where it was read:

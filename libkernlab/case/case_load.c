@@ -18,11 +18,9 @@
 /* ---- entry point --------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-    "kernlab", "name",      "description", "backend",   "target",
-    "kernel",  "params",    "shapes",      "reference", "roofline",
-    "objective", "tunables", "budget",     "program",   "rules",
-    "llm",     "webhook"};
-
+    "kernlab", "name",    "description", "backend",  "target",    "kernel",
+    "params",  "shapes",  "reference",   "roofline", "objective", "tunables",
+    "budget",  "program", "rules",       "llm",      "webhook"};
 
 static int resolve_paths(kl_case *c, const char *path) {
   if (kl__is_dir(path)) {
@@ -32,16 +30,14 @@ static int resolve_paths(kl_case *c, const char *path) {
     c->dir = kl__path_dir(path);
     c->path = kl__strdup(path);
   }
-  if (!c->dir || !c->path)
-    return kl__error_oom();
+  if (!c->dir || !c->path) return kl__error_oom();
   /* Trim a trailing slash so messages read "cases/x/case.yaml". */
   size_t n = strlen(c->dir);
   while (n > 1 && c->dir[n - 1] == '/')
     c->dir[--n] = '\0';
   if (n > 1 && kl__is_dir(path)) {
     kl__free(c->path);
-    if (!(c->path = kl__path_join(c->dir, "case.yaml")))
-      return kl__error_oom();
+    if (!(c->path = kl__path_join(c->dir, "case.yaml"))) return kl__error_oom();
   }
   if (!kl__is_file(c->path)) {
     if (kl__is_dir(path))
@@ -58,13 +54,11 @@ int kl_case_load(kl_case **out, const char *path,
   *out = NULL;
   kl_case_options opts;
   int rc = kl__case_options_take(&opts, given);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (!path || !*path)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE, "no case path given");
   kl_case *c = kl__calloc(1, sizeof(*c));
-  if (!c)
-    return kl__error_oom();
+  if (!c) return kl__error_oom();
   rc = resolve_paths(c, path);
   if (rc < 0) {
     kl_case_free(c);
@@ -79,8 +73,8 @@ int kl_case_load(kl_case **out, const char *path,
   ld.c = c;
   ld.path = c->path;
   ld.text = text.ptr ? text.ptr : "";
-  ynode *root = kl_yaml__parse(text.ptr ? text.ptr : "", text.size, c->path,
-                               &ld.diags);
+  ynode *root =
+      kl_yaml__parse(text.ptr ? text.ptr : "", text.size, c->path, &ld.diags);
   if (!root && !kl__ld_has_errors(&ld))
     kl__ld_err_at(&ld, 1, 1, "the case file is empty");
   else if (root && kl__ld_want(&ld, root, YNODE_MAP, "a case file")) {
@@ -109,14 +103,12 @@ int kl_case_load(kl_case **out, const char *path,
     }
     /* Evaluating over a signature that could not be read would only
      * repeat its errors as unknown names. */
-    if (!ld.diags.oom && !ld.params_broken)
-      kl__ld_evaluate(&ld);
+    if (!ld.diags.oom && !ld.params_broken) kl__ld_evaluate(&ld);
   }
   /* the sections other modules own: kept as written, checked by them */
   c->yaml = root;
   c->yaml_text = kl__buf_detach(&text);
-  if (root && root->kind == YNODE_MAP)
-    kl__case_check_sections(c, &ld.diags);
+  if (root && root->kind == YNODE_MAP) kl__case_check_sections(c, &ld.diags);
   if (kl__ld_has_errors(&ld)) {
     rc = kl__diag_report(&ld.diags, opts.on_diag, opts.payload);
     kl__diag_clear(&ld.diags);

@@ -42,11 +42,9 @@ static int stamp(const char *tdir, const char *target, const char *file,
   char *src = kl__path_join(tdir, file), *dst = kl__path_join(target, file);
   kl_buf text = KL_BUF_INIT, stamped = KL_BUF_INIT;
   int rc = src && dst ? kl__read_file(&text, src) : kl__error_oom();
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   substitute(&stamped, text.ptr ? text.ptr : "", name);
-  if ((rc = kl__buf_status(&stamped)) < 0)
-    goto done;
+  if ((rc = kl__buf_status(&stamped)) < 0) goto done;
   rc = kl__write_new_file(dst, stamped.ptr ? stamped.ptr : "", stamped.size);
 done:
   kl_buf_dispose(&text);
@@ -72,15 +70,12 @@ static int list_files(char ***out, size_t *count, const char *dir) {
   size_t n = 0, cap = 0;
   int rc = 0;
   for (struct dirent *e; (e = readdir(d));) {
-    if (e->d_name[0] == '.')
-      continue;
+    if (e->d_name[0] == '.') continue;
     char *full = kl__path_join(dir, e->d_name);
     bool file = full && kl__is_file(full);
     kl__free(full);
-    if (!file)
-      continue;
-    if ((rc = KL__GROW(names, cap, n + 1)) < 0)
-      break;
+    if (!file) continue;
+    if ((rc = KL__GROW(names, cap, n + 1)) < 0) break;
     if (!(names[n] = kl__strdup(e->d_name))) {
       rc = kl__error_oom();
       break;
@@ -101,11 +96,9 @@ static int list_files(char ***out, size_t *count, const char *dir) {
 }
 
 static char *template_dir(const char *template_name) {
-  if (strchr(template_name, '/'))
-    return kl__strdup(template_name);
+  if (strchr(template_name, '/')) return kl__strdup(template_name);
   const char *share = kl_share_dir();
-  if (!share)
-    return NULL;
+  if (!share) return NULL;
   char *templates = kl__path_join(share, "templates");
   char *dir = templates ? kl__path_join(templates, template_name) : NULL;
   kl__free(templates);
@@ -116,11 +109,9 @@ int kl_case_new(kl_buf *out_path, const char *name,
                 const kl_case_new_options *given) {
   kl_case_new_options full;
   int taken = kl__case_new_options_take(&full, given);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   const kl_case_new_options *opts = &full;
-  const char *tname = opts->template_name ? opts->template_name
-                                                  : "host";
+  const char *tname = opts->template_name ? opts->template_name : "host";
   const char *parent = opts->dir ? opts->dir : ".";
   if (!valid_case_name(name))
     return kl__error(KL_EINVALID, KL_DOMAIN_TEMPLATE,
@@ -145,8 +136,7 @@ int kl_case_new(kl_buf *out_path, const char *name,
   size_t nfiles = 0, written = 0;
   char *target = kl__path_join(parent, name);
   int rc = target ? list_files(&files, &nfiles, tdir) : kl__error_oom();
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if (nfiles == 0) {
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_TEMPLATE,
                    "template '%s' has no files", tname);
@@ -165,13 +155,11 @@ int kl_case_new(kl_buf *out_path, const char *name,
     goto done;
   }
   for (; written < nfiles; written++)
-    if ((rc = stamp(tdir, target, files[written], name)) < 0)
-      break;
+    if ((rc = stamp(tdir, target, files[written], name)) < 0) break;
   if (rc < 0) { /* leave nothing half-made behind */
     for (size_t i = 0; i < written; i++) {
       char *dst = kl__path_join(target, files[i]);
-      if (dst)
-        unlink(dst);
+      if (dst) unlink(dst);
       kl__free(dst);
     }
     rmdir(target);
@@ -190,21 +178,25 @@ done:
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t case_new_options_sizes[] = {0, sizeof(kl_case_new_options)};
 
 int kl_case_new_options_init(kl_case_new_options *opts, unsigned version) {
   const kl_case_new_options defaults = KL_CASE_NEW_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, case_new_options_sizes,
-                          KL_ARRAY_SIZE(case_new_options_sizes), "kl_case_new_options");
+                          KL_ARRAY_SIZE(case_new_options_sizes),
+                          "kl_case_new_options");
 }
 
 /* A caller's kl_case_new_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__case_new_options_take(kl_case_new_options *full, const kl_case_new_options *given) {
+int kl__case_new_options_take(kl_case_new_options *full,
+                              const kl_case_new_options *given) {
   const kl_case_new_options defaults = KL_CASE_NEW_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, case_new_options_sizes, KL_ARRAY_SIZE(case_new_options_sizes),
+  return kl__options_take(full, given, case_new_options_sizes,
+                          KL_ARRAY_SIZE(case_new_options_sizes),
                           "kl_case_new_options");
 }

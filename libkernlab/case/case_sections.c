@@ -9,17 +9,18 @@
 
 #include "loader.h"
 
-
-
 void kl__ld_read_header(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *n;
   if ((n = kl__ld_map_get(root, "kernlab"))) {
     int64_t v;
-    if (kl__ld_whole_number(ld, n, "kernlab (the case format version)", 1, &v) &&
+    if (kl__ld_whole_number(ld, n, "kernlab (the case format version)", 1,
+                            &v) &&
         v != CASE_FORMAT_VERSION)
-      kl__ld_err(ld, n, "unsupported case format version %lld (this kernlab reads "
-                 "%d)", (long long)v, CASE_FORMAT_VERSION);
+      kl__ld_err(ld, n,
+                 "unsupported case format version %lld (this kernlab reads "
+                 "%d)",
+                 (long long)v, CASE_FORMAT_VERSION);
   }
   if ((n = kl__ld_map_get(root, "name"))) {
     const char *name = kl__ld_scalar(ld, n, "name");
@@ -28,8 +29,9 @@ void kl__ld_read_header(loader *ld, const ynode *root) {
       ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
            (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.';
     if (name && !ok)
-      kl__ld_err(ld, n, "name '%s' may hold only letters, digits, '_', '-' and '.'",
-          name);
+      kl__ld_err(ld, n,
+                 "name '%s' may hold only letters, digits, '_', '-' and '.'",
+                 name);
     else if (name)
       c->name = kl__ld_dup_or_oom(ld, name);
   }
@@ -45,7 +47,8 @@ void kl__ld_read_header(loader *ld, const ynode *root) {
     else if (strcmp(b, "cuda") == 0)
       c->backend = KL_BACKEND_CUDA, ld->backend_ok = true;
     else if (strcmp(b, "command") == 0)
-      kl__ld_err(ld, n, "backend 'command' is reserved and not implemented yet; use "
+      kl__ld_err(ld, n,
+                 "backend 'command' is reserved and not implemented yet; use "
                  "'host' or 'cuda'");
     else
       kl__ld_err(ld, n, "unknown backend '%s' (expected host or cuda)", b);
@@ -60,31 +63,33 @@ void kl__ld_read_target(loader *ld, const ynode *root) {
       kl__ld_err(ld, root, "cuda cases need 'target: { arch: sm_XX }'");
     return;
   }
-  if (!kl__ld_want(ld, t, YNODE_MAP, "target"))
-    return;
+  if (!kl__ld_want(ld, t, YNODE_MAP, "target")) return;
   static const char *const keys[] = {"arch", "compiler", "flags"};
   kl__ld_check_keys(ld, t, keys, KL_ARRAY_SIZE(keys), "target");
   const ynode *n;
   if ((n = kl__ld_map_get(t, "arch"))) {
     const char *arch = kl__ld_scalar(ld, n, "target.arch");
     if (arch && c->backend == KL_BACKEND_HOST && ld->backend_ok) {
-      kl__ld_err(ld, n, "target.arch applies to cuda cases; host cases take "
+      kl__ld_err(ld, n,
+                 "target.arch applies to cuda cases; host cases take "
                  "target.flags");
     } else if (arch) {
-      bool ok = strncmp(arch, "sm_", 3) == 0 && arch[3] >= '1' &&
-                arch[3] <= '9';
+      bool ok =
+          strncmp(arch, "sm_", 3) == 0 && arch[3] >= '1' && arch[3] <= '9';
       for (const char *p = arch + 3; ok && *p; p++)
-        ok = (*p >= '0' && *p <= '9') || (p[1] == '\0' && (*p == 'a' ||
-                                                           *p == 'f'));
+        ok = (*p >= '0' && *p <= '9') ||
+             (p[1] == '\0' && (*p == 'a' || *p == 'f'));
       if (!ok)
-        kl__ld_err(ld, n, "target.arch '%s' is not an architecture like sm_90", arch);
+        kl__ld_err(ld, n, "target.arch '%s' is not an architecture like sm_90",
+                   arch);
       else
         c->arch = kl__ld_dup_or_oom(ld, arch);
     }
   } else if (c->backend == KL_BACKEND_CUDA && ld->backend_ok) {
     kl__ld_err(ld, t, "target is missing required key 'arch' (e.g. sm_90)");
   }
-  if ((n = kl__ld_map_get(t, "compiler")) && kl__ld_scalar(ld, n, "target.compiler"))
+  if ((n = kl__ld_map_get(t, "compiler")) &&
+      kl__ld_scalar(ld, n, "target.compiler"))
     c->compiler = kl__ld_dup_or_oom(ld, n->value);
   if ((n = kl__ld_map_get(t, "flags"))) {
     kl_buf flags = KL_BUF_INIT;
@@ -97,16 +102,14 @@ void kl__ld_read_target(loader *ld, const ynode *root) {
           kl__buf_puts(&flags, f);
       }
     }
-    if (flags.size)
-      c->flags = kl__buf_detach(&flags);
+    if (flags.size) c->flags = kl__buf_detach(&flags);
     kl_buf_dispose(&flags);
   }
 }
 
 static void read_launch(loader *ld, const ynode *launch) {
   kl_case *c = ld->c;
-  if (!kl__ld_want(ld, launch, YNODE_MAP, "kernel.launch"))
-    return;
+  if (!kl__ld_want(ld, launch, YNODE_MAP, "kernel.launch")) return;
   static const char *const keys[] = {"grid", "block", "shared_bytes"};
   kl__ld_check_keys(ld, launch, keys, KL_ARRAY_SIZE(keys), "kernel.launch");
   kl__ld_require(ld, launch, "grid", "kernel.launch");
@@ -115,8 +118,7 @@ static void read_launch(loader *ld, const ynode *launch) {
   kl_expr **dst[2] = {c->grid, c->block};
   for (int g = 0; g < 2; g++) {
     const ynode *n = kl__ld_map_get(launch, names[g]);
-    if (!n)
-      continue;
+    if (!n) continue;
     char what[64];
     snprintf(what, sizeof(what), "kernel.launch.%s", names[g]);
     if (n->kind == YNODE_SCALAR) {
@@ -124,7 +126,7 @@ static void read_launch(loader *ld, const ynode *launch) {
     } else if (kl__ld_want(ld, n, YNODE_SEQ, what)) {
       if (n->count < 1 || n->count > 3) {
         kl__ld_err(ld, n, "%s must have 1 to 3 dimensions, not %zu%s", what,
-            n->count, n->count > 3 ? kl__ld_comma_hint : "");
+                   n->count, n->count > 3 ? kl__ld_comma_hint : "");
         continue;
       }
       for (size_t d = 0; d < n->count; d++)
@@ -132,16 +134,14 @@ static void read_launch(loader *ld, const ynode *launch) {
     }
   }
   const ynode *n = kl__ld_map_get(launch, "shared_bytes");
-  if (n)
-    c->shared_bytes = kl__ld_compile(ld, n, "kernel.launch.shared_bytes");
+  if (n) c->shared_bytes = kl__ld_compile(ld, n, "kernel.launch.shared_bytes");
   c->has_launch = true;
 }
 
 void kl__ld_read_kernel(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *k = kl__ld_map_get(root, "kernel");
-  if (!k || !kl__ld_want(ld, k, YNODE_MAP, "kernel"))
-    return;
+  if (!k || !kl__ld_want(ld, k, YNODE_MAP, "kernel")) return;
   static const char *const keys[] = {"source", "entry", "launch"};
   kl__ld_check_keys(ld, k, keys, KL_ARRAY_SIZE(keys), "kernel");
   kl__ld_require(ld, k, "source", "kernel");
@@ -162,7 +162,8 @@ void kl__ld_read_kernel(loader *ld, const ynode *root) {
   if (c->backend == KL_BACKEND_CUDA && !n)
     kl__ld_err(ld, k, "cuda cases need kernel.launch (grid and block)");
   else if (c->backend == KL_BACKEND_HOST && n)
-    kl__ld_err(ld, n, "kernel.launch applies to cuda cases only; a host kernel is "
+    kl__ld_err(ld, n,
+               "kernel.launch applies to cuda cases only; a host kernel is "
                "called once per launch");
   else if (n)
     read_launch(ld, n);
@@ -171,51 +172,49 @@ void kl__ld_read_kernel(loader *ld, const ynode *root) {
 /* "f32*", "bf16 *", "i32" */
 static bool parse_type(loader *ld, const ynode *n, case_param *p) {
   const char *t = kl__ld_scalar(ld, n, "type");
-  if (!t)
-    return false;
+  if (!t) return false;
   char base[32];
   size_t len = strcspn(t, " *");
   const char *rest = t + len;
   while (*rest == ' ')
     rest++;
   p->is_pointer = *rest == '*';
-  if (p->is_pointer)
-    rest++;
+  if (p->is_pointer) rest++;
   while (*rest == ' ')
     rest++;
   if (len == 0 || len >= sizeof(base) || *rest) {
-    kl__ld_err(ld, n, "type '%s' is not a dtype or a dtype pointer like f32*", t);
+    kl__ld_err(ld, n, "type '%s' is not a dtype or a dtype pointer like f32*",
+               t);
     return false;
   }
   memcpy(base, t, len);
   base[len] = '\0';
-  if (kl_dtype_parse(&p->dtype, base) == 0)
-    return true;
+  if (kl_dtype_parse(&p->dtype, base) == 0) return true;
   static const struct {
     const char *c_name, *dtype;
-  } aliases[] = {{"float", "f32"},   {"double", "f64"}, {"half", "f16"},
-                 {"__half", "f16"},  {"bfloat16", "bf16"},
-                 {"__nv_bfloat16", "bf16"}, {"int", "i32"},
-                 {"int32_t", "i32"}, {"int64_t", "i64"}, {"long", "i64"},
-                 {"short", "i16"},   {"char", "i8"},    {"int8_t", "i8"},
-                 {"uint8_t", "u8"},  {"uint32_t", "u32"},
-                 {"unsigned", "u32"}, {"uint64_t", "u64"},
-                 {"size_t", "u64"}};
+  } aliases[] = {
+      {"float", "f32"},    {"double", "f64"},    {"half", "f16"},
+      {"__half", "f16"},   {"bfloat16", "bf16"}, {"__nv_bfloat16", "bf16"},
+      {"int", "i32"},      {"int32_t", "i32"},   {"int64_t", "i64"},
+      {"long", "i64"},     {"short", "i16"},     {"char", "i8"},
+      {"int8_t", "i8"},    {"uint8_t", "u8"},    {"uint32_t", "u32"},
+      {"unsigned", "u32"}, {"uint64_t", "u64"},  {"size_t", "u64"}};
   for (size_t i = 0; i < KL_ARRAY_SIZE(aliases); i++)
     if (strcmp(base, aliases[i].c_name) == 0) {
       kl__ld_err(ld, n, "unknown dtype '%s'; did you mean '%s%s'?", base,
-          aliases[i].dtype, p->is_pointer ? "*" : "");
+                 aliases[i].dtype, p->is_pointer ? "*" : "");
       return false;
     }
-  kl__ld_err(ld, n, "unknown dtype '%s' (expected f64 f32 f16 bf16 i64 i32 i16 i8 "
-             "u64 u32 u16 u8)", base);
+  kl__ld_err(ld, n,
+             "unknown dtype '%s' (expected f64 f32 f16 bf16 i64 i32 i16 i8 "
+             "u64 u32 u16 u8)",
+             base);
   return false;
 }
 
 static void parse_init(loader *ld, const ynode *n, case_param *p) {
   kl_expr *e = kl__ld_compile_ex(ld, n, "init", true);
-  if (!e)
-    return;
+  if (!e) return;
   const kl_expr_node *r = kl_expr__root(e);
   const char *fname = r->kind == NODE_NAME   ? r->name
                       : r->kind == NODE_CALL ? r->name
@@ -236,15 +235,15 @@ static void parse_init(loader *ld, const ynode *n, case_param *p) {
   };
   int di = -1;
   for (size_t i = 0; fname && i < KL_ARRAY_SIZE(dists); i++)
-    if (strcmp(fname, dists[i].name) == 0)
-      di = (int)i;
+    if (strcmp(fname, dists[i].name) == 0) di = (int)i;
   /* Function names of the expression language (min, max…) parse as calls;
    * distribution names that are not functions parse as names. */
-  if (r->kind == NODE_CALL && di < 0)
-    fname = NULL;
+  if (r->kind == NODE_CALL && di < 0) fname = NULL;
   if (di < 0) {
-    kl__ld_err(ld, n, "unknown init '%s' (expected normal, uniform, zeros, ones, "
-               "constant(v), arange, randint(lo, hi))", n->value);
+    kl__ld_err(ld, n,
+               "unknown init '%s' (expected normal, uniform, zeros, ones, "
+               "constant(v), arange, randint(lo, hi))",
+               n->value);
     kl_expr_free(e);
     return;
   }
@@ -253,7 +252,7 @@ static void parse_init(loader *ld, const ynode *n, case_param *p) {
   double args[2] = {dists[di].a, dists[di].b};
   if (nargs != 0 && (int)nargs != dists[di].nargs) {
     kl__ld_err(ld, n, "init '%s' takes %d arguments, not %zu", dists[di].name,
-        dists[di].nargs, nargs);
+               dists[di].nargs, nargs);
     bad = true;
   } else if (nargs == 0 && dists[di].nargs == 1) {
     kl__ld_err(ld, n, "init 'constant' needs its value: constant(v)");
@@ -304,14 +303,13 @@ static void default_init(loader *ld, case_param *p) {
     p->init = KL_INIT_RANDINT;
     p->init_a = 0;
     p->init_b = p->dtype == KL_DTYPE_I8 ? 100 : 1000;
-    p->init_text =
-        kl__ld_dup_or_oom(ld, p->dtype == KL_DTYPE_I8 ? "randint(0, 100)"
-                                               : "randint(0, 1000)");
+    p->init_text = kl__ld_dup_or_oom(
+        ld, p->dtype == KL_DTYPE_I8 ? "randint(0, 100)" : "randint(0, 1000)");
   }
 }
 
 static void read_param(loader *ld, const ynode *n, case_param *p) {
-  static const char *const keys[] = {"name", "type",  "role",
+  static const char *const keys[] = {"name",  "type", "role",
                                      "count", "init", "value"};
   p->line = n->line;
   p->column = n->column;
@@ -328,34 +326,31 @@ static void read_param(loader *ld, const ynode *n, case_param *p) {
   }
   const ynode *type = kl__ld_map_get(n, "type");
   bool typed = type && parse_type(ld, type, p);
-  if (!typed || !p->name)
-    ld->params_broken = true;
+  if (!typed || !p->name) ld->params_broken = true;
   const ynode *role = kl__ld_map_get(n, "role");
   const ynode *count = kl__ld_map_get(n, "count");
   const ynode *init = kl__ld_map_get(n, "init");
   const ynode *value = kl__ld_map_get(n, "value");
-  if (!typed)
-    return;
+  if (!typed) return;
   if (!p->is_pointer) {
     p->role = KL_ROLE_SCALAR;
-    if (role && !(role->kind == YNODE_SCALAR &&
-                  strcmp(role->value, "scalar") == 0))
+    if (role &&
+        !(role->kind == YNODE_SCALAR && strcmp(role->value, "scalar") == 0))
       kl__ld_err(ld, role, "role applies to buffers; '%s' is passed by value",
-          p->name ? p->name : "this param");
+                 p->name ? p->name : "this param");
     if (count)
       kl__ld_err(ld, count, "count applies to buffers; '%s' is passed by value",
-          p->name ? p->name : "this param");
+                 p->name ? p->name : "this param");
     if (init)
       kl__ld_err(ld, init, "init applies to buffers; a scalar takes 'value'");
-    if (value)
-      p->value = kl__ld_compile(ld, value, "value");
+    if (value) p->value = kl__ld_compile(ld, value, "value");
     return;
   }
   if (value)
     kl__ld_err(ld, value, "value applies to scalars; a buffer takes 'init'");
   if (!role) {
     kl__ld_err(ld, n, "buffer param '%s' needs a role (input, output or inout)",
-        p->name ? p->name : "?");
+               p->name ? p->name : "?");
   } else if (kl__ld_scalar(ld, role, "role")) {
     if (strcmp(role->value, "input") == 0)
       p->role = KL_ROLE_INPUT;
@@ -364,17 +359,21 @@ static void read_param(loader *ld, const ynode *n, case_param *p) {
     else if (strcmp(role->value, "inout") == 0)
       p->role = KL_ROLE_INOUT;
     else
-      kl__ld_err(ld, role, "unknown role '%s' (expected input, output or inout)",
-          role->value);
+      kl__ld_err(ld, role,
+                 "unknown role '%s' (expected input, output or inout)",
+                 role->value);
   }
   if (!count)
-    kl__ld_err(ld, n, "buffer param '%s' needs a count (an element count "
-               "expression)", p->name ? p->name : "?");
+    kl__ld_err(ld, n,
+               "buffer param '%s' needs a count (an element count "
+               "expression)",
+               p->name ? p->name : "?");
   else
     p->count = kl__ld_compile(ld, count, "count");
   if (p->role == KL_ROLE_OUTPUT && init)
-    kl__ld_err(ld, init, "outputs are poisoned before each launch, not "
-                  "initialised; use role inout to start from values");
+    kl__ld_err(ld, init,
+               "outputs are poisoned before each launch, not "
+               "initialised; use role inout to start from values");
   else if (init)
     parse_init(ld, init, p);
   else if (p->role != KL_ROLE_OUTPUT)
@@ -384,8 +383,7 @@ static void read_param(loader *ld, const ynode *n, case_param *p) {
 void kl__ld_read_params(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *ps = kl__ld_map_get(root, "params");
-  if (!ps || !kl__ld_want(ld, ps, YNODE_SEQ, "params"))
-    return;
+  if (!ps || !kl__ld_want(ld, ps, YNODE_SEQ, "params")) return;
   if (ps->count == 0) {
     kl__ld_err(ld, ps, "params is empty: list the kernel's arguments in order");
     return;
@@ -407,7 +405,7 @@ void kl__ld_read_params(loader *ld, const ynode *root) {
       if (c->params[j].name && strcmp(c->params[j].name, p->name) == 0) {
         const ynode *name = kl__ld_map_get(n, "name");
         kl__ld_err(ld, name, "duplicate param '%s' (first at line %d)", p->name,
-            c->params[j].line);
+                   c->params[j].line);
         break;
       }
   }
@@ -437,27 +435,26 @@ static void read_shape(loader *ld, const ynode *n, case_shape *s) {
     s->name = kl__ld_dup_or_oom(ld, name->value);
   for (size_t i = 0; i < n->count; i++) {
     const ynode *k = n->pairs[i].key, *v = n->pairs[i].value;
-    if (strcmp(k->value, "name") == 0)
-      continue;
+    if (strcmp(k->value, "name") == 0) continue;
     if (strcmp(k->value, "weight") == 0) {
       if (kl__ld_real_number(ld, v, "weight", 0, &s->weight) && s->weight <= 0)
         kl__ld_err(ld, v, "weight must be greater than 0");
       continue;
     }
     if (!kl__is_ident(k->value)) {
-      kl__ld_err(ld, k, "shape value '%s' is not a name usable in expressions%s",
+      kl__ld_err(
+          ld, k, "shape value '%s' is not a name usable in expressions%s",
           k->value, kl__ld_looks_cut_by_comma(k) ? kl__ld_comma_hint : "");
       continue;
     }
     if (is_param_name(c, k->value, true)) {
       kl__ld_err(ld, k, "shape value '%s' has the name of a buffer param",
-          k->value);
+                 k->value);
       continue;
     }
     /* A value may use the shape's earlier values: n: 1024*1024, m: 2*n */
     kl_expr *e = kl__ld_compile(ld, v, "a shape value");
-    if (!e)
-      continue;
+    if (!e) continue;
     kl_value val;
     if (kl_expr_eval(&val, e, s->vars) < 0)
       kl__ld_take_last_error(ld, NULL);
@@ -470,8 +467,7 @@ static void read_shape(loader *ld, const ynode *n, case_shape *s) {
 void kl__ld_read_shapes(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *ss = kl__ld_map_get(root, "shapes");
-  if (!ss || !kl__ld_want(ld, ss, YNODE_SEQ, "shapes"))
-    return;
+  if (!ss || !kl__ld_want(ld, ss, YNODE_SEQ, "shapes")) return;
   if (ss->count == 0) {
     kl__ld_err(ld, ss, "shapes is empty: give at least one shape to run at");
     return;
@@ -483,14 +479,14 @@ void kl__ld_read_shapes(loader *ld, const ynode *root) {
   }
   for (size_t i = 0; i < ss->count; i++) {
     const ynode *n = ss->items[i];
-    if (!kl__ld_want(ld, n, YNODE_MAP, "a shape"))
-      continue;
+    if (!kl__ld_want(ld, n, YNODE_MAP, "a shape")) continue;
     case_shape *s = &c->shapes[c->nshapes++];
     read_shape(ld, n, s);
     for (size_t j = 0; s->name && j + 1 < c->nshapes; j++)
       if (c->shapes[j].name && strcmp(c->shapes[j].name, s->name) == 0) {
-        kl__ld_err(ld, kl__ld_map_get(n, "name"), "duplicate shape '%s' (first at line %d)",
-            s->name, c->shapes[j].line);
+        kl__ld_err(ld, kl__ld_map_get(n, "name"),
+                   "duplicate shape '%s' (first at line %d)", s->name,
+                   c->shapes[j].line);
         break;
       }
   }
@@ -500,18 +496,26 @@ static double default_tolerance(const kl_case *c) {
   double tol = 0;
   for (size_t i = 0; i < c->nparams; i++) {
     const case_param *p = &c->params[i];
-    if (!p->is_pointer || p->role == KL_ROLE_INPUT)
-      continue;
+    if (!p->is_pointer || p->role == KL_ROLE_INPUT) continue;
     double t = 0;
     switch (p->dtype) {
-    case KL_DTYPE_F64: t = 1e-9; break;
-    case KL_DTYPE_F32: t = 1e-4; break;
-    case KL_DTYPE_F16: t = 1e-2; break;
-    case KL_DTYPE_BF16: t = 2e-2; break;
-    default: t = 0; break;
+    case KL_DTYPE_F64:
+      t = 1e-9;
+      break;
+    case KL_DTYPE_F32:
+      t = 1e-4;
+      break;
+    case KL_DTYPE_F16:
+      t = 1e-2;
+      break;
+    case KL_DTYPE_BF16:
+      t = 2e-2;
+      break;
+    default:
+      t = 0;
+      break;
     }
-    if (t > tol)
-      tol = t;
+    if (t > tol) tol = t;
   }
   return tol;
 }
@@ -521,37 +525,39 @@ void kl__ld_read_reference(loader *ld, const ynode *root) {
   c->ref.kind = KL_REFERENCE_BASELINE;
   c->ref.atol = c->ref.rtol = default_tolerance(c);
   const ynode *r = kl__ld_map_get(root, "reference");
-  if (!r || !kl__ld_want(ld, r, YNODE_MAP, "reference"))
-    return;
+  if (!r || !kl__ld_want(ld, r, YNODE_MAP, "reference")) return;
   static const char *const keys[] = {"kind", "source", "function", "atol",
                                      "rtol"};
   kl__ld_check_keys(ld, r, keys, KL_ARRAY_SIZE(keys), "reference");
   const ynode *n;
-  if ((n = kl__ld_map_get(r, "kind")) && kl__ld_scalar(ld, n, "reference.kind")) {
+  if ((n = kl__ld_map_get(r, "kind")) &&
+      kl__ld_scalar(ld, n, "reference.kind")) {
     if (strcmp(n->value, "host") == 0)
       c->ref.kind = KL_REFERENCE_HOST;
     else if (strcmp(n->value, "baseline") != 0)
-      kl__ld_err(ld, n, "unknown reference kind '%s' (expected baseline or host)",
-          n->value);
+      kl__ld_err(ld, n,
+                 "unknown reference kind '%s' (expected baseline or host)",
+                 n->value);
   }
-  const ynode *src = kl__ld_map_get(r, "source"), *fn = kl__ld_map_get(r, "function");
+  const ynode *src = kl__ld_map_get(r, "source"),
+              *fn = kl__ld_map_get(r, "function");
   if (c->ref.kind == KL_REFERENCE_HOST) {
     if (!src)
-      kl__ld_err(ld, r, "a host reference needs 'source' (a C file in the case)");
+      kl__ld_err(ld, r,
+                 "a host reference needs 'source' (a C file in the case)");
     else
       c->ref_source = kl__ld_case_file(ld, src, "reference.source");
     if (!fn)
       kl__ld_err(ld, r, "a host reference needs 'function' (its C name)");
-    else if (kl__ld_scalar(ld, fn, "reference.function") && !kl__is_ident(fn->value))
+    else if (kl__ld_scalar(ld, fn, "reference.function") &&
+             !kl__is_ident(fn->value))
       kl__ld_err(ld, fn, "reference.function '%s' is not a C function name",
-          fn->value);
+                 fn->value);
     else if (fn->kind == YNODE_SCALAR && fn->value[0])
       c->ref_function = kl__ld_dup_or_oom(ld, fn->value);
   } else {
-    if (src)
-      kl__ld_err(ld, src, "reference.source applies to kind: host");
-    if (fn)
-      kl__ld_err(ld, fn, "reference.function applies to kind: host");
+    if (src) kl__ld_err(ld, src, "reference.source applies to kind: host");
+    if (fn) kl__ld_err(ld, fn, "reference.function applies to kind: host");
   }
   if ((n = kl__ld_map_get(r, "atol")))
     kl__ld_real_number(ld, n, "reference.atol", 0, &c->ref.atol);
@@ -564,29 +570,32 @@ void kl__ld_read_reference(loader *ld, const ynode *root) {
 void kl__ld_read_rest(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *n;
-  if ((n = kl__ld_map_get(root, "roofline")) && kl__ld_want(ld, n, YNODE_MAP, "roofline")) {
+  if ((n = kl__ld_map_get(root, "roofline")) &&
+      kl__ld_want(ld, n, YNODE_MAP, "roofline")) {
     static const char *const keys[] = {"bytes", "flops"};
     kl__ld_check_keys(ld, n, keys, KL_ARRAY_SIZE(keys), "roofline");
-    const ynode *b = kl__ld_map_get(n, "bytes"), *f = kl__ld_map_get(n, "flops");
-    if (!b && !f)
-      kl__ld_err(ld, n, "roofline needs bytes, flops or both");
-    if (b)
-      c->roof_bytes = kl__ld_compile(ld, b, "roofline.bytes");
-    if (f)
-      c->roof_flops = kl__ld_compile(ld, f, "roofline.flops");
+    const ynode *b = kl__ld_map_get(n, "bytes"),
+                *f = kl__ld_map_get(n, "flops");
+    if (!b && !f) kl__ld_err(ld, n, "roofline needs bytes, flops or both");
+    if (b) c->roof_bytes = kl__ld_compile(ld, b, "roofline.bytes");
+    if (f) c->roof_flops = kl__ld_compile(ld, f, "roofline.flops");
   }
   c->objective = KL_OBJECTIVE_GEOMEAN_SPEEDUP;
-  if ((n = kl__ld_map_get(root, "objective")) && kl__ld_scalar(ld, n, "objective")) {
+  if ((n = kl__ld_map_get(root, "objective")) &&
+      kl__ld_scalar(ld, n, "objective")) {
     if (strcmp(n->value, "total_time") == 0)
       c->objective = KL_OBJECTIVE_TOTAL_TIME;
     else if (strcmp(n->value, "geomean_speedup") != 0)
-      kl__ld_err(ld, n, "unknown objective '%s' (expected geomean_speedup or "
-                 "total_time)", n->value);
+      kl__ld_err(ld, n,
+                 "unknown objective '%s' (expected geomean_speedup or "
+                 "total_time)",
+                 n->value);
   }
   c->budget.iterations = 10;
   c->budget.patience = 4;
   c->budget.min_gain_pct = 2.0;
-  if ((n = kl__ld_map_get(root, "budget")) && kl__ld_want(ld, n, YNODE_MAP, "budget")) {
+  if ((n = kl__ld_map_get(root, "budget")) &&
+      kl__ld_want(ld, n, YNODE_MAP, "budget")) {
     static const char *const keys[] = {"iterations", "patience",
                                        "min_gain_pct"};
     kl__ld_check_keys(ld, n, keys, KL_ARRAY_SIZE(keys), "budget");
@@ -596,7 +605,8 @@ void kl__ld_read_rest(loader *ld, const ynode *root) {
     if ((v = kl__ld_map_get(n, "patience")))
       kl__ld_whole_number(ld, v, "budget.patience", 1, &c->budget.patience);
     if ((v = kl__ld_map_get(n, "min_gain_pct")))
-      kl__ld_real_number(ld, v, "budget.min_gain_pct", 0, &c->budget.min_gain_pct);
+      kl__ld_real_number(ld, v, "budget.min_gain_pct", 0,
+                         &c->budget.min_gain_pct);
   }
   if ((n = kl__ld_map_get(root, "program"))) {
     c->program_path = kl__ld_case_file(ld, n, "program");
@@ -613,10 +623,9 @@ void kl__ld_read_rest(loader *ld, const ynode *root) {
 void kl__ld_read_rule_files(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *n = kl__ld_map_get(root, "rules");
-  if (!n)
-    return;
-  const ynode *const *items = n->kind == YNODE_SEQ ? (const ynode *const *)n->items
-                                                   : &n;
+  if (!n) return;
+  const ynode *const *items =
+      n->kind == YNODE_SEQ ? (const ynode *const *)n->items : &n;
   size_t count = n->kind == YNODE_SEQ ? n->count : 1;
   if (!(c->rule_files = kl__calloc(count ? count : 1, sizeof(char *)))) {
     ld->diags.oom = true;
@@ -624,16 +633,14 @@ void kl__ld_read_rule_files(loader *ld, const ynode *root) {
   }
   for (size_t i = 0; i < count; i++) {
     char *path = kl__ld_case_file(ld, items[i], "rules");
-    if (path)
-      c->rule_files[c->nrule_files++] = path;
+    if (path) c->rule_files[c->nrule_files++] = path;
   }
 }
 
 void kl__ld_read_tunables(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *t = kl__ld_map_get(root, "tunables");
-  if (!t || !kl__ld_want(ld, t, YNODE_MAP, "tunables"))
-    return;
+  if (!t || !kl__ld_want(ld, t, YNODE_MAP, "tunables")) return;
   c->tunables = kl__calloc(t->count ? t->count : 1, sizeof(*c->tunables));
   if (!c->tunables) {
     ld->diags.oom = true;
@@ -642,12 +649,13 @@ void kl__ld_read_tunables(loader *ld, const ynode *root) {
   for (size_t i = 0; i < t->count; i++) {
     const ynode *k = t->pairs[i].key, *v = t->pairs[i].value;
     if (!kl__is_ident(k->value)) {
-      kl__ld_err(ld, k, "tunable '%s' is not a C identifier (it becomes a -D "
-                 "define)", k->value);
+      kl__ld_err(ld, k,
+                 "tunable '%s' is not a C identifier (it becomes a -D "
+                 "define)",
+                 k->value);
       continue;
     }
-    if (!kl__ld_want(ld, v, YNODE_SEQ, "a tunable's values"))
-      continue;
+    if (!kl__ld_want(ld, v, YNODE_SEQ, "a tunable's values")) continue;
     if (v->count == 0) {
       kl__ld_err(ld, v, "tunable '%s' has no values", k->value);
       continue;
@@ -666,13 +674,13 @@ void kl__ld_read_tunables(loader *ld, const ynode *root) {
     c->ntunables++;
     for (size_t j = 0; j < v->count; j++) {
       const char *s = kl__ld_scalar(ld, v->items[j], "a tunable value");
-      if (!s)
-        continue;
+      if (!s) continue;
       bool dup = false;
       for (size_t q = 0; q < tu->nvalues && !dup; q++)
         dup = strcmp(tu->values[q], s) == 0;
       if (dup)
-        kl__ld_err(ld, v->items[j], "tunable '%s' lists '%s' twice", k->value, s);
+        kl__ld_err(ld, v->items[j], "tunable '%s' lists '%s' twice", k->value,
+                   s);
       else if ((tu->values[tu->nvalues] = kl__ld_dup_or_oom(ld, s)))
         tu->nvalues++;
     }
@@ -698,8 +706,7 @@ int kl__ld_configure_tunables(kl_case *c, const char *const *assign) {
           strncmp(t->name, assign[a], (size_t)(eq - assign[a])) != 0)
         continue;
       kl__free(t->chosen);
-      if (!(t->chosen = kl__strdup(eq + 1)))
-        return kl__error_oom();
+      if (!(t->chosen = kl__strdup(eq + 1))) return kl__error_oom();
     }
   }
   return 0;

@@ -35,8 +35,7 @@ void kl__ld_take_last_error(loader *ld, const char *suffix);
 bool kl__ld_has_errors(const loader *ld);
 const ynode *kl__ld_map_get(const ynode *map, const char *key);
 /* Is n of `kind`? Otherwise an error naming what was wanted. */
-bool kl__ld_want(loader *ld, const ynode *n, ynode_kind kind,
-                 const char *what);
+bool kl__ld_want(loader *ld, const ynode *n, ynode_kind kind, const char *what);
 bool kl__ld_looks_cut_by_comma(const ynode *n);
 /* What to add to a message about a value a comma may have cut. */
 extern const char kl__ld_comma_hint[];

@@ -7,8 +7,8 @@
  * written under a temporary name and renamed into place, so concurrent
  * processes never see half a file.
  *
- * A candidate's source is candidate code from its first byte: an #include <stddef.h>
-#include
+ * A candidate's source is candidate code from its first byte: an #include
+<stddef.h> #include
  * of a key file, a #pragma, a compiler plugin. The compiler runs in the
  * sandbox the worker runs in (core/sandbox.c: an allow-listed environment,
  * no network, no reads where secrets live, writes only to its own folder
@@ -37,38 +37,43 @@ struct kl_artifact {
 };
 
 void kl_artifact_free(kl_artifact *a) {
-  if (!a)
-    return;
+  if (!a) return;
   kl__free(a->path);
   kl__free(a->log);
   kl__free(a->first_error);
   kl__free(a);
 }
 
-int kl_artifact_ok(const kl_artifact *a) { return a->ok; }
-int kl_artifact_cached(const kl_artifact *a) { return a->cached; }
+int kl_artifact_ok(const kl_artifact *a) {
+  return a->ok;
+}
+int kl_artifact_cached(const kl_artifact *a) {
+  return a->cached;
+}
 const char *kl_artifact_path(const kl_artifact *a) {
   return a->ok ? a->path : NULL;
 }
-const char *kl_artifact_key(const kl_artifact *a) { return a->key; }
+const char *kl_artifact_key(const kl_artifact *a) {
+  return a->key;
+}
 const char *kl_artifact_log(const kl_artifact *a) {
   return a->log ? a->log : "";
 }
 const char *kl_artifact_first_error(const kl_artifact *a) {
   return a->first_error;
 }
-double kl_artifact_seconds(const kl_artifact *a) { return a->seconds; }
+double kl_artifact_seconds(const kl_artifact *a) {
+  return a->seconds;
+}
 
 int kl_compile_cache_dir(kl_buf *out, const kl_compile_options *given) {
   kl_compile_options opts;
   int rc = kl__compile_options_take(&opts, given);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl_buf dir = KL_BUF_INIT;
   rc = opts.cache_dir ? kl__buf_puts(&dir, opts.cache_dir)
                       : kl__cache_dir_default(&dir);
-  if (rc == 0)
-    rc = kl__mkdir_p(dir.ptr);
+  if (rc == 0) rc = kl__mkdir_p(dir.ptr);
   if (rc < 0) {
     kl_buf_dispose(&dir);
     return rc;
@@ -138,13 +143,11 @@ static size_t split_words(char *s, const char **argv, size_t max) {
   for (char *tok = s; *tok && n < max;) {
     while (*tok == ' ' || *tok == '\t')
       tok++;
-    if (!*tok)
-      break;
+    if (!*tok) break;
     argv[n++] = tok;
     while (*tok && *tok != ' ' && *tok != '\t')
       tok++;
-    if (*tok)
-      *tok++ = '\0';
+    if (*tok) *tok++ = '\0';
   }
   return n;
 }
@@ -153,11 +156,9 @@ static char *first_error_line(const char *log) {
   for (const char *p = log; p && *p;) {
     size_t len = strcspn(p, "\n");
     const char *hit = strstr(p, "error:");
-    if (hit && hit < p + len)
-      return kl__strndup(p, len);
+    if (hit && hit < p + len) return kl__strndup(p, len);
     p += len;
-    if (*p)
-      p++;
+    if (*p) p++;
   }
   return NULL;
 }
@@ -181,14 +182,12 @@ static char *cuda_lib_dir(const char *compiler) {
       size_t len = strcspn(p, ":");
       char cand[PATH_MAX];
       snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, compiler);
-      if (access(cand, X_OK) == 0)
-        snprintf(found, sizeof(found), "%s", cand);
+      if (access(cand, X_OK) == 0) snprintf(found, sizeof(found), "%s", cand);
       p += len + (p[len] == ':');
     }
   }
   char real[PATH_MAX];
-  if (!found[0] || !realpath(found, real))
-    return NULL;
+  if (!found[0] || !realpath(found, real)) return NULL;
   char *bin = kl__path_dir(real);
   char *lib = bin ? kl__path_join(bin, "../lib64") : NULL;
   kl__free(bin);
@@ -243,7 +242,7 @@ static int read_cached(kl_artifact *a, const char *base) {
   kl_buf log = KL_BUF_INIT;
   snprintf(path, sizeof(path), "%s.log", base);
   if (kl__is_file(path) && kl__read_file(&log, path) < 0)
-    kl_error_clear(); /* a missing log is no reason to recompile */
+    kl_error_clear();         /* a missing log is no reason to recompile */
   if (kl__redact(&log) < 0) { /* secrets known now and not then */
     kl_buf_dispose(&log);
     return KL_ENOMEM;
@@ -274,8 +273,7 @@ static int write_file_atomic(const char *path, const char *data, size_t n) {
   int rc = kl__write_new_file(tmp, data, n);
   if (rc == 0 && rename(tmp, path) < 0)
     rc = kl__error_os(KL_EIO, path, "cannot rename into place");
-  if (rc < 0)
-    unlink(tmp);
+  if (rc < 0) unlink(tmp);
   return rc;
 }
 
@@ -284,8 +282,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   *out = NULL;
   kl_compile_options full;
   int rc = kl__compile_options_take(&full, given);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   const kl_compile_options *opts = &full;
   kl_harness_options hopts = KL_HARNESS_OPTIONS_INIT;
   hopts.form = KL_HARNESS_PLUGIN;
@@ -294,35 +291,31 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   kl_artifact *a = NULL;
   char *flags_copy = NULL;
   rc = kl_harness_generate(&src, c, candidate, &hopts);
-  if (rc < 0)
-    goto done;
-  if ((rc = kl_compile_cache_dir(&dir, opts)) < 0)
-    goto done;
+  if (rc < 0) goto done;
+  if ((rc = kl_compile_cache_dir(&dir, opts)) < 0) goto done;
   bool cuda = c->backend == KL_BACKEND_CUDA;
   const char *env_cc = getenv(cuda ? "NVCC" : "CC");
-  const char *compiler = opts->compiler ? opts->compiler
-                         : c->compiler          ? c->compiler
-                         : env_cc && env_cc[0]  ? env_cc
-                         : cuda                 ? "nvcc"
-                                                : "cc";
+  const char *compiler = opts->compiler        ? opts->compiler
+                         : c->compiler         ? c->compiler
+                         : env_cc && env_cc[0] ? env_cc
+                         : cuda                ? "nvcc"
+                                               : "cc";
   const char *flags = opts->flags ? opts->flags
-                      : c->flags          ? c->flags
-                      : cuda              ? "-O3 -lineinfo"
-                                          : "-O3 -march=native";
+                      : c->flags  ? c->flags
+                      : cuda      ? "-O3 -lineinfo"
+                                  : "-O3 -march=native";
   char banner[256];
-  if ((rc = compiler_banner(compiler, banner, sizeof(banner))) < 0)
-    goto done;
+  if ((rc = compiler_banner(compiler, banner, sizeof(banner))) < 0) goto done;
   /* The key covers everything that changes the object. */
   kl__sha256 h;
   kl__sha256_init(&h);
   kl__sha256_update(&h, src.ptr, src.size + 1);
-  rc = kl__buf_printf(&key_text, "%s\n%s\n%s\n%s-plugin\n%s\n", compiler,
-                      banner, flags, cuda ? "cuda" : "host",
-                      cuda ? c->arch : "");
+  rc =
+      kl__buf_printf(&key_text, "%s\n%s\n%s\n%s-plugin\n%s\n", compiler, banner,
+                     flags, cuda ? "cuda" : "host", cuda ? c->arch : "");
   for (size_t i = 0; rc == 0 && opts->defines && opts->defines[i]; i++)
     rc = kl__buf_printf(&key_text, "-D%s\n", opts->defines[i]);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   kl__sha256_update(&h, key_text.ptr, key_text.size);
   if (!(a = kl__calloc(1, sizeof(*a)))) {
     rc = kl__error_oom();
@@ -347,8 +340,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   snprintf(path_so, sizeof(path_so), "%s.so", base);
   snprintf(tmp_so, sizeof(tmp_so), "%s.so.tmp.%ld.%ld", base, (long)getpid(),
            (long)gettid());
-  if ((rc = write_file_atomic(path_c, src.ptr, src.size)) < 0)
-    goto done;
+  if ((rc = write_file_atomic(path_c, src.ptr, src.size)) < 0) goto done;
   if (!(flags_copy = kl__strdup(flags))) {
     rc = kl__error_oom();
     goto done;
@@ -409,8 +401,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   for (size_t i = 0; def_words && i < ndefs; i++)
     kl__free(def_words[i]);
   kl__free(def_words);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   a->seconds = seconds_since(&t0);
   if (kl__redact(&r.output) < 0) {
     kl_buf_dispose(&r.output);
@@ -457,21 +448,25 @@ done:
   return 0;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t compile_options_sizes[] = {0, sizeof(kl_compile_options)};
 
 int kl_compile_options_init(kl_compile_options *opts, unsigned version) {
   const kl_compile_options defaults = KL_COMPILE_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, compile_options_sizes,
-                          KL_ARRAY_SIZE(compile_options_sizes), "kl_compile_options");
+                          KL_ARRAY_SIZE(compile_options_sizes),
+                          "kl_compile_options");
 }
 
 /* A caller's kl_compile_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__compile_options_take(kl_compile_options *full, const kl_compile_options *given) {
+int kl__compile_options_take(kl_compile_options *full,
+                             const kl_compile_options *given) {
   const kl_compile_options defaults = KL_COMPILE_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, compile_options_sizes, KL_ARRAY_SIZE(compile_options_sizes),
+  return kl__options_take(full, given, compile_options_sizes,
+                          KL_ARRAY_SIZE(compile_options_sizes),
                           "kl_compile_options");
 }

@@ -39,10 +39,8 @@ void kl__buf_give(kl_buf *to, kl_buf *from) {
 
 int kl_buf_set(kl_buf *b, const char *data, size_t n) {
   char *copy = kl__malloc(n + 1);
-  if (!copy)
-    return kl__error_oom();
-  if (n)
-    memcpy(copy, data, n);
+  if (!copy) return kl__error_oom();
+  if (n) memcpy(copy, data, n);
   copy[n] = '\0';
   kl_buf_dispose(b);
   b->ptr = copy;
@@ -52,36 +50,30 @@ int kl_buf_set(kl_buf *b, const char *data, size_t n) {
 }
 
 void kl_buf_dispose(kl_buf *b) {
-  if (!b)
-    return;
+  if (!b) return;
   kl__free(b->ptr);
   b->ptr = NULL;
   b->size = b->reserved = 0;
 }
 
 int kl__buf_grow(kl_buf *b, size_t extra) {
-  if (b->reserved == FAILED)
-    return KL_ENOMEM;
+  if (b->reserved == FAILED) return KL_ENOMEM;
   if (extra < SIZE_MAX - 1 - b->size && b->size + extra + 1 <= b->reserved)
     return 0;
-  if (extra >= SIZE_MAX / 2 - b->size)
-    return fail(b);
+  if (extra >= SIZE_MAX / 2 - b->size) return fail(b);
   size_t want = b->reserved ? b->reserved : 64;
   while (want < b->size + extra + 1)
     want *= 2;
   char *p = kl__realloc(b->ptr, want);
-  if (!p)
-    return fail(b);
+  if (!p) return fail(b);
   b->ptr = p;
   b->reserved = want;
   return 0;
 }
 
 int kl__buf_put(kl_buf *b, const char *s, size_t n) {
-  if (kl__buf_grow(b, n) < 0)
-    return KL_ENOMEM;
-  if (n)
-    memcpy(b->ptr + b->size, s, n);
+  if (kl__buf_grow(b, n) < 0) return KL_ENOMEM;
+  if (n) memcpy(b->ptr + b->size, s, n);
   b->size += n;
   b->ptr[b->size] = '\0';
   return 0;
@@ -104,8 +96,7 @@ int kl__buf_vprintf(kl_buf *b, const char *fmt, va_list ap) {
     fail(b);
     return kl__error(KL_ERROR, KL_DOMAIN_NONE, "bad format '%s'", fmt);
   }
-  if (kl__buf_grow(b, (size_t)n) < 0)
-    return KL_ENOMEM;
+  if (kl__buf_grow(b, (size_t)n) < 0) return KL_ENOMEM;
   vsnprintf(b->ptr + b->size, (size_t)n + 1, fmt, ap);
   b->size += (size_t)n;
   return 0;
@@ -125,13 +116,24 @@ int kl__buf_json_string(kl_buf *b, const char *s) {
 
 int kl__buf_json_string_n(kl_buf *b, const char *s, size_t n) {
   kl__buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + n; p++) {
+  for (const unsigned char *p = (const unsigned char *)s;
+       p < (const unsigned char *)s + n; p++) {
     switch (*p) {
-    case '"': kl__buf_puts(b, "\\\""); break;
-    case '\\': kl__buf_puts(b, "\\\\"); break;
-    case '\n': kl__buf_puts(b, "\\n"); break;
-    case '\r': kl__buf_puts(b, "\\r"); break;
-    case '\t': kl__buf_puts(b, "\\t"); break;
+    case '"':
+      kl__buf_puts(b, "\\\"");
+      break;
+    case '\\':
+      kl__buf_puts(b, "\\\\");
+      break;
+    case '\n':
+      kl__buf_puts(b, "\\n");
+      break;
+    case '\r':
+      kl__buf_puts(b, "\\r");
+      break;
+    case '\t':
+      kl__buf_puts(b, "\\t");
+      break;
     default:
       if (*p < 0x20)
         kl__buf_printf(b, "\\u%04x", *p);
@@ -150,8 +152,7 @@ char *kl__buf_detach(kl_buf *b) {
     return NULL;
   }
   char *p = b->ptr;
-  if (!p)
-    p = kl__strdup("");
+  if (!p) p = kl__strdup("");
   b->ptr = NULL;
   b->size = b->reserved = 0;
   return p;

@@ -13,8 +13,7 @@
  * newlines kept, so that a search for the entry point sees only code. */
 char *kl__c_blank(const char *s, size_t n, bool keep_strings) {
   char *o = kl__strndup(s, n);
-  if (!o)
-    return NULL;
+  if (!o) return NULL;
   for (size_t i = 0; i < n; i++) {
     if (o[i] == '/' && o[i + 1] == '/') {
       while (i < n && o[i] != '\n')
@@ -22,14 +21,11 @@ char *kl__c_blank(const char *s, size_t n, bool keep_strings) {
     } else if (o[i] == '/' && o[i + 1] == '*') {
       o[i] = o[i + 1] = ' ';
       for (i += 2; i < n && !(o[i] == '*' && o[i + 1] == '/'); i++)
-        if (o[i] != '\n')
-          o[i] = ' ';
-      if (i < n)
-        o[i] = o[i + 1] = ' ', i++;
+        if (o[i] != '\n') o[i] = ' ';
+      if (i < n) o[i] = o[i + 1] = ' ', i++;
     } else if (o[i] == '"' && keep_strings) {
       for (i++; i < n && o[i] != '"' && o[i] != '\n'; i++)
-        if (o[i] == '\\')
-          i++;
+        if (o[i] == '\\') i++;
     } else if (o[i] == '"') {
       for (i++; i < n && o[i] != '"' && o[i] != '\n'; i++)
         o[i] = o[i] == '\\' && i + 1 < n ? (o[i + 1] = ' ', ' ') : ' ';
@@ -54,22 +50,18 @@ static bool find_definition(const char *code, const char *entry,
     const char *q = p + len;
     while (isspace((unsigned char)*q))
       q++;
-    if (*q != '(')
-      continue;
+    if (*q != '(') continue;
     const char *open = q;
     int depth = 0;
     for (; *q; q++) {
       depth += (*q == '(') - (*q == ')');
-      if (depth == 0)
-        break;
+      if (depth == 0) break;
     }
-    if (!*q)
-      return false;
+    if (!*q) return false;
     const char *close = q++;
     while (isspace((unsigned char)*q))
       q++;
-    if (*q != '{')
-      continue; /* a declaration or a call */
+    if (*q != '{') continue; /* a declaration or a call */
     *name = p, *lparen = open, *rparen = close, *brace = q;
     return true;
   }
@@ -79,8 +71,7 @@ static bool find_definition(const char *code, const char *entry,
 int kl__c_definition_params(char **out, const char *code, const char *entry) {
   const char *name, *open, *close, *brace;
   *out = NULL;
-  if (!find_definition(code, entry, &name, &open, &close, &brace))
-    return 0;
+  if (!find_definition(code, entry, &name, &open, &close, &brace)) return 0;
   *out = kl__strndup(open + 1, (size_t)(close - open - 1));
   return *out ? 0 : KL_ENOMEM;
 }
@@ -104,16 +95,13 @@ int kl__c_definition_span(const char *code, const char *entry, size_t *start,
   for (int depth = 0; code[e]; e++) {
     if (code[e] == '\'') { /* '{' and '}' as characters */
       for (e++; code[e] && code[e] != '\'' && code[e] != '\n'; e++)
-        if (code[e] == '\\' && code[e + 1])
-          e++;
+        if (code[e] == '\\' && code[e + 1]) e++;
       continue;
     }
     depth += (code[e] == '{') - (code[e] == '}');
-    if (depth == 0)
-      break;
+    if (depth == 0) break;
   }
-  if (!code[e])
-    return KL_ENOTFOUND;
+  if (!code[e]) return KL_ENOTFOUND;
   *start = s;
   *open = (size_t)(brace - code);
   *end = e + 1;

@@ -43,8 +43,7 @@ static void make_exit_key(void) {
 }
 
 static void arm_release(void) {
-  if (exit_key_set)
-    return;
+  if (exit_key_set) return;
   pthread_once(&exit_key_once, make_exit_key);
   exit_key_set = pthread_setspecific(exit_key, &last) == 0;
 }
@@ -52,12 +51,10 @@ static void arm_release(void) {
 /* The error slot must work when allocation fails, so it uses the plain
  * allocator (never the test hook) and degrades to static strings. */
 static char *plain_strdup(const char *s) {
-  if (!s)
-    return NULL;
+  if (!s) return NULL;
   size_t n = strlen(s) + 1;
   char *p = malloc(n);
-  if (p)
-    memcpy(p, s, n);
+  if (p) memcpy(p, s, n);
   return p;
 }
 
@@ -66,11 +63,9 @@ static char *vformat(const char *fmt, va_list ap) {
   va_copy(cp, ap);
   int n = vsnprintf(NULL, 0, fmt, cp);
   va_end(cp);
-  if (n < 0)
-    return NULL;
+  if (n < 0) return NULL;
   char *s = malloc((size_t)n + 1);
-  if (s)
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
+  if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
   return s;
 }
 
@@ -87,10 +82,8 @@ static char *format_message(const char *path, int line, int column,
                             const char *text) {
   if (path && line > 0 && column > 0)
     return aformat("%s:%d:%d: %s", path, line, column, text);
-  if (path && line > 0)
-    return aformat("%s:%d: %s", path, line, text);
-  if (path)
-    return aformat("%s: %s", path, text);
+  if (path && line > 0) return aformat("%s:%d: %s", path, line, text);
+  if (path) return aformat("%s: %s", path, text);
   return plain_strdup(text);
 }
 
@@ -145,15 +138,19 @@ int kl__error_os(int code, const char *path, const char *what) {
 
 int kl__errno_code(int err, bool mid_work) {
   switch (err) {
-  case ENOENT: return KL_ENOTFOUND;
+  case ENOENT:
+    return KL_ENOTFOUND;
   case EISDIR:
   case ENOTDIR:
   case ELOOP:
-  case ENAMETOOLONG: return KL_EINVALID;
+  case ENAMETOOLONG:
+    return KL_EINVALID;
   case EACCES:
   case EPERM:
-  case EROFS: return mid_work ? KL_EIO : KL_EINVALID;
-  default: return KL_EIO;
+  case EROFS:
+    return mid_work ? KL_EIO : KL_EINVALID;
+  default:
+    return KL_EIO;
   }
 }
 
@@ -178,21 +175,36 @@ void kl_error_clear(void) {
 
 const char *kl_strerror(int code) {
   switch (code) {
-  case KL_OK: return "success";
-  case KL_ERROR: return "failure";
-  case KL_ENOMEM: return "out of memory";
-  case KL_EINVALID: return "invalid input";
-  case KL_ENOTFOUND: return "not found";
-  case KL_EIO: return "input/output error";
-  case KL_EBUSY: return "resource busy";
-  case KL_EUSER: return "stopped by a callback";
-  case KL_EUNSUPPORTED: return "not supported";
-  case KL_EEXISTS: return "already exists";
-  case KL_ENODEVICE: return "no usable device";
-  case KL_ETIMEOUT: return "timed out";
-  case KL_ECRASHED: return "crashed";
-  case KL_EREJECTED: return "rejected";
-  default: return "unknown error";
+  case KL_OK:
+    return "success";
+  case KL_ERROR:
+    return "failure";
+  case KL_ENOMEM:
+    return "out of memory";
+  case KL_EINVALID:
+    return "invalid input";
+  case KL_ENOTFOUND:
+    return "not found";
+  case KL_EIO:
+    return "input/output error";
+  case KL_EBUSY:
+    return "resource busy";
+  case KL_EUSER:
+    return "stopped by a callback";
+  case KL_EUNSUPPORTED:
+    return "not supported";
+  case KL_EEXISTS:
+    return "already exists";
+  case KL_ENODEVICE:
+    return "no usable device";
+  case KL_ETIMEOUT:
+    return "timed out";
+  case KL_ECRASHED:
+    return "crashed";
+  case KL_EREJECTED:
+    return "rejected";
+  default:
+    return "unknown error";
   }
 }
 
@@ -250,27 +262,21 @@ void kl__diag_add(kl__diag_list *l, int code, int domain, const char *path,
 
 static int diag_cmp(const void *pa, const void *pb) {
   const kl__diag *a = pa, *b = pb;
-  if (a->e.line != b->e.line)
-    return a->e.line < b->e.line ? -1 : 1;
-  if (a->e.column != b->e.column)
-    return a->e.column < b->e.column ? -1 : 1;
+  if (a->e.line != b->e.line) return a->e.line < b->e.line ? -1 : 1;
+  if (a->e.column != b->e.column) return a->e.column < b->e.column ? -1 : 1;
   return a->order < b->order ? -1 : a->order > b->order;
 }
 
 void kl__diag_sort(kl__diag_list *l) {
-  if (l->count > 1)
-    qsort(l->items, l->count, sizeof(*l->items), diag_cmp);
+  if (l->count > 1) qsort(l->items, l->count, sizeof(*l->items), diag_cmp);
 }
 
 int kl__diag_report(kl__diag_list *l, kl_diag_fn on_diag, void *payload) {
-  if (l->oom)
-    return kl__error_oom();
-  if (l->count == 0)
-    return 0;
+  if (l->oom) return kl__error_oom();
+  if (l->count == 0) return 0;
   kl__diag_sort(l);
   for (size_t i = 0; i < l->count; i++)
-    if (on_diag && on_diag(&l->items[i].e, payload))
-      break;
+    if (on_diag && on_diag(&l->items[i].e, payload)) break;
   kl_error first = l->items[0].e;
   char text[1024];
   if (l->count > 1) {

@@ -52,8 +52,7 @@ int kl__list_dir(char ***out, size_t *count, const char *dir,
     n++;
   }
   closedir(d);
-  if (n > 1)
-    qsort(names, n, sizeof(*names), cmp_names);
+  if (n > 1) qsort(names, n, sizeof(*names), cmp_names);
   *out = names;
   *count = n;
   return 0;
@@ -71,17 +70,14 @@ int kl__read_file(kl_buf *out, const char *path) {
   }
   int rc = 0;
   for (;;) {
-    if ((rc = kl__buf_grow(out, 65536)) < 0)
-      break;
+    if ((rc = kl__buf_grow(out, 65536)) < 0) break;
     ssize_t n = read(fd, out->ptr + out->size, out->reserved - out->size - 1);
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       rc = kl__error_os(KL_EIO, path, "cannot read");
       break;
     }
-    if (n == 0)
-      break;
+    if (n == 0) break;
     out->size += (size_t)n;
     out->ptr[out->size] = '\0';
   }
@@ -92,10 +88,8 @@ int kl__read_file(kl_buf *out, const char *path) {
 int kl__write_all(int fd, const char *data, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, data, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
     data += w;
     n -= (size_t)w;
   }
@@ -113,14 +107,12 @@ int kl__write_new_file(const char *path, const char *data, size_t n) {
     close(fd);
     return rc;
   }
-  if (close(fd) < 0)
-    return kl__error_os(KL_EIO, path, "cannot write");
+  if (close(fd) < 0) return kl__error_os(KL_EIO, path, "cannot write");
   return 0;
 }
 
 char *kl__path_join(const char *a, const char *b) {
-  if (b[0] == '/' || !a || !a[0] || strcmp(a, ".") == 0)
-    return kl__strdup(b);
+  if (b[0] == '/' || !a || !a[0] || strcmp(a, ".") == 0) return kl__strdup(b);
   size_t la = strlen(a);
   kl_buf out = KL_BUF_INIT;
   if (kl__buf_put(&out, a, la) < 0 ||
@@ -134,21 +126,17 @@ char *kl__path_join(const char *a, const char *b) {
 
 char *kl__path_dir(const char *path) {
   const char *slash = strrchr(path, '/');
-  if (!slash)
-    return kl__strdup(".");
-  if (slash == path)
-    return kl__strdup("/");
+  if (!slash) return kl__strdup(".");
+  if (slash == path) return kl__strdup("/");
   return kl__strndup(path, (size_t)(slash - path));
 }
 
 int kl__mkdir_p(const char *path) {
   char *p = kl__strdup(path);
-  if (!p)
-    return kl__error_oom();
+  if (!p) return kl__error_oom();
   int rc = 0;
   for (char *q = p + 1;; q++) {
-    if (*q != '/' && *q != '\0')
-      continue;
+    if (*q != '/' && *q != '\0') continue;
     char saved = *q;
     *q = '\0';
     if (mkdir(p, 0755) < 0 && errno != EEXIST) {
@@ -156,13 +144,12 @@ int kl__mkdir_p(const char *path) {
       break;
     }
     *q = saved;
-    if (saved == '\0')
-      break;
+    if (saved == '\0') break;
   }
   kl__free(p);
   if (rc == 0 && !kl__is_dir(path))
-    rc = kl__error(KL_EIO, KL_DOMAIN_OS, "%s: exists and is not a folder",
-                   path);
+    rc =
+        kl__error(KL_EIO, KL_DOMAIN_OS, "%s: exists and is not a folder", path);
   return rc;
 }
 
@@ -194,12 +181,10 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n) {
       rc = kl__error_os(KL_EIO, tmp.ptr, "write");
     else if (fsync(fd) < 0)
       rc = kl__error_os(KL_EIO, tmp.ptr, "fsync");
-    if (close(fd) < 0 && rc == 0)
-      rc = kl__error_os(KL_EIO, tmp.ptr, "close");
+    if (close(fd) < 0 && rc == 0) rc = kl__error_os(KL_EIO, tmp.ptr, "close");
     if (rc == 0 && rename(tmp.ptr, path) < 0)
       rc = kl__error_os(KL_EIO, path, "rename");
-    if (rc < 0)
-      unlink(tmp.ptr);
+    if (rc < 0) unlink(tmp.ptr);
   }
   kl_buf_dispose(&tmp);
   return rc;

@@ -56,8 +56,7 @@ int kl_init(void) {
 int kl_shutdown(void) {
   int n = atomic_load(&init_count);
   while (n > 0)
-    if (atomic_compare_exchange_weak(&init_count, &n, n - 1))
-      return n - 1;
+    if (atomic_compare_exchange_weak(&init_count, &n, n - 1)) return n - 1;
   return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                    "kl_shutdown called more often than kl_init");
 }
@@ -68,8 +67,7 @@ static pthread_once_t share_once = PTHREAD_ONCE_INIT;
 static char share_dir[4096];
 
 static bool try_share(const char *dir) {
-  if (!dir || !dir[0])
-    return false;
+  if (!dir || !dir[0]) return false;
   char *templates = kl__path_join(dir, "templates");
   bool ok = templates && kl__is_dir(templates);
   kl__free(templates);
@@ -81,8 +79,7 @@ static bool try_share(const char *dir) {
 }
 
 static void find_share(void) {
-  if (try_share(getenv("KERNLAB_SHARE_DIR")))
-    return;
+  if (try_share(getenv("KERNLAB_SHARE_DIR"))) return;
   Dl_info info;
   if (dladdr((void *)&kl_share_dir, &info) && info.dli_fname) {
     char *libdir = kl__path_dir(info.dli_fname);
@@ -90,11 +87,9 @@ static void find_share(void) {
     bool ok = cand && try_share(cand);
     kl__free(libdir);
     kl__free(cand);
-    if (ok)
-      return;
+    if (ok) return;
   }
-  if (try_share(KL_INSTALL_SHARE_DIR))
-    return;
+  if (try_share(KL_INSTALL_SHARE_DIR)) return;
   try_share(KL_SOURCE_SHARE_DIR);
 }
 

@@ -116,8 +116,8 @@ int kl__read_file(kl_buf *out, const char *path);
 /* The names (not paths) of the files in `dir` ending in `suffix`, hidden
  * ones left out, sorted; free with kl__names_free. KL_ENOTFOUND or KL_EIO
  * with "dir: what: reason" when the folder cannot be read. */
-int kl__list_dir(char ***names, size_t *n, const char *dir,
-                 const char *suffix, const char *what);
+int kl__list_dir(char ***names, size_t *n, const char *dir, const char *suffix,
+                 const char *what);
 void kl__names_free(char **names, size_t n);
 /* write() all n bytes, retrying after EINTR and short writes; 0 or -1
  * (errno set). */
@@ -159,7 +159,8 @@ int kl__c_definition_params(char **out, const char *code, const char *entry);
 int kl__c_definition_span(const char *code, const char *entry, size_t *start,
                           size_t *open, size_t *end);
 
-/* ---- hashing (sha256.c) --------------------------------------------------- */
+/* ---- hashing (sha256.c) ---------------------------------------------------
+ */
 typedef struct kl__sha256 {
   uint32_t state[8];
   uint64_t bytes;
@@ -171,7 +172,8 @@ void kl__sha256_update(kl__sha256 *h, const void *data, size_t n);
 /* Finish and write 64 hex digits and a NUL. */
 void kl__sha256_hex(kl__sha256 *h, char out[65]);
 
-/* ---- processes (process.c) ------------------------------------------------ */
+/* ---- processes (process.c) ------------------------------------------------
+ */
 typedef struct kl__run_result {
   int exit_code;  /* -1 when killed by a signal */
   int signal;     /* the signal, or 0 */
@@ -211,7 +213,8 @@ int kl__mkdir_p(const char *path);
  * (appended to out, not created). KL_ENOMEM. */
 int kl__cache_dir_default(kl_buf *out);
 
-/* ---- growable arrays (mem.c) ---------------------------------------------------- */
+/* ---- growable arrays (mem.c)
+ * ---------------------------------------------------- */
 /* Room for `need` items of `size` bytes in the array *items (a T **) of
  * capacity *cap: it grows by half again, to at least 8, and never to a
  * byte count that overflows; false when out of memory (the array as it
@@ -225,7 +228,8 @@ bool kl__array_reserve(void *items, size_t *cap, size_t need, size_t size);
        ? 0                                                                     \
        : kl__error_oom())
 
-/* ---- versioned structs (util.c) ---------------------------------------------- */
+/* ---- versioned structs (util.c)
+ * ---------------------------------------------- */
 /* Options structs start with `unsigned version`; sizes[v] is how many bytes
  * version v of the struct has (sizes[0] is 0; the last is the current
  * sizeof). kl__options_init writes the defaults of the fields version
@@ -250,26 +254,41 @@ int kl__result_give(void *out, const void *full, size_t full_size,
  * The structs are the public headers'; the entry points read only the
  * full struct these give. */
 #include "kernlab/kernlab.h"
-int kl__bench_options_take(kl_bench_options *full, const kl_bench_options *given);
+int kl__bench_options_take(kl_bench_options *full,
+                           const kl_bench_options *given);
 int kl__case_options_take(kl_case_options *full, const kl_case_options *given);
-int kl__case_new_options_take(kl_case_new_options *full, const kl_case_new_options *given);
-int kl__compile_options_take(kl_compile_options *full, const kl_compile_options *given);
-int kl__executor_options_take(kl_executor_options *full, const kl_executor_options *given);
+int kl__case_new_options_take(kl_case_new_options *full,
+                              const kl_case_new_options *given);
+int kl__compile_options_take(kl_compile_options *full,
+                             const kl_compile_options *given);
+int kl__executor_options_take(kl_executor_options *full,
+                              const kl_executor_options *given);
 int kl__expr_options_take(kl_expr_options *full, const kl_expr_options *given);
-int kl__harness_options_take(kl_harness_options *full, const kl_harness_options *given);
-int kl__history_report_options_take(kl_history_report_options *full, const kl_history_report_options *given);
+int kl__harness_options_take(kl_harness_options *full,
+                             const kl_harness_options *given);
+int kl__history_report_options_take(kl_history_report_options *full,
+                                    const kl_history_report_options *given);
 int kl__llm_config_take(kl_llm_config *full, const kl_llm_config *given);
-int kl__observe_options_take(kl_observe_options *full, const kl_observe_options *given);
-int kl__configs_options_take(kl_configs_options *full, const kl_configs_options *given);
-int kl__case_from_observation_options_take(kl_case_from_observation_options *full, const kl_case_from_observation_options *given);
-int kl__export_options_take(kl_export_options *full, const kl_export_options *given);
-int kl__rules_options_take(kl_rules_options *full, const kl_rules_options *given);
+int kl__observe_options_take(kl_observe_options *full,
+                             const kl_observe_options *given);
+int kl__configs_options_take(kl_configs_options *full,
+                             const kl_configs_options *given);
+int kl__case_from_observation_options_take(
+    kl_case_from_observation_options *full,
+    const kl_case_from_observation_options *given);
+int kl__export_options_take(kl_export_options *full,
+                            const kl_export_options *given);
+int kl__rules_options_take(kl_rules_options *full,
+                           const kl_rules_options *given);
 int kl__run_options_take(kl_run_options *full, const kl_run_options *given);
-int kl__worker_options_take(kl_worker_options *full, const kl_worker_options *given);
-int kl__prompt_inputs_take(kl_prompt_inputs *full, const kl_prompt_inputs *given);
+int kl__worker_options_take(kl_worker_options *full,
+                            const kl_worker_options *given);
+int kl__prompt_inputs_take(kl_prompt_inputs *full,
+                           const kl_prompt_inputs *given);
 int kl__time_options_take(kl_time_options *full, const kl_time_options *given);
 
-/* ---- secrets (secrets.c) ----------------------------------------------------- */
+/* ---- secrets (secrets.c)
+ * ----------------------------------------------------- */
 /* A value kernlab knows to be secret (an API key it read, a webhook URL:
  * its token parts too). Values under 8 characters are ignored. */
 void kl__secret_add(const char *value);

@@ -4,14 +4,12 @@
 
 #include "json.h"
 
-
 /* Line and column of byte `off` of `text`. */
 static void position(const char *text, size_t off, int *line, int *col) {
   *line = 1;
   *col = 1;
   for (size_t i = 0; i < off && text[i]; i++, (*col)++)
-    if (text[i] == '\n')
-      (*line)++, *col = 0;
+    if (text[i] == '\n') (*line)++, *col = 0;
 }
 
 int kl__json_error_at_key(const char *text, const char *path, const char *key,
@@ -21,19 +19,17 @@ int kl__json_error_at_key(const char *text, const char *path, const char *key,
   if (key && strlen(key) < sizeof(quoted) - 2) {
     snprintf(quoted, sizeof(quoted), "\"%s\"", key);
     const char *at = strstr(text, quoted);
-    if (at)
-      position(text, (size_t)(at - text), &line, &col);
+    if (at) position(text, (size_t)(at - text), &line, &col);
   }
-  return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL,
-                      fmt, arg);
+  return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line, col, NULL, fmt,
+                      arg);
 }
 
 int kl__json_parse(json_object **out, const char *text, const char *path,
                    const char *what) {
   *out = NULL;
   json_tokener *tok = json_tokener_new();
-  if (!tok)
-    return kl__error_oom();
+  if (!tok) return kl__error_oom();
   json_object *o = json_tokener_parse_ex(tok, text, (int)strlen(text));
   enum json_tokener_error jerr = json_tokener_get_error(tok);
   if (!o || jerr != json_tokener_success) {
@@ -67,7 +63,8 @@ double kl__json_num(json_object *o, const char *key) {
 const char *kl__json_text(json_object *o, const char *key) {
   json_object *v = kl__json_get(o, key);
   return v && json_object_is_type(v, json_type_string)
-             ? json_object_get_string(v) : NULL;
+             ? json_object_get_string(v)
+             : NULL;
 }
 
 int kl__json_dup(char **dst, json_object *o, const char *key) {
@@ -80,8 +77,7 @@ int kl__json_read_file(json_object **out, const char *path, const char *what) {
   *out = NULL;
   kl_buf t = KL_BUF_INIT;
   int rc = kl__read_file(&t, path);
-  if (rc == 0)
-    rc = kl__json_parse(out, t.ptr ? t.ptr : "", path, what);
+  if (rc == 0) rc = kl__json_parse(out, t.ptr ? t.ptr : "", path, what);
   kl_buf_dispose(&t);
   return rc;
 }

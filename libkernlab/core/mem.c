@@ -26,7 +26,8 @@ void *kl__malloc(size_t n) {
 }
 
 void *kl__calloc(size_t count, size_t size) {
-  return alloc_should_fail() ? NULL : calloc(count ? count : 1, size ? size : 1);
+  return alloc_should_fail() ? NULL
+                             : calloc(count ? count : 1, size ? size : 1);
 }
 
 void *kl__realloc(void *p, size_t n) {
@@ -51,16 +52,13 @@ void kl__free(void *p) {
 }
 
 bool kl__array_reserve(void *items, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap)
-    return true;
+  if (need <= *cap) return true;
   size_t n = *cap < 8 ? 8 : *cap;
   while (n < need)
     n = n > SIZE_MAX / 3 ? need : n + n / 2;
-  if (size && n > SIZE_MAX / size)
-    return false;
+  if (size && n > SIZE_MAX / size) return false;
   void *grown = kl__realloc(*(void **)items, n * size);
-  if (!grown)
-    return false;
+  if (!grown) return false;
   *(void **)items = grown;
   *cap = n;
   return true;

@@ -27,8 +27,7 @@ int kl__run(kl__run_result *res, const char *const *argv, const char *cwd,
 }
 
 static void close_fd(int *fd) {
-  if (*fd >= 0)
-    close(*fd);
+  if (*fd >= 0) close(*fd);
   *fd = -1;
 }
 
@@ -37,14 +36,12 @@ static void close_fd(int *fd) {
 static int drain(int fd, kl_buf *b, size_t cap, bool *truncated) {
   char chunk[4096];
   ssize_t got = read(fd, chunk, sizeof(chunk));
-  if (got < 0)
-    return errno == EINTR || errno == EAGAIN ? 0 : 1;
-  if (got == 0)
-    return 1;
+  if (got < 0) return errno == EINTR || errno == EAGAIN ? 0 : 1;
+  if (got == 0) return 1;
   size_t keep = b->size < cap ? cap - b->size : 0;
-  if ((size_t)got > keep)
-    *truncated = true;
-  if (keep && kl__buf_put(b, chunk, (size_t)got < keep ? (size_t)got : keep) < 0)
+  if ((size_t)got > keep) *truncated = true;
+  if (keep &&
+      kl__buf_put(b, chunk, (size_t)got < keep ? (size_t)got : keep) < 0)
     return KL_ENOMEM;
   return 0;
 }
@@ -53,8 +50,7 @@ static int drain(int fd, kl_buf *b, size_t cap, bool *truncated) {
 static void set_env(const char *const *env) {
   for (size_t i = 0; env && env[i]; i++) {
     const char *eq = strchr(env[i], '=');
-    if (!eq || eq == env[i] || (size_t)(eq - env[i]) >= 256)
-      continue;
+    if (!eq || eq == env[i] || (size_t)(eq - env[i]) >= 256) continue;
     char name[256];
     memcpy(name, env[i], (size_t)(eq - env[i]));
     name[eq - env[i]] = '\0';
@@ -98,8 +94,7 @@ static int run_inherited(kl__run_result *res, const char *const *argv,
       why = errno;
     }
     /* tell the parent exec failed (the pipe closes on a good exec) */
-    if (write(probe[1], &why, sizeof why) < 0)
-      _exit(127);
+    if (write(probe[1], &why, sizeof why) < 0) _exit(127);
     _exit(127);
   }
   close(probe[1]);
@@ -123,8 +118,7 @@ static int run_inherited(kl__run_result *res, const char *const *argv,
 int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
                int timeout_ms, size_t max_output, const kl__run_extras *io) {
   memset(res, 0, sizeof(*res));
-  if (io && io->inherit)
-    return run_inherited(res, argv, cwd, io->env);
+  if (io && io->inherit) return run_inherited(res, argv, cwd, io->env);
   int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
   int status[2] = {-1, -1};
   bool split = io && io->errors, feed = io && io->input;
@@ -152,8 +146,7 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
       dup2(in[0], 0);
     } else {
       int devnull = open("/dev/null", O_RDONLY);
-      if (devnull >= 0)
-        dup2(devnull, 0);
+      if (devnull >= 0) dup2(devnull, 0);
     }
     const kl__sandbox *sb = io ? io->sandbox : NULL;
     int why[2] = {0, 0};
@@ -171,8 +164,7 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
       why[0] = START_EXEC;
     }
     why[1] = errno;
-    if (write(status[1], why, sizeof why) < 0)
-      _exit(127);
+    if (write(status[1], why, sizeof why) < 0) _exit(127);
     _exit(127);
   }
   setpgid(pid, pid);
@@ -198,19 +190,17 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
       return kl__error_os(kl__errno_code(why[1], false), cwd,
                           "cannot run a program in this folder");
     if (why[1] == ENOENT)
-      return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS,
-                       "%s: cannot run (not found)", argv[0]);
+      return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS, "%s: cannot run (not found)",
+                       argv[0]);
     return kl__error_os(KL_EIO, argv[0], "cannot run");
   }
-  if (feed)
-    fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
+  if (feed) fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
   /* a child that exits before reading its input must not kill us (only
    * feeding calls touch the process-wide disposition: the executors run
    * the others, compiles, from several threads at once) */
   struct sigaction ign = {0}, old;
   ign.sa_handler = SIG_IGN;
-  if (feed)
-    sigaction(SIGPIPE, &ign, &old);
+  if (feed) sigaction(SIGPIPE, &ign, &old);
   int64_t deadline = timeout_ms > 0 ? (int64_t)kl__now_ms() + timeout_ms : 0;
   size_t written = 0;
   int rc = 0;
@@ -227,24 +217,18 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
     }
     struct pollfd pfd[3];
     int np = 0, io_out = -1, io_err = -1, io_in = -1;
-    if (out[0] >= 0)
-      pfd[io_out = np++] = (struct pollfd){out[0], POLLIN, 0};
-    if (err[0] >= 0)
-      pfd[io_err = np++] = (struct pollfd){err[0], POLLIN, 0};
-    if (in[1] >= 0)
-      pfd[io_in = np++] = (struct pollfd){in[1], POLLOUT, 0};
+    if (out[0] >= 0) pfd[io_out = np++] = (struct pollfd){out[0], POLLIN, 0};
+    if (err[0] >= 0) pfd[io_err = np++] = (struct pollfd){err[0], POLLIN, 0};
+    if (in[1] >= 0) pfd[io_in = np++] = (struct pollfd){in[1], POLLOUT, 0};
     int n = poll(pfd, (nfds_t)np, wait);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      continue; /* the deadline check above ends it */
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue; /* the deadline check above ends it */
     if (io_in >= 0 && pfd[io_in].revents) {
-      ssize_t w = (pfd[io_in].revents & POLLOUT)
-                      ? write(in[1], io->input + written,
-                              io->input_len - written)
-                      : -1;
-      if (w > 0)
-        written += (size_t)w;
+      ssize_t w =
+          (pfd[io_in].revents & POLLOUT)
+              ? write(in[1], io->input + written, io->input_len - written)
+              : -1;
+      if (w > 0) written += (size_t)w;
       if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
           written == io->input_len)
         close_fd(&in[1]); /* all sent, or the child stopped reading */
@@ -268,18 +252,15 @@ int kl__run_io(kl__run_result *res, const char *const *argv, const char *cwd,
       }
       close_fd(&err[0]);
     }
-    if (feed && in[1] >= 0 && written == io->input_len)
-      close_fd(&in[1]);
+    if (feed && in[1] >= 0 && written == io->input_len) close_fd(&in[1]);
   }
   for (int i = 0; i < 2; i++)
     close_fd(&out[i]), close_fd(&err[i]), close_fd(&in[i]);
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
     ;
-  if (feed)
-    sigaction(SIGPIPE, &old, NULL);
-  if (rc < 0)
-    return kl__error_oom();
+  if (feed) sigaction(SIGPIPE, &old, NULL);
+  if (rc < 0) return kl__error_oom();
   exit_status(res, wstatus);
   return 0;
 }

@@ -82,42 +82,50 @@ extern char **environ;
 
 void kl__sandbox_limit(int resource, rlim_t soft, rlim_t hard) {
   struct rlimit now;
-  if (getrlimit(resource, &now) != 0)
-    return;
+  if (getrlimit(resource, &now) != 0) return;
   /* only ever lower what the parent already had */
   struct rlimit want = {soft, hard};
   if (now.rlim_max != RLIM_INFINITY && want.rlim_max > now.rlim_max)
     want.rlim_max = now.rlim_max;
   if (now.rlim_cur != RLIM_INFINITY && want.rlim_cur > now.rlim_cur)
     want.rlim_cur = now.rlim_cur;
-  if (want.rlim_cur > want.rlim_max)
-    want.rlim_cur = want.rlim_max;
+  if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
   setrlimit(resource, &want);
 }
 
-/* ---- the environment ------------------------------------------------------ */
+/* ---- the environment ------------------------------------------------------
+ */
 
 bool kl__sandbox_env_allowed(const char *name) {
-  static const char *const exact[] = {
-      "PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "LD_LIBRARY_PATH",
-      "LD_PRELOAD", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-      "LIBRARY_PATH", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN",
-      "SOURCE_DATE_EPOCH", "KERNLAB_CUPTI", "KERNLAB_PROFILE_REPLAY"};
+  static const char *const exact[] = {"PATH",
+                                      "LANG",
+                                      "LANGUAGE",
+                                      "TZ",
+                                      "USER",
+                                      "LOGNAME",
+                                      "LD_LIBRARY_PATH",
+                                      "LD_PRELOAD",
+                                      "CPATH",
+                                      "C_INCLUDE_PATH",
+                                      "CPLUS_INCLUDE_PATH",
+                                      "LIBRARY_PATH",
+                                      "NVCC_PREPEND_FLAGS",
+                                      "NVCC_APPEND_FLAGS",
+                                      "NVCC_CCBIN",
+                                      "SOURCE_DATE_EPOCH",
+                                      "KERNLAB_CUPTI",
+                                      "KERNLAB_PROFILE_REPLAY"};
   static const char *const prefix[] = {
-      "LC_", "CUDA_", "NVIDIA_", "OMP_", "GOMP_", "KMP_", "OPENBLAS_", "MKL_",
-      "ASAN_", "UBSAN_", "LSAN_", "MSAN_", "TSAN_"};
-  if (kl__secret_name(name))
-    return false;
+      "LC_",  "CUDA_", "NVIDIA_", "OMP_",  "GOMP_", "KMP_", "OPENBLAS_",
+      "MKL_", "ASAN_", "UBSAN_",  "LSAN_", "MSAN_", "TSAN_"};
+  if (kl__secret_name(name)) return false;
   /* a library the driver would load into the worker: the caller's
    * business in its own programs (kl observe), never in the worker */
-  if (strcmp(name, "CUDA_INJECTION64_PATH") == 0)
-    return false;
+  if (strcmp(name, "CUDA_INJECTION64_PATH") == 0) return false;
   for (size_t i = 0; i < KL_ARRAY_SIZE(exact); i++)
-    if (strcmp(name, exact[i]) == 0)
-      return true;
+    if (strcmp(name, exact[i]) == 0) return true;
   for (size_t i = 0; i < KL_ARRAY_SIZE(prefix); i++)
-    if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
-      return true;
+    if (strncmp(name, prefix[i], strlen(prefix[i])) == 0) return true;
   return false;
 }
 
@@ -133,13 +141,10 @@ typedef struct env_list {
 static int envp_add(env_list *l, const char *entry) {
   size_t len = strcspn(entry, "=");
   for (size_t i = 0; i < l->n; i++)
-    if (strncmp(l->v[i], entry, len) == 0 && l->v[i][len] == '=')
-      return 0;
+    if (strncmp(l->v[i], entry, len) == 0 && l->v[i][len] == '=') return 0;
   int rc = KL__GROW(l->v, l->cap, l->n + 2);
-  if (rc < 0)
-    return rc;
-  if (!(l->v[l->n] = kl__strdup(entry)))
-    return kl__error_oom();
+  if (rc < 0) return rc;
+  if (!(l->v[l->n] = kl__strdup(entry))) return kl__error_oom();
   l->v[++l->n] = NULL;
   return 0;
 }
@@ -162,15 +167,12 @@ static int build_envp(kl__sandbox *sb, const kl__sandbox_spec *spec) {
   for (char **e = environ; e && *e; e++) {
     const char *eq = strchr(*e, '=');
     char name[256];
-    if (!eq || (size_t)(eq - *e) >= sizeof(name))
-      continue;
+    if (!eq || (size_t)(eq - *e) >= sizeof(name)) continue;
     memcpy(name, *e, (size_t)(eq - *e));
     name[eq - *e] = '\0';
-    if (kl__sandbox_env_allowed(name) && (rc = envp_add(&l, *e)) < 0)
-      goto fail;
+    if (kl__sandbox_env_allowed(name) && (rc = envp_add(&l, *e)) < 0) goto fail;
   }
-  if (!l.v && (rc = KL__GROW(l.v, l.cap, 1)) < 0)
-    goto fail;
+  if (!l.v && (rc = KL__GROW(l.v, l.cap, 1)) < 0) goto fail;
   l.v[l.n] = NULL;
   kl_buf_dispose(&entry);
   sb->envp = l.v;
@@ -184,11 +186,12 @@ fail:
   return rc;
 }
 
-/* ---- the network ------------------------------------------------------------ */
+/* ---- the network ------------------------------------------------------------
+ */
 
 enum { NET_UNKNOWN, NET_NETNS, NET_USERNS, NET_SECCOMP, NET_NONE };
-static const char *const net_names[] = {"?", "netns", "userns+netns",
-                                        "seccomp", "none"};
+static const char *const net_names[] = {"?", "netns", "userns+netns", "seccomp",
+                                        "none"};
 
 /* Decimal digits of v into out (no allocation, no stdio). */
 static size_t utoa(char *out, unsigned long v) {
@@ -204,8 +207,7 @@ static size_t utoa(char *out, unsigned long v) {
 
 static int write_proc(const char *path, const char *text, size_t n) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
+  if (fd < 0) return -1;
   ssize_t w = write(fd, text, n);
   close(fd);
   return w == (ssize_t)n ? 0 : -1;
@@ -215,16 +217,14 @@ static int write_proc(const char *path, const char *text, size_t n) {
  * network namespace inside it. */
 static int enter_userns(void) {
   unsigned long uid = (unsigned long)getuid(), gid = (unsigned long)getgid();
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0)
-    return -1;
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) return -1;
   char map[64];
   size_t n = utoa(map, uid);
   map[n++] = ' ';
   n += utoa(map + n, uid);
   memcpy(map + n, " 1\n", 3);
   n += 3;
-  if (write_proc("/proc/self/uid_map", map, n) != 0)
-    return -1;
+  if (write_proc("/proc/self/uid_map", map, n) != 0) return -1;
   if (write_proc("/proc/self/setgroups", "deny", 4) != 0 && errno != ENOENT)
     return -1;
   n = utoa(map, gid);
@@ -246,30 +246,28 @@ static int enter_userns(void) {
 static int enter_seccomp(void) {
 #ifdef KL_AUDIT_ARCH
   struct sock_filter prog[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, KL_AUDIT_ARCH, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, KL_AUDIT_ARCH, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 #if defined(__x86_64__)
-      BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 #endif
 #ifdef __NR_io_uring_setup
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
 #endif
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-               offsetof(struct seccomp_data, args[0])),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 2, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 2, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   struct sock_fprog fprog = {(unsigned short)KL_ARRAY_SIZE(prog), prog};
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    return -1;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) == 0 ? 0 : -1;
 #else
   return -1;
@@ -292,11 +290,9 @@ static int enter_net(int method) {
 /* In a child: does `method` take the network away here? */
 static bool net_works(int method) {
   pid_t pid = fork();
-  if (pid < 0)
-    return false;
+  if (pid < 0) return false;
   if (pid == 0) {
-    if (enter_net(method) != 0)
-      _exit(1);
+    if (enter_net(method) != 0) _exit(1);
     int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s >= 0) {
       /* in a namespace of its own: loopback is down, 127.0.0.1 unreachable */
@@ -309,7 +305,8 @@ static bool net_works(int method) {
       int why = errno;
       close(s);
       _exit(c != 0 && (why == ENETUNREACH || why == EACCES || why == EPERM)
-                ? 0 : 2);
+                ? 0
+                : 2);
     }
     _exit(errno == EACCES || errno == EPERM ? 0 : 3);
   }
@@ -326,8 +323,7 @@ static void probe_net(void) {
   static const int order[] = {NET_NETNS, NET_USERNS, NET_SECCOMP};
   const char *force = getenv("KL_SANDBOX_NET"); /* tests: the fallbacks */
   for (size_t i = 0; i < KL_ARRAY_SIZE(order); i++) {
-    if (force && strcmp(force, net_names[order[i]]) != 0)
-      continue;
+    if (force && strcmp(force, net_names[order[i]]) != 0) continue;
     if (net_works(order[i])) {
       net_method = order[i];
       return;
@@ -336,7 +332,8 @@ static void probe_net(void) {
   net_method = NET_NONE;
 }
 
-/* ---- Landlock ---------------------------------------------------------------- */
+/* ---- Landlock
+ * ---------------------------------------------------------------- */
 
 /* The ABI's numbers, spelled here so an older <linux/landlock.h> builds a
  * sandbox the running kernel fully supports. */
@@ -389,10 +386,8 @@ static uint64_t write_rights(int abi) {
                LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR | LL_FS_MAKE_REG |
                LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO | LL_FS_MAKE_BLOCK |
                LL_FS_MAKE_SYM;
-  if (abi >= 2)
-    w |= LL_FS_REFER;
-  if (abi >= 3)
-    w |= LL_FS_TRUNCATE;
+  if (abi >= 2) w |= LL_FS_REFER;
+  if (abi >= 3) w |= LL_FS_TRUNCATE;
   return w;
 }
 
@@ -402,8 +397,7 @@ static uint64_t write_rights(int abi) {
  * this machine lacks needs no rule. */
 static int allow_path(int ruleset, const char *path, uint64_t access) {
   int fd = open(path, O_PATH | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
+  if (fd < 0) return 0;
   struct stat st;
   if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
     access &= LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE;
@@ -418,8 +412,7 @@ static int allow_path(int ruleset, const char *path, uint64_t access) {
 /* a is b or an ancestor of b */
 static bool covers(const char *a, const char *b) {
   size_t n = strlen(a);
-  if (n == 1 && a[0] == '/')
-    return true;
+  if (n == 1 && a[0] == '/') return true;
   return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
 }
 
@@ -439,8 +432,7 @@ static void paths_free(path_list *l) {
 
 static void paths_add(path_list *l, const char *path) {
   char *real = path && path[0] ? realpath(path, NULL) : NULL;
-  if (!real)
-    return;
+  if (!real) return;
   /* never the whole tree, nor a folder holding the system */
   if (covers(real, "/usr")) {
     free(real);
@@ -460,15 +452,13 @@ static void paths_add(path_list *l, const char *path) {
 
 static bool denied(const path_list *d, const char *p) {
   for (size_t i = 0; i < d->n; i++)
-    if (covers(d->items[i], p))
-      return true;
+    if (covers(d->items[i], p)) return true;
   return false;
 }
 
 static bool above_denied(const path_list *d, const char *p) {
   for (size_t i = 0; i < d->n; i++)
-    if (covers(p, d->items[i]) && strcmp(p, d->items[i]) != 0)
-      return true;
+    if (covers(p, d->items[i]) && strcmp(p, d->items[i]) != 0) return true;
   return false;
 }
 
@@ -476,26 +466,22 @@ static bool above_denied(const path_list *d, const char *p) {
  * whole where nothing below it is denied, else each of its entries. */
 static int allow_all_but(int ruleset, const char *path, const path_list *d,
                          int depth) {
-  if (denied(d, path))
-    return 0;
+  if (denied(d, path)) return 0;
   if (!above_denied(d, path) || depth > 32)
     return allow_path(ruleset, path, READ_RIGHTS);
   DIR *dir = opendir(path);
-  if (!dir)
-    return 0;
+  if (!dir) return 0;
   int rc = 0;
   struct dirent *e;
   while (rc == 0 && (e = readdir(dir))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-      continue;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
     char child[4096];
     if ((size_t)snprintf(child, sizeof(child), "%s%s%s", path,
-                         strcmp(path, "/") ? "/" : "", e->d_name) >=
-        sizeof(child))
+                         strcmp(path, "/") ? "/" : "",
+                         e->d_name) >= sizeof(child))
       continue;
     struct stat st;
-    if (lstat(child, &st) != 0)
-      continue;
+    if (lstat(child, &st) != 0) continue;
     if (S_ISLNK(st.st_mode)) {
       /* a link is followed by the rule: allowed only where it leads to
        * nothing denied (/var/run -> /run is reached as /run) */
@@ -545,9 +531,14 @@ static void hidden_places(path_list *deny) {
   char pwbuf[4096];
   if (getpwuid_r(getuid(), &pwd, pwbuf, sizeof(pwbuf), &pw) == 0 && pw)
     paths_add(deny, pw->pw_dir);
-  static const char *const secret_places[] = {
-      "/root", "/home", "/run/user", "/run/secrets", "/var/run/secrets",
-      "/etc/ssh", "/etc/shadow", "/etc/gshadow"};
+  static const char *const secret_places[] = {"/root",
+                                              "/home",
+                                              "/run/user",
+                                              "/run/secrets",
+                                              "/var/run/secrets",
+                                              "/etc/ssh",
+                                              "/etc/shadow",
+                                              "/etc/gshadow"};
   for (size_t i = 0; i < KL_ARRAY_SIZE(secret_places); i++)
     paths_add(deny, secret_places[i]);
 }
@@ -565,8 +556,7 @@ bool kl__sandbox_hidden(const char *path) {
 static int build_ruleset(kl__sandbox *sb, const kl__sandbox_spec *spec) {
   int abi = landlock_abi();
   sb->ruleset = -1;
-  if (abi < 1)
-    return 0;
+  if (abi < 1) return 0;
   struct ll_ruleset_attr attr = {READ_RIGHTS | write_rights(abi), 0, 0};
   size_t size = sizeof(uint64_t);
   if (abi >= 4) {
@@ -578,31 +568,27 @@ static int build_ruleset(kl__sandbox *sb, const kl__sandbox_spec *spec) {
     size = sizeof(attr);
   }
   int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
-  if (rs < 0)
-    return 0; /* refused: the rest of the sandbox still holds */
+  if (rs < 0) return 0; /* refused: the rest of the sandbox still holds */
   path_list deny = {NULL, 0, 0};
   hidden_places(&deny);
   int rc = allow_all_but(rs, "/", &deny, 0);
   paths_free(&deny);
-  if (rc < 0)
-    goto refused;
+  if (rc < 0) goto refused;
   /* what it must read where reading is denied */
-  static const char *const search[] = {"PATH", "LD_LIBRARY_PATH", "CPATH",
-                                       "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-                                       "LIBRARY_PATH"};
+  static const char *const search[] = {
+      "PATH",           "LD_LIBRARY_PATH",    "CPATH",
+      "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH"};
   for (size_t i = 0; i < KL_ARRAY_SIZE(search); i++)
     allow_search_path(rs, getenv(search[i]));
   for (size_t i = 0; spec->readable && spec->readable[i]; i++)
-    if ((rc = allow_path(rs, spec->readable[i], READ_RIGHTS)) < 0)
-      goto refused;
+    if ((rc = allow_path(rs, spec->readable[i], READ_RIGHTS)) < 0) goto refused;
   uint64_t rw = READ_RIGHTS | write_rights(abi);
-  if (spec->dir && (rc = allow_path(rs, spec->dir, rw)) < 0)
-    goto refused;
+  if (spec->dir && (rc = allow_path(rs, spec->dir, rw)) < 0) goto refused;
   for (size_t i = 0; spec->writable && spec->writable[i]; i++)
-    if ((rc = allow_path(rs, spec->writable[i], rw)) < 0)
-      goto refused;
+    if ((rc = allow_path(rs, spec->writable[i], rw)) < 0) goto refused;
   /* the GPU's device files and /dev/null; shared memory */
-  uint64_t dev = READ_RIGHTS | LL_FS_WRITE_FILE | (abi >= 3 ? LL_FS_TRUNCATE : 0);
+  uint64_t dev =
+      READ_RIGHTS | LL_FS_WRITE_FILE | (abi >= 3 ? LL_FS_TRUNCATE : 0);
   if ((rc = allow_path(rs, "/dev", dev)) < 0 ||
       (rc = allow_path(rs, "/dev/shm", rw)) < 0)
     goto refused;
@@ -614,7 +600,8 @@ refused:
                with a hole in it */
 }
 
-/* ---- capabilities ----------------------------------------------------------------- */
+/* ---- capabilities
+ * ----------------------------------------------------------------- */
 
 /* Does the NVIDIA driver let only admins read GPU counters? */
 static bool counters_admin_only(void) {
@@ -645,7 +632,8 @@ static int drop_caps(unsigned long long keep) {
   return syscall(SYS_capset, &h, d) == 0 ? 0 : -1;
 }
 
-/* ---- prepare, enter ------------------------------------------------------------ */
+/* ---- prepare, enter
+ * ------------------------------------------------------------ */
 
 static char summary[192];
 
@@ -672,14 +660,12 @@ const char *kl__sandbox_summary(void) {
 }
 
 void kl__sandbox_dispose(kl__sandbox *sb) {
-  if (!sb)
-    return;
+  if (!sb) return;
   for (char **e = sb->envp; e && *e; e++)
     kl__free(*e);
   kl__free(sb->envp);
   kl__free(sb->dir);
-  if (sb->ruleset >= 0)
-    close(sb->ruleset);
+  if (sb->ruleset >= 0) close(sb->ruleset);
   memset(sb, 0, sizeof(*sb));
   sb->ruleset = -1;
 }
@@ -699,11 +685,9 @@ int kl__sandbox_prepare(kl__sandbox *sb, const kl__sandbox_spec *spec) {
   sb->drop_caps = geteuid() == 0;
   if (sb->drop_caps && spec->gpu_counters && counters_admin_only())
     sb->keep_caps = 1ull << CAP_SYS_ADMIN;
-  if (spec->dir && !(sb->dir = kl__strdup(spec->dir)))
-    return kl__error_oom();
+  if (spec->dir && !(sb->dir = kl__strdup(spec->dir))) return kl__error_oom();
   int rc = build_envp(sb, spec);
-  if (rc == 0)
-    rc = build_ruleset(sb, spec);
+  if (rc == 0) rc = build_ruleset(sb, spec);
   if (rc < 0) {
     kl__sandbox_dispose(sb);
     return rc;
@@ -718,8 +702,7 @@ int kl__sandbox_setenv(kl__sandbox *sb, const char *entry) {
   while (sb->envp && sb->envp[n])
     n++;
   char *copy = kl__strdup(entry);
-  if (!copy)
-    return kl__error_oom();
+  if (!copy) return kl__error_oom();
   for (size_t i = 0; i < n; i++)
     if (strncmp(sb->envp[i], entry, len) == 0 && sb->envp[i][len] == '=') {
       kl__free(sb->envp[i]);
@@ -742,10 +725,8 @@ int kl__sandbox_enter(const kl__sandbox *sb) {
     kl__sandbox_limit(RLIMIT_FSIZE, FILE_BYTES, FILE_BYTES);
     kl__sandbox_limit(RLIMIT_NOFILE, OPEN_FILES, OPEN_FILES);
   }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    return -1;
-  if (enter_net(sb->net) != 0)
-    return -1;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+  if (enter_net(sb->net) != 0) return -1;
   if (sb->ruleset >= 0) {
     /* the CUDA driver writes to its own /proc entries (cuInit fails with
      * CUDA_ERROR_OPERATING_SYSTEM otherwise); /proc/self is this child's
@@ -753,23 +734,21 @@ int kl__sandbox_enter(const kl__sandbox *sb) {
     if (allow_path(sb->ruleset, "/proc/self",
                    READ_RIGHTS | write_rights(landlock_abi())) != 0)
       return -1;
-    if (syscall(SYS_landlock_restrict_self, sb->ruleset, 0) != 0)
-      return -1;
+    if (syscall(SYS_landlock_restrict_self, sb->ruleset, 0) != 0) return -1;
   }
-  if (sb->drop_caps && drop_caps(sb->keep_caps) != 0)
-    return -1;
-  if (sb->dir && chdir(sb->dir) != 0)
-    return -1;
+  if (sb->drop_caps && drop_caps(sb->keep_caps) != 0) return -1;
+  if (sb->dir && chdir(sb->dir) != 0) return -1;
   return 0;
 }
 
-/* ---- the folder ---------------------------------------------------------------- */
+/* ---- the folder
+ * ---------------------------------------------------------------- */
 
 int kl__sandbox_dir_named(char **out, const char *what) {
   const char *tmp = getenv("TMPDIR");
   kl_buf b = KL_BUF_INIT;
-  if (kl__buf_printf(&b, "%s/kl-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
-                     what) < 0)
+  if (kl__buf_printf(&b, "%s/kl-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", what) <
+      0)
     return kl__error_oom();
   if (!mkdtemp(b.ptr)) {
     int rc = kl__error_os(KL_EIO, b.ptr, "cannot make a private folder");
@@ -788,19 +767,22 @@ int kl__sandbox_dir_named(char **out, const char *what) {
   return 0;
 }
 
-int kl__sandbox_dir(char **out) { return kl__sandbox_dir_named(out, "worker"); }
+int kl__sandbox_dir(char **out) {
+  return kl__sandbox_dir_named(out, "worker");
+}
 
 /* Remove what the child left in its folder (it may have made anything),
  * then the folder. Best effort: leftovers are not an error. */
 static void remove_tree(int parent, const char *name) {
-  int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd =
+      openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) {
     DIR *d = fdopendir(fd);
     struct dirent *e;
     while (d && (e = readdir(d))) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-        continue;
-      if (unlinkat(fd, e->d_name, 0) != 0 && (errno == EISDIR || errno == EPERM))
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      if (unlinkat(fd, e->d_name, 0) != 0 &&
+          (errno == EISDIR || errno == EPERM))
         remove_tree(fd, e->d_name);
     }
     if (d)
@@ -812,6 +794,5 @@ static void remove_tree(int parent, const char *name) {
 }
 
 void kl__sandbox_dir_remove(const char *dir) {
-  if (dir)
-    remove_tree(AT_FDCWD, dir);
+  if (dir) remove_tree(AT_FDCWD, dir);
 }

@@ -26,13 +26,13 @@ typedef struct kl__sandbox_spec {
 } kl__sandbox_spec;
 
 typedef struct kl__sandbox {
-  char **envp;     /* the child's environment, NULL-ended, owned */
+  char **envp; /* the child's environment, NULL-ended, owned */
   size_t cap_envp;
   char *dir;
-  int ruleset;     /* Landlock ruleset, -1 when the kernel has none */
-  int net;         /* how the network is taken away (sandbox.c) */
+  int ruleset; /* Landlock ruleset, -1 when the kernel has none */
+  int net;     /* how the network is taken away (sandbox.c) */
   bool limits;
-  bool drop_caps;  /* root: drop every capability but keep_caps */
+  bool drop_caps; /* root: drop every capability but keep_caps */
   unsigned long long keep_caps;
   char describe[192]; /* JSON object: what holds, for the records */
 } kl__sandbox;

@@ -26,7 +26,7 @@
 
 #include "internal.h"
 
-#define MIN_SECRET 8     /* shorter values are words, not secrets */
+#define MIN_SECRET 8 /* shorter values are words, not secrets */
 #define MAX_SECRETS 256
 
 extern char **environ;
@@ -38,15 +38,13 @@ static bool scanned;
 
 static bool known(const char *v) {
   for (size_t i = 0; i < nsecrets; i++)
-    if (strcmp(secrets[i], v) == 0)
-      return true;
+    if (strcmp(secrets[i], v) == 0) return true;
   return false;
 }
 
 /* Called with the lock held. The value and its JSON-escaped forms. */
 static void add_locked(const char *value) {
-  if (!value || strlen(value) < MIN_SECRET)
-    return;
+  if (!value || strlen(value) < MIN_SECRET) return;
   kl_buf esc = KL_BUF_INIT, slash = KL_BUF_INIT;
   /* JSON escaping: json-c writes '/' as "\/" unless told not to */
   for (const char *p = value; *p; p++) {
@@ -62,11 +60,9 @@ static void add_locked(const char *value) {
   }
   const char *forms[3] = {value, esc.ptr, slash.ptr};
   for (size_t i = 0; i < 3; i++) {
-    if (!forms[i] || known(forms[i]) || nsecrets == MAX_SECRETS)
-      continue;
+    if (!forms[i] || known(forms[i]) || nsecrets == MAX_SECRETS) continue;
     char *copy = strdup(forms[i]); /* never freed: lives with the process */
-    if (!copy)
-      continue;
+    if (!copy) continue;
     /* longest first: a secret that holds another is blotted out whole */
     size_t at = nsecrets, len = strlen(copy);
     while (at > 0 && strlen(secrets[at - 1]) < len) {
@@ -85,8 +81,7 @@ static void add_locked(const char *value) {
 static void add_with_parts_locked(const char *value) {
   add_locked(value);
   const char *p = value ? strstr(value, "://") : NULL;
-  if (!p)
-    return;
+  if (!p) return;
   p = strchr(p + 3, '/');
   while (p && *p) {
     p++;
@@ -104,38 +99,32 @@ static void add_with_parts_locked(const char *value) {
 }
 
 bool kl__secret_name(const char *name) {
-  static const char *const words[] = {"API_KEY", "APIKEY", "TOKEN", "SECRET",
-                                      "PASSWORD", "PASSWD", "WEBHOOK",
-                                      "CREDENTIAL", "PRIVATE_KEY",
-                                      "ACCESS_KEY"};
+  static const char *const words[] = {
+      "API_KEY", "APIKEY",  "TOKEN",      "SECRET",      "PASSWORD",
+      "PASSWD",  "WEBHOOK", "CREDENTIAL", "PRIVATE_KEY", "ACCESS_KEY"};
   char up[128];
   size_t n = strlen(name);
-  if (n >= sizeof(up))
-    n = sizeof(up) - 1;
+  if (n >= sizeof(up)) n = sizeof(up) - 1;
   for (size_t i = 0; i < n; i++)
     up[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
   up[n] = '\0';
   for (size_t i = 0; i < KL_ARRAY_SIZE(words); i++)
-    if (strstr(up, words[i]))
-      return true;
+    if (strstr(up, words[i])) return true;
   /* FOO_KEY, but not KEYBOARD or a MONKEY */
   return n > 4 && strcmp(up + n - 4, "_KEY") == 0;
 }
 
 /* Every variable of the environment whose name says it is a secret. */
 static void scan_locked(void) {
-  if (scanned)
-    return;
+  if (scanned) return;
   scanned = true;
   for (char **e = environ; e && *e; e++) {
     const char *eq = strchr(*e, '=');
     char name[128];
-    if (!eq || (size_t)(eq - *e) >= sizeof(name))
-      continue;
+    if (!eq || (size_t)(eq - *e) >= sizeof(name)) continue;
     memcpy(name, *e, (size_t)(eq - *e));
     name[eq - *e] = '\0';
-    if (kl__secret_name(name))
-      add_with_parts_locked(eq + 1);
+    if (kl__secret_name(name)) add_with_parts_locked(eq + 1);
   }
 }
 
@@ -156,8 +145,7 @@ static int redact_locked(kl_buf *b) {
            (hit = strstr(b->ptr + from, secrets[i])) != NULL) {
       size_t at = (size_t)(hit - b->ptr);
       kl_buf out = KL_BUF_INIT;
-      if (kl__buf_put(&out, b->ptr, at) < 0 ||
-          kl__buf_puts(&out, mark) < 0 ||
+      if (kl__buf_put(&out, b->ptr, at) < 0 || kl__buf_puts(&out, mark) < 0 ||
           kl__buf_puts(&out, b->ptr + at + n) < 0) {
         kl_buf_dispose(&out);
         return KL_ENOMEM;
@@ -178,8 +166,7 @@ int kl__redact(kl_buf *b) {
 }
 
 void kl__redact_inplace(char *s, size_t cap) {
-  if (!s || !cap)
-    return;
+  if (!s || !cap) return;
   kl_buf b = KL_BUF_INIT;
   if (kl__buf_puts(&b, s) < 0) {
     kl_buf_dispose(&b);
@@ -199,8 +186,7 @@ void kl__redact_inplace(char *s, size_t cap) {
 }
 
 char *kl__redact_dup(const char *s) {
-  if (!s)
-    return NULL;
+  if (!s) return NULL;
   kl_buf b = KL_BUF_INIT;
   if (kl__buf_puts(&b, s) < 0 || kl__redact(&b) < 0) {
     kl_buf_dispose(&b);
@@ -213,43 +199,36 @@ char *kl__redact_dup(const char *s) {
  * 50 and 51: env_start, env_end). */
 static bool env_block(char **start, char **end) {
   FILE *f = fopen("/proc/self/stat", "re");
-  if (!f)
-    return false;
+  if (!f) return false;
   char buf[4096];
   size_t n = fread(buf, 1, sizeof(buf) - 1, f);
   fclose(f);
   buf[n] = '\0';
   char *p = strrchr(buf, ')'); /* the name may hold spaces */
-  if (!p)
-    return false;
+  if (!p) return false;
   unsigned long long v[64] = {0};
   int field = 2; /* ')' ends field 2 */
   for (p++; *p && field < 52;) {
     while (*p == ' ')
       p++;
-    if (!*p)
-      break;
+    if (!*p) break;
     field++;
     char *q;
     unsigned long long x = strtoull(p, &q, 10);
-    if (q == p)
-      x = 0;
-    if (field < 64)
-      v[field] = x;
+    if (q == p) x = 0;
+    if (field < 64) v[field] = x;
     while (*q && *q != ' ')
       q++;
     p = q;
   }
-  if (field < 51 || !v[50] || v[51] <= v[50])
-    return false;
+  if (field < 51 || !v[50] || v[51] <= v[50]) return false;
   *start = (char *)(uintptr_t)v[50];
   *end = (char *)(uintptr_t)v[51];
   /* only where the environment still lies there: under valgrind, say,
    * the program's environment is a copy elsewhere and the kernel's
    * numbers name memory that is not the program's */
   for (char **e = environ; e && *e; e++)
-    if (*e >= *start && *e < *end)
-      return true;
+    if (*e >= *start && *e < *end) return true;
   return false;
 }
 
@@ -258,17 +237,14 @@ static void hide_environ(void) {
   pthread_mutex_lock(&lock);
   scan_locked();
   pthread_mutex_unlock(&lock);
-  if (!env_block(&start, &end))
-    return;
+  if (!env_block(&start, &end)) return;
   for (char *e = start; e < end; e += strlen(e) + 1) {
     char *eq = strchr(e, '=');
-    if (!eq || eq - e >= 128)
-      continue;
+    if (!eq || eq - e >= 128) continue;
     char name[128];
     memcpy(name, e, (size_t)(eq - e));
     name[eq - e] = '\0';
-    if (!kl__secret_name(name) || !eq[1])
-      continue;
+    if (!kl__secret_name(name) || !eq[1]) continue;
     char *now = getenv(name);
     if (now && now >= start && now < end) {
       char *copy = strdup(now); /* setenv copies again; keep it simple */

@@ -34,8 +34,8 @@ static void block(kl__sha256 *h, const unsigned char *p) {
   for (int i = 0; i < 64; i++) {
     uint32_t t1 = k + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) +
                   ((e & f) ^ (~e & g)) + K[i] + w[i];
-    uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) +
-                  ((a & b) ^ (a & c) ^ (b & c));
+    uint32_t t2 =
+        (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
     k = g;
     g = f;
     f = e;

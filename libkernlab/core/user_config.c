@@ -25,13 +25,11 @@ int kl__user_config_section(const char *section, kl__config_section_fn fn,
     else
       return 0;
     path = buf;
-    if (!kl__is_file(path))
-      return 0; /* no config file is fine */
+    if (!kl__is_file(path)) return 0; /* no config file is fine */
   }
   kl_buf t = KL_BUF_INIT;
   int rc = kl__read_file(&t, path);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl__diag_list diags = {0};
   ynode *root = kl_yaml__parse(t.ptr ? t.ptr : "", t.size, path, &diags);
   if (root && root->kind != YNODE_MAP)
@@ -47,7 +45,8 @@ int kl__user_config_section(const char *section, kl__config_section_fn fn,
       kl__diag_add(&diags, KL_EINVALID, KL_DOMAIN_NONE, path,
                    root->pairs[i].key->line, root->pairs[i].key->column, NULL,
                    "unknown key '%s' in the config file (llm, webhook, "
-                   "executor)", k);
+                   "executor)",
+                   k);
   }
   rc = kl__diag_report(&diags, NULL, NULL);
   kl__diag_clear(&diags);

@@ -24,7 +24,8 @@ uint64_t kl__derive_seed(uint64_t base, uint64_t k) {
 /* ---- strings ------------------------------------------------------------ */
 
 bool kl__is_ident(const char *s) {
-  if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+  if (!s ||
+      !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
     return false;
   for (s++; *s; s++)
     if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
@@ -37,8 +38,7 @@ bool kl__is_ident(const char *s) {
  * and transpositions of neighbours ("mni" is one step from "min"). */
 size_t kl__edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
-  if (la > 64 || lb > 64)
-    return la > lb ? la : lb;
+  if (la > 64 || lb > 64) return la > lb ? la : lb;
   size_t d[65][65];
   for (size_t i = 0; i <= la; i++)
     d[i][0] = i;
@@ -48,10 +48,8 @@ size_t kl__edit_distance(const char *a, const char *b) {
     for (size_t j = 1; j <= lb; j++) {
       size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       size_t best = d[i - 1][j - 1] + cost;
-      if (d[i - 1][j] + 1 < best)
-        best = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < best)
-        best = d[i][j - 1] + 1;
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
           d[i - 2][j - 2] + 1 < best)
         best = d[i - 2][j - 2] + 1;
@@ -76,13 +74,11 @@ const char *kl__suggest(const char *word, const char *const *candidates,
 }
 
 char *kl__snippet(const char *text, int line, int column) {
-  if (!text || line < 1 || column < 1)
-    return NULL;
+  if (!text || line < 1 || column < 1) return NULL;
   const char *p = text;
   for (int l = 1; l < line && *p; l++) {
     p = strchr(p, '\n');
-    if (!p)
-      return NULL;
+    if (!p) return NULL;
     p++;
   }
   size_t len = strcspn(p, "\r\n");
@@ -108,7 +104,8 @@ char *kl__strv_join(char *const *v, const char *sep) {
   return kl__buf_detach(&b); /* NULL when a write failed */
 }
 
-/* ---- versioned structs ------------------------------------------------------- */
+/* ---- versioned structs
+ * ------------------------------------------------------- */
 
 int kl__options_init(void *opts, const void *defaults, unsigned version,
                      const size_t *sizes, size_t nsizes, const char *what) {
@@ -123,8 +120,7 @@ int kl__options_init(void *opts, const void *defaults, unsigned version,
 
 int kl__options_take(void *full, const void *given, const size_t *sizes,
                      size_t nsizes, const char *what) {
-  if (!given)
-    return 0;
+  if (!given) return 0;
   unsigned version = *(const unsigned *)given;
   if (version == 0 || version >= nsizes)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -144,10 +140,8 @@ int kl__result_give(void *out, const void *full, size_t full_size,
                      "%s: size %zu, not at least %zu (set it with the "
                      "struct's _INIT macro)",
                      what, size, min_size);
-  if (size > full_size)
-    size = full_size;
+  if (size > full_size) size = full_size;
   memcpy((char *)out + sizeof(size_t), (const char *)full + sizeof(size_t),
          size - sizeof(size_t));
   return 0;
 }
-

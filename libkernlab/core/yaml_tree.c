@@ -30,8 +30,7 @@ static void syntax_error(builder *b) {
                  p->context);
   } else {
     kl__diag_add(b->diags, KL_EINVALID, KL_DOMAIN_YAML, b->path, line, col,
-                 snippet, "YAML: %s",
-                 p->problem ? p->problem : "syntax error");
+                 snippet, "YAML: %s", p->problem ? p->problem : "syntax error");
   }
   kl__free(snippet);
   b->failed = true;
@@ -63,10 +62,9 @@ static ynode *build(builder *b, yaml_event_t *ev);
 
 static ynode *build_scalar(builder *b, yaml_event_t *ev) {
   ynode *n = new_node(b, YNODE_SCALAR, ev);
-  if (!n)
-    return NULL;
-  n->value = kl__strndup((const char *)ev->data.scalar.value,
-                         ev->data.scalar.length);
+  if (!n) return NULL;
+  n->value =
+      kl__strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
   if (!n->value) {
     kl__free(n);
     b->diags->oom = true;
@@ -84,31 +82,30 @@ static ynode *build_scalar(builder *b, yaml_event_t *ev) {
   } else if (st == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
              st == YAML_DOUBLE_QUOTED_SCALAR_STYLE) {
     n->vcolumn++;
-    n->exact = one_line && !memchr(ev->data.scalar.value,
-                                   st == YAML_SINGLE_QUOTED_SCALAR_STYLE ? '\''
-                                                                         : '\\',
-                                   ev->data.scalar.length);
+    n->exact =
+        one_line && !memchr(ev->data.scalar.value,
+                            st == YAML_SINGLE_QUOTED_SCALAR_STYLE ? '\'' : '\\',
+                            ev->data.scalar.length);
   }
   return n;
 }
 
-static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+static bool blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 
-void kl_yaml__locate(const ynode *n, const char *text, size_t offset,
-                     int *line, int *column) {
+void kl_yaml__locate(const ynode *n, const char *text, size_t offset, int *line,
+                     int *column) {
   *line = n->vline;
   *column = n->vcolumn;
-  if (!text || n->kind != YNODE_SCALAR || offset > strlen(n->value))
-    return;
+  if (!text || n->kind != YNODE_SCALAR || offset > strlen(n->value)) return;
   const char *p = text;
   int l = 1, c = 1;
   while (l < n->vline && p && (p = strchr(p, '\n')))
     p++, l++;
-  if (!p)
-    return;
+  if (!p) return;
   if (n->block) { /* the text starts below the | or > line */
-    if (!(p = strchr(p, '\n')))
-      return;
+    if (!(p = strchr(p, '\n'))) return;
     p++, l++;
   } else {
     for (; c < n->vcolumn && *p && *p != '\n'; c++)
@@ -118,18 +115,15 @@ void kl_yaml__locate(const ynode *n, const char *text, size_t offset,
    * (indentation, the line breaks a folded scalar turned into spaces). */
   const char *v = n->value;
   for (size_t i = 0;; i++) {
-    if (i == offset && !v[i])
-      break; /* just past the last character */
+    if (i == offset && !v[i]) break; /* just past the last character */
     while (*p && *p != v[i] && (blank(*p) || *p == '\n')) {
       if (*p++ == '\n')
         l++, c = 1;
       else
         c++;
     }
-    if (i == offset)
-      break;
-    if (!*p || *p != v[i])
-      return; /* an escape or a fold we cannot follow */
+    if (i == offset) break;
+    if (!*p || *p != v[i]) return; /* an escape or a fold we cannot follow */
     if (*p++ == '\n')
       l++, c = 1;
     else
@@ -141,23 +135,20 @@ void kl_yaml__locate(const ynode *n, const char *text, size_t offset,
 
 static ynode *build_seq(builder *b, yaml_event_t *start) {
   ynode *n = new_node(b, YNODE_SEQ, start);
-  if (!n)
-    return NULL;
+  if (!n) return NULL;
   bool flow = start->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
   b->flow_depth += flow;
   size_t cap = 0;
   for (;;) {
     yaml_event_t ev;
-    if (!next_event(b, &ev))
-      break;
+    if (!next_event(b, &ev)) break;
     if (ev.type == YAML_SEQUENCE_END_EVENT) {
       yaml_event_delete(&ev);
       break;
     }
     ynode *item = build(b, &ev);
     yaml_event_delete(&ev);
-    if (!item)
-      break;
+    if (!item) break;
     if (!kl__array_reserve(&n->items, &cap, n->count + 1, sizeof(*n->items))) {
       kl_yaml__free(item);
       b->diags->oom = true;
@@ -172,23 +163,20 @@ static ynode *build_seq(builder *b, yaml_event_t *start) {
 
 static ynode *build_map(builder *b, yaml_event_t *start) {
   ynode *n = new_node(b, YNODE_MAP, start);
-  if (!n)
-    return NULL;
+  if (!n) return NULL;
   bool flow = start->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE;
   b->flow_depth += flow;
   size_t cap = 0;
   for (;;) {
     yaml_event_t ev;
-    if (!next_event(b, &ev))
-      break;
+    if (!next_event(b, &ev)) break;
     if (ev.type == YAML_MAPPING_END_EVENT) {
       yaml_event_delete(&ev);
       break;
     }
     ynode *key = build(b, &ev);
     yaml_event_delete(&ev);
-    if (!key)
-      break;
+    if (!key) break;
     if (!next_event(b, &ev)) {
       kl_yaml__free(key);
       break;
@@ -210,10 +198,9 @@ static ynode *build_map(builder *b, yaml_event_t *start) {
     bool dup = false;
     for (size_t i = 0; i < n->count; i++) {
       if (strcmp(n->pairs[i].key->value, key->value) == 0) {
-        kl__diag_add(b->diags, KL_EINVALID, KL_DOMAIN_CASE, b->path,
-                     key->line, key->column, NULL,
-                     "duplicate key '%s' (first at line %d)", key->value,
-                     n->pairs[i].key->line);
+        kl__diag_add(b->diags, KL_EINVALID, KL_DOMAIN_CASE, b->path, key->line,
+                     key->column, NULL, "duplicate key '%s' (first at line %d)",
+                     key->value, n->pairs[i].key->line);
         dup = true;
         break;
       }
@@ -239,8 +226,7 @@ static ynode *build_map(builder *b, yaml_event_t *start) {
 }
 
 static ynode *build(builder *b, yaml_event_t *ev) {
-  if (b->failed)
-    return NULL;
+  if (b->failed) return NULL;
   switch (ev->type) {
   case YAML_SCALAR_EVENT:
     return build_scalar(b, ev);
@@ -312,8 +298,7 @@ ynode *kl_yaml__parse(const char *text, size_t len, const char *path,
 }
 
 void kl_yaml__free(ynode *n) {
-  if (!n)
-    return;
+  if (!n) return;
   for (size_t i = 0; n->kind == YNODE_SEQ && i < n->count; i++)
     kl_yaml__free(n->items[i]);
   for (size_t i = 0; n->kind == YNODE_MAP && i < n->count; i++) {
@@ -328,9 +313,12 @@ void kl_yaml__free(ynode *n) {
 
 const char *kl_yaml__kind_name(const ynode *n) {
   switch (n->kind) {
-  case YNODE_SCALAR: return "a scalar";
-  case YNODE_SEQ: return "a list";
-  case YNODE_MAP: return "a mapping";
+  case YNODE_SCALAR:
+    return "a scalar";
+  case YNODE_SEQ:
+    return "a list";
+  case YNODE_MAP:
+    return "a mapping";
   }
   return "a node";
 }

@@ -50,15 +50,12 @@ static int put_plugin(kl_buf *b, const char *sep, const char *key,
 }
 
 static int copy_plugin(const char *dir, const char *path) {
-  if (!path)
-    return 0;
+  if (!path) return 0;
   const char *base = strrchr(path, '/');
   kl_buf to = KL_BUF_INIT, data = KL_BUF_INIT;
   int rc = kl__buf_printf(&to, "%s/plugins/%s", dir, base ? base + 1 : path);
-  if (rc < 0 || kl__is_file(to.ptr))
-    goto done;
-  if ((rc = kl__read_file(&data, path)) < 0)
-    goto done;
+  if (rc < 0 || kl__is_file(to.ptr)) goto done;
+  if ((rc = kl__read_file(&data, path)) < 0) goto done;
   rc = kl__write_file_atomic(to.ptr, data.ptr ? data.ptr : "", data.size);
 done:
   kl_buf_dispose(&to);
@@ -104,15 +101,21 @@ static int copy_case(const char *dir, const kl_case *c) {
   memset(&packed, 0, sizeof(packed));
   memset(&un, 0, sizeof(un));
   int rc = kl__buf_printf(&to, "%s/case", dir);
-  if (rc < 0 || (rc = kl__mkdir_p(to.ptr)) < 0)
-    goto done;
-  const char *pack[] = {"tar", "-C", kl_case_dir(c), "--exclude=./runs",
-                        "--exclude=./exports", "--exclude=./*.jsonl",
-                        "--exclude=./benchmark.csv", "--exclude=./.*",
-                        "-cf", "-", ".", NULL};
+  if (rc < 0 || (rc = kl__mkdir_p(to.ptr)) < 0) goto done;
+  const char *pack[] = {"tar",
+                        "-C",
+                        kl_case_dir(c),
+                        "--exclude=./runs",
+                        "--exclude=./exports",
+                        "--exclude=./*.jsonl",
+                        "--exclude=./benchmark.csv",
+                        "--exclude=./.*",
+                        "-cf",
+                        "-",
+                        ".",
+                        NULL};
   const char *unpack[] = {"tar", "-C", to.ptr, "-xf", "-", NULL};
-  if ((rc = kl__exec_tar(&packed, pack, NULL, 0)) < 0)
-    goto done;
+  if ((rc = kl__exec_tar(&packed, pack, NULL, 0)) < 0) goto done;
   rc = kl__exec_tar(&un, unpack, packed.output.ptr, packed.output.size);
 done:
   kl_buf_dispose(&packed.output);
@@ -121,39 +124,33 @@ done:
   return rc;
 }
 
-int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
-                    size_t n, bool copy, size_t *pending) {
+int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev, size_t n,
+                    bool copy, size_t *pending) {
   *pending = 0;
   /* build here: a candidate that does not compile is answered at once */
   for (size_t i = 0; i < n; i++) {
     kl__eval *e = &ev[i];
-    if (e->report || e->prebuilt)
-      continue;
+    if (e->report || e->prebuilt) continue;
     kl_report *failed = NULL;
     int rc = kl__bench_build(&e->plugins, &failed, c, &e->o, e->compare);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
     e->report = failed;
     e->prebuilt = !failed;
   }
   for (size_t i = 0; i < n; i++)
     *pending += !ev[i].report;
-  if (*pending == 0)
-    return 0;
+  if (*pending == 0) return 0;
   kl__sandbox_dir_remove(dir); /* an earlier session's batch */
   kl_buf b = KL_BUF_INIT, sub = KL_BUF_INIT, path = KL_BUF_INIT;
   int rc = kl__buf_printf(&sub, "%s/plugins", dir);
-  if (rc < 0 || (rc = kl__mkdir_p(sub.ptr)) < 0)
-    goto done;
-  if (copy && (rc = copy_case(dir, c)) < 0)
-    goto done;
+  if (rc < 0 || (rc = kl__mkdir_p(sub.ptr)) < 0) goto done;
+  if (copy && (rc = copy_case(dir, c)) < 0) goto done;
   kl__buf_puts(&b, "{\"version\":1,\"case\":");
   kl__buf_json_string(&b, copy ? "case" : kl_case_dir(c));
   kl__buf_puts(&b, ",\"evaluations\":[");
   bool first = true;
   for (size_t i = 0; i < n; i++) {
-    if (ev[i].report)
-      continue;
+    if (ev[i].report) continue;
     if ((rc = copy_plugin(dir, ev[i].plugins.oracle)) < 0 ||
         (rc = copy_plugin(dir, ev[i].plugins.against)) < 0 ||
         (rc = copy_plugin(dir, ev[i].plugins.candidate)) < 0)
@@ -173,14 +170,14 @@ done:
   return rc;
 }
 
-/* ---- back on the controlling side -------------------------------------------- */
+/* ---- back on the controlling side
+ * -------------------------------------------- */
 
 /* `where` from the evaluating host, with the executor and its job. */
-static char *placed(json_object *where, const char *executor,
-                    const char *key, const char *value) {
+static char *placed(json_object *where, const char *executor, const char *key,
+                    const char *value) {
   json_object *w = json_object_new_object();
-  if (!w)
-    return NULL;
+  if (!w) return NULL;
   json_object_object_add(w, "executor", json_object_new_string(executor));
   json_object_object_foreach(where, k, v) {
     if (strcmp(k, "executor") != 0)
@@ -194,15 +191,14 @@ static char *placed(json_object *where, const char *executor,
   return out;
 }
 
-int kl__batch_collect(const char *dir, kl__eval *ev, size_t n,
-                      size_t *missing, const char *executor, const char *key,
+int kl__batch_collect(const char *dir, kl__eval *ev, size_t n, size_t *missing,
+                      const char *executor, const char *key,
                       const char *value) {
   *missing = 0;
   int rc = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     kl__eval *e = &ev[i];
-    if (e->report || e->rc < 0)
-      continue;
+    if (e->report || e->rc < 0) continue;
     kl_buf p = KL_BUF_INIT, text = KL_BUF_INIT;
     if (kl__buf_printf(&p, "%s/results/e%zu.json", dir, i) < 0) {
       rc = kl__error_oom();
@@ -217,7 +213,8 @@ int kl__batch_collect(const char *dir, kl__eval *ev, size_t n,
       e->seconds = kl__json_num(doc, "seconds");
       if (!ok || !json_object_get_boolean(ok)) {
         const char *msg = kl__json_text(doc, "error");
-        e->rc = kl__json_num(doc, "code") < 0 ? (int)kl__json_num(doc, "code") : KL_EIO;
+        e->rc = kl__json_num(doc, "code") < 0 ? (int)kl__json_num(doc, "code")
+                                              : KL_EIO;
         e->error = kl__strdup(msg ? msg : "the evaluation failed there");
       } else if (!(rep = kl__json_get(doc, "report"))) {
         rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: no report", p.ptr);

@@ -15,7 +15,6 @@ void kl__eval_failed(kl__eval *e, int rc) {
   const kl_error *err = kl_error_last();
   e->rc = rc;
   kl__free(e->error);
-  e->error = kl__strdup(err && err->message ? err->message
-                                            : "the evaluation failed");
+  e->error =
+      kl__strdup(err && err->message ? err->message : "the evaluation failed");
 }
-

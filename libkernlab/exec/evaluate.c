@@ -24,8 +24,7 @@ static uint64_t u64_of(json_object *o, const char *key) {
 static int plugin_path(char **to, const char *dir, json_object *plugins,
                        const char *key) {
   const char *rel = kl__json_text(plugins, key);
-  if (!rel)
-    return 0;
+  if (!rel) return 0;
   if (strstr(rel, "..") || rel[0] == '/')
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s/jobs.json: plugin path '%s' leaves the folder", dir,
@@ -58,10 +57,10 @@ static int eval_from(kl__eval *e, const char *dir, json_object *j) {
     o.time.decide_gain_pct = kl__json_num(t, "decide_gain_pct");
   }
   e->plugins.compile_seconds = kl__json_num(j, "compile_seconds");
-  e->plugins.oracle_cached = (v = kl__json_get(j, "oracle_cached")) &&
-                             json_object_get_boolean(v);
-  e->plugins.candidate_cached = (v = kl__json_get(j, "candidate_cached")) &&
-                                json_object_get_boolean(v);
+  e->plugins.oracle_cached =
+      (v = kl__json_get(j, "oracle_cached")) && json_object_get_boolean(v);
+  e->plugins.candidate_cached =
+      (v = kl__json_get(j, "candidate_cached")) && json_object_get_boolean(v);
   if (!pl)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s/jobs.json: an evaluation without plugins", dir);
@@ -140,8 +139,7 @@ int kl_evaluate_dir(const char *dir_in, const char *devices,
   size_t n = 0;
   int lock = -1;
   int rc = kl__buf_printf(&p, "%s/.lock", dir);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if ((lock = open(p.ptr, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
     rc = kl__error_os(KL_EIO, p.ptr, "cannot open the batch's lock");
     goto done;
@@ -162,14 +160,13 @@ int kl_evaluate_dir(const char *dir_in, const char *devices,
                    "%s: not a batch (no case or evaluations)", p.ptr);
     goto done;
   }
-  case_path = case_dir[0] == '/' ? kl__strdup(case_dir)
-                                 : kl__path_join(dir, case_dir);
+  case_path =
+      case_dir[0] == '/' ? kl__strdup(case_dir) : kl__path_join(dir, case_dir);
   if (!case_path) {
     rc = kl__error_oom();
     goto done;
   }
-  if ((rc = kl_case_load(&c, case_path, NULL)) < 0)
-    goto done;
+  if ((rc = kl_case_load(&c, case_path, NULL)) < 0) goto done;
   size_t total = json_object_array_length(list);
   if (total && (!(ev = kl__calloc(total, sizeof(*ev))) ||
                 !(ids = kl__calloc(total, sizeof(*ids))))) {
@@ -188,11 +185,9 @@ int kl_evaluate_dir(const char *dir_in, const char *devices,
     if (has_result(dir, ids_text))
       continue; /* done by an earlier evaluator of this folder */
     ids[n] = id;
-    if ((rc = eval_from(&ev[n++], dir, j)) < 0)
-      goto done;
+    if ((rc = eval_from(&ev[n++], dir, j)) < 0) goto done;
   }
-  if (n == 0)
-    goto done;
+  if (n == 0) goto done;
   kl_executor_options eo = KL_EXECUTOR_OPTIONS_INIT;
   eo.kind = "local";
   eo.devices = devices;
@@ -216,8 +211,6 @@ done:
   kl_buf_dispose(&p);
   kl_buf_dispose(&text);
   kl_buf_dispose(&results);
-  if (lock >= 0)
-    close(lock);
+  if (lock >= 0) close(lock);
   return rc;
 }
-

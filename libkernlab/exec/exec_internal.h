@@ -14,17 +14,17 @@
  * case, somewhere. */
 typedef struct kl__eval {
   bool compare;
-  kl_bench_options o;      /* strings are the caller's; device is set by
-                              the executor */
+  kl_bench_options o;        /* strings are the caller's; device is set by
+                                the executor */
   kl__bench_plugins plugins; /* built already (a batch folder's) */
   bool prebuilt;
   /* what came back */
-  kl_report *report;       /* NULL when rc < 0 */
-  int rc;                  /* < 0: kernlab failed to evaluate it */
-  char *error;             /* then: the one-line message */
-  char *where;             /* JSON object: executor, host, device, gpu,
-                              and the job or batch folder */
-  double seconds;          /* spent evaluating it */
+  kl_report *report; /* NULL when rc < 0 */
+  int rc;            /* < 0: kernlab failed to evaluate it */
+  char *error;       /* then: the one-line message */
+  char *where;       /* JSON object: executor, host, device, gpu,
+                        and the job or batch folder */
+  double seconds;    /* spent evaluating it */
 } kl__eval;
 void kl__eval_dispose(kl__eval *e);
 /* Record a failure: the thread's last error, into e. */
@@ -51,11 +51,11 @@ struct kl_executor {
   char *describe;
   int *devices;
   size_t ndevices;
-  bool devices_known;      /* listed, or found */
+  bool devices_known; /* listed, or found */
   char *host, *remote_kl, *remote_dir, *partition, *worker_path;
   char **ssh_options, **sbatch_options;
   int gpus, retries;
-  char control_path[160];  /* ssh: the shared connection's socket */
+  char control_path[160]; /* ssh: the shared connection's socket */
 };
 
 /* Evaluate ev[0..n) for case c. batch_dir: where ssh and slurm write the
@@ -64,8 +64,7 @@ struct kl_executor {
  * return is the executor giving up (unreachable after its retries): the
  * evaluations without a report say why. */
 int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
-                          size_t n, const char *batch_dir,
-                          const char *ledger);
+                          size_t n, const char *batch_dir, const char *ledger);
 /* A local executor of one slot on `device` (-1: the default GPU): what a
  * library caller without an executor gets. */
 int kl__executor_one_device(kl_executor **out, const char *worker_path,
@@ -90,14 +89,13 @@ int kl__local_parse_devices(kl_executor *ex, const char *list,
  * filesystem). An existing DIR is replaced. *pending: the evaluations
  * the folder holds (those without a report yet); with none, nothing is
  * written. */
-int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev,
-                    size_t n, bool copy_case, size_t *pending);
+int kl__batch_write(const char *dir, const kl_case *c, kl__eval *ev, size_t n,
+                    bool copy_case, size_t *pending);
 /* Results the batch folder holds, into the evaluations still without a
  * report; *missing counts those left. Each one's `where` names the
  * executor and `key`: `value` (the Slurm job, the ssh folder). */
-int kl__batch_collect(const char *dir, kl__eval *ev, size_t n,
-                      size_t *missing, const char *executor, const char *key,
-                      const char *value);
+int kl__batch_collect(const char *dir, kl__eval *ev, size_t n, size_t *missing,
+                      const char *executor, const char *key, const char *value);
 /* A line of the run's executor.jsonl is records' (kl__executor_line_write):
  * one attempt of a batch (its Slurm job id, or the ssh destination's
  * folder), how it ended, and the words that say why. */
@@ -114,6 +112,5 @@ int kl__exec_tar(kl__run_result *res, const char *const *argv,
                  const char *input, size_t input_len);
 /* A word for a POSIX shell: single-quoted. */
 int kl__sh_quote(kl_buf *b, const char *word);
-
 
 #endif /* KL_EXEC_INTERNAL_H */

@@ -15,8 +15,7 @@
 #include "exec_internal.h"
 
 void kl_executor_free(kl_executor *ex) {
-  if (!ex)
-    return;
+  if (!ex) return;
   kl__free(ex->describe);
   kl__free(ex->devices);
   kl__free(ex->host);
@@ -70,12 +69,13 @@ static void read_section(const ynode *map, const char *path,
   (void)file_text;
   config_values *cv = payload;
   static const char *const keys[] = {
-      "kind",      "devices", "host",    "ssh_options",    "remote_kl",
+      "kind",       "devices",   "host", "ssh_options",    "remote_kl",
       "remote_dir", "partition", "gpus", "sbatch_options", "retries"};
   if (map->kind != YNODE_MAP) {
     config_error(diags, path, map,
                  "%s is a mapping (kind: local|ssh|slurm, host: ..., "
-                 "partition: ...)", "executor");
+                 "partition: ...)",
+                 "executor");
     return;
   }
   for (size_t i = 0; i < map->count; i++) {
@@ -99,14 +99,14 @@ static void read_section(const ynode *map, const char *path,
         config_error(diags, path, v, "executor.%s is a plain value", k);
       } else {
         kl__free(*text);
-        if (!(*text = kl__strdup(v->value)))
-          diags->oom = true;
+        if (!(*text = kl__strdup(v->value))) diags->oom = true;
       }
     } else if (list) {
       if (v->kind != YNODE_SEQ) {
         config_error(diags, path, v,
                      "executor.%s is a list of arguments (never a shell "
-                     "line)", k);
+                     "line)",
+                     k);
         continue;
       }
       char **items = kl__calloc(v->count + 1, sizeof(char *));
@@ -121,17 +121,17 @@ static void read_section(const ynode *map, const char *path,
           ok = false;
         }
       }
-      if (!items)
-        diags->oom = true;
+      if (!items) diags->oom = true;
       kl__strv_free(ok ? *list : items);
-      if (ok)
-        *list = items;
+      if (ok) *list = items;
     } else if (number) {
       char *end = NULL;
       long n = v->kind == YNODE_SCALAR ? strtol(v->value, &end, 10) : -1;
       if (!end || *end || n < 0 || n > 64)
-        config_error(diags, path, v, "executor.%s is a whole number from 0 "
-                                     "to 64", k);
+        config_error(diags, path, v,
+                     "executor.%s is a whole number from 0 "
+                     "to 64",
+                     k);
       else
         *number = (int)n;
     } else {
@@ -148,15 +148,13 @@ static void read_section(const ynode *map, const char *path,
 static int set_text(char **to, const char *given, const char *config,
                     const char *fallback) {
   const char *v = given ? given : config ? config : fallback;
-  if (!v)
-    return 0;
+  if (!v) return 0;
   return (*to = kl__strdup(v)) ? 0 : kl__error_oom();
 }
 
 static int set_list(char ***to, const char *const *given, char **config) {
   const char *const *v = given ? given : (const char *const *)config;
-  if (!v)
-    return 0;
+  if (!v) return 0;
   return (*to = kl__strv_dup(v)) ? 0 : kl__error_oom();
 }
 
@@ -164,8 +162,7 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
   *out = NULL;
   kl_executor_options full;
   int rc = kl__executor_options_take(&full, opts);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   const kl_executor_options *o = &full;
   config_values cv;
   memset(&cv, 0, sizeof(cv));
@@ -182,8 +179,7 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
   static const kl__exec_backend *const backends[] = {
       &kl__exec_local, &kl__exec_ssh, &kl__exec_slurm};
   for (size_t i = 0; !ex->backend && i < KL_ARRAY_SIZE(backends); i++)
-    if (strcmp(kind, backends[i]->name) == 0)
-      ex->backend = backends[i];
+    if (strcmp(kind, backends[i]->name) == 0) ex->backend = backends[i];
   if (!ex->backend) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                    "unknown executor '%s' (local, ssh or slurm)", kind);
@@ -204,9 +200,8 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
   ex->retries = o->retries >= 0 ? o->retries : cv.retries >= 0 ? cv.retries : 3;
   const char *devices = o->devices ? o->devices : cv.devices;
   if (devices && ex->kind == EXEC_LOCAL &&
-      (rc = kl__local_parse_devices(ex, devices, o->devices
-                                                     ? "--devices"
-                                                     : "executor.devices")) < 0)
+      (rc = kl__local_parse_devices(
+           ex, devices, o->devices ? "--devices" : "executor.devices")) < 0)
     goto fail;
   if (ex->kind == EXEC_SSH && (!ex->host || !ex->host[0])) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -221,8 +216,8 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
     goto fail;
   }
   if (ex->kind == EXEC_SSH)
-    snprintf(ex->control_path, sizeof(ex->control_path),
-             "/tmp/kl-ssh-%ld-%%C", (long)getuid());
+    snprintf(ex->control_path, sizeof(ex->control_path), "/tmp/kl-ssh-%ld-%%C",
+             (long)getuid());
   if (ex->kind == EXEC_SSH) {
     kl__buf_printf(&d, "ssh: %s", ex->host);
   } else if (ex->kind == EXEC_SLURM) {
@@ -256,8 +251,7 @@ int kl__executor_one_device(kl_executor **out, const char *worker_path,
   eo.devices = "0";
   eo.worker_path = worker_path;
   int rc = kl_executor_create(out, &eo);
-  if (rc == 0)
-    (*out)->devices[0] = device; /* -1: the worker's default GPU */
+  if (rc == 0) (*out)->devices[0] = device; /* -1: the worker's default GPU */
   return rc;
 }
 
@@ -266,8 +260,7 @@ int kl__executor_devices(kl_executor *ex, const kl_case *c) {
 }
 
 int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
-                          size_t n, const char *batch_dir,
-                          const char *ledger) {
+                          size_t n, const char *batch_dir, const char *ledger) {
   for (size_t i = 0; i < n; i++) {
     ev[i].rc = 0;
     kl__free(ev[i].error);
@@ -276,21 +269,25 @@ int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   return ex->backend->evaluate(ex, c, ev, n, batch_dir, ledger);
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t executor_options_sizes[] = {0, sizeof(kl_executor_options)};
 
 int kl_executor_options_init(kl_executor_options *opts, unsigned version) {
   const kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, executor_options_sizes,
-                          KL_ARRAY_SIZE(executor_options_sizes), "kl_executor_options");
+                          KL_ARRAY_SIZE(executor_options_sizes),
+                          "kl_executor_options");
 }
 
 /* A caller's kl_executor_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__executor_options_take(kl_executor_options *full, const kl_executor_options *given) {
+int kl__executor_options_take(kl_executor_options *full,
+                              const kl_executor_options *given) {
   const kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, executor_options_sizes, KL_ARRAY_SIZE(executor_options_sizes),
+  return kl__options_take(full, given, executor_options_sizes,
+                          KL_ARRAY_SIZE(executor_options_sizes),
                           "kl_executor_options");
 }

@@ -41,14 +41,13 @@ static int where_local(kl__eval *e, int device, double started) {
   kl__buf_json_string(&b, host);
   kl_device_info dev = KL_DEVICE_INFO_INIT;
   if (e->report && kl_report_device(&dev, e->report) == 0) {
-    kl__buf_printf(&b, ",\"device\":%d,\"gpu\":", device < 0 ? 0
-                                                                   : device);
+    kl__buf_printf(&b, ",\"device\":%d,\"gpu\":", device < 0 ? 0 : device);
     kl__buf_json_string(&b, dev.name);
   } else {
     kl__buf_puts(&b, ",\"device\":null,\"gpu\":null");
   }
   kl__buf_printf(&b, ",\"started\":%.3f,\"seconds\":%.3f}", started,
-                       e->seconds);
+                 e->seconds);
   kl__free(e->where);
   e->where = kl__buf_detach(&b); /* NULL when a write failed */
   return e->where ? 0 : KL_ENOMEM;
@@ -61,17 +60,14 @@ static void evaluate_one(kl__eval *e, const kl_case *c, int device,
   clock_gettime(CLOCK_REALTIME, &wall);
   kl_bench_options o = e->o;
   o.device = device;
-  if (!o.worker_path)
-    o.worker_path = worker_path;
-  int rc = e->prebuilt ? kl__bench_execute(&e->report, c, &o, e->compare,
-                                           &e->plugins)
+  if (!o.worker_path) o.worker_path = worker_path;
+  int rc = e->prebuilt
+               ? kl__bench_execute(&e->report, c, &o, e->compare, &e->plugins)
            : e->compare ? kl_bench_compare(&e->report, c, &o)
                         : kl_bench_run(&e->report, c, &o);
   e->seconds = (kl__now_ms() - t0) / 1000.0;
-  if (rc == 0)
-    rc = where_local(e, device, wall.tv_sec + wall.tv_nsec / 1e9);
-  if (rc < 0)
-    kl__eval_failed(e, rc);
+  if (rc == 0) rc = where_local(e, device, wall.tv_sec + wall.tv_nsec / 1e9);
+  if (rc < 0) kl__eval_failed(e, rc);
 }
 
 static void *slot_main(void *arg) {
@@ -81,11 +77,9 @@ static void *slot_main(void *arg) {
     pthread_mutex_lock(&b->lock);
     size_t i = b->next < b->n ? b->next++ : b->n;
     pthread_mutex_unlock(&b->lock);
-    if (i >= b->n)
-      break;
+    if (i >= b->n) break;
     evaluate_one(&b->ev[i], b->c, s->device, b->ex->worker_path);
-    if (b->done)
-      b->done(&b->ev[i], b->payload);
+    if (b->done) b->done(&b->ev[i], b->payload);
   }
   return NULL;
 }
@@ -94,8 +88,7 @@ int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                        size_t n, kl__eval_done_fn done, void *payload) {
   local_batch b = {ex, c, ev, n, 0, PTHREAD_MUTEX_INITIALIZER, done, payload};
   size_t nslots = ex->ndevices ? ex->ndevices : 1;
-  if (nslots > n)
-    nslots = n;
+  if (nslots > n) nslots = n;
   bool cuda = c->backend == KL_BACKEND_CUDA;
   if (nslots <= 1) { /* no thread for one slot */
     local_slot s = {&b, cuda && ex->ndevices ? ex->devices[0] : -1};
@@ -113,8 +106,7 @@ int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   for (size_t i = 0; i < nslots; i++) {
     slots[i].b = &b;
     slots[i].device = cuda ? ex->devices[i] : -1;
-    if (pthread_create(&threads[i], NULL, slot_main, &slots[i]) != 0)
-      break;
+    if (pthread_create(&threads[i], NULL, slot_main, &slots[i]) != 0) break;
     started++;
   }
   if (started == 0) /* no thread at all: evaluate here */
@@ -133,8 +125,7 @@ int kl__local_parse_devices(kl_executor *ex, const char *list,
   for (const char *p = list; *p; p++)
     n += *p == ',';
   int *d = kl__calloc(n, sizeof(int));
-  if (!d)
-    return kl__error_oom();
+  if (!d) return kl__error_oom();
   const char *p = list;
   for (size_t i = 0; i < n; i++) {
     char *end;
@@ -165,8 +156,7 @@ int kl__local_parse_devices(kl_executor *ex, const char *list,
 /* The devices to run on, found when none were listed: every visible GPU
  * (a worker counts them); one slot for host cases. */
 static int local_devices(kl_executor *ex, const kl_case *c) {
-  if (ex->kind != EXEC_LOCAL || ex->devices_known)
-    return 0;
+  if (ex->kind != EXEC_LOCAL || ex->devices_known) return 0;
   if (c->backend != KL_BACKEND_CUDA)
     return kl__local_parse_devices(ex, "0", "devices");
   /* every visible GPU: ask a worker how many there are */
@@ -175,11 +165,9 @@ static int local_devices(kl_executor *ex, const kl_case *c) {
   kl_worker *w = NULL;
   kl_device_info info = KL_DEVICE_INFO_INIT;
   int rc = kl_worker_create(&w, &wo);
-  if (rc == 0)
-    rc = kl_worker_device(&info, w);
+  if (rc == 0) rc = kl_worker_device(&info, w);
   kl_worker_free(w);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (info.count <= 0) /* the bench says why, as without an executor */
     return kl__local_parse_devices(ex, "0", "devices");
   kl_buf list = KL_BUF_INIT, d = KL_BUF_INIT;
@@ -198,8 +186,8 @@ done:
   return rc;
 }
 
-static int local_batch_evaluate(kl_executor *ex, const kl_case *c,
-                                kl__eval *ev, size_t n, const char *batch_dir,
+static int local_batch_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
+                                size_t n, const char *batch_dir,
                                 const char *ledger) {
   double t0 = kl__now_ms();
   int rc;
@@ -210,18 +198,17 @@ static int local_batch_evaluate(kl_executor *ex, const kl_case *c,
     char detail[128];
     const char *name = strrchr(batch_dir, '/');
     size_t slots = ex->ndevices < n ? ex->ndevices : n;
-    snprintf(detail, sizeof(detail),
-             "%zu evaluations in %.3f s on %zu slot%s", n,
-             (kl__now_ms() - t0) / 1000.0, slots, slots == 1 ? "" : "s");
-    rc = kl__executor_line_write(ledger, "local",
-                                 name ? name + 1 : batch_dir, 1, "completed",
-                                 NULL, detail);
+    snprintf(detail, sizeof(detail), "%zu evaluations in %.3f s on %zu slot%s",
+             n, (kl__now_ms() - t0) / 1000.0, slots, slots == 1 ? "" : "s");
+    rc = kl__executor_line_write(ledger, "local", name ? name + 1 : batch_dir,
+                                 1, "completed", NULL, detail);
   }
   return rc;
 }
 
-static int local_slots(const kl_executor *ex) { return (int)ex->ndevices; }
+static int local_slots(const kl_executor *ex) {
+  return (int)ex->ndevices;
+}
 
-const kl__exec_backend kl__exec_local = {"local", EXEC_LOCAL,
-                                         local_batch_evaluate, local_devices,
-                                         local_slots};
+const kl__exec_backend kl__exec_local = {
+    "local", EXEC_LOCAL, local_batch_evaluate, local_devices, local_slots};

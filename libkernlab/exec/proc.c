@@ -32,9 +32,9 @@ int kl__sh_quote(kl_buf *b, const char *word) {
   kl__buf_putc(b, '\'');
   for (const char *p = word; *p; p++)
     if (*p == '\'')
-    kl__buf_puts(b, "'\\''");
-  else
-    kl__buf_putc(b, *p);
+      kl__buf_puts(b, "'\\''");
+    else
+      kl__buf_putc(b, *p);
   kl__buf_putc(b, '\'');
   return kl__buf_status(b);
 }

@@ -25,7 +25,8 @@ static int slurm_call(kl__run_result *res, const char *const *argv) {
   if (rc == KL_ENOTFOUND)
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                      "%s: not found: the slurm executor needs Slurm's "
-                     "commands in PATH", argv[0]);
+                     "commands in PATH",
+                     argv[0]);
   return rc;
 }
 
@@ -52,10 +53,8 @@ static int submit(char *id, size_t cap, kl_executor *ex, const char *dir,
   argv[k++] = part;
   argv[k++] = jobname;
   argv[k++] = out;
-  if (ex->gpus > 0)
-    argv[k++] = gres;
-  for (size_t i = 0; ex->sbatch_options && ex->sbatch_options[i] && k < 60;
-       i++)
+  if (ex->gpus > 0) argv[k++] = gres;
+  for (size_t i = 0; ex->sbatch_options && ex->sbatch_options[i] && k < 60; i++)
     argv[k++] = ex->sbatch_options[i];
   argv[k++] = script;
   argv[k] = NULL;
@@ -64,8 +63,7 @@ static int submit(char *id, size_t cap, kl_executor *ex, const char *dir,
   if (rc == 0) {
     snprintf(id, cap, "%s", res.output.ptr ? res.output.ptr : "");
     char *semi = strchr(id, ';'); /* "id;cluster" */
-    if (semi)
-      *semi = 0;
+    if (semi) *semi = 0;
     trim(id);
     if (res.exit_code != 0 || !id[0] || strspn(id, "0123456789") != strlen(id))
       rc = kl__error(KL_EIO, KL_DOMAIN_NONE, "sbatch failed (exit %d): %s",
@@ -81,8 +79,7 @@ static int wait_job(char *state, size_t cap, const char *id) {
     const char *q[] = {"squeue", "-h", "-j", id, "-o", "%T", NULL};
     kl__run_result res;
     int rc = slurm_call(&res, q);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
     char now[64] = "";
     if (res.exit_code == 0 && res.output.ptr)
       snprintf(now, sizeof(now), "%s", res.output.ptr);
@@ -100,7 +97,8 @@ static int wait_job(char *state, size_t cap, const char *id) {
   int rc = slurm_call(&res, s);
   snprintf(state, cap, "UNKNOWN");
   const char *at = rc == 0 && res.exit_code == 0 && res.output.ptr
-                       ? strstr(res.output.ptr, "JobState=") : NULL;
+                       ? strstr(res.output.ptr, "JobState=")
+                       : NULL;
   if (at) {
     at += strlen("JobState=");
     size_t len = strcspn(at, " \n");
@@ -112,11 +110,10 @@ static int wait_job(char *state, size_t cap, const char *id) {
 }
 
 static int slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
-                       size_t n, const char *dir, const char *ledger) {
+                          size_t n, const char *dir, const char *ledger) {
   size_t pending = 0;
   int rc = kl__batch_write(dir, c, ev, n, false, &pending);
-  if (rc < 0 || pending == 0)
-    return rc;
+  if (rc < 0 || pending == 0) return rc;
   const char *name = strrchr(dir, '/');
   name = name ? name + 1 : dir;
   kl_buf script = KL_BUF_INIT, path = KL_BUF_INIT;
@@ -134,8 +131,9 @@ static int slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
       (rc = kl__write_file_atomic(path.ptr, script.ptr, script.size)) < 0)
     goto out;
   if (chmod(path.ptr, 0755) < 0) {
-    rc = kl__error_os(KL_EIO, path.ptr, "cannot make the job script "
-                                        "executable");
+    rc = kl__error_os(KL_EIO, path.ptr,
+                      "cannot make the job script "
+                      "executable");
     goto out;
   }
   for (; !done && attempt <= ex->retries; attempt++) {
@@ -150,8 +148,8 @@ static int slurm_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
     char detail[160];
     snprintf(detail, sizeof(detail), "%zu of %zu evaluations without a result",
              missing, pending);
-    if ((rc = kl__executor_line_write(ledger, "slurm", name, attempt + 1,
-                                      state, id, done ? NULL : detail)) < 0)
+    if ((rc = kl__executor_line_write(ledger, "slurm", name, attempt + 1, state,
+                                      id, done ? NULL : detail)) < 0)
       goto out;
   }
   if (!done)
@@ -169,5 +167,5 @@ static int slurm_slots(const kl_executor *ex) {
   return ex->gpus > 0 ? ex->gpus : 1;
 }
 
-const kl__exec_backend kl__exec_slurm = {"slurm", EXEC_SLURM, slurm_evaluate, NULL,
-                                       slurm_slots};
+const kl__exec_backend kl__exec_slurm = {"slurm", EXEC_SLURM, slurm_evaluate,
+                                         NULL, slurm_slots};

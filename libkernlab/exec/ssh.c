@@ -30,9 +30,9 @@ static int ssh_call(kl__run_result *res, kl_executor *ex, const char *cmd,
   const char *argv[96];
   size_t k = 0;
   static const char *const fixed[] = {
-      "-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o",
-      "ControlPersist=60", "-o", "ServerAliveInterval=5", "-o",
-      "ServerAliveCountMax=3", "-o", "ConnectTimeout=10"};
+      "-o", "BatchMode=yes",         "-o", "ControlMaster=auto",
+      "-o", "ControlPersist=60",     "-o", "ServerAliveInterval=5",
+      "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=10"};
   argv[k++] = "ssh";
   for (size_t i = 0; i < KL_ARRAY_SIZE(fixed); i++)
     argv[k++] = fixed[i];
@@ -71,8 +71,8 @@ typedef struct ssh_try {
  * an error; the error is kernlab's own failure, or a failure there that
  * no retry mends. `why` gets kl evaluate's last words when it failed. */
 static int ssh_try_once(ssh_try *t, kl_executor *ex, kl__eval *ev, size_t n,
-                        const char *dir, const char *remote,
-                        const kl_buf *pack, char *why, size_t nwhy) {
+                        const char *dir, const char *remote, const kl_buf *pack,
+                        char *why, size_t nwhy) {
   kl_buf cmd = KL_BUF_INIT, folder = KL_BUF_INIT;
   kl__run_result got, un;
   memset(&got, 0, sizeof(got));
@@ -103,8 +103,7 @@ static int ssh_try_once(ssh_try *t, kl_executor *ex, kl__eval *ev, size_t n,
     goto done;
   /* 3: bring the results back, whatever step 2 said */
   eval_status = t->res.exit_code;
-  if (eval_status != 0)
-    last_line(&t->res.output, why, nwhy);
+  if (eval_status != 0) last_line(&t->res.output, why, nwhy);
   cmd.size = 0;
   kl__buf_puts(&cmd, "tar -C ");
   kl__sh_quote(&cmd, remote);
@@ -145,8 +144,7 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                         size_t n, const char *dir, const char *ledger) {
   size_t pending = 0;
   int rc = kl__batch_write(dir, c, ev, n, true, &pending);
-  if (rc < 0 || pending == 0)
-    return rc;
+  if (rc < 0 || pending == 0) return rc;
   /* where the batch goes there: unique to this batch and session */
   char host[64] = "";
   gethostname(host, sizeof(host) - 1);
@@ -155,8 +153,8 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   kl_buf remote = KL_BUF_INIT, cmd = KL_BUF_INIT;
   kl__run_result pack;
   memset(&pack, 0, sizeof(pack));
-  const char *pack_argv[] = {"tar", "-C", dir, "-cf", "-", "jobs.json",
-                             "plugins", "case", NULL};
+  const char *pack_argv[] = {"tar",       "-C",      dir,    "-cf", "-",
+                             "jobs.json", "plugins", "case", NULL};
   char why[512] = "";
   bool done = false;
   int attempt = 0;
@@ -166,8 +164,7 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
       (rc = kl__exec_tar(&pack, pack_argv, NULL, 0)) < 0)
     goto out;
   for (; !done && attempt <= ex->retries; attempt++) {
-    if (attempt > 0)
-      sleep(1u << (attempt - 1 < 3 ? attempt - 1 : 3));
+    if (attempt > 0) sleep(1u << (attempt - 1 < 3 ? attempt - 1 : 3));
     ssh_try t;
     memset(&t, 0, sizeof(t));
     rc = ssh_try_once(&t, ex, ev, n, dir, remote.ptr, &pack.output, why,
@@ -177,10 +174,9 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
       int status = t.res.exit_code;
       if (status != 0 && why[0] == 0)
         last_line(&t.res.output, why, sizeof(why));
-      rc = kl__executor_line_write(ledger, "ssh", batch, attempt + 1,
-                                   status == SSH_LOST ? "connection_lost"
-                                                      : "failed",
-                                   remote.ptr, why);
+      rc = kl__executor_line_write(
+          ledger, "ssh", batch, attempt + 1,
+          status == SSH_LOST ? "connection_lost" : "failed", remote.ptr, why);
       if (rc == 0 && status != SSH_LOST && status != 0 && t.step == 0)
         rc = kl__error(KL_EIO, KL_DOMAIN_NONE,
                        "ssh %s: could not unpack the batch there (exit %d): "
@@ -188,8 +184,7 @@ static int ssh_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                        ex->host, status, why);
     }
     kl_buf_dispose(&t.res.output);
-    if (rc < 0)
-      goto out;
+    if (rc < 0) goto out;
   }
   if (!done) {
     rc = kl__error(KL_EIO, KL_DOMAIN_NONE,

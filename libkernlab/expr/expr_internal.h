@@ -16,10 +16,20 @@ typedef enum node_kind {
 } node_kind;
 
 typedef enum binop {
-  OP_OR, OP_AND,
-  OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-  OP_ADD, OP_SUB,
-  OP_MUL, OP_DIV, OP_IDIV, OP_MOD,
+  OP_OR,
+  OP_AND,
+  OP_EQ,
+  OP_NE,
+  OP_LT,
+  OP_LE,
+  OP_GT,
+  OP_GE,
+  OP_ADD,
+  OP_SUB,
+  OP_MUL,
+  OP_DIV,
+  OP_IDIV,
+  OP_MOD,
   OP_POW
 } binop;
 

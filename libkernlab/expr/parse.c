@@ -16,10 +16,10 @@
 #include "expr_internal.h"
 
 const kl_expr_func kl_expr__funcs[] = {
-    {"min", 2, -1},   {"max", 2, -1},  {"abs", 1, 1},  {"ceil_div", 2, 2},
-    {"floor", 1, 1},  {"ceil", 1, 1},  {"round", 1, 1}, {"sqrt", 1, 1},
-    {"log2", 1, 1},   {"exp", 1, 1},   {"log", 1, 1},   {"pow", 2, 2},
-    {"clamp", 3, 3},  {"if", 3, 3},
+    {"min", 2, -1},  {"max", 2, -1}, {"abs", 1, 1},   {"ceil_div", 2, 2},
+    {"floor", 1, 1}, {"ceil", 1, 1}, {"round", 1, 1}, {"sqrt", 1, 1},
+    {"log2", 1, 1},  {"exp", 1, 1},  {"log", 1, 1},   {"pow", 2, 2},
+    {"clamp", 3, 3}, {"if", 3, 3},
 };
 const size_t kl_expr__nfuncs = KL_ARRAY_SIZE(kl_expr__funcs);
 
@@ -31,8 +31,7 @@ static void *arena_alloc(kl_expr *e, size_t n) {
   if (!c || c->size - c->used < n) {
     size_t size = n > 4096 ? n : 4096;
     c = kl__malloc(sizeof(*c) + size);
-    if (!c)
-      return NULL;
+    if (!c) return NULL;
     c->size = size;
     c->used = 0;
     c->next = e->arena;
@@ -47,10 +46,28 @@ static void *arena_alloc(kl_expr *e, size_t n) {
 /* ---- scanner ------------------------------------------------------------- */
 
 typedef enum tok_kind {
-  T_EOF, T_NUM, T_NAME, T_LPAREN, T_RPAREN, T_COMMA,
-  T_OR, T_AND, T_NOT,
-  T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
-  T_PLUS, T_MINUS, T_STAR, T_SLASH, T_DSLASH, T_PERCENT, T_DSTAR,
+  T_EOF,
+  T_NUM,
+  T_NAME,
+  T_LPAREN,
+  T_RPAREN,
+  T_COMMA,
+  T_OR,
+  T_AND,
+  T_NOT,
+  T_EQ,
+  T_NE,
+  T_LT,
+  T_LE,
+  T_GT,
+  T_GE,
+  T_PLUS,
+  T_MINUS,
+  T_STAR,
+  T_SLASH,
+  T_DSLASH,
+  T_PERCENT,
+  T_DSTAR,
   T_ERROR
 } tok_kind;
 
@@ -77,8 +94,7 @@ static int perror_at(parser *ps, const token *t, const char *fmt, ...)
     KL_PRINTF(3, 4);
 
 static int perror_at(parser *ps, const token *t, const char *fmt, ...) {
-  if (ps->failed)
-    return KL_EINVALID;
+  if (ps->failed) return KL_EINVALID;
   ps->failed = 1;
   char text[512];
   va_list ap;
@@ -112,8 +128,7 @@ static void scan_number(parser *ps, token *t) {
   }
   if (*q == 'e' || *q == 'E') {
     const char *r = q + 1;
-    if (*r == '+' || *r == '-')
-      r++;
+    if (*r == '+' || *r == '-') r++;
     if (*r >= '0' && *r <= '9') {
       is_float = 1;
       while (*r >= '0' && *r <= '9')
@@ -213,11 +228,11 @@ static void next(parser *ps) {
   struct {
     const char *text;
     tok_kind kind;
-  } ops[] = {{"**", T_DSTAR}, {"//", T_DSLASH}, {"==", T_EQ}, {"!=", T_NE},
-             {"<=", T_LE},    {">=", T_GE},     {"<", T_LT},  {">", T_GT},
-             {"+", T_PLUS},   {"-", T_MINUS},   {"*", T_STAR}, {"/", T_SLASH},
-             {"%", T_PERCENT}, {"(", T_LPAREN}, {")", T_RPAREN},
-             {",", T_COMMA}};
+  } ops[] = {
+      {"**", T_DSTAR},  {"//", T_DSLASH}, {"==", T_EQ},    {"!=", T_NE},
+      {"<=", T_LE},     {">=", T_GE},     {"<", T_LT},     {">", T_GT},
+      {"+", T_PLUS},    {"-", T_MINUS},   {"*", T_STAR},   {"/", T_SLASH},
+      {"%", T_PERCENT}, {"(", T_LPAREN},  {")", T_RPAREN}, {",", T_COMMA}};
   for (size_t i = 0; i < KL_ARRAY_SIZE(ops); i++) {
     size_t n = strlen(ops[i].text);
     if (strncmp(s, ops[i].text, n) == 0) {
@@ -251,10 +266,12 @@ static const struct {
   binop op;
   int left, right;
 } binops[] = {
-    {T_OR, OP_OR, 1, 1},      {T_AND, OP_AND, 2, 2},   {T_EQ, OP_EQ, 3, 3},
-    {T_NE, OP_NE, 3, 3},      {T_LT, OP_LT, 3, 3},     {T_LE, OP_LE, 3, 3},
-    {T_GT, OP_GT, 3, 3},      {T_GE, OP_GE, 3, 3},     {T_PLUS, OP_ADD, 4, 4},
-    {T_MINUS, OP_SUB, 4, 4},  {T_STAR, OP_MUL, 5, 5},  {T_SLASH, OP_DIV, 5, 5},
+    {T_OR, OP_OR, 1, 1},       {T_AND, OP_AND, 2, 2},
+    {T_EQ, OP_EQ, 3, 3},       {T_NE, OP_NE, 3, 3},
+    {T_LT, OP_LT, 3, 3},       {T_LE, OP_LE, 3, 3},
+    {T_GT, OP_GT, 3, 3},       {T_GE, OP_GE, 3, 3},
+    {T_PLUS, OP_ADD, 4, 4},    {T_MINUS, OP_SUB, 4, 4},
+    {T_STAR, OP_MUL, 5, 5},    {T_SLASH, OP_DIV, 5, 5},
     {T_DSLASH, OP_IDIV, 5, 5}, {T_PERCENT, OP_MOD, 5, 5},
     {T_DSTAR, OP_POW, 7, 6}, /* right associative, above unary minus */
 };
@@ -267,8 +284,7 @@ static kl_expr_node *subexpr(parser *ps, int limit);
 static kl_expr_node *new_node(parser *ps, node_kind kind, const token *at) {
   kl_expr_node *n = arena_alloc(ps->e, sizeof(*n));
   if (!n) {
-    if (!ps->failed)
-      kl__error_oom();
+    if (!ps->failed) kl__error_oom();
     ps->failed = 1;
     return NULL;
   }
@@ -280,18 +296,21 @@ static kl_expr_node *new_node(parser *ps, node_kind kind, const token *at) {
 
 static const char *tok_text(const token *t) {
   switch (t->kind) {
-  case T_EOF: return "end of expression";
-  case T_COMMA: return "','";
-  case T_RPAREN: return "')'";
-  default: return NULL;
+  case T_EOF:
+    return "end of expression";
+  case T_COMMA:
+    return "','";
+  case T_RPAREN:
+    return "')'";
+  default:
+    return NULL;
   }
 }
 
 static int unexpected(parser *ps, const char *wanted) {
   const token *t = &ps->tok;
   const char *what = tok_text(t);
-  if (what)
-    return perror_at(ps, t, "expected %s, found %s", wanted, what);
+  if (what) return perror_at(ps, t, "expected %s, found %s", wanted, what);
   return perror_at(ps, t, "expected %s, found '%.*s'", wanted, (int)t->len,
                    t->start);
 }
@@ -299,8 +318,7 @@ static int unexpected(parser *ps, const char *wanted) {
 static int add_name(parser *ps, const char *name) {
   kl_expr *e = ps->e;
   for (size_t i = 0; i < e->nnames; i++)
-    if (strcmp(e->names[i], name) == 0)
-      return 0;
+    if (strcmp(e->names[i], name) == 0) return 0;
   if (KL__GROW(e->names, e->cap_names, e->nnames + 1) < 0) {
     ps->failed = 1;
     return KL_ENOMEM;
@@ -312,23 +330,21 @@ static int add_name(parser *ps, const char *name) {
 static kl_expr_node *call(parser *ps, const token *name_tok, char *name) {
   int fi = -1;
   for (size_t i = 0; i < kl_expr__nfuncs; i++)
-    if (strcmp(kl_expr__funcs[i].name, name) == 0)
-      fi = (int)i;
+    if (strcmp(kl_expr__funcs[i].name, name) == 0) fi = (int)i;
   if (fi < 0 && !ps->any_function) {
     const char *names[32];
     for (size_t i = 0; i < kl_expr__nfuncs; i++)
       names[i] = kl_expr__funcs[i].name;
     const char *hint = kl__suggest(name, names, kl_expr__nfuncs);
     if (hint)
-      perror_at(ps, name_tok, "unknown function '%s'; did you mean '%s'?",
-                name, hint);
+      perror_at(ps, name_tok, "unknown function '%s'; did you mean '%s'?", name,
+                hint);
     else
       perror_at(ps, name_tok, "unknown function '%s'", name);
     return NULL;
   }
   kl_expr_node *n = new_node(ps, NODE_CALL, name_tok);
-  if (!n)
-    return NULL;
+  if (!n) return NULL;
   n->name = name;
   n->func = fi;
   next(ps); /* '(' */
@@ -341,8 +357,7 @@ static kl_expr_node *call(parser *ps, const token *name_tok, char *name) {
         return NULL;
       }
       kl_expr_node *a = subexpr(ps, 0);
-      if (!a)
-        return NULL;
+      if (!a) return NULL;
       args[nargs++] = a;
       if (ps->tok.kind == T_COMMA) {
         next(ps);
@@ -360,8 +375,8 @@ static kl_expr_node *call(parser *ps, const token *name_tok, char *name) {
   if (f && ((int)nargs < f->min_args ||
             (f->max_args >= 0 && (int)nargs > f->max_args))) {
     if (f->max_args < 0)
-      perror_at(ps, name_tok, "'%s' takes at least %d arguments, not %zu",
-                name, f->min_args, nargs);
+      perror_at(ps, name_tok, "'%s' takes at least %d arguments, not %zu", name,
+                f->min_args, nargs);
     else if (f->min_args == f->max_args)
       perror_at(ps, name_tok, "'%s' takes %d argument%s, not %zu", name,
                 f->min_args, f->min_args == 1 ? "" : "s", nargs);
@@ -383,8 +398,7 @@ static kl_expr_node *primary(parser *ps) {
   switch (t.kind) {
   case T_NUM: {
     kl_expr_node *n = new_node(ps, NODE_NUM, &t);
-    if (n)
-      n->num = t.num;
+    if (n) n->num = t.num;
     next(ps);
     return n;
   }
@@ -397,19 +411,16 @@ static kl_expr_node *primary(parser *ps) {
     }
     memcpy(name, t.start, t.len);
     next(ps);
-    if (ps->tok.kind == T_LPAREN)
-      return call(ps, &t, name);
+    if (ps->tok.kind == T_LPAREN) return call(ps, &t, name);
     kl_expr_node *n = new_node(ps, NODE_NAME, &t);
-    if (!n || add_name(ps, name) < 0)
-      return NULL;
+    if (!n || add_name(ps, name) < 0) return NULL;
     n->name = name;
     return n;
   }
   case T_LPAREN: {
     next(ps);
     kl_expr_node *n = subexpr(ps, 0);
-    if (!n)
-      return NULL;
+    if (!n) return NULL;
     if (ps->tok.kind != T_RPAREN) {
       if (ps->tok.kind == T_EOF)
         perror_at(ps, &t, "unclosed '('");
@@ -430,8 +441,7 @@ static kl_expr_node *primary(parser *ps) {
 
 static int binop_index(tok_kind k) {
   for (size_t i = 0; i < KL_ARRAY_SIZE(binops); i++)
-    if (binops[i].tok == k)
-      return (int)i;
+    if (binops[i].tok == k) return (int)i;
   return -1;
 }
 
@@ -446,33 +456,27 @@ static kl_expr_node *subexpr(parser *ps, int limit) {
     next(ps);
     kl_expr_node *operand =
         subexpr(ps, t.kind == T_NOT ? NOT_PRIORITY : UNARY_PRIORITY);
-    if (!operand)
-      return NULL;
+    if (!operand) return NULL;
     if (t.kind == T_PLUS) {
       left = operand;
     } else {
       left = new_node(ps, t.kind == T_NOT ? NODE_NOT : NODE_NEG, &t);
-      if (!left)
-        return NULL;
+      if (!left) return NULL;
       left->left = operand;
     }
   } else {
     left = primary(ps);
-    if (!left)
-      return NULL;
+    if (!left) return NULL;
   }
   for (;;) {
     int bi = binop_index(ps->tok.kind);
-    if (bi < 0 || binops[bi].left <= limit)
-      break;
+    if (bi < 0 || binops[bi].left <= limit) break;
     token op = ps->tok;
     next(ps);
     kl_expr_node *right = subexpr(ps, binops[bi].right);
-    if (!right)
-      return NULL;
+    if (!right) return NULL;
     kl_expr_node *n = new_node(ps, NODE_BINARY, &op);
-    if (!n)
-      return NULL;
+    if (!n) return NULL;
     n->op = binops[bi].op;
     n->left = left;
     n->right = right;
@@ -517,14 +521,12 @@ int kl_expr__compile(kl_expr **out, const char *src,
   *out = NULL;
   kl_expr_options full;
   int taken = kl__expr_options_take(&full, given);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   const kl_expr_options *opts = &full;
   if (!src)
     return kl__error(KL_EINVALID, KL_DOMAIN_EXPR, "no expression given");
   kl_expr *e = kl__calloc(1, sizeof(*e));
-  if (!e)
-    return kl__error_oom();
+  if (!e) return kl__error_oom();
   e->base_line = opts->line > 0 ? opts->line : 1;
   e->base_column = opts->column > 0 ? opts->column : 1;
   e->src = kl__strdup(src);
@@ -552,8 +554,7 @@ int kl_expr__compile(kl_expr **out, const char *src,
     }
   }
   if (ps.failed || !e->root) {
-    if (!ps.failed && !kl_error_last())
-      kl__error_oom();
+    if (!ps.failed && !kl_error_last()) kl__error_oom();
     kl_expr_free(e);
     const kl_error *err = kl_error_last();
     return err ? err->code : KL_EINVALID;
@@ -563,8 +564,7 @@ int kl_expr__compile(kl_expr **out, const char *src,
 }
 
 void kl_expr_free(kl_expr *e) {
-  if (!e)
-    return;
+  if (!e) return;
   for (arena_chunk *c = e->arena; c;) {
     arena_chunk *n = c->next;
     kl__free(c);
@@ -599,7 +599,8 @@ const kl_expr_node *kl_expr__root(const kl_expr *e) {
   return e->root;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t expr_options_sizes[] = {0, sizeof(kl_expr_options)};
 
@@ -614,6 +615,6 @@ int kl_expr_options_init(kl_expr_options *opts, unsigned version) {
 int kl__expr_options_take(kl_expr_options *full, const kl_expr_options *given) {
   const kl_expr_options defaults = KL_EXPR_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, expr_options_sizes, KL_ARRAY_SIZE(expr_options_sizes),
-                          "kl_expr_options");
+  return kl__options_take(full, given, expr_options_sizes,
+                          KL_ARRAY_SIZE(expr_options_sizes), "kl_expr_options");
 }

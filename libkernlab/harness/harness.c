@@ -25,20 +25,32 @@
  * floats as raw storage (void *); CUDA harnesses as CUDA's own types. */
 static const char *ctype(kl_dtype t, kl_backend backend) {
   switch (t) {
-  case KL_DTYPE_F64: return "double";
-  case KL_DTYPE_F32: return "float";
-  case KL_DTYPE_F16: return backend == KL_BACKEND_CUDA ? "__half" : "void";
+  case KL_DTYPE_F64:
+    return "double";
+  case KL_DTYPE_F32:
+    return "float";
+  case KL_DTYPE_F16:
+    return backend == KL_BACKEND_CUDA ? "__half" : "void";
   case KL_DTYPE_BF16:
     return backend == KL_BACKEND_CUDA ? "__nv_bfloat16" : "void";
-  case KL_DTYPE_I64: return "int64_t";
-  case KL_DTYPE_I32: return "int32_t";
-  case KL_DTYPE_I16: return "int16_t";
-  case KL_DTYPE_I8: return "int8_t";
-  case KL_DTYPE_U64: return "uint64_t";
-  case KL_DTYPE_U32: return "uint32_t";
-  case KL_DTYPE_U16: return "uint16_t";
-  case KL_DTYPE_U8: return "uint8_t";
-  default: return NULL;
+  case KL_DTYPE_I64:
+    return "int64_t";
+  case KL_DTYPE_I32:
+    return "int32_t";
+  case KL_DTYPE_I16:
+    return "int16_t";
+  case KL_DTYPE_I8:
+    return "int8_t";
+  case KL_DTYPE_U64:
+    return "uint64_t";
+  case KL_DTYPE_U32:
+    return "uint32_t";
+  case KL_DTYPE_U16:
+    return "uint16_t";
+  case KL_DTYPE_U8:
+    return "uint8_t";
+  default:
+    return NULL;
   }
 }
 
@@ -50,11 +62,9 @@ static const char *base_name(const char *path) {
 /* A file's text between #line markers, so diagnostics name the file. */
 static int emit_section(kl_buf *b, const char *title, const char *name,
                         const char *text) {
-  kl__buf_printf(b, "\n/* ==== %s ==== */\n#line 1 \"%s\"\n", title,
-                          name);
+  kl__buf_printf(b, "\n/* ==== %s ==== */\n#line 1 \"%s\"\n", title, name);
   kl__buf_puts(b, text);
-  if (text[0] && text[strlen(text) - 1] != '\n')
-    kl__buf_putc(b, '\n');
+  if (text[0] && text[strlen(text) - 1] != '\n') kl__buf_putc(b, '\n');
   kl__buf_printf(b, "/* ==== END %s ==== */\n", title);
   return kl__buf_status(b);
 }
@@ -98,19 +108,20 @@ static int emit_launch_tables(kl_buf *b, const kl_case *c) {
   const char *names[2] = {"klh_grid", "klh_block"};
   for (int t = 0; t < 2; t++) {
     kl__buf_printf(b, "static const int64_t %s[KLH_NSHAPES][3] = {\n",
-                         names[t]);
+                   names[t]);
     for (size_t s = 0; s < c->nshapes; s++) {
-      const int64_t *d = t ? c->shapes[s].launch.block : c->shapes[s].launch.grid;
+      const int64_t *d =
+          t ? c->shapes[s].launch.block : c->shapes[s].launch.grid;
       kl__buf_printf(b, "  {%lldLL, %lldLL, %lldLL}, /* %s */\n",
-                           (long long)d[0], (long long)d[1], (long long)d[2],
-                           c->shapes[s].name);
+                     (long long)d[0], (long long)d[1], (long long)d[2],
+                     c->shapes[s].name);
     }
     kl__buf_puts(b, "};\n");
   }
   kl__buf_puts(b, "static const int64_t klh_shared[KLH_NSHAPES] = {");
   for (size_t s = 0; s < c->nshapes; s++)
     kl__buf_printf(b, "%s%lldLL", s ? ", " : "",
-                         (long long)c->shapes[s].launch.shared_bytes);
+                   (long long)c->shapes[s].launch.shared_bytes);
   kl__buf_puts(b, "};\n");
   return kl__buf_status(b);
 }
@@ -137,10 +148,10 @@ static const char *param_name_at(const kl_case *c, size_t i) {
 
 static int emit_tables(kl_buf *b, const kl_case *c) {
   kl__buf_printf(b,
-                          "\n#line 1 \"kernlab-harness\"\n"
-                          "/* ==== HARNESS SECTION (frozen) ==== */\n"
-                          "#define KLH_NSHAPES %zu\n#define KLH_NPARAMS %zu\n",
-                          c->nshapes, c->nparams);
+                 "\n#line 1 \"kernlab-harness\"\n"
+                 "/* ==== HARNESS SECTION (frozen) ==== */\n"
+                 "#define KLH_NSHAPES %zu\n#define KLH_NPARAMS %zu\n",
+                 c->nshapes, c->nparams);
   kl__buf_puts(b, "static const char klh_case_name[] = ");
   kl__buf_json_string(b, c->name);
   kl__buf_puts(b, ";\nstatic const char klh_entry[] = ");
@@ -163,19 +174,19 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
     kl__buf_printf(b, "static const double %s[] = {", dbl_tables[t]);
     for (size_t p = 0; p < c->nparams; p++)
       kl__buf_printf(b, "%s%.17g", p ? ", " : "",
-                           t ? c->params[p].init_b : c->params[p].init_a);
+                     t ? c->params[p].init_b : c->params[p].init_a);
     kl__buf_puts(b, "};\n");
   }
   kl__buf_printf(b,
-                       "static const double klh_atol = %.17g, klh_rtol = "
-                       "%.17g;\n",
-                       c->ref.atol, c->ref.rtol);
+                 "static const double klh_atol = %.17g, klh_rtol = "
+                 "%.17g;\n",
+                 c->ref.atol, c->ref.rtol);
   /* Per shape: element counts, and scalar values as integer and double. */
   const char *shape_tables[3] = {"int64_t klh_elems", "int64_t klh_scalar_i",
                                  "double klh_scalar_f"};
   for (int t = 0; t < 3; t++) {
     kl__buf_printf(b, "static const %s[KLH_NSHAPES][KLH_NPARAMS] = {\n",
-                         shape_tables[t]);
+                   shape_tables[t]);
     for (size_t s = 0; s < c->nshapes; s++) {
       const case_shape *sh = &c->shapes[s];
       kl__buf_puts(b, "  {");
@@ -185,15 +196,13 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
           kl__buf_printf(b, "%lldLL", (long long)sh->elements[p]);
         else if (t == 1)
           kl__buf_printf(b, "%lldLL",
-                               (long long)(c->params[p].is_pointer
-                                               ? 0
-                                               : sh->scalars[p].is_int
-                                                     ? sh->scalars[p].i
-                                                     : (int64_t)sh->scalars[p].f));
+                         (long long)(c->params[p].is_pointer ? 0
+                                     : sh->scalars[p].is_int
+                                         ? sh->scalars[p].i
+                                         : (int64_t)sh->scalars[p].f));
         else
           kl__buf_printf(b, "%.17g",
-                               c->params[p].is_pointer ? 0.0
-                                                       : sh->scalars[p].f);
+                         c->params[p].is_pointer ? 0.0 : sh->scalars[p].f);
       }
       kl__buf_printf(b, "}, /* %s */\n", sh->name);
     }
@@ -205,12 +214,11 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
 static int check_supported(const kl_case *c) {
   if (c->backend != KL_BACKEND_HOST && c->backend != KL_BACKEND_CUDA)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
-                     "%s: the %s backend has no harness generator",
-                     c->name, kl_backend_name(c->backend));
+                     "%s: the %s backend has no harness generator", c->name,
+                     kl_backend_name(c->backend));
   for (size_t p = 0; c->backend == KL_BACKEND_HOST && p < c->nparams; p++)
-    if (!c->params[p].is_pointer &&
-        (c->params[p].dtype == KL_DTYPE_F16 ||
-         c->params[p].dtype == KL_DTYPE_BF16))
+    if (!c->params[p].is_pointer && (c->params[p].dtype == KL_DTYPE_F16 ||
+                                     c->params[p].dtype == KL_DTYPE_BF16))
       return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
                        "%s: scalar '%s' is %s; host kernels take 16-bit "
                        "floats only through buffers",
@@ -223,23 +231,19 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                         const kl_harness_options *given) {
   kl_harness_options opts;
   int rc = kl__harness_options_take(&opts, given);
-  if (rc == 0)
-    rc = check_supported(c);
-  if (rc < 0)
-    return rc;
+  if (rc == 0) rc = check_supported(c);
+  if (rc < 0) return rc;
   kl_harness_form form = opts.form;
   kl_buf baseline = KL_BUF_INIT, reference = KL_BUF_INIT, b = KL_BUF_INIT;
-  if ((rc = kl__read_file(&baseline, c->kernel_path)) < 0)
-    goto done;
+  if ((rc = kl__read_file(&baseline, c->kernel_path)) < 0) goto done;
   if (c->ref.kind == KL_REFERENCE_HOST &&
       (rc = kl__read_file(&reference, c->ref_source)) < 0)
     goto done;
-  const char *kernel_name = opts.candidate_name
-                                ? opts.candidate_name
-                                : base_name(c->kernel_path);
+  const char *kernel_name =
+      opts.candidate_name ? opts.candidate_name : base_name(c->kernel_path);
   bool is_baseline = candidate == NULL;
-  const char *kernel = is_baseline ? (baseline.ptr ? baseline.ptr : "")
-                                   : candidate;
+  const char *kernel =
+      is_baseline ? (baseline.ptr ? baseline.ptr : "") : candidate;
   bool embed_baseline = form == KL_HARNESS_STANDALONE && !is_baseline &&
                         c->ref.kind == KL_REFERENCE_BASELINE;
 
@@ -255,56 +259,57 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
       cuda ? "CUDA" : "host", c->name, kl_backend_name(c->backend),
       form == KL_HARNESS_PLUGIN ? "plugin" : "standalone", KL_VERSION);
   if (cuda && form == KL_HARNESS_PLUGIN)
-    kl__buf_printf(&b, " * Build: nvcc -O3 -arch=%s -shared -Xcompiler "
-                             "-fPIC -cudart shared harness.cu -o plugin.so\n"
-                             " */\n", c->arch);
+    kl__buf_printf(&b,
+                   " * Build: nvcc -O3 -arch=%s -shared -Xcompiler "
+                   "-fPIC -cudart shared harness.cu -o plugin.so\n"
+                   " */\n",
+                   c->arch);
   else if (cuda)
-    kl__buf_printf(&b, " * Build and run: nvcc -O3 -arch=%s harness.cu "
-                             "-o harness && ./harness\n */\n", c->arch);
+    kl__buf_printf(&b,
+                   " * Build and run: nvcc -O3 -arch=%s harness.cu "
+                   "-o harness && ./harness\n */\n",
+                   c->arch);
   else if (form == KL_HARNESS_PLUGIN)
     kl__buf_puts(&b, " * Build: cc -O3 -shared -fPIC harness.c -lm -o "
-                           "plugin.so\n */\n");
+                     "plugin.so\n */\n");
   else
     kl__buf_puts(&b, " * Build and run: cc -O3 -march=native harness.c "
-                           "-lm && ./a.out\n */\n");
+                     "-lm && ./a.out\n */\n");
   kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
-                         "#include <stdint.h>\n#include <stddef.h>\n");
+                   "#include <stdint.h>\n#include <stddef.h>\n");
   if (cuda)
     kl__buf_puts(&b, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>"
-                           "\n#include <cuda_bf16.h>\n");
+                     "\n#include <cuda_bf16.h>\n");
   emit_section(&b, "PLUGIN ABI (kernlab/plugin.h)", "kernlab/plugin.h",
-                     kl_embedded_plugin_h);
+               kl_embedded_plugin_h);
   if (c->ntunables > 0) {
     kl__buf_puts(&b, "\n/* tunables at this configuration's values; "
-                           "override with -DNAME=value */\n");
+                     "override with -DNAME=value */\n");
     for (size_t i = 0; i < c->ntunables; i++)
       kl__buf_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n",
-                           c->tunables[i].name, c->tunables[i].name,
-                           kl_case_tunable_current(c, i));
+                     c->tunables[i].name, c->tunables[i].name,
+                     kl_case_tunable_current(c, i));
   }
   if (embed_baseline) {
-    kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", c->entry,
-                         c->entry);
-    emit_section(&b, "BASELINE SECTION (the oracle)",
-                       base_name(c->kernel_path),
-                       baseline.ptr ? baseline.ptr : "");
+    kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", c->entry, c->entry);
+    emit_section(&b, "BASELINE SECTION (the oracle)", base_name(c->kernel_path),
+                 baseline.ptr ? baseline.ptr : "");
     kl__buf_printf(&b, "#undef %s\n", c->entry);
   }
   if (c->ref.kind == KL_REFERENCE_HOST)
-    emit_section(&b, "REFERENCE SECTION (the oracle)",
-                       base_name(c->ref_source),
-                       reference.ptr ? reference.ptr : "");
-  emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name,
-                     kernel);
+    emit_section(&b, "REFERENCE SECTION (the oracle)", base_name(c->ref_source),
+                 reference.ptr ? reference.ptr : "");
+  emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name, kernel);
   emit_tables(&b, c);
-  if (cuda)
-    emit_launch_tables(&b, c);
+  if (cuda) emit_launch_tables(&b, c);
   emit_call(&b, c, "klh_call", c->entry, cuda);
   if (cuda) /* the kernel itself, for its attributes and occupancy */
-    kl__buf_printf(&b, "static const void *const klh_entry_fn = "
-                             "(const void *)&%s;\n", c->entry);
+    kl__buf_printf(&b,
+                   "static const void *const klh_entry_fn = "
+                   "(const void *)&%s;\n",
+                   c->entry);
   kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
-                       c->ref.kind == KL_REFERENCE_HOST);
+                 c->ref.kind == KL_REFERENCE_HOST);
   if (c->ref.kind == KL_REFERENCE_HOST)
     emit_call(&b, c, "klh_call_reference", c->ref_function, false);
   kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
@@ -316,10 +321,8 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (form == KL_HARNESS_STANDALONE)
     kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");
   kl__buf_puts(&b, kl_embedded_runtime_common);
-  kl__buf_puts(&b, cuda ? kl_embedded_runtime_cuda
-                              : kl_embedded_runtime_host);
-  if ((rc = kl__buf_status(&b)) == 0)
-    kl__buf_give(out, &b);
+  kl__buf_puts(&b, cuda ? kl_embedded_runtime_cuda : kl_embedded_runtime_host);
+  if ((rc = kl__buf_status(&b)) == 0) kl__buf_give(out, &b);
 done:
   kl_buf_dispose(&b);
   kl_buf_dispose(&baseline);
@@ -327,21 +330,25 @@ done:
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t harness_options_sizes[] = {0, sizeof(kl_harness_options)};
 
 int kl_harness_options_init(kl_harness_options *opts, unsigned version) {
   const kl_harness_options defaults = KL_HARNESS_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, harness_options_sizes,
-                          KL_ARRAY_SIZE(harness_options_sizes), "kl_harness_options");
+                          KL_ARRAY_SIZE(harness_options_sizes),
+                          "kl_harness_options");
 }
 
 /* A caller's kl_harness_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__harness_options_take(kl_harness_options *full, const kl_harness_options *given) {
+int kl__harness_options_take(kl_harness_options *full,
+                             const kl_harness_options *given) {
   const kl_harness_options defaults = KL_HARNESS_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, harness_options_sizes, KL_ARRAY_SIZE(harness_options_sizes),
+  return kl__options_take(full, given, harness_options_sizes,
+                          KL_ARRAY_SIZE(harness_options_sizes),
                           "kl_harness_options");
 }

@@ -15,7 +15,9 @@
 #include <pthread.h>
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_setup(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void curl_setup(void) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
 typedef struct sink {
   kl_http_response *resp;
@@ -80,8 +82,8 @@ static int curl_send(void *ctx, const kl_http_request *req,
     }
     hdrs = more;
   }
-  sink s = {resp, req->max_response_bytes ? req->max_response_bytes
-                                          : (size_t)8 << 20,
+  sink s = {resp,
+            req->max_response_bytes ? req->max_response_bytes : (size_t)8 << 20,
             false, false};
   char errbuf[CURL_ERROR_SIZE] = "";
   curl_easy_setopt(h, CURLOPT_URL, req->url);
@@ -128,10 +130,14 @@ static int curl_send(void *ctx, const kl_http_request *req,
 
 static const kl_transport curl_transport = {curl_send, NULL};
 
-const kl_transport *kl_transport_curl(void) { return &curl_transport; }
+const kl_transport *kl_transport_curl(void) {
+  return &curl_transport;
+}
 
 #else
 
-const kl_transport *kl_transport_curl(void) { return NULL; }
+const kl_transport *kl_transport_curl(void) {
+  return NULL;
+}
 
 #endif

@@ -30,7 +30,7 @@ typedef enum provider { P_ANTHROPIC, P_OPENAI, P_COMMAND, P_REPLAY } provider;
 struct kl_llm {
   provider p;
   char *model, *base_url, *key_env, *name;
-  char **argv;       /* command */
+  char **argv; /* command */
   char *replay_dir, *record_dir;
   int replayed, recorded;
   kl_llm_config cfg;
@@ -56,8 +56,7 @@ static const kl_llm_price builtin_prices[] = {
 };
 
 static const char *env_or(const char *v, const char *env) {
-  if (v && v[0])
-    return v;
+  if (v && v[0]) return v;
   const char *e = env ? getenv(env) : NULL;
   return e && e[0] ? e : NULL;
 }
@@ -66,15 +65,13 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
   *out = NULL;
   kl_llm_config c;
   int taken = kl__llm_config_take(&c, cfg);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   const char *prov = env_or(c.provider, "KL_LLM_PROVIDER");
   static const char *const names[] = {"anthropic", "openai", "command",
                                       "replay"};
   int p = -1;
   for (int i = 0; prov && i < 4; i++)
-    if (strcmp(prov, names[i]) == 0)
-      p = i;
+    if (strcmp(prov, names[i]) == 0) p = i;
   if (p < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "unknown LLM provider '%s' (anthropic, openai, command "
@@ -97,19 +94,18 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
   const char *model = env_or(c.model, "KL_LLM_MODEL");
   const char *base = env_or(c.base_url, "KL_LLM_BASE_URL");
   kl_llm *l = kl__calloc(1, sizeof(*l));
-  if (!l)
-    return kl__error_oom();
+  if (!l) return kl__error_oom();
   l->p = (provider)p;
   l->cfg = c;
-  l->model = kl__strdup(model ? model
+  l->model = kl__strdup(model              ? model
                         : p == P_ANTHROPIC ? "claude-sonnet-4-20250514"
                         : p == P_OPENAI    ? "gpt-4o"
                         : p == P_COMMAND   ? c.command[0]
                                            : "recorded");
-  l->base_url = kl__strdup(base ? base
+  l->base_url = kl__strdup(base               ? base
                            : p == P_ANTHROPIC ? "https://api.anthropic.com"
                                               : "https://api.openai.com/v1");
-  l->key_env = kl__strdup(c.api_key_env ? c.api_key_env
+  l->key_env = kl__strdup(c.api_key_env      ? c.api_key_env
                           : p == P_ANTHROPIC ? "ANTHROPIC_API_KEY"
                                              : "OPENAI_API_KEY");
   kl_buf name = KL_BUF_INIT;
@@ -117,12 +113,9 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
     l->name = kl__buf_detach(&name);
   kl_buf_dispose(&name);
   bool oom = false;
-  if (p == P_COMMAND && !(l->argv = kl__strv_dup(c.command)))
-    oom = true;
-  if (c.replay_dir && !(l->replay_dir = kl__strdup(c.replay_dir)))
-    oom = true;
-  if (c.record_dir && !(l->record_dir = kl__strdup(c.record_dir)))
-    oom = true;
+  if (p == P_COMMAND && !(l->argv = kl__strv_dup(c.command))) oom = true;
+  if (c.replay_dir && !(l->replay_dir = kl__strdup(c.replay_dir))) oom = true;
+  if (c.record_dir && !(l->record_dir = kl__strdup(c.record_dir))) oom = true;
   l->cfg.command = NULL; /* the copies above are what stays */
   l->cfg.replay_dir = l->cfg.record_dir = NULL;
   if (oom || !l->model || !l->base_url || !l->key_env || !l->name) {
@@ -142,8 +135,7 @@ int kl_llm_create(kl_llm **out, const kl_llm_config *cfg) {
 }
 
 void kl_llm_free(kl_llm *l) {
-  if (!l)
-    return;
+  if (!l) return;
   for (size_t i = 0; i < l->nprices; i++)
     kl__free((char *)l->prices[i].model);
   kl__free(l->prices);
@@ -157,11 +149,13 @@ void kl_llm_free(kl_llm *l) {
   kl__free(l);
 }
 
-const char *kl_llm_name(const kl_llm *l) { return l->name; }
+const char *kl_llm_name(const kl_llm *l) {
+  return l->name;
+}
 
 int kl_llm_totals(const kl_llm *l, kl_llm_usage *out) {
-  return kl__result_give(out, &l->total, sizeof(l->total),
-                         sizeof(kl_llm_usage), "kl_llm_usage");
+  return kl__result_give(out, &l->total, sizeof(l->total), sizeof(kl_llm_usage),
+                         "kl_llm_usage");
 }
 
 int kl_llm_set_price(kl_llm *l, const kl_llm_price *price) {
@@ -172,11 +166,9 @@ int kl_llm_set_price(kl_llm *l, const kl_llm_price *price) {
       l->prices[i].model = m;
       return 0;
     }
-  if (KL__GROW(l->prices, l->cap_prices, l->nprices + 1) < 0)
-    return KL_ENOMEM;
+  if (KL__GROW(l->prices, l->cap_prices, l->nprices + 1) < 0) return KL_ENOMEM;
   char *m = kl__strdup(price->model);
-  if (!m)
-    return kl__error_oom();
+  if (!m) return kl__error_oom();
   l->prices[l->nprices] = *price;
   l->prices[l->nprices++].model = m;
   return 0;
@@ -193,7 +185,8 @@ static const kl_llm_price *price_of(const kl_llm *l) {
   return NULL;
 }
 
-/* ---- requests ------------------------------------------------------------------ */
+/* ---- requests
+ * ------------------------------------------------------------------ */
 
 static void add_message(json_object *msgs, const char *role,
                         const char *content) {
@@ -205,14 +198,13 @@ static void add_message(json_object *msgs, const char *role,
 
 /* The body of one request; `partial` is the reply so far when continuing
  * one the token limit cut off. */
-static char *request_body(const kl_llm *l, const char *system,
-                          const char *user, const char *partial) {
+static char *request_body(const kl_llm *l, const char *system, const char *user,
+                          const char *partial) {
   json_object *o = json_object_new_object(), *msgs = json_object_new_array();
   json_object_object_add(o, "model", json_object_new_string(l->model));
-  json_object_object_add(o, "max_tokens",
-                         json_object_new_int(l->cfg.max_tokens > 0
-                                                 ? l->cfg.max_tokens
-                                                 : 8192));
+  json_object_object_add(
+      o, "max_tokens",
+      json_object_new_int(l->cfg.max_tokens > 0 ? l->cfg.max_tokens : 8192));
   if (l->cfg.temperature >= 0)
     json_object_object_add(o, "temperature",
                            json_object_new_double(l->cfg.temperature));
@@ -253,23 +245,20 @@ static void excerpt(char *out, size_t n, const char *body, const char *key) {
       i += klen - 1;
       continue;
     }
-    out[k++] = (body[i] == '\n' || body[i] == '\r' || body[i] == '\t')
-                   ? ' '
-                   : body[i];
+    out[k++] =
+        (body[i] == '\n' || body[i] == '\r' || body[i] == '\t') ? ' ' : body[i];
   }
   out[k] = '\0';
 }
 
 static bool retryable(const kl_http_response *r) {
-  if (r->error == KL_EIO || r->error == KL_ETIMEOUT)
-    return true;
+  if (r->error == KL_EIO || r->error == KL_ETIMEOUT) return true;
   return r->status == 429 || r->status == 529 || r->status == 408 ||
          (r->status >= 500 && r->status <= 599);
 }
 
 static void sleep_s(double s) {
-  if (s <= 0)
-    return;
+  if (s <= 0) return;
   struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
@@ -278,11 +267,9 @@ static void sleep_s(double s) {
 static double backoff(kl_llm *l, int attempt, double retry_after) {
   double base = l->cfg.backoff_s > 0 ? l->cfg.backoff_s : 1.0;
   double cap = l->cfg.backoff_max_s > 0 ? l->cfg.backoff_max_s : 60.0;
-  if (retry_after >= 0)
-    return retry_after < cap ? retry_after : cap;
+  if (retry_after >= 0) return retry_after < cap ? retry_after : cap;
   double d = base * pow(2.0, attempt);
-  if (d > cap)
-    d = cap;
+  if (d > cap) d = cap;
   double jitter = (double)rand_r(&l->seed) / RAND_MAX; /* half to all */
   return d * (0.5 + 0.5 * jitter);
 }
@@ -300,15 +287,18 @@ static int send_with_retries(kl_llm *l, const char *body, kl_buf *out,
   kl_buf auth = KL_BUF_INIT;
   int rc = 0;
   if (key && key[0])
-    rc = l->p == P_ANTHROPIC ? kl__buf_printf(&auth, "x-api-key: %s", key)
-                             : kl__buf_printf(&auth, "Authorization: Bearer %s",
-                                              key);
+    rc = l->p == P_ANTHROPIC
+             ? kl__buf_printf(&auth, "x-api-key: %s", key)
+             : kl__buf_printf(&auth, "Authorization: Bearer %s", key);
   const char *headers[4] = {"content-type: application/json",
                             "anthropic-version: 2023-06-01", NULL, NULL};
   size_t nh = l->p == P_ANTHROPIC ? 2 : 1;
-  if (auth.ptr)
-    headers[nh++] = auth.ptr;
-  kl_http_request req = {url, headers, nh, body, strlen(body),
+  if (auth.ptr) headers[nh++] = auth.ptr;
+  kl_http_request req = {url,
+                         headers,
+                         nh,
+                         body,
+                         strlen(body),
                          l->cfg.connect_timeout_ms,
                          l->cfg.timeout_ms > 0 ? l->cfg.timeout_ms : 600000,
                          l->cfg.max_response_bytes};
@@ -339,7 +329,7 @@ static int send_with_retries(kl_llm *l, const char *body, kl_buf *out,
     char ex[320];
     excerpt(ex, sizeof(ex), resp.body.ptr, key);
     if (resp.error)
-      rc = kl__error(resp.error == KL_ETIMEOUT ? KL_ETIMEOUT
+      rc = kl__error(resp.error == KL_ETIMEOUT   ? KL_ETIMEOUT
                      : resp.error == KL_EINVALID ? KL_EINVALID
                                                  : KL_EIO,
                      KL_DOMAIN_NONE, "%s: %s (%s, after %d %s)", pname,
@@ -356,7 +346,8 @@ static int send_with_retries(kl_llm *l, const char *body, kl_buf *out,
   return rc;
 }
 
-/* ---- replies -------------------------------------------------------------------- */
+/* ---- replies
+ * -------------------------------------------------------------------- */
 
 static uint64_t num(json_object *o, const char *key) {
   json_object *v;
@@ -386,7 +377,8 @@ static int parse_reply(const kl_llm *l, const kl_buf *body, kl_buf *text,
     json_object *content;
     if (json_object_object_get_ex(o, "content", &content) &&
         json_object_is_type(content, json_type_array))
-      for (size_t i = 0; rc == 0 && i < json_object_array_length(content); i++) {
+      for (size_t i = 0; rc == 0 && i < json_object_array_length(content);
+           i++) {
         json_object *blk = json_object_array_get_idx(content, i), *t;
         if (json_object_object_get_ex(blk, "text", &t))
           rc = kl__buf_puts(text, json_object_get_string(t));
@@ -415,7 +407,8 @@ static int parse_reply(const kl_llm *l, const kl_buf *body, kl_buf *text,
     json_object_object_get_ex(o, "usage", &usage);
     uint64_t cached = 0;
     json_object *det;
-    if (usage && json_object_object_get_ex(usage, "prompt_tokens_details", &det))
+    if (usage &&
+        json_object_object_get_ex(usage, "prompt_tokens_details", &det))
       cached = num(det, "cached_tokens");
     uint64_t prompt = num(usage, "prompt_tokens");
     u->input_tokens += prompt > cached ? prompt - cached : 0;
@@ -423,8 +416,7 @@ static int parse_reply(const kl_llm *l, const kl_buf *body, kl_buf *text,
     u->output_tokens += num(usage, "completion_tokens");
   }
   json_object_put(o);
-  if (rc < 0)
-    return kl__error_oom();
+  if (rc < 0) return kl__error_oom();
   if (text->size == before && !*cut)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s: an empty reply (no text): %s", pname, ex);
@@ -442,7 +434,8 @@ static void add_cost(const kl_llm *l, kl_llm_usage *u) {
                   1e6;
 }
 
-/* ---- command and replay ---------------------------------------------------------- */
+/* ---- command and replay
+ * ---------------------------------------------------------- */
 
 static void excerpt_buf(char *out, size_t n, const kl_buf *b) {
   excerpt(out, n, b->ptr, NULL);
@@ -456,16 +449,17 @@ static int complete_command(kl_llm *l, const char *system, const char *user,
     kl_buf_dispose(&in);
     return kl__error_oom();
   }
-  kl__run_extras io = {.input = in.ptr, .input_len = in.size, .errors = &errors};
+  kl__run_extras io = {
+      .input = in.ptr, .input_len = in.size, .errors = &errors};
   kl__run_result res;
-  size_t cap = l->cfg.max_response_bytes ? l->cfg.max_response_bytes
-                                         : (size_t)8 << 20;
+  size_t cap =
+      l->cfg.max_response_bytes ? l->cfg.max_response_bytes : (size_t)8 << 20;
   long timeout = l->cfg.timeout_ms > 0 ? l->cfg.timeout_ms : 600000;
   u->requests++;
   l->total.requests++;
-  int rc = kl__run_io(&res, (const char *const *)l->argv, NULL,
-                      (int)(timeout > 0x7fffffff ? 0x7fffffff : timeout), cap,
-                      &io);
+  int rc =
+      kl__run_io(&res, (const char *const *)l->argv, NULL,
+                 (int)(timeout > 0x7fffffff ? 0x7fffffff : timeout), cap, &io);
   kl_buf_dispose(&in);
   char ex[320];
   excerpt_buf(ex, sizeof(ex), &errors);
@@ -475,21 +469,19 @@ static int complete_command(kl_llm *l, const char *system, const char *user,
                    "command: %s did not answer within %ld ms", l->argv[0],
                    timeout);
   } else if (res.exit_code != 0) {
-    rc = kl__error(KL_EIO, KL_DOMAIN_NONE, "command: %s %s %d: %s",
-                   l->argv[0], res.signal ? "died of signal" : "exited",
+    rc = kl__error(KL_EIO, KL_DOMAIN_NONE, "command: %s %s %d: %s", l->argv[0],
+                   res.signal ? "died of signal" : "exited",
                    res.signal ? res.signal : res.exit_code,
                    ex[0] ? ex : "(nothing on standard error)");
   } else if (res.truncated) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                   "command: %s answered more than %zu bytes", l->argv[0],
-                   cap);
+                   "command: %s answered more than %zu bytes", l->argv[0], cap);
   } else if (res.output.size == 0) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                    "command: %s gave an empty reply: %s", l->argv[0],
                    ex[0] ? ex : "(nothing on standard error)");
   }
-  if (rc == 0)
-    kl__buf_give(text, &res.output);
+  if (rc == 0) kl__buf_give(text, &res.output);
   kl_buf_dispose(&res.output);
   kl_buf_dispose(&errors);
   return rc;
@@ -499,39 +491,33 @@ static int numbered(char *out, size_t n, const char *dir, int i,
                     const char *what) {
   return snprintf(out, n, "%s/%04d.%s.txt", dir, i, what) < (int)n
              ? 0
-             : kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: path too long",
-                         dir);
+             : kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: path too long", dir);
 }
 
 static int complete_replay(kl_llm *l, kl_buf *text, kl_llm_usage *u) {
   char path[4096];
-  int rc = numbered(path, sizeof(path), l->replay_dir, l->replayed + 1,
-                    "reply");
-  if (rc < 0)
-    return rc;
+  int rc =
+      numbered(path, sizeof(path), l->replay_dir, l->replayed + 1, "reply");
+  if (rc < 0) return rc;
   /* a prompt with no reply: the recording process was stopped between
    * them, and its resumption went on at the next number */
   for (int k = l->replayed + 1; !kl__is_file(path); k++) {
     char prompt[4096];
-    if ((rc = numbered(prompt, sizeof(prompt), l->replay_dir, k,
-                       "prompt")) < 0)
+    if ((rc = numbered(prompt, sizeof(prompt), l->replay_dir, k, "prompt")) < 0)
       return rc;
     if (!kl__is_file(prompt) ||
         (rc = numbered(path, sizeof(path), l->replay_dir, k + 1, "reply")) < 0)
       break;
-    if (kl__is_file(path))
-      l->replayed = k;
+    if (kl__is_file(path)) l->replayed = k;
   }
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (!kl__is_file(path))
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                      "replay: no recorded reply #%d in %s (the recording has "
                      "%d)",
                      l->replayed + 1, l->replay_dir, l->replayed);
   kl_buf b = KL_BUF_INIT;
-  if ((rc = kl__read_file(&b, path)) < 0)
-    return rc;
+  if ((rc = kl__read_file(&b, path)) < 0) return rc;
   l->replayed++;
   u->requests++;
   l->total.requests++;
@@ -554,8 +540,7 @@ static int record(kl_llm *l, const char *system, const char *user,
   for (;; i++) {
     if ((rc = numbered(path, sizeof(path), l->record_dir, i, "prompt")) < 0)
       goto done;
-    if (!kl__is_file(path))
-      break;
+    if (!kl__is_file(path)) break;
   }
   if ((rc = kl__record_new_file(path, prompt.ptr, prompt.size)) < 0 ||
       (rc = numbered(path, sizeof(path), l->record_dir, i, "reply")) < 0 ||
@@ -606,8 +591,7 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
   int rc = usage ? kl__result_give(usage, &u, sizeof(u), sizeof(kl_llm_usage),
                                    "kl_llm_usage")
                  : 0;
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl_buf text = KL_BUF_INIT;
   if (l->p == P_COMMAND)
     rc = complete_command(l, system, user, &text, &u);
@@ -626,15 +610,14 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
   l->total.cost_known = u.cost_known;
   if (usage) /* its size was checked above */
     kl__result_give(usage, &u, sizeof(u), sizeof(kl_llm_usage), "kl_llm_usage");
-  if (rc == 0 && l->record_dir)
-    rc = record(l, system, user, &text);
-  if (rc == 0)
-    kl__buf_give(reply, &text);
+  if (rc == 0 && l->record_dir) rc = record(l, system, user, &text);
+  if (rc == 0) kl__buf_give(reply, &text);
   kl_buf_dispose(&text);
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t llm_config_sizes[] = {0, sizeof(kl_llm_config)};
 
@@ -649,6 +632,6 @@ int kl_llm_config_init(kl_llm_config *opts, unsigned version) {
 int kl__llm_config_take(kl_llm_config *full, const kl_llm_config *given) {
   const kl_llm_config defaults = KL_LLM_CONFIG_INIT;
   *full = defaults;
-  return kl__options_take(full, given, llm_config_sizes, KL_ARRAY_SIZE(llm_config_sizes),
-                          "kl_llm_config");
+  return kl__options_take(full, given, llm_config_sizes,
+                          KL_ARRAY_SIZE(llm_config_sizes), "kl_llm_config");
 }

@@ -18,10 +18,9 @@
 #include "../case/case_internal.h"
 #include "llm_internal.h"
 
-static const char *const keys[] = {"provider", "model", "base_url",
-                                   "api_key_env", "max_tokens", "temperature",
-                                   "timeout_s", "max_retries", "command",
-                                   "prices"};
+static const char *const keys[] = {
+    "provider",    "model",     "base_url",    "api_key_env", "max_tokens",
+    "temperature", "timeout_s", "max_retries", "command",     "prices"};
 
 kl_llm_settings *kl__llm_settings_new(void) {
   kl_llm_settings *s = kl__calloc(1, sizeof(*s));
@@ -35,8 +34,7 @@ kl_llm_settings *kl__llm_settings_new(void) {
 }
 
 void kl_llm_settings_free(kl_llm_settings *s) {
-  if (!s)
-    return;
+  if (!s) return;
   kl__free(s->provider);
   kl__free(s->model);
   kl__free(s->base_url);
@@ -53,7 +51,8 @@ typedef struct reader {
   kl__diag_list *diags;
 } reader;
 
-static void err(reader *r, const ynode *n, const char *fmt, ...) KL_PRINTF(3, 4);
+static void err(reader *r, const ynode *n, const char *fmt, ...)
+    KL_PRINTF(3, 4);
 static void err(reader *r, const ynode *n, const char *fmt, ...) {
   char *snippet = kl__snippet(r->text, n->line, n->column);
   va_list ap;
@@ -70,8 +69,7 @@ static bool text(reader *r, const ynode *n, const char *key, char **out) {
     return false;
   }
   kl__free(*out);
-  if (!(*out = kl__strdup(n->value)))
-    r->diags->oom = true;
+  if (!(*out = kl__strdup(n->value))) r->diags->oom = true;
   return *out != NULL;
 }
 
@@ -89,16 +87,18 @@ static bool number(reader *r, const ynode *n, const char *key, double min,
 
 static void read_prices(reader *r, const ynode *n, kl_llm_settings *s) {
   if (n->kind != YNODE_MAP) {
-    err(r, n, "llm.prices maps a model name to {input, output, cache_read, "
-              "cache_write} in USD per million tokens");
+    err(r, n,
+        "llm.prices maps a model name to {input, output, cache_read, "
+        "cache_write} in USD per million tokens");
     return;
   }
   for (size_t i = 0; i < n->count; i++) {
     const ynode *m = n->pairs[i].value;
     kl_llm_price p = {NULL, 0, 0, 0, 0};
     if (m->kind != YNODE_MAP) {
-      err(r, m, "the price of '%s' is a mapping of input, output, "
-                "cache_read, cache_write",
+      err(r, m,
+          "the price of '%s' is a mapping of input, output, "
+          "cache_read, cache_write",
           n->pairs[i].key->value);
       continue;
     }
@@ -111,8 +111,9 @@ static void read_prices(reader *r, const ynode *n, kl_llm_settings *s) {
       while (f < 4 && strcmp(m->pairs[k].key->value, fields[f]) != 0)
         f++;
       if (f == 4) {
-        err(r, m->pairs[k].key, "unknown price field '%s' (input, output, "
-                                "cache_read, cache_write)",
+        err(r, m->pairs[k].key,
+            "unknown price field '%s' (input, output, "
+            "cache_read, cache_write)",
             m->pairs[k].key->value);
         ok = false;
       } else {
@@ -148,11 +149,12 @@ int kl__llm_settings_read(kl_llm_settings *s, const ynode *map,
           "API keys are never read from files: set ANTHROPIC_API_KEY or "
           "OPENAI_API_KEY (or name another variable with llm.api_key_env)");
     } else if (strcmp(k, "provider") == 0) {
-      if (text(&r, v, k, &s->provider) &&
-          strcmp(s->provider, "anthropic") && strcmp(s->provider, "openai") &&
-          strcmp(s->provider, "command") && strcmp(s->provider, "replay"))
-        err(&r, v, "unknown provider '%s' (anthropic, openai, command or "
-                   "replay)",
+      if (text(&r, v, k, &s->provider) && strcmp(s->provider, "anthropic") &&
+          strcmp(s->provider, "openai") && strcmp(s->provider, "command") &&
+          strcmp(s->provider, "replay"))
+        err(&r, v,
+            "unknown provider '%s' (anthropic, openai, command or "
+            "replay)",
             s->provider);
     } else if (strcmp(k, "model") == 0) {
       text(&r, v, k, &s->model);
@@ -161,21 +163,18 @@ int kl__llm_settings_read(kl_llm_settings *s, const ynode *map,
     } else if (strcmp(k, "api_key_env") == 0) {
       text(&r, v, k, &s->api_key_env);
     } else if (strcmp(k, "max_tokens") == 0) {
-      if (number(&r, v, k, 1, 1e7, &d))
-        s->max_tokens = (int)d;
+      if (number(&r, v, k, 1, 1e7, &d)) s->max_tokens = (int)d;
     } else if (strcmp(k, "temperature") == 0) {
-      if (number(&r, v, k, 0, 2, &d))
-        s->temperature = d;
+      if (number(&r, v, k, 0, 2, &d)) s->temperature = d;
     } else if (strcmp(k, "timeout_s") == 0) {
-      if (number(&r, v, k, 1, 86400, &d))
-        s->timeout_ms = (long)(d * 1000);
+      if (number(&r, v, k, 1, 86400, &d)) s->timeout_ms = (long)(d * 1000);
     } else if (strcmp(k, "max_retries") == 0) {
-      if (number(&r, v, k, 0, 100, &d))
-        s->max_retries = (int)d;
+      if (number(&r, v, k, 0, 100, &d)) s->max_retries = (int)d;
     } else if (strcmp(k, "command") == 0) {
       if (v->kind != YNODE_SEQ || v->count == 0) {
-        err(&r, v, "llm.command is a list: the program, then its arguments "
-                   "(never a shell line)");
+        err(&r, v,
+            "llm.command is a list: the program, then its arguments "
+            "(never a shell line)");
         continue;
       }
       char **argv = kl__calloc(v->count + 1, sizeof(char *));
@@ -189,8 +188,7 @@ int kl__llm_settings_read(kl_llm_settings *s, const ynode *map,
           ok = false;
         }
       }
-      if (!argv)
-        r.diags->oom = true;
+      if (!argv) r.diags->oom = true;
       if (ok) {
         kl__strv_free(s->command);
         s->command = argv;
@@ -220,11 +218,9 @@ static int read_user_file(kl_llm_settings *s) {
 }
 
 static int overlay_text(char **dst, const char *src) {
-  if (!src)
-    return 0;
+  if (!src) return 0;
   char *c = kl__strdup(src);
-  if (!c)
-    return kl__error_oom();
+  if (!c) return kl__error_oom();
   kl__free(*dst);
   *dst = c;
   return 0;
@@ -238,18 +234,13 @@ static int overlay(kl_llm_settings *s, const kl_llm_settings *top) {
       (rc = overlay_text(&s->base_url, top->base_url)) < 0 ||
       (rc = overlay_text(&s->api_key_env, top->api_key_env)) < 0)
     return rc;
-  if (top->max_tokens >= 0)
-    s->max_tokens = top->max_tokens;
-  if (top->temperature >= 0)
-    s->temperature = top->temperature;
-  if (top->timeout_ms >= 0)
-    s->timeout_ms = top->timeout_ms;
-  if (top->max_retries >= 0)
-    s->max_retries = top->max_retries;
+  if (top->max_tokens >= 0) s->max_tokens = top->max_tokens;
+  if (top->temperature >= 0) s->temperature = top->temperature;
+  if (top->timeout_ms >= 0) s->timeout_ms = top->timeout_ms;
+  if (top->max_retries >= 0) s->max_retries = top->max_retries;
   if (top->command) {
     char **argv = kl__strv_dup((const char *const *)top->command);
-    if (!argv)
-      return kl__error_oom();
+    if (!argv) return kl__error_oom();
     kl__strv_free(s->command);
     s->command = argv;
   }
@@ -285,10 +276,8 @@ static int read_case_section(kl_llm_settings **out, const kl_case *c) {
   const char *path, *text;
   const ynode *n = kl__case_section(c, "llm", &path, &text);
   *out = NULL;
-  if (!n)
-    return 0;
-  if (!(*out = kl__llm_settings_new()))
-    return kl__error_oom();
+  if (!n) return 0;
+  if (!(*out = kl__llm_settings_new())) return kl__error_oom();
   kl__diag_list diags = {0};
   kl__llm_settings_read(*out, n, path, text, &diags);
   int rc = kl__diag_report(&diags, NULL, NULL);
@@ -303,8 +292,7 @@ static int read_case_section(kl_llm_settings **out, const kl_case *c) {
 int kl_llm_settings_load(kl_llm_settings **out, const kl_case *c) {
   *out = NULL;
   kl_llm_settings *s = kl__llm_settings_new();
-  if (!s)
-    return kl__error_oom();
+  if (!s) return kl__error_oom();
   kl_llm_settings *from_case = NULL;
   int rc;
   if ((rc = read_user_file(s)) < 0 ||
@@ -333,14 +321,10 @@ fail:
 }
 
 void kl_llm_settings_apply(const kl_llm_settings *s, kl_llm_config *cfg) {
-  if (!cfg->provider)
-    cfg->provider = s->provider;
-  if (!cfg->model)
-    cfg->model = s->model;
-  if (!cfg->base_url)
-    cfg->base_url = s->base_url;
-  if (!cfg->api_key_env)
-    cfg->api_key_env = s->api_key_env;
+  if (!cfg->provider) cfg->provider = s->provider;
+  if (!cfg->model) cfg->model = s->model;
+  if (!cfg->base_url) cfg->base_url = s->base_url;
+  if (!cfg->api_key_env) cfg->api_key_env = s->api_key_env;
   if (cfg->max_tokens <= 0 && s->max_tokens > 0)
     cfg->max_tokens = s->max_tokens;
   if (cfg->temperature < 0 && s->temperature >= 0)

@@ -25,8 +25,7 @@ static const char *const keys[] = {"url", "url_env", "format"};
 
 static bool known_format(const char *f) {
   for (size_t i = 0; i < KL_ARRAY_SIZE(formats); i++)
-    if (strcmp(f, formats[i]) == 0)
-      return true;
+    if (strcmp(f, formats[i]) == 0) return true;
   return false;
 }
 
@@ -35,8 +34,7 @@ static char *redact(const char *url) {
   const char *p = strstr(url, "://");
   const char *host = p ? p + 3 : url;
   const char *at = strchr(host, '@'), *end = host + strcspn(host, "/?#");
-  if (at && at < end)
-    host = at + 1;
+  if (at && at < end) host = at + 1;
   char *out = NULL;
   kl_buf b = KL_BUF_INIT;
   if (kl__buf_printf(&b, "%.*s%.*s/...", p ? (int)(p + 3 - url) : 0, url,
@@ -60,8 +58,7 @@ static void bad(kl__diag_list *diags, const char *path, const char *text,
 }
 
 void kl__webhook_settings_free(kl__webhook_settings *s) {
-  if (!s)
-    return;
+  if (!s) return;
   kl__free(s->url);
   kl__free(s->url_env);
   kl__free(s->format);
@@ -74,7 +71,7 @@ void kl__webhook_settings_read(kl__webhook_settings **out, const ynode *map,
                                kl__diag_list *diags) {
   if (map->kind != YNODE_MAP) {
     bad(diags, path, file_text, map,
-                 "webhook must be a mapping (url or url_env, format)");
+        "webhook must be a mapping (url or url_env, format)");
     return;
   }
   kl__webhook_settings *s = *out;
@@ -84,8 +81,7 @@ void kl__webhook_settings_read(kl__webhook_settings **out, const ynode *map,
   }
   s->line = map->line;
   kl__free(s->path);
-  if (!(s->path = kl__strdup(path)))
-    diags->oom = true;
+  if (!(s->path = kl__strdup(path))) diags->oom = true;
   for (size_t i = 0; i < map->count; i++) {
     const ynode *k = map->pairs[i].key, *v = map->pairs[i].value;
     char **dst = strcmp(k->value, "url") == 0       ? &s->url
@@ -94,32 +90,29 @@ void kl__webhook_settings_read(kl__webhook_settings **out, const ynode *map,
                                                     : NULL;
     if (!dst) {
       const char *near = kl__suggest(k->value, keys, KL_ARRAY_SIZE(keys));
-      bad(diags, path, file_text, k,
-                   "unknown key '%s' in webhook%s%s%s", k->value,
-                   near ? "; did you mean '" : " (url, url_env, format)",
-                   near ? near : "", near ? "'?" : "");
+      bad(diags, path, file_text, k, "unknown key '%s' in webhook%s%s%s",
+          k->value, near ? "; did you mean '" : " (url, url_env, format)",
+          near ? near : "", near ? "'?" : "");
       continue;
     }
     if (v->kind != YNODE_SCALAR || !v->value[0]) {
-      bad(diags, path, file_text, v,
-                   "webhook.%s is a non-empty text", k->value);
+      bad(diags, path, file_text, v, "webhook.%s is a non-empty text",
+          k->value);
       continue;
     }
     if (dst == &s->format && !known_format(v->value)) {
       bad(diags, path, file_text, v,
-                   "unknown webhook format '%s' (generic, discord or slack)",
-                   v->value);
+          "unknown webhook format '%s' (generic, discord or slack)", v->value);
       continue;
     }
     if (dst == &s->url && strncmp(v->value, "http://", 7) &&
         strncmp(v->value, "https://", 8)) {
       bad(diags, path, file_text, v,
-                   "webhook.url is an http:// or https:// URL");
+          "webhook.url is an http:// or https:// URL");
       continue;
     }
     kl__free(*dst);
-    if (!(*dst = kl__strdup(v->value)))
-      diags->oom = true;
+    if (!(*dst = kl__strdup(v->value))) diags->oom = true;
   }
 }
 
@@ -145,8 +138,7 @@ int kl_webhook_create(kl_webhook **out, const char *url, const char *format) {
 }
 
 void kl_webhook_free(kl_webhook *w) {
-  if (!w)
-    return;
+  if (!w) return;
   kl__free(w->url);
   kl__free(w->format);
   kl__free(w->source);
@@ -154,9 +146,15 @@ void kl_webhook_free(kl_webhook *w) {
   kl__free(w);
 }
 
-const char *kl_webhook_format(const kl_webhook *w) { return w->format; }
-const char *kl_webhook_source(const kl_webhook *w) { return w->source; }
-const char *kl_webhook_redacted(const kl_webhook *w) { return w->redacted; }
+const char *kl_webhook_format(const kl_webhook *w) {
+  return w->format;
+}
+const char *kl_webhook_source(const kl_webhook *w) {
+  return w->source;
+}
+const char *kl_webhook_redacted(const kl_webhook *w) {
+  return w->redacted;
+}
 void kl_webhook_set_transport(kl_webhook *w, const kl_transport *t) {
   w->transport = t;
 }
@@ -174,12 +172,11 @@ static int from_settings(kl_webhook **out, const kl__webhook_settings *s,
   if (!url && s->url_env) {
     url = getenv(s->url_env);
     if (!url || !url[0])
-      return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, s->path, s->line, 1, NULL,
-                          "webhook.url_env names %s, which is not set",
+      return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, s->path, s->line, 1,
+                          NULL, "webhook.url_env names %s, which is not set",
                           s->url_env);
   }
-  if (!url)
-    return 0; /* a section with only a format */
+  if (!url) return 0; /* a section with only a format */
   int rc = kl_webhook_create(out, url, s->format);
   if (rc == 0) {
     kl__free((*out)->source);
@@ -209,8 +206,7 @@ static int read_case_section(kl__webhook_settings **out, const kl_case *c) {
   const char *path, *text;
   const ynode *n = kl__case_section(c, "webhook", &path, &text);
   *out = NULL;
-  if (!n)
-    return 0;
+  if (!n) return 0;
   kl__diag_list diags = {0};
   kl__webhook_settings_read(out, n, path, text, &diags);
   int rc = kl__diag_report(&diags, NULL, NULL);
@@ -233,12 +229,11 @@ int kl_webhook_load(kl_webhook **out, const kl_case *c) {
       (c && (rc = read_case_section(&from_case, c)) < 0))
     goto done;
   if (env_url && env_url[0]) {
-    const char *format = env_format && env_format[0]       ? env_format
+    const char *format = env_format && env_format[0]      ? env_format
                          : from_case && from_case->format ? from_case->format
                          : user && user->format           ? user->format
                                                           : NULL;
-    if ((rc = kl_webhook_create(out, env_url, format)) < 0)
-      goto done;
+    if ((rc = kl_webhook_create(out, env_url, format)) < 0) goto done;
     kl__free((*out)->source);
     if (!((*out)->source = kl__strdup("KL_WEBHOOK_URL"))) {
       rc = kl__error_oom();
@@ -249,11 +244,9 @@ int kl_webhook_load(kl_webhook **out, const kl_case *c) {
   } else if (user) {
     rc = from_settings(out, user, user->path ? user->path : "config");
   }
-  if (rc < 0 || !*out || !env_format || !env_format[0])
-    goto done;
+  if (rc < 0 || !*out || !env_format || !env_format[0]) goto done;
   kl__free((*out)->format);
-  if (!((*out)->format = kl__strdup(env_format)))
-    rc = kl__error_oom();
+  if (!((*out)->format = kl__strdup(env_format))) rc = kl__error_oom();
 done:
   kl__webhook_settings_free(user);
   kl__webhook_settings_free(from_case);
@@ -264,14 +257,15 @@ done:
   return rc;
 }
 
-/* ---- messages ----------------------------------------------------------------- */
+/* ---- messages
+ * ----------------------------------------------------------------- */
 
 static int message_text(kl_buf *b, const kl_webhook_message *m) {
   const char *cs = m->case_name ? m->case_name : "?";
   const char *run = m->run ? m->run : "-";
   if (strcmp(m->event, "run_start") == 0)
-    return kl__buf_printf(b, "kernlab: run %s on %s started (proposer %s)",
-                          run, cs, m->detail ? m->detail : "-");
+    return kl__buf_printf(b, "kernlab: run %s on %s started (proposer %s)", run,
+                          cs, m->detail ? m->detail : "-");
   if (strcmp(m->event, "accepted") == 0)
     return kl__buf_printf(b,
                           "kernlab: %s run %s iteration %d ACCEPTED: x%.3f "
@@ -295,8 +289,7 @@ static int message_body(kl_buf *b, const kl_webhook *w,
   kl_buf text = KL_BUF_INIT;
   message_text(&text, m);
   int rc = kl__buf_status(&text);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (strcmp(w->format, "discord") == 0) {
     kl__buf_puts(b, "{\"username\":\"kernlab\",\"content\":");
     kl__buf_json_string(b, text.ptr);
@@ -314,8 +307,8 @@ static int message_body(kl_buf *b, const kl_webhook *w,
     kl__buf_json_string(b, m->run);
     kl__buf_printf(b, ",\"iteration\":%d", m->iteration);
     if (m->speedup > 0)
-      kl__buf_printf(b, ",\"speedup\":%.6g,\"ci\":[%.6g,%.6g]",
-                           m->speedup, m->ci_low, m->ci_high);
+      kl__buf_printf(b, ",\"speedup\":%.6g,\"ci\":[%.6g,%.6g]", m->speedup,
+                     m->ci_low, m->ci_high);
     kl__buf_puts(b, ",\"detail\":");
     kl__buf_json_string(b, m->detail);
     kl__buf_puts(b, ",\"text\":");
@@ -330,16 +323,14 @@ static int message_body(kl_buf *b, const kl_webhook *w,
 static void scrub(char *text, const char *url) {
   const char *p = strstr(url, "://");
   const char *path = p ? strchr(p + 3, '/') : NULL;
-  if (!path || strlen(path) < 2)
-    return;
+  if (!path || strlen(path) < 2) return;
   for (char *hit; (hit = strstr(text, path + 1));)
     memset(hit, '*', strlen(path + 1));
 }
 
 int kl_webhook_send(const kl_webhook *w, const kl_webhook_message *m,
                     long *status) {
-  if (status)
-    *status = 0;
+  if (status) *status = 0;
   if (!w || !m || !m->event)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_webhook_send: no webhook or no event");
@@ -355,14 +346,14 @@ int kl_webhook_send(const kl_webhook *w, const kl_webhook_message *m,
   }
   static const char *const headers[] = {"Content-Type: application/json",
                                         "User-Agent: kernlab/" KL_VERSION};
-  kl_http_request req = {w->url, headers, KL_ARRAY_SIZE(headers), body.ptr,
-                         body.size, 5000, 10000, 64 << 10};
+  kl_http_request req = {w->url,   headers,   KL_ARRAY_SIZE(headers),
+                         body.ptr, body.size, 5000,
+                         10000,    64 << 10};
   kl_http_response resp;
   memset(&resp, 0, sizeof(resp));
   int rc = t->send(t->ctx, &req, &resp);
   kl_buf_dispose(&body);
-  if (status)
-    *status = resp.status;
+  if (status) *status = resp.status;
   if (rc < 0 || resp.error) {
     scrub(resp.error_text, w->url);
     kl_buf_dispose(&resp.body);
@@ -374,14 +365,12 @@ int kl_webhook_send(const kl_webhook *w, const kl_webhook_message *m,
     if (resp.body.ptr) {
       snprintf(excerpt, sizeof(excerpt), "%s", resp.body.ptr);
       for (char *q = excerpt; *q; q++)
-        if (*q == '\n' || *q == '\r')
-          *q = ' ';
+        if (*q == '\n' || *q == '\r') *q = ' ';
       scrub(excerpt, w->url);
     }
     kl_buf_dispose(&resp.body);
     return kl__error(KL_EIO, KL_DOMAIN_NONE, "webhook %s: HTTP %ld%s%s",
-                     w->redacted, resp.status, excerpt[0] ? ": " : "",
-                     excerpt);
+                     w->redacted, resp.status, excerpt[0] ? ": " : "", excerpt);
   }
   kl_buf_dispose(&resp.body);
   return 0;

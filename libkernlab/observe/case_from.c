@@ -40,24 +40,39 @@ typedef struct sig_param {
 static const struct {
   const char *spelling; /* tokens joined by one space, const removed */
   kl_dtype dtype;
-} type_names[] = {
-    {"float", KL_DTYPE_F32},         {"double", KL_DTYPE_F64},
-    {"__half", KL_DTYPE_F16},        {"half", KL_DTYPE_F16},
-    {"__nv_bfloat16", KL_DTYPE_BF16}, {"nv_bfloat16", KL_DTYPE_BF16},
-    {"int", KL_DTYPE_I32},           {"signed", KL_DTYPE_I32},
-    {"signed int", KL_DTYPE_I32},    {"int32_t", KL_DTYPE_I32},
-    {"unsigned", KL_DTYPE_U32},      {"unsigned int", KL_DTYPE_U32},
-    {"uint32_t", KL_DTYPE_U32},      {"long", KL_DTYPE_I64},
-    {"long int", KL_DTYPE_I64},      {"long long", KL_DTYPE_I64},
-    {"long long int", KL_DTYPE_I64}, {"int64_t", KL_DTYPE_I64},
-    {"ptrdiff_t", KL_DTYPE_I64},     {"unsigned long", KL_DTYPE_U64},
-    {"unsigned long long", KL_DTYPE_U64}, {"uint64_t", KL_DTYPE_U64},
-    {"size_t", KL_DTYPE_U64},        {"short", KL_DTYPE_I16},
-    {"int16_t", KL_DTYPE_I16},       {"unsigned short", KL_DTYPE_U16},
-    {"uint16_t", KL_DTYPE_U16},      {"char", KL_DTYPE_I8},
-    {"signed char", KL_DTYPE_I8},    {"int8_t", KL_DTYPE_I8},
-    {"unsigned char", KL_DTYPE_U8},  {"uint8_t", KL_DTYPE_U8},
-    {"bool", KL_DTYPE_U8}};
+} type_names[] = {{"float", KL_DTYPE_F32},
+                  {"double", KL_DTYPE_F64},
+                  {"__half", KL_DTYPE_F16},
+                  {"half", KL_DTYPE_F16},
+                  {"__nv_bfloat16", KL_DTYPE_BF16},
+                  {"nv_bfloat16", KL_DTYPE_BF16},
+                  {"int", KL_DTYPE_I32},
+                  {"signed", KL_DTYPE_I32},
+                  {"signed int", KL_DTYPE_I32},
+                  {"int32_t", KL_DTYPE_I32},
+                  {"unsigned", KL_DTYPE_U32},
+                  {"unsigned int", KL_DTYPE_U32},
+                  {"uint32_t", KL_DTYPE_U32},
+                  {"long", KL_DTYPE_I64},
+                  {"long int", KL_DTYPE_I64},
+                  {"long long", KL_DTYPE_I64},
+                  {"long long int", KL_DTYPE_I64},
+                  {"int64_t", KL_DTYPE_I64},
+                  {"ptrdiff_t", KL_DTYPE_I64},
+                  {"unsigned long", KL_DTYPE_U64},
+                  {"unsigned long long", KL_DTYPE_U64},
+                  {"uint64_t", KL_DTYPE_U64},
+                  {"size_t", KL_DTYPE_U64},
+                  {"short", KL_DTYPE_I16},
+                  {"int16_t", KL_DTYPE_I16},
+                  {"unsigned short", KL_DTYPE_U16},
+                  {"uint16_t", KL_DTYPE_U16},
+                  {"char", KL_DTYPE_I8},
+                  {"signed char", KL_DTYPE_I8},
+                  {"int8_t", KL_DTYPE_I8},
+                  {"unsigned char", KL_DTYPE_U8},
+                  {"uint8_t", KL_DTYPE_U8},
+                  {"bool", KL_DTYPE_U8}};
 
 static int line_of(const char *text, size_t off) {
   int line = 1;
@@ -75,8 +90,7 @@ static int parse_signature(sig_param **out, size_t *n, const char *params,
   for (const char *p = params; *p; p++)
     cap += *p == ',';
   sig_param *ps = kl__calloc(cap, sizeof *ps);
-  if (!ps)
-    return kl__error_oom();
+  if (!ps) return kl__error_oom();
   const char *p = params;
   while (strspn(p, " \t\r\n") < strlen(p)) {
     size_t len = strcspn(p, ",");
@@ -89,12 +103,10 @@ static int parse_signature(sig_param **out, size_t *n, const char *params,
       if (kl__c_ident_char(p[i])) {
         size_t k = 0;
         while (i < len && kl__c_ident_char(p[i])) {
-          if (k < 63 && nw < 16)
-            words[nw][k++] = p[i];
+          if (k < 63 && nw < 16) words[nw][k++] = p[i];
           i++;
         }
-        if (nw < 16)
-          words[nw++][k] = '\0';
+        if (nw < 16) words[nw++][k] = '\0';
       } else {
         stars += p[i] == '*' || p[i] == '[';
         i++;
@@ -142,14 +154,14 @@ static int parse_signature(sig_param **out, size_t *n, const char *params,
     }
     (*n)++;
     p += len;
-    if (*p == ',')
-      p++;
+    if (*p == ',') p++;
   }
   *out = ps;
   return 0;
 }
 
-/* ---- the values of one configuration -------------------------------------- */
+/* ---- the values of one configuration --------------------------------------
+ */
 
 static float half_to_float(uint16_t h, bool bf16) {
   if (bf16) {
@@ -166,8 +178,7 @@ static float half_to_float(uint16_t h, bool bf16) {
 }
 
 /* A scalar's value as exact expression text; false for NaN or infinity. */
-static bool scalar_text(char *out, size_t n, const kl__obs_arg *a,
-                        kl_dtype t) {
+static bool scalar_text(char *out, size_t n, const kl__obs_arg *a, kl_dtype t) {
   uint64_t u = kl__obs_arg_u64(a);
   double f;
   switch (t) {
@@ -195,13 +206,13 @@ static bool scalar_text(char *out, size_t n, const kl__obs_arg *a,
     snprintf(out, n, "%" PRId64, kl__obs_arg_i64(a));
     return true;
   }
-  if (!isfinite(f))
-    return false;
+  if (!isfinite(f)) return false;
   snprintf(out, n, t == KL_DTYPE_F64 ? "%.17g" : "%.9g", f);
   return true;
 }
 
-/* ---- buffer counts --------------------------------------------------------- */
+/* ---- buffer counts ---------------------------------------------------------
+ */
 
 typedef struct shape_vals {
   const kl__obs_config *cfg;
@@ -215,24 +226,19 @@ static bool count_expression(char *expr, size_t n, const sig_param *ps,
                              const int64_t *elements) {
   size_t idx[64], ni = 0;
   for (size_t i = 0; i < np && i < 64; i++)
-    if (!ps[i].pointer && !kl_dtype_is_float(ps[i].dtype))
-      idx[ni++] = i;
+    if (!ps[i].pointer && !kl_dtype_is_float(ps[i].dtype)) idx[ni++] = i;
   for (size_t a = 0; a < ni; a++)
     for (size_t b = a; b <= ni; b++)
       for (size_t c = b; c <= ni; c++) {
-        if ((b == ni) != (c == ni) && c != ni)
-          continue;
+        if ((b == ni) != (c == ni) && c != ni) continue;
         bool ok = true;
         for (size_t s = 0; s < ns && ok; s++) {
           int64_t v = sv[s].ints[idx[a]];
-          if (b < ni)
-            v *= sv[s].ints[idx[b]];
-          if (c < ni && b < ni)
-            v *= sv[s].ints[idx[c]];
+          if (b < ni) v *= sv[s].ints[idx[b]];
+          if (c < ni && b < ni) v *= sv[s].ints[idx[c]];
           ok = v == elements[s];
         }
-        if (!ok)
-          continue;
+        if (!ok) continue;
         snprintf(expr, n, "%s%s%s%s%s", ps[idx[a]].name, b < ni ? "*" : "",
                  b < ni ? ps[idx[b]].name : "", c < ni && b < ni ? "*" : "",
                  c < ni && b < ni ? ps[idx[c]].name : "");
@@ -241,7 +247,8 @@ static bool count_expression(char *expr, size_t n, const sig_param *ps,
   return false;
 }
 
-/* ---- writing the case ------------------------------------------------------- */
+/* ---- writing the case -------------------------------------------------------
+ */
 
 static int write_file(const char *dir, const char *name, const kl_buf *b) {
   char *p = kl__path_join(dir, name);
@@ -267,8 +274,8 @@ static int kernel_text(kl_buf *out, const char *src, const char *clean,
   return kl__buf_status(out);
 }
 
-static const char *geometry_keys[7] = {"grid_x",  "grid_y",  "grid_z", "block_x",
-                                       "block_y", "block_z", "smem"};
+static const char *geometry_keys[7] = {
+    "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "smem"};
 
 static int check_names(const sig_param *ps, size_t np, const char *path,
                        int line) {
@@ -288,8 +295,7 @@ static int check_args(const kl__obs_launch *l, const sig_param *ps, size_t np,
                       const char *path, int line, const char *obs) {
   if (!l->args_known)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "%s: the arguments of this kernel were not recorded",
-                     obs);
+                     "%s: the arguments of this kernel were not recorded", obs);
   if (l->nargs != np)
     return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
                         "the definition has %zu parameters; the observed "
@@ -301,16 +307,15 @@ static int check_args(const kl__obs_launch *l, const sig_param *ps, size_t np,
       return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
                           "parameter '%s' (%s) takes %zu bytes; the observed "
                           "argument %zu had %u",
-                          ps[i].name, ps[i].type, want, i + 1,
-                          l->args[i].size);
+                          ps[i].name, ps[i].type, want, i + 1, l->args[i].size);
     if (ps[i].pointer != l->args[i].pointer)
-      return kl__error_at(
-          KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
-          ps[i].pointer ? "parameter '%s' is a pointer, but the observed "
-                          "value was not an address the driver knew"
-                        : "parameter '%s' is a scalar, but the observed "
-                          "value was a device address",
-          ps[i].name);
+      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          ps[i].pointer
+                              ? "parameter '%s' is a pointer, but the observed "
+                                "value was not an address the driver knew"
+                              : "parameter '%s' is a scalar, but the observed "
+                                "value was a device address",
+                          ps[i].name);
   }
   return 0;
 }
@@ -338,14 +343,13 @@ static int yaml_case(kl_buf *y, const writer *w) {
       w->o->path, ns, k->demangled ? k->demangled : k->name,
       100 * w->cs->kept_share, w->opts->entry);
   if (w->o->cc && strlen(w->o->cc) == 3 && w->o->cc[1] == '.')
-    kl__buf_printf(y, "target: { arch: sm_%c%c }\n", w->o->cc[0],
-                         w->o->cc[2]);
+    kl__buf_printf(y, "target: { arch: sm_%c%c }\n", w->o->cc[0], w->o->cc[2]);
   kl__buf_printf(y,
-                       "kernel:\n  source: kernel.cu\n  entry: %s\n  launch:\n"
-                       "    grid: [grid_x, grid_y, grid_z]\n"
-                       "    block: [block_x, block_y, block_z]\n"
-                       "    shared_bytes: smem\nparams:\n",
-                       w->opts->entry);
+                 "kernel:\n  source: kernel.cu\n  entry: %s\n  launch:\n"
+                 "    grid: [grid_x, grid_y, grid_z]\n"
+                 "    block: [block_x, block_y, block_z]\n"
+                 "    shared_bytes: smem\nparams:\n",
+                 w->opts->entry);
   kl_buf roof = KL_BUF_INIT;
   for (size_t i = 0; i < w->np; i++) {
     const sig_param *p = &w->ps[i];
@@ -358,46 +362,44 @@ static int yaml_case(kl_buf *y, const writer *w) {
     for (size_t s = 0; s < ns && s < 256; s++)
       el[s] = w->elements[s][i];
     char expr[256];
-    bool product = count_expression(expr, sizeof expr, w->ps, w->np, w->sv,
-                                    ns, el);
-    if (!product)
-      snprintf(expr, sizeof expr, "%s_count", p->name);
+    bool product =
+        count_expression(expr, sizeof expr, w->ps, w->np, w->sv, ns, el);
+    if (!product) snprintf(expr, sizeof expr, "%s_count", p->name);
     const char *role = p->is_const ? "input" : "inout";
-    kl__buf_printf(y, "  - { name: %s, type: %s*, role: %s, count: %s }"
-                            "  # confirm: %s%s\n",
-                         p->name, dt, role, expr,
-                         product ? "the allocation held exactly this many "
-                                   "elements at every shape"
-                                 : "the allocation's size at each shape (the "
-                                   "kernel may use fewer)",
-                         p->is_const ? "" : "; role guessed (inout: read "
-                                            "and written; output if only "
-                                            "written)");
+    kl__buf_printf(y,
+                   "  - { name: %s, type: %s*, role: %s, count: %s }"
+                   "  # confirm: %s%s\n",
+                   p->name, dt, role, expr,
+                   product ? "the allocation held exactly this many "
+                             "elements at every shape"
+                           : "the allocation's size at each shape (the "
+                             "kernel may use fewer)",
+                   p->is_const ? ""
+                               : "; role guessed (inout: read "
+                                 "and written; output if only "
+                                 "written)");
     kl__buf_printf(&roof, "%s%zu*(%s)", roof.size ? " + " : "",
-                         kl_dtype_size(p->dtype), expr);
+                   kl_dtype_size(p->dtype), expr);
   }
   kl__buf_puts(y, "shapes:\n");
   for (size_t s = 0; s < ns; s++) {
     const kl__obs_config *f = w->sv[s].cfg;
     const kl__obs_launch *l = f->first;
-    kl__buf_printf(y, "  # %.1f%% of the time, %" PRId64
-                            " launches, p50 %.2f us%s%s\n",
-                         100 * f->share, f->launches, f->p50,
-                         *f->half ? ", the " : "",
-                         *f->half ? (strcmp(f->half, "fast") == 0
-                                         ? "fast half of a wide bucket"
-                                         : "slow half of a wide bucket")
-                                  : "");
+    kl__buf_printf(
+        y, "  # %.1f%% of the time, %" PRId64 " launches, p50 %.2f us%s%s\n",
+        100 * f->share, f->launches, f->p50, *f->half ? ", the " : "",
+        *f->half ? (strcmp(f->half, "fast") == 0 ? "fast half of a wide bucket"
+                                                 : "slow half of a wide bucket")
+                 : "");
     kl__buf_printf(y, "  - { name: obs%zu, weight: %" PRId64, s + 1,
-                         f->launches > 0 ? f->launches : 1);
+                   f->launches > 0 ? f->launches : 1);
     const int64_t geo[7] = {l->grid[0],  l->grid[1],  l->grid[2], l->block[0],
                             l->block[1], l->block[2], l->shared};
     for (size_t g = 0; g < 7; g++)
       kl__buf_printf(y, ", %s: %" PRId64, geometry_keys[g], geo[g]);
     for (size_t i = 0; i < w->np; i++) {
       const sig_param *p = &w->ps[i];
-      if (p->pointer)
-        continue;
+      if (p->pointer) continue;
       char v[64];
       scalar_text(v, sizeof v, &l->args[i], p->dtype);
       kl__buf_printf(y, ", %s: %s", p->name, v);
@@ -406,9 +408,10 @@ static int yaml_case(kl_buf *y, const writer *w) {
   }
   kl__buf_puts(y, "reference: { kind: baseline }\n");
   if (roof.size)
-    kl__buf_printf(y, "roofline: { bytes: \"%s\" }  # confirm: every "
-                            "buffer moved once\n",
-                         roof.ptr);
+    kl__buf_printf(y,
+                   "roofline: { bytes: \"%s\" }  # confirm: every "
+                   "buffer moved once\n",
+                   roof.ptr);
   kl__buf_puts(y, "objective: total_time\n");
   int rc = kl__buf_status(&roof);
   kl_buf_dispose(&roof);
@@ -421,28 +424,24 @@ static int add_count_values(kl_buf *y, const writer *w) {
   size_t ns = w->cs->nkept;
   for (size_t i = w->np; i-- > 0;) { /* each goes first: param order */
     const sig_param *p = &w->ps[i];
-    if (!p->pointer)
-      continue;
+    if (!p->pointer) continue;
     char name[80];
     snprintf(name, sizeof name, "count: %s_count", p->name);
-    if (!strstr(y->ptr, name))
-      continue;
+    if (!strstr(y->ptr, name)) continue;
     for (size_t s = 0; s < ns; s++) {
       char shape[32], add[128];
       snprintf(shape, sizeof shape, "name: obs%zu,", s + 1);
       snprintf(add, sizeof add, " %s_count: %" PRId64 ",", p->name,
                w->elements[s][i]);
       char *at = strstr(y->ptr, shape);
-      if (!at)
-        continue;
+      if (!at) continue;
       size_t off = (size_t)(at - y->ptr) + strlen(shape);
       kl_buf n = KL_BUF_INIT;
       kl__buf_put(&n, y->ptr, off);
       kl__buf_puts(&n, add);
       kl__buf_puts(&n, y->ptr + off);
       int rc = kl__buf_status(&n);
-      if (rc < 0)
-        return rc;
+      if (rc < 0) return rc;
       kl__buf_give(y, &n);
     }
   }
@@ -455,8 +454,7 @@ static int check_shape(const kl_case *c, const writer *w, size_t s) {
   const kl__obs_launch *l = w->sv[s].cfg->first;
   kl_launch got;
   int rc = kl_case_launch(&got, c, s);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   for (int d = 0; d < 3; d++)
     if (got.grid[d] != l->grid[d] || got.block[d] != l->block[d])
       return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
@@ -474,12 +472,10 @@ static int check_shape(const kl_case *c, const writer *w, size_t s) {
                      "observed %" PRId64,
                      kl_case_path(c), s + 1, got.shared_bytes, l->shared);
   for (size_t i = 0; i < w->np; i++) {
-    if (w->ps[i].pointer)
-      continue;
+    if (w->ps[i].pointer) continue;
     kl_value v;
     char want[64], have[64];
-    if ((rc = kl_case_scalar_value(&v, c, i, s)) < 0)
-      return rc;
+    if ((rc = kl_case_scalar_value(&v, c, i, s)) < 0) return rc;
     scalar_text(want, sizeof want, &l->args[i], w->ps[i].dtype);
     if (v.is_int)
       snprintf(have, sizeof have, "%" PRId64, v.i);
@@ -507,8 +503,8 @@ static int cross_check(const char *dir, const writer *w) {
 
 /* Shape s's element counts and integer scalars, from its first launch. */
 static int shape_values(shape_vals *sv, int64_t *elements,
-                        const kl__obs_launch *l, const sig_param *ps,
-                        size_t np, const kl_observation *o) {
+                        const kl__obs_launch *l, const sig_param *ps, size_t np,
+                        const kl_observation *o) {
   for (size_t i = 0; i < np; i++) {
     char v[64];
     if (ps[i].pointer) {
@@ -516,8 +512,8 @@ static int shape_values(shape_vals *sv, int64_t *elements,
           (int64_t)(l->args[i].alloc_left / kl_dtype_size(ps[i].dtype));
       if (elements[i] < 1)
         return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                         "%s: '%s' pointed at less than one element",
-                         o->path, ps[i].name);
+                         "%s: '%s' pointed at less than one element", o->path,
+                         ps[i].name);
     } else if (!scalar_text(v, sizeof v, &l->args[i], ps[i].dtype)) {
       return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                        "%s: scalar '%s' was not a finite number", o->path,
@@ -542,8 +538,7 @@ static int make_case(const kl_observation *o,
   kl_buf yaml = KL_BUF_INIT, kernel = KL_BUF_INIT, brief = KL_BUF_INIT;
   int rc = clean ? kl__c_definition_params(&params, clean, opts->entry)
                  : kl__error_oom();
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if (!params ||
       kl__c_definition_span(clean, opts->entry, &start, &open, &end) < 0) {
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_CASE, "%s: no definition of '%s'",
@@ -560,8 +555,7 @@ static int make_case(const kl_observation *o,
   }
   kl_configs_options co = opts->configs;
   co.version = KL_CONFIGS_OPTIONS_VERSION;
-  if (!co.kernel)
-    co.kernel = opts->entry;
+  if (!co.kernel) co.kernel = opts->entry;
   if ((rc = check_names(ps, np, opts->source, line)) < 0 ||
       (rc = kl__obs_configs_make(&cs, o, &co)) < 0)
     goto done;
@@ -634,8 +628,7 @@ int kl_case_from_observation(kl_buf *report, const kl_observation *o,
                              const kl_case_from_observation_options *given) {
   kl_case_from_observation_options full;
   int taken = kl__case_from_observation_options_take(&full, given);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   const kl_case_from_observation_options *opts = &full;
   if (!o || !given || !opts->source || !opts->entry || !opts->dir)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -656,21 +649,31 @@ int kl_case_from_observation(kl_buf *report, const kl_observation *o,
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
-static const size_t case_from_observation_options_sizes[] = {0, sizeof(kl_case_from_observation_options)};
+static const size_t case_from_observation_options_sizes[] = {
+    0, sizeof(kl_case_from_observation_options)};
 
-int kl_case_from_observation_options_init(kl_case_from_observation_options *opts, unsigned version) {
-  const kl_case_from_observation_options defaults = KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, case_from_observation_options_sizes,
-                          KL_ARRAY_SIZE(case_from_observation_options_sizes), "kl_case_from_observation_options");
+int kl_case_from_observation_options_init(
+    kl_case_from_observation_options *opts, unsigned version) {
+  const kl_case_from_observation_options defaults =
+      KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
+  return kl__options_init(opts, &defaults, version,
+                          case_from_observation_options_sizes,
+                          KL_ARRAY_SIZE(case_from_observation_options_sizes),
+                          "kl_case_from_observation_options");
 }
 
-/* A caller's kl_case_from_observation_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__case_from_observation_options_take(kl_case_from_observation_options *full, const kl_case_from_observation_options *given) {
-  const kl_case_from_observation_options defaults = KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
+/* A caller's kl_case_from_observation_options (of any version) over the
+ * defaults: what this library reads from. */
+int kl__case_from_observation_options_take(
+    kl_case_from_observation_options *full,
+    const kl_case_from_observation_options *given) {
+  const kl_case_from_observation_options defaults =
+      KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, case_from_observation_options_sizes, KL_ARRAY_SIZE(case_from_observation_options_sizes),
+  return kl__options_take(full, given, case_from_observation_options_sizes,
+                          KL_ARRAY_SIZE(case_from_observation_options_sizes),
                           "kl_case_from_observation_options");
 }

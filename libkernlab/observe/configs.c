@@ -20,31 +20,22 @@ static int cmp_launch(const void *pa, const void *pb) {
   const kl__obs_launch *a = *(const kl__obs_launch *const *)pa;
   const kl__obs_launch *b = *(const kl__obs_launch *const *)pb;
   for (int i = 0; i < 3; i++) {
-    if (a->grid[i] != b->grid[i])
-      return a->grid[i] < b->grid[i] ? -1 : 1;
-    if (a->block[i] != b->block[i])
-      return a->block[i] < b->block[i] ? -1 : 1;
+    if (a->grid[i] != b->grid[i]) return a->grid[i] < b->grid[i] ? -1 : 1;
+    if (a->block[i] != b->block[i]) return a->block[i] < b->block[i] ? -1 : 1;
   }
-  if (a->shared != b->shared)
-    return a->shared < b->shared ? -1 : 1;
-  if (a->nargs != b->nargs)
-    return a->nargs < b->nargs ? -1 : 1;
+  if (a->shared != b->shared) return a->shared < b->shared ? -1 : 1;
+  if (a->nargs != b->nargs) return a->nargs < b->nargs ? -1 : 1;
   for (size_t i = 0; i < a->nargs; i++) {
     const kl__obs_arg *x = &a->args[i], *y = &b->args[i];
-    if (x->pointer != y->pointer)
-      return x->pointer ? -1 : 1;
-    if (x->pointer)
-      continue;
-    if (x->size != y->size)
-      return x->size < y->size ? -1 : 1;
+    if (x->pointer != y->pointer) return x->pointer ? -1 : 1;
+    if (x->pointer) continue;
+    if (x->size != y->size) return x->size < y->size ? -1 : 1;
     if (!x->bytes || !y->bytes) {
-      if (x->bytes != y->bytes)
-        return x->bytes ? 1 : -1;
+      if (x->bytes != y->bytes) return x->bytes ? 1 : -1;
       continue;
     }
     int c = memcmp(x->bytes, y->bytes, x->size);
-    if (c)
-      return c;
+    if (c) return c;
   }
   return 0;
 }
@@ -56,19 +47,16 @@ static int cmp_double(const void *pa, const void *pb) {
 
 /* Linear interpolation between order statistics of sorted v. */
 static double quantile(const double *v, size_t n, double q) {
-  if (n == 0)
-    return NAN;
+  if (n == 0) return NAN;
   double pos = q * (double)(n - 1);
   size_t lo = (size_t)pos;
-  if (lo + 1 >= n)
-    return v[n - 1];
+  if (lo + 1 >= n) return v[n - 1];
   return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
 }
 
 static int cmp_config(const void *pa, const void *pb) {
   const kl__obs_config *a = pa, *b = pb;
-  if (a->total_us != b->total_us)
-    return a->total_us > b->total_us ? -1 : 1;
+  if (a->total_us != b->total_us) return a->total_us > b->total_us ? -1 : 1;
   return a->launches > b->launches ? -1 : a->launches < b->launches;
 }
 
@@ -88,16 +76,14 @@ static void describe(kl__obs_config *c, const kl__obs_launch *first,
 }
 
 void kl__obs_configs_dispose(kl__obs_configs *c) {
-  if (c)
-    kl__free(c->all);
+  if (c) kl__free(c->all);
 }
 
 int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
-                    const kl_configs_options *opts) {
+                         const kl_configs_options *opts) {
   memset(out, 0, sizeof *out);
   kl_configs_options def = KL_CONFIGS_OPTIONS_INIT;
-  if (!opts)
-    opts = &def;
+  if (!opts) opts = &def;
   double share = opts->share > 0 ? opts->share : 0.9;
   double split = opts->split_ratio > 0 ? opts->split_ratio : 1.5;
   int max_k = opts->max_configs > 0 ? opts->max_configs : 8;
@@ -105,8 +91,7 @@ int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "share must be in (0, 1] and the split ratio >= 1");
   int rc = kl__obs_pick_kernel(&out->kernel, o, opts->kernel, true);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   size_t n = 0;
   for (size_t i = 0; i < o->nlaunches; i++)
     n += o->launches[i].kernel == out->kernel;
@@ -128,8 +113,7 @@ int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
   }
   n = 0;
   for (size_t i = 0; i < o->nlaunches; i++)
-    if (o->launches[i].kernel == out->kernel)
-      ls[n++] = &o->launches[i];
+    if (o->launches[i].kernel == out->kernel) ls[n++] = &o->launches[i];
   qsort(ls, n, sizeof *ls, cmp_launch);
   for (size_t s = 0; s < n;) {
     size_t e = s + 1;

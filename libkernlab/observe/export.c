@@ -39,9 +39,9 @@ typedef struct exporter {
   const kl_case *c;
   kl_export_options o;
   char id[48];
-  char *dir;      /* <case>/exports/<id> */
-  char *ledger;   /* <case>/export.jsonl */
-  char *backup;   /* dir/<basename>.orig */
+  char *dir;       /* <case>/exports/<id> */
+  char *ledger;    /* <case>/export.jsonl */
+  char *backup;    /* dir/<basename>.orig */
   kl_buf original; /* the target as it was */
   double before[32], after[32];
   int nbefore, nafter;
@@ -49,15 +49,13 @@ typedef struct exporter {
 
 static void step(exporter *x, const char *fmt, ...) KL_PRINTF(2, 3);
 static void step(exporter *x, const char *fmt, ...) {
-  if (!x->o.on_step)
-    return;
+  if (!x->o.on_step) return;
   kl_buf b = KL_BUF_INIT;
   va_list ap;
   va_start(ap, fmt);
   int rc = kl__buf_vprintf(&b, fmt, ap);
   va_end(ap);
-  if (rc == 0)
-    x->o.on_step(b.ptr, x->o.payload);
+  if (rc == 0) x->o.on_step(b.ptr, x->o.payload);
   kl_buf_dispose(&b);
 }
 
@@ -70,10 +68,8 @@ static int record(exporter *x, const char *what, json_object *rest) {
 static json_object *fields(const char *k1, json_object *v1, const char *k2,
                            json_object *v2) {
   json_object *o = json_object_new_object();
-  if (k1)
-    json_object_object_add(o, k1, v1);
-  if (k2)
-    json_object_object_add(o, k2, v2);
+  if (k1) json_object_object_add(o, k1, v1);
+  if (k2) json_object_object_add(o, k2, v2);
   return o;
 }
 
@@ -98,15 +94,14 @@ static const char *last_line(kl_buf *out, char *buf, size_t n) {
 
 /* Run verify; 0 passed, KL_EREJECTED failed (recorded either way). */
 static int verify(exporter *x, const char *label) {
-  if (!x->o.verify)
-    return 0;
+  if (!x->o.verify) return 0;
   kl__run_result res;
-  int rc = kl__run(&res, x->o.verify, x->o.cwd, x->o.timeout_s * 1000,
-                   64u << 10);
+  int rc =
+      kl__run(&res, x->o.verify, x->o.cwd, x->o.timeout_s * 1000, 64u << 10);
   if (rc < 0) {
-    record(x, label, fields("error", json_object_new_string(
-                                         kl_error_last()->message),
-                            NULL, NULL));
+    record(x, label,
+           fields("error", json_object_new_string(kl_error_last()->message),
+                  NULL, NULL));
     kl_buf_dispose(&res.output);
     return rc;
   }
@@ -114,14 +109,15 @@ static int verify(exporter *x, const char *label) {
   size_t tail = res.output.size > 4000 ? res.output.size - 4000 : 0;
   json_object *f = fields("ok", json_object_new_boolean(ok), "exit_code",
                           json_object_new_int(res.exit_code));
-  json_object_object_add(f, "timed_out", json_object_new_boolean(res.timed_out));
+  json_object_object_add(f, "timed_out",
+                         json_object_new_boolean(res.timed_out));
   json_object_object_add(
       f, "output_tail",
       json_object_new_string(res.output.ptr ? res.output.ptr + tail : ""));
   record(x, label, f);
   char line[512];
-  step(x, "%s: %s%s%s", label, ok ? "ok" : "FAILED",
-       ok ? "" : ": ", ok ? "" : last_line(&res.output, line, sizeof line));
+  step(x, "%s: %s%s%s", label, ok ? "ok" : "FAILED", ok ? "" : ": ",
+       ok ? "" : last_line(&res.output, line, sizeof line));
   if (!ok)
     rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE, "%s failed (%s): %s", label,
                    res.timed_out ? "timed out" : "exit status",
@@ -151,16 +147,14 @@ static int observe_once(exporter *x, const char *side, int i,
   kl_observation *ob = NULL;
   kl__buf_printf(&path, "%s/%s-%d.json", x->dir, side, i + 1);
   int rc = kl__buf_status(&path);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl_observe_options oo = KL_OBSERVE_OPTIONS_INIT;
   oo.output = path.ptr;
   oo.kernel = filter;
   oo.cwd = x->o.cwd;
   oo.capture_output = 1;
   oo.max_launches = 10000;
-  if ((rc = kl_observe(&ob, x->o.observe, &oo)) < 0)
-    goto failed;
+  if ((rc = kl_observe(&ob, x->o.observe, &oo)) < 0) goto failed;
   if (kl_observation_exit_code(ob) != 0) {
     rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
                    "the observed program exited with %d (%s)",
@@ -168,9 +162,9 @@ static int observe_once(exporter *x, const char *side, int i,
     goto failed;
   }
   if (kl_observation_kernel_time(t, launches, ob, entry) == KL_ENOTFOUND) {
-    rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
-                   "the observed program never launched '%s' (%s)", entry,
-                   side);
+    rc =
+        kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
+                  "the observed program never launched '%s' (%s)", entry, side);
     goto failed;
   }
   json_object *f = fields("kernel_us", json_object_new_double(*t), "launches",
@@ -182,8 +176,8 @@ static int observe_once(exporter *x, const char *side, int i,
   goto done;
 failed:
   record(x, side,
-         fields("error", json_object_new_string(kl_error_last()->message),
-                NULL, NULL));
+         fields("error", json_object_new_string(kl_error_last()->message), NULL,
+                NULL));
 done:
   kl_observation_free(ob);
   kl_buf_dispose(&path);
@@ -198,15 +192,15 @@ static int observe(exporter *x, const char *side, double *us, int *n) {
   for (int i = 0; rc == 0 && i < x->o.repeat; i++) {
     int64_t launches = 0;
     double t = 0;
-    if ((rc = observe_once(x, side, i, filter.ptr, &t, &launches)) < 0)
-      break;
+    if ((rc = observe_once(x, side, i, filter.ptr, &t, &launches)) < 0) break;
     us[(*n)++] = t;
   }
   kl_buf_dispose(&filter);
   return rc;
 }
 
-/* ---- the kernel section ----------------------------------------------------- */
+/* ---- the kernel section -----------------------------------------------------
+ */
 
 typedef struct span {
   size_t start, end;
@@ -217,11 +211,9 @@ typedef struct span {
 static bool markers(const char *text, span *s) {
   const char *b = strstr(text, "// kl:begin");
   const char *e = b ? strstr(b, "// kl:end") : NULL;
-  if (!b || !e)
-    return false;
+  if (!b || !e) return false;
   const char *nl = strchr(b, '\n');
-  if (!nl || nl > e)
-    return false;
+  if (!nl || nl > e) return false;
   s->start = (size_t)(nl + 1 - text);
   size_t at = (size_t)(e - text);
   while (at > s->start && text[at - 1] != '\n')
@@ -234,11 +226,9 @@ static bool markers(const char *text, span *s) {
 /* The entry's section of text: the marked lines, else its definition. */
 static int section(const char *text, const char *entry, span *s) {
   memset(s, 0, sizeof *s);
-  if (markers(text, s))
-    return 0;
+  if (markers(text, s)) return 0;
   char *clean = kl__c_blank(text, strlen(text), false);
-  if (!clean)
-    return kl__error_oom();
+  if (!clean) return kl__error_oom();
   size_t open;
   int rc = kl__c_definition_span(clean, entry, &s->start, &open, &s->end);
   kl__free(clean);
@@ -253,8 +243,7 @@ static int added_prelude(kl_buf *out, const char *best, size_t best_at,
   size_t i = 0, j = 0;
   while (i < best_at && j < base_at) {
     size_t li = strcspn(best + i, "\n"), lj = strcspn(base + j, "\n");
-    if (li != lj || memcmp(best + i, base + j, li) != 0)
-      break;
+    if (li != lj || memcmp(best + i, base + j, li) != 0) break;
     i += li + (best[i + li] == '\n');
     j += lj + (base[j + lj] == '\n');
   }
@@ -277,29 +266,27 @@ static int new_target(exporter *x, kl_buf *out, const char *best_source,
                      "the best kernel has no definition of '%s'", entry);
   kl_buf base = KL_BUF_INIT;
   int rc = kl__read_file(&base, kl_case_kernel_path(x->c));
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl__buf_put(out, target, t.start);
-  kl__buf_printf(out, "%s/* kernlab export %s: the best kernel of "
-                            "case %s */\n",
-                       t.marked ? "" : "", x->id, kl_case_name(x->c));
+  kl__buf_printf(out,
+                 "%s/* kernlab export %s: the best kernel of "
+                 "case %s */\n",
+                 t.marked ? "" : "", x->id, kl_case_name(x->c));
   if (!b.marked && section(base.ptr ? base.ptr : "", entry, &base_span) == 0)
     added_prelude(out, best_source, b.start, base.ptr, base_span.start);
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
       kl__buf_printf(out, "#undef %.*s\n#define %.*s %s\n",
-                           (int)(eq - config[i]), config[i],
-                           (int)(eq - config[i]), config[i], eq + 1);
+                     (int)(eq - config[i]), config[i], (int)(eq - config[i]),
+                     config[i], eq + 1);
   }
   kl__buf_put(out, best_source + b.start, b.end - b.start);
-  if (!b.marked)
-    kl__buf_puts(out, "\n");
+  if (!b.marked) kl__buf_puts(out, "\n");
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
-      kl__buf_printf(out, "#undef %.*s\n", (int)(eq - config[i]),
-                           config[i]);
+      kl__buf_printf(out, "#undef %.*s\n", (int)(eq - config[i]), config[i]);
   }
   kl__buf_puts(out, target + t.end);
   kl_buf_dispose(&base);
@@ -337,13 +324,13 @@ static int best_kernel(exporter *x, kl_buf *source, char ***config,
 }
 
 static int restore(exporter *x, const char *why) {
-  int rc = kl__write_file_atomic(x->o.to, x->original.ptr ? x->original.ptr : "",
-                                 x->original.size);
-  record(x, "restore", fields("reason", json_object_new_string(why), "ok",
-                              json_object_new_boolean(rc == 0)));
+  int rc = kl__write_file_atomic(
+      x->o.to, x->original.ptr ? x->original.ptr : "", x->original.size);
+  record(x, "restore",
+         fields("reason", json_object_new_string(why), "ok",
+                json_object_new_boolean(rc == 0)));
   step(x, "restored %s from %s (%s)", x->o.to, x->backup, why);
-  if (rc == 0 && x->o.verify)
-    verify(x, "verify (restored)");
+  if (rc == 0 && x->o.verify) verify(x, "verify (restored)");
   return rc;
 }
 
@@ -364,8 +351,7 @@ static int make_dirs(exporter *x) {
   if (x->dir && kl__buf_printf(&bk, "%s/%s.orig", x->dir, base) == 0)
     x->backup = kl__buf_detach(&bk);
   kl_buf_dispose(&bk);
-  if (!x->dir || !x->ledger || !x->backup)
-    return kl__error_oom();
+  if (!x->dir || !x->ledger || !x->backup) return kl__error_oom();
   return kl__mkdir_p(x->dir);
 }
 
@@ -433,13 +419,14 @@ static int run_export(exporter *x, kl_buf *summary) {
     goto done;
   json_object *f = fields("to", json_object_new_string(x->o.to), "best",
                           best_id ? json_object_new_string(best_id) : NULL);
-  json_object_object_add(f, "best_speedup", json_object_new_double(best_speedup));
-  json_object_object_add(f, "verify", x->o.verify ? argv_json(x->o.verify) : NULL);
+  json_object_object_add(f, "best_speedup",
+                         json_object_new_double(best_speedup));
+  json_object_object_add(f, "verify",
+                         x->o.verify ? argv_json(x->o.verify) : NULL);
   json_object_object_add(f, "observe",
                          x->o.observe ? argv_json(x->o.observe) : NULL);
   json_object_object_add(f, "repeat", json_object_new_int(x->o.repeat));
-  if ((rc = record(x, "start", f)) < 0)
-    goto done;
+  if ((rc = record(x, "start", f)) < 0) goto done;
   step(x, "export %s: best %s of case %s into %s", x->id,
        best_id ? best_id : "?", kl_case_name(x->c), x->o.to);
 
@@ -450,16 +437,18 @@ static int run_export(exporter *x, kl_buf *summary) {
       goto done; /* nothing was changed yet */
     }
   }
-  if ((rc = kl__write_new_file(x->backup,
-                               x->original.ptr ? x->original.ptr : "",
-                               x->original.size)) < 0 ||
-      (rc = record(x, "backup", fields("path", json_object_new_string(x->backup),
-                                       NULL, NULL))) < 0)
+  if ((rc =
+           kl__write_new_file(x->backup, x->original.ptr ? x->original.ptr : "",
+                              x->original.size)) < 0 ||
+      (rc = record(
+           x, "backup",
+           fields("path", json_object_new_string(x->backup), NULL, NULL))) < 0)
     goto done;
   step(x, "backup: %s", x->backup);
   rc = kl__write_file_atomic(x->o.to, text.ptr, text.size);
-  record(x, "write", fields("bytes", json_object_new_int64((int64_t)text.size),
-                            "ok", json_object_new_boolean(rc == 0)));
+  record(x, "write",
+         fields("bytes", json_object_new_int64((int64_t)text.size), "ok",
+                json_object_new_boolean(rc == 0)));
   if (rc < 0) {
     restore(x, "the write failed");
     goto done;
@@ -509,8 +498,7 @@ int kl_export(kl_buf *summary, const kl_case *c,
               const kl_export_options *given) {
   kl_export_options full;
   int taken = kl__export_options_take(&full, given);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   const kl_export_options *opts = &full;
   if (!c || !given || !opts->to)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -529,10 +517,8 @@ int kl_export(kl_buf *summary, const kl_case *c,
   memset(&x, 0, sizeof x);
   x.c = c;
   x.o = *opts;
-  if (!x.o.repeat)
-    x.o.repeat = 3;
-  if (!x.o.timeout_s)
-    x.o.timeout_s = 600;
+  if (!x.o.repeat) x.o.repeat = 3;
+  if (!x.o.timeout_s) x.o.timeout_s = 600;
   int rc = run_export(&x, summary);
   kl_buf_dispose(&x.original);
   kl__free(x.dir);
@@ -541,21 +527,25 @@ int kl_export(kl_buf *summary, const kl_case *c,
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t export_options_sizes[] = {0, sizeof(kl_export_options)};
 
 int kl_export_options_init(kl_export_options *opts, unsigned version) {
   const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, export_options_sizes,
-                          KL_ARRAY_SIZE(export_options_sizes), "kl_export_options");
+                          KL_ARRAY_SIZE(export_options_sizes),
+                          "kl_export_options");
 }
 
 /* A caller's kl_export_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__export_options_take(kl_export_options *full, const kl_export_options *given) {
+int kl__export_options_take(kl_export_options *full,
+                            const kl_export_options *given) {
   const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, export_options_sizes, KL_ARRAY_SIZE(export_options_sizes),
+  return kl__options_take(full, given, export_options_sizes,
+                          KL_ARRAY_SIZE(export_options_sizes),
                           "kl_export_options");
 }

@@ -15,8 +15,7 @@
 #include "observe_internal.h"
 
 void kl_observation_free(kl_observation *o) {
-  if (!o)
-    return;
+  if (!o) return;
   for (size_t i = 0; i < o->nlaunches; i++) {
     for (size_t a = 0; a < o->launches[i].nargs; a++)
       kl__free(o->launches[i].args[a].bytes);
@@ -36,7 +35,9 @@ void kl_observation_free(kl_observation *o) {
   kl__free(o);
 }
 
-int kl_observation_exit_code(const kl_observation *o) { return o->exit_code; }
+int kl_observation_exit_code(const kl_observation *o) {
+  return o->exit_code;
+}
 const char *kl_observation_program_output(const kl_observation *o) {
   return o->output ? o->output : "";
 }
@@ -100,22 +101,17 @@ static bool get_dim3(json_object *o, const char *key, const int64_t hi[3],
     return false;
   for (size_t i = 0; i < 3; i++) {
     json_object *e = json_object_array_get_idx(v, i);
-    if (!json_object_is_type(e, json_type_int))
-      return false;
+    if (!json_object_is_type(e, json_type_int)) return false;
     out[i] = json_object_get_int64(e);
-    if (out[i] < 1 || out[i] > hi[i])
-      return false;
+    if (out[i] < 1 || out[i] > hi[i]) return false;
   }
   return true;
 }
 
 static int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
 
@@ -124,8 +120,9 @@ static int read_arg(const reader *r, json_object *jo, kl__obs_arg *a) {
   if (!json_object_is_type(jo, json_type_object) ||
       !get_int(jo, "offset", 0, 1 << 16, &off) ||
       !get_int(jo, "size", 0, 1 << 16, &size))
-    return bad(r, "args", "an argument needs \"offset\" and \"size\" "
-                          "(whole numbers up to 65536)");
+    return bad(r, "args",
+               "an argument needs \"offset\" and \"size\" "
+               "(whole numbers up to 65536)");
   a->offset = (uint32_t)off;
   a->size = (uint32_t)size;
   json_object *v;
@@ -133,8 +130,7 @@ static int read_arg(const reader *r, json_object *jo, kl__obs_arg *a) {
                             json_object_is_type(v, json_type_string)
                         ? json_object_get_string(v)
                         : NULL;
-  if (!hex)
-    return bad(r, "hex", "an argument needs \"hex\", its bytes");
+  if (!hex) return bad(r, "hex", "an argument needs \"hex\", its bytes");
   size_t n = strlen(hex);
   if (n != 0 && n != 2 * (size_t)size)
     return bad(r, "hex", "an argument's \"hex\" must hold \"size\" bytes");
@@ -168,12 +164,14 @@ static int read_launch(const reader *r, json_object *jo, kl_observation *o,
     return bad(r, "kernel", "a launch's \"kernel\" must index \"kernels\"");
   l->kernel = (size_t)kernel;
   if (!get_dim3(jo, "grid", grid_hi, l->grid))
-    return bad(r, "grid", "a launch's \"grid\" must be [x, y, z] within "
-                          "CUDA's limits");
+    return bad(r, "grid",
+               "a launch's \"grid\" must be [x, y, z] within "
+               "CUDA's limits");
   if (!get_dim3(jo, "block", block_hi, l->block) ||
       l->block[0] * l->block[1] * l->block[2] > 1024)
-    return bad(r, "block", "a launch's \"block\" must be [x, y, z] of at "
-                           "most 1024 threads");
+    return bad(r, "block",
+               "a launch's \"block\" must be [x, y, z] of at "
+               "most 1024 threads");
   if (!get_int(jo, "shared_bytes", 0, INT32_MAX, &l->shared))
     return bad(r, "shared_bytes", "a launch needs \"shared_bytes\" >= 0");
   json_object *v;
@@ -181,8 +179,9 @@ static int read_launch(const reader *r, json_object *jo, kl_observation *o,
       !json_object_is_type(v, json_type_null)) {
     int64_t ns;
     if (!get_int(jo, "duration_ns", 0, INT64_MAX, &ns))
-      return bad(r, "duration_ns", "\"duration_ns\" must be a whole number "
-                                   "or null");
+      return bad(r, "duration_ns",
+                 "\"duration_ns\" must be a whole number "
+                 "or null");
     l->us = (double)ns / 1000.0;
   }
   if (!json_object_object_get_ex(jo, "args", &v) ||
@@ -192,14 +191,12 @@ static int read_launch(const reader *r, json_object *jo, kl_observation *o,
       json_object_array_length(v) > 4096)
     return bad(r, "args", "\"args\" must be a list (or null)");
   size_t n = json_object_array_length(v);
-  if (n && !(l->args = kl__calloc(n, sizeof *l->args)))
-    return kl__error_oom();
+  if (n && !(l->args = kl__calloc(n, sizeof *l->args))) return kl__error_oom();
   l->nargs = n;
   l->args_known = true;
   for (size_t i = 0; i < n; i++) {
     int rc = read_arg(r, json_object_array_get_idx(v, i), &l->args[i]);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
   }
   return 0;
 }
@@ -209,8 +206,7 @@ static int read_kernel(const reader *r, json_object *jo, kl__obs_kernel *k) {
   int rc = json_object_is_type(jo, json_type_object)
                ? get_string(&k->name, jo, "name")
                : 0;
-  if (rc == 0)
-    return bad(r, "kernels", "every kernel needs a \"name\"");
+  if (rc == 0) return bad(r, "kernels", "every kernel needs a \"name\"");
   if (rc < 0 || (rc = get_string(&k->demangled, jo, "demangled")) < 0)
     return rc;
   json_object *v;
@@ -234,8 +230,7 @@ static int read_observation(const reader *r, json_object *root,
   if (json_object_object_get_ex(root, "program", &v) &&
       json_object_is_type(v, json_type_object)) {
     int64_t code = 0;
-    if (get_int(v, "exit_code", -1, 255, &code))
-      o->exit_code = (int)code;
+    if (get_int(v, "exit_code", -1, 255, &code)) o->exit_code = (int)code;
     json_object *argv;
     if (json_object_object_get_ex(v, "argv", &argv) &&
         json_object_is_type(argv, json_type_array)) {
@@ -252,8 +247,7 @@ static int read_observation(const reader *r, json_object *root,
   }
   if (json_object_object_get_ex(root, "devices", &v) &&
       json_object_is_type(v, json_type_array) &&
-      json_object_array_length(v) > 0)
-  {
+      json_object_array_length(v) > 0) {
     json_object *dev = json_object_array_get_idx(v, 0);
     int rc = get_string(&o->device, dev, "name");
     if (rc < 0 || (rc = get_string(&o->cc, dev, "compute_capability")) < 0)
@@ -295,8 +289,7 @@ int kl_observation_load(kl_observation **out, const char *path) {
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no observation file given");
   kl_buf text = KL_BUF_INIT;
   int rc = kl__read_file(&text, path);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   json_object *root = NULL;
   kl_observation *o = NULL;
   reader r = {text.ptr, path};
@@ -307,8 +300,7 @@ int kl_observation_load(kl_observation **out, const char *path) {
     rc = kl__error_oom();
     goto done;
   }
-  if ((rc = read_observation(&r, root, o)) < 0)
-    goto done;
+  if ((rc = read_observation(&r, root, o)) < 0) goto done;
   *out = o;
   o = NULL;
 done:
@@ -321,19 +313,17 @@ done:
 /* ---- kernels by name --------------------------------------------------- */
 
 static bool same_name(const kl__obs_kernel *k, const char *name) {
-  if (strcmp(k->name, name) == 0)
-    return true;
-  if (!k->demangled)
-    return false;
+  if (strcmp(k->name, name) == 0) return true;
+  if (!k->demangled) return false;
   /* "gemm" names "gemm(float*, int)" and "ns::gemm<...>(...)" too */
   size_t n = strlen(name);
   const char *d = k->demangled;
-  return strcmp(d, name) == 0 || (strncmp(d, name, n) == 0 &&
-                                  (d[n] == '(' || d[n] == '<'));
+  return strcmp(d, name) == 0 ||
+         (strncmp(d, name, n) == 0 && (d[n] == '(' || d[n] == '<'));
 }
 
-int kl__obs_pick_kernel(size_t *out, const kl_observation *o,
-                        const char *name, bool recorded_only) {
+int kl__obs_pick_kernel(size_t *out, const kl_observation *o, const char *name,
+                        bool recorded_only) {
   size_t best = SIZE_MAX;
   double best_us = -1;
   if (!name) {
@@ -345,8 +335,8 @@ int kl__obs_pick_kernel(size_t *out, const kl_observation *o,
           any = true;
           us += isnan(o->launches[i].us) ? 0 : o->launches[i].us;
         }
-      if ((any || !recorded_only) && (any ? us : o->kernels[k].total_us) >
-                                         best_us)
+      if ((any || !recorded_only) &&
+          (any ? us : o->kernels[k].total_us) > best_us)
         best = k, best_us = any ? us : o->kernels[k].total_us;
     }
     if (best == SIZE_MAX)
@@ -381,8 +371,7 @@ int kl_observation_kernel_time(double *us, int64_t *launches,
                                const kl_observation *o, const char *name) {
   size_t first;
   int rc = kl__obs_pick_kernel(&first, o, name, false);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   /* every kernel the name stands for: all instantiations of a template */
   bool exact = name && same_name(&o->kernels[first], name);
   regex_t re;
@@ -392,19 +381,15 @@ int kl_observation_kernel_time(double *us, int64_t *launches,
   int64_t count = 0;
   for (size_t k = 0; k < o->nkernels; k++) {
     const kl__obs_kernel *kn = &o->kernels[k];
-    bool hit = k == first ||
-               (name && exact && same_name(kn, name)) ||
-               (name && !exact &&
-                (regexec(&re, kn->name, 0, NULL, 0) == 0 ||
-                 (kn->demangled && regexec(&re, kn->demangled, 0, NULL, 0) == 0)));
-    if (hit)
-      total += kn->total_us, count += kn->launches;
+    bool hit =
+        k == first || (name && exact && same_name(kn, name)) ||
+        (name && !exact &&
+         (regexec(&re, kn->name, 0, NULL, 0) == 0 ||
+          (kn->demangled && regexec(&re, kn->demangled, 0, NULL, 0) == 0)));
+    if (hit) total += kn->total_us, count += kn->launches;
   }
-  if (name && !exact)
-    regfree(&re);
-  if (us)
-    *us = total;
-  if (launches)
-    *launches = count;
+  if (name && !exact) regfree(&re);
+  if (us) *us = total;
+  if (launches) *launches = count;
   return 0;
 }

@@ -33,16 +33,14 @@
 
 static char *find_inject(void) {
   const char *env = getenv("KERNLAB_INJECT");
-  if (env && env[0])
-    return kl__is_file(env) ? kl__strdup(env) : NULL;
+  if (env && env[0]) return kl__is_file(env) ? kl__strdup(env) : NULL;
   Dl_info info;
   if (dladdr((void *)&kl_observe, &info) && info.dli_fname) {
     char *dir = kl__path_dir(info.dli_fname);
     char *cand =
         dir ? kl__path_join(dir, "../libexec/kernlab/" INJECT_NAME) : NULL;
     kl__free(dir);
-    if (cand && kl__is_file(cand))
-      return cand;
+    if (cand && kl__is_file(cand)) return cand;
     kl__free(cand);
   }
   if (kl__is_file(KL_INSTALL_LIBEXEC_DIR "/" INJECT_NAME))
@@ -73,8 +71,7 @@ static void add_int(json_object *o, const char *key, int64_t more) {
 /* Index of the merged kernel named like k, adding it when new; -1 OOM. */
 static int64_t merge_kernel(merged *m, json_object *k) {
   json_object *name, *v;
-  if (!json_object_object_get_ex(k, "name", &name))
-    return -1;
+  if (!json_object_object_get_ex(k, "name", &name)) return -1;
   size_t n = json_object_array_length(m->kernels);
   for (size_t i = 0; i < n; i++) {
     json_object *e = json_object_array_get_idx(m->kernels, i);
@@ -103,12 +100,14 @@ static int merge_file(merged *m, const char *path) {
     rc = kl__json_parse(&root, text.ptr ? text.ptr : "", path,
                         "an injection record");
   kl_buf_dispose(&text);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   json_object *proc = json_object_new_object();
-  static const char *const keep[] = {"pid",           "cupti_version",
-                                     "kernel_records", "unmatched_records",
-                                     "dropped_records", "errors"};
+  static const char *const keep[] = {"pid",
+                                     "cupti_version",
+                                     "kernel_records",
+                                     "unmatched_records",
+                                     "dropped_records",
+                                     "errors"};
   for (size_t i = 0; i < KL_ARRAY_SIZE(keep); i++)
     if (json_object_object_get_ex(root, keep[i], &v))
       json_object_object_add(proc, keep[i], json_object_get(v));
@@ -120,8 +119,7 @@ static int merge_file(merged *m, const char *path) {
       bool seen = false;
       for (size_t j = 0; j < json_object_array_length(m->devices); j++)
         seen |= int_of(json_object_array_get_idx(m->devices, j), "id") == id;
-      if (!seen)
-        json_object_array_add(m->devices, json_object_get(d));
+      if (!seen) json_object_array_add(m->devices, json_object_get(d));
     }
   json_object *kernels = NULL, *launches = NULL;
   json_object_object_get_ex(root, "kernels", &kernels);
@@ -138,8 +136,7 @@ static int merge_file(merged *m, const char *path) {
   for (size_t i = 0; launches && i < json_object_array_length(launches); i++) {
     json_object *l = json_object_array_get_idx(launches, i);
     int64_t k = int_of(l, "kernel");
-    if (k < 0 || (size_t)k >= nk || map[k] < 0)
-      continue;
+    if (k < 0 || (size_t)k >= nk || map[k] < 0) continue;
     json_object_object_add(l, "kernel", json_object_new_int64(map[k]));
     json_object_object_add(l, "pid", json_object_new_int64(pid));
     json_object_array_add(m->launches, json_object_get(l));
@@ -194,10 +191,11 @@ static int write_observation(const char *path, merged *m,
   json_object_object_add(limits, "max_bytes",
                          json_object_new_int64(opts->max_bytes));
   kl_buf b = KL_BUF_INIT;
-  kl__buf_printf(&b, "{\"kernlab_observation\": 1, "
-                              "\"kernlab_version\": \"%s\", \"time\": \"%s\""
-                              ",\n\"program\": ",
-                          kl_version_string(), when);
+  kl__buf_printf(&b,
+                 "{\"kernlab_observation\": 1, "
+                 "\"kernlab_version\": \"%s\", \"time\": \"%s\""
+                 ",\n\"program\": ",
+                 kl_version_string(), when);
   put_json(&b, prog);
   kl__buf_puts(&b, ",\n\"kernel_filter\": ");
   kl__buf_json_string(&b, opts->kernel);
@@ -214,8 +212,7 @@ static int write_observation(const char *path, merged *m,
   json_object_put(limits);
   json_object_put(head);
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    rc = kl__write_file_atomic(path, b.ptr, b.size);
+  if (rc == 0) rc = kl__write_file_atomic(path, b.ptr, b.size);
   kl_buf_dispose(&b);
   return rc;
 }
@@ -232,8 +229,7 @@ static int merge_folder(merged *m, const char *dir) {
   /* the folder is ours: remove what is in it, whatever happened */
   for (size_t i = 0; i < n; i++) {
     char *p = kl__path_join(dir, names[i]);
-    if (p)
-      unlink(p);
+    if (p) unlink(p);
     kl__free(p);
   }
   kl__names_free(names, n);
@@ -245,15 +241,12 @@ int kl_observe(kl_observation **out, const char *const *argv,
   *out = NULL;
   kl_observe_options opts;
   int taken = kl__observe_options_take(&opts, in);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   if (!in || !opts.output || !argv || !argv[0])
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_observe needs a program and an output file");
-  if (!opts.max_launches)
-    opts.max_launches = 100000;
-  if (!opts.max_bytes)
-    opts.max_bytes = 64 << 20;
+  if (!opts.max_launches) opts.max_launches = 100000;
+  if (!opts.max_bytes) opts.max_bytes = 64 << 20;
   if (opts.max_launches < 0 || opts.max_bytes < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "limits must be positive");
   if (opts.kernel) {
@@ -293,10 +286,9 @@ int kl_observe(kl_observation **out, const char *const *argv,
   memset(&res, 0, sizeof res);
   int rc = 0;
   for (size_t i = 0; i < KL_ARRAY_SIZE(env); i++)
-    if ((rc = kl__buf_status(&env[i])) < 0)
-      goto done;
-  const char *envv[] = {env[0].ptr, env[1].ptr, env[2].ptr, env[3].ptr,
-                        env[4].ptr, NULL};
+    if ((rc = kl__buf_status(&env[i])) < 0) goto done;
+  const char *envv[] = {env[0].ptr, env[1].ptr, env[2].ptr,
+                        env[3].ptr, env[4].ptr, NULL};
   kl__run_extras io = {.env = envv, .inherit = !opts.capture_output};
   time_t started = time(NULL);
   double t0 = kl__now_ms();
@@ -308,8 +300,7 @@ int kl_observe(kl_observation **out, const char *const *argv,
                               wall)) < 0 ||
       (rc = kl_observation_load(out, opts.output)) < 0)
     goto done;
-  if (opts.capture_output)
-    (*out)->output = kl__buf_detach(&res.output);
+  if (opts.capture_output) (*out)->output = kl__buf_detach(&res.output);
 done:
   rmdir(dir);
   json_object_put(m.kernels);
@@ -324,21 +315,25 @@ done:
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t observe_options_sizes[] = {0, sizeof(kl_observe_options)};
 
 int kl_observe_options_init(kl_observe_options *opts, unsigned version) {
   const kl_observe_options defaults = KL_OBSERVE_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, observe_options_sizes,
-                          KL_ARRAY_SIZE(observe_options_sizes), "kl_observe_options");
+                          KL_ARRAY_SIZE(observe_options_sizes),
+                          "kl_observe_options");
 }
 
 /* A caller's kl_observe_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__observe_options_take(kl_observe_options *full, const kl_observe_options *given) {
+int kl__observe_options_take(kl_observe_options *full,
+                             const kl_observe_options *given) {
   const kl_observe_options defaults = KL_OBSERVE_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, observe_options_sizes, KL_ARRAY_SIZE(observe_options_sizes),
+  return kl__options_take(full, given, observe_options_sizes,
+                          KL_ARRAY_SIZE(observe_options_sizes),
                           "kl_observe_options");
 }

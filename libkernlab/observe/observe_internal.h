@@ -67,10 +67,10 @@ typedef struct kl__obs_configs {
 
 /* The kernel opts names (exact name, else regex), or the recorded one with
  * the most time; KL_ENOTFOUND / KL_EINVALID (error set). */
-int kl__obs_pick_kernel(size_t *out, const kl_observation *o,
-                        const char *name, bool recorded_only);
+int kl__obs_pick_kernel(size_t *out, const kl_observation *o, const char *name,
+                        bool recorded_only);
 int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
-                    const kl_configs_options *opts);
+                         const kl_configs_options *opts);
 void kl__obs_configs_dispose(kl__obs_configs *c);
 /* The share of the kernel's recorded time the first k buckets cover. */
 double kl__obs_cover(const kl__obs_configs *c, size_t k);

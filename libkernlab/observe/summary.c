@@ -25,34 +25,26 @@ static int float_param(const char *demangled, size_t i) {
     int depth = 0;
     for (p++; *p && (depth || *p != ','); p++)
       depth += (*p == '<' || *p == '(') - (*p == '>' || *p == ')');
-    if (*p != ',')
-      return 0;
+    if (*p != ',') return 0;
   }
-  if (!p)
-    return 0;
+  if (!p) return 0;
   p++;
   while (*p == ' ')
     p++;
   size_t n = strcspn(p, ",)");
-  if (n == 5 && strncmp(p, "float", 5) == 0)
-    return 4;
-  if (n == 6 && strncmp(p, "double", 6) == 0)
-    return 8;
+  if (n == 5 && strncmp(p, "float", 5) == 0) return 4;
+  if (n == 6 && strncmp(p, "double", 6) == 0) return 8;
   return 0;
 }
 
 static int text_args(kl_buf *b, const kl__obs_launch *l,
                      const char *demangled) {
-  if (!l->args_known)
-    return kl__buf_puts(b, "(arguments not read)");
+  if (!l->args_known) return kl__buf_puts(b, "(arguments not read)");
   for (size_t i = 0; i < l->nargs; i++) {
     const kl__obs_arg *a = &l->args[i];
-    if (a->pointer)
-      continue;
-    kl__buf_printf(b, "%sarg%zu=", b->size && b->ptr[b->size - 1] != ' '
-                                             ? " "
-                                             : "",
-                         i);
+    if (a->pointer) continue;
+    kl__buf_printf(
+        b, "%sarg%zu=", b->size && b->ptr[b->size - 1] != ' ' ? " " : "", i);
     int fl = a->bytes ? float_param(demangled, i) : 0;
     if (fl == 4 && a->size == 4) {
       uint32_t u = (uint32_t)kl__obs_arg_u64(a);
@@ -80,16 +72,16 @@ static int summary_text(kl_buf *b, const kl_observation *o,
   double all_us = 0;
   for (size_t k = 0; k < o->nkernels; k++)
     all_us += o->kernels[k].total_us;
-  kl__buf_printf(b, "observation %s: %zu launches recorded%s%s, "
-                             "program exit %d\n",
-                          o->path, o->nlaunches, o->device ? " on " : "",
-                          o->device ? o->device : "", o->exit_code);
+  kl__buf_printf(b,
+                 "observation %s: %zu launches recorded%s%s, "
+                 "program exit %d\n",
+                 o->path, o->nlaunches, o->device ? " on " : "",
+                 o->device ? o->device : "", o->exit_code);
   kl__buf_puts(b, "kernels by GPU time:\n    share      total us  "
-                        "launches  recorded  kernel\n");
+                  "launches  recorded  kernel\n");
   /* largest first, without sorting the observation */
   bool *shown = kl__calloc(o->nkernels ? o->nkernels : 1, sizeof *shown);
-  if (!shown)
-    return kl__error_oom();
+  if (!shown) return kl__error_oom();
   for (size_t r = 0; r < o->nkernels && r < 20; r++) {
     size_t best = SIZE_MAX;
     for (size_t k = 0; k < o->nkernels; k++)
@@ -98,20 +90,19 @@ static int summary_text(kl_buf *b, const kl_observation *o,
         best = k;
     shown[best] = true;
     const kl__obs_kernel *k = &o->kernels[best];
-    kl__buf_printf(b, "  %6.1f%%  %12.1f  %8" PRId64 "  %8" PRId64
-                            "  %s\n",
-                         all_us > 0 ? 100 * k->total_us / all_us : 0,
-                         k->total_us, k->launches, k->recorded,
-                         kernel_label(k));
+    kl__buf_printf(b, "  %6.1f%%  %12.1f  %8" PRId64 "  %8" PRId64 "  %s\n",
+                   all_us > 0 ? 100 * k->total_us / all_us : 0, k->total_us,
+                   k->launches, k->recorded, kernel_label(k));
   }
   kl__free(shown);
   const kl__obs_kernel *k = &o->kernels[c->kernel];
-  kl__buf_printf(b, "\nconfigurations of %s (%.1f us over its recorded "
-                          "launches%s):\n",
-                       kernel_label(k), c->recorded_us,
-                       c->untimed ? ", some without a duration" : "");
+  kl__buf_printf(b,
+                 "\nconfigurations of %s (%.1f us over its recorded "
+                 "launches%s):\n",
+                 kernel_label(k), c->recorded_us,
+                 c->untimed ? ", some without a duration" : "");
   kl__buf_puts(b, "   #   share    cum  launches    p50 us  p95/p25  "
-                        "grid              block          smem  scalars\n");
+                  "grid              block          smem  scalars\n");
   double cum = 0;
   for (size_t i = 0; i < c->nall && i < 30; i++) {
     const kl__obs_config *f = &c->all[i];
@@ -122,24 +113,23 @@ static int summary_text(kl_buf *b, const kl_observation *o,
              l->grid[0], l->grid[1], l->grid[2]);
     snprintf(block, sizeof block, "[%" PRId64 ",%" PRId64 ",%" PRId64 "]",
              l->block[0], l->block[1], l->block[2]);
-    kl__buf_printf(b, "%s%3zu  %5.1f%%  %5.1f%%  %8" PRId64
-                            "  %8.2f  %7.2f  %-16s  %-13s  %5" PRId64 "  ",
-                         i < c->nkept ? "*" : " ", i + 1, 100 * f->share,
-                         100 * cum, f->launches, f->p50,
-                         f->p25 > 0 ? f->p95 / f->p25 : NAN, grid, block,
-                         l->shared);
+    kl__buf_printf(b,
+                   "%s%3zu  %5.1f%%  %5.1f%%  %8" PRId64
+                   "  %8.2f  %7.2f  %-16s  %-13s  %5" PRId64 "  ",
+                   i < c->nkept ? "*" : " ", i + 1, 100 * f->share, 100 * cum,
+                   f->launches, f->p50, f->p25 > 0 ? f->p95 / f->p25 : NAN,
+                   grid, block, l->shared);
     text_args(b, l, k->demangled);
-    kl__buf_printf(b, "%s%s\n", *f->half ? " " : "",
-                         *f->half ? f->half : "");
+    kl__buf_printf(b, "%s%s\n", *f->half ? " " : "", *f->half ? f->half : "");
   }
-  if (c->nall > 30)
-    kl__buf_printf(b, "  ... %zu more\n", c->nall - 30);
-  kl__buf_printf(b, "kept %zu configuration%s (*) covering %.1f%% of "
-                          "the kernel's recorded time (target %.0f%%); "
-                          "K=3/5/7 would cover %.1f/%.1f/%.1f%%\n",
-                       c->nkept, c->nkept == 1 ? "" : "s",
-                       100 * c->kept_share, 100 * target, 100 * kl__obs_cover(c, 3),
-                       100 * kl__obs_cover(c, 5), 100 * kl__obs_cover(c, 7));
+  if (c->nall > 30) kl__buf_printf(b, "  ... %zu more\n", c->nall - 30);
+  kl__buf_printf(b,
+                 "kept %zu configuration%s (*) covering %.1f%% of "
+                 "the kernel's recorded time (target %.0f%%); "
+                 "K=3/5/7 would cover %.1f/%.1f/%.1f%%\n",
+                 c->nkept, c->nkept == 1 ? "" : "s", 100 * c->kept_share,
+                 100 * target, 100 * kl__obs_cover(c, 3),
+                 100 * kl__obs_cover(c, 5), 100 * kl__obs_cover(c, 7));
   return kl__buf_status(b);
 }
 
@@ -164,9 +154,10 @@ static int summary_json(kl_buf *b, const kl_observation *o,
     kl__buf_json_string(b, o->kernels[k].name);
     kl__buf_puts(b, ", \"demangled\": ");
     kl__buf_json_string(b, o->kernels[k].demangled);
-    kl__buf_printf(b, ", \"launches\": %" PRId64 ", \"recorded\": %"
-                            PRId64 ", \"total_us\": ",
-                         o->kernels[k].launches, o->kernels[k].recorded);
+    kl__buf_printf(b,
+                   ", \"launches\": %" PRId64 ", \"recorded\": %" PRId64
+                   ", \"total_us\": ",
+                   o->kernels[k].launches, o->kernels[k].recorded);
     json_num(b, o->kernels[k].total_us);
     kl__buf_puts(b, "}");
   }
@@ -174,8 +165,8 @@ static int summary_json(kl_buf *b, const kl_observation *o,
   kl__buf_json_string(b, o->kernels[c->kernel].name);
   kl__buf_puts(b, ", \"recorded_us\": ");
   json_num(b, c->recorded_us);
-  kl__buf_printf(b, ", \"untimed\": %" PRId64 ", \"target_share\": ",
-                       c->untimed);
+  kl__buf_printf(b,
+                 ", \"untimed\": %" PRId64 ", \"target_share\": ", c->untimed);
   json_num(b, target);
   kl__buf_printf(b, ", \"kept\": %zu, \"kept_share\": ", c->nkept);
   json_num(b, c->kept_share);
@@ -189,11 +180,12 @@ static int summary_json(kl_buf *b, const kl_observation *o,
   for (size_t i = 0; i < c->nall; i++) {
     const kl__obs_config *f = &c->all[i];
     const kl__obs_launch *l = f->first;
-    kl__buf_printf(b, "%s{\"rank\": %zu, \"kept\": %s, \"half\": ",
-                         i ? ", " : "", i + 1, i < c->nkept ? "true" : "false");
+    kl__buf_printf(b,
+                   "%s{\"rank\": %zu, \"kept\": %s, \"half\": ", i ? ", " : "",
+                   i + 1, i < c->nkept ? "true" : "false");
     kl__buf_json_string(b, *f->half ? f->half : NULL);
-    kl__buf_printf(b, ", \"launches\": %" PRId64 ", \"total_us\": ",
-                         f->launches);
+    kl__buf_printf(b,
+                   ", \"launches\": %" PRId64 ", \"total_us\": ", f->launches);
     json_num(b, f->total_us);
     kl__buf_puts(b, ", \"share\": ");
     json_num(b, f->share);
@@ -207,20 +199,17 @@ static int summary_json(kl_buf *b, const kl_observation *o,
     json_dim3(b, "grid", l->grid);
     kl__buf_puts(b, ", ");
     json_dim3(b, "block", l->block);
-    kl__buf_printf(b, ", \"shared_bytes\": %" PRId64 ", \"args\": ",
-                         l->shared);
-    if (!l->args_known)
-      kl__buf_puts(b, "null");
+    kl__buf_printf(b, ", \"shared_bytes\": %" PRId64 ", \"args\": ", l->shared);
+    if (!l->args_known) kl__buf_puts(b, "null");
     for (size_t a = 0; l->args_known && a < l->nargs; a++) {
       const kl__obs_arg *g = &l->args[a];
       kl__buf_printf(b, "%s{\"size\": %u, \"pointer\": %s", a ? ", " : "[",
-                           g->size, g->pointer ? "true" : "false");
+                     g->size, g->pointer ? "true" : "false");
       if (!g->pointer && integer_sized(g))
         kl__buf_printf(b, ", \"int\": %" PRId64, kl__obs_arg_i64(g));
       kl__buf_puts(b, "}");
     }
-    if (l->args_known)
-      kl__buf_puts(b, l->nargs ? "]" : "[]");
+    if (l->args_known) kl__buf_puts(b, l->nargs ? "]" : "[]");
     kl__buf_puts(b, "}");
   }
   kl__buf_puts(b, "]}\n");
@@ -232,8 +221,7 @@ int kl_observation_summary(kl_buf *out, const kl_observation *o,
                            const char *format) {
   kl_configs_options full;
   int taken = kl__configs_options_take(&full, given);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   const kl_configs_options *opts = &full;
   bool json = format && strcmp(format, "json") == 0;
   if (format && !json && strcmp(format, "text") != 0)
@@ -241,8 +229,7 @@ int kl_observation_summary(kl_buf *out, const kl_observation *o,
                      "unknown format '%s' (text or json)", format);
   kl__obs_configs c;
   int rc = kl__obs_configs_make(&c, o, opts);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   double target = opts->share > 0 ? opts->share : 0.9;
   rc = json ? summary_json(out, o, &c, target)
             : summary_text(out, o, &c, target);
@@ -250,21 +237,25 @@ int kl_observation_summary(kl_buf *out, const kl_observation *o,
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t configs_options_sizes[] = {0, sizeof(kl_configs_options)};
 
 int kl_configs_options_init(kl_configs_options *opts, unsigned version) {
   const kl_configs_options defaults = KL_CONFIGS_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, configs_options_sizes,
-                          KL_ARRAY_SIZE(configs_options_sizes), "kl_configs_options");
+                          KL_ARRAY_SIZE(configs_options_sizes),
+                          "kl_configs_options");
 }
 
 /* A caller's kl_configs_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__configs_options_take(kl_configs_options *full, const kl_configs_options *given) {
+int kl__configs_options_take(kl_configs_options *full,
+                             const kl_configs_options *given) {
   const kl_configs_options defaults = KL_CONFIGS_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, configs_options_sizes, KL_ARRAY_SIZE(configs_options_sizes),
+  return kl__options_take(full, given, configs_options_sizes,
+                          KL_ARRAY_SIZE(configs_options_sizes),
                           "kl_configs_options");
 }

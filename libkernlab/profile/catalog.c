@@ -18,18 +18,19 @@
 
 #define Q (KL_METRIC_SET_QUICK | KL_METRIC_SET_STANDARD)
 #define S KL_METRIC_SET_STANDARD
-#define CUPTI(name, ncu, group, unit, sets, desc)                             \
-  {name, ncu, group, unit, desc, "cupti", sets}
-#define DERIVED(name, ncu, group, unit, desc)                                 \
-  {name, ncu, group, unit, desc, "derived", Q}
-#define PERF(name, group, unit, desc) {name, NULL, group, unit, desc, "perf", Q}
+#define CUPTI(name, ncu, group, unit, sets, desc)                              \
+  { name, ncu, group, unit, desc, "cupti", sets }
+#define DERIVED(name, ncu, group, unit, desc)                                  \
+  { name, ncu, group, unit, desc, "derived", Q }
+#define PERF(name, group, unit, desc)                                          \
+  { name, NULL, group, unit, desc, "perf", Q }
 /* a stall reason: the raw count of warps stalled for it, summed over
  * cycles, and its share of all stalls */
-#define STALL(r, desc)                                                        \
-  CUPTI("stall_" #r, "smsp__warps_issue_stalled_" #r ".sum", "warp_stalls",   \
-        "warp-cycles", S, "Warp-cycles stalled: " desc),                      \
-  DERIVED("stall_" #r "_pct", NULL, "warp_stalls", "%",                       \
-          "Share of all stalled warp-cycles: " desc)
+#define STALL(r, desc)                                                         \
+  CUPTI("stall_" #r, "smsp__warps_issue_stalled_" #r ".sum", "warp_stalls",    \
+        "warp-cycles", S, "Warp-cycles stalled: " desc),                       \
+      DERIVED("stall_" #r "_pct", NULL, "warp_stalls", "%",                    \
+              "Share of all stalled warp-cycles: " desc)
 
 static const kl_metric_info catalog[] = {
     /* ---- roofline -------------------------------------------------------- */
@@ -59,8 +60,9 @@ static const kl_metric_info catalog[] = {
     DERIVED("peak_flops_fp32", NULL, "roofline", "GFLOP/s",
             "FP32 peak: two FLOPs per FFMA at the sustained FFMA rate and the "
             "measured SM clock."),
-    CUPTI("sm_throughput_pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-          "roofline", "%", 0,
+    CUPTI("sm_throughput_pct",
+          "sm__throughput.avg.pct_of_peak_sustained_elapsed", "roofline", "%",
+          0,
           "Compute (SM) throughput: the busiest SM unit against its peak "
           "(in no set: 8 passes on GH100; ask for it by name)."),
     DERIVED("sm_busy_pct", NULL, "roofline", "%",
@@ -72,18 +74,21 @@ static const kl_metric_info catalog[] = {
           "roofline", "%", S,
           "Memory throughput: the busiest of DRAM, L2 and L1 against its "
           "peak."),
-    CUPTI("dram_throughput_pct", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-          "roofline", "%", Q, "DRAM throughput against its peak."),
-    CUPTI("l2_throughput_pct", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-          "roofline", "%", S, "L2 throughput against its peak."),
-    CUPTI("l1tex_throughput_pct", "l1tex__throughput.avg.pct_of_peak_sustained_active",
-          "roofline", "%", S, "L1/texture throughput against its peak."),
-    CUPTI("dram_bandwidth", "dram__bytes.sum.per_second", "roofline", "bytes/s", S,
-          "DRAM bytes per second while the kernel ran (profiled launch)."),
+    CUPTI("dram_throughput_pct",
+          "dram__throughput.avg.pct_of_peak_sustained_elapsed", "roofline", "%",
+          Q, "DRAM throughput against its peak."),
+    CUPTI("l2_throughput_pct",
+          "lts__throughput.avg.pct_of_peak_sustained_elapsed", "roofline", "%",
+          S, "L2 throughput against its peak."),
+    CUPTI("l1tex_throughput_pct",
+          "l1tex__throughput.avg.pct_of_peak_sustained_active", "roofline", "%",
+          S, "L1/texture throughput against its peak."),
+    CUPTI("dram_bandwidth", "dram__bytes.sum.per_second", "roofline", "bytes/s",
+          S, "DRAM bytes per second while the kernel ran (profiled launch)."),
     CUPTI("sm_clock", "sm__cycles_elapsed.avg.per_second", "roofline", "Hz", Q,
           "SM clock during the profiled launch."),
-    CUPTI("dram_clock", "dram__cycles_elapsed.avg.per_second", "roofline", "Hz", Q,
-          "DRAM clock during the profiled launch."),
+    CUPTI("dram_clock", "dram__cycles_elapsed.avg.per_second", "roofline", "Hz",
+          Q, "DRAM clock during the profiled launch."),
     CUPTI("dram_peak_bytes_per_cycle", "dram__bytes.sum.peak_sustained",
           "roofline", "bytes/cycle", Q, "DRAM bytes per DRAM cycle at peak."),
     CUPTI("ffma_peak_per_cycle",
@@ -92,8 +97,8 @@ static const kl_metric_info catalog[] = {
           "FFMA thread instructions per SM cycle at peak, all SMs."),
     CUPTI("sm_cycles_active", "sm__cycles_active.avg", "roofline", "cycles", S,
           "Cycles an SM had at least one warp, averaged over SMs."),
-    CUPTI("sm_cycles_elapsed", "sm__cycles_elapsed.avg", "roofline", "cycles", S,
-          "Cycles elapsed per SM."),
+    CUPTI("sm_cycles_elapsed", "sm__cycles_elapsed.avg", "roofline", "cycles",
+          S, "Cycles elapsed per SM."),
 
     /* ---- memory ---------------------------------------------------------- */
     CUPTI("dram_bytes_read", "dram__bytes_read.sum", "memory", "bytes", Q,
@@ -106,29 +111,33 @@ static const kl_metric_info catalog[] = {
           "L1 sector hit rate."),
     CUPTI("l2_hit_rate_pct", "lts__t_sector_hit_rate.pct", "memory", "%", Q,
           "L2 sector hit rate."),
-    CUPTI("l2_read_hit_rate_pct", "lts__t_sector_op_read_hit_rate.pct", "memory",
-          "%", S, "L2 hit rate of reads."),
+    CUPTI("l2_read_hit_rate_pct", "lts__t_sector_op_read_hit_rate.pct",
+          "memory", "%", S, "L2 hit rate of reads."),
     CUPTI("l2_write_hit_rate_pct", "lts__t_sector_op_write_hit_rate.pct",
           "memory", "%", S, "L2 hit rate of writes."),
-    CUPTI("global_load_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-          "memory", "sectors", Q, "32-byte sectors global loads touched."),
+    CUPTI("global_load_sectors",
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "memory", "sectors",
+          Q, "32-byte sectors global loads touched."),
     CUPTI("global_load_requests",
           "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "memory",
           "requests", Q, "Global load requests (one per warp instruction)."),
-    CUPTI("global_store_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-          "memory", "sectors", Q, "32-byte sectors global stores touched."),
+    CUPTI("global_store_sectors",
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "memory", "sectors",
+          Q, "32-byte sectors global stores touched."),
     CUPTI("global_store_requests",
           "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "memory",
           "requests", Q, "Global store requests."),
-    DERIVED("sectors_per_load_request",
-            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio",
-            "memory", "sectors",
-            "Sectors per global load request: 4 is ideal for 4-byte loads by "
-            "a full warp; 32 means every thread touches its own sector."),
-    DERIVED("sectors_per_store_request",
-            "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio",
-            "memory", "sectors",
-            "Sectors per global store request (4 ideal for 4-byte stores)."),
+    DERIVED(
+        "sectors_per_load_request",
+        "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio",
+        "memory", "sectors",
+        "Sectors per global load request: 4 is ideal for 4-byte loads by "
+        "a full warp; 32 means every thread touches its own sector."),
+    DERIVED(
+        "sectors_per_store_request",
+        "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio",
+        "memory", "sectors",
+        "Sectors per global store request (4 ideal for 4-byte stores)."),
     CUPTI("global_load_efficiency_pct",
           "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
           "memory", "%", S,
@@ -149,8 +158,9 @@ static const kl_metric_info catalog[] = {
     CUPTI("local_load_sectors", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
           "memory", "sectors", S,
           "Local-memory sectors loaded (register spills, local arrays)."),
-    CUPTI("local_store_sectors", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
-          "memory", "sectors", S, "Local-memory sectors stored."),
+    CUPTI("local_store_sectors",
+          "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", "memory", "sectors",
+          S, "Local-memory sectors stored."),
     CUPTI("shared_load_bank_conflicts",
           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "memory",
           "conflicts", S, "Shared-memory bank conflicts on loads."),
@@ -166,10 +176,10 @@ static const kl_metric_info catalog[] = {
     DERIVED("shared_bank_conflict_pct", NULL, "memory", "%",
             "Bank conflicts as a share of shared-memory wavefronts (0 when "
             "the kernel has no shared-memory traffic)."),
-    CUPTI("l2_read_sectors", "lts__t_sectors_op_read.sum", "memory", "sectors", S,
-          "L2 sectors read."),
-    CUPTI("l2_write_sectors", "lts__t_sectors_op_write.sum", "memory", "sectors",
-          S, "L2 sectors written."),
+    CUPTI("l2_read_sectors", "lts__t_sectors_op_read.sum", "memory", "sectors",
+          S, "L2 sectors read."),
+    CUPTI("l2_write_sectors", "lts__t_sectors_op_write.sum", "memory",
+          "sectors", S, "L2 sectors written."),
 
     /* ---- warp stalls (all 19 reasons of GH100) --------------------------- */
     DERIVED("stall_total", NULL, "warp_stalls", "warp-cycles",
@@ -195,13 +205,15 @@ static const kl_metric_info catalog[] = {
     STALL(selected, "issuing (not a stall; counted as ncu does)"),
 
     /* ---- occupancy ------------------------------------------------------- */
-    CUPTI("achieved_occupancy_pct", "sm__warps_active.avg.pct_of_peak_sustained_active",
-          "occupancy", "%", Q, "Active warps per active cycle against the "
+    CUPTI("achieved_occupancy_pct",
+          "sm__warps_active.avg.pct_of_peak_sustained_active", "occupancy", "%",
+          Q,
+          "Active warps per active cycle against the "
           "SM's maximum."),
     CUPTI("warps_active_per_cycle", "sm__warps_active.avg.per_cycle_active",
           "occupancy", "warps", S, "Active warps per active cycle and SM."),
-    DERIVED("theoretical_occupancy_pct", "sm__maximum_warps_per_active_cycle_pct",
-            "occupancy", "%",
+    DERIVED("theoretical_occupancy_pct",
+            "sm__maximum_warps_per_active_cycle_pct", "occupancy", "%",
             "Warps that fit on an SM (the occupancy API) against its maximum."),
     DERIVED("active_blocks_per_sm", NULL, "occupancy", "blocks",
             "Blocks that fit on an SM at once (cudaOccupancyMaxActiveBlocks"
@@ -231,28 +243,36 @@ static const kl_metric_info catalog[] = {
     CUPTI("inst_executed", "smsp__inst_executed.sum", "instruction", "inst", S,
           "Warp instructions executed."),
     CUPTI("ipc", "smsp__inst_executed.avg.per_cycle_active", "instruction",
-          "inst/cycle", Q, "Warp instructions per active cycle and scheduler "
+          "inst/cycle", Q,
+          "Warp instructions per active cycle and scheduler "
           "(at most 1)."),
     CUPTI("sm_ipc", "sm__inst_executed.avg.per_cycle_active", "instruction",
-          "inst/cycle", S, "Warp instructions per active cycle and SM (at most "
+          "inst/cycle", S,
+          "Warp instructions per active cycle and SM (at most "
           "4)."),
     CUPTI("inst_issued", "smsp__inst_issued.sum", "instruction", "inst", S,
           "Warp instructions issued (replays included)."),
-    CUPTI("issue_active_pct", "smsp__issue_active.avg.pct_of_peak_sustained_active",
-          "instruction", "%", Q, "Cycles a scheduler issued an instruction."),
-    CUPTI("threads_per_inst", "smsp__thread_inst_executed_per_inst_executed.ratio",
-          "instruction", "threads", S,
+    CUPTI("issue_active_pct",
+          "smsp__issue_active.avg.pct_of_peak_sustained_active", "instruction",
+          "%", Q, "Cycles a scheduler issued an instruction."),
+    CUPTI("threads_per_inst",
+          "smsp__thread_inst_executed_per_inst_executed.ratio", "instruction",
+          "threads", S,
           "Active threads per warp instruction (32: no divergence)."),
-    CUPTI("pipe_fma_pct", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    CUPTI("pipe_fma_pct",
+          "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
           "instruction", "%", Q, "FMA pipe (FP32 multiply-add) busy."),
-    CUPTI("pipe_alu_pct", "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
+    CUPTI("pipe_alu_pct",
+          "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
           "instruction", "%", Q, "ALU pipe (integer, logic, compare) busy."),
-    CUPTI("pipe_fp64_pct", "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+    CUPTI("pipe_fp64_pct",
+          "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
           "instruction", "%", Q, "FP64 pipe busy."),
     CUPTI("pipe_tensor_pct",
           "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
           "instruction", "%", Q, "Tensor pipe busy."),
-    CUPTI("pipe_lsu_pct", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+    CUPTI("pipe_lsu_pct",
+          "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
           "instruction", "%", Q, "Load/store unit instructions against peak."),
 
     /* ---- launch ---------------------------------------------------------- */
@@ -265,22 +285,28 @@ static const kl_metric_info catalog[] = {
     DERIVED("block_size", "launch__block_size", "launch", "threads",
             "Threads per block."),
     DERIVED("waves_per_sm", "launch__waves_per_multiprocessor", "launch",
-            "waves", "Grid blocks over (blocks per SM x SMs): below 1 leaves "
+            "waves",
+            "Grid blocks over (blocks per SM x SMs): below 1 leaves "
             "SMs idle; a fraction above a whole number is a tail."),
     DERIVED("kernels", NULL, "launch", "kernels",
             "Kernels one launch of the case ran (ranges profiled)."),
 
     /* ---- host (perf_event_open) ----------------------------------------- */
-    PERF("host_cycles", "host", "cycles", "CPU cycles per launch (user "
+    PERF("host_cycles", "host", "cycles",
+         "CPU cycles per launch (user "
          "space)."),
-    PERF("host_instructions", "host", "inst", "Instructions retired per "
+    PERF("host_instructions", "host", "inst",
+         "Instructions retired per "
          "launch."),
-    PERF("host_cache_references", "host", "refs", "Last-level cache "
+    PERF("host_cache_references", "host", "refs",
+         "Last-level cache "
          "references per launch."),
-    PERF("host_cache_misses", "host", "misses", "Last-level cache misses per "
+    PERF("host_cache_misses", "host", "misses",
+         "Last-level cache misses per "
          "launch."),
     PERF("host_branches", "host", "branches", "Branches per launch."),
-    PERF("host_branch_misses", "host", "misses", "Mispredicted branches per "
+    PERF("host_branch_misses", "host", "misses",
+         "Mispredicted branches per "
          "launch."),
     {"host_ipc", NULL, "host", "inst/cycle", "Instructions per cycle.",
      "derived", Q},
@@ -293,8 +319,7 @@ static const kl_metric_info catalog[] = {
 };
 
 const kl_metric_info *kl_metric_catalog(size_t *n) {
-  if (n)
-    *n = sizeof(catalog) / sizeof(catalog[0]);
+  if (n) *n = sizeof(catalog) / sizeof(catalog[0]);
   return catalog;
 }
 

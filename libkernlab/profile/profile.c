@@ -43,18 +43,22 @@ struct kl_profile {
 
 const char *kl_bottleneck_name(kl_bottleneck b) {
   switch (b) {
-  case KL_BOTTLENECK_MEMORY: return "memory_bound";
-  case KL_BOTTLENECK_COMPUTE: return "compute_bound";
-  case KL_BOTTLENECK_LATENCY: return "latency_bound";
-  case KL_BOTTLENECK_LAUNCH: return "launch_bound";
-  case KL_BOTTLENECK_UNKNOWN: break;
+  case KL_BOTTLENECK_MEMORY:
+    return "memory_bound";
+  case KL_BOTTLENECK_COMPUTE:
+    return "compute_bound";
+  case KL_BOTTLENECK_LATENCY:
+    return "latency_bound";
+  case KL_BOTTLENECK_LAUNCH:
+    return "launch_bound";
+  case KL_BOTTLENECK_UNKNOWN:
+    break;
   }
   return "unknown";
 }
 
 void kl_profile_free(kl_profile *p) {
-  if (!p)
-    return;
+  if (!p) return;
   for (size_t i = 0; i < p->nraw; i++)
     kl__free(p->raw[i].name);
   kl__free(p->raw);
@@ -69,7 +73,8 @@ void kl_profile_free(kl_profile *p) {
   kl__free(p);
 }
 
-/* ---- set specs ------------------------------------------------------------ */
+/* ---- set specs ------------------------------------------------------------
+ */
 
 void kl__profile_names_free(char **names, size_t n) {
   for (size_t i = 0; names && i < n; i++)
@@ -84,8 +89,7 @@ static int add_name(char ***names, size_t *n, size_t *cap, const char *name,
       return 0;
   if (!kl__array_reserve(names, cap, *n + 1, sizeof(**names)))
     return kl__error_oom();
-  if (!((*names)[*n] = kl__strndup(name, len)))
-    return kl__error_oom();
+  if (!((*names)[*n] = kl__strndup(name, len))) return kl__error_oom();
   (*n)++;
   return 0;
 }
@@ -112,8 +116,7 @@ int kl__profile_names(char ***out, size_t *nout, const char *spec) {
       len--;
     if (len == 0 || len >= sizeof(word)) {
       rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "--set: an empty or over-long metric name in '%s'",
-                     spec);
+                     "--set: an empty or over-long metric name in '%s'", spec);
       break;
     }
     memcpy(word, p, len);
@@ -152,12 +155,12 @@ int kl__profile_names(char ***out, size_t *nout, const char *spec) {
   return 0;
 }
 
-/* ---- values ----------------------------------------------------------------- */
+/* ---- values -----------------------------------------------------------------
+ */
 
 static const double *raw_get(const kl_profile *p, const char *name) {
   for (size_t i = 0; name && i < p->nraw; i++)
-    if (strcmp(p->raw[i].name, name) == 0)
-      return &p->raw[i].value;
+    if (strcmp(p->raw[i].name, name) == 0) return &p->raw[i].value;
   return NULL;
 }
 
@@ -179,8 +182,7 @@ static void set(kl_profile *p, const char *name, double v) {
   size_t ncat;
   kl_metric_catalog(&ncat);
   size_t i = cat_index(name);
-  if (i < ncat && isfinite(v))
-    p->values[i] = v;
+  if (i < ncat && isfinite(v)) p->values[i] = v;
 }
 
 static double ratio(double a, double b) {
@@ -190,14 +192,12 @@ static double ratio(double a, double b) {
 /* Sectors touched over sectors needed, from ncu's share of each sector's
  * bytes used; a kernel without such accesses has nothing uncoalesced (1). */
 static double sector_ratio(double efficiency_pct, double requests) {
-  if (requests == 0 && efficiency_pct == 0)
-    return 1.0;
+  if (requests == 0 && efficiency_pct == 0) return 1.0;
   return ratio(100.0, efficiency_pct);
 }
 
 static double max2(double a, double b) {
-  if (!isfinite(a))
-    return b;
+  if (!isfinite(a)) return b;
   return isfinite(b) && b > a ? b : a;
 }
 
@@ -205,7 +205,8 @@ static double max2(double a, double b) {
  * which resource binds; the occupancy API's answer wins where they differ. */
 static int occupancy(kl_profile *p) {
   const kl_plugin_kernel_info *k = &p->kernel;
-  double threads = (double)k->block[0] * (double)k->block[1] * (double)k->block[2];
+  double threads =
+      (double)k->block[0] * (double)k->block[1] * (double)k->block[2];
   double grid = (double)k->grid[0] * (double)k->grid[1] * (double)k->grid[2];
   set(p, "grid_size", grid);
   set(p, "block_size", threads);
@@ -213,8 +214,7 @@ static int occupancy(kl_profile *p) {
   set(p, "static_smem_per_block", k->static_smem);
   set(p, "dynamic_smem_per_block", (double)k->dynamic_smem);
   set(p, "local_bytes_per_thread", k->local_bytes);
-  if (k->warp_size <= 0 || threads <= 0 || k->max_threads_per_sm <= 0)
-    return 0;
+  if (k->warp_size <= 0 || threads <= 0 || k->max_threads_per_sm <= 0) return 0;
   double warps = ceil(threads / k->warp_size);
   double max_warps = (double)k->max_threads_per_sm / k->warp_size;
   struct {
@@ -238,10 +238,8 @@ static int occupancy(kl_profile *p) {
   }
   double best = INFINITY;
   for (int i = 0; i < 4; i++) {
-    if (isfinite(lim[i].blocks))
-      set(p, lim[i].metric, lim[i].blocks);
-    if (lim[i].blocks < best)
-      best = lim[i].blocks;
+    if (isfinite(lim[i].blocks)) set(p, lim[i].metric, lim[i].blocks);
+    if (lim[i].blocks < best) best = lim[i].blocks;
   }
   double blocks = k->active_blocks_per_sm > 0 ? k->active_blocks_per_sm : best;
   kl_buf who = KL_BUF_INIT;
@@ -249,8 +247,10 @@ static int occupancy(kl_profile *p) {
     if (lim[i].blocks == blocks)
       kl__buf_printf(&who, "%s%s", who.size ? " and " : "", lim[i].name);
   if (!who.size)
-    kl__buf_printf(&who, "the occupancy API (%g blocks per SM; the "
-                               "calculator says %g)", blocks, best);
+    kl__buf_printf(&who,
+                   "the occupancy API (%g blocks per SM; the "
+                   "calculator says %g)",
+                   blocks, best);
   if (!(p->limiter = kl__buf_detach(&who))) /* NULL when a write failed */
     return KL_ENOMEM;
   set(p, "active_blocks_per_sm", blocks);
@@ -260,12 +260,25 @@ static int occupancy(kl_profile *p) {
   return p->limiter ? 0 : kl__error_oom();
 }
 
-static const char *const stall_reasons[] = {
-    "long_scoreboard", "short_scoreboard", "mio_throttle", "lg_throttle",
-    "tex_throttle", "math_pipe_throttle", "barrier", "membar", "wait",
-    "drain", "dispatch_stall", "imc_miss", "no_instruction",
-    "branch_resolving", "sleeping", "misc", "gmma", "not_selected",
-    "selected"};
+static const char *const stall_reasons[] = {"long_scoreboard",
+                                            "short_scoreboard",
+                                            "mio_throttle",
+                                            "lg_throttle",
+                                            "tex_throttle",
+                                            "math_pipe_throttle",
+                                            "barrier",
+                                            "membar",
+                                            "wait",
+                                            "drain",
+                                            "dispatch_stall",
+                                            "imc_miss",
+                                            "no_instruction",
+                                            "branch_resolving",
+                                            "sleeping",
+                                            "misc",
+                                            "gmma",
+                                            "not_selected",
+                                            "selected"};
 #define NSTALLS (sizeof(stall_reasons) / sizeof(stall_reasons[0]))
 
 /* The busiest SM unit and what it is: ncu's sm__throughput where it was
@@ -296,21 +309,18 @@ static void derive_device(kl_profile *p) {
   double t_s = p->time_us > 0 ? p->time_us * 1e-6 : NAN;
   set(p, "time_us", p->time_us > 0 ? p->time_us : NAN);
   double peak_bw = get(p, "dram_peak_bytes_per_cycle") * get(p, "dram_clock");
-  double peak_fl =
-      2.0 * get(p, "ffma_peak_per_cycle") * get(p, "sm_clock");
+  double peak_fl = 2.0 * get(p, "ffma_peak_per_cycle") * get(p, "sm_clock");
   set(p, "peak_bandwidth", peak_bw / 1e9);
   set(p, "peak_flops_fp32", peak_fl / 1e9);
   if (p->has_roofline) {
     set(p, "achieved_bandwidth", p->bytes / t_s / 1e9);
     set(p, "achieved_flops", p->flops / t_s / 1e9);
-    if (p->bytes > 0)
-      set(p, "arithmetic_intensity", p->flops / p->bytes);
+    if (p->bytes > 0) set(p, "arithmetic_intensity", p->flops / p->bytes);
     set(p, "roofline_bytes", p->bytes);
     set(p, "roofline_flops", p->flops);
     double bound = max2(p->bytes > 0 ? p->bytes / peak_bw : 0,
                         p->flops > 0 ? p->flops / peak_fl : 0);
-    if (bound > 0)
-      set(p, "roofline_pct", 100.0 * bound / t_s);
+    if (bound > 0) set(p, "roofline_pct", 100.0 * bound / t_s);
   }
   set(p, "sectors_per_load_request",
       ratio(get(p, "global_load_sectors"), get(p, "global_load_requests")));
@@ -328,11 +338,11 @@ static void derive_device(kl_profile *p) {
   /* no shared-memory traffic has no conflicts: 0, not unknown */
   double conflicts = get(p, "shared_load_bank_conflicts") +
                      get(p, "shared_store_bank_conflicts");
-  double wavefronts = get(p, "shared_load_wavefronts") +
-                      get(p, "shared_store_wavefronts");
+  double wavefronts =
+      get(p, "shared_load_wavefronts") + get(p, "shared_store_wavefronts");
   set(p, "shared_bank_conflict_pct",
-      wavefronts == 0 && conflicts == 0 ? 0 : 100.0 * ratio(conflicts,
-                                                            wavefronts));
+      wavefronts == 0 && conflicts == 0 ? 0
+                                        : 100.0 * ratio(conflicts, wavefronts));
   double total = 0;
   bool all = true;
   for (size_t i = 0; i < NSTALLS; i++) {
@@ -340,8 +350,7 @@ static void derive_device(kl_profile *p) {
     snprintf(name, sizeof(name), "stall_%s", stall_reasons[i]);
     double v = get(p, name);
     all &= isfinite(v);
-    if (isfinite(v))
-      total += v;
+    if (isfinite(v)) total += v;
   }
   if (all) {
     set(p, "stall_total", total);
@@ -352,8 +361,7 @@ static void derive_device(kl_profile *p) {
       set(p, share, 100.0 * get(p, name) / total);
     }
   }
-  if (p->kernels)
-    set(p, "kernels", (double)p->kernels);
+  if (p->kernels) set(p, "kernels", (double)p->kernels);
 }
 
 static void derive_host(kl_profile *p) {
@@ -361,7 +369,8 @@ static void derive_host(kl_profile *p) {
   double cyc = get(p, "host_cycles"), ins = get(p, "host_instructions");
   set(p, "host_ipc", ratio(ins, cyc));
   set(p, "host_cache_miss_pct",
-      100.0 * ratio(get(p, "host_cache_misses"), get(p, "host_cache_references")));
+      100.0 *
+          ratio(get(p, "host_cache_misses"), get(p, "host_cache_references")));
   set(p, "host_mpki", ratio(get(p, "host_cache_misses"), ins / 1000.0));
   set(p, "host_branch_miss_pct",
       100.0 * ratio(get(p, "host_branch_misses"), get(p, "host_branches")));
@@ -372,12 +381,12 @@ static void derive_host(kl_profile *p) {
   if (p->has_roofline && p->time_us > 0) {
     set(p, "achieved_bandwidth", p->bytes / (p->time_us * 1e-6) / 1e9);
     set(p, "achieved_flops", p->flops / (p->time_us * 1e-6) / 1e9);
-    if (p->bytes > 0)
-      set(p, "arithmetic_intensity", p->flops / p->bytes);
+    if (p->bytes > 0) set(p, "arithmetic_intensity", p->flops / p->bytes);
   }
 }
 
-/* ---- the verdict -------------------------------------------------------------- */
+/* ---- the verdict
+ * -------------------------------------------------------------- */
 
 /* ncu calls a unit the limiter above 60% of its peak; so does kernlab. */
 #define BUSY_PCT 60.0
@@ -396,8 +405,7 @@ static int verdict(kl_profile *p, kl_bottleneck b, const char *fmt, ...) {
   kl__buf_vprintf(&t, fmt, ap);
   va_end(ap);
   char *text = kl__buf_detach(&t); /* NULL when a write failed */
-  if (!text)
-    return KL_ENOMEM;
+  if (!text) return KL_ENOMEM;
   p->bottleneck = b;
   p->verdict = text;
   return 0;
@@ -408,8 +416,7 @@ static const char *top_stall(const kl_profile *p, double *share) {
   const char *best = NULL;
   *share = -1;
   for (size_t i = 0; i < NSTALLS; i++) {
-    if (strcmp(stall_reasons[i], "selected") == 0)
-      continue;
+    if (strcmp(stall_reasons[i], "selected") == 0) continue;
     char name[80];
     snprintf(name, sizeof(name), "stall_%s_pct", stall_reasons[i]);
     double v = get(p, name);
@@ -441,8 +448,8 @@ static int classify_device(kl_profile *p) {
                    "%s throughput %.1f%% of peak (>= %.0f%%) and above %s "
                    "%.1f%%; %.0f GB/s moved, L2 hit rate %.1f%%",
                    dram >= l2 || !isfinite(l2) ? "DRAM" : "L2", offchip,
-                   BUSY_PCT, sm_what, sm,
-                   get(p, "dram_bandwidth") / 1e9, get(p, "l2_hit_rate_pct"));
+                   BUSY_PCT, sm_what, sm, get(p, "dram_bandwidth") / 1e9,
+                   get(p, "l2_hit_rate_pct"));
   if (sm >= BUSY_PCT && strcmp(sm_what, "L1/shared throughput") == 0)
     return verdict(p, KL_BOTTLENECK_COMPUTE,
                    "the SM's load/store path is the limit: L1/shared "
@@ -478,8 +485,8 @@ static int classify_host(kl_profile *p) {
     return verdict(p, KL_BOTTLENECK_UNKNOWN, "no host counters here");
   if (p->time_us > 0 && p->time_us < LAUNCH_US_HOST)
     return verdict(p, KL_BOTTLENECK_LAUNCH,
-                   "the call runs %.2f us, under %.0f us; IPC %.2f",
-                   p->time_us, LAUNCH_US_HOST, ipc);
+                   "the call runs %.2f us, under %.0f us; IPC %.2f", p->time_us,
+                   LAUNCH_US_HOST, ipc);
   if ((isfinite(mpki) && mpki >= 5.0) ||
       (isfinite(miss) && miss >= 30.0 && ipc < 1.0))
     return verdict(p, KL_BOTTLENECK_MEMORY,
@@ -502,8 +509,7 @@ static int classify_host(kl_profile *p) {
 static int compute(kl_profile *p) {
   size_t ncat;
   const kl_metric_info *cat = kl_metric_catalog(&ncat);
-  if (!(p->values = kl__malloc(ncat * sizeof(double))))
-    return kl__error_oom();
+  if (!(p->values = kl__malloc(ncat * sizeof(double)))) return kl__error_oom();
   for (size_t i = 0; i < ncat; i++) {
     p->values[i] = NAN;
     /* derived entries with an ncu name start from a value recorded under
@@ -512,15 +518,12 @@ static int compute(kl_profile *p) {
                           ? cat[i].name + 5 /* "host_cycles" -> "cycles" */
                           : cat[i].ncu_name;
     const double *v = raw_get(p, key);
-    if (v)
-      p->values[i] = *v;
+    if (v) p->values[i] = *v;
   }
   bool device = p->backend && strcmp(p->backend, "cuda") == 0;
   int rc = 0;
-  if (device && p->has_kernel)
-    rc = occupancy(p);
-  if (rc < 0)
-    return rc;
+  if (device && p->has_kernel) rc = occupancy(p);
+  if (rc < 0) return rc;
   if (device)
     derive_device(p);
   else
@@ -531,13 +534,12 @@ static int compute(kl_profile *p) {
   return device ? classify_device(p) : classify_host(p);
 }
 
-/* ---- building ------------------------------------------------------------------- */
+/* ---- building
+ * ------------------------------------------------------------------- */
 
 static int add_raw(kl_profile *p, const char *name, double v, size_t *cap) {
-  if (KL__GROW(p->raw, *cap, p->nraw + 1) < 0)
-    return KL_ENOMEM;
-  if (!(p->raw[p->nraw].name = kl__strdup(name)))
-    return kl__error_oom();
+  if (KL__GROW(p->raw, *cap, p->nraw + 1) < 0) return KL_ENOMEM;
+  if (!(p->raw[p->nraw].name = kl__strdup(name))) return kl__error_oom();
   p->raw[p->nraw++].value = v;
   return 0;
 }
@@ -546,8 +548,7 @@ static int add_raw(kl_profile *p, const char *name, double v, size_t *cap) {
  * rest clamped into range (a file may say anything). */
 static int64_t to_int(double v, size_t size) {
   double hi = size == 4 ? 2147483647.0 : 9e18;
-  if (isnan(v))
-    return 0;
+  if (isnan(v)) return 0;
   return (int64_t)(v < -hi ? -hi : v > hi ? hi : v);
 }
 
@@ -561,14 +562,16 @@ static void read_kernel(kl_profile *p, json_object *k) {
       json_object_array_length(g) != 3 || json_object_array_length(b) != 3)
     return;
   for (size_t d = 0; d < 3; d++) {
-    ki->grid[d] = to_int(json_object_get_double(json_object_array_get_idx(g, d)),
-                         sizeof(ki->grid[d]));
+    ki->grid[d] =
+        to_int(json_object_get_double(json_object_array_get_idx(g, d)),
+               sizeof(ki->grid[d]));
     ki->block[d] =
         to_int(json_object_get_double(json_object_array_get_idx(b, d)),
                sizeof(ki->block[d]));
   }
-#define F(name)                                                               \
-  ki->name = (__typeof__(ki->name))to_int(kl__json_num(k, #name), sizeof(ki->name));
+#define F(name)                                                                \
+  ki->name =                                                                   \
+      (__typeof__(ki->name))to_int(kl__json_num(k, #name), sizeof(ki->name));
   KL_KERNEL_INFO_FIELDS(F)
 #undef F
   p->has_kernel = true;
@@ -576,8 +579,7 @@ static void read_kernel(kl_profile *p, json_object *k) {
 
 static kl_profile *new_profile(const kl_profile_inputs *in) {
   kl_profile *p = kl__calloc(1, sizeof(*p));
-  if (!p)
-    return NULL;
+  if (!p) return NULL;
   p->set = kl__strdup(in->set ? in->set : "standard");
   p->time_us = in->time_us;
   p->has_roofline = in->has_roofline;
@@ -623,8 +625,7 @@ static int add_range_metrics(kl_profile *p, json_object *reply,
   size_t nm = json_object_array_length(names), dur = nm;
   for (size_t i = 0; i < nm; i++) {
     const char *n = json_object_get_string(json_object_array_get_idx(names, i));
-    if (n && strcmp(n, "gpu__time_duration.sum") == 0)
-      dur = i;
+    if (n && strcmp(n, "gpu__time_duration.sum") == 0) dur = i;
   }
   double longest = -1;
   for (size_t r = 0; r < nr && dur < nm; r++) {
@@ -640,15 +641,14 @@ static int add_range_metrics(kl_profile *p, json_object *reply,
   }
   p->kernels = in->kernels ? in->kernels : nr;
   json_object *vals = nr ? json_object_array_get_idx(ranges, best) : NULL;
-  if (!json_object_is_type(vals, json_type_array))
-    return 0;
+  if (!json_object_is_type(vals, json_type_array)) return 0;
   for (size_t i = 0; i < nm; i++) {
     const char *n = json_object_get_string(json_object_array_get_idx(names, i));
     int rc;
     if (n && i < json_object_array_length(vals) &&
-        (rc = add_raw(p, n,
-                      json_object_get_double(json_object_array_get_idx(vals, i)),
-                      cap)) < 0)
+        (rc = add_raw(
+             p, n, json_object_get_double(json_object_array_get_idx(vals, i)),
+             cap)) < 0)
       return rc;
   }
   return 0;
@@ -658,8 +658,7 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
                            const kl_profile_inputs *in) {
   *out = NULL;
   kl_profile *p = new_profile(in);
-  if (!p)
-    return kl__error_oom();
+  if (!p) return kl__error_oom();
   size_t cap = 0;
   int rc;
   if ((rc = kl__json_dup(&p->backend, reply, "backend")) < 0 ||
@@ -687,8 +686,7 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "profile: no backend");
     goto fail;
   }
-  if ((rc = add_range_metrics(p, reply, in, &cap)) < 0)
-    goto fail;
+  if ((rc = add_range_metrics(p, reply, in, &cap)) < 0) goto fail;
   if (json_object_object_get_ex(reply, "events", &events) &&
       json_object_is_type(events, json_type_object)) {
     json_object_object_foreach(events, key, val) {
@@ -696,10 +694,8 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
         goto fail;
     }
   }
-  if (json_object_object_get_ex(reply, "kernel", &k))
-    read_kernel(p, k);
-  if ((rc = compute(p)) < 0)
-    goto fail;
+  if (json_object_object_get_ex(reply, "kernel", &k)) read_kernel(p, k);
+  if ((rc = compute(p)) < 0) goto fail;
   *out = p;
   return 0;
 fail:
@@ -707,47 +703,49 @@ fail:
   return rc;
 }
 
-/* ---- reading -------------------------------------------------------------------- */
+/* ---- reading
+ * -------------------------------------------------------------------- */
 
 kl_bottleneck kl_profile_bottleneck(const kl_profile *p) {
   return p->bottleneck;
 }
-const char *kl_profile_verdict(const kl_profile *p) { return p->verdict; }
-const char *kl_profile_note(const kl_profile *p) { return p->note; }
-size_t kl_profile_passes(const kl_profile *p) { return p->passes; }
+const char *kl_profile_verdict(const kl_profile *p) {
+  return p->verdict;
+}
+const char *kl_profile_note(const kl_profile *p) {
+  return p->note;
+}
+size_t kl_profile_passes(const kl_profile *p) {
+  return p->passes;
+}
 
 int kl_profile_value(double *v, const kl_profile *p, const char *name) {
   double x = get(p, name);
   if (!isfinite(x)) {
     const double *r = raw_get(p, name);
-    if (!r)
-      return KL_ENOTFOUND;
+    if (!r) return KL_ENOTFOUND;
     x = *r;
   }
   *v = x;
   return 0;
 }
 
-int kl_profile_foreach(const kl_profile *p, kl_profile_visit_fn cb,
-                       void *ud) {
+int kl_profile_foreach(const kl_profile *p, kl_profile_visit_fn cb, void *ud) {
   size_t ncat;
   const kl_metric_info *cat = kl_metric_catalog(&ncat);
   for (size_t i = 0; i < ncat; i++)
     if (isfinite(p->values[i])) {
       int rc = cb(&cat[i], p->values[i], ud);
-      if (rc)
-        return rc;
+      if (rc) return rc;
     }
   for (size_t i = 0; i < p->nraw; i++) {
-    if (kl_metric_find(p->raw[i].name))
-      continue;
+    if (kl_metric_find(p->raw[i].name)) continue;
     if (strcmp(p->backend, "host") == 0) /* perf names are in the catalog */
       continue;
-    kl_metric_info tmp = {p->raw[i].name, p->raw[i].name, "raw", "",
-                          "Raw CUPTI metric.", "cupti", 0};
+    kl_metric_info tmp = {p->raw[i].name,      p->raw[i].name, "raw", "",
+                          "Raw CUPTI metric.", "cupti",        0};
     int rc = cb(&tmp, p->raw[i].value, ud);
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
   return 0;
 }
@@ -757,8 +755,7 @@ static int json_num(kl_buf *b, double v) {
 }
 
 static int json_opt_str(kl_buf *b, const char *key, const char *v) {
-  if (!v)
-    return 0;
+  if (!v) return 0;
   kl__buf_printf(b, ",\"%s\":", key);
   return kl__buf_json_string(b, v);
 }
@@ -770,20 +767,19 @@ int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
   json_opt_str(&b, "backend", p->backend);
   json_opt_str(&b, "chip", p->chip);
   json_opt_str(&b, "replay", p->replay);
-  kl__buf_printf(&b, ",\"passes\":%zu,\"kernels\":%zu", p->passes,
-                       p->kernels);
+  kl__buf_printf(&b, ",\"passes\":%zu,\"kernels\":%zu", p->passes, p->kernels);
   kl__buf_puts(&b, ",\"time_us\":");
   json_num(&b, p->time_us > 0 ? p->time_us : NAN);
   kl__buf_printf(&b,
-                       ",\"wall_ms\":%.4g,\"init_ms\":%.4g,\"config_ms\":%.4g,"
-                       "\"collect_ms\":%.4g,\"decode_ms\":%.4g",
-                       p->wall_ms, p->init_ms, p->config_ms, p->collect_ms,
-                       p->decode_ms);
+                 ",\"wall_ms\":%.4g,\"init_ms\":%.4g,\"config_ms\":%.4g,"
+                 "\"collect_ms\":%.4g,\"decode_ms\":%.4g",
+                 p->wall_ms, p->init_ms, p->config_ms, p->collect_ms,
+                 p->decode_ms);
   if (p->has_roofline)
     kl__buf_printf(&b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
-                         p->bytes, p->flops);
+                   p->bytes, p->flops);
   kl__buf_printf(&b, ",\"bottleneck\":\"%s\"",
-                       kl_bottleneck_name(p->bottleneck));
+                 kl_bottleneck_name(p->bottleneck));
   json_opt_str(&b, "verdict", p->verdict);
   json_opt_str(&b, "occupancy_limiter", p->limiter);
   json_opt_str(&b, "note", p->note);
@@ -792,8 +788,7 @@ int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
     kl__buf_printf(
         &b, ",\"kernel\":{\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld]",
         (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
-        (long long)k->block[0], (long long)k->block[1],
-        (long long)k->block[2]);
+        (long long)k->block[0], (long long)k->block[1], (long long)k->block[2]);
 #define F(name) kl__buf_printf(&b, ",\"" #name "\":%lld", (long long)k->name);
     KL_KERNEL_INFO_FIELDS(F)
 #undef F
@@ -807,15 +802,11 @@ int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
     kl__buf_puts(&b, pass ? ",\"kernlab_only\":{" : ",\"metrics\":{");
     bool first = true;
     for (size_t i = 0; i < ncat; i++) {
-      if (!isfinite(p->values[i]))
-        continue;
+      if (!isfinite(p->values[i])) continue;
       const char *key = cat[i].name;
-      if (ncu && pass == 0 && !cat[i].ncu_name)
-        continue;
-      if (ncu && pass == 1 && cat[i].ncu_name)
-        continue;
-      if (ncu && pass == 0)
-        key = cat[i].ncu_name;
+      if (ncu && pass == 0 && !cat[i].ncu_name) continue;
+      if (ncu && pass == 1 && cat[i].ncu_name) continue;
+      if (ncu && pass == 0) key = cat[i].ncu_name;
       kl__buf_puts(&b, first ? "" : ",");
       kl__buf_json_string(&b, key);
       kl__buf_putc(&b, ':');
@@ -833,7 +824,6 @@ int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
   }
   kl__buf_puts(&b, "}}");
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   return rc;
 }

@@ -17,15 +17,14 @@ kl_profile *kl__profile_list_take(kl_profile_list *l, size_t i);
 int kl__profile_names(char ***names, size_t *n, const char *spec);
 void kl__profile_names_free(char **names, size_t n);
 
-
 /* What the profile is computed from, besides the worker's reply. */
 typedef struct kl_profile_inputs {
-  const char *set;  /* the spec as given */
-  double time_us;   /* timed median; 0 when unknown */
+  const char *set; /* the spec as given */
+  double time_us;  /* timed median; 0 when unknown */
   bool has_roofline;
   double bytes, flops;
-  double wall_ms;   /* the profile request's wall time */
-  size_t kernels;   /* kernels one launch ran; 0: the reply's range count */
+  double wall_ms; /* the profile request's wall time */
+  size_t kernels; /* kernels one launch ran; 0: the reply's range count */
 } kl_profile_inputs;
 
 /* From the worker's profile reply (see libkernlab/worker/op_profile.c). */

@@ -30,8 +30,7 @@ static bool metric_number(json_object *v, double *out) {
     *out = json_object_get_double(v);
     return true;
   }
-  if (!json_object_is_type(v, json_type_string))
-    return false;
+  if (!json_object_is_type(v, json_type_string)) return false;
   const char *s = json_object_get_string(v);
   char *end;
   *out = strtod(s, &end);
@@ -60,13 +59,11 @@ static json_object *reply_from_raw(json_object *o, json_object *raw,
     json_object_object_add(reply, "events", ev);
     return reply;
   }
-  json_object *names = json_object_new_array(),
-              *vals = json_object_new_array(),
+  json_object *names = json_object_new_array(), *vals = json_object_new_array(),
               *ranges = json_object_new_array();
   json_object_object_foreach(raw, rk, rv) {
     double v = 0;
-    if (!metric_number(rv, &v))
-      continue; /* null: not measured */
+    if (!metric_number(rv, &v)) continue; /* null: not measured */
     json_object_array_add(names, json_object_new_string(rk));
     json_object_array_add(vals, json_object_new_double(v));
   }
@@ -83,13 +80,14 @@ static int from_profile_object(kl_profile **out, json_object *o,
   *out = NULL;
   if (!json_object_object_get_ex(o, "raw", &raw) ||
       !json_object_is_type(raw, json_type_object))
-    return kl__json_error_at_key(text, path, "raw", "%s",
-                        "a profile needs a \"raw\" object of metric values");
+    return kl__json_error_at_key(
+        text, path, "raw", "%s",
+        "a profile needs a \"raw\" object of metric values");
   json_object_object_foreach(raw, key, val) {
     double d;
     if (!metric_number(val, &d) && !json_object_is_type(val, json_type_null))
-      return kl__json_error_at_key(text, path, key, "metric '%s' is not a number",
-                          key);
+      return kl__json_error_at_key(text, path, key,
+                                   "metric '%s' is not a number", key);
   }
   kl_profile_inputs in = {0};
   in.set = json_object_object_get_ex(o, "set", &v) ? json_object_get_string(v)
@@ -113,8 +111,8 @@ static int from_profile_object(kl_profile **out, json_object *o,
 }
 
 /* A flat object of metric values ({"dram__bytes_read.sum": 1.2e9, ...}). */
-static int from_flat_object(kl_profile **out, json_object *o,
-                            const char *text, const char *path) {
+static int from_flat_object(kl_profile **out, json_object *o, const char *text,
+                            const char *path) {
   *out = NULL;
   if (json_object_object_length(o) == 0)
     return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
@@ -124,10 +122,11 @@ static int from_flat_object(kl_profile **out, json_object *o,
   json_object_object_foreach(o, key, val) {
     double d;
     if (!metric_number(val, &d))
-      return kl__json_error_at_key(text, path, key,
-                          "metric '%s' is not a number (a flat object maps "
-                          "metric names to values)",
-                          key);
+      return kl__json_error_at_key(
+          text, path, key,
+          "metric '%s' is not a number (a flat object maps "
+          "metric names to values)",
+          key);
   }
   kl_profile_inputs in = {0};
   in.set = "recorded";
@@ -137,21 +136,18 @@ static int from_flat_object(kl_profile **out, json_object *o,
   return rc;
 }
 
-int kl_profile_from_json(kl_profile **out, const char *json,
-                         const char *path) {
+int kl_profile_from_json(kl_profile **out, const char *json, const char *path) {
   json_object *o;
   *out = NULL;
   int rc = kl__json_parse(&o, json, path, "recorded metrics");
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   rc = from_profile_object(out, o, json, path);
   json_object_put(o);
   return rc;
 }
 
 void kl_profile_list_free(kl_profile_list *l) {
-  if (!l)
-    return;
+  if (!l) return;
   for (size_t i = 0; i < l->count; i++) {
     kl_profile_free(l->items[i]);
     kl__free(l->names[i]);
@@ -179,7 +175,7 @@ static int from_report(kl_profile_list *l, json_object *shapes,
                        const char *text, const char *path) {
   if (!json_object_is_type(shapes, json_type_array))
     return kl__json_error_at_key(text, path, "shapes", "%s",
-                        "\"shapes\" must be a list of shapes");
+                                 "\"shapes\" must be a list of shapes");
   for (size_t i = 0; i < json_object_array_length(shapes); i++) {
     json_object *s = json_object_array_get_idx(shapes, i), *prof, *name;
     if (!json_object_is_type(s, json_type_object) ||
@@ -187,11 +183,10 @@ static int from_report(kl_profile_list *l, json_object *shapes,
       continue;
     if (!json_object_is_type(prof, json_type_object))
       return kl__json_error_at_key(text, path, "profile", "%s",
-                          "a shape's \"profile\" must be an object");
+                                   "a shape's \"profile\" must be an object");
     kl_profile *p;
     int rc = from_profile_object(&p, prof, text, path);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
     bool named = json_object_object_get_ex(s, "name", &name) &&
                  json_object_is_type(name, json_type_string);
     if ((rc = list_add(l, p, named ? json_object_get_string(name) : NULL)) < 0)
@@ -209,8 +204,7 @@ int kl_profile_list_from_json(kl_profile_list **out, const char *json,
   *out = NULL;
   json_object *o, *v;
   int rc = kl__json_parse(&o, json, path, "recorded metrics");
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl_profile_list *l = kl__calloc(1, sizeof(*l));
   if (!l) {
     json_object_put(o);
@@ -223,8 +217,7 @@ int kl_profile_list_from_json(kl_profile_list **out, const char *json,
     rc = from_profile_object(&p, o, json, path);
   else
     rc = from_flat_object(&p, o, json, path);
-  if (rc == 0 && p)
-    rc = list_add(l, p, NULL);
+  if (rc == 0 && p) rc = list_add(l, p, NULL);
   json_object_put(o);
   if (rc < 0) {
     kl_profile_list_free(l);
@@ -234,12 +227,13 @@ int kl_profile_list_from_json(kl_profile_list **out, const char *json,
   return 0;
 }
 
-size_t kl_profile_list_count(const kl_profile_list *l) { return l->count; }
+size_t kl_profile_list_count(const kl_profile_list *l) {
+  return l->count;
+}
 
 kl_profile *kl__profile_list_take(kl_profile_list *l, size_t i) {
   kl_profile *p = i < l->count ? l->items[i] : NULL;
-  if (p)
-    l->items[i] = NULL;
+  if (p) l->items[i] = NULL;
   return p;
 }
 

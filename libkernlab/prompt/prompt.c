@@ -33,11 +33,12 @@ struct kl_prompt {
   char *system, *user;
 };
 
-static size_t tokens(size_t chars) { return (chars + 3) / 4; }
+static size_t tokens(size_t chars) {
+  return (chars + 3) / 4;
+}
 
 void kl_prompt_free(kl_prompt *p) {
-  if (!p)
-    return;
+  if (!p) return;
   for (size_t i = 0; i < p->n; i++)
     kl_buf_dispose(&p->s[i].text);
   kl__free(p->s);
@@ -46,7 +47,8 @@ void kl_prompt_free(kl_prompt *p) {
   kl__free(p);
 }
 
-/* ---- the sections ------------------------------------------------------------- */
+/* ---- the sections
+ * ------------------------------------------------------------- */
 
 static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
   bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
@@ -79,13 +81,13 @@ static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
 }
 
 static int skill_catalog(kl_buf *b, const kl_rules *rs) {
-  if (!rs)
-    return kl__buf_puts(b, "(no skills loaded)\n");
+  if (!rs) return kl__buf_puts(b, "(no skills loaded)\n");
   kl_buf cat = KL_BUF_INIT;
   int rc = kl_rules_skill_catalog(&cat, rs);
   if (rc == 0)
-    rc = kl__buf_printf(b, "Short notes on GPU bottlenecks; the full text of "
-                           "those that fired follows.\n%s",
+    rc = kl__buf_printf(b,
+                        "Short notes on GPU bottlenecks; the full text of "
+                        "those that fired follows.\n%s",
                         cat.ptr ? cat.ptr : "");
   kl_buf_dispose(&cat);
   return rc;
@@ -96,8 +98,8 @@ static const kl_prompt_shape *focus(const kl_prompt_inputs *in) {
   const kl_prompt_shape *best = NULL;
   double w = -1;
   for (size_t i = 0; i < in->nshapes; i++) {
-    int k = in->shapes[i].name ? kl_case_shape_find(in->c, in->shapes[i].name)
-                               : -1;
+    int k =
+        in->shapes[i].name ? kl_case_shape_find(in->c, in->shapes[i].name) : -1;
     double wi = k >= 0 ? kl_case_shape_weight(in->c, (size_t)k) : 1;
     if (in->shapes[i].profile && wi > w) {
       w = wi;
@@ -109,12 +111,10 @@ static const kl_prompt_shape *focus(const kl_prompt_inputs *in) {
 
 static int program_md(kl_buf *b, const kl_case *c) {
   const char *path = kl_case_program_path(c);
-  if (!path)
-    return kl__buf_puts(b, "(the case has no program.md)\n");
+  if (!path) return kl__buf_puts(b, "(the case has no program.md)\n");
   kl_buf t = KL_BUF_INIT;
   int rc = kl__read_file(&t, path);
-  if (rc == 0)
-    rc = kl__buf_puts(b, t.ptr ? t.ptr : "");
+  if (rc == 0) rc = kl__buf_puts(b, t.ptr ? t.ptr : "");
   kl_buf_dispose(&t);
   return rc;
 }
@@ -124,8 +124,7 @@ static int best_kernel(kl_buf *b, const kl_prompt_inputs *in) {
   const char *code = in->best_code;
   if (!code) {
     int rc = kl__read_file(&t, kl_case_kernel_path(in->c));
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
     code = t.ptr ? t.ptr : "";
   }
   kl__buf_printf(b, "%s (%s):\n```%s\n%s%s```\n",
@@ -146,8 +145,7 @@ static int launch_geometry(kl_buf *b, const kl_case *c, const char *sig) {
     kl__buf_printf(b, "- %s (weight %g):", kl_case_shape_name(c, i),
                    kl_case_shape_weight(c, i));
     int rc = kl_case_shape_vars(&v, c, i);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
     for (size_t k = 0; k < kl_vars_count(v); k++) {
       kl_value x;
       kl_vars_get(&x, v, kl_vars_name(v, k));
@@ -158,8 +156,9 @@ static int launch_geometry(kl_buf *b, const kl_case *c, const char *sig) {
     }
     kl_vars_free(v);
     if (kl_case_launch(&l, c, i) == 0)
-      kl__buf_printf(b, "; grid (%lld, %lld, %lld), block (%lld, %lld, "
-                        "%lld), %lld B dynamic shared memory",
+      kl__buf_printf(b,
+                     "; grid (%lld, %lld, %lld), block (%lld, %lld, "
+                     "%lld), %lld B dynamic shared memory",
                      (long long)l.grid[0], (long long)l.grid[1],
                      (long long)l.grid[2], (long long)l.block[0],
                      (long long)l.block[1], (long long)l.block[2],
@@ -171,8 +170,7 @@ static int launch_geometry(kl_buf *b, const kl_case *c, const char *sig) {
                    kl_case_tunable_name(c, i));
     for (size_t j = 0; j < kl_case_tunable_value_count(c, i); j++)
       kl__buf_printf(b, " %s", kl_case_tunable_value(c, i, j));
-    if (i + 1 == kl_case_tunable_count(c))
-      kl__buf_putc(b, '\n');
+    if (i + 1 == kl_case_tunable_count(c)) kl__buf_putc(b, '\n');
   }
   return kl__buf_status(b);
 }
@@ -188,31 +186,42 @@ static int verdict(kl_buf *b, const kl_prompt_shape *f) {
 }
 
 static int findings(kl_buf *b, const kl_diagnosis *d) {
-  if (!d)
-    return kl__buf_puts(b, "(no findings: no profile or no rules)\n");
+  if (!d) return kl__buf_puts(b, "(no findings: no profile or no rules)\n");
   for (size_t i = 0; i < kl_diagnosis_fired_count(d); i++) {
     kl_finding f = KL_FINDING_INIT;
     kl_diagnosis_fired(&f, d, i);
     kl__buf_printf(b, "- [%s] %s: %s\n  Action: %s\n",
                    kl_severity_name(f.severity), f.id, f.finding, f.action);
   }
-  if (kl_diagnosis_fired_count(d) == 0)
-    kl__buf_puts(b, "No rule fired.\n");
+  if (kl_diagnosis_fired_count(d) == 0) kl__buf_puts(b, "No rule fired.\n");
   return kl__buf_status(b);
 }
 
-static const char *const table_metrics[] = {
-    "time_us", "roofline_pct", "achieved_bandwidth", "dram_throughput_pct",
-    "l2_throughput_pct", "sm_busy_pct", "l1_hit_rate_pct", "l2_hit_rate_pct",
-    "load_sector_ratio", "store_sector_ratio", "achieved_occupancy_pct",
-    "theoretical_occupancy_pct", "waves_per_sm", "registers_per_thread",
-    "ipc", "stall_long_scoreboard_pct", "stall_short_scoreboard_pct",
-    "stall_barrier_pct", "shared_bank_conflict_pct", "host_ipc",
-    "host_mpki", "host_cache_miss_pct"};
+static const char *const table_metrics[] = {"time_us",
+                                            "roofline_pct",
+                                            "achieved_bandwidth",
+                                            "dram_throughput_pct",
+                                            "l2_throughput_pct",
+                                            "sm_busy_pct",
+                                            "l1_hit_rate_pct",
+                                            "l2_hit_rate_pct",
+                                            "load_sector_ratio",
+                                            "store_sector_ratio",
+                                            "achieved_occupancy_pct",
+                                            "theoretical_occupancy_pct",
+                                            "waves_per_sm",
+                                            "registers_per_thread",
+                                            "ipc",
+                                            "stall_long_scoreboard_pct",
+                                            "stall_short_scoreboard_pct",
+                                            "stall_barrier_pct",
+                                            "shared_bank_conflict_pct",
+                                            "host_ipc",
+                                            "host_mpki",
+                                            "host_cache_miss_pct"};
 
 static int metric_table(kl_buf *b, const kl_prompt_shape *f) {
-  if (!f)
-    return kl__buf_puts(b, "(no profile yet)\n");
+  if (!f) return kl__buf_puts(b, "(no profile yet)\n");
   for (size_t i = 0; i < KL_ARRAY_SIZE(table_metrics); i++) {
     double v;
     const kl_metric_info *m = kl_metric_find(table_metrics[i]);
@@ -227,19 +236,18 @@ static int shape_times(kl_buf *b, const kl_prompt_inputs *in) {
   for (size_t i = 0; i < in->nshapes; i++) {
     double t, roof;
     const kl_profile *p = in->shapes[i].profile;
-    if (!p || kl_profile_value(&t, p, "time_us") != 0)
-      continue;
+    if (!p || kl_profile_value(&t, p, "time_us") != 0) continue;
     any = true;
     kl__buf_printf(b, "- %s: %.4g us",
                    in->shapes[i].name ? in->shapes[i].name : "?", t);
     if (kl_profile_value(&roof, p, "roofline_pct") == 0)
-      kl__buf_printf(b, "; the roofline bound is %.4g us (%.0f%% of the "
-                        "time)",
+      kl__buf_printf(b,
+                     "; the roofline bound is %.4g us (%.0f%% of the "
+                     "time)",
                      t * roof / 100.0, roof);
     kl__buf_putc(b, '\n');
   }
-  if (!any)
-    kl__buf_puts(b, "(not timed yet)\n");
+  if (!any) kl__buf_puts(b, "(not timed yet)\n");
   return kl__buf_status(b);
 }
 
@@ -249,28 +257,27 @@ static int attempts(kl_buf *b, const kl_prompt_inputs *in) {
   for (size_t i = 0; i < in->nattempts; i++) {
     const kl_prompt_attempt *a = &in->attempts[i];
     kl__buf_printf(b, "- #%d %s", a->iteration, a->verdict ? a->verdict : "?");
-    if (a->speedup > 0)
-      kl__buf_printf(b, " (%.3fx)", a->speedup);
+    if (a->speedup > 0) kl__buf_printf(b, " (%.3fx)", a->speedup);
     kl__buf_printf(b, ": %s", a->memo ? a->memo : "(no memo)");
-    if (a->reason)
-      kl__buf_printf(b, " -- %s", a->reason);
+    if (a->reason) kl__buf_printf(b, " -- %s", a->reason);
     kl__buf_putc(b, '\n');
   }
   return kl__buf_status(b);
 }
 
-/* ---- budgets -------------------------------------------------------------------- */
+/* ---- budgets
+ * -------------------------------------------------------------------- */
 
 /* Cut text to `chars` at a line boundary, from the end or the start, and
  * say so. */
 static int fit(section *s, size_t budget_tokens) {
   size_t max = budget_tokens * 4;
-  if (s->cut == CUT_NEVER || s->text.size <= max)
-    return 0;
+  if (s->cut == CUT_NEVER || s->text.size <= max) return 0;
   kl_buf *t = &s->text;
   char note[160];
-  snprintf(note, sizeof(note), "[... %s cut here to fit its budget of %zu "
-                               "tokens]\n",
+  snprintf(note, sizeof(note),
+           "[... %s cut here to fit its budget of %zu "
+           "tokens]\n",
            s->cut == CUT_END ? "the rest" : "the oldest entries",
            budget_tokens);
   size_t keep = max > strlen(note) ? max - strlen(note) : 0;
@@ -291,16 +298,14 @@ static int fit(section *s, size_t budget_tokens) {
     s->cut_chars = st;
   }
   int rc = kl__buf_status(&o);
-  if (rc == 0)
-    kl__buf_give(t, &o);
+  if (rc == 0) kl__buf_give(t, &o);
   return rc;
 }
 
 static int join(char **out, const kl_prompt *p, int system,
                 const kl_prompt_inputs *in) {
   kl_buf b = KL_BUF_INIT;
-  if (!system)
-    kl__buf_printf(&b, "# Iteration %d\n\n", in->iteration);
+  if (!system) kl__buf_printf(&b, "# Iteration %d\n\n", in->iteration);
   for (size_t i = 0; i < p->n; i++)
     if (p->s[i].system == system)
       kl__buf_printf(&b, "## %s\n\n%s\n", p->s[i].title,
@@ -313,25 +318,36 @@ static int fill(kl_buf *b, size_t i, const kl_prompt_inputs *in,
                 const char *sig, const kl_prompt_shape *f,
                 const kl_diagnosis *d) {
   switch (i) {
-  case 0: return rules_of_the_game(b, in->c, sig);
-  case 1: return skill_catalog(b, in->rules);
+  case 0:
+    return rules_of_the_game(b, in->c, sig);
+  case 1:
+    return skill_catalog(b, in->rules);
   case 2: {
     int rc = d ? kl_diagnosis_skills(b, d, in->rules, 5)
                : kl__buf_puts(b, "(none: no profile yet)\n");
-    if (rc == 0 && b->size == 0)
-      rc = kl__buf_puts(b, "(no rule fired)\n");
+    if (rc == 0 && b->size == 0) rc = kl__buf_puts(b, "(no rule fired)\n");
     return rc;
   }
-  case 3: return kl__buf_puts(b, in->patterns ? in->patterns : "(none yet)\n");
-  case 4: return kl__buf_puts(b, in->memory ? in->memory : "(none yet)\n");
-  case 5: return program_md(b, in->c);
-  case 6: return best_kernel(b, in);
-  case 7: return launch_geometry(b, in->c, sig);
-  case 8: return verdict(b, f);
-  case 9: return findings(b, d);
-  case 10: return metric_table(b, f);
-  case 11: return shape_times(b, in);
-  default: return attempts(b, in);
+  case 3:
+    return kl__buf_puts(b, in->patterns ? in->patterns : "(none yet)\n");
+  case 4:
+    return kl__buf_puts(b, in->memory ? in->memory : "(none yet)\n");
+  case 5:
+    return program_md(b, in->c);
+  case 6:
+    return best_kernel(b, in);
+  case 7:
+    return launch_geometry(b, in->c, sig);
+  case 8:
+    return verdict(b, f);
+  case 9:
+    return findings(b, d);
+  case 10:
+    return metric_table(b, f);
+  case 11:
+    return shape_times(b, in);
+  default:
+    return attempts(b, in);
   }
 }
 
@@ -339,8 +355,7 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
   *out = NULL;
   kl_prompt_inputs full;
   int taken = kl__prompt_inputs_take(&full, given);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   const kl_prompt_inputs *in = &full;
   if (!given || !in->c)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "a prompt needs a case");
@@ -402,15 +417,21 @@ done:
   return rc;
 }
 
-const char *kl_prompt_system(const kl_prompt *p) { return p->system; }
-const char *kl_prompt_user(const kl_prompt *p) { return p->user; }
-size_t kl_prompt_section_count(const kl_prompt *p) { return p->n; }
+const char *kl_prompt_system(const kl_prompt *p) {
+  return p->system;
+}
+const char *kl_prompt_user(const kl_prompt *p) {
+  return p->user;
+}
+size_t kl_prompt_section_count(const kl_prompt *p) {
+  return p->n;
+}
 
 int kl_prompt_section(kl_prompt_section_info *into, const kl_prompt *p,
                       size_t i) {
   if (i >= p->n)
-    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no section %zu (of %zu)",
-                     i, p->n);
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no section %zu (of %zu)", i,
+                     p->n);
   kl_prompt_section_info full = {0};
   kl_prompt_section_info *out = &full;
   const section *s = &p->s[i];
@@ -420,7 +441,8 @@ int kl_prompt_section(kl_prompt_section_info *into, const kl_prompt *p,
   out->tokens = tokens(s->text.size);
   out->budget = s->budget;
   out->cut_chars = s->cut_chars;
-  return kl__result_give(into, &full, sizeof(full), sizeof(kl_prompt_section_info),
+  return kl__result_give(into, &full, sizeof(full),
+                         sizeof(kl_prompt_section_info),
                          "kl_prompt_section_info");
 }
 
@@ -436,34 +458,36 @@ int kl_prompt_json(kl_buf *out, const kl_prompt *p) {
     const section *s = &p->s[i];
     total += tokens(s->text.size);
     kl__buf_printf(&b,
-                         "%s{\"name\":\"%s\",\"block\":\"%s\",\"chars\":%zu,"
-                         "\"tokens\":%zu,\"budget\":%zu,\"cut_chars\":%zu}",
-                         i ? "," : "", s->name, s->system ? "system" : "user",
-                         s->text.size, tokens(s->text.size), s->budget,
-                         s->cut_chars);
+                   "%s{\"name\":\"%s\",\"block\":\"%s\",\"chars\":%zu,"
+                   "\"tokens\":%zu,\"budget\":%zu,\"cut_chars\":%zu}",
+                   i ? "," : "", s->name, s->system ? "system" : "user",
+                   s->text.size, tokens(s->text.size), s->budget, s->cut_chars);
   }
   kl__buf_printf(&b, "],\"tokens\":%zu}", total);
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   return rc;
 }
 
-/* ---- versioned inputs -------------------------------------------------------- */
+/* ---- versioned inputs
+ * -------------------------------------------------------- */
 
 static const size_t prompt_inputs_sizes[] = {0, sizeof(kl_prompt_inputs)};
 
 int kl_prompt_inputs_init(kl_prompt_inputs *in, unsigned version) {
   const kl_prompt_inputs defaults = KL_PROMPT_INPUTS_INIT;
   return kl__options_init(in, &defaults, version, prompt_inputs_sizes,
-                          KL_ARRAY_SIZE(prompt_inputs_sizes), "kl_prompt_inputs");
+                          KL_ARRAY_SIZE(prompt_inputs_sizes),
+                          "kl_prompt_inputs");
 }
 
 /* A caller's kl_prompt_inputs (of any version) over the defaults: what this
  * library reads from. */
-int kl__prompt_inputs_take(kl_prompt_inputs *full, const kl_prompt_inputs *given) {
+int kl__prompt_inputs_take(kl_prompt_inputs *full,
+                           const kl_prompt_inputs *given) {
   const kl_prompt_inputs defaults = KL_PROMPT_INPUTS_INIT;
   *full = defaults;
   return kl__options_take(full, given, prompt_inputs_sizes,
-                          KL_ARRAY_SIZE(prompt_inputs_sizes), "kl_prompt_inputs");
+                          KL_ARRAY_SIZE(prompt_inputs_sizes),
+                          "kl_prompt_inputs");
 }

@@ -28,18 +28,25 @@ typedef struct block {
 #define MAX_BLOCKS 16
 
 void kl_reply_free(kl_reply *r) {
-  if (!r)
-    return;
+  if (!r) return;
   kl__free(r->code);
   kl__free(r->memo);
   kl__free(r->reason);
   kl__free(r);
 }
 
-int kl_reply_ok(const kl_reply *r) { return r && !r->reason; }
-const char *kl_reply_reason(const kl_reply *r) { return r->reason; }
-const char *kl_reply_code(const kl_reply *r) { return r->code; }
-const char *kl_reply_memo(const kl_reply *r) { return r->memo; }
+int kl_reply_ok(const kl_reply *r) {
+  return r && !r->reason;
+}
+const char *kl_reply_reason(const kl_reply *r) {
+  return r->reason;
+}
+const char *kl_reply_code(const kl_reply *r) {
+  return r->code;
+}
+const char *kl_reply_memo(const kl_reply *r) {
+  return r->memo;
+}
 
 static int line_at(const char *text, size_t off) {
   int line = 1;
@@ -69,8 +76,7 @@ static size_t fenced(const char *t, block *b) {
       size_t start = next_line(t, i), j = start;
       while (t[j]) {
         size_t k = j + strspn(t + j, " \t");
-        if (strncmp(t + k, fence, 3) == 0)
-          break;
+        if (strncmp(t + k, fence, 3) == 0) break;
         j = next_line(t, j);
       }
       b[n].start = start;
@@ -87,12 +93,10 @@ static size_t fenced(const char *t, block *b) {
 /* // BEGIN KERNEL ... // END KERNEL */
 static size_t marked(const char *t, block *b) {
   const char *begin = strstr(t, "BEGIN KERNEL");
-  if (!begin)
-    return 0;
+  if (!begin) return 0;
   size_t start = next_line(t, (size_t)(begin - t));
   const char *end = strstr(t + start, "END KERNEL"); /* on a later line */
-  if (!end)
-    return 0;
+  if (!end) return 0;
   size_t e = (size_t)(end - t);
   while (e > start && t[e - 1] != '\n')
     e--;
@@ -106,16 +110,15 @@ static size_t marked(const char *t, block *b) {
  * starts like C or CUDA. */
 static size_t bare(const char *t, block *b) {
   static const char *const starts[] = {
-      "#", "//", "/*", "extern", "__global__", "__device__", "static",
-      "template", "typedef", "struct", "namespace", "using", "const",
-      "constexpr", "void", "int", "float", "double", "unsigned", "inline"};
+      "#",          "//",     "/*",       "extern",    "__global__",
+      "__device__", "static", "template", "typedef",   "struct",
+      "namespace",  "using",  "const",    "constexpr", "void",
+      "int",        "float",  "double",   "unsigned",  "inline"};
   size_t i = 0;
   for (;;) {
     size_t s = i + strspn(t + i, " \t\r");
-    if (!t[s])
-      return 0;
-    if (t[s] != '\n' && strncmp(t + s, "MEMO:", 5) != 0)
-      break;
+    if (!t[s]) return 0;
+    if (t[s] != '\n' && strncmp(t + s, "MEMO:", 5) != 0) break;
     i = next_line(t, i);
   }
   size_t s = i + strspn(t + i, " \t");
@@ -154,12 +157,10 @@ static char *param_types(const char *params) {
         if (tok[nt - 1][0] == '*' && p[i - 1] == '[')
           while (i < n && p[i] != ']')
             i++;
-        if (i < n && p[i] == ']')
-          i++;
+        if (i < n && p[i] == ']') i++;
       }
     }
-    if (nt > 1 && kl__c_ident_char(tok[nt - 1][0]))
-      nt--; /* the name */
+    if (nt > 1 && kl__c_ident_char(tok[nt - 1][0])) nt--; /* the name */
     kl__buf_puts(&b, b.size ? "," : "");
     for (int t = 0; t < nt; t++) {
       if (strcmp(tok[t], "const") == 0 || strcmp(tok[t], "__restrict__") == 0 ||
@@ -167,14 +168,12 @@ static char *param_types(const char *params) {
         continue;
       bool word = kl__c_ident_char(tok[t][0]);
       kl__buf_printf(&b, "%s%s",
-                           word && b.size && kl__c_ident_char(b.ptr[b.size - 1])
-                               ? " "
-                               : "",
-                           tok[t]);
+                     word && b.size && kl__c_ident_char(b.ptr[b.size - 1]) ? " "
+                                                                           : "",
+                     tok[t]);
     }
     p += n;
-    if (*p == ',')
-      p++;
+    if (*p == ',') p++;
   }
   return kl__buf_detach(&b); /* NULL when a write failed */
 }
@@ -184,8 +183,7 @@ int kl__entry_signature(char **out, const kl_case *c) {
   const char *entry = kl_case_entry(c);
   kl_buf base = KL_BUF_INIT;
   int rc = kl__read_file(&base, kl_case_kernel_path(c));
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   char *clean = base.ptr ? kl__c_blank(base.ptr, base.size, false) : NULL;
   char *text = base.ptr ? kl__c_blank(base.ptr, base.size, true) : NULL;
   kl_buf_dispose(&base);
@@ -197,23 +195,20 @@ int kl__entry_signature(char **out, const kl_case *c) {
   char *params = NULL;
   size_t at = 0, end = 0, close = 0;
   kl_buf b = KL_BUF_INIT;
-  if ((rc = kl__c_definition_params(&params, clean, entry)) < 0)
-    goto done;
+  if ((rc = kl__c_definition_params(&params, clean, entry)) < 0) goto done;
   if (params && kl__c_definition_span(clean, entry, &at, &end, &close) < 0)
     at = end = 0;
   for (size_t i = at; i < end; i++) {
     bool space = isspace((unsigned char)text[i]);
-    if (space && (b.size == 0 || b.ptr[b.size - 1] == ' ' ||
-                  b.ptr[b.size - 1] == '('))
+    if (space &&
+        (b.size == 0 || b.ptr[b.size - 1] == ' ' || b.ptr[b.size - 1] == '('))
       continue;
-    if (text[i] == ')' && b.size && b.ptr[b.size - 1] == ' ')
-      b.size--;
+    if (text[i] == ')' && b.size && b.ptr[b.size - 1] == ' ') b.size--;
     kl__buf_putc(&b, space ? ' ' : text[i]);
   }
   while (b.size && b.ptr[b.size - 1] == ' ')
     b.ptr[--b.size] = '\0';
-  if ((rc = kl__buf_status(&b)) < 0)
-    goto done;
+  if ((rc = kl__buf_status(&b)) < 0) goto done;
   if (b.size == 0) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                    "%s: the baseline does not define '%s'",
@@ -229,18 +224,21 @@ done:
   return rc;
 }
 
-/* ---- checks on the code, line by line ------------------------------------------ */
+/* ---- checks on the code, line by line
+ * ------------------------------------------ */
 
 static const char *const elisions[] = {
-    "rest unchanged",   "rest of the kernel", "rest of the code",
-    "rest of code",     "remains unchanged",  "remain unchanged",
-    "unchanged from",   "same as before",     "same as above",
-    "as in the original", "existing code",    "original code",
-    "omitted",          "for brevity",        "not shown",
-    "elided"};
-static const char *const stubs[] = {"todo",        "fixme",       "stub",
-                                    "not implemented", "placeholder",
-                                    "implement me", "your code here"};
+    "rest unchanged",    "rest of the kernel",
+    "rest of the code",  "rest of code",
+    "remains unchanged", "remain unchanged",
+    "unchanged from",    "same as before",
+    "same as above",     "as in the original",
+    "existing code",     "original code",
+    "omitted",           "for brevity",
+    "not shown",         "elided"};
+static const char *const stubs[] = {
+    "todo",        "fixme",        "stub",          "not implemented",
+    "placeholder", "implement me", "your code here"};
 
 static bool contains_ci(const char *s, size_t n, const char *word) {
   size_t w = strlen(word);
@@ -248,8 +246,7 @@ static bool contains_ci(const char *s, size_t n, const char *word) {
     size_t k = 0;
     while (k < w && tolower((unsigned char)s[i + k]) == word[k])
       k++;
-    if (k < w)
-      continue;
+    if (k < w) continue;
     /* stub words must stand alone: "stub" but not "stubborn" */
     bool alpha = isalpha((unsigned char)word[0]);
     if (alpha && ((i > 0 && kl__c_ident_char(s[i - 1])) ||
@@ -303,25 +300,37 @@ static int check_lines(kl_reply *r, const char *code, int first_line) {
     size_t e = line_end(code, i), n = e - i;
     for (size_t k = 0; k < n; k++)
       if ((unsigned char)code[i + k] >= 0x80)
-        return reject(r, "line %d: a non-ASCII character in the code "
-                         "(column %zu); use plain ASCII",
-                      line, k + 1) < 0 ? -1 : 1;
+        return reject(r,
+                      "line %d: a non-ASCII character in the code "
+                      "(column %zu); use plain ASCII",
+                      line, k + 1) < 0
+                   ? -1
+                   : 1;
     if (dots_only(code + i, n))
-      return reject(r, "line %d: an elision ('...'): send the complete "
-                       "kernel section, every line of it",
-                    line) < 0 ? -1 : 1;
+      return reject(r,
+                    "line %d: an elision ('...'): send the complete "
+                    "kernel section, every line of it",
+                    line) < 0
+                 ? -1
+                 : 1;
     size_t clen = 0;
     const char *c = comment_part(code + i, n, &clen);
     for (size_t k = 0; c && k < KL_ARRAY_SIZE(elisions); k++)
       if (contains_ci(c, clen, elisions[k]))
-        return reject(r, "line %d: an elision ('%s'): send the complete "
-                         "kernel section, every line of it",
-                      line, elisions[k]) < 0 ? -1 : 1;
+        return reject(r,
+                      "line %d: an elision ('%s'): send the complete "
+                      "kernel section, every line of it",
+                      line, elisions[k]) < 0
+                   ? -1
+                   : 1;
     for (size_t k = 0; k < KL_ARRAY_SIZE(stubs); k++)
       if (contains_ci(code + i, n, stubs[k]))
-        return reject(r, "line %d: a stub or unfinished marker ('%s'): send "
-                         "finished code",
-                      line, stubs[k]) < 0 ? -1 : 1;
+        return reject(r,
+                      "line %d: a stub or unfinished marker ('%s'): send "
+                      "finished code",
+                      line, stubs[k]) < 0
+                   ? -1
+                   : 1;
     i = code[e] ? e + 1 : e;
   }
   return 0;
@@ -335,8 +344,7 @@ static int take_memo(kl_reply *r, const char *t, size_t *at) {
     size_t n = strcspn(s, "\r\n");
     while (n && (s[n - 1] == ' ' || s[n - 1] == '*' || s[n - 1] == '/'))
       n--;
-    if (n == 0)
-      continue;
+    if (n == 0) continue;
     *at = (size_t)(p - t);
     return (r->memo = kl__strndup(s, n)) ? 0 : kl__error_oom();
   }
@@ -349,8 +357,7 @@ static char *code_without_memo(const char *t, const block *b) {
   kl__buf_puts(&o, "");
   for (size_t i = b->start; i < b->end;) {
     size_t e = line_end(t, i);
-    if (e > b->end)
-      e = b->end;
+    if (e > b->end) e = b->end;
     size_t s = i + strspn(t + i, " \t");
     if (strncmp(t + s, "MEMO:", 5) != 0) {
       kl__buf_put(&o, t + i, e - i);
@@ -366,16 +373,14 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   const char *entry = kl_case_entry(c);
   kl_buf base = KL_BUF_INIT;
   int rc = kl__read_file(&base, kl_case_kernel_path(c));
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl_reply *r = kl__calloc(1, sizeof(*r));
   char *clean = base.ptr ? kl__c_blank(base.ptr, base.size, false) : NULL;
   char *want_params = NULL, *want = NULL;
   bool oom = !r || (base.ptr && !clean);
   if (!oom && clean && kl__c_definition_params(&want_params, clean, entry) < 0)
     oom = true;
-  if (!oom && want_params && !(want = param_types(want_params)))
-    oom = true;
+  if (!oom && want_params && !(want = param_types(want_params))) oom = true;
   kl__free(clean);
   kl__free(want_params);
   kl_buf_dispose(&base);
@@ -389,10 +394,8 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   }
   block b[MAX_BLOCKS];
   size_t nb = fenced(text, b);
-  if (nb == 0)
-    nb = marked(text, b);
-  if (nb == 0)
-    nb = bare(text, b);
+  if (nb == 0) nb = marked(text, b);
+  if (nb == 0) nb = bare(text, b);
   /* the block that defines the entry point */
   size_t pick = nb, defining = 0;
   char *got = NULL;
@@ -402,30 +405,29 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
     if (!code || kl__c_definition_params(&params, code, entry) < 0)
       rc = kl__error_oom();
     kl__free(code);
-    if (!params)
-      continue;
+    if (!params) continue;
     defining++;
     if (pick == nb) {
       pick = i;
-      if (!(got = param_types(params)))
-        rc = kl__error_oom();
+      if (!(got = param_types(params))) rc = kl__error_oom();
     }
     kl__free(params);
   }
   size_t memo_at = 0;
-  if (rc == 0)
-    rc = take_memo(r, text, &memo_at);
+  if (rc == 0) rc = take_memo(r, text, &memo_at);
   if (rc < 0) {
   } else if (nb == 0) {
     rc = reject(r, "no code: put the complete kernel section in one fenced "
                    "block (```cuda ... ```)");
   } else if (defining == 0) {
-    rc = reject(r, "the code does not define '%s' (keep the entry point and "
-                   "its signature)",
+    rc = reject(r,
+                "the code does not define '%s' (keep the entry point and "
+                "its signature)",
                 entry);
   } else if (defining > 1) {
-    rc = reject(r, "%zu code blocks define '%s': send the kernel section in "
-                   "one block",
+    rc = reject(r,
+                "%zu code blocks define '%s': send the kernel section in "
+                "one block",
                 defining, entry);
   } else if (!got) {
     rc = kl__error_oom();

@@ -37,21 +37,20 @@ int kl__fault_point(const char *op, const char *path) {
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       if (len > 0) /* a test's log: a failed write has nothing to undo */
-        (void)!write(fd, line, (size_t)len < sizeof(line) ? (size_t)len
-                                                          : sizeof(line) - 1);
+        (void)!write(fd, line,
+                     (size_t)len < sizeof(line) ? (size_t)len
+                                                : sizeof(line) - 1);
       close(fd);
     }
   }
   const char *at = getenv("KL_FAULT_AT");
-  if (!at || strtol(at, NULL, 10) != n)
-    return KL__FAULT_NONE;
+  if (!at || strtol(at, NULL, 10) != n) return KL__FAULT_NONE;
   const char *mode = getenv("KL_FAULT_MODE");
   if (mode && strcmp(mode, "fail") == 0) {
     errno = EIO;
     return KL__FAULT_FAIL;
   }
-  if (mode && strcmp(mode, "torn") == 0)
-    return KL__FAULT_TORN;
+  if (mode && strcmp(mode, "torn") == 0) return KL__FAULT_TORN;
   kl__fault_die();
   return KL__FAULT_NONE;
 }

@@ -20,16 +20,12 @@
 /* Cut a torn last line (no newline) back to the last complete one. */
 static int repair_tail(int fd, const char *path) {
   struct stat st;
-  if (fstat(fd, &st) < 0)
-    return kl__error_os(KL_EIO, path, "stat");
+  if (fstat(fd, &st) < 0) return kl__error_os(KL_EIO, path, "stat");
   off_t end = st.st_size;
-  if (end == 0)
-    return 0;
+  if (end == 0) return 0;
   char c;
-  if (pread(fd, &c, 1, end - 1) != 1)
-    return kl__error_os(KL_EIO, path, "read");
-  if (c == '\n')
-    return 0;
+  if (pread(fd, &c, 1, end - 1) != 1) return kl__error_os(KL_EIO, path, "read");
+  if (c == '\n') return 0;
   char buf[4096];
   off_t pos = end;
   while (pos > 0) {
@@ -53,31 +49,25 @@ static int repair_tail(int fd, const char *path) {
  * the bytes, then the process dies). 0: go on. */
 static int fault(const char *op, const char *path) {
   int f = kl__fault_point(op, path);
-  if (f == KL__FAULT_FAIL)
-    return kl__error_os(KL_EIO, path, op);
+  if (f == KL__FAULT_FAIL) return kl__error_os(KL_EIO, path, op);
   return f == KL__FAULT_TORN ? 1 : 0;
 }
 
 static void torn_write(int fd, const char *data, size_t n) {
-  if (n > 1)
-    (void)!write(fd, data, n / 2);
+  if (n > 1) (void)!write(fd, data, n / 2);
   fsync(fd);
   kl__fault_die();
 }
 
-int kl__ledger_append(const char *path, const char *line,
-                      const char *header) {
+int kl__ledger_append(const char *path, const char *line, const char *header) {
   int torn = fault("append", path);
-  if (torn < 0)
-    return torn;
+  if (torn < 0) return torn;
   int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return kl__error_os(KL_EIO, path, "open");
+  if (fd < 0) return kl__error_os(KL_EIO, path, "open");
   kl_buf b = KL_BUF_INIT;
   struct stat st;
   int rc = repair_tail(fd, path);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if (fstat(fd, &st) < 0) {
     rc = kl__error_os(KL_EIO, path, "stat");
     goto done;
@@ -88,10 +78,8 @@ int kl__ledger_append(const char *path, const char *line,
   }
   kl__buf_puts(&b, line);
   kl__buf_putc(&b, '\n');
-  if ((rc = kl__buf_status(&b)) < 0)
-    goto done;
-  if (torn)
-    torn_write(fd, b.ptr, b.size);
+  if ((rc = kl__buf_status(&b)) < 0) goto done;
+  if (torn) torn_write(fd, b.ptr, b.size);
   /* one write: a kill leaves the whole record or none of it */
   if (kl__write_all(fd, b.ptr, b.size) < 0)
     rc = kl__error_os(KL_EIO, path, "write");
@@ -99,8 +87,7 @@ int kl__ledger_append(const char *path, const char *line,
     rc = kl__error_os(KL_EIO, path, "fsync");
 done:
   kl_buf_dispose(&b);
-  if (close(fd) < 0 && rc == 0)
-    rc = kl__error_os(KL_EIO, path, "close");
+  if (close(fd) < 0 && rc == 0) rc = kl__error_os(KL_EIO, path, "close");
   return rc;
 }
 
@@ -111,8 +98,7 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
     kl_error_clear();
     return 0;
   }
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   json_tokener *tok = json_tokener_new();
   if (!tok) {
     kl_buf_dispose(&text);
@@ -123,8 +109,7 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
   while (*p && rc >= 0) {
     const char *nl = strchr(p, '\n');
     line++;
-    if (!nl)
-      break; /* a torn last line: not a record */
+    if (!nl) break; /* a torn last line: not a record */
     size_t len = (size_t)(nl - p);
     if (len == 0 || (len == 1 && p[0] == '\r')) {
       p = nl + 1;
@@ -154,8 +139,7 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
 
 int kl__record_replace(const char *path, const char *data, size_t n) {
   int torn = fault("replace", path);
-  if (torn < 0)
-    return torn;
+  if (torn < 0) return torn;
   kl_buf tmp = KL_BUF_INIT;
   if (kl__buf_printf(&tmp, "%s.tmp.%ld.%ld", path, (long)getpid(),
                      (long)gettid()) < 0)
@@ -165,18 +149,15 @@ int kl__record_replace(const char *path, const char *data, size_t n) {
   if (fd < 0)
     rc = kl__error_os(KL_EIO, tmp.ptr, "open");
   else {
-    if (torn)
-      torn_write(fd, data, n);
+    if (torn) torn_write(fd, data, n);
     if (kl__write_all(fd, data, n) < 0)
       rc = kl__error_os(KL_EIO, tmp.ptr, "write");
     else if (fsync(fd) < 0)
       rc = kl__error_os(KL_EIO, tmp.ptr, "fsync");
-    if (close(fd) < 0 && rc == 0)
-      rc = kl__error_os(KL_EIO, tmp.ptr, "close");
+    if (close(fd) < 0 && rc == 0) rc = kl__error_os(KL_EIO, tmp.ptr, "close");
     if (rc == 0 && rename(tmp.ptr, path) < 0)
       rc = kl__error_os(KL_EIO, path, "rename");
-    if (rc < 0)
-      unlink(tmp.ptr);
+    if (rc < 0) unlink(tmp.ptr);
   }
   kl_buf_dispose(&tmp);
   return rc;
@@ -184,29 +165,24 @@ int kl__record_replace(const char *path, const char *data, size_t n) {
 
 int kl__record_new_file(const char *path, const char *data, size_t n) {
   int torn = fault("create", path);
-  if (torn < 0)
-    return torn;
+  if (torn < 0) return torn;
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
     return kl__error_os(errno == EEXIST ? KL_EEXISTS
                                         : kl__errno_code(errno, true),
                         path, "cannot create");
-  if (torn)
-    torn_write(fd, data, n);
+  if (torn) torn_write(fd, data, n);
   int rc = 0;
   if (kl__write_all(fd, data, n) < 0 || fsync(fd) < 0)
     rc = kl__error_os(KL_EIO, path, "cannot write");
-  if (close(fd) < 0 && rc == 0)
-    rc = kl__error_os(KL_EIO, path, "cannot write");
+  if (close(fd) < 0 && rc == 0) rc = kl__error_os(KL_EIO, path, "cannot write");
   return rc;
 }
 
 int kl__record_mkdir(const char *path) {
   int rc = fault("mkdir", path);
-  if (rc < 0)
-    return rc;
-  if (rc)
-    kl__fault_die(); /* a folder is made whole or not at all */
+  if (rc < 0) return rc;
+  if (rc) kl__fault_die(); /* a folder is made whole or not at all */
   if (mkdir(path, 0755) < 0)
     return kl__error_os(errno == EEXIST ? KL_EEXISTS
                                         : kl__errno_code(errno, true),
@@ -216,15 +192,11 @@ int kl__record_mkdir(const char *path) {
 
 int kl__record_rename(const char *from, const char *to) {
   int rc = fault("rename", to);
-  if (rc < 0)
-    return rc;
-  if (rc)
-    kl__fault_die();
-  if (rename(from, to) < 0)
-    return kl__error_os(KL_EIO, from, "cannot rename");
+  if (rc < 0) return rc;
+  if (rc) kl__fault_die();
+  if (rename(from, to) < 0) return kl__error_os(KL_EIO, from, "cannot rename");
   return 0;
 }
-
 
 /* ---- any ledger, for the public API (kernlab/history.h) ------------------ */
 
@@ -235,10 +207,9 @@ typedef struct ledger_relay {
 
 static int relay_line(json_object *rec, int line, void *payload) {
   ledger_relay *lr = payload;
-  const char *text = json_object_to_json_string_ext(rec,
-                                                    JSON_C_TO_STRING_PLAIN);
-  if (!text)
-    return kl__error_oom();
+  const char *text =
+      json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN);
+  if (!text) return kl__error_oom();
   return lr->fn(text, line, lr->payload);
 }
 

@@ -43,8 +43,7 @@ int kl__iteration_dir(char **out, const char *run_dir, int iteration) {
 
 int kl__iteration_write(const char *dir, const char *name, const char *text) {
   char *path = kl__path_join(dir, name);
-  if (!path)
-    return kl__error_oom();
+  if (!path) return kl__error_oom();
   int rc = kl__record_new_file(path, text, strlen(text));
   kl__free(path);
   return rc;
@@ -62,52 +61,53 @@ int kl__iteration_read(kl_buf *out, const char *run_dir, int iteration,
 
 int kl__verdict_write(const char *dir, const kl__verdict *v) {
   kl_buf b = KL_BUF_INIT;
-  kl__buf_printf(&b, "{\"v\":%d,\"iteration\":%d,\"verdict\":\"%s\","
-                              "\"reason\":",
-                          VERDICT_VERSION, v->iteration,
-                          kl_outcome_name(v->outcome));
+  kl__buf_printf(&b,
+                 "{\"v\":%d,\"iteration\":%d,\"verdict\":\"%s\","
+                 "\"reason\":",
+                 VERDICT_VERSION, v->iteration, kl_outcome_name(v->outcome));
   kl__buf_json_string(&b, v->reason);
   kl__buf_puts(&b, ",\"gate\":");
   kl__buf_json_string(&b, v->gate);
   kl__buf_puts(&b, ",\"gates\":{\"poison\":\"applied\",\"inputs_written\":"
-                         "\"applied\",\"fresh_seeds\":\"applied\","
-                         "\"other_streams\":\"");
+                   "\"applied\",\"fresh_seeds\":\"applied\","
+                   "\"other_streams\":\"");
   kl__buf_puts(&b, v->device ? "applied (CUPTI sees every stream)"
-                                   : "not applicable (host)");
+                             : "not applicable (host)");
   kl__buf_puts(&b, "\",\"work_after_return\":\"applied\","
-                         "\"stale_outputs\":\"applied\","
-                         "\"faster_than_roofline\":\"");
+                   "\"stale_outputs\":\"applied\","
+                   "\"faster_than_roofline\":\"");
   kl__buf_puts(&b, v->roofline ? "applied"
-                                     : "not applicable: the case gives no "
-                                       "roofline bytes");
+                               : "not applicable: the case gives no "
+                                 "roofline bytes");
   kl__buf_puts(&b, "\",\"elisions_and_stubs\":\"");
   kl__buf_puts(&b, v->reply ? "applied (reply parser)"
-                                  : "not applicable (no reply)");
+                            : "not applicable (no reply)");
   kl__buf_puts(&b, "\"}");
   if (v->timed)
-    kl__buf_printf(&b, ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
-                             "\"min_gain_pct\":%g",
-                         v->vs_parent.speedup, v->vs_parent.ci_low,
-                         v->vs_parent.ci_high, v->min_gain_pct);
+    kl__buf_printf(&b,
+                   ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
+                   "\"min_gain_pct\":%g",
+                   v->vs_parent.speedup, v->vs_parent.ci_low,
+                   v->vs_parent.ci_high, v->min_gain_pct);
   kl__buf_puts(&b, ",\"memo\":");
   kl__buf_json_string(&b, v->memo);
   kl__buf_puts(&b, ",\"parent\":");
   kl__buf_json_string(&b, v->parent);
-  kl__buf_printf(&b, ",\"rechecked\":%s,\"ran_on\":",
-                       v->rechecked ? "true" : "false");
+  kl__buf_printf(
+      &b, ",\"rechecked\":%s,\"ran_on\":", v->rechecked ? "true" : "false");
   kl__buf_puts(&b, v->ran_on ? v->ran_on : "null");
   kl__buf_puts(&b, "}\n");
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    rc = kl__iteration_write(dir, "verdict.json", b.ptr);
+  if (rc == 0) rc = kl__iteration_write(dir, "verdict.json", b.ptr);
   kl_buf_dispose(&b);
   return rc;
 }
 
 int kl__proposal_write(const char *dir, const kl__proposal_file *p) {
   kl_buf b = KL_BUF_INIT;
-  kl__buf_printf(&b, "{\"v\":%d,\"iteration\":%d,\"proposer\":",
-                          PROPOSAL_VERSION, p->iteration);
+  kl__buf_printf(&b,
+                 "{\"v\":%d,\"iteration\":%d,\"proposer\":", PROPOSAL_VERSION,
+                 p->iteration);
   kl__buf_json_string(&b, p->proposer);
   kl__buf_puts(&b, ",\"parent\":");
   kl__buf_json_string(&b, p->parent);
@@ -119,11 +119,11 @@ int kl__proposal_write(const char *dir, const kl__proposal_file *p) {
   kl__buf_json_string(&b, p->invalid);
   kl__buf_puts(&b, "}\n");
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    rc = kl__iteration_write(dir, "proposal.json", b.ptr);
+  if (rc == 0) rc = kl__iteration_write(dir, "proposal.json", b.ptr);
   kl_buf_dispose(&b);
   if (rc < 0 ||
-      (p->prompt && (rc = kl__iteration_write(dir, "prompt.txt", p->prompt)) < 0) ||
+      (p->prompt &&
+       (rc = kl__iteration_write(dir, "prompt.txt", p->prompt)) < 0) ||
       (p->reply && (rc = kl__iteration_write(dir, "reply.txt", p->reply)) < 0))
     return rc;
   return 0;

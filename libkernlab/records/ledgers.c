@@ -17,10 +17,11 @@
 #define EXECUTOR_VERSION 1
 #define EXPORT_VERSION 1
 
-/* ---- benchmark.csv -------------------------------------------------------------- */
+/* ---- benchmark.csv
+ * -------------------------------------------------------------- */
 
-#define BENCHMARK_HEADER                                                      \
-  "run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,samples,"    \
+#define BENCHMARK_HEADER                                                       \
+  "run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,samples,"     \
   "sm_clock_mhz,against_median_us,speedup,speedup_ci_low,speedup_ci_high"
 
 /* Does `have` ('\n'-ended names) name `shape`? */
@@ -28,19 +29,17 @@ static bool listed(const char *have, const char *shape) {
   size_t n = strlen(shape);
   for (const char *p = have; p && *p;) {
     size_t len = strcspn(p, "\n");
-    if (len == n && strncmp(p, shape, n) == 0)
-      return true;
+    if (len == n && strncmp(p, shape, n) == 0) return true;
     p += len + (p[len] == '\n');
   }
   return false;
 }
 
 int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
-                             const char *id, kl_outcome o,
-                             const kl_report *rep, const char *have) {
+                             const char *id, kl_outcome o, const kl_report *rep,
+                             const char *have) {
   char *path = kl__path_join(case_dir, "benchmark.csv");
-  if (!path)
-    return kl__error_oom();
+  if (!path) return kl__error_oom();
   int rc = 0;
   for (size_t i = 0; rep && rc == 0 && i < kl_report_shape_count(rep); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
@@ -48,14 +47,12 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
       continue;
     bool cmp = s.baseline.n > 0;
     kl_buf b = KL_BUF_INIT;
-    kl__buf_printf(&b, "%s,%d,%s,%s,%s,%.6g,%.6g,%.6g,%zu,%.1f,", run, n,
-                        id, s.name, kl_outcome_name(o), s.time.median,
-                        s.time.ci_low, s.time.ci_high, s.time.n,
-                        s.sm_clock_mhz);
+    kl__buf_printf(&b, "%s,%d,%s,%s,%s,%.6g,%.6g,%.6g,%zu,%.1f,", run, n, id,
+                   s.name, kl_outcome_name(o), s.time.median, s.time.ci_low,
+                   s.time.ci_high, s.time.n, s.sm_clock_mhz);
     if (cmp)
       kl__buf_printf(&b, "%.6g,%.6g,%.6g,%.6g", s.baseline.median,
-                           s.speedup.speedup, s.speedup.ci_low,
-                           s.speedup.ci_high);
+                     s.speedup.speedup, s.speedup.ci_low, s.speedup.ci_high);
     else
       kl__buf_puts(&b, ",,,");
     if ((rc = kl__buf_status(&b)) == 0)
@@ -66,8 +63,8 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
   return rc;
 }
 
-int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir,
-                          const char *run, int n) {
+int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir, const char *run,
+                          int n) {
   char *path = kl__path_join(case_dir, "benchmark.csv");
   kl_buf text = KL_BUF_INIT;
   int rc = path ? kl__read_file(&text, path) : kl__error_oom();
@@ -80,8 +77,7 @@ int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir,
   int np = snprintf(prefix, sizeof(prefix), "%s,%d,", run, n);
   for (const char *p = text.ptr; rc == 0 && p && *p;) {
     const char *nl = strchr(p, '\n');
-    if (!nl)
-      break; /* a torn tail: not a row */
+    if (!nl) break; /* a torn tail: not a row */
     if (np > 0 && (size_t)np < sizeof(prefix) &&
         strncmp(p, prefix, (size_t)np) == 0) {
       /* run,iteration,id,shape,... */
@@ -99,7 +95,8 @@ int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir,
   return rc;
 }
 
-/* ---- memory.jsonl ---------------------------------------------------------------- */
+/* ---- memory.jsonl
+ * ---------------------------------------------------------------- */
 
 int kl__memory_write(const char *case_dir, const kl__memory_line *m) {
   kl_buf b = KL_BUF_INIT;
@@ -112,8 +109,7 @@ int kl__memory_write(const char *case_dir, const kl__memory_line *m) {
   kl__buf_puts(&b, ",\"memo\":");
   kl__buf_json_string(&b, m->memo);
   kl__buf_printf(&b, ",\"verdict\":\"%s\"", kl_outcome_name(m->outcome));
-  if (m->timed)
-    kl__buf_printf(&b, ",\"speedup\":%.6g", m->speedup);
+  if (m->timed) kl__buf_printf(&b, ",\"speedup\":%.6g", m->speedup);
   kl__buf_puts(&b, ",\"reason\":");
   kl__buf_json_string(&b, m->reason);
   kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
@@ -153,8 +149,7 @@ static int memory_line(json_object *rec, int line, void *payload) {
 
 int kl__memory_read(const char *case_dir, kl__memory_fn fn, void *payload) {
   char *path = kl__path_join(case_dir, "memory.jsonl");
-  if (!path)
-    return kl__error_oom();
+  if (!path) return kl__error_oom();
   memory_relay r = {fn, payload};
   int rc = kl__ledger_read(path, memory_line, &r);
   kl__free(path);
@@ -163,19 +158,19 @@ int kl__memory_read(const char *case_dir, kl__memory_fn fn, void *payload) {
 
 int kl__memory_summary_write(const char *case_dir, const char *text) {
   char *path = kl__path_join(case_dir, "memory.summary.md");
-  int rc = path ? kl__record_replace(path, text, strlen(text))
-                : kl__error_oom();
+  int rc =
+      path ? kl__record_replace(path, text, strlen(text)) : kl__error_oom();
   kl__free(path);
   return rc;
 }
 
-/* ---- executor.jsonl ------------------------------------------------------------- */
+/* ---- executor.jsonl
+ * ------------------------------------------------------------- */
 
 int kl__executor_line_write(const char *ledger, const char *executor,
                             const char *batch, int attempt, const char *state,
                             const char *job, const char *detail) {
-  if (!ledger)
-    return 0;
+  if (!ledger) return 0;
   kl_buf b = KL_BUF_INIT;
   kl__buf_printf(&b, "{\"v\":%d,\"executor\":", EXECUTOR_VERSION);
   kl__buf_json_string(&b, executor);
@@ -189,13 +184,13 @@ int kl__executor_line_write(const char *ledger, const char *executor,
   kl__buf_json_string(&b, detail);
   kl__buf_printf(&b, ",\"time\":%lld}", (long long)time(NULL));
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    rc = kl__ledger_append(ledger, b.ptr, NULL);
+  if (rc == 0) rc = kl__ledger_append(ledger, b.ptr, NULL);
   kl_buf_dispose(&b);
   return rc;
 }
 
-/* ---- export.jsonl ----------------------------------------------------------------- */
+/* ---- export.jsonl
+ * ----------------------------------------------------------------- */
 
 int kl__export_line_write(const char *ledger, const char *export_id,
                           const char *case_name, const char *step,

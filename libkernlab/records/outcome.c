@@ -12,8 +12,7 @@ const char *kl_outcome_name(kl_outcome o) {
 
 int kl__outcome_index(const char *name) {
   for (int o = 0; name && o < KL_OUTCOME_COUNT; o++)
-    if (strcmp(name, kl_outcome_name((kl_outcome)o)) == 0)
-      return o;
+    if (strcmp(name, kl_outcome_name((kl_outcome)o)) == 0) return o;
   return -1;
 }
 

@@ -27,7 +27,8 @@
 #include "kernlab/bench.h"
 #include "kernlab/run.h"
 
-/* ---- io.c: every record write, each behind a fault point ------------------ */
+/* ---- io.c: every record write, each behind a fault point ------------------
+ */
 
 /* Append `line` (no newline; one is added) to the ledger at `path`,
  * creating it with `header` as its first line when new (NULL: none): one
@@ -47,7 +48,8 @@ int kl__record_replace(const char *path, const char *data, size_t n);
 int kl__record_mkdir(const char *path);
 int kl__record_rename(const char *from, const char *to);
 
-/* ---- fault.c: the fault points (tests only) --------------------------------- */
+/* ---- fault.c: the fault points (tests only) ---------------------------------
+ */
 enum { KL__FAULT_NONE, KL__FAULT_FAIL, KL__FAULT_TORN };
 /* A record write is about to happen: NONE to go on; FAIL: fail it (errno
  * EIO); TORN: write half, then kl__fault_die(). Always NONE but in the test
@@ -55,13 +57,15 @@ enum { KL__FAULT_NONE, KL__FAULT_FAIL, KL__FAULT_TORN };
 int kl__fault_point(const char *op, const char *path);
 void kl__fault_die(void);
 
-/* ---- outcome.c ----------------------------------------------------------------- */
+/* ---- outcome.c
+ * ----------------------------------------------------------------- */
 /* The outcome a recorded verdict names; KL_OUTCOME_REJECTED for an
  * unknown one, -1 (as int) through kl__outcome_index for none. */
 kl_outcome kl__outcome_from_name(const char *name);
 int kl__outcome_index(const char *name);
 
-/* ---- solutions.c: CASE/solutions.jsonl ------------------------------------------- */
+/* ---- solutions.c: CASE/solutions.jsonl
+ * ------------------------------------------- */
 
 typedef struct kl__cost {
   double wall_s, worker_s, usd;
@@ -74,18 +78,18 @@ typedef struct kl__solution {
   const char *id, *parent, *run, *case_name, *proposer;
   int iteration;
   const char *source_sha256, *key;
-  char *const *config;  /* NULL-ended settings "NAME=VALUE" */
+  char *const *config; /* NULL-ended settings "NAME=VALUE" */
   kl_outcome outcome;
   const char *reason, *gate, *memo;
-  bool timed;           /* compared with its parent */
-  kl_speedup vs_parent; /* speedup and interval, when timed */
+  bool timed;             /* compared with its parent */
+  kl_speedup vs_parent;   /* speedup and interval, when timed */
   double log_vs_baseline; /* when timed */
-  bool has_vs_baseline; /* baseline and acceptances */
+  bool has_vs_baseline;   /* baseline and acceptances */
   kl_speedup vs_baseline;
-  const char *method;   /* of vs_baseline: "direct" or "chained" */
+  const char *method; /* of vs_baseline: "direct" or "chained" */
   /* the evidence, in the iteration's folder */
-  const char *dir;      /* runs/<run>/iter_NNN, relative to the case */
-  const char *kernel;   /* kernel.cu or kernel.c */
+  const char *dir;    /* runs/<run>/iter_NNN, relative to the case */
+  const char *kernel; /* kernel.cu or kernel.c */
   bool diff, prompt, reply, compile_log, profile;
   const char *environment, *ran_on; /* JSON objects as text, or NULL */
   bool rechecked;
@@ -95,10 +99,8 @@ typedef struct kl__solution {
 
 int kl__solution_write(const char *case_dir, const kl__solution *s);
 /* Every complete line, in order, parsed; config allocated for the call. */
-typedef int (*kl__solution_fn)(const kl__solution *s, int line,
-                               void *payload);
-int kl__solutions_read(const char *case_dir, kl__solution_fn fn,
-                       void *payload);
+typedef int (*kl__solution_fn)(const kl__solution *s, int line, void *payload);
+int kl__solutions_read(const char *case_dir, kl__solution_fn fn, void *payload);
 /* The accepted solution with the largest speedup over its baseline, any
  * run: fn gets it, its kernel as recorded (read from its folder) and its
  * line as JSON text, all borrowed for the call. KL_ENOTFOUND when there is
@@ -116,17 +118,18 @@ char **kl__config_from_json(json_object *arr);
 /* A NULL-ended list of settings as a JSON array (nonzero: out of memory). */
 int kl__config_json(kl_buf *b, char *const *config);
 
-/* ---- ledgers.c: benchmark.csv, memory.jsonl, executor.jsonl, export.jsonl ------ */
+/* ---- ledgers.c: benchmark.csv, memory.jsonl, executor.jsonl, export.jsonl
+ * ------ */
 
 /* An iteration's rows: one per timed shape of rep, but those `have`
  * names ('\n'-ended shape names, or NULL). */
 int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
-                             const char *id, kl_outcome o,
-                             const kl_report *rep, const char *have);
+                             const char *id, kl_outcome o, const kl_report *rep,
+                             const char *have);
 /* The shape names (each '\n'-ended, appended to *shapes) of the rows
  * already there for (run, iteration). */
-int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir,
-                          const char *run, int n);
+int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir, const char *run,
+                          int n);
 
 typedef struct kl__memory_line {
   const char *case_name, *run;
@@ -154,7 +157,8 @@ int kl__export_line_write(const char *ledger, const char *export_id,
                           const char *case_name, const char *step,
                           json_object *rest);
 
-/* ---- runs.c, iteration.c: a run's folder, its files, the case's lock ------------- */
+/* ---- runs.c, iteration.c: a run's folder, its files, the case's lock
+ * ------------- */
 
 /* How a run was started (run.json). Strings borrowed, as above. */
 typedef struct kl__run_meta {
@@ -164,7 +168,7 @@ typedef struct kl__run_meta {
   long long iterations, patience;
   double min_gain_pct, max_wall_s, max_worker_s, max_usd;
   long long started;
-  const char *sandbox;  /* JSON object as text */
+  const char *sandbox; /* JSON object as text */
   int batch;
   const char *executor, *replay; /* replay may be NULL */
 } kl__run_meta;
@@ -232,7 +236,8 @@ int kl__case_lock(int *fd, const char *case_dir, const char *case_name);
 void kl__case_lock_name(int fd, const char *run);
 void kl__case_unlock(int *fd);
 
-/* ---- state.c: a run's state, folded from its solutions -------------------------- */
+/* ---- state.c: a run's state, folded from its solutions
+ * -------------------------- */
 
 /* One earlier attempt of this run, as the prompt and the tuner see it. */
 typedef struct kl__attempt {
@@ -258,7 +263,7 @@ typedef struct kl__run_state {
   char *baseline_key;
   kl__attempt *attempts;
   size_t nattempts, cap_attempts;
-  kl__cost recorded;  /* the committed iterations' costs */
+  kl__cost recorded; /* the committed iterations' costs */
 } kl__run_state;
 
 /* A state with no iteration: the best is the baseline at x1. */

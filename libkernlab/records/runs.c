@@ -20,26 +20,26 @@
 
 #define RUN_VERSION 1
 
-/* ---- run.json ----------------------------------------------------------------- */
+/* ---- run.json
+ * ----------------------------------------------------------------- */
 
 static int meta_json(kl_buf *b, const kl__run_meta *m) {
   kl__buf_printf(b, "{\"v\":%d,\"run\":", RUN_VERSION);
   kl__buf_json_string(b, m->run);
   kl__buf_puts(b, ",\"case\":");
   kl__buf_json_string(b, m->case_name);
-  kl__buf_printf(b, ",\"seed\":%llu,\"proposer\":",
-                       (unsigned long long)m->seed);
+  kl__buf_printf(b,
+                 ",\"seed\":%llu,\"proposer\":", (unsigned long long)m->seed);
   kl__buf_json_string(b, m->proposer);
   kl__buf_puts(b, ",\"strategy\":");
   kl__buf_json_string(b, m->strategy);
   kl__buf_printf(b,
-                       ",\"iterations\":%lld,\"patience\":%lld,"
-                       "\"min_gain_pct\":%g,\"max_wall_s\":%g,"
-                       "\"max_worker_s\":%g,\"max_usd\":%g,"
-                       "\"started\":%lld,\"kernlab\":\"%s\"",
-                       m->iterations, m->patience, m->min_gain_pct,
-                       m->max_wall_s, m->max_worker_s, m->max_usd, m->started,
-                       KL_VERSION);
+                 ",\"iterations\":%lld,\"patience\":%lld,"
+                 "\"min_gain_pct\":%g,\"max_wall_s\":%g,"
+                 "\"max_worker_s\":%g,\"max_usd\":%g,"
+                 "\"started\":%lld,\"kernlab\":\"%s\"",
+                 m->iterations, m->patience, m->min_gain_pct, m->max_wall_s,
+                 m->max_worker_s, m->max_usd, m->started, KL_VERSION);
   kl__buf_printf(b, ",\"sandbox\":%s", m->sandbox ? m->sandbox : "null");
   kl__buf_printf(b, ",\"batch\":%d,\"executor\":", m->batch);
   kl__buf_json_string(b, m->executor);
@@ -82,12 +82,10 @@ int kl__run_create(char **dir, char **id, const char *case_dir,
                    kl__run_meta *meta) {
   *dir = *id = NULL;
   char *runs = kl__path_join(case_dir, "runs");
-  if (!runs)
-    return kl__error_oom();
+  if (!runs) return kl__error_oom();
   int rc = kl__mkdir_p(runs);
   kl__free(runs);
-  if (rc < 0 || (rc = new_id(dir, id, case_dir)) < 0)
-    return rc;
+  if (rc < 0 || (rc = new_id(dir, id, case_dir)) < 0) return rc;
   meta->run = *id;
   kl_buf b = KL_BUF_INIT, hidden = KL_BUF_INIT;
   kl__buf_printf(&hidden, "%s/runs/.%s.new", case_dir, *id);
@@ -112,8 +110,7 @@ int kl__run_meta_read(const char *run_dir, kl__run_meta_fn fn, void *payload) {
   json_object *m = NULL;
   int rc = path ? kl__json_read_file(&m, path, "run.json") : kl__error_oom();
   kl__free(path);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl__run_meta meta;
   memset(&meta, 0, sizeof(meta));
   double d;
@@ -155,8 +152,7 @@ int kl__runs_list(char ***ids, size_t *n, const char *case_dir) {
   *ids = NULL;
   *n = 0;
   char *runs = kl__path_join(case_dir, "runs");
-  if (!runs)
-    return kl__error_oom();
+  if (!runs) return kl__error_oom();
   int rc = kl__is_dir(runs)
                ? kl__list_dir(ids, n, runs, "", "cannot list the runs")
                : 0;
@@ -164,12 +160,13 @@ int kl__runs_list(char ***ids, size_t *n, const char *case_dir) {
   return rc;
 }
 
-/* ---- summary.json ---------------------------------------------------------------- */
+/* ---- summary.json
+ * ---------------------------------------------------------------- */
 
 int kl__summary_write(const char *run_dir, const char *json) {
   char *path = kl__path_join(run_dir, "summary.json");
-  int rc = path ? kl__record_replace(path, json, strlen(json))
-                : kl__error_oom();
+  int rc =
+      path ? kl__record_replace(path, json, strlen(json)) : kl__error_oom();
   kl__free(path);
   return rc;
 }
@@ -178,8 +175,7 @@ int kl__summary_read(const char *run_dir, char **stop_reason,
                      char **webhook_status) {
   *stop_reason = *webhook_status = NULL;
   char *path = kl__path_join(run_dir, "summary.json");
-  if (!path)
-    return kl__error_oom();
+  if (!path) return kl__error_oom();
   json_object *s = NULL;
   int rc = kl__is_file(path) ? kl__json_read_file(&s, path, "summary.json") : 0;
   kl__free(path);
@@ -195,13 +191,13 @@ int kl__summary_read(const char *run_dir, char **stop_reason,
   return rc;
 }
 
-/* ---- the case's lock ------------------------------------------------------------ */
+/* ---- the case's lock
+ * ------------------------------------------------------------ */
 
 int kl__case_lock(int *out, const char *case_dir, const char *case_name) {
   *out = -1;
   char *path = kl__path_join(case_dir, ".kl-run.lock");
-  if (!path)
-    return kl__error_oom();
+  if (!path) return kl__error_oom();
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     int rc = kl__error_os(kl__errno_code(errno, false), path, "cannot open");
@@ -224,8 +220,7 @@ int kl__case_lock(int *out, const char *case_dir, const char *case_name) {
   holder[strcspn(holder, "\n")] = '\0';
   long pid = 0;
   char run[200] = "";
-  if (sscanf(holder, "%ld %199s", &pid, run) < 1)
-    pid = 0;
+  if (sscanf(holder, "%ld %199s", &pid, run) < 1) pid = 0;
   if (run[0])
     return kl__error(KL_EBUSY, KL_DOMAIN_NONE,
                      "case '%s' is being run by run %s (pid %ld): one run per "
@@ -239,16 +234,13 @@ int kl__case_lock(int *out, const char *case_dir, const char *case_name) {
 }
 
 void kl__case_lock_name(int fd, const char *run) {
-  if (fd < 0 || !run)
-    return;
+  if (fd < 0 || !run) return;
   char line[256];
   int n = snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(), run);
-  if (n > 0 && ftruncate(fd, 0) == 0)
-    (void)!pwrite(fd, line, (size_t)n, 0);
+  if (n > 0 && ftruncate(fd, 0) == 0) (void)!pwrite(fd, line, (size_t)n, 0);
 }
 
 void kl__case_unlock(int *fd) {
-  if (*fd >= 0)
-    close(*fd); /* the lock goes with the descriptor */
+  if (*fd >= 0) close(*fd); /* the lock goes with the descriptor */
   *fd = -1;
 }

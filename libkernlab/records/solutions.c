@@ -17,8 +17,7 @@
 int kl__config_json(kl_buf *b, char *const *config) {
   kl__buf_putc(b, '[');
   for (size_t i = 0; config && config[i]; i++) {
-    if (i)
-      kl__buf_putc(b, ',');
+    if (i) kl__buf_putc(b, ',');
     kl__buf_json_string(b, config[i]);
   }
   kl__buf_putc(b, ']');
@@ -43,58 +42,52 @@ int kl__solution_write(const char *case_dir, const kl__solution *s) {
   kl__buf_json_string(&b, s->key);
   kl__buf_puts(&b, ",\"config\":");
   kl__config_json(&b, s->config);
-  kl__buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":",
-                       kl_outcome_name(s->outcome));
+  kl__buf_printf(
+      &b, ",\"verdict\":\"%s\",\"reason\":", kl_outcome_name(s->outcome));
   kl__buf_json_string(&b, s->reason);
   kl__buf_puts(&b, ",\"gate\":");
   kl__buf_json_string(&b, s->gate);
   if (s->timed)
     kl__buf_printf(&b,
-                         ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
-                         "\"log_vs_baseline\":%.6g",
-                         s->vs_parent.speedup, s->vs_parent.ci_low,
-                         s->vs_parent.ci_high, s->log_vs_baseline);
+                   ",\"speedup\":%.6g,\"speedup_ci\":[%.6g,%.6g],"
+                   "\"log_vs_baseline\":%.6g",
+                   s->vs_parent.speedup, s->vs_parent.ci_low,
+                   s->vs_parent.ci_high, s->log_vs_baseline);
   else
     kl__buf_puts(&b, ",\"speedup\":null,\"speedup_ci\":null");
   if (s->has_vs_baseline)
     kl__buf_printf(&b,
-                         ",\"vs_baseline\":{\"speedup\":%.6g,\"ci\":[%.6g,"
-                         "%.6g],\"method\":\"%s\"}",
-                         s->vs_baseline.speedup, s->vs_baseline.ci_low,
-                         s->vs_baseline.ci_high,
-                         s->method ? s->method : "direct");
+                   ",\"vs_baseline\":{\"speedup\":%.6g,\"ci\":[%.6g,"
+                   "%.6g],\"method\":\"%s\"}",
+                   s->vs_baseline.speedup, s->vs_baseline.ci_low,
+                   s->vs_baseline.ci_high, s->method ? s->method : "direct");
   kl__buf_puts(&b, ",\"memo\":");
   kl__buf_json_string(&b, s->memo);
   kl__buf_puts(&b, ",\"evidence\":{\"dir\":");
   kl__buf_json_string(&b, s->dir);
   kl__buf_puts(&b, ",\"kernel\":");
   kl__buf_json_string(&b, s->kernel);
-  if (s->diff)
-    kl__buf_puts(&b, ",\"diff\":\"kernel.diff\"");
-  if (s->prompt)
-    kl__buf_puts(&b, ",\"prompt\":\"prompt.txt\"");
-  if (s->reply)
-    kl__buf_puts(&b, ",\"reply\":\"reply.txt\"");
-  if (s->compile_log)
-    kl__buf_puts(&b, ",\"compile_log\":\"compile.log\"");
+  if (s->diff) kl__buf_puts(&b, ",\"diff\":\"kernel.diff\"");
+  if (s->prompt) kl__buf_puts(&b, ",\"prompt\":\"prompt.txt\"");
+  if (s->reply) kl__buf_puts(&b, ",\"reply\":\"reply.txt\"");
+  if (s->compile_log) kl__buf_puts(&b, ",\"compile_log\":\"compile.log\"");
   if (s->profile)
     kl__buf_puts(&b, ",\"profile\":\"profile.json\","
-                           "\"rules\":\"rules.json\"");
+                     "\"rules\":\"rules.json\"");
   kl__buf_puts(&b, ",\"verdict\":\"verdict.json\",\"report\":"
-                         "\"report.json\"}");
+                   "\"report.json\"}");
   kl__buf_puts(&b, ",\"environment\":");
   kl__buf_puts(&b, s->environment ? s->environment : "null");
   kl__buf_puts(&b, ",\"ran_on\":");
   kl__buf_puts(&b, s->ran_on ? s->ran_on : "null");
-  kl__buf_printf(&b, ",\"rechecked\":%s",
-                       s->rechecked ? "true" : "false");
+  kl__buf_printf(&b, ",\"rechecked\":%s", s->rechecked ? "true" : "false");
   kl__buf_printf(&b,
-                       ",\"cost\":{\"wall_s\":%.3f,\"worker_s\":%.3f,"
-                       "\"usd\":%.6f,\"tokens_in\":%llu,\"tokens_out\":%llu},"
-                       "\"time\":%lld}",
-                       s->cost.wall_s, s->cost.worker_s, s->cost.usd,
-                       (unsigned long long)s->cost.tokens_in,
-                       (unsigned long long)s->cost.tokens_out, s->time);
+                 ",\"cost\":{\"wall_s\":%.3f,\"worker_s\":%.3f,"
+                 "\"usd\":%.6f,\"tokens_in\":%llu,\"tokens_out\":%llu},"
+                 "\"time\":%lld}",
+                 s->cost.wall_s, s->cost.worker_s, s->cost.usd,
+                 (unsigned long long)s->cost.tokens_in,
+                 (unsigned long long)s->cost.tokens_out, s->time);
   char *path = NULL;
   int rc = kl__buf_status(&b);
   if (rc == 0)
@@ -106,11 +99,13 @@ int kl__solution_write(const char *case_dir, const kl__solution *s) {
   return rc;
 }
 
-/* ---- reading ---------------------------------------------------------------- */
+/* ---- reading ----------------------------------------------------------------
+ */
 
 char **kl__config_from_json(json_object *arr) {
   size_t n = arr && json_object_is_type(arr, json_type_array)
-                 ? json_object_array_length(arr) : 0;
+                 ? json_object_array_length(arr)
+                 : 0;
   char **out = kl__calloc(n + 1, sizeof(*out));
   for (size_t i = 0; out && i < n; i++)
     if (!(out[i] = kl__strdup(
@@ -125,8 +120,7 @@ static bool speedup_of(json_object *o, const char *num, const char *ci,
                        kl_speedup *out) {
   double lo = 0, hi = 0;
   memset(out, 0, sizeof(*out));
-  if (!kl__json_number(o, num, &out->speedup))
-    return false;
+  if (!kl__json_number(o, num, &out->speedup)) return false;
   if (kl__json_pair(o, ci, &lo, &hi)) {
     out->ci_low = lo;
     out->ci_high = hi;
@@ -168,10 +162,10 @@ static int parse(kl__solution *s, char ***config, json_object *rec) {
   s->compile_log = kl__json_get(ev, "compile_log") != NULL;
   s->profile = kl__json_get(ev, "profile") != NULL;
   json_object *env = kl__json_get(rec, "environment");
-  s->environment = env && json_object_is_type(env, json_type_object)
-                       ? json_object_to_json_string_ext(env,
-                                                        JSON_C_TO_STRING_PLAIN)
-                       : NULL;
+  s->environment =
+      env && json_object_is_type(env, json_type_object)
+          ? json_object_to_json_string_ext(env, JSON_C_TO_STRING_PLAIN)
+          : NULL;
   json_object *on = kl__json_get(rec, "ran_on");
   s->ran_on = on && json_object_is_type(on, json_type_object)
                   ? json_object_to_json_string_ext(on, JSON_C_TO_STRING_PLAIN)
@@ -182,12 +176,9 @@ static int parse(kl__solution *s, char ***config, json_object *rec) {
   kl__json_number(cost, "wall_s", &s->cost.wall_s);
   kl__json_number(cost, "worker_s", &s->cost.worker_s);
   kl__json_number(cost, "usd", &s->cost.usd);
-  if (kl__json_number(cost, "tokens_in", &d))
-    s->cost.tokens_in = (uint64_t)d;
-  if (kl__json_number(cost, "tokens_out", &d))
-    s->cost.tokens_out = (uint64_t)d;
-  if (kl__json_number(rec, "time", &d))
-    s->time = (long long)d;
+  if (kl__json_number(cost, "tokens_in", &d)) s->cost.tokens_in = (uint64_t)d;
+  if (kl__json_number(cost, "tokens_out", &d)) s->cost.tokens_out = (uint64_t)d;
+  if (kl__json_number(rec, "time", &d)) s->time = (long long)d;
   return 0;
 }
 
@@ -201,8 +192,7 @@ static int relay_line(json_object *rec, int line, void *payload) {
   kl__solution s;
   char **config = NULL;
   int rc = parse(&s, &config, rec);
-  if (rc == 0)
-    rc = r->fn(&s, line, r->payload);
+  if (rc == 0) rc = r->fn(&s, line, r->payload);
   kl__strv_free(config);
   return rc;
 }
@@ -210,26 +200,26 @@ static int relay_line(json_object *rec, int line, void *payload) {
 int kl__solutions_read(const char *case_dir, kl__solution_fn fn,
                        void *payload) {
   char *path = kl__path_join(case_dir, "solutions.jsonl");
-  if (!path)
-    return kl__error_oom();
+  if (!path) return kl__error_oom();
   relay r = {fn, payload};
   int rc = kl__ledger_read(path, relay_line, &r);
   kl__free(path);
   return rc;
 }
 
-/* ---- the best of a case ------------------------------------------------------ */
+/* ---- the best of a case
+ * ------------------------------------------------------ */
 
 int kl__kernel_with_settings(kl_buf *out, const char *source,
                              char *const *config) {
   if (config && config[0])
     kl__buf_puts(out, "/* kernlab: the tunable settings this kernel "
-                            "was measured with */\n");
+                      "was measured with */\n");
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
-      kl__buf_printf(out, "#define %.*s %s\n", (int)(eq - config[i]),
-                           config[i], eq + 1);
+      kl__buf_printf(out, "#define %.*s %s\n", (int)(eq - config[i]), config[i],
+                     eq + 1);
   }
   kl__buf_puts(out, source);
   return kl__buf_status(out);
@@ -248,8 +238,7 @@ static int best_line(json_object *rec, int line, void *payload) {
   char **config = NULL;
   int rc = parse(&s, &config, rec);
   kl__strv_free(config);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (s.outcome != KL_OUTCOME_ACCEPTED || !s.has_vs_baseline || !s.dir ||
       !s.kernel || s.vs_baseline.speedup <= 0 ||
       (a->rec && log(s.vs_baseline.speedup) <= a->log_best))
@@ -269,23 +258,20 @@ int kl__solution_best(const char *case_dir, const char *case_name,
   char *path = kl__path_join(case_dir, "solutions.jsonl");
   int rc = path ? kl__ledger_read(path, best_line, &a) : kl__error_oom();
   kl__free(path);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if (!a.rec) {
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                    "case '%s' has no accepted candidate yet (run kl run)",
                    case_name);
     goto done;
   }
-  if ((rc = parse(&s, &config, a.rec)) < 0)
-    goto done;
+  if ((rc = parse(&s, &config, a.rec)) < 0) goto done;
   kl__buf_printf(&kp, "%s/%s/%s", case_dir, s.dir, s.kernel);
   if ((rc = kl__buf_status(&kp)) < 0 || (rc = kl__read_file(&text, kp.ptr)) < 0)
     goto done;
   rc = fn(&s, text.ptr ? text.ptr : "",
-          json_object_to_json_string_ext(a.rec,
-                                         JSON_C_TO_STRING_PLAIN |
-                                             JSON_C_TO_STRING_NOSLASHESCAPE),
+          json_object_to_json_string_ext(
+              a.rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
           payload);
 done:
   kl__strv_free(config);

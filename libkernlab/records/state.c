@@ -33,8 +33,7 @@ static void attempt_dispose(kl__attempt *a) {
 }
 
 void kl__run_state_dispose(kl__run_state *st) {
-  if (!st)
-    return;
+  if (!st) return;
   kl__free(st->best_id);
   kl__free(st->best_source);
   kl__strv_free(st->best_config);
@@ -66,10 +65,9 @@ int kl__run_state_apply(kl__run_state *st, const kl__solution *s,
                      s->iteration);
   bool best = s->iteration == 0 || s->outcome == KL_OUTCOME_ACCEPTED;
   if (best && !source)
-    return kl__error(KL_EIO, KL_DOMAIN_NONE,
-                     "%s: the kernel of a recorded %s is missing",
-                     s->dir ? s->dir : "?",
-                     s->iteration == 0 ? "baseline" : "acceptance");
+    return kl__error(
+        KL_EIO, KL_DOMAIN_NONE, "%s: the kernel of a recorded %s is missing",
+        s->dir ? s->dir : "?", s->iteration == 0 ? "baseline" : "acceptance");
   /* everything that can fail first: the state moves whole or not at all */
   char *id = NULL, *src = NULL, **config = NULL, *key = NULL;
   kl__attempt a;
@@ -116,7 +114,8 @@ int kl__run_state_apply(kl__run_state *st, const kl__solution *s,
   }
   st->counts[s->outcome]++;
   st->done++;
-  st->since_accept = s->outcome == KL_OUTCOME_ACCEPTED ? 0 : st->since_accept + 1;
+  st->since_accept =
+      s->outcome == KL_OUTCOME_ACCEPTED ? 0 : st->since_accept + 1;
   a.iteration = s->iteration;
   a.outcome = s->outcome;
   a.key = key;
@@ -126,7 +125,8 @@ int kl__run_state_apply(kl__run_state *st, const kl__solution *s,
   return 0;
 }
 
-/* ---- loading ----------------------------------------------------------------------- */
+/* ---- loading
+ * ----------------------------------------------------------------------- */
 
 typedef struct load_acc {
   kl__run_state *st;
@@ -142,8 +142,7 @@ typedef struct load_acc {
 static int load_line(const kl__solution *s, int line, void *payload) {
   (void)line;
   load_acc *a = payload;
-  if (!s->run || strcmp(s->run, a->run) != 0)
-    return 0;
+  if (!s->run || strcmp(s->run, a->run) != 0) return 0;
   kl_buf src = KL_BUF_INIT;
   int rc = 0;
   bool best = s->iteration == 0 || s->outcome == KL_OUTCOME_ACCEPTED;
@@ -152,8 +151,7 @@ static int load_line(const kl__solution *s, int line, void *payload) {
     kl_error_clear(); /* apply says what is missing */
   rc = kl__run_state_apply(a->st, s, best ? src.ptr : NULL);
   kl_buf_dispose(&src);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl__free(a->last_id);
   kl__free(a->last_proposer);
   kl__free(a->last_memo);
@@ -162,8 +160,10 @@ static int load_line(const kl__solution *s, int line, void *payload) {
   a->last_outcome = s->outcome;
   a->last_timed = s->timed;
   a->last_speedup = s->vs_parent.speedup;
-  if (!dup_into(&a->last_id, s->id) || !dup_into(&a->last_proposer, s->proposer) ||
-      !dup_into(&a->last_memo, s->memo) || !dup_into(&a->last_reason, s->reason))
+  if (!dup_into(&a->last_id, s->id) ||
+      !dup_into(&a->last_proposer, s->proposer) ||
+      !dup_into(&a->last_memo, s->memo) ||
+      !dup_into(&a->last_reason, s->reason))
     return kl__error_oom();
   return 0;
 }
@@ -190,12 +190,11 @@ static int complete_commit(load_acc *a, const char *case_dir,
   kl_report *rep = NULL;
   memory_has h = {a->run, n, false};
   int rc = kl__benchmark_rows_of(&have, case_dir, a->run, n);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if (kl__iteration_read(&text, a->run_dir, n, "report.json") < 0) {
     kl_error_clear(); /* an iteration without a report has no rows */
-  } else if ((rc = kl__json_parse(&doc, text.ptr ? text.ptr : "",
-                                  "report.json", "report.json")) < 0 ||
+  } else if ((rc = kl__json_parse(&doc, text.ptr ? text.ptr : "", "report.json",
+                                  "report.json")) < 0 ||
              (rc = kl__report_from_json(&rep, doc, "report.json")) < 0 ||
              (rc = kl__benchmark_rows_write(case_dir, a->run, n, a->last_id,
                                             a->last_outcome, rep,
@@ -205,8 +204,8 @@ static int complete_commit(load_acc *a, const char *case_dir,
   if (n <= 0 || (rc = kl__memory_read(case_dir, memory_line, &h)) < 0 ||
       h.found)
     goto done;
-  kl__memory_line m = {case_name,       a->run,       n,
-                       a->last_proposer, a->last_memo, a->last_outcome,
+  kl__memory_line m = {case_name,        a->run,          n,
+                       a->last_proposer, a->last_memo,    a->last_outcome,
                        a->last_timed,    a->last_speedup, a->last_reason};
   rc = kl__memory_write(case_dir, &m);
 done:

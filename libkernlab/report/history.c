@@ -23,28 +23,22 @@
 #include "kernlab/profile.h"
 #include "report_internal.h"
 
-
-/* ---- small JSON readers ---------------------------------------------------- */
-
-
-
+/* ---- small JSON readers ----------------------------------------------------
+ */
 
 static int dup_or_null(char **dst, const char *s) {
   *dst = NULL;
-  if (s && !(*dst = kl__strdup(s)))
-    return kl__error_oom();
+  if (s && !(*dst = kl__strdup(s))) return kl__error_oom();
   return 0;
 }
 
 /* A JSON file of the run's folder; *out NULL when it is not there. */
 static int read_json(json_object **out, const char *path) {
   *out = NULL;
-  if (!kl__is_file(path))
-    return 0;
+  if (!kl__is_file(path)) return 0;
   kl_buf t = KL_BUF_INIT;
   int rc = kl__read_file(&t, path);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   enum json_tokener_error jerr;
   *out = json_tokener_parse_verbose(t.ptr ? t.ptr : "", &jerr);
   kl_buf_dispose(&t);
@@ -54,8 +48,8 @@ static int read_json(json_object **out, const char *path) {
   return 0;
 }
 
-
-/* ---- kl history ------------------------------------------------------------ */
+/* ---- kl history ------------------------------------------------------------
+ */
 
 typedef struct run_row {
   char *id;
@@ -72,19 +66,16 @@ typedef struct rows {
 
 static run_row *row_find(rows *rs, const char *id) {
   for (size_t i = 0; id && i < rs->n; i++)
-    if (strcmp(rs->v[i].id, id) == 0)
-      return &rs->v[i];
+    if (strcmp(rs->v[i].id, id) == 0) return &rs->v[i];
   return NULL;
 }
 
 static int row_add(rows *rs, const char *id) {
-  if (KL__GROW(rs->v, rs->cap, rs->n + 1) < 0)
-    return KL_ENOMEM;
+  if (KL__GROW(rs->v, rs->cap, rs->n + 1) < 0) return KL_ENOMEM;
   run_row *r = &rs->v[rs->n];
   memset(r, 0, sizeof(*r));
   r->best = r->best_lo = r->best_hi = 1;
-  if (!(r->id = kl__strdup(id)))
-    return kl__error_oom();
+  if (!(r->id = kl__strdup(id))) return kl__error_oom();
   rs->n++;
   return 0;
 }
@@ -94,15 +85,12 @@ static int history_line(const kl__solution *s, int line, void *payload) {
   rows *rs = payload;
   run_row *r = row_find(rs, s->run);
   if (!r) {
-    if (!s->run)
-      return 0;
+    if (!s->run) return 0;
     int rc = row_add(rs, s->run);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
     r = &rs->v[rs->n - 1];
   }
-  if (s->iteration > 0)
-    r->iterations++;
+  if (s->iteration > 0) r->iterations++;
   r->counts[s->outcome]++;
   if (s->outcome == KL_OUTCOME_ACCEPTED && s->has_vs_baseline &&
       s->vs_baseline.speedup > r->best) {
@@ -180,12 +168,10 @@ static int gather_rows(rows *rs, const kl_case *c) {
   for (size_t i = 0; rc == 0 && i < n; i++)
     rc = row_add(rs, names[i]);
   kl__names_free(names, n);
-  if (rc < 0 ||
-      (rc = kl__solutions_read(kl_case_dir(c), history_line, rs)) < 0)
+  if (rc < 0 || (rc = kl__solutions_read(kl_case_dir(c), history_line, rs)) < 0)
     return rc;
   for (size_t i = 0; i < rs->n; i++)
-    if ((rc = row_files(&rs->v[i], c)) < 0)
-      return rc;
+    if ((rc = row_files(&rs->v[i], c)) < 0) return rc;
   return 0;
 }
 
@@ -205,8 +191,7 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
   rows rs = {0};
   kl_buf b = KL_BUF_INIT;
   int rc = gather_rows(&rs, c);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if (json) {
     kl__buf_puts(&b, "{\"case\":");
     kl__buf_json_string(&b, kl_case_name(c));
@@ -217,51 +202,48 @@ int kl_history(kl_buf *out, const kl_case *c, const char *format) {
       kl__buf_json_string(&b, r->id);
       kl__buf_printf(&b, ",\"started\":%.0f,\"proposer\":", r->started);
       kl__buf_json_string(&b, r->proposer);
-      kl__buf_printf(&b, ",\"iterations\":%d,\"verdicts\":{",
-                           r->iterations);
+      kl__buf_printf(&b, ",\"iterations\":%d,\"verdicts\":{", r->iterations);
       for (int v = 1; v < KL_OUTCOME_COUNT; v++)
         kl__buf_printf(&b, "%s\"%s\":%d", v > 1 ? "," : "",
-                             kl_outcome_name((kl_outcome)v),
-                             r->counts[v]);
+                       kl_outcome_name((kl_outcome)v), r->counts[v]);
       kl__buf_printf(&b,
-                           "},\"best_speedup\":{\"speedup\":%.6g,\"ci\":[%.6g,"
-                           "%.6g]},\"wall_s\":%.3f,\"worker_s\":%.3f,"
-                           "\"usd\":%.6f,\"stop_reason\":",
-                           r->best, r->best_lo, r->best_hi, r->wall_s,
-                           r->worker_s, r->usd);
+                     "},\"best_speedup\":{\"speedup\":%.6g,\"ci\":[%.6g,"
+                     "%.6g]},\"wall_s\":%.3f,\"worker_s\":%.3f,"
+                     "\"usd\":%.6f,\"stop_reason\":",
+                     r->best, r->best_lo, r->best_hi, r->wall_s, r->worker_s,
+                     r->usd);
       kl__buf_json_string(&b, r->stop_reason);
       kl__buf_putc(&b, '}');
     }
     kl__buf_puts(&b, "]}\n");
   } else {
-    kl__buf_printf(&b, "%-22s %-20s %-8s %5s %4s %-24s %9s %-12s\n",
-                         "run", "started", "proposer", "iters", "acc",
-                         "best vs baseline", "worker s", "stopped");
+    kl__buf_printf(&b, "%-22s %-20s %-8s %5s %4s %-24s %9s %-12s\n", "run",
+                   "started", "proposer", "iters", "acc", "best vs baseline",
+                   "worker s", "stopped");
     for (size_t i = 0; i < rs.n; i++) {
       const run_row *r = &rs.v[i];
       char when[32], best[64];
       time_text(when, sizeof(when), r->started);
       snprintf(best, sizeof(best), "x%.3f [%.3f, %.3f]", r->best, r->best_lo,
                r->best_hi);
-      kl__buf_printf(&b, "%-22s %-20s %-8s %5d %4d %-24s %9.1f %-12s\n",
-                           r->id, when, r->proposer ? r->proposer : "-",
-                           r->iterations, r->counts[1], best, r->worker_s,
-                           r->stop_reason ? r->stop_reason
-                           : r->counts[0] ? "(no summary)"
-                                          : "(no baseline)");
+      kl__buf_printf(&b, "%-22s %-20s %-8s %5d %4d %-24s %9.1f %-12s\n", r->id,
+                     when, r->proposer ? r->proposer : "-", r->iterations,
+                     r->counts[1], best, r->worker_s,
+                     r->stop_reason ? r->stop_reason
+                     : r->counts[0] ? "(no summary)"
+                                    : "(no baseline)");
     }
-    if (rs.n == 0)
-      kl__buf_puts(&b, "(no runs yet)\n");
+    if (rs.n == 0) kl__buf_puts(&b, "(no runs yet)\n");
   }
-  if ((rc = kl__buf_status(&b)) == 0)
-    kl__buf_give(out, &b);
+  if ((rc = kl__buf_status(&b)) == 0) kl__buf_give(out, &b);
 done:
   rows_dispose(&rs);
   kl_buf_dispose(&b);
   return rc;
 }
 
-/* ---- one run ---------------------------------------------------------------- */
+/* ---- one run ----------------------------------------------------------------
+ */
 
 typedef struct collect {
   rp_run *run;
@@ -272,8 +254,7 @@ static int iter_line(const kl__solution *s, int line, void *payload) {
   (void)line;
   collect *cl = payload;
   rp_run *run = cl->run;
-  if (!s->run || strcmp(s->run, run->id) != 0)
-    return 0;
+  if (!s->run || strcmp(s->run, run->id) != 0) return 0;
   if (KL__GROW(run->iters, run->cap_iters, run->niters + 1) < 0)
     return KL_ENOMEM;
   rp_iter *it = &run->iters[run->niters++];
@@ -287,9 +268,9 @@ static int iter_line(const kl__solution *s, int line, void *payload) {
   rc = rc ? rc : dup_or_null(&it->gate, s->gate);
   rc = rc ? rc : dup_or_null(&it->memo, s->memo);
   rc = rc ? rc : dup_or_null(&it->dir, s->dir);
-  if (rc < 0)
-    return rc;
-  if (s->config && s->config[0] && !(it->config = kl__strv_join(s->config, " ")))
+  if (rc < 0) return rc;
+  if (s->config && s->config[0] &&
+      !(it->config = kl__strv_join(s->config, " ")))
     return kl__error_oom();
   it->timed = s->timed;
   it->speedup = s->vs_parent.speedup;
@@ -300,8 +281,7 @@ static int iter_line(const kl__solution *s, int line, void *payload) {
     it->vs_base = s->vs_baseline.speedup;
     it->vb_lo = s->vs_baseline.ci_low;
     it->vb_hi = s->vs_baseline.ci_high;
-    if ((rc = dup_or_null(&it->vb_method, s->method)) < 0)
-      return rc;
+    if ((rc = dup_or_null(&it->vb_method, s->method)) < 0) return rc;
   }
   it->has_log = s->timed || s->iteration == 0;
   it->log_vs_base = s->iteration == 0 ? 0 : s->log_vs_baseline;
@@ -323,8 +303,7 @@ static int iter_line(const kl__solution *s, int line, void *payload) {
     const char *host = kl__json_text(env, "host");
     rc = dup_or_null(&run->device, gpu ? gpu : host);
     json_object_put(env);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
   }
   return 0;
 }
@@ -340,11 +319,10 @@ static rp_iter *iter_by_id(rp_run *run, const char *id) {
 static int iter_json(json_object **out, const kl_case *c, const rp_iter *it,
                      const char *name) {
   *out = NULL;
-  if (!it || !it->dir)
-    return 0;
+  if (!it || !it->dir) return 0;
   char path[PATH_MAX];
-  if (snprintf(path, sizeof(path), "%s/%s/%s", kl_case_dir(c), it->dir,
-               name) >= (int)sizeof(path))
+  if (snprintf(path, sizeof(path), "%s/%s/%s", kl_case_dir(c), it->dir, name) >=
+      (int)sizeof(path))
     return 0;
   return read_json(out, path);
 }
@@ -357,10 +335,8 @@ static json_object *shape_of(json_object *report, const char *name) {
   for (size_t i = 0; i < json_object_array_length(shapes); i++) {
     json_object *s = json_object_array_get_idx(shapes, i);
     const char *n = kl__json_text(s, "name");
-    if (!n)
-      n = kl__json_text(s, "shape");
-    if (n && strcmp(n, name) == 0)
-      return s;
+    if (!n) n = kl__json_text(s, "shape");
+    if (n && strcmp(n, name) == 0) return s;
   }
   return NULL;
 }
@@ -383,8 +359,7 @@ static int gather_shapes(rp_run *run, const kl_case *c,
     s->has_base = kl__json_number(b, "median_us", &s->base_us) &&
                   kl__json_number(b, "ci_low_us", &s->base_lo) &&
                   kl__json_number(b, "ci_high_us", &s->base_hi);
-    if (nchain == 0)
-      continue;
+    if (nchain == 0) continue;
     /* chain[0] is the best's report: its candidate times are the best's */
     json_object *top = shape_of(chain[0], s->name);
     s->has_best = kl__json_number(top, "median_us", &s->best_us) &&
@@ -395,8 +370,9 @@ static int gather_shapes(rp_run *run, const kl_case *c,
     for (size_t i = 0; ok && i < nchain; i++) {
       json_object *sh = shape_of(chain[i], s->name);
       double sp, lo, hi;
-      ok = kl__json_number(sh, "speedup", &sp) && kl__json_pair(sh, "speedup_ci", &lo, &hi) &&
-           sp > 0 && lo > 0 && hi > 0;
+      ok = kl__json_number(sh, "speedup", &sp) &&
+           kl__json_pair(sh, "speedup_ci", &lo, &hi) && sp > 0 && lo > 0 &&
+           hi > 0;
       if (ok) {
         double half = (log(hi) - log(lo)) / 2;
         logsum += log(sp);
@@ -415,11 +391,10 @@ static int gather_shapes(rp_run *run, const kl_case *c,
 
 /* Peaks and bottlenecks per shape from a profile.json. */
 static int gather_profile(rp_run *run, json_object *profile, bool after) {
-  if (!profile)
-    return 0;
+  if (!profile) return 0;
   kl_profile_list *l = NULL;
-  const char *text = json_object_to_json_string_ext(profile,
-                                                    JSON_C_TO_STRING_PLAIN);
+  const char *text =
+      json_object_to_json_string_ext(profile, JSON_C_TO_STRING_PLAIN);
   if (!text || kl_profile_list_from_json(&l, text, "profile.json") < 0)
     return 0; /* a profile that does not read leaves the columns empty */
   for (size_t i = 0; i < kl_profile_list_count(l); i++) {
@@ -427,8 +402,7 @@ static int gather_profile(rp_run *run, json_object *profile, bool after) {
     const kl_profile *p = kl_profile_list_get(l, i);
     for (size_t k = 0; name && k < run->nshapes; k++) {
       rp_shape *s = &run->shapes[k];
-      if (strcmp(s->name, name) != 0)
-        continue;
+      if (strcmp(s->name, name) != 0) continue;
       double v;
       if (s->peak_gbs <= 0 && kl_profile_value(&v, p, "peak_bandwidth") == 0)
         s->peak_gbs = v;
@@ -456,47 +430,42 @@ static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
   if (rules && json_object_is_type(rules, json_type_object) &&
       !json_object_object_get_ex(rules, "shapes", &shapes))
     return 0;
-  if (!shapes || !json_object_is_type(shapes, json_type_array))
-    return 0;
+  if (!shapes || !json_object_is_type(shapes, json_type_array)) return 0;
   for (size_t i = 0; i < json_object_array_length(shapes); i++) {
     json_object *sh = json_object_array_get_idx(shapes, i), *fired, *diag;
     const char *shape = kl__json_text(sh, "shape");
-    if (json_object_object_get_ex(sh, "diagnosis", &diag))
-      sh = diag;
+    if (json_object_object_get_ex(sh, "diagnosis", &diag)) sh = diag;
     if (!json_object_object_get_ex(sh, "fired", &fired) ||
         !json_object_is_type(fired, json_type_array))
       continue;
     for (size_t j = 0; j < json_object_array_length(fired); j++) {
       json_object *f = json_object_array_get_idx(fired, j);
       const char *id = kl__json_text(f, "id");
-      if (!id)
-        continue;
+      if (!id) continue;
       rp_finding *hit = NULL;
       for (size_t k = 0; k < *nout && !hit; k++)
-        if (strcmp((*out)[k].id, id) == 0)
-          hit = &(*out)[k];
+        if (strcmp((*out)[k].id, id) == 0) hit = &(*out)[k];
       if (!hit) {
         if (!kl__array_reserve(out, &cap, *nout + 1, sizeof(**out)))
           return kl__error_oom();
         hit = &(*out)[(*nout)++];
         memset(hit, 0, sizeof(*hit));
         int rc = dup_or_null(&hit->id, id);
-        rc = rc ? rc : dup_or_null(&hit->severity, kl__json_text(f, "severity"));
+        rc =
+            rc ? rc : dup_or_null(&hit->severity, kl__json_text(f, "severity"));
         rc = rc ? rc : dup_or_null(&hit->finding, kl__json_text(f, "finding"));
         rc = rc ? rc : dup_or_null(&hit->action, kl__json_text(f, "action"));
         rc = rc ? rc : dup_or_null(&hit->shapes, "");
-        if (rc < 0)
-          return rc;
+        if (rc < 0) return rc;
       }
       if (shape) {
         char *joined = NULL;
-        if (asprintf(&joined, "%s%s%s", hit->shapes,
-                     hit->shapes[0] ? ", " : "", shape) < 0)
+        if (asprintf(&joined, "%s%s%s", hit->shapes, hit->shapes[0] ? ", " : "",
+                     shape) < 0)
           return kl__error_oom();
         char *mine = kl__strdup(joined);
         free(joined);
-        if (!mine)
-          return kl__error_oom();
+        if (!mine) return kl__error_oom();
         kl__free(hit->shapes);
         hit->shapes = mine;
       }
@@ -509,12 +478,10 @@ static int gather_findings(rp_finding **out, size_t *nout, json_object *rules) {
  * absolute), ending in '/'; "" when they are the same. */
 static char *relative_dir(const char *from, const char *to) {
   char a[PATH_MAX], b[PATH_MAX];
-  if (!realpath(from, a) || !realpath(to, b))
-    return NULL;
+  if (!realpath(from, a) || !realpath(to, b)) return NULL;
   size_t common = 0, i = 0;
   for (; a[i] && a[i] == b[i]; i++)
-    if (a[i] == '/')
-      common = i;
+    if (a[i] == '/') common = i;
   if (!a[i] && (!b[i] || b[i] == '/'))
     common = i;
   else if (!b[i] && a[i] == '/')
@@ -522,13 +489,11 @@ static char *relative_dir(const char *from, const char *to) {
   kl_buf r = KL_BUF_INIT;
   kl__buf_puts(&r, "");
   for (const char *p = a + common; *p; p++)
-    if (*p == '/')
-      kl__buf_puts(&r, "../");
+    if (*p == '/') kl__buf_puts(&r, "../");
   const char *rest = b + common;
   while (*rest == '/')
     rest++;
-  if (*rest)
-    kl__buf_printf(&r, "%s/", rest);
+  if (*rest) kl__buf_printf(&r, "%s/", rest);
   return kl__buf_detach(&r); /* NULL when a write failed */
 }
 
@@ -540,12 +505,10 @@ static int pick_run(char **out, const kl_case *c, const char *want) {
   char **names = NULL;
   size_t n = 0;
   int rc = kl__runs_list(&names, &n, kl_case_dir(c));
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   const char *hit = !want && n ? names[n - 1] : NULL;
   for (size_t i = 0; want && i < n; i++)
-    if (strcmp(names[i], want) == 0)
-      hit = names[i];
+    if (strcmp(names[i], want) == 0) hit = names[i];
   if (!hit && want)
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                    "%s: no run '%s' in this case (kl history lists them)",
@@ -567,8 +530,8 @@ static int collect_run_files(rp_run *run, const kl_case *c) {
   int rc;
   if ((rc = kl__run_dir(&rundir, kl_case_dir(c), run->id)) < 0 ||
       (rc = read_run_files(&f, rundir)) < 0 ||
-      (rc = kl__summary_read(rundir, &run->stop_reason,
-                             &run->webhook_status)) < 0)
+      (rc = kl__summary_read(rundir, &run->stop_reason, &run->webhook_status)) <
+          0)
     goto done;
   char path[PATH_MAX], when[32];
   snprintf(path, sizeof(path), "%s/summary.json", rundir);
@@ -594,8 +557,7 @@ static int with_json(rp_run *run, const kl_case *c, const rp_iter *it,
                      bool best) {
   json_object *j = NULL;
   int rc = iter_json(&j, c, it, name);
-  if (rc == 0)
-    rc = gather(run, j, best);
+  if (rc == 0) rc = gather(run, j, best);
   json_object_put(j);
   return rc;
 }
@@ -625,21 +587,19 @@ static int collect_evidence(rp_run *run, const kl_case *c) {
   for (rp_iter *it = best;
        it && it->iteration > 0 && nchain < KL_ARRAY_SIZE(chain);
        it = iter_by_id(run, it->parent)) {
-    if ((rc = iter_json(&chain[nchain], c, it, "report.json")) < 0)
-      goto done;
-    if (!chain[nchain])
-      break;
+    if ((rc = iter_json(&chain[nchain], c, it, "report.json")) < 0) goto done;
+    if (!chain[nchain]) break;
     nchain++;
   }
   bool other = best && best != base;
   if ((rc = gather_shapes(run, c, chain, nchain, base_report)) < 0 ||
-      (rc = with_json(run, c, base, "profile.json", gather_profile, false)) < 0 ||
-      (other &&
-       (rc = with_json(run, c, best, "profile.json", gather_profile, true)) < 0) ||
+      (rc = with_json(run, c, base, "profile.json", gather_profile, false)) <
+          0 ||
+      (other && (rc = with_json(run, c, best, "profile.json", gather_profile,
+                                true)) < 0) ||
       (rc = with_json(run, c, base, "rules.json", gather_before, false)) < 0)
     goto done;
-  if (other)
-    rc = with_json(run, c, best, "rules.json", gather_after, true);
+  if (other) rc = with_json(run, c, best, "rules.json", gather_after, true);
 done:
   for (size_t i = 0; i < nchain; i++)
     json_object_put(chain[i]);
@@ -656,8 +616,8 @@ int kl__rp_collect(rp_run *run, const kl_case *c, const char *run_id,
   int rc;
   if ((rc = pick_run(&run->id, c, run_id)) < 0 ||
       (rc = dup_or_null(&run->case_name, kl_case_name(c))) < 0 ||
-      (rc = dup_or_null(&run->backend,
-                        kl_backend_name(kl_case_backend(c)))) < 0 ||
+      (rc = dup_or_null(&run->backend, kl_backend_name(kl_case_backend(c)))) <
+          0 ||
       (rc = kl__solutions_read(kl_case_dir(c), iter_line, &cl)) < 0 ||
       (rc = collect_run_files(run, c)) < 0)
     goto fail;
@@ -666,8 +626,7 @@ int kl__rp_collect(rp_run *run, const kl_case *c, const char *run_id,
     rc = kl__error_oom();
     goto fail;
   }
-  if ((rc = collect_evidence(run, c)) < 0)
-    goto fail;
+  if ((rc = collect_evidence(run, c)) < 0) goto fail;
   return 0;
 fail:
   kl__rp_dispose(run);
@@ -725,8 +684,7 @@ int kl_history_report(kl_buf *out, const kl_case *c,
                       const kl_history_report_options *given) {
   kl_history_report_options full;
   int taken = kl__history_report_options_take(&full, given);
-  if (taken < 0)
-    return taken;
+  if (taken < 0) return taken;
   const kl_history_report_options *o = &full;
   if (!out || !c ||
       (o->format && strcmp(o->format, "html") && strcmp(o->format, "md")))
@@ -734,33 +692,37 @@ int kl_history_report(kl_buf *out, const kl_case *c,
                      "kl_history_report: format is \"html\" or \"md\"");
   rp_run run;
   int rc = kl__rp_collect(&run, c, o->run, o->links_from);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl_buf b = KL_BUF_INIT;
   rc = o->format && strcmp(o->format, "md") == 0 ? kl__rp_render_md(&b, &run)
                                                  : kl__rp_render_html(&b, &run);
   kl__rp_dispose(&run);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   kl_buf_dispose(&b);
   return rc;
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
-static const size_t history_report_options_sizes[] = {0, sizeof(kl_history_report_options)};
+static const size_t history_report_options_sizes[] = {
+    0, sizeof(kl_history_report_options)};
 
-int kl_history_report_options_init(kl_history_report_options *opts, unsigned version) {
+int kl_history_report_options_init(kl_history_report_options *opts,
+                                   unsigned version) {
   const kl_history_report_options defaults = KL_HISTORY_REPORT_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, history_report_options_sizes,
-                          KL_ARRAY_SIZE(history_report_options_sizes), "kl_history_report_options");
+  return kl__options_init(
+      opts, &defaults, version, history_report_options_sizes,
+      KL_ARRAY_SIZE(history_report_options_sizes), "kl_history_report_options");
 }
 
-/* A caller's kl_history_report_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__history_report_options_take(kl_history_report_options *full, const kl_history_report_options *given) {
+/* A caller's kl_history_report_options (of any version) over the defaults: what
+ * this library reads from. */
+int kl__history_report_options_take(kl_history_report_options *full,
+                                    const kl_history_report_options *given) {
   const kl_history_report_options defaults = KL_HISTORY_REPORT_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, history_report_options_sizes, KL_ARRAY_SIZE(history_report_options_sizes),
+  return kl__options_take(full, given, history_report_options_sizes,
+                          KL_ARRAY_SIZE(history_report_options_sizes),
                           "kl_history_report_options");
 }

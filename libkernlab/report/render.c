@@ -12,7 +12,8 @@
 
 #include "report_internal.h"
 
-/* ---- shared figures ----------------------------------------------------------- */
+/* ---- shared figures
+ * ----------------------------------------------------------- */
 
 typedef struct totals {
   double wall_s, worker_s, usd, tokens_in, tokens_out;
@@ -37,7 +38,6 @@ static const rp_iter *best_of(const rp_run *run) {
   return run->best >= 0 ? &run->iters[run->best] : NULL;
 }
 
-
 /* The estimate against the baseline of a timed candidate. */
 static bool estimate(const rp_iter *it, double *out) {
   if (it->has_vs_base) {
@@ -60,33 +60,28 @@ static const char *verdict_color(const char *v) {
                 {"COMPILE_ERROR", "#6e7781"}, {"INVALID_REPLY", "#d4a72c"},
                 {"CHEAT", "#000000"}};
   for (size_t i = 0; v && i < KL_ARRAY_SIZE(colors); i++)
-    if (strcmp(v, colors[i].v) == 0)
-      return colors[i].color;
+    if (strcmp(v, colors[i].v) == 0) return colors[i].color;
   return "#6e7781";
 }
 
 /* The achieved rate of a shape's best, and its share of the roofline. */
-static void shape_rates(const rp_shape *s, char *rate, size_t nrate,
-                        char *roof, size_t nroof) {
+static void shape_rates(const rp_shape *s, char *rate, size_t nrate, char *roof,
+                        size_t nroof) {
   snprintf(rate, nrate, "-");
   snprintf(roof, nroof, "-");
   double us = s->has_best ? s->best_us : s->has_base ? s->base_us : 0;
-  if (us <= 0)
-    return;
+  if (us <= 0) return;
   int n = 0;
-  if (s->bytes > 0)
-    n = snprintf(rate, nrate, "%.1f GB/s", s->bytes / us / 1e3);
+  if (s->bytes > 0) n = snprintf(rate, nrate, "%.1f GB/s", s->bytes / us / 1e3);
   if (s->flops > 0 && n >= 0 && (size_t)n < nrate)
     snprintf(rate + n, nrate - (size_t)n, "%s%.1f GFLOP/s", n ? ", " : "",
              s->flops / us / 1e3);
   double t_roof = 0;
-  if (s->peak_gbs > 0 && s->bytes > 0)
-    t_roof = s->bytes / (s->peak_gbs * 1e3);
+  if (s->peak_gbs > 0 && s->bytes > 0) t_roof = s->bytes / (s->peak_gbs * 1e3);
   if (s->peak_gflops > 0 && s->flops > 0 &&
       s->flops / (s->peak_gflops * 1e3) > t_roof)
     t_roof = s->flops / (s->peak_gflops * 1e3);
-  if (t_roof > 0)
-    snprintf(roof, nroof, "%.1f%%", 100 * t_roof / us);
+  if (t_roof > 0) snprintf(roof, nroof, "%.1f%%", 100 * t_roof / us);
 }
 
 static void speedup_text(char *out, size_t n, double s, double lo, double hi) {
@@ -99,10 +94,8 @@ typedef struct shape_cells {
 } shape_cells;
 
 static void shape_row(shape_cells *cl, const rp_shape *s) {
-  snprintf(cl->base, sizeof(cl->base), s->has_base ? "%.2f" : "-",
-           s->base_us);
-  snprintf(cl->best, sizeof(cl->best), s->has_best ? "%.2f" : "-",
-           s->best_us);
+  snprintf(cl->base, sizeof(cl->base), s->has_base ? "%.2f" : "-", s->base_us);
+  snprintf(cl->best, sizeof(cl->best), s->has_best ? "%.2f" : "-", s->best_us);
   if (s->has_speedup)
     speedup_text(cl->speedup, sizeof(cl->speedup), s->speedup, s->lo, s->hi);
   else
@@ -120,18 +113,17 @@ static void per_percent(char *out, size_t n, const rp_iter *best,
   }
 }
 
-/* ---- markdown ------------------------------------------------------------------ */
+/* ---- markdown
+ * ------------------------------------------------------------------ */
 
 /* Text for a table cell: no newline, no bar. */
 static int md_cell(kl_buf *b, const char *s) {
   for (; s && *s; s++)
     if (*s == '|')
-    kl__buf_puts(b, "\\|");
-  else
-    *s == '\n' ? kl__buf_putc(b, ' ')
-                       : kl__buf_putc(b, *s);
-  if (!s)
-    kl__buf_putc(b, '-');
+      kl__buf_puts(b, "\\|");
+    else
+      *s == '\n' ? kl__buf_putc(b, ' ') : kl__buf_putc(b, *s);
+  if (!s) kl__buf_putc(b, '-');
   return kl__buf_status(b);
 }
 
@@ -145,8 +137,8 @@ static int md_findings(kl_buf *b, const rp_finding *f, size_t n,
     for (size_t j = 0; j < nother; j++)
       still |= strcmp(other[j].id, f[i].id) == 0;
     kl__buf_printf(b, "- **%s** (%s; %s)%s: ", f[i].id,
-                         f[i].severity ? f[i].severity : "-", f[i].shapes,
-                         before && nother && !still ? " — gone after" : "");
+                   f[i].severity ? f[i].severity : "-", f[i].shapes,
+                   before && nother && !still ? " — gone after" : "");
     md_cell(b, f[i].finding);
     kl__buf_putc(b, '\n');
   }
@@ -158,23 +150,23 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
   const rp_iter *best = best_of(run);
   totals t = sum_costs(run);
   char sp[96];
-  kl__buf_printf(b, "# kernlab run %s — %s\n\n", run->id,
-                          run->case_name);
-  kl__buf_printf(b, "Started %s on %s; proposer %s%s%s; %d candidates; "
-                          "stopped: %s.\n\n",
-                       run->started_text, run->device ? run->device : "-",
-                       run->proposer ? run->proposer : "-",
-                       run->strategy ? "/" : "",
-                       run->strategy ? run->strategy : "", t.candidates,
-                       run->stop_reason ? run->stop_reason
-                       : run->has_summary ? "-"
-                                          : "not recorded (killed?)");
+  kl__buf_printf(b, "# kernlab run %s — %s\n\n", run->id, run->case_name);
+  kl__buf_printf(b,
+                 "Started %s on %s; proposer %s%s%s; %d candidates; "
+                 "stopped: %s.\n\n",
+                 run->started_text, run->device ? run->device : "-",
+                 run->proposer ? run->proposer : "-", run->strategy ? "/" : "",
+                 run->strategy ? run->strategy : "", t.candidates,
+                 run->stop_reason   ? run->stop_reason
+                 : run->has_summary ? "-"
+                                    : "not recorded (killed?)");
   if (best && best->iteration > 0 && best->has_vs_base) {
     speedup_text(sp, sizeof(sp), best->vs_base, best->vb_lo, best->vb_hi);
-    kl__buf_printf(b, "**Best: %s against the baseline** (iteration "
-                            "%d, %s",
-                         sp, best->iteration,
-                         best->vb_method ? best->vb_method : "-");
+    kl__buf_printf(b,
+                   "**Best: %s against the baseline** (iteration "
+                   "%d, %s",
+                   sp, best->iteration,
+                   best->vb_method ? best->vb_method : "-");
     kl__buf_puts(b, "; ");
     md_cell(b, best->memo);
     kl__buf_puts(b, ").\n\n");
@@ -182,47 +174,45 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
     kl__buf_puts(b, "**Nothing was accepted: the baseline stands.**\n\n");
   }
   kl__buf_puts(b, "## Best so far\n\n| iteration | best vs baseline "
-                        "| 95% interval |\n|---:|---:|---|\n");
+                  "| 95% interval |\n|---:|---:|---|\n");
   for (size_t i = 0; i < run->niters; i++) {
     const rp_iter *it = &run->iters[i];
-    if (!it->has_vs_base)
-      continue;
+    if (!it->has_vs_base) continue;
     kl__buf_printf(b, "| %d | x%.3f | [%.3f, %.3f] |\n", it->iteration,
-                         it->vs_base, it->vb_lo, it->vb_hi);
+                   it->vs_base, it->vb_lo, it->vb_hi);
   }
   kl__buf_puts(b, "\n## Per shape\n\n| shape | baseline µs | best µs | "
-                        "speedup [95%] | achieved | of roofline | bottleneck "
-                        "before → after |\n|---|---:|---:|---|---|---:|---|\n");
+                  "speedup [95%] | achieved | of roofline | bottleneck "
+                  "before → after |\n|---|---:|---:|---|---|---:|---|\n");
   for (size_t k = 0; k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
     shape_cells cl;
     shape_row(&cl, s);
-    kl__buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s → %s |\n",
-                         s->name, cl.base, cl.best, cl.speedup, cl.rate,
-                         cl.roof,
-                         s->bottleneck_before ? s->bottleneck_before : "-",
-                         s->bottleneck_after ? s->bottleneck_after : "-");
+    kl__buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s → %s |\n", s->name,
+                   cl.base, cl.best, cl.speedup, cl.rate, cl.roof,
+                   s->bottleneck_before ? s->bottleneck_before : "-",
+                   s->bottleneck_after ? s->bottleneck_after : "-");
   }
   kl__buf_puts(b, "\n## Findings before (baseline)\n\n");
-  md_findings(b, run->before, run->nbefore, run->after, run->nafter,
-                    true);
+  md_findings(b, run->before, run->nbefore, run->after, run->nafter, true);
   kl__buf_puts(b, "\n## Findings after (best)\n\n");
   if (best && best->iteration > 0)
     md_findings(b, run->after, run->nafter, NULL, 0, false);
   else
     kl__buf_puts(b, "- (nothing accepted)\n");
-  kl__buf_printf(b, "\n## Budget\n\n| iterations | wall s | worker s "
-                          "(%s) | tokens in / out | dollars | per accepted "
-                          "1%% |\n|---:|---:|---:|---|---:|---|\n",
-                       strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU");
+  kl__buf_printf(b,
+                 "\n## Budget\n\n| iterations | wall s | worker s "
+                 "(%s) | tokens in / out | dollars | per accepted "
+                 "1%% |\n|---:|---:|---:|---|---:|---|\n",
+                 strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU");
   char per[96];
   per_percent(per, sizeof(per), best, &t);
   kl__buf_printf(b, "| %d | %.1f | %.1f | %.0f / %.0f | %.4f | %s |\n",
-                       t.candidates, t.wall_s, t.worker_s, t.tokens_in,
-                       t.tokens_out, t.usd, per);
+                 t.candidates, t.wall_s, t.worker_s, t.tokens_in, t.tokens_out,
+                 t.usd, per);
   kl__buf_puts(b, "\n## Every candidate\n\n| # | proposer | verdict | "
-                        "vs parent | vs baseline | what | why | folder |\n"
-                        "|---:|---|---|---|---:|---|---|---|\n");
+                  "vs parent | vs baseline | what | why | folder |\n"
+                  "|---:|---|---|---|---:|---|---|---|\n");
   for (size_t i = 0; i < run->niters; i++) {
     const rp_iter *it = &run->iters[i];
     double est;
@@ -231,36 +221,47 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
     else
       snprintf(sp, sizeof(sp), "-");
     kl__buf_printf(b, "| %d | %s | %s%s%s | %s | ", it->iteration,
-                         it->proposer ? it->proposer : "-",
-                         it->verdict ? it->verdict : "-",
-                         it->gate ? " " : "", it->gate ? it->gate : "", sp);
+                   it->proposer ? it->proposer : "-",
+                   it->verdict ? it->verdict : "-", it->gate ? " " : "",
+                   it->gate ? it->gate : "", sp);
     if (estimate(it, &est))
-    kl__buf_printf(b, "x%.3f", est);
-  else
-    kl__buf_puts(b, "-");
+      kl__buf_printf(b, "x%.3f", est);
+    else
+      kl__buf_puts(b, "-");
     kl__buf_puts(b, " | ");
     md_cell(b, it->memo ? it->memo : it->config);
     kl__buf_puts(b, " | ");
     md_cell(b, it->reason);
-    kl__buf_printf(b, " | [%s](%s%s/) |\n", it->dir ? it->dir : "-",
-                         run->links, it->dir ? it->dir : "");
+    kl__buf_printf(b, " | [%s](%s%s/) |\n", it->dir ? it->dir : "-", run->links,
+                   it->dir ? it->dir : "");
   }
   return kl__buf_status(b);
 }
 
-/* ---- HTML ----------------------------------------------------------------------- */
+/* ---- HTML
+ * ----------------------------------------------------------------------- */
 
 static int esc(kl_buf *b, const char *s) {
-  if (!s)
-    return kl__buf_putc(b, '-');
+  if (!s) return kl__buf_putc(b, '-');
   for (; *s; s++)
     switch (*s) {
-    case '&': kl__buf_puts(b, "&amp;"); break;
-    case '<': kl__buf_puts(b, "&lt;"); break;
-    case '>': kl__buf_puts(b, "&gt;"); break;
-    case '"': kl__buf_puts(b, "&quot;"); break;
-    case '\'': kl__buf_puts(b, "&#39;"); break;
-    default: kl__buf_putc(b, *s);
+    case '&':
+      kl__buf_puts(b, "&amp;");
+      break;
+    case '<':
+      kl__buf_puts(b, "&lt;");
+      break;
+    case '>':
+      kl__buf_puts(b, "&gt;");
+      break;
+    case '"':
+      kl__buf_puts(b, "&quot;");
+      break;
+    case '\'':
+      kl__buf_puts(b, "&#39;");
+      break;
+    default:
+      kl__buf_putc(b, *s);
     }
   return kl__buf_status(b);
 }
@@ -279,12 +280,10 @@ static double fx(const frame *f, double iter) {
 
 static double fy(const frame *f, double speedup) {
   double l = log10(speedup > 1e-9 ? speedup : 1e-9);
-  if (l < f->ymin)
-    l = f->ymin;
-  if (l > f->ymax)
-    l = f->ymax;
-  return f->top + (f->h - f->top - f->bottom) * (f->ymax - l) /
-                      (f->ymax - f->ymin);
+  if (l < f->ymin) l = f->ymin;
+  if (l > f->ymax) l = f->ymax;
+  return f->top +
+         (f->h - f->top - f->bottom) * (f->ymax - l) / (f->ymax - f->ymin);
 }
 
 static frame make_frame(const rp_run *run, bool with_failed_strip) {
@@ -293,8 +292,7 @@ static frame make_frame(const rp_run *run, bool with_failed_strip) {
   for (size_t i = 0; i < run->niters; i++) {
     const rp_iter *it = &run->iters[i];
     double e;
-    if (it->iteration > f.max_iter)
-      f.max_iter = it->iteration;
+    if (it->iteration > f.max_iter) f.max_iter = it->iteration;
     if (it->has_vs_base) {
       lo = fmin(lo, it->vb_lo);
       hi = fmax(hi, it->vb_hi);
@@ -318,9 +316,9 @@ static frame make_frame(const rp_run *run, bool with_failed_strip) {
 static int axes(kl_buf *b, const frame *f, const char *ylabel) {
   double x0 = f->left, x1 = f->w - f->right;
   kl__buf_printf(b,
-                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                          "height=\"%.1f\" fill=\"#ffffff\" stroke=\"#d0d7de\"/>\n",
-                          x0, f->top, x1 - x0, f->h - f->top - f->bottom);
+                 "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                 "height=\"%.1f\" fill=\"#ffffff\" stroke=\"#d0d7de\"/>\n",
+                 x0, f->top, x1 - x0, f->h - f->top - f->bottom);
   /* ticks at 1-2-5 steps; over a narrow range, linear steps instead */
   double ticks[16];
   int nticks = 0;
@@ -328,19 +326,16 @@ static int axes(kl_buf *b, const frame *f, const char *ylabel) {
   for (int e = -6; e <= 6; e++)
     for (int k = 0; k < 3 && nticks < 16; k++) {
       double v = steps[k] * pow(10, e), l = log10(v);
-      if (l >= f->ymin && l <= f->ymax)
-        ticks[nticks++] = v;
+      if (l >= f->ymin && l <= f->ymax) ticks[nticks++] = v;
     }
   if (nticks < 3) {
     static const double linear[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1};
     double lo = pow(10, f->ymin), hi = pow(10, f->ymax);
     for (size_t k = 0; k < KL_ARRAY_SIZE(linear); k++) {
       double step = linear[k];
-      if ((hi - lo) / step > 8)
-        continue;
+      if ((hi - lo) / step > 8) continue;
       nticks = 0;
-      for (double v = ceil(lo / step) * step; v <= hi && nticks < 16;
-           v += step)
+      for (double v = ceil(lo / step) * step; v <= hi && nticks < 16; v += step)
         ticks[nticks++] = round(v / step) * step;
       break;
     }
@@ -349,28 +344,27 @@ static int axes(kl_buf *b, const frame *f, const char *ylabel) {
     double v = ticks[t], y = fy(f, v);
     bool one = fabs(v - 1) < 1e-9;
     kl__buf_printf(b,
-                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                         "stroke=\"%s\"%s/>\n<text x=\"%.1f\" y=\"%.1f\" "
-                         "class=\"tick\" text-anchor=\"end\">x%g</text>\n",
-                         x0, y, x1, y, one ? "#8c959f" : "#eaeef2",
-                         one ? " stroke-dasharray=\"4 3\"" : "", x0 - 6, y + 4,
-                         v);
+                   "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                   "stroke=\"%s\"%s/>\n<text x=\"%.1f\" y=\"%.1f\" "
+                   "class=\"tick\" text-anchor=\"end\">x%g</text>\n",
+                   x0, y, x1, y, one ? "#8c959f" : "#eaeef2",
+                   one ? " stroke-dasharray=\"4 3\"" : "", x0 - 6, y + 4, v);
   }
   int every = f->max_iter > 20 ? (f->max_iter + 9) / 10 : 1;
   for (int i = 0; i <= f->max_iter; i += every)
     kl__buf_printf(b,
-                         "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" "
-                         "text-anchor=\"middle\">%d</text>\n",
-                         fx(f, i), f->h - f->bottom + 16, i);
+                   "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" "
+                   "text-anchor=\"middle\">%d</text>\n",
+                   fx(f, i), f->h - f->bottom + 16, i);
   kl__buf_printf(b,
-                       "<text x=\"%.1f\" y=\"%.1f\" class=\"label\" "
-                       "text-anchor=\"middle\">iteration</text>\n"
-                       "<text x=\"14\" y=\"%.1f\" class=\"label\" "
-                       "transform=\"rotate(-90 14 %.1f)\" "
-                       "text-anchor=\"middle\">%s</text>\n",
-                       (x0 + x1) / 2, f->h - f->bottom + 32,
-                       (f->top + f->h - f->bottom) / 2,
-                       (f->top + f->h - f->bottom) / 2, ylabel);
+                 "<text x=\"%.1f\" y=\"%.1f\" class=\"label\" "
+                 "text-anchor=\"middle\">iteration</text>\n"
+                 "<text x=\"14\" y=\"%.1f\" class=\"label\" "
+                 "transform=\"rotate(-90 14 %.1f)\" "
+                 "text-anchor=\"middle\">%s</text>\n",
+                 (x0 + x1) / 2, f->h - f->bottom + 32,
+                 (f->top + f->h - f->bottom) / 2,
+                 (f->top + f->h - f->bottom) / 2, ylabel);
   return kl__buf_status(b);
 }
 
@@ -379,19 +373,17 @@ static int axes(kl_buf *b, const frame *f, const char *ylabel) {
 static int curve_svg(kl_buf *b, const rp_run *run) {
   frame f = make_frame(run, false);
   kl__buf_printf(b,
-                          "<svg id=\"curve\" xmlns=\"http://www.w3.org/2000/svg\" "
-                          "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
-                          "%.0f\" role=\"img\" aria-label=\"best speedup so "
-                          "far against the baseline\">\n",
-                          f.w, f.h, f.w, f.h);
+                 "<svg id=\"curve\" xmlns=\"http://www.w3.org/2000/svg\" "
+                 "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
+                 "%.0f\" role=\"img\" aria-label=\"best speedup so "
+                 "far against the baseline\">\n",
+                 f.w, f.h, f.w, f.h);
   axes(b, &f, "best vs baseline");
   const rp_iter **steps = kl__calloc(run->niters + 1, sizeof(*steps));
-  if (!steps)
-    return kl__error_oom();
+  if (!steps) return kl__error_oom();
   size_t n = 0;
   for (size_t i = 0; i < run->niters; i++)
-    if (run->iters[i].has_vs_base)
-      steps[n++] = &run->iters[i];
+    if (run->iters[i].has_vs_base) steps[n++] = &run->iters[i];
   /* x from and to of step k; a last step at the last iteration gets a
    * sliver so it shows */
   double *x0 = kl__calloc(2 * n + 1, sizeof(double)), *x1 = x0 ? x0 + n : NULL;
@@ -402,34 +394,30 @@ static int curve_svg(kl_buf *b, const rp_run *run) {
   for (size_t k = 0; k < n; k++) {
     x0[k] = fx(&f, steps[k]->iteration);
     x1[k] = k + 1 < n ? fx(&f, steps[k + 1]->iteration) : fx(&f, f.max_iter);
-    if (x1[k] - x0[k] < 6)
-      x1[k] = x0[k] + 6;
+    if (x1[k] - x0[k] < 6) x1[k] = x0[k] + 6;
   }
   kl__buf_puts(b, "<path class=\"band\" d=\"");
   for (size_t k = 0; k < n; k++)
     kl__buf_printf(b, "%s%.1f,%.1f L%.1f,%.1f", k ? " L" : "M", x0[k],
-                         fy(&f, steps[k]->vb_hi), x1[k],
-                         fy(&f, steps[k]->vb_hi));
+                   fy(&f, steps[k]->vb_hi), x1[k], fy(&f, steps[k]->vb_hi));
   for (size_t k = n; k-- > 0;)
-    kl__buf_printf(b, " L%.1f,%.1f L%.1f,%.1f", x1[k],
-                         fy(&f, steps[k]->vb_lo), x0[k],
-                         fy(&f, steps[k]->vb_lo));
+    kl__buf_printf(b, " L%.1f,%.1f L%.1f,%.1f", x1[k], fy(&f, steps[k]->vb_lo),
+                   x0[k], fy(&f, steps[k]->vb_lo));
   kl__buf_puts(b, n ? " Z\" fill=\"#0969da\" fill-opacity=\"0.18\" "
-                            "stroke=\"none\"/>\n<path class=\"best\" d=\""
-                          : "\" fill=\"none\"/>\n<path class=\"best\" d=\"");
+                      "stroke=\"none\"/>\n<path class=\"best\" d=\""
+                    : "\" fill=\"none\"/>\n<path class=\"best\" d=\"");
   for (size_t k = 0; k < n; k++)
     kl__buf_printf(b, "%s%.1f,%.1f L%.1f,%.1f", k ? " L" : "M", x0[k],
-                         fy(&f, steps[k]->vs_base), x1[k],
-                         fy(&f, steps[k]->vs_base));
+                   fy(&f, steps[k]->vs_base), x1[k], fy(&f, steps[k]->vs_base));
   kl__buf_puts(b, "\" fill=\"none\" stroke=\"#0969da\" "
-                        "stroke-width=\"3\"/>\n");
+                  "stroke-width=\"3\"/>\n");
   for (size_t k = 0; k < n; k++)
     kl__buf_printf(b,
-                         "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
-                         "fill=\"#0969da\"><title>iteration %d: x%.3f [%.3f, "
-                         "%.3f]</title></circle>\n",
-                         x0[k], fy(&f, steps[k]->vs_base), steps[k]->iteration,
-                         steps[k]->vs_base, steps[k]->vb_lo, steps[k]->vb_hi);
+                   "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                   "fill=\"#0969da\"><title>iteration %d: x%.3f [%.3f, "
+                   "%.3f]</title></circle>\n",
+                   x0[k], fy(&f, steps[k]->vs_base), steps[k]->iteration,
+                   steps[k]->vs_base, steps[k]->vb_lo, steps[k]->vb_hi);
   kl__free(x0);
   kl__free(steps);
   kl__buf_puts(b, "</svg>\n");
@@ -442,16 +430,16 @@ static int scatter_svg(kl_buf *b, const rp_run *run) {
   frame f = make_frame(run, true);
   double strip = f.h - f.bottom + 56;
   kl__buf_printf(b,
-                          "<svg id=\"scatter\" xmlns=\"http://www.w3.org/2000/svg\" "
-                          "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
-                          "%.0f\" role=\"img\" aria-label=\"every candidate by "
-                          "verdict\">\n",
-                          f.w, f.h + 8, f.w, f.h + 8);
+                 "<svg id=\"scatter\" xmlns=\"http://www.w3.org/2000/svg\" "
+                 "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
+                 "%.0f\" role=\"img\" aria-label=\"every candidate by "
+                 "verdict\">\n",
+                 f.w, f.h + 8, f.w, f.h + 8);
   axes(b, &f, "vs baseline (est.)");
   kl__buf_printf(b,
-                       "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" "
-                       "text-anchor=\"end\">failed</text>\n",
-                       f.left - 6, strip + 4);
+                 "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" "
+                 "text-anchor=\"end\">failed</text>\n",
+                 f.left - 6, strip + 4);
   for (size_t i = 0; i < run->niters; i++) {
     const rp_iter *it = &run->iters[i];
     double e;
@@ -462,30 +450,29 @@ static int scatter_svg(kl_buf *b, const rp_run *run) {
     esc(b, it->dir);
     kl__buf_puts(b, "/\">");
     if (timed)
-      kl__buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
-                              "fill=\"%s\">",
-                           x, y, color);
+      kl__buf_printf(b,
+                     "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+                     "fill=\"%s\">",
+                     x, y, color);
     else
       kl__buf_printf(b,
-                           "<path d=\"M%.1f,%.1f l8,8 m0,-8 l-8,8\" "
-                           "stroke=\"%s\" stroke-width=\"2\">",
-                           x - 4, y - 4, color);
+                     "<path d=\"M%.1f,%.1f l8,8 m0,-8 l-8,8\" "
+                     "stroke=\"%s\" stroke-width=\"2\">",
+                     x - 4, y - 4, color);
     kl__buf_printf(b, "<title>%d %s", it->iteration,
-                         it->verdict ? it->verdict : "-");
-    if (timed)
-      kl__buf_printf(b, " x%.3f", e);
+                   it->verdict ? it->verdict : "-");
+    if (timed) kl__buf_printf(b, " x%.3f", e);
     kl__buf_puts(b, ": ");
     esc(b, it->memo ? it->memo : it->config);
-    kl__buf_puts(b, timed ? "</title></circle></a>\n"
-                                : "</title></path></a>\n");
+    kl__buf_puts(b,
+                 timed ? "</title></circle></a>\n" : "</title></path></a>\n");
   }
   kl__buf_puts(b, "</svg>\n<p class=\"legend\">");
   for (int v = 0; v < KL_OUTCOME_COUNT; v++)
     if (run->counts[v])
-      kl__buf_printf(b,
-                           "<span><i style=\"background:%s\"></i>%s %d</span> ",
-                           verdict_color(kl_outcome_name((kl_outcome)v)),
-                           kl_outcome_name((kl_outcome)v), run->counts[v]);
+      kl__buf_printf(b, "<span><i style=\"background:%s\"></i>%s %d</span> ",
+                     verdict_color(kl_outcome_name((kl_outcome)v)),
+                     kl_outcome_name((kl_outcome)v), run->counts[v]);
   kl__buf_puts(b, "</p>\n");
   return kl__buf_status(b);
 }
@@ -536,9 +523,9 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
   totals t = sum_costs(run);
   char sp[96];
   kl__buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
-                           "<meta charset=\"utf-8\">\n<meta http-equiv=\""
-                           "Content-Security-Policy\" content=\"default-src "
-                           "'none'; style-src 'unsafe-inline'\">\n<title>");
+                  "<meta charset=\"utf-8\">\n<meta http-equiv=\""
+                  "Content-Security-Policy\" content=\"default-src "
+                  "'none'; style-src 'unsafe-inline'\">\n<title>");
   kl__buf_puts(b, "kernlab run ");
   esc(b, run->id);
   kl__buf_puts(b, " — ");
@@ -558,50 +545,50 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
     esc(b, run->strategy);
   }
   kl__buf_printf(b, "; %d candidates; stopped: ", t.candidates);
-  esc(b, run->stop_reason ? run->stop_reason
-               : run->has_summary ? "-"
-                                  : "not recorded (killed?)");
+  esc(b, run->stop_reason   ? run->stop_reason
+         : run->has_summary ? "-"
+                            : "not recorded (killed?)");
   kl__buf_puts(b, ".</p>\n<p class=\"best\">");
   if (best && best->iteration > 0 && best->has_vs_base) {
     speedup_text(sp, sizeof(sp), best->vs_base, best->vb_lo, best->vb_hi);
-    kl__buf_printf(b, "Best: <b>%s</b> against the baseline (iteration "
-                            "%d, %s: ",
-                         sp, best->iteration,
-                         best->vb_method ? best->vb_method : "-");
+    kl__buf_printf(b,
+                   "Best: <b>%s</b> against the baseline (iteration "
+                   "%d, %s: ",
+                   sp, best->iteration,
+                   best->vb_method ? best->vb_method : "-");
     esc(b, best->memo ? best->memo : best->config);
     kl__buf_puts(b, ")");
   } else {
     kl__buf_puts(b, "Nothing was accepted: the baseline stands.");
   }
   kl__buf_puts(b, "</p>\n<h2>Best so far against the baseline (95% "
-                        "interval shaded)</h2>\n");
+                  "interval shaded)</h2>\n");
   int rc = curve_svg(b, run); /* it allocates: not only a write */
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl__buf_puts(b, "<h2>Every candidate, by verdict</h2>\n");
   scatter_svg(b, run);
   kl__buf_puts(b, "<h2>Per shape</h2>\n<table><tr><th>shape</th><th>"
-                        "baseline µs</th><th>best µs</th><th>speedup "
-                        "[95%]</th><th>achieved</th><th>of roofline</th>"
-                        "<th>bottleneck before → after</th></tr>\n");
+                  "baseline µs</th><th>best µs</th><th>speedup "
+                  "[95%]</th><th>achieved</th><th>of roofline</th>"
+                  "<th>bottleneck before → after</th></tr>\n");
   for (size_t k = 0; k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
     shape_cells cl;
     shape_row(&cl, s);
     kl__buf_puts(b, "<tr><td>");
     esc(b, s->name);
-    kl__buf_printf(b, "</td><td class=\"n\">%s</td><td class=\"n\">%s"
-                            "</td><td>%s</td><td>%s</td><td class=\"n\">%s"
-                            "</td><td>",
-                         cl.base, cl.best, cl.speedup, cl.rate, cl.roof);
+    kl__buf_printf(b,
+                   "</td><td class=\"n\">%s</td><td class=\"n\">%s"
+                   "</td><td>%s</td><td>%s</td><td class=\"n\">%s"
+                   "</td><td>",
+                   cl.base, cl.best, cl.speedup, cl.rate, cl.roof);
     esc(b, s->bottleneck_before);
     kl__buf_puts(b, " → ");
     esc(b, s->bottleneck_after);
     kl__buf_puts(b, "</td></tr>\n");
   }
   kl__buf_puts(b, "</table>\n<h2>Findings before (baseline)</h2>\n");
-  html_findings(b, run->before, run->nbefore, run->after, run->nafter,
-                      true);
+  html_findings(b, run->before, run->nbefore, run->after, run->nafter, true);
   kl__buf_puts(b, "<h2>Findings after (best)</h2>\n");
   if (best && best->iteration > 0)
     html_findings(b, run->after, run->nafter, NULL, 0, false);
@@ -610,20 +597,20 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
   char per[96];
   per_percent(per, sizeof(per), best, &t);
   kl__buf_printf(b,
-                       "<h2>Budget spent</h2>\n<table><tr><th>iterations</th>"
-                       "<th>wall s</th><th>worker s (%s)</th><th>tokens in / "
-                       "out</th><th>dollars</th><th>per accepted 1%%</th></tr>"
-                       "\n<tr><td class=\"n\">%d</td><td class=\"n\">%.1f</td>"
-                       "<td class=\"n\">%.1f</td><td class=\"n\">%.0f / %.0f"
-                       "</td><td class=\"n\">%.4f</td><td>%s</td></tr>\n"
-                       "</table>\n",
-                       strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU",
-                       t.candidates, t.wall_s, t.worker_s, t.tokens_in,
-                       t.tokens_out, t.usd, per);
+                 "<h2>Budget spent</h2>\n<table><tr><th>iterations</th>"
+                 "<th>wall s</th><th>worker s (%s)</th><th>tokens in / "
+                 "out</th><th>dollars</th><th>per accepted 1%%</th></tr>"
+                 "\n<tr><td class=\"n\">%d</td><td class=\"n\">%.1f</td>"
+                 "<td class=\"n\">%.1f</td><td class=\"n\">%.0f / %.0f"
+                 "</td><td class=\"n\">%.4f</td><td>%s</td></tr>\n"
+                 "</table>\n",
+                 strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU",
+                 t.candidates, t.wall_s, t.worker_s, t.tokens_in, t.tokens_out,
+                 t.usd, per);
   kl__buf_puts(b, "<h2>Iterations</h2>\n<table><tr><th>#</th><th>"
-                        "proposer</th><th>verdict</th><th>vs parent</th><th>"
-                        "vs baseline</th><th>what</th><th>why</th><th>folder"
-                        "</th></tr>\n");
+                  "proposer</th><th>verdict</th><th>vs parent</th><th>"
+                  "vs baseline</th><th>what</th><th>why</th><th>folder"
+                  "</th></tr>\n");
   for (size_t i = 0; i < run->niters; i++) {
     const rp_iter *it = &run->iters[i];
     double e;
@@ -634,7 +621,7 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
     kl__buf_printf(b, "<tr><td class=\"n\">%d</td><td>", it->iteration);
     esc(b, it->proposer);
     kl__buf_printf(b, "</td><td style=\"color:%s\">",
-                         verdict_color(it->verdict));
+                   verdict_color(it->verdict));
     esc(b, it->verdict);
     if (it->gate) {
       kl__buf_putc(b, ' ');
@@ -655,12 +642,13 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
     esc(b, it->dir);
     kl__buf_puts(b, "</a></td></tr>\n");
   }
-  kl__buf_printf(b, "</table>\n<p class=\"sev\">kernlab %s. Speedups "
-                          "are medians of interleaved A/B samples with "
-                          "bootstrap 95%% intervals; the estimate against "
-                          "the baseline of a rejected candidate is its "
-                          "speedup over its parent times the parent's.</p>\n"
-                          "</body></html>\n",
-                       kl_version_string());
+  kl__buf_printf(b,
+                 "</table>\n<p class=\"sev\">kernlab %s. Speedups "
+                 "are medians of interleaved A/B samples with "
+                 "bootstrap 95%% intervals; the estimate against "
+                 "the baseline of a rejected candidate is its "
+                 "speedup over its parent times the parent's.</p>\n"
+                 "</body></html>\n",
+                 kl_version_string());
   return kl__buf_status(b);
 }

@@ -12,12 +12,12 @@
 typedef struct rp_iter {
   int iteration;
   char *id, *parent, *proposer, *verdict, *reason, *gate, *memo, *dir, *config;
-  bool timed;                  /* speedup against its parent */
+  bool timed; /* speedup against its parent */
   double speedup, lo, hi;
-  bool has_vs_base;            /* baseline and acceptances */
+  bool has_vs_base; /* baseline and acceptances */
   double vs_base, vb_lo, vb_hi;
   char *vb_method;
-  bool has_log;                /* timed: estimate against the baseline */
+  bool has_log; /* timed: estimate against the baseline */
   double log_vs_base;
   double wall_s, worker_s, usd;
   double tokens_in, tokens_out;
@@ -31,29 +31,29 @@ typedef struct rp_finding {
 
 typedef struct rp_shape {
   char *name;
-  double bytes, flops;              /* the case's roofline */
+  double bytes, flops; /* the case's roofline */
   bool has_base, has_best;
   double base_us, base_lo, base_hi;
   double best_us, best_lo, best_hi;
   bool has_speedup;
-  double speedup, lo, hi;           /* best against the baseline */
-  double peak_gbs, peak_gflops;     /* from a profile; 0: none */
+  double speedup, lo, hi;       /* best against the baseline */
+  double peak_gbs, peak_gflops; /* from a profile; 0: none */
   char *bottleneck_before, *bottleneck_after;
 } rp_shape;
 
 typedef struct rp_run {
   char *case_name, *backend, *id, *proposer, *strategy, *stop_reason;
   char *device, *started_text;
-  double started;                   /* Unix seconds; 0: unknown */
+  double started; /* Unix seconds; 0: unknown */
   rp_iter *iters;
   size_t niters, cap_iters;
-  int best;                         /* index into iters; -1: none */
+  int best; /* index into iters; -1: none */
   int counts[KL_OUTCOME_COUNT];
   rp_shape *shapes;
   size_t nshapes;
   rp_finding *before, *after;
   size_t nbefore, nafter;
-  char *links;                      /* prefix of links to iteration folders */
+  char *links; /* prefix of links to iteration folders */
   bool has_summary;
   char *webhook_status;
 } rp_run;

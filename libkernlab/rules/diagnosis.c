@@ -40,16 +40,18 @@ struct kl_diagnosis {
 
 const char *kl_severity_name(kl_severity s) {
   switch (s) {
-  case KL_SEVERITY_HIGH: return "high";
-  case KL_SEVERITY_MEDIUM: return "medium";
-  case KL_SEVERITY_LOW: return "low";
+  case KL_SEVERITY_HIGH:
+    return "high";
+  case KL_SEVERITY_MEDIUM:
+    return "medium";
+  case KL_SEVERITY_LOW:
+    return "low";
   }
   return "unknown";
 }
 
 void kl_diagnosis_free(kl_diagnosis *d) {
-  if (!d)
-    return;
+  if (!d) return;
   for (size_t i = 0; i < d->nfired; i++) {
     fired *f = &d->fired[i];
     kl__free(f->id);
@@ -94,11 +96,10 @@ static bool is_comparison(const kl_expr_node *n) {
 /* The margin of the first comparison (in reading order) that holds. */
 static bool margin_of(double *m, const kl_expr *e, const kl_expr_node *n,
                       const kl_vars *vars) {
-  if (!n)
-    return false;
+  if (!n) return false;
   kl_value t, a, b;
-  if (is_comparison(n) && kl_expr__eval_node(&t, e, n, vars) == 0 &&
-      t.f != 0 && kl_expr__eval_node(&a, e, n->left, vars) == 0 &&
+  if (is_comparison(n) && kl_expr__eval_node(&t, e, n, vars) == 0 && t.f != 0 &&
+      kl_expr__eval_node(&a, e, n->left, vars) == 0 &&
       kl_expr__eval_node(&b, e, n->right, vars) == 0) {
     double scale = fmax(fabs(a.f), fabs(b.f));
     *m = scale > 0 ? fabs(a.f - b.f) / scale : 0;
@@ -107,14 +108,12 @@ static bool margin_of(double *m, const kl_expr *e, const kl_expr_node *n,
   if (margin_of(m, e, n->left, vars) || margin_of(m, e, n->right, vars))
     return true;
   for (size_t i = 0; i < n->nargs; i++)
-    if (margin_of(m, e, n->args[i], vars))
-      return true;
+    if (margin_of(m, e, n->args[i], vars)) return true;
   return false;
 }
 
 static char *render(const kl__template *t, const kl_vars *vars, int *rc) {
-  if (*rc < 0)
-    return NULL;
+  if (*rc < 0) return NULL;
   kl_buf b = KL_BUF_INIT;
   char *s = NULL;
   if ((*rc = kl__template_render(&b, t, vars)) == 0 &&
@@ -126,8 +125,7 @@ static char *render(const kl__template *t, const kl_vars *vars, int *rc) {
 
 static int add_fired(kl_diagnosis *d, const rule *r, const kl_vars *vars,
                      size_t order) {
-  if (KL__GROW(d->fired, d->cap_fired, d->nfired + 1) < 0)
-    return KL_ENOMEM;
+  if (KL__GROW(d->fired, d->cap_fired, d->nfired + 1) < 0) return KL_ENOMEM;
   fired *f = memset(&d->fired[d->nfired++], 0, sizeof(*f));
   f->severity = r->severity;
   f->order = order;
@@ -137,17 +135,16 @@ static int add_fired(kl_diagnosis *d, const rule *r, const kl_vars *vars,
   int rc = 0;
   f->finding = render(r->finding, vars, &rc);
   f->action = render(r->action, vars, &rc);
-  if (rc == 0 && (!(f->id = kl__strdup(r->id)) ||
-                  !(f->group = kl__strdup(r->group)) ||
-                  (r->skill && !(f->skill = kl__strdup(r->skill)))))
+  if (rc == 0 &&
+      (!(f->id = kl__strdup(r->id)) || !(f->group = kl__strdup(r->group)) ||
+       (r->skill && !(f->skill = kl__strdup(r->skill)))))
     rc = kl__error_oom();
   return rc;
 }
 
 static int add_unevaluated(kl_diagnosis *d, const rule *r, kl_buf *missing,
                            const char *error) {
-  if (KL__GROW(d->uneval, d->cap_uneval, d->nuneval + 1) < 0)
-    return KL_ENOMEM;
+  if (KL__GROW(d->uneval, d->cap_uneval, d->nuneval + 1) < 0) return KL_ENOMEM;
   unevaluated *u = memset(&d->uneval[d->nuneval++], 0, sizeof(*u));
   kl_buf reason = KL_BUF_INIT;
   int rc = missing->size ? kl__buf_printf(&reason, "missing: %s", missing->ptr)
@@ -200,10 +197,8 @@ done:
 
 static int by_rank(const void *pa, const void *pb) {
   const fired *a = pa, *b = pb;
-  if (a->severity != b->severity)
-    return a->severity > b->severity ? -1 : 1;
-  if (a->margin != b->margin)
-    return a->margin > b->margin ? -1 : 1;
+  if (a->severity != b->severity) return a->severity > b->severity ? -1 : 1;
+  if (a->margin != b->margin) return a->margin > b->margin ? -1 : 1;
   return a->order < b->order ? -1 : a->order > b->order;
 }
 
@@ -211,8 +206,7 @@ int kl_rules_evaluate(kl_diagnosis **out, const kl_rules *rs,
                       const kl_profile *p) {
   *out = NULL;
   kl_diagnosis *d = kl__calloc(1, sizeof(*d));
-  if (!d)
-    return kl__error_oom();
+  if (!d) return kl__error_oom();
   d->bottleneck = kl_profile_bottleneck(p);
   const char *verdict = kl_profile_verdict(p);
   int rc = verdict && !(d->verdict = kl__strdup(verdict)) ? kl__error_oom() : 0;
@@ -222,28 +216,34 @@ int kl_rules_evaluate(kl_diagnosis **out, const kl_rules *rs,
     kl_diagnosis_free(d);
     return rc;
   }
-  if (d->nfired > 1)
-    qsort(d->fired, d->nfired, sizeof(*d->fired), by_rank);
+  if (d->nfired > 1) qsort(d->fired, d->nfired, sizeof(*d->fired), by_rank);
   *out = d;
   return 0;
 }
 
-/* ---- reading -------------------------------------------------------------------- */
+/* ---- reading
+ * -------------------------------------------------------------------- */
 
 kl_bottleneck kl_diagnosis_bottleneck(const kl_diagnosis *d) {
   return d->bottleneck;
 }
-const char *kl_diagnosis_verdict(const kl_diagnosis *d) { return d->verdict; }
-size_t kl_diagnosis_fired_count(const kl_diagnosis *d) { return d->nfired; }
+const char *kl_diagnosis_verdict(const kl_diagnosis *d) {
+  return d->verdict;
+}
+size_t kl_diagnosis_fired_count(const kl_diagnosis *d) {
+  return d->nfired;
+}
 size_t kl_diagnosis_unevaluated_count(const kl_diagnosis *d) {
   return d->nuneval;
 }
-size_t kl_diagnosis_passed_count(const kl_diagnosis *d) { return d->npassed; }
+size_t kl_diagnosis_passed_count(const kl_diagnosis *d) {
+  return d->npassed;
+}
 
 int kl_diagnosis_fired(kl_finding *into, const kl_diagnosis *d, size_t i) {
   if (i >= d->nfired)
-    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no finding %zu (of %zu)",
-                     i, d->nfired);
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no finding %zu (of %zu)", i,
+                     d->nfired);
   kl_finding full = {0};
   kl_finding *out = &full;
   const fired *f = &d->fired[i];
@@ -272,8 +272,8 @@ int kl_diagnosis_unevaluated(kl_unevaluated *into, const kl_diagnosis *d,
                          "kl_unevaluated");
 }
 
-int kl_diagnosis_skills(kl_buf *out, const kl_diagnosis *d,
-                        const kl_rules *rs, size_t max) {
+int kl_diagnosis_skills(kl_buf *out, const kl_diagnosis *d, const kl_rules *rs,
+                        size_t max) {
   kl_buf b = KL_BUF_INIT;
   const char *taken[64];
   size_t n = 0;
@@ -283,16 +283,14 @@ int kl_diagnosis_skills(kl_buf *out, const kl_diagnosis *d,
     bool dup = false;
     for (size_t j = 0; s && j < n; j++)
       dup |= strcmp(taken[j], s->id) == 0;
-    if (!s || dup)
-      continue;
+    if (!s || dup) continue;
     taken[n++] = s->id;
     kl__buf_printf(&b, "%s%s", b.size ? "\n" : "", s->text);
     if (s->text[0] && s->text[strlen(s->text) - 1] != '\n')
       kl__buf_putc(&b, '\n');
   }
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   return rc;
 }
 
@@ -313,15 +311,15 @@ static int json_names(kl_buf *b, const char *list) {
 int kl_diagnosis_json(kl_buf *out, const kl_diagnosis *d) {
   kl_buf b = KL_BUF_INIT;
   kl__buf_printf(&b, "{\"bottleneck\":\"%s\",\"verdict\":",
-                          kl_bottleneck_name(d->bottleneck));
+                 kl_bottleneck_name(d->bottleneck));
   kl__buf_json_string(&b, d->verdict);
   kl__buf_puts(&b, ",\"fired\":[");
   for (size_t i = 0; i < d->nfired; i++) {
     const fired *f = &d->fired[i];
     kl__buf_puts(&b, i ? ",{\"id\":" : "{\"id\":");
     kl__buf_json_string(&b, f->id);
-    kl__buf_printf(&b, ",\"severity\":\"%s\",\"group\":",
-                         kl_severity_name(f->severity));
+    kl__buf_printf(
+        &b, ",\"severity\":\"%s\",\"group\":", kl_severity_name(f->severity));
     kl__buf_json_string(&b, f->group);
     kl__buf_puts(&b, ",\"finding\":");
     kl__buf_json_string(&b, f->finding);
@@ -349,7 +347,6 @@ int kl_diagnosis_json(kl_buf *out, const kl_diagnosis *d) {
   }
   kl__buf_puts(&b, "]}");
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   return rc;
 }

@@ -36,8 +36,8 @@ static void err_at(loader *ld, int line, int column, const char *fmt, ...) {
   char *snippet = kl__snippet(ld->text, line, column);
   va_list ap;
   va_start(ap, fmt);
-  kl__diag_addv(&ld->diags, KL_EINVALID, KL_DOMAIN_NONE, ld->path, line,
-                column, snippet, fmt, ap);
+  kl__diag_addv(&ld->diags, KL_EINVALID, KL_DOMAIN_NONE, ld->path, line, column,
+                snippet, fmt, ap);
   va_end(ap);
   kl__free(snippet);
 }
@@ -64,13 +64,13 @@ static void rule_clear(rule *r) {
   memset(r, 0, sizeof(*r));
 }
 
-/* ---- metric names ----------------------------------------------------------- */
+/* ---- metric names -----------------------------------------------------------
+ */
 
 /* unit__counter[.rollup...]: the shape of a raw CUPTI metric name */
 static bool cupti_shaped(const char *s) {
   const char *sep = strstr(s, "__");
-  if (!sep || sep == s || !sep[2])
-    return false;
+  if (!sep || sep == s || !sep[2]) return false;
   for (const char *p = s; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
           *p == '.'))
@@ -82,8 +82,7 @@ static bool cupti_shaped(const char *s) {
 static void check_name(loader *ld, const char *name, int line, int column) {
   size_t ncat;
   const kl_metric_info *cat = kl_metric_catalog(&ncat);
-  if (kl_metric_find(name))
-    return;
+  if (kl_metric_find(name)) return;
   const char **cands = kl__calloc(2 * ncat, sizeof(*cands));
   if (!cands) {
     ld->diags.oom = true;
@@ -92,10 +91,8 @@ static void check_name(loader *ld, const char *name, int line, int column) {
   size_t k = 0;
   bool raw = strstr(name, "__") != NULL;
   for (size_t i = 0; i < ncat; i++) {
-    if (!raw)
-      cands[k++] = cat[i].name;
-    if (cat[i].ncu_name)
-      cands[k++] = cat[i].ncu_name;
+    if (!raw) cands[k++] = cat[i].name;
+    if (cat[i].ncu_name) cands[k++] = cat[i].ncu_name;
   }
   const char *near = kl__suggest(name, cands, k);
   kl__free(cands);
@@ -115,8 +112,7 @@ static void check_name(loader *ld, const char *name, int line, int column) {
  * n's text. */
 static void check_names(loader *ld, const ynode *n, const char *src,
                         size_t base, const kl_expr_node *e) {
-  if (!e)
-    return;
+  if (!e) return;
   if (e->kind == NODE_NAME) {
     int line, column;
     locate(ld, n, base + kl__text_offset(src, e->line, e->column), &line,
@@ -129,12 +125,12 @@ static void check_names(loader *ld, const ynode *n, const char *src,
     check_names(ld, n, src, base, e->args[i]);
 }
 
-/* ---- fields ------------------------------------------------------------------ */
+/* ---- fields
+ * ------------------------------------------------------------------ */
 
 static const ynode *map_get(const ynode *map, const char *key) {
   for (size_t i = 0; i < map->count; i++)
-    if (strcmp(map->pairs[i].key->value, key) == 0)
-      return map->pairs[i].value;
+    if (strcmp(map->pairs[i].key->value, key) == 0) return map->pairs[i].value;
   return NULL;
 }
 
@@ -142,8 +138,7 @@ static const char *text_field(loader *ld, const ynode *map, const char *key,
                               const char *id, bool required) {
   const ynode *n = map_get(map, key);
   if (!n) {
-    if (required)
-      err(ld, map, "rule '%s' is missing '%s'", id ? id : "?", key);
+    if (required) err(ld, map, "rule '%s' is missing '%s'", id ? id : "?", key);
     return NULL;
   }
   if (n->kind != YNODE_SCALAR) {
@@ -159,14 +154,12 @@ static const char *text_field(loader *ld, const ynode *map, const char *key,
 
 static char *dup(loader *ld, const char *s) {
   char *p = s ? kl__strdup(s) : NULL;
-  if (s && !p)
-    ld->diags.oom = true;
+  if (s && !p) ld->diags.oom = true;
   return p;
 }
 
 static bool valid_id(const char *s) {
-  if (!(s[0] >= 'a' && s[0] <= 'z'))
-    return false;
+  if (!(s[0] >= 'a' && s[0] <= 'z')) return false;
   for (const char *p = s; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
       return false;
@@ -175,8 +168,7 @@ static bool valid_id(const char *s) {
 
 static void read_when(loader *ld, const ynode *map, rule *r) {
   const ynode *n = map_get(map, "when");
-  if (!text_field(ld, map, "when", r->id, true))
-    return;
+  if (!text_field(ld, map, "when", r->id, true)) return;
   kl_expr *e;
   int rc = kl_expr_compile(&e, n->value, NULL);
   if (rc == KL_ENOMEM) {
@@ -199,8 +191,7 @@ static void read_when(loader *ld, const ynode *map, rule *r) {
 static kl__template *read_template(loader *ld, const ynode *map,
                                    const char *key, rule *r, char **src) {
   const ynode *n = map_get(map, key);
-  if (!text_field(ld, map, key, r->id, true))
-    return NULL;
+  if (!text_field(ld, map, key, r->id, true)) return NULL;
   kl__template *t;
   tpl_error te;
   int rc = kl__template_compile(&t, n->value, &te);
@@ -232,7 +223,8 @@ static void read_rule(loader *ld, const ynode *map, rule *r) {
     for (size_t j = 0; j < KL_ARRAY_SIZE(rule_keys); j++)
       known |= strcmp(k->value, rule_keys[j]) == 0;
     const char *near =
-        known ? NULL : kl__suggest(k->value, rule_keys, KL_ARRAY_SIZE(rule_keys));
+        known ? NULL
+              : kl__suggest(k->value, rule_keys, KL_ARRAY_SIZE(rule_keys));
     if (!known)
       err(ld, k, "unknown key '%s' in a rule%s%s%s", k->value,
           near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
@@ -282,13 +274,12 @@ static void read_rule(loader *ld, const ynode *map, rule *r) {
  * files. */
 static void check_ids(loader *ld, const ynode *root) {
   for (size_t i = 0; i < ld->count; i++) {
-    if (!ld->rules[i].id)
-      continue;
+    if (!ld->rules[i].id) continue;
     for (size_t j = 0; j < i; j++)
       if (ld->rules[j].id && strcmp(ld->rules[i].id, ld->rules[j].id) == 0) {
         const ynode *n = map_get(root->items[i], "id");
-        err(ld, n, "duplicate rule id '%s' (first at line %d)",
-            ld->rules[i].id, ld->rules[j].line);
+        err(ld, n, "duplicate rule id '%s' (first at line %d)", ld->rules[i].id,
+            ld->rules[j].line);
         break;
       }
     for (size_t j = 0; ld->defaults && j < ld->rs->nrules; j++)
@@ -337,20 +328,18 @@ static int load(kl_rules *rs, const char *text, const char *path,
   for (size_t i = 0; ld.rules && i < root->count && !ld.diags.oom; i++) {
     const ynode *item = root->items[i];
     if (item->kind != YNODE_MAP) {
-      err(&ld, item, "a rule is a mapping of id, severity, when, finding, "
-                     "action, skill, group; not %s",
+      err(&ld, item,
+          "a rule is a mapping of id, severity, when, finding, "
+          "action, skill, group; not %s",
           kl_yaml__kind_name(item));
       continue;
     }
     read_rule(&ld, item, &ld.rules[i]);
   }
-  if (ld.rules && root)
-    ld.count = root->count;
-  if (ld.rules && !ld.diags.oom)
-    check_ids(&ld, root);
+  if (ld.rules && root) ld.count = root->count;
+  if (ld.rules && !ld.diags.oom) check_ids(&ld, root);
   int rc = kl__diag_report(&ld.diags, rs->on_diag, rs->payload);
-  if (rc == 0)
-    rc = merge(&ld);
+  if (rc == 0) rc = merge(&ld);
   for (size_t i = 0; i < ld.count; i++)
     rule_clear(&ld.rules[i]);
   kl__free(ld.rules);
@@ -366,8 +355,7 @@ int kl_rules_add_string(kl_rules *rs, const char *yaml, const char *path) {
 int kl_rules_add_file(kl_rules *rs, const char *path) {
   kl_buf text = KL_BUF_INIT;
   int rc = kl__read_file(&text, path);
-  if (rc == 0)
-    rc = load(rs, text.ptr ? text.ptr : "", path, false);
+  if (rc == 0) rc = load(rs, text.ptr ? text.ptr : "", path, false);
   kl_buf_dispose(&text);
   return rc;
 }
@@ -379,11 +367,11 @@ int kl_rules_add_defaults(kl_rules *rs) {
                      "kernlab's share folder was not found; set "
                      "KERNLAB_SHARE_DIR");
   char *dir = kl__path_join(share, "rules");
-  if (!dir)
-    return kl__error_oom();
+  if (!dir) return kl__error_oom();
   char **names;
   size_t n;
-  int rc = kl__list_dir(&names, &n, dir, ".yaml", "cannot read the rules folder");
+  int rc =
+      kl__list_dir(&names, &n, dir, ".yaml", "cannot read the rules folder");
   for (size_t i = 0; rc == 0 && i < n; i++) {
     char *path = kl__path_join(dir, names[i]);
     kl_buf text = KL_BUF_INIT;
@@ -399,14 +387,14 @@ int kl_rules_add_defaults(kl_rules *rs) {
   return rc;
 }
 
-/* ---- the set ------------------------------------------------------------------- */
+/* ---- the set
+ * ------------------------------------------------------------------- */
 
 int kl_rules_create(kl_rules **out, const kl_rules_options *given) {
   *out = NULL;
   kl_rules_options opts;
   int rc = kl__rules_options_take(&opts, given);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   const char *share = kl_share_dir();
   if (!share)
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
@@ -432,8 +420,7 @@ int kl_rules_create(kl_rules **out, const kl_rules_options *given) {
 }
 
 void kl_rules_free(kl_rules *rs) {
-  if (!rs)
-    return;
+  if (!rs) return;
   for (size_t i = 0; i < rs->nrules; i++)
     rule_clear(&rs->rules[i]);
   kl__free(rs->rules);
@@ -443,7 +430,9 @@ void kl_rules_free(kl_rules *rs) {
   kl__free(rs);
 }
 
-size_t kl_rules_count(const kl_rules *rs) { return rs->nrules; }
+size_t kl_rules_count(const kl_rules *rs) {
+  return rs->nrules;
+}
 
 int kl_rules_get(kl_rule_info *into, const kl_rules *rs, size_t i) {
   if (i >= rs->nrules)
@@ -465,21 +454,25 @@ int kl_rules_get(kl_rule_info *into, const kl_rules *rs, size_t i) {
                          "kl_rule_info");
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t rules_options_sizes[] = {0, sizeof(kl_rules_options)};
 
 int kl_rules_options_init(kl_rules_options *opts, unsigned version) {
   const kl_rules_options defaults = KL_RULES_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, rules_options_sizes,
-                          KL_ARRAY_SIZE(rules_options_sizes), "kl_rules_options");
+                          KL_ARRAY_SIZE(rules_options_sizes),
+                          "kl_rules_options");
 }
 
 /* A caller's kl_rules_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__rules_options_take(kl_rules_options *full, const kl_rules_options *given) {
+int kl__rules_options_take(kl_rules_options *full,
+                           const kl_rules_options *given) {
   const kl_rules_options defaults = KL_RULES_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, rules_options_sizes, KL_ARRAY_SIZE(rules_options_sizes),
+  return kl__options_take(full, given, rules_options_sizes,
+                          KL_ARRAY_SIZE(rules_options_sizes),
                           "kl_rules_options");
 }

@@ -8,14 +8,15 @@
 #include "kernlab/expr.h"
 #include "kernlab/rules.h"
 
-/* ---- templates ------------------------------------------------------------ */
+/* ---- templates ------------------------------------------------------------
+ */
 
 /* "text {expr:spec} text": literal pieces and placeholders. */
 typedef struct tpl_part {
-  char *text;     /* a literal piece, or NULL for a placeholder */
-  kl_expr *expr;  /* the placeholder's expression */
-  char spec[16];  /* its format: [width][.precision][f|e|g|d|%], or "" */
-  size_t offset;  /* where the piece starts in the template's text */
+  char *text;    /* a literal piece, or NULL for a placeholder */
+  kl_expr *expr; /* the placeholder's expression */
+  char spec[16]; /* its format: [width][.precision][f|e|g|d|%], or "" */
+  size_t offset; /* where the piece starts in the template's text */
 } tpl_part;
 
 typedef struct kl__template {
@@ -40,7 +41,8 @@ int kl__template_render(kl_buf *out, const kl__template *t,
 /* Offset of relative position (line, column) inside `src`. */
 size_t kl__text_offset(const char *src, int line, int column);
 
-/* ---- rules and skills --------------------------------------------------------- */
+/* ---- rules and skills
+ * --------------------------------------------------------- */
 
 typedef struct rule {
   char *id, *when_src, *finding_src, *action_src, *skill, *group, *path;

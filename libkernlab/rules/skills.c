@@ -27,14 +27,12 @@ void kl__skill_clear(skill *s) {
 
 const skill *kl__skill_find(const kl_rules *rs, const char *id) {
   for (size_t i = 0; id && i < rs->nskills; i++)
-    if (strcmp(rs->skills[i].id, id) == 0)
-      return &rs->skills[i];
+    if (strcmp(rs->skills[i].id, id) == 0) return &rs->skills[i];
   return NULL;
 }
 
 static bool valid_id(const char *s, size_t n) {
-  if (n == 0 || !(s[0] >= 'a' && s[0] <= 'z'))
-    return false;
+  if (n == 0 || !(s[0] >= 'a' && s[0] <= 'z')) return false;
   for (size_t i = 0; i < n; i++)
     if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
           s[i] == '_'))
@@ -60,22 +58,21 @@ static void read_skill(skill *out, const char *path, const char *text,
     bool empty = n == 0, heading = n && p[0] == '#';
     if (!signal_line && !empty && !heading) {
       if (n < 11 || strncmp(p, "**Signal**:", 11) != 0)
-        kl__diag_add(diags, KL_EINVALID, KL_DOMAIN_NONE, path, line, 1,
-                     NULL, "a skill starts with a '**Signal**:' line (after "
-                           "an optional # heading)");
+        kl__diag_add(diags, KL_EINVALID, KL_DOMAIN_NONE, path, line, 1, NULL,
+                     "a skill starts with a '**Signal**:' line (after "
+                     "an optional # heading)");
       else if (!(out->signal = kl__strndup(p + 11 + strspn(p + 11, " "),
                                            n - 11 - strspn(p + 11, " "))))
         diags->oom = true;
       signal_line = line;
     }
     for (int s = 0; s < 3; s++)
-      if (!empty && strstr(p, sections[s]) && (size_t)(strstr(p, sections[s]) - p) < n)
+      if (!empty && strstr(p, sections[s]) &&
+          (size_t)(strstr(p, sections[s]) - p) < n)
         seen[s] = true;
-    if (!empty)
-      last = line;
+    if (!empty) last = line;
     p += strcspn(p, "\n");
-    if (*p)
-      p++;
+    if (*p) p++;
   }
   if (!signal_line)
     kl__diag_add(diags, KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL,
@@ -108,13 +105,12 @@ static int keep_skill(kl_rules *rs, skill *s) {
 int kl_rules_add_skills(kl_rules *rs, const char *dir) {
   char **names = NULL;
   size_t n = 0;
-  int rc = kl__list_dir(&names, &n, dir, ".md", "cannot read the skills folder");
-  if (rc < 0)
-    return rc;
+  int rc =
+      kl__list_dir(&names, &n, dir, ".md", "cannot read the skills folder");
+  if (rc < 0) return rc;
   kl__diag_list diags = {0};
   skill *loaded = kl__calloc(n ? n : 1, sizeof(*loaded));
-  if (!loaded)
-    diags.oom = true;
+  if (!loaded) diags.oom = true;
   for (size_t i = 0; loaded && i < n && !diags.oom; i++) {
     skill *s = &loaded[i];
     kl_buf text = KL_BUF_INIT;
@@ -155,7 +151,9 @@ int kl_rules_add_skills(kl_rules *rs, const char *dir) {
   return rc;
 }
 
-size_t kl_rules_skill_count(const kl_rules *rs) { return rs->nskills; }
+size_t kl_rules_skill_count(const kl_rules *rs) {
+  return rs->nskills;
+}
 
 int kl_rules_skill(kl_skill_info *into, const kl_rules *rs, size_t i) {
   if (i >= rs->nskills)
@@ -178,7 +176,6 @@ int kl_rules_skill_catalog(kl_buf *out, const kl_rules *rs) {
   for (size_t i = 0; i < rs->nskills; i++)
     kl__buf_printf(&b, "- %s: %s\n", rs->skills[i].id, rs->skills[i].signal);
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   return rc;
 }

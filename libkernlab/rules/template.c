@@ -14,8 +14,7 @@
 #include "rules_internal.h"
 
 void kl__template_free(kl__template *t) {
-  if (!t)
-    return;
+  if (!t) return;
   for (size_t i = 0; i < t->count; i++) {
     kl__free(t->parts[i].text);
     kl_expr_free(t->parts[i].expr);
@@ -27,8 +26,7 @@ void kl__template_free(kl__template *t) {
 size_t kl__text_offset(const char *src, int line, int column) {
   size_t off = 0;
   for (int l = 1; l < line && src[off]; off++)
-    if (src[off] == '\n')
-      l++;
+    if (src[off] == '\n') l++;
   for (int c = 1; c < column && src[off] && src[off] != '\n'; c++)
     off++;
   return off;
@@ -54,13 +52,11 @@ static bool valid_spec(const char *s) {
     s++;
   if (*s == '.') {
     s++;
-    if (!(*s >= '0' && *s <= '9'))
-      return false;
+    if (!(*s >= '0' && *s <= '9')) return false;
     while (*s >= '0' && *s <= '9')
       s++;
   }
-  if (*s && strchr("fegd%", *s))
-    s++;
+  if (*s && strchr("fegd%", *s)) s++;
   return *s == '\0';
 }
 
@@ -68,8 +64,7 @@ static bool valid_spec(const char *s) {
 static int add_literal(kl__template *t, const char *src, size_t start,
                        size_t end) {
   tpl_part *p = add_part(t);
-  if (!p || !(p->text = kl__malloc(end - start + 1)))
-    return KL_ENOMEM;
+  if (!p || !(p->text = kl__malloc(end - start + 1))) return KL_ENOMEM;
   size_t n = 0;
   for (size_t i = start; i < end; i++) {
     p->text[n++] = src[i];
@@ -81,20 +76,20 @@ static int add_literal(kl__template *t, const char *src, size_t start,
   return 0;
 }
 
-static int add_hole(kl__template *t, const char *src, size_t open,
-                    size_t close, tpl_error *err) {
+static int add_hole(kl__template *t, const char *src, size_t open, size_t close,
+                    tpl_error *err) {
   size_t start = open + 1, colon = start;
   while (colon < close && src[colon] != ':')
     colon++;
   char *expr_src = kl__strndup(src + start, colon - start);
-  if (!expr_src)
-    return KL_ENOMEM;
+  if (!expr_src) return KL_ENOMEM;
   bool empty = strspn(expr_src, " \t\n") == strlen(expr_src);
   if (empty) {
     kl__free(expr_src);
-    return syntax(err, open, "%s", "empty {} in a template: name a value, "
-                                   "as in {dram_throughput_pct:.1f} (write "
-                                   "{{ for a brace)");
+    return syntax(err, open, "%s",
+                  "empty {} in a template: name a value, "
+                  "as in {dram_throughput_pct:.1f} (write "
+                  "{{ for a brace)");
   }
   size_t spec_len = colon < close ? close - colon - 1 : 0;
   char spec[16] = "";
@@ -140,12 +135,10 @@ static int add_hole(kl__template *t, const char *src, size_t open,
   return 0;
 }
 
-int kl__template_compile(kl__template **out, const char *src,
-                         tpl_error *err) {
+int kl__template_compile(kl__template **out, const char *src, tpl_error *err) {
   *out = NULL;
   kl__template *t = kl__calloc(1, sizeof(*t));
-  if (!t)
-    return KL_ENOMEM;
+  if (!t) return KL_ENOMEM;
   size_t lit = 0, i = 0;
   int rc = 0;
   while (src[i]) {
@@ -154,8 +147,9 @@ int kl__template_compile(kl__template **out, const char *src,
       continue;
     }
     if (src[i] == '}') {
-      rc = syntax(err, i, "%s", "a single '}' in a template (write }} for a "
-                                "brace)");
+      rc = syntax(err, i, "%s",
+                  "a single '}' in a template (write }} for a "
+                  "brace)");
       goto fail;
     }
     if (src[i] != '{') {
@@ -166,8 +160,9 @@ int kl__template_compile(kl__template **out, const char *src,
     while (src[close] && src[close] != '}' && src[close] != '{')
       close++;
     if (src[close] != '}') {
-      rc = syntax(err, i, "%s", "a '{' without its '}' (write {{ for a "
-                                "brace)");
+      rc = syntax(err, i, "%s",
+                  "a '{' without its '}' (write {{ for a "
+                  "brace)");
       goto fail;
     }
     if ((i > lit && (rc = add_literal(t, src, lit, i)) < 0) ||
@@ -175,8 +170,7 @@ int kl__template_compile(kl__template **out, const char *src,
       goto fail;
     i = lit = close + 1;
   }
-  if (i > lit && (rc = add_literal(t, src, lit, i)) < 0)
-    goto fail;
+  if (i > lit && (rc = add_literal(t, src, lit, i)) < 0) goto fail;
   *out = t;
   return 0;
 fail:
@@ -196,10 +190,8 @@ static int put_value(kl_buf *out, const kl_value *v, const char *spec) {
       prec = prec * 10 + (*s - '0');
   }
   char type = *s;
-  if (width > 64)
-    width = 64;
-  if (prec > 20)
-    prec = 20;
+  if (width > 64) width = 64;
+  if (prec > 20) prec = 20;
   switch (type) {
   case 'd':
     return kl__buf_printf(out, "%*.0f", width, round(v->f));
@@ -213,10 +205,8 @@ static int put_value(kl_buf *out, const kl_value *v, const char *spec) {
     return kl__buf_printf(out, fmt, width, prec < 0 ? 6 : prec, v->f);
   }
   default:
-    if (prec >= 0)
-      return kl__buf_printf(out, "%*.*g", width, prec, v->f);
-    if (v->is_int)
-      return kl__buf_printf(out, "%*lld", width, (long long)v->i);
+    if (prec >= 0) return kl__buf_printf(out, "%*.*g", width, prec, v->f);
+    if (v->is_int) return kl__buf_printf(out, "%*lld", width, (long long)v->i);
     return kl__buf_printf(out, "%*.6g", width, v->f);
   }
 }

@@ -11,12 +11,18 @@
 
 static kl_outcome outcome_of(kl_verdict v) {
   switch (v) {
-  case KL_VERDICT_INCORRECT: return KL_OUTCOME_INCORRECT;
-  case KL_VERDICT_CRASHED: return KL_OUTCOME_CRASHED;
-  case KL_VERDICT_TIMEOUT: return KL_OUTCOME_TIMEOUT;
-  case KL_VERDICT_COMPILE_ERROR: return KL_OUTCOME_COMPILE_ERROR;
-  case KL_VERDICT_CHEAT: return KL_OUTCOME_CHEAT;
-  default: return KL_OUTCOME_REJECTED;
+  case KL_VERDICT_INCORRECT:
+    return KL_OUTCOME_INCORRECT;
+  case KL_VERDICT_CRASHED:
+    return KL_OUTCOME_CRASHED;
+  case KL_VERDICT_TIMEOUT:
+    return KL_OUTCOME_TIMEOUT;
+  case KL_VERDICT_COMPILE_ERROR:
+    return KL_OUTCOME_COMPILE_ERROR;
+  case KL_VERDICT_CHEAT:
+    return KL_OUTCOME_CHEAT;
+  default:
+    return KL_OUTCOME_REJECTED;
   }
 }
 
@@ -28,14 +34,14 @@ kl_speedup kl__chain(kl_speedup a, kl_speedup b) {
   double hi = hypot(log(a.ci_high) - la, log(b.ci_high) - lb);
   out.ci_low = out.speedup * exp(-lo);
   out.ci_high = out.speedup * exp(hi);
-  out.decision = out.ci_low > 1 ? KL_DECISION_FASTER
+  out.decision = out.ci_low > 1    ? KL_DECISION_FASTER
                  : out.ci_high < 1 ? KL_DECISION_SLOWER
                                    : KL_DECISION_SAME;
   return out;
 }
 
-int kl__decide(kl__decision *d, const kl_report *rep,
-               kl_speedup parent_vs_base, double min_gain_pct) {
+int kl__decide(kl__decision *d, const kl_report *rep, kl_speedup parent_vs_base,
+               double min_gain_pct) {
   memset(d, 0, sizeof(*d));
   if (kl_report_verdict(rep) != KL_VERDICT_OK) {
     d->outcome = outcome_of(kl_report_verdict(rep));
@@ -51,19 +57,21 @@ int kl__decide(kl__decision *d, const kl_report *rep,
   if (d->vs_parent.decision == KL_DECISION_FASTER) {
     d->outcome = KL_OUTCOME_ACCEPTED;
     d->vs_base = kl__chain(parent_vs_base, d->vs_parent);
-    rc = kl__buf_printf(&reason, "x%.3f [%.3f, %.3f] against the best, at "
-                                 "least %g%% and the interval above 1",
+    rc = kl__buf_printf(&reason,
+                        "x%.3f [%.3f, %.3f] against the best, at "
+                        "least %g%% and the interval above 1",
                         d->vs_parent.speedup, d->vs_parent.ci_low,
                         d->vs_parent.ci_high, min_gain_pct);
   } else {
     d->outcome = KL_OUTCOME_REJECTED;
-    rc = kl__buf_printf(&reason, "%s: x%.3f [%.3f, %.3f] against the best "
-                                 "(needs the interval above 1 and at least "
-                                 "%g%%)",
-                        d->vs_parent.decision == KL_DECISION_SLOWER
-                            ? "slower" : "not faster",
-                        d->vs_parent.speedup, d->vs_parent.ci_low,
-                        d->vs_parent.ci_high, min_gain_pct);
+    rc = kl__buf_printf(
+        &reason,
+        "%s: x%.3f [%.3f, %.3f] against the best "
+        "(needs the interval above 1 and at least "
+        "%g%%)",
+        d->vs_parent.decision == KL_DECISION_SLOWER ? "slower" : "not faster",
+        d->vs_parent.speedup, d->vs_parent.ci_low, d->vs_parent.ci_high,
+        min_gain_pct);
   }
   if (rc < 0) {
     kl_buf_dispose(&reason);
@@ -78,17 +86,13 @@ double kl__run_spent_wall_s(const kl_run *r) {
 }
 
 const char *kl__run_budget_reached(const kl_run *r) {
-  if (r->o.stop && *r->o.stop)
-    return "stopped";
-  if (r->st.done >= r->max_iterations)
-    return "iterations";
-  if (r->patience > 0 && r->st.since_accept >= r->patience)
-    return "patience";
+  if (r->o.stop && *r->o.stop) return "stopped";
+  if (r->st.done >= r->max_iterations) return "iterations";
+  if (r->patience > 0 && r->st.since_accept >= r->patience) return "patience";
   if (r->o.max_wall_s > 0 && kl__run_spent_wall_s(r) >= r->o.max_wall_s)
     return "wall_time";
   if (r->o.max_worker_s > 0 && r->worker_s >= r->o.max_worker_s)
     return "worker_time";
-  if (r->o.max_usd > 0 && r->usd >= r->o.max_usd)
-    return "usd";
+  if (r->o.max_usd > 0 && r->usd >= r->o.max_usd) return "usd";
   return NULL;
 }

@@ -30,8 +30,7 @@ static char *tool_version(const char *prog) {
       bool release = memmem(line, len, "release", 7) != NULL;
       pick = line;
       pick_len = len;
-      if (release)
-        break;
+      if (release) break;
     }
     line += len + (line[len] == '\n');
   }
@@ -61,14 +60,13 @@ static char *driver_version(void) {
 }
 
 int kl__run_environment(kl_run *r, const kl_report *rep) {
-  if (r->env_json)
-    return 0;
+  if (r->env_json) return 0;
   kl_device_info dev = KL_DEVICE_INFO_INIT;
   bool has_dev = rep && kl_report_device(&dev, rep) == 0;
   const char *compiler = kl_case_compiler(r->c);
-  char *tool = tool_version(compiler ? compiler
+  char *tool = tool_version(compiler                           ? compiler
                             : r->c->backend == KL_BACKEND_CUDA ? "nvcc"
-                                                                : "cc");
+                                                               : "cc");
   char *drv = has_dev ? driver_version() : NULL;
   kl_buf b = KL_BUF_INIT;
   kl__buf_puts(&b, "{\"gpu\":");

@@ -6,10 +6,9 @@
 #include "run_internal.h"
 
 void kl__run_emit(kl_run *r, int iteration, const char *phase,
-                 const char *proposer, const char *what, kl_outcome o,
-                 const char *reason, double speedup) {
-  if (!r->o.on_event)
-    return;
+                  const char *proposer, const char *what, kl_outcome o,
+                  const char *reason, double speedup) {
+  if (!r->o.on_event) return;
   kl_run_event e;
   memset(&e, 0, sizeof(e));
   e.run = r->id;
@@ -30,14 +29,17 @@ void kl__run_emit(kl_run *r, int iteration, const char *phase,
 
 /* What happened is kept for the summary (wh_status). */
 void kl__run_notify(kl_run *r, const char *event, int iteration,
-                   const char *detail) {
-  if (!r->o.webhook || r->o.no_webhook)
-    return;
-  kl_webhook_message m = {event, r->c->name, r->id, iteration,
-                          r->st.best_vs_base.speedup, r->st.best_vs_base.ci_low,
-                          r->st.best_vs_base.ci_high, detail};
-  if (strcmp(event, "run_start") == 0)
-    m.speedup = m.ci_low = m.ci_high = 0;
+                    const char *detail) {
+  if (!r->o.webhook || r->o.no_webhook) return;
+  kl_webhook_message m = {event,
+                          r->c->name,
+                          r->id,
+                          iteration,
+                          r->st.best_vs_base.speedup,
+                          r->st.best_vs_base.ci_low,
+                          r->st.best_vs_base.ci_high,
+                          detail};
+  if (strcmp(event, "run_start") == 0) m.speedup = m.ci_low = m.ci_high = 0;
   long status = 0;
   r->wh_attempted++;
   if (kl_webhook_send(r->o.webhook, &m, &status) == 0) {

@@ -5,7 +5,6 @@
 
 #include "run_internal.h"
 
-
 void kl__run_source_hash(const char *source, char hex[65]) {
   kl__sha256 h;
   kl__sha256_init(&h);

@@ -23,7 +23,8 @@
 #include "../case/case_internal.h"
 #include "run_internal.h"
 
-/* ---- one measurement ------------------------------------------------------- */
+/* ---- one measurement -------------------------------------------------------
+ */
 
 static kl_bench_options bench_options(const kl_run *r, int iteration) {
   kl_bench_options b = KL_BENCH_OPTIONS_INIT;
@@ -47,8 +48,7 @@ static int evaluate(kl_run *r, kl__eval *ev, size_t n, const char *name) {
   int rc = ledger && kl__buf_printf(&dir, "%s/batches/%s", r->dir, name) == 0
                ? 0
                : kl__error_oom();
-  if (rc == 0)
-    rc = kl__executor_evaluate(r->ex, r->c, ev, n, dir.ptr, ledger);
+  if (rc == 0) rc = kl__executor_evaluate(r->ex, r->c, ev, n, dir.ptr, ledger);
   for (size_t i = 0; i < n; i++)
     r->worker_s += ev[i].seconds;
   kl_buf_dispose(&dir);
@@ -63,8 +63,7 @@ static int eval_error(const kl__eval *e) {
 }
 
 static const char *profile_set(const kl_run *r) {
-  if (!r->o.profile)
-    return "standard";
+  if (!r->o.profile) return "standard";
   return r->o.profile[0] ? r->o.profile : NULL;
 }
 
@@ -96,9 +95,9 @@ static int profile_and_diagnose(kl_run *r, const char *dir, int iteration,
                                 const char *source, char *const *config,
                                 kl_profile_list **list) {
   const char *set = profile_set(r);
-  if (!set)
-    return 0;
-  kl__run_emit(r, iteration, "profile", NULL, NULL, KL_OUTCOME_BASELINE, NULL, 0);
+  if (!set) return 0;
+  kl__run_emit(r, iteration, "profile", NULL, NULL, KL_OUTCOME_BASELINE, NULL,
+               0);
   kl_bench_options b = bench_options(r, iteration + 500000);
   b.profile = set;
   b.candidate = source;
@@ -112,8 +111,7 @@ static int profile_and_diagnose(kl_run *r, const char *dir, int iteration,
   char name[48];
   snprintf(name, sizeof(name), "iter_%03d_profile", iteration);
   int rc = evaluate(r, &ev, 1, name);
-  if (rc == 0)
-    rc = ev.rc;
+  if (rc == 0) rc = ev.rc;
   kl_report *rep = ev.report;
   ev.report = NULL;
   kl__eval_dispose(&ev);
@@ -140,8 +138,7 @@ static int profile_and_diagnose(kl_run *r, const char *dir, int iteration,
   kl__buf_puts(&rules, "[");
   for (size_t i = 0; r->o.rules && *list && i < kl_profile_list_count(*list);
        i++)
-    if ((rc = diagnosis_json(&rules, r->o.rules, *list, i)) < 0)
-      goto done;
+    if ((rc = diagnosis_json(&rules, r->o.rules, *list, i)) < 0) goto done;
   kl__buf_puts(&rules, "]\n");
   if ((rc = kl__buf_status(&rules)) == 0)
     rc = kl__iteration_write(dir, "rules.json", rules.ptr);
@@ -152,26 +149,27 @@ done:
   return rc;
 }
 
-/* ---- records of one iteration ---------------------------------------------- */
+/* ---- records of one iteration ----------------------------------------------
+ */
 
 typedef struct iteration {
   int n;
   char *dir;
   const char *proposer;
-  char *source;  /* what was measured */
+  char *source; /* what was measured */
   char **config;
   char *memo, *reason;
   const char *gate;
   kl_outcome outcome;
-  kl_speedup vs_parent;   /* timed only */
+  kl_speedup vs_parent; /* timed only */
   bool timed;
-  kl_speedup vs_base;     /* accepted and baseline */
-  char *parent_id;        /* the best it was compared with (NULL: none) */
+  kl_speedup vs_base;        /* accepted and baseline */
+  char *parent_id;           /* the best it was compared with (NULL: none) */
   kl_speedup parent_vs_base; /* that best against the baseline */
-  char *where;            /* JSON: where it was evaluated */
-  bool rechecked;         /* compared again with a best accepted in its
-                             batch */
-  double t0_ms;           /* when the iteration began */
+  char *where;               /* JSON: where it was evaluated */
+  bool rechecked;            /* compared again with a best accepted in its
+                                batch */
+  double t0_ms;              /* when the iteration began */
   double wall_s, worker_s, usd;
   uint64_t tokens_in, tokens_out;
   bool has_prompt, has_reply, has_diff, has_compile_log, profiled;
@@ -256,10 +254,8 @@ static int write_diff(kl_run *r, iteration *it) {
     goto done;
   rc = diff_files(r, it, pa, pb);
 done:
-  if (pa)
-    remove(pa);
-  if (pb)
-    remove(pb);
+  if (pa) remove(pa);
+  if (pb) remove(pb);
   kl__free(pa);
   kl__free(pb);
   kl_buf_dispose(&a);
@@ -274,8 +270,7 @@ static int write_evidence(iteration *it, const kl_report *rep,
                           const char *kernel_name) {
   kl_buf js = KL_BUF_INIT;
   int rc;
-  if ((rc = kl__iteration_write(it->dir, kernel_name, it->source)) < 0 ||
-      !rep)
+  if ((rc = kl__iteration_write(it->dir, kernel_name, it->source)) < 0 || !rep)
     goto done;
   if ((rc = kl_report_json(&js, rep)) < 0 ||
       (rc = kl__buf_putc(&js, '\n')) < 0 ||
@@ -283,8 +278,8 @@ static int write_evidence(iteration *it, const kl_report *rep,
     goto done;
   if (kl_report_compile_log(rep) &&
       kl_report_verdict(rep) == KL_VERDICT_COMPILE_ERROR) {
-    rc = kl__iteration_write(it->dir, "compile.log",
-                             kl_report_compile_log(rep));
+    rc =
+        kl__iteration_write(it->dir, "compile.log", kl_report_compile_log(rep));
     it->has_compile_log = rc == 0;
   }
 done:
@@ -311,8 +306,8 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       (rc = write_evidence(it, rep, name.ptr)) < 0 ||
       (rc = write_verdict(r, it)) < 0)
     goto done;
-  bool best = it->outcome == KL_OUTCOME_ACCEPTED ||
-              it->outcome == KL_OUTCOME_BASELINE;
+  bool best =
+      it->outcome == KL_OUTCOME_ACCEPTED || it->outcome == KL_OUTCOME_BASELINE;
   kl__solution s = {
       .id = id,
       .parent = it->parent_id,
@@ -329,9 +324,9 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       .memo = it->memo,
       .timed = it->timed,
       .vs_parent = it->vs_parent,
-      .log_vs_baseline = it->timed ? log(it->vs_parent.speedup *
-                                         it->parent_vs_base.speedup)
-                                   : 0,
+      .log_vs_baseline =
+          it->timed ? log(it->vs_parent.speedup * it->parent_vs_base.speedup)
+                    : 0,
       .has_vs_baseline = best,
       .vs_baseline = it->vs_base,
       .method = r->st.best_iteration == 0 ? "direct" : "chained",
@@ -355,9 +350,10 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
                                              it->outcome, rep, NULL)) < 0) ||
       it->n == 0)
     goto done;
-  kl__memory_line m = {r->c->name,   r->id,    it->n,
-                       it->proposer, it->memo, it->outcome,
-                       it->timed,    it->vs_parent.speedup, it->reason};
+  kl__memory_line m = {
+      r->c->name, r->id,       it->n,     it->proposer,
+      it->memo,   it->outcome, it->timed, it->vs_parent.speedup,
+      it->reason};
   rc = kl__memory_write(r->case_dir, &m);
 done:
   kl__free(key);
@@ -373,12 +369,11 @@ int kl__run_baseline(kl_run *r) {
   it.outcome = KL_OUTCOME_BASELINE;
   it.t0_ms = kl__now_ms();
   it.vs_base.speedup = it.vs_base.ci_low = it.vs_base.ci_high = 1;
-  kl__run_emit(r, 0, "measure", "baseline", "the case's kernel", KL_OUTCOME_BASELINE,
-       NULL, 0);
+  kl__run_emit(r, 0, "measure", "baseline", "the case's kernel",
+               KL_OUTCOME_BASELINE, NULL, 0);
   kl_report *rep = NULL;
   int rc;
-  if ((rc = kl__iteration_dir(&it.dir, r->dir, 0)) < 0)
-    goto done;
+  if ((rc = kl__iteration_dir(&it.dir, r->dir, 0)) < 0) goto done;
   if (!(it.source = kl__strdup(r->st.best_source))) {
     rc = kl__error_oom();
     goto done;
@@ -397,8 +392,7 @@ int kl__run_baseline(kl_run *r) {
   it.where = ev.where;
   ev.where = NULL;
   kl__eval_dispose(&ev);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if (kl_report_verdict(rep) != KL_VERDICT_OK) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                    "the baseline of case '%s' failed: %s: %s", r->c->name,
@@ -406,15 +400,13 @@ int kl__run_baseline(kl_run *r) {
                    kl_report_reason(rep) ? kl_report_reason(rep) : "");
     goto done;
   }
-  if ((rc = kl__run_environment(r, rep)) < 0)
-    goto done;
+  if ((rc = kl__run_environment(r, rep)) < 0) goto done;
   double p0 = kl__now_ms();
   rc = profile_and_diagnose(r, it.dir, 0, it.source, it.config,
                             &r->base_profiles);
   it.worker_s += (kl__now_ms() - p0) / 1000.0;
   it.profiled = r->base_profiles != NULL;
-  if (rc < 0 || (rc = finish(r, &it, rep)) < 0)
-    goto done;
+  if (rc < 0 || (rc = finish(r, &it, rep)) < 0) goto done;
   kl__run_emit(r, 0, "done", "baseline", "the case's kernel",
                KL_OUTCOME_BASELINE, NULL, 1);
 done:
@@ -423,18 +415,17 @@ done:
   return rc;
 }
 
-/* ---- a candidate ------------------------------------------------------------ */
+/* ---- a candidate ------------------------------------------------------------
+ */
 
 static int write_proposal(const kl_run *r, iteration *it, const proposal *p) {
-  kl__proposal_file f = {it->n,     p->proposer,   r->st.best_id,
-                         p->memo,   p->invalid,    it->config,
-                         p->prompt, p->reply};
+  kl__proposal_file f = {it->n,      p->proposer, r->st.best_id, p->memo,
+                         p->invalid, it->config,  p->prompt,     p->reply};
   int rc = kl__proposal_write(it->dir, &f);
   it->has_prompt = rc == 0 && p->prompt;
   it->has_reply = rc == 0 && p->reply;
   return rc;
 }
-
 
 /* An iteration from a proposal: its folder, what it measures, its
  * proposal.json and diff against the best it will be compared with. */
@@ -451,21 +442,22 @@ static int prepare(kl_run *r, iteration *it, const proposal *p, int n) {
   r->tokens_out += p->tokens_out;
   it->parent_vs_base = r->st.best_vs_base;
   int rc = kl__iteration_dir(&it->dir, r->dir, it->n);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   it->source = kl__strdup(p->source ? p->source : r->st.best_source);
   it->memo = p->memo ? kl__strdup(p->memo) : NULL;
   it->parent_id = kl__strdup(r->st.best_id);
   if (!it->source || (p->memo && !it->memo) || !it->parent_id)
     return kl__error_oom();
   if ((rc = kl__run_full_config(&it->config, r->c, it->source,
-                                p->config ? p->config : r->st.best_config)) < 0 ||
+                                p->config ? p->config : r->st.best_config)) <
+          0 ||
       (rc = write_proposal(r, it, p)) < 0)
     return rc;
   if (p->invalid) {
     it->outcome = KL_OUTCOME_INVALID_REPLY;
     it->gate = strstr(p->invalid, "elision") || strstr(p->invalid, "stub")
-                   ? "elisions_and_stubs" : NULL;
+                   ? "elisions_and_stubs"
+                   : NULL;
     return (it->reason = kl__strdup(p->invalid)) ? 0 : kl__error_oom();
   }
   return write_diff(r, it);
@@ -491,15 +483,12 @@ static int decide(kl_run *r, iteration *it, const kl_report *rep) {
   int rc = kl__decide(&d, rep, it->parent_vs_base, r->c->budget.min_gain_pct);
   kl__free(it->reason);
   it->reason = d.reason;
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   it->outcome = d.outcome;
   it->gate = d.gate;
   it->timed = d.timed;
-  if (d.timed)
-    it->vs_parent = d.vs_parent;
-  if (d.outcome == KL_OUTCOME_ACCEPTED)
-    it->vs_base = d.vs_base;
+  if (d.timed) it->vs_parent = d.vs_parent;
+  if (d.outcome == KL_OUTCOME_ACCEPTED) it->vs_base = d.vs_base;
   return 0;
 }
 
@@ -524,8 +513,7 @@ static int settle(kl_run *r, iteration *it, kl_report **rep, bool *gave_up) {
       strcmp(it->parent_id, r->st.best_id) == 0)
     return rc;
   kl__free(it->parent_id);
-  if (!(it->parent_id = kl__strdup(r->st.best_id)))
-    return kl__error_oom();
+  if (!(it->parent_id = kl__strdup(r->st.best_id))) return kl__error_oom();
   it->parent_vs_base = r->st.best_vs_base;
   it->rechecked = true;
   kl__eval ev;
@@ -533,7 +521,7 @@ static int settle(kl_run *r, iteration *it, kl_report **rep, bool *gave_up) {
   compare_eval(&ev, r, it, cname, sizeof(cname));
   snprintf(name, sizeof(name), "iter_%03d_recheck", it->n);
   kl__run_emit(r, it->n, "measure", it->proposer, it->memo, KL_OUTCOME_BASELINE,
-       "against a best accepted in its batch", 0);
+               "against a best accepted in its batch", 0);
   if ((rc = evaluate(r, &ev, 1, name)) < 0) {
     *gave_up = true;
   } else if (ev.rc < 0) {
@@ -560,11 +548,9 @@ static int conclude(kl_run *r, iteration *it, const kl_report *rep) {
       kl_profile_list_free(r->best_profiles);
       r->best_profiles = l;
     }
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
   }
-  if ((rc = finish(r, it, rep)) < 0)
-    return rc;
+  if ((rc = finish(r, it, rep)) < 0) return rc;
   kl__run_emit(r, it->n, "done", it->proposer, it->memo, it->outcome,
                it->reason, it->timed ? it->vs_parent.speedup : 0);
   if (it->outcome == KL_OUTCOME_ACCEPTED)
@@ -605,9 +591,8 @@ static void set_stop(kl_run *r, const char *reason, const char *fallback) {
   kl__free(r->stop_reason);
   kl__free(r->stop_detail);
   r->stop_reason = kl__strdup(reason);
-  r->stop_detail = fallback ? kl__strdup(e && e->message ? e->message
-                                                         : fallback)
-                            : NULL;
+  r->stop_detail =
+      fallback ? kl__strdup(e && e->message ? e->message : fallback) : NULL;
 }
 
 /* One batch: up to r->batch proposals, evaluated together against the
@@ -617,13 +602,12 @@ static void set_stop(kl_run *r, const char *reason, const char *fallback) {
 int kl__run_batch(kl_run *r) {
   int64_t left = r->max_iterations - r->st.done;
   size_t want = (size_t)(r->batch > 0 ? r->batch : 1);
-  if ((int64_t)want > left)
-    want = (size_t)left;
+  if ((int64_t)want > left) want = (size_t)left;
   proposal *ps = kl__calloc(want, sizeof(*ps));
   iteration *its = kl__calloc(want, sizeof(*its));
   kl__eval *evs = kl__calloc(want, sizeof(*evs));
   size_t *at = kl__calloc(want, sizeof(*at)); /* iteration -> evaluation */
-  char (*cnames)[32] = kl__calloc(want, sizeof(*cnames));
+  char(*cnames)[32] = kl__calloc(want, sizeof(*cnames));
   int base = r->st.next_iteration, rc = 0, prc = 0;
   size_t n = 0, nev = 0;
   if (!ps || !its || !evs || !at || !cnames) {
@@ -631,8 +615,7 @@ int kl__run_batch(kl_run *r) {
     goto done;
   }
   while (n < want) {
-    if (n > 0 && kl__run_budget_reached(r))
-      break;
+    if (n > 0 && kl__run_budget_reached(r)) break;
     r->next_iteration = base + (int)n; /* what the proposer sees */
     kl__run_emit(r, r->next_iteration, "propose", r->proposer, NULL,
                  KL_OUTCOME_BASELINE, NULL, 0);
@@ -640,24 +623,24 @@ int kl__run_batch(kl_run *r) {
       kl__run_proposal_dispose(&ps[n]); /* what a failed proposal got */
       break;
     }
-    if ((rc = hold_key(r, &ps[n++])) < 0)
-      goto done;
+    if ((rc = hold_key(r, &ps[n++])) < 0) goto done;
   }
   if (prc < 0) {
     rc = prc;
     goto done;
   }
   if (prc == 1 || prc == 2 || prc == 3)
-    set_stop(r, prc == 1 ? "exhausted" : prc == 2 ? "llm_error"
-                                                   : "proposer_error",
-             prc == 1 ? NULL : prc == 2 ? "the provider failed"
-                                        : "the proposer failed");
+    set_stop(r,
+             prc == 1   ? "exhausted"
+             : prc == 2 ? "llm_error"
+                        : "proposer_error",
+             prc == 1   ? NULL
+             : prc == 2 ? "the provider failed"
+                        : "the proposer failed");
   for (size_t k = 0; k < n; k++) {
-    if ((rc = prepare(r, &its[k], &ps[k], base + (int)k)) < 0)
-      goto done;
+    if ((rc = prepare(r, &its[k], &ps[k], base + (int)k)) < 0) goto done;
     at[k] = SIZE_MAX;
-    if (its[k].outcome == KL_OUTCOME_INVALID_REPLY)
-      continue;
+    if (its[k].outcome == KL_OUTCOME_INVALID_REPLY) continue;
     compare_eval(&evs[nev], r, &its[k], cnames[k], sizeof(cnames[k]));
     kl__run_emit(r, its[k].n, "measure", its[k].proposer, its[k].memo,
                  KL_OUTCOME_BASELINE, NULL, 0);
@@ -671,8 +654,7 @@ int kl__run_batch(kl_run *r) {
     else
       snprintf(name, sizeof(name), "iter_%03d-%03d", base, base + (int)n - 1);
     gave_up = evaluate(r, evs, nev, name) < 0;
-    if (gave_up)
-      set_stop(r, "executor_error", "the executor gave up");
+    if (gave_up) set_stop(r, "executor_error", "the executor gave up");
   }
   /* decide and record in order. A batch the executor gave up on is
    * recorded not at all, even where results came back: its decisions hang
@@ -705,8 +687,7 @@ int kl__run_batch(kl_run *r) {
     }
     rc = conclude(r, it, rep);
     kl_report_free(rep);
-    if (rc < 0)
-      goto done;
+    if (rc < 0) goto done;
   }
   if (n == 0 && !r->stop_reason)
     rc = kl__error_oom(); /* nothing proposed and no reason: cannot be */

@@ -36,7 +36,8 @@ void kl__run_proposal_dispose(proposal *p) {
   memset(p, 0, sizeof(*p));
 }
 
-/* ---- the space ------------------------------------------------------------ */
+/* ---- the space ------------------------------------------------------------
+ */
 
 #define MAX_DIMS 16
 #define MAX_VALUES 32
@@ -61,8 +62,7 @@ static void space_free(space *s) {
 
 static int space_find(const space *s, const char *name) {
   for (size_t d = 0; d < s->ndims; d++)
-    if (strcmp(s->names[d], name) == 0)
-      return (int)d;
+    if (strcmp(s->names[d], name) == 0) return (int)d;
   return -1;
 }
 
@@ -79,32 +79,27 @@ static int add_declared(space *s, const char *source) {
     size_t nlen = (size_t)(q - name);
     while (*q == ' ' || *q == '\t')
       q++;
-    if (nlen == 0 || nlen > 63 || *q != ':' || s->ndims >= MAX_DIMS)
-      continue;
+    if (nlen == 0 || nlen > 63 || *q != ':' || s->ndims >= MAX_DIMS) continue;
     char nm[64];
     memcpy(nm, name, nlen);
     nm[nlen] = '\0';
-    if (space_find(s, nm) >= 0)
-      continue;
+    if (space_find(s, nm) >= 0) continue;
     size_t d = s->ndims;
-    if (!(s->names[d] = kl__strdup(nm)))
-      return kl__error_oom();
+    if (!(s->names[d] = kl__strdup(nm))) return kl__error_oom();
     s->ndims++;
     q++;
     const char *eol = strchr(q, '\n');
-    if (!eol)
-      eol = q + strlen(q);
+    if (!eol) eol = q + strlen(q);
     while (q < eol && s->nvalues[d] < MAX_VALUES) {
       while (q < eol && (*q == ' ' || *q == ',' || *q == '\t'))
         q++;
       const char *v = q;
       while (q < eol && *q != ',' && *q != ' ' && *q != '\t' && *q != '*')
         q++;
-      if (q > v && !(s->values[d][s->nvalues[d]++] =
-                         kl__strndup(v, (size_t)(q - v))))
+      if (q > v &&
+          !(s->values[d][s->nvalues[d]++] = kl__strndup(v, (size_t)(q - v))))
         return kl__error_oom();
-      if (q < eol && *q == '*')
-        break; /* the end of a block comment */
+      if (q < eol && *q == '*') break; /* the end of a block comment */
     }
     if (s->nvalues[d] == 0) { /* a declaration without values */
       kl__free(s->names[d]);
@@ -126,13 +121,11 @@ static int space_build(space *s, const kl_case *c, const char *source) {
         return kl__error_oom();
   }
   int rc = add_declared(s, source);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   s->total = s->ndims ? 1 : 0;
   for (size_t d = 0; d < s->ndims; d++) {
     s->total *= s->nvalues[d];
-    if (s->total > MAX_CONFIGS)
-      s->total = MAX_CONFIGS;
+    if (s->total > MAX_CONFIGS) s->total = MAX_CONFIGS;
   }
   return 0;
 }
@@ -186,8 +179,7 @@ int kl__run_full_config(char ***out, const kl_case *c, const char *source,
       }
       cfg[d] = kl__buf_detach(&b);
     }
-    if (!cfg)
-      rc = kl__error_oom();
+    if (!cfg) rc = kl__error_oom();
     *out = cfg;
   }
   space_free(&s);
@@ -195,14 +187,12 @@ int kl__run_full_config(char ***out, const kl_case *c, const char *source,
 }
 
 static bool tried(const kl_run *r, const char *key) {
-  if (r->st.baseline_key && strcmp(r->st.baseline_key, key) == 0)
-    return true;
+  if (r->st.baseline_key && strcmp(r->st.baseline_key, key) == 0) return true;
   for (size_t i = 0; i < r->st.nattempts; i++)
     if (r->st.attempts[i].key && strcmp(r->st.attempts[i].key, key) == 0)
       return true;
   for (size_t i = 0; i < r->ninflight; i++)
-    if (strcmp(r->inflight[i], key) == 0)
-      return true;
+    if (strcmp(r->inflight[i], key) == 0) return true;
   return false;
 }
 
@@ -216,12 +206,10 @@ static double bandit_score(const kl_run *r, const space *s, char *const *cfg,
     int n = 0, total = 0;
     for (size_t i = 0; i < r->st.nattempts; i++) {
       const kl__attempt *a = &r->st.attempts[i];
-      if (!a->key || strncmp(a->key, hash_prefix, 16) != 0)
-        continue;
+      if (!a->key || strncmp(a->key, hash_prefix, 16) != 0) continue;
       total++;
       const char *av = config_value(a->config, s->names[d]);
-      if (!av || !v || strcmp(av, v) != 0)
-        continue;
+      if (!av || !v || strcmp(av, v) != 0) continue;
       n++;
       bool timed = a->outcome == KL_OUTCOME_ACCEPTED ||
                    a->outcome == KL_OUTCOME_REJECTED;
@@ -241,7 +229,8 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
     return rc < 0 ? rc : 1;
   }
   char hash[65];
-  kl__run_source_hash(r->st.best_source, hash); /* once, not per configuration */
+  kl__run_source_hash(r->st.best_source,
+                      hash); /* once, not per configuration */
   char *best_key = kl__run_key(hash, r->st.best_config);
   if (!best_key) {
     space_free(&s);
@@ -258,8 +247,7 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
       open = NULL;
       break;
     }
-    if (strcmp(key, best_key) != 0 && !tried(r, key))
-      open[nopen++] = i;
+    if (strcmp(key, best_key) != 0 && !tried(r, key)) open[nopen++] = i;
     kl__free(key);
     kl__strv_free(cfg);
   }
@@ -272,14 +260,13 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
   if (nopen > 0) {
     size_t pick = open[0];
     if (strcmp(strategy, "random") == 0) {
-      pick = open[kl__derive_seed(r->seed, (uint64_t)r->next_iteration) %
-                  nopen];
+      pick =
+          open[kl__derive_seed(r->seed, (uint64_t)r->next_iteration) % nopen];
     } else if (strcmp(strategy, "bandit") == 0) {
       double best = -INFINITY;
       for (size_t k = 0; k < nopen; k++) {
         char **cfg = space_config(&s, open[k]);
-        if (!cfg)
-          break;
+        if (!cfg) break;
         double sc = bandit_score(r, &s, cfg, best_key);
         if (sc > best) {
           best = sc;
@@ -299,7 +286,8 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
   return rc;
 }
 
-/* ---- llm ------------------------------------------------------------------- */
+/* ---- llm -------------------------------------------------------------------
+ */
 
 static int propose_llm(kl_run *r, proposal *p) {
   kl_prompt_attempt *att = kl__calloc(r->st.nattempts + 1, sizeof(*att));
@@ -308,8 +296,7 @@ static int propose_llm(kl_run *r, proposal *p) {
   kl_reply *rep = NULL;
   kl_buf reply = KL_BUF_INIT, code = KL_BUF_INIT;
   int rc = 0;
-  if (!att)
-    return kl__error_oom();
+  if (!att) return kl__error_oom();
   for (size_t i = 0; i < r->st.nattempts; i++) {
     att[i].iteration = r->st.attempts[i].iteration;
     att[i].memo = r->st.attempts[i].memo;
@@ -330,9 +317,12 @@ static int propose_llm(kl_run *r, proposal *p) {
   }
   /* the best as measured: its settings come from kernlab as -D defines */
   char *cfg = kl__strv_join(r->st.best_config, " ");
-  if (!cfg || (cfg[0] && kl__buf_printf(&code, "// kernlab builds this kernel "
-                                               "with -D %s (do not #define "
-                                               "them yourself)\n", cfg) < 0) ||
+  if (!cfg ||
+      (cfg[0] && kl__buf_printf(&code,
+                                "// kernlab builds this kernel "
+                                "with -D %s (do not #define "
+                                "them yourself)\n",
+                                cfg) < 0) ||
       kl__buf_puts(&code, r->st.best_source) < 0) {
     kl__free(cfg);
     rc = kl__error_oom();
@@ -349,8 +339,7 @@ static int propose_llm(kl_run *r, proposal *p) {
   in.nattempts = r->st.nattempts;
   in.memory = r->memory_text;
   in.iteration = r->next_iteration;
-  if ((rc = kl_prompt_build(&pr, &in)) < 0)
-    goto done;
+  if ((rc = kl_prompt_build(&pr, &in)) < 0) goto done;
   kl_buf both = KL_BUF_INIT;
   if (kl__buf_printf(&both, "=== system ===\n%s\n=== user ===\n%s",
                      kl_prompt_system(pr), kl_prompt_user(pr)) < 0) {
@@ -377,14 +366,12 @@ static int propose_llm(kl_run *r, proposal *p) {
   if (kl_reply_ok(rep)) {
     p->source = kl__strdup(kl_reply_code(rep));
     p->memo = kl__strdup(kl_reply_memo(rep));
-    if (!p->source || !p->memo)
-      rc = kl__error_oom();
+    if (!p->source || !p->memo) rc = kl__error_oom();
   } else {
     p->invalid = kl__strdup(kl_reply_reason(rep));
     p->memo = kl__strdup(kl_reply_memo(rep) ? kl_reply_memo(rep)
                                             : "(no usable reply)");
-    if (!p->invalid || !p->memo)
-      rc = kl__error_oom();
+    if (!p->invalid || !p->memo) rc = kl__error_oom();
   }
 done:
   kl_reply_free(rep);
@@ -396,7 +383,8 @@ done:
   return rc;
 }
 
-/* ---- replay ---------------------------------------------------------------- */
+/* ---- replay ----------------------------------------------------------------
+ */
 
 static int propose_replay(kl_run *r, proposal *p) {
   kl_buf dir = KL_BUF_INIT, path = KL_BUF_INIT, text = KL_BUF_INIT;
@@ -448,8 +436,7 @@ static int propose_replay(kl_run *r, proposal *p) {
     else
       p->invalid = kl__strdup(kl_reply_reason(rep));
     kl_reply_free(rep);
-    if (!p->source && !p->invalid)
-      rc = kl__error_oom();
+    if (!p->source && !p->invalid) rc = kl__error_oom();
     goto done;
   }
   kl_buf_dispose(&path);
@@ -465,18 +452,17 @@ done:
   kl_buf_dispose(&dir);
   kl_buf_dispose(&path);
   kl_buf_dispose(&text);
-  if (rc < 0)
-    kl__run_proposal_dispose(p);
+  if (rc < 0) kl__run_proposal_dispose(p);
   return rc;
 }
 
-/* ---- dispatch --------------------------------------------------------------- */
+/* ---- dispatch ---------------------------------------------------------------
+ */
 
 /* Tune turns owed to the best kernel: it came from the model, declares
  * tunables of its own, and fewer than 8 of its configurations were tried. */
 static bool tune_turn(const kl_run *r) {
-  if (!strstr(r->st.best_source, "@tunable"))
-    return false;
+  if (!strstr(r->st.best_source, "@tunable")) return false;
   char hash[65];
   kl__run_source_hash(r->st.best_source, hash);
   int n = 0;
@@ -494,8 +480,7 @@ static int propose_custom(kl_run *r, proposal *p) {
   if (rc == 1 || rc < 0 || !src.ptr || !src.size) {
     kl_buf_dispose(&src);
     kl_buf_dispose(&memo);
-    if (rc == 1)
-      return 1;
+    if (rc == 1) return 1;
     if (rc >= 0)
       kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                 "the custom proposer returned no kernel");
@@ -510,28 +495,22 @@ static int propose_custom(kl_run *r, proposal *p) {
                                   : kl__strdup("custom proposal");
   kl_buf_dispose(&src);
   kl_buf_dispose(&memo);
-  if (!p->source || !p->memo)
-    return kl__error_oom();
+  if (!p->source || !p->memo) return kl__error_oom();
   for (char *q = p->memo; *q; q++) /* one line */
-    if (*q == '\n' || *q == '\r')
-      *q = ' ';
+    if (*q == '\n' || *q == '\r') *q = ' ';
   return 0;
 }
 
 int kl__run_propose(kl_run *r, proposal *p) {
   memset(p, 0, sizeof(*p));
-  if (strcmp(r->proposer, "custom") == 0)
-    return propose_custom(r, p);
-  if (strcmp(r->proposer, "replay") == 0)
-    return propose_replay(r, p);
-  if (strcmp(r->proposer, "tune") == 0)
-    return propose_tune(r, p, r->strategy);
+  if (strcmp(r->proposer, "custom") == 0) return propose_custom(r, p);
+  if (strcmp(r->proposer, "replay") == 0) return propose_replay(r, p);
+  if (strcmp(r->proposer, "tune") == 0) return propose_tune(r, p, r->strategy);
   if (!r->llm)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no language model");
   if (tune_turn(r)) {
     int rc = propose_tune(r, p, "exhaustive");
-    if (rc != 1)
-      return rc;
+    if (rc != 1) return rc;
   }
   return propose_llm(r, p);
 }

@@ -39,27 +39,27 @@ struct kl_run {
   int64_t max_iterations, patience;
   /* what the records say (records/state.c): progress, the best, attempts */
   kl__run_state st;
-  int next_iteration;    /* what the proposer sees (a batch's k-th) */
+  int next_iteration; /* what the proposer sees (a batch's k-th) */
   char *stop_reason, *stop_detail;
   kl_profile_list *best_profiles; /* NULL: the baseline's (base_profiles) */
   kl_profile_list *base_profiles; /* the baseline's, for prompts */
   /* spending: earlier sessions' and this session's */
   double wall_before_s, t0_ms, worker_s, usd;
   uint64_t tokens_in, tokens_out;
-  char **inflight;       /* keys proposed in this batch, not yet recorded:
-                            the tuner does not propose them twice */
+  char **inflight; /* keys proposed in this batch, not yet recorded:
+                      the tuner does not propose them twice */
   size_t ninflight, cap_inflight;
   /* where candidates are evaluated */
   kl_executor *ex;
-  bool own_ex;           /* made here (the default local one) */
-  int batch;             /* proposals evaluated together */
+  bool own_ex; /* made here (the default local one) */
+  int batch;   /* proposals evaluated together */
   /* proposers */
   kl_llm *llm;
-  char *memory_text;     /* earlier runs' memory, for the prompt */
+  char *memory_text; /* earlier runs' memory, for the prompt */
   char *replay_dir;
-  char *env_json;        /* environment record, JSON object */
-  char kernel_ext[8];    /* "cu" or "c" */
-  int lock_fd;           /* the case's lock (records), -1 when none */
+  char *env_json;     /* environment record, JSON object */
+  char kernel_ext[8]; /* "cu" or "c" */
+  int lock_fd;        /* the case's lock (records), -1 when none */
   /* notifications of this session */
   int wh_attempted, wh_sent;
   char wh_status[320];
@@ -88,8 +88,8 @@ typedef struct kl__decision {
   bool timed;
   kl_speedup vs_parent, vs_base;
 } kl__decision;
-int kl__decide(kl__decision *d, const kl_report *rep,
-               kl_speedup parent_vs_base, double min_gain_pct);
+int kl__decide(kl__decision *d, const kl_report *rep, kl_speedup parent_vs_base,
+               double min_gain_pct);
 /* Combine the best's interval against the baseline with a new step's, on
  * the log scale, as independent errors. */
 kl_speedup kl__chain(kl_speedup a, kl_speedup b);

@@ -18,8 +18,7 @@
 #include "run_internal.h"
 
 void kl_run_free(kl_run *r) {
-  if (!r)
-    return;
+  if (!r) return;
   kl__case_unlock(&r->lock_fd);
   kl__free(r->id);
   kl__free(r->dir);
@@ -36,23 +35,34 @@ void kl_run_free(kl_run *r) {
   for (size_t i = 0; i < r->ninflight; i++)
     kl__free(r->inflight[i]);
   kl__free(r->inflight);
-  if (r->own_ex)
-    kl_executor_free(r->ex);
+  if (r->own_ex) kl_executor_free(r->ex);
   kl__free(r);
 }
 
-const char *kl_run_id(const kl_run *r) { return r->id; }
-const char *kl_run_dir(const kl_run *r) { return r->dir; }
+const char *kl_run_id(const kl_run *r) {
+  return r->id;
+}
+const char *kl_run_dir(const kl_run *r) {
+  return r->dir;
+}
 const char *kl_run_stop_reason(const kl_run *r) {
   return r->stop_reason ? r->stop_reason : "running";
 }
-const char *kl_run_stop_detail(const kl_run *r) { return r->stop_detail; }
-int kl_run_iterations(const kl_run *r) { return r->st.done; }
+const char *kl_run_stop_detail(const kl_run *r) {
+  return r->stop_detail;
+}
+int kl_run_iterations(const kl_run *r) {
+  return r->st.done;
+}
 int kl_run_outcome_count(const kl_run *r, kl_outcome o) {
   return (unsigned)o < KL_OUTCOME_COUNT ? r->st.counts[o] : 0;
 }
-kl_speedup kl_run_best_speedup(const kl_run *r) { return r->st.best_vs_base; }
-const char *kl_run_best_id(const kl_run *r) { return r->st.best_id; }
+kl_speedup kl_run_best_speedup(const kl_run *r) {
+  return r->st.best_vs_base;
+}
+const char *kl_run_best_id(const kl_run *r) {
+  return r->st.best_id;
+}
 
 static bool has_tunables(const kl_case *c, const char *source) {
   return c->ntunables > 0 || (source && strstr(source, "@tunable"));
@@ -64,16 +74,15 @@ static int choose_proposer(kl_run *r) {
   bool llm_set = o->llm && o->llm->provider && o->llm->provider[0];
   char recorded[16];
   snprintf(recorded, sizeof(recorded), "%s", r->proposer);
-  const char *want = o->proposer && strcmp(o->proposer, "auto") != 0
-                         ? o->proposer : NULL;
-  if (!want && recorded[0])
-    want = recorded; /* a resumed run keeps its own */
-  if (!want && o->replay)
-    want = "replay";
-  if (!want && o->propose)
-    want = "custom";
+  const char *want =
+      o->proposer && strcmp(o->proposer, "auto") != 0 ? o->proposer : NULL;
+  if (!want && recorded[0]) want = recorded; /* a resumed run keeps its own */
+  if (!want && o->replay) want = "replay";
+  if (!want && o->propose) want = "custom";
   if (!want)
-    want = llm_set ? "llm" : has_tunables(r->c, r->st.best_source) ? "tune" : NULL;
+    want = llm_set                                 ? "llm"
+           : has_tunables(r->c, r->st.best_source) ? "tune"
+                                                   : NULL;
   if (!want)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "case '%s' has no tunables and no language model is "
@@ -101,13 +110,15 @@ static int choose_proposer(kl_run *r) {
                      "case '%s' has no tunables to search", r->c->name);
   char recorded_st[16];
   snprintf(recorded_st, sizeof(recorded_st), "%s", r->strategy);
-  const char *st = o->strategy && strcmp(o->strategy, "auto") != 0
-                       ? o->strategy : recorded_st[0] ? recorded_st : NULL;
+  const char *st = o->strategy && strcmp(o->strategy, "auto") != 0 ? o->strategy
+                   : recorded_st[0]                                ? recorded_st
+                                                                   : NULL;
   if (st && strcmp(st, "exhaustive") && strcmp(st, "random") &&
       strcmp(st, "bandit"))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "unknown tune strategy '%s' (exhaustive, random, bandit "
-                     "or auto)", st);
+                     "or auto)",
+                     st);
   if (!st) {
     size_t total = 1;
     for (size_t i = 0; i < r->c->ntunables && total <= 32; i++)
@@ -119,20 +130,17 @@ static int choose_proposer(kl_run *r) {
     if (!o->replay)
       return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                        "the replay proposer needs a run to replay");
-    r->replay_dir = strchr(o->replay, '/')
-                        ? kl__strdup(o->replay)
-                        : NULL;
+    r->replay_dir = strchr(o->replay, '/') ? kl__strdup(o->replay) : NULL;
     if (!r->replay_dir) {
       kl_buf b = KL_BUF_INIT;
       if (kl__buf_printf(&b, "%s/runs/%s", r->case_dir, o->replay) < 0)
         return kl__error_oom();
       r->replay_dir = kl__buf_detach(&b);
     }
-    if (!r->replay_dir)
-      return kl__error_oom();
+    if (!r->replay_dir) return kl__error_oom();
     if (!kl__is_dir(r->replay_dir))
-      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                       "%s: no such run to replay", r->replay_dir);
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: no such run to replay",
+                       r->replay_dir);
   }
   return 0;
 }
@@ -140,8 +148,7 @@ static int choose_proposer(kl_run *r) {
 /* A replay measures with the recorded run's seed, so its checks see the
  * same inputs, unless the caller chose one. */
 static void replay_seed(kl_run *r) {
-  if (r->o.seed || !r->replay_dir)
-    return;
+  if (r->o.seed || !r->replay_dir) return;
   char *path = kl__path_join(r->replay_dir, "run.json");
   kl_buf b = KL_BUF_INIT;
   if (path && kl__read_file(&b, path) == 0) {
@@ -155,7 +162,8 @@ static void replay_seed(kl_run *r) {
   kl_buf_dispose(&b);
 }
 
-/* ---- the memory of earlier runs ------------------------------------------------ */
+/* ---- the memory of earlier runs
+ * ------------------------------------------------ */
 
 /* Past this many characters the memory goes to the prompt compacted: every
  * accepted idea with its gain, then counts per verdict and the most recent
@@ -173,19 +181,16 @@ static int memory_line(const kl__memory_line *l, void *payload) {
   memory_acc *m = payload;
   if (l->run && m->run && strcmp(l->run, m->run) == 0)
     return 0; /* this run's attempts go in as attempts */
-  if (!l->memo)
-    return 0;
+  if (!l->memo) return 0;
   const char *verdict = kl_outcome_name(l->outcome);
   double sp = l->timed ? l->speedup : 0;
   m->counts[l->outcome]++;
   m->entries++;
   kl__buf_printf(&m->full, "- %s: %s", verdict, l->memo);
-  if (sp > 0)
-    kl__buf_printf(&m->full, " (x%.3f)", sp);
+  if (sp > 0) kl__buf_printf(&m->full, " (x%.3f)", sp);
   kl__buf_putc(&m->full, '\n');
   if (l->outcome == KL_OUTCOME_ACCEPTED) {
-    kl__buf_printf(&m->accepted, "- ACCEPTED: %s (x%.3f)\n", l->memo,
-                         sp);
+    kl__buf_printf(&m->accepted, "- ACCEPTED: %s (x%.3f)\n", l->memo, sp);
   } else {
     /* keep the last 20 non-accepted lines */
     kl__buf_printf(&m->recent, "- %s: %s\n", verdict, l->memo);
@@ -221,7 +226,7 @@ static int memory_load(kl_run *r) {
       for (int o = 1; o < KL_OUTCOME_COUNT; o++)
         if (m.counts[o])
           kl__buf_printf(&s, " %s %d", kl_outcome_name((kl_outcome)o),
-                               m.counts[o]);
+                         m.counts[o]);
       kl__buf_puts(&s, "\nmost recent without acceptance:\n");
       kl__buf_puts(&s, m.recent.ptr ? m.recent.ptr : "");
       if ((rc = kl__buf_status(&s)) == 0) {
@@ -238,29 +243,23 @@ static int memory_load(kl_run *r) {
   return rc;
 }
 
-/* ---- a resumed run, a new run ------------------------------------------------------ */
+/* ---- a resumed run, a new run
+ * ------------------------------------------------------ */
 
 /* The run's settings from its run.json, unless the caller gives new ones. */
 static int resumed_settings(const kl__run_meta *m, void *payload) {
   kl_run *r = payload;
-  if (m->seed)
-    r->seed = m->seed;
+  if (m->seed) r->seed = m->seed;
   if (m->proposer)
     snprintf(r->proposer, sizeof(r->proposer), "%s", m->proposer);
   if (m->strategy)
     snprintf(r->strategy, sizeof(r->strategy), "%s", m->strategy);
-  if (!r->o.iterations && m->iterations > 0)
-    r->max_iterations = m->iterations;
-  if (!r->batch && m->batch > 0)
-    r->batch = m->batch;
-  if (!r->o.patience && m->patience > 0)
-    r->patience = m->patience;
-  if (!r->o.max_wall_s)
-    r->o.max_wall_s = m->max_wall_s;
-  if (!r->o.max_worker_s)
-    r->o.max_worker_s = m->max_worker_s;
-  if (!r->o.max_usd)
-    r->o.max_usd = m->max_usd;
+  if (!r->o.iterations && m->iterations > 0) r->max_iterations = m->iterations;
+  if (!r->batch && m->batch > 0) r->batch = m->batch;
+  if (!r->o.patience && m->patience > 0) r->patience = m->patience;
+  if (!r->o.max_wall_s) r->o.max_wall_s = m->max_wall_s;
+  if (!r->o.max_worker_s) r->o.max_worker_s = m->max_worker_s;
+  if (!r->o.max_usd) r->o.max_usd = m->max_usd;
   if (!r->replay_dir && m->replay && !(r->replay_dir = kl__strdup(m->replay)))
     return kl__error_oom();
   return 0;
@@ -268,18 +267,14 @@ static int resumed_settings(const kl__run_meta *m, void *payload) {
 
 static int resume(kl_run *r, const char *id) {
   int rc = kl__run_dir(&r->dir, r->case_dir, id);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (!kl__is_dir(r->dir))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s: no such run of case '%s'", r->dir, r->c->name);
-  if (!(r->id = kl__strdup(id)))
-    return kl__error_oom();
-  if ((rc = kl__run_meta_read(r->dir, resumed_settings, r)) < 0)
-    return rc;
+  if (!(r->id = kl__strdup(id))) return kl__error_oom();
+  if ((rc = kl__run_meta_read(r->dir, resumed_settings, r)) < 0) return rc;
   rc = kl__run_state_load(&r->st, r->case_dir, r->dir, r->id, r->c->name);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   /* this session's spending starts from what the records say */
   r->wall_before_s = r->st.recorded.wall_s;
   r->worker_s = r->st.recorded.worker_s;
@@ -323,22 +318,18 @@ static kl_profile_list *recorded_profiles(const kl_run *r, int n) {
 }
 
 static int start_llm(kl_run *r) {
-  if (strcmp(r->proposer, "llm") != 0)
-    return 0;
+  if (strcmp(r->proposer, "llm") != 0) return 0;
   kl_llm_config cfg;
   int rc = kl__llm_config_take(&cfg, r->o.llm);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   char *rec = kl__path_join(r->dir, "llm");
-  if (!rec)
-    return kl__error_oom();
+  if (!rec) return kl__error_oom();
   cfg.record_dir = rec;
   rc = kl_llm_create(&r->llm, &cfg);
   kl__free(rec);
   for (size_t i = 0; rc == 0 && i < r->o.nprices; i++)
     rc = kl_llm_set_price(r->llm, &r->o.prices[i]);
-  if (rc == 0)
-    rc = memory_load(r);
+  if (rc == 0) rc = memory_load(r);
   return rc;
 }
 
@@ -347,8 +338,7 @@ static int start_llm(kl_run *r) {
 static int write_summary(kl_run *r) {
   kl_buf b = KL_BUF_INIT;
   int rc = kl_run_json(&b, r);
-  if (rc == 0)
-    rc = kl__summary_write(r->dir, b.ptr);
+  if (rc == 0) rc = kl__summary_write(r->dir, b.ptr);
   kl_buf_dispose(&b);
   return rc;
 }
@@ -361,8 +351,7 @@ static int start_executor(kl_run *r) {
     r->ex = r->o.executor;
   } else {
     int rc = kl__executor_one_device(&r->ex, r->o.worker_path, r->o.device);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
     r->own_ex = true;
   }
   return kl__executor_devices(r->ex, r->c);
@@ -375,16 +364,14 @@ static int check_writable(const char *dir) {
                                       "benchmark.csv", "memory.jsonl"};
   for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
     char *p = kl__path_join(dir, parts[i]);
-    if (!p)
-      return kl__error_oom();
+    if (!p) return kl__error_oom();
     int rc = 0;
     if (access(p, F_OK) == 0 && access(p, W_OK) != 0)
       rc = kl__error(KL_EINVALID, KL_DOMAIN_OS,
                      "%s: cannot record a run here: %s", i ? p : dir,
                      strerror(errno));
     kl__free(p);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
   }
   return 0;
 }
@@ -392,8 +379,7 @@ static int check_writable(const char *dir) {
 static int read_baseline_source(kl_run *r) {
   kl_buf b = KL_BUF_INIT;
   int rc = kl__read_file(&b, r->c->kernel_path);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   r->st.best_source = kl__buf_detach(&b);
   return r->st.best_source ? 0 : kl__error_oom();
 }
@@ -408,21 +394,18 @@ static int set_up(kl_run *r) {
       (rc = start_executor(r)) < 0)
     return rc;
   r->batch = r->o.batch;
-  if (r->o.resume && (rc = resume(r, r->o.resume)) < 0)
-    return rc;
+  if (r->o.resume && (rc = resume(r, r->o.resume)) < 0) return rc;
   if (r->batch <= 0)
     r->batch = kl_executor_slots(r->ex) > 0 ? kl_executor_slots(r->ex) : 1;
-  if ((rc = choose_proposer(r)) < 0)
-    return rc;
+  if ((rc = choose_proposer(r)) < 0) return rc;
   if (!r->o.resume) {
     r->seed = r->o.seed;
     replay_seed(r);
     if (!r->seed)
-      r->seed = kl__derive_seed((uint64_t)time(NULL) ^
-                                    (uint64_t)(r->t0_ms * 1000),
-                                (uint64_t)(uintptr_t)r);
-    if ((rc = start_records(r)) < 0)
-      return rc;
+      r->seed =
+          kl__derive_seed((uint64_t)time(NULL) ^ (uint64_t)(r->t0_ms * 1000),
+                          (uint64_t)(uintptr_t)r);
+    if ((rc = start_records(r)) < 0) return rc;
   }
   kl__case_lock_name(r->lock_fd, r->id);
   return start_llm(r);
@@ -437,8 +420,7 @@ static int start(kl_run *r) {
       r->next_iteration = r->st.next_iteration;
     return rc;
   }
-  if ((rc = kl__run_environment(r, NULL)) < 0)
-    return rc;
+  if ((rc = kl__run_environment(r, NULL)) < 0) return rc;
   r->base_profiles = recorded_profiles(r, 0);
   if (r->st.best_iteration > 0)
     r->best_profiles = recorded_profiles(r, r->st.best_iteration);
@@ -449,8 +431,7 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
                     const kl_run_options *opts) {
   *out = NULL;
   kl_run *r = kl__calloc(1, sizeof(*r));
-  if (!r)
-    return kl__error_oom();
+  if (!r) return kl__error_oom();
   r->lock_fd = -1;
   r->c = c;
   int rc = kl__run_options_take(&r->o, opts);
@@ -466,10 +447,10 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
   const char *ext = strrchr(c->kernel_path, '.');
   snprintf(r->kernel_ext, sizeof(r->kernel_ext), "%s",
            ext && strlen(ext) < sizeof(r->kernel_ext) ? ext + 1 : "c");
-  r->max_iterations = r->o.iterations > 0 ? r->o.iterations
+  r->max_iterations = r->o.iterations > 0        ? r->o.iterations
                       : c->budget.iterations > 0 ? c->budget.iterations
                                                  : 10;
-  r->patience = r->o.patience > 0 ? r->o.patience
+  r->patience = r->o.patience > 0        ? r->o.patience
                 : c->budget.patience > 0 ? c->budget.patience
                                          : 4;
   kl__run_state_init(&r->st);
@@ -477,11 +458,9 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
     rc = kl__error_oom();
     goto fail;
   }
-  if ((rc = set_up(r)) < 0)
-    goto fail;
+  if ((rc = set_up(r)) < 0) goto fail;
   kl__run_notify(r, "run_start", r->next_iteration, r->proposer);
-  if ((rc = start(r)) < 0)
-    goto fail;
+  if ((rc = start(r)) < 0) goto fail;
   while (!r->stop_reason) {
     const char *stop = kl__run_budget_reached(r);
     if (stop) {
@@ -491,12 +470,10 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
       }
       break;
     }
-    if ((rc = kl__run_batch(r)) < 0)
-      goto fail;
+    if ((rc = kl__run_batch(r)) < 0) goto fail;
   }
   kl__run_notify(r, "run_end", r->st.done, r->stop_reason);
-  if ((rc = write_summary(r)) < 0)
-    goto fail;
+  if ((rc = write_summary(r)) < 0) goto fail;
   kl__case_unlock(&r->lock_fd);
   *out = r;
   return 0;
@@ -506,7 +483,8 @@ fail:
   return rc;
 }
 
-/* ---- the summary ---------------------------------------------------------------- */
+/* ---- the summary
+ * ---------------------------------------------------------------- */
 
 int kl_run_json(kl_buf *out, const kl_run *r) {
   kl_buf b = KL_BUF_INIT;
@@ -520,37 +498,37 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
   if (strcmp(r->proposer, "tune") == 0)
     kl__buf_printf(&b, ",\"strategy\":\"%s\"", r->strategy);
   kl__buf_printf(&b, ",\"seed\":%llu,\"iterations\":%d,\"verdicts\":{",
-                       (unsigned long long)r->seed, r->st.done);
+                 (unsigned long long)r->seed, r->st.done);
   for (int o = 1; o < KL_OUTCOME_COUNT; o++)
     kl__buf_printf(&b, "%s\"%s\":%d", o > 1 ? "," : "",
-                         kl_outcome_name((kl_outcome)o), r->st.counts[o]);
+                   kl_outcome_name((kl_outcome)o), r->st.counts[o]);
   kl__buf_puts(&b, "},\"best\":");
   kl__buf_json_string(&b, r->st.best_id);
   kl__buf_printf(&b,
-                       ",\"best_iteration\":%d,\"best_speedup\":{\"speedup\":"
-                       "%.6g,\"ci\":[%.6g,%.6g],\"method\":\"%s\"}",
-                       r->st.best_iteration, r->st.best_vs_base.speedup,
-                       r->st.best_vs_base.ci_low, r->st.best_vs_base.ci_high,
-                       r->st.best_iteration == 0 ? "baseline"
-                       : r->st.nattempts && r->st.counts[KL_OUTCOME_ACCEPTED] == 1
-                           ? "direct"
-                           : "chained");
+                 ",\"best_iteration\":%d,\"best_speedup\":{\"speedup\":"
+                 "%.6g,\"ci\":[%.6g,%.6g],\"method\":\"%s\"}",
+                 r->st.best_iteration, r->st.best_vs_base.speedup,
+                 r->st.best_vs_base.ci_low, r->st.best_vs_base.ci_high,
+                 r->st.best_iteration == 0 ? "baseline"
+                 : r->st.nattempts && r->st.counts[KL_OUTCOME_ACCEPTED] == 1
+                     ? "direct"
+                     : "chained");
   kl__buf_puts(&b, ",\"stop_reason\":");
   kl__buf_json_string(&b, kl_run_stop_reason(r));
   kl__buf_puts(&b, ",\"stop_detail\":");
   kl__buf_json_string(&b, r->stop_detail);
-  kl__buf_printf(
-      &b,
-      ",\"budget\":{\"iterations\":{\"used\":%d,\"limit\":%lld},"
-      "\"patience\":{\"since_accept\":%d,\"limit\":%lld},"
-      "\"wall_s\":{\"used\":%.3f,\"limit\":%g},"
-      "\"worker_s\":{\"used\":%.3f,\"limit\":%g},"
-      "\"usd\":{\"used\":%.6f,\"limit\":%g},"
-      "\"tokens\":{\"input\":%llu,\"output\":%llu}}",
-      r->st.done, (long long)r->max_iterations, r->st.since_accept,
-      (long long)r->patience, kl__run_spent_wall_s(r), r->o.max_wall_s, r->worker_s,
-      r->o.max_worker_s, r->usd, r->o.max_usd,
-      (unsigned long long)r->tokens_in, (unsigned long long)r->tokens_out);
+  kl__buf_printf(&b,
+                 ",\"budget\":{\"iterations\":{\"used\":%d,\"limit\":%lld},"
+                 "\"patience\":{\"since_accept\":%d,\"limit\":%lld},"
+                 "\"wall_s\":{\"used\":%.3f,\"limit\":%g},"
+                 "\"worker_s\":{\"used\":%.3f,\"limit\":%g},"
+                 "\"usd\":{\"used\":%.6f,\"limit\":%g},"
+                 "\"tokens\":{\"input\":%llu,\"output\":%llu}}",
+                 r->st.done, (long long)r->max_iterations, r->st.since_accept,
+                 (long long)r->patience, kl__run_spent_wall_s(r),
+                 r->o.max_wall_s, r->worker_s, r->o.max_worker_s, r->usd,
+                 r->o.max_usd, (unsigned long long)r->tokens_in,
+                 (unsigned long long)r->tokens_out);
   kl__buf_printf(
       &b,
       ",\"webhook_enabled_by_config\":%s,\"webhook_disabled_by_flag\":%s,"
@@ -562,12 +540,12 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
   kl__buf_json_string(&b, r->wh_status);
   kl__buf_putc(&b, '}');
   int rc = kl__buf_status(&b);
-  if (rc == 0)
-    kl__buf_give(out, &b);
+  if (rc == 0) kl__buf_give(out, &b);
   return rc;
 }
 
-/* ---- kl best ---------------------------------------------------------------------- */
+/* ---- kl best
+ * ---------------------------------------------------------------------- */
 
 typedef struct best_out {
   kl_buf *source, *info;
@@ -578,12 +556,10 @@ static int best_text(const kl__solution *s, const char *source,
   best_out *o = payload;
   kl_buf text = KL_BUF_INIT;
   int rc = kl__kernel_with_settings(&text, source, s->config);
-  if (rc < 0)
-    goto done;
+  if (rc < 0) goto done;
   if (o->info) {
     kl_buf_dispose(o->info);
-    if ((rc = kl__buf_puts(o->info, line_json)) < 0)
-      goto done;
+    if ((rc = kl__buf_puts(o->info, line_json)) < 0) goto done;
   }
   kl__buf_give(o->source, &text);
 done:
@@ -596,9 +572,12 @@ int kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c) {
   return kl__solution_best(c->dir, c->name, best_text, &o);
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
-static const size_t run_options_sizes[] = {0, offsetof(kl_run_options, webhook), offsetof(kl_run_options, executor), sizeof(kl_run_options)};
+static const size_t run_options_sizes[] = {0, offsetof(kl_run_options, webhook),
+                                           offsetof(kl_run_options, executor),
+                                           sizeof(kl_run_options)};
 
 int kl_run_options_init(kl_run_options *opts, unsigned version) {
   const kl_run_options defaults = KL_RUN_OPTIONS_INIT;
@@ -611,6 +590,6 @@ int kl_run_options_init(kl_run_options *opts, unsigned version) {
 int kl__run_options_take(kl_run_options *full, const kl_run_options *given) {
   const kl_run_options defaults = KL_RUN_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, run_options_sizes, KL_ARRAY_SIZE(run_options_sizes),
-                          "kl_run_options");
+  return kl__options_take(full, given, run_options_sizes,
+                          KL_ARRAY_SIZE(run_options_sizes), "kl_run_options");
 }

@@ -29,8 +29,7 @@ static int cmp_double(const void *a, const void *b) {
 static double binom_cdf_half(size_t n, size_t k) {
   double log_half_n = (double)n * log(0.5), sum = 0, log_c = 0;
   for (size_t i = 0; i <= k; i++) {
-    if (i > 0)
-      log_c += log((double)(n - i + 1)) - log((double)i);
+    if (i > 0) log_c += log((double)(n - i + 1)) - log((double)i);
     sum += exp(log_c + log_half_n);
   }
   return sum;
@@ -39,8 +38,7 @@ static double binom_cdf_half(size_t n, size_t k) {
 void kl_stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi) {
   *lo = 0;
   *hi = n ? n - 1 : 0;
-  if (n < 6)
-    return; /* too few for 95%: the whole range */
+  if (n < 6) return; /* too few for 95%: the whole range */
   /* The interval [x(k), x(n-1-k)] (0-based) misses the median when at
    * most k samples fall below it or at most k above: coverage is
    * 1 - 2 P(B <= k). Take the largest k with P(B <= k) <= 2.5%. */
@@ -60,8 +58,7 @@ void kl_stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi) {
 }
 
 static double quantile_sorted(const double *s, size_t n, double q) {
-  if (n == 0)
-    return 0;
+  if (n == 0) return 0;
   double pos = q * (double)(n - 1);
   size_t i = (size_t)pos;
   double frac = pos - (double)i;
@@ -70,11 +67,9 @@ static double quantile_sorted(const double *s, size_t n, double q) {
 
 int kl_stats_summarize(kl_summary *out, const double *x, size_t n) {
   memset(out, 0, sizeof(*out));
-  if (n == 0)
-    return 0;
+  if (n == 0) return 0;
   double *s = kl__malloc(n * sizeof(*s));
-  if (!s)
-    return kl__error_oom();
+  if (!s) return kl__error_oom();
   memcpy(s, x, n * sizeof(*s));
   qsort(s, n, sizeof(*s), cmp_double);
   out->n = n;
@@ -95,28 +90,28 @@ int kl_stats_summarize(kl_summary *out, const double *x, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (s[i] < out->q1 - 1.5 * iqr || s[i] > out->q3 + 1.5 * iqr)
       out->outliers++;
-  out->rel_ci = out->median > 0
-                    ? (out->ci_high - out->ci_low) / 2.0 / out->median
-                    : 0;
+  out->rel_ci =
+      out->median > 0 ? (out->ci_high - out->ci_low) / 2.0 / out->median : 0;
   kl__free(s);
   return 0;
 }
 
 const char *kl_decision_name(kl_decision d) {
   switch (d) {
-  case KL_DECISION_FASTER: return "faster";
-  case KL_DECISION_SLOWER: return "slower";
-  default: return "same";
+  case KL_DECISION_FASTER:
+    return "faster";
+  case KL_DECISION_SLOWER:
+    return "slower";
+  default:
+    return "same";
   }
 }
 
 static kl_decision decide(double speedup, double lo, double hi,
                           double min_gain_pct) {
   double gain = 1.0 + min_gain_pct / 100.0;
-  if (lo > 1.0 && speedup >= gain)
-    return KL_DECISION_FASTER;
-  if (hi < 1.0 && speedup <= 1.0 / gain)
-    return KL_DECISION_SLOWER;
+  if (lo > 1.0 && speedup >= gain) return KL_DECISION_FASTER;
+  if (hi < 1.0 && speedup <= 1.0 / gain) return KL_DECISION_SLOWER;
   return KL_DECISION_SAME;
 }
 
@@ -127,12 +122,11 @@ static double log_half_width(const kl_summary *s) {
 
 /* Two-sided 95% quantile of Student's t with df degrees of freedom. */
 static double t95(size_t df) {
-  static const double t[] = {0,      12.706, 4.303, 3.182, 2.776, 2.571,
-                             2.447,  2.365,  2.306, 2.262, 2.228, 2.201,
-                             2.179,  2.160,  2.145, 2.131, 2.120, 2.110,
-                             2.101,  2.093,  2.086, 2.080, 2.074, 2.069,
-                             2.064,  2.060,  2.056, 2.052, 2.048, 2.045,
-                             2.042};
+  static const double t[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447,
+                             2.365, 2.306,  2.262, 2.228, 2.201, 2.179, 2.160,
+                             2.145, 2.131,  2.120, 2.110, 2.101, 2.093, 2.086,
+                             2.080, 2.074,  2.069, 2.064, 2.060, 2.056, 2.052,
+                             2.048, 2.045,  2.042};
   return df < KL_ARRAY_SIZE(t) ? t[df] : 1.96 + 2.4 / (double)df;
 }
 
@@ -144,10 +138,8 @@ int kl_stats_speedup_blocked(kl_speedup *out, const double *base,
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no samples to compare");
   kl_summary a, b;
   int rc = kl_stats_summarize(&a, base, n);
-  if (rc == 0)
-    rc = kl_stats_summarize(&b, cand, n);
-  if (rc < 0)
-    return rc;
+  if (rc == 0) rc = kl_stats_summarize(&b, cand, n);
+  if (rc < 0) return rc;
   if (!(a.ci_low > 0 && b.ci_low > 0))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "timing samples must be positive");
@@ -190,21 +182,18 @@ int kl_stats_speedup_blocked(kl_speedup *out, const double *base,
     }
     kl__free(ua);
     kl__free(ub);
-    if (rc < 0)
-      return rc;
+    if (rc < 0) return rc;
     double mean = sum / (double)units;
     double var = (sum2 - (double)units * mean * mean) / (double)(units - 1);
     double hb = t95(units - 1) * sqrt(var > 0 ? var : 0) / sqrt((double)units);
-    if (hb > h)
-      h = hb;
+    if (hb > h) h = hb;
   }
   double l = log(a.median) - log(b.median);
   out->n = n;
   out->speedup = exp(l);
   out->ci_low = exp(l - h);
   out->ci_high = exp(l + h);
-  out->decision = decide(out->speedup, out->ci_low, out->ci_high,
-                         min_gain_pct);
+  out->decision = decide(out->speedup, out->ci_low, out->ci_high, min_gain_pct);
   return 0;
 }
 
@@ -236,7 +225,6 @@ int kl_stats_geomean(kl_speedup *out, const kl_speedup *shapes,
   out->speedup = exp(mean);
   out->ci_low = exp(mean - half);
   out->ci_high = exp(mean + half);
-  out->decision = decide(out->speedup, out->ci_low, out->ci_high,
-                         min_gain_pct);
+  out->decision = decide(out->speedup, out->ci_low, out->ci_high, min_gain_pct);
   return 0;
 }

@@ -52,21 +52,20 @@ struct kl_worker {
   char *visible; /* CUDA_VISIBLE_DEVICES for the worker, or NULL */
   char *dir;     /* its working folder (sandbox.c), made on first spawn */
   pid_t pid;
-  int sock;    /* protocol, -1 when no worker runs */
-  int log_fd;  /* the worker's stdout and stderr */
+  int sock;   /* protocol, -1 when no worker runs */
+  int log_fd; /* the worker's stdout and stderr */
   int restarts;
   bool started_once;
   char **loaded; /* plugin paths, by id */
   size_t nloaded, cap_loaded;
-  kl_buf inbox; /* bytes read past the last reply */
+  kl_buf inbox;    /* bytes read past the last reply */
   char **readable; /* folders its sandbox lets it read (NULL-ended) */
   size_t cap_readable;
   char sandbox[192]; /* what its sandbox holds (JSON object) */
 };
 
 void kl_samples_dispose(kl_samples *s) {
-  if (!s)
-    return;
+  if (!s) return;
   kl__free(s->us[0]);
   kl__free(s->us[1]);
   kl__free(s->mhz[0]);
@@ -82,24 +81,21 @@ static bool executable(const char *p) {
 }
 
 static char *find_worker(const char *given) {
-  if (given)
-    return executable(given) ? kl__strdup(given) : NULL;
+  if (given) return executable(given) ? kl__strdup(given) : NULL;
   const char *env = getenv("KERNLAB_WORKER");
-  if (env && env[0])
-    return executable(env) ? kl__strdup(env) : NULL;
+  if (env && env[0]) return executable(env) ? kl__strdup(env) : NULL;
   Dl_info info;
   if (dladdr((void *)&kl_worker_create, &info) && info.dli_fname) {
     char *dir = kl__path_dir(info.dli_fname);
-    char *cand = dir ? kl__path_join(dir, "../libexec/kernlab/kl-worker") : NULL;
+    char *cand =
+        dir ? kl__path_join(dir, "../libexec/kernlab/kl-worker") : NULL;
     kl__free(dir);
-    if (cand && executable(cand))
-      return cand;
+    if (cand && executable(cand)) return cand;
     kl__free(cand);
   }
   if (executable(KL_INSTALL_LIBEXEC_DIR "/kl-worker"))
     return kl__strdup(KL_INSTALL_LIBEXEC_DIR "/kl-worker");
-  if (executable(KL_BUILD_WORKER))
-    return kl__strdup(KL_BUILD_WORKER);
+  if (executable(KL_BUILD_WORKER)) return kl__strdup(KL_BUILD_WORKER);
   return NULL;
 }
 
@@ -109,33 +105,28 @@ static void reap(kl_worker *w, int *status) {
     while (waitpid(w->pid, status, 0) < 0 && errno == EINTR)
       ;
   w->pid = -1;
-  if (w->sock >= 0)
-    close(w->sock);
+  if (w->sock >= 0) close(w->sock);
   w->sock = -1;
   w->inbox.size = 0;
 }
 
 static void kill_worker(kl_worker *w) {
   int status;
-  if (w->pid > 0)
-    kill(w->pid, SIGKILL);
+  if (w->pid > 0) kill(w->pid, SIGKILL);
   reap(w, &status);
 }
 
 /* The last `max` bytes of the worker's log, on one line, redacted. */
 static void log_tail(kl_worker *w, char *out, size_t max) {
   out[0] = '\0';
-  if (w->log_fd < 0)
-    return;
+  if (w->log_fd < 0) return;
   off_t end = lseek(w->log_fd, 0, SEEK_END);
   off_t from = end > (off_t)max - 1 ? end - (off_t)max + 1 : 0;
   ssize_t n = pread(w->log_fd, out, max - 1, from);
-  if (n <= 0)
-    return;
+  if (n <= 0) return;
   out[n] = '\0';
   for (ssize_t i = 0; i < n; i++)
-    if (out[i] == '\n' || out[i] == '\r')
-      out[i] = i == n - 1 ? '\0' : ' ';
+    if (out[i] == '\n' || out[i] == '\r') out[i] = i == n - 1 ? '\0' : ' ';
   kl__redact_inplace(out, max);
 }
 
@@ -147,16 +138,14 @@ static int prepare_sandbox(kl__sandbox *sb, kl_worker *w) {
   if (w->visible &&
       kl__buf_printf(&visible, "CUDA_VISIBLE_DEVICES=%s", w->visible) < 0)
     return kl__error_oom();
-  if (w->visible)
-    env[n++] = visible.ptr;
+  if (w->visible) env[n++] = visible.ptr;
   if (!getenv("OMP_WAIT_POLICY"))
     env[n++] = "OMP_WAIT_POLICY=PASSIVE"; /* idle pool threads sleep */
   kl__sandbox_spec spec = {w->dir, NULL, (const char *const *)w->readable,
-                           env, true, true};
+                           env,    true, true};
   int rc = kl__sandbox_prepare(sb, &spec);
   kl_buf_dispose(&visible);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   kl_buf tag = KL_BUF_INIT;
   if (kl__buf_printf(&tag, "KL_WORKER_SANDBOX=%s", sb->describe) < 0 ||
       kl__sandbox_setenv(sb, tag.ptr) < 0) {
@@ -175,8 +164,7 @@ static int allow_folder(kl_worker *w, const char *path) {
   char *real = realpath(path, NULL);
   char *dir = real ? kl__path_dir(real) : kl__path_dir(path);
   free(real);
-  if (!dir)
-    return kl__error_oom();
+  if (!dir) return kl__error_oom();
   size_t n = 0;
   for (; w->readable && w->readable[n]; n++)
     if (strcmp(w->readable[n], dir) == 0) {
@@ -241,8 +229,7 @@ static int spawn(kl_worker *w) {
     /* Only async-signal-safe calls between fork and exec. */
     close(status[0]);
     int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0)
-      dup2(devnull, 0);
+    if (devnull >= 0) dup2(devnull, 0);
     dup2(w->log_fd, 1);
     dup2(w->log_fd, 2);
     dup2(sv[1], 3);
@@ -253,8 +240,7 @@ static int spawn(kl_worker *w) {
       why[0] = 2;
     }
     why[1] = errno;
-    if (write(status[1], why, sizeof why) < 0)
-      _exit(127);
+    if (write(status[1], why, sizeof why) < 0) _exit(127);
     _exit(127);
   }
   close(sv[1]);
@@ -284,10 +270,8 @@ static int send_line(kl_worker *w, const char *line) {
   size_t n = strlen(line);
   while (n > 0) {
     ssize_t s = send(w->sock, line, n, MSG_NOSIGNAL);
-    if (s < 0 && errno == EINTR)
-      continue;
-    if (s < 0)
-      return -1;
+    if (s < 0 && errno == EINTR) continue;
+    if (s < 0) return -1;
     line += s;
     n -= (size_t)s;
   }
@@ -321,9 +305,9 @@ static int worker_lost(kl_worker *w, bool timed_out, int timeout_ms) {
 /* Send a request and wait for its reply (a parsed object, caller puts). */
 static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
   *out = NULL;
-  const char *line = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-  if (send_line(w, line) < 0)
-    return worker_lost(w, false, 0);
+  const char *line =
+      json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+  if (send_line(w, line) < 0) return worker_lost(w, false, 0);
   int64_t deadline = (int64_t)kl__now_ms() + w->timeout_ms;
   for (;;) {
     char *nl = w->inbox.size ? memchr(w->inbox.ptr, '\n', w->inbox.size) : NULL;
@@ -348,28 +332,23 @@ static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
       return 0;
     }
     int64_t left = deadline - (int64_t)kl__now_ms();
-    if (left <= 0)
-      return worker_lost(w, true, w->timeout_ms);
+    if (left <= 0) return worker_lost(w, true, w->timeout_ms);
     struct pollfd pfd = {w->sock, POLLIN, 0};
     int n = poll(&pfd, 1, (int)left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n == 0)
-      continue;
-    if (kl__buf_grow(&w->inbox, 65536) < 0)
-      return KL_ENOMEM;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) continue;
+    if (kl__buf_grow(&w->inbox, 65536) < 0) return KL_ENOMEM;
     ssize_t got = recv(w->sock, w->inbox.ptr + w->inbox.size, 65536, 0);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      return worker_lost(w, false, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return worker_lost(w, false, 0);
     w->inbox.size += (size_t)got;
   }
 }
 
 static int check_ok(json_object *reply, const char *what) {
   json_object *ok, *err;
-  if (json_object_object_get_ex(reply, "ok", &ok) && json_object_get_boolean(ok))
+  if (json_object_object_get_ex(reply, "ok", &ok) &&
+      json_object_get_boolean(ok))
     return 0;
   const char *msg = json_object_object_get_ex(reply, "error", &err)
                         ? json_object_get_string(err)
@@ -383,8 +362,7 @@ static int load_in_worker(kl_worker *w, const char *path, int want_id) {
   json_object_object_add(req, "path", json_object_new_string(path));
   int rc = roundtrip(&reply, w, req);
   json_object_put(req);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   rc = check_ok(reply, path);
   if (rc == 0 && (!json_object_object_get_ex(reply, "id", &id) ||
                   json_object_get_int(id) != want_id))
@@ -396,17 +374,13 @@ static int load_in_worker(kl_worker *w, const char *path, int want_id) {
 
 /* A running worker, started again (with its plugins) if it died. */
 static int ensure_running(kl_worker *w) {
-  if (w->sock >= 0)
-    return 0;
+  if (w->sock >= 0) return 0;
   int rc = spawn(w);
-  if (rc < 0)
-    return rc;
-  if (w->started_once)
-    w->restarts++;
+  if (rc < 0) return rc;
+  if (w->started_once) w->restarts++;
   w->started_once = true;
   for (size_t i = 0; i < w->nloaded; i++)
-    if ((rc = load_in_worker(w, w->loaded[i], (int)i)) < 0)
-      return rc;
+    if ((rc = load_in_worker(w, w->loaded[i], (int)i)) < 0) return rc;
   return 0;
 }
 
@@ -414,12 +388,10 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   *out = NULL;
   kl_worker_options full;
   int rc = kl__worker_options_take(&full, given);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   const kl_worker_options *opts = &full;
   kl_worker *w = kl__calloc(1, sizeof(*w));
-  if (!w)
-    return kl__error_oom();
+  if (!w) return kl__error_oom();
   w->sock = w->log_fd = -1;
   w->pid = -1;
   w->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
@@ -432,8 +404,7 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
       const char *p = env;
       for (int i = 0; i < opts->device && p; i++) {
         p = strchr(p, ',');
-        if (p)
-          p++;
+        if (p) p++;
       }
       if (!p || !*p) {
         kl_worker_free(w);
@@ -470,8 +441,7 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
 }
 
 void kl_worker_free(kl_worker *w) {
-  if (!w)
-    return;
+  if (!w) return;
   if (w->sock >= 0) {
     send_line(w, "{\"op\":\"quit\"}");
     /* give it a moment to leave by itself, then make sure */
@@ -479,8 +449,7 @@ void kl_worker_free(kl_worker *w) {
       usleep(2000);
     kill_worker(w);
   }
-  if (w->log_fd >= 0)
-    close(w->log_fd);
+  if (w->log_fd >= 0) close(w->log_fd);
   for (size_t i = 0; i < w->nloaded; i++)
     kl__free(w->loaded[i]);
   kl__free(w->loaded);
@@ -495,7 +464,9 @@ void kl_worker_free(kl_worker *w) {
   kl__free(w);
 }
 
-const char *kl__worker_sandbox(const kl_worker *w) { return w->sandbox; }
+const char *kl__worker_sandbox(const kl_worker *w) {
+  return w->sandbox;
+}
 
 void kl_worker_set_timeout(kl_worker *w, int timeout_ms) {
   w->timeout_ms = timeout_ms > 0 ? timeout_ms : 60000;
@@ -509,8 +480,7 @@ int kl_worker_load(int *id, kl_worker *w, const char *path) {
   /* a folder its sandbox hides: start it again with the folder allowed
    * (not a restart the caller counts: nothing failed) */
   int rc = allow_folder(w, path);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (rc == 1 && w->sock >= 0) {
     kill_worker(w);
     w->started_once = false;
@@ -519,12 +489,9 @@ int kl_worker_load(int *id, kl_worker *w, const char *path) {
   } else {
     rc = ensure_running(w);
   }
-  if (rc < 0)
-    return rc;
-  if (KL__GROW(w->loaded, w->cap_loaded, w->nloaded + 1) < 0)
-    return KL_ENOMEM;
-  if (!(w->loaded[w->nloaded] = kl__strdup(path)))
-    return kl__error_oom();
+  if (rc < 0) return rc;
+  if (KL__GROW(w->loaded, w->cap_loaded, w->nloaded + 1) < 0) return KL_ENOMEM;
+  if (!(w->loaded[w->nloaded] = kl__strdup(path))) return kl__error_oom();
   if ((rc = load_in_worker(w, path, (int)w->nloaded)) < 0) {
     kl__free(w->loaded[w->nloaded]);
     return rc;
@@ -547,8 +514,7 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
                     int oracle, int shape, const uint64_t *seeds,
                     size_t nseeds) {
   int rc = ensure_running(w);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   json_object *req = json_object_new_object(), *reply = NULL, *arr;
   json_object_object_add(req, "op", json_object_new_string("check"));
   json_object_object_add(req, "plugin", json_object_new_int(plugin));
@@ -560,8 +526,7 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
   json_object_object_add(req, "seeds", jseeds);
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if ((rc = check_ok(reply, "check")) == 0 &&
       (!json_object_object_get_ex(reply, "results", &arr) ||
        json_object_array_length(arr) != nseeds))
@@ -598,8 +563,7 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
                         size_t block) {
   json_object *all, *clocks, *ver, *v;
   int rc = check_ok(reply, "time");
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if (!json_object_object_get_ex(reply, "samples", &all) ||
       json_object_array_length(all) != nplugins)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: time: short reply");
@@ -660,15 +624,13 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
                            "kl_samples");
   kl_time_options full;
   int rc = kl__time_options_take(&full, given);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   const kl_time_options *opts = &full;
   if (nplugins < 1 || nplugins > 2)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "time one or two plugins, not %zu", nplugins);
   rc = ensure_running(w);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   json_object *req = json_object_new_object(), *reply = NULL;
   json_object_object_add(req, "op", json_object_new_string("time"));
   json_object *ids = json_object_new_array();
@@ -686,7 +648,8 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
                          json_object_new_double(opts->target_rel_ci));
   json_object_object_add(req, "time_cap_ms",
                          json_object_new_int(opts->time_cap_ms));
-  json_object_object_add(req, "seed", json_object_new_int64((int64_t)opts->seed));
+  json_object_object_add(req, "seed",
+                         json_object_new_int64((int64_t)opts->seed));
   size_t block = opts->block_rounds ? opts->block_rounds : 16;
   json_object_object_add(req, "block_rounds",
                          json_object_new_int64((int64_t)block));
@@ -698,8 +661,7 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
   }
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if ((rc = samples_from(out, reply, nplugins, block)) == 0)
     rc = kl__result_give(into, &got, sizeof(got), sizeof(kl_samples),
                          "kl_samples");
@@ -714,12 +676,10 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
 static int device_reply(json_object **reply, kl_worker *w, bool memory) {
   *reply = NULL;
   int rc = ensure_running(w);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   json_object *req = json_object_new_object();
   json_object_object_add(req, "op", json_object_new_string("device"));
-  if (memory)
-    json_object_object_add(req, "memory", json_object_new_int(1));
+  if (memory) json_object_object_add(req, "memory", json_object_new_int(1));
   rc = roundtrip(reply, w, req);
   json_object_put(req);
   if (rc == 0 && (rc = check_ok(*reply, "device")) < 0) {
@@ -733,8 +693,7 @@ int kl_worker_device(kl_device_info *into, kl_worker *w) {
   kl_device_info full = KL_DEVICE_INFO_INIT, *out = &full;
   json_object *reply, *v;
   int rc = device_reply(&reply, w, false);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   out->count = (int)obj_int(reply, "count");
   out->sms = (int)obj_int(reply, "sms");
   out->max_sm_clock_mhz = obj_double(reply, "max_sm_clock_mhz");
@@ -750,21 +709,18 @@ int kl_worker_device(kl_device_info *into, kl_worker *w) {
 int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w) {
   json_object *reply;
   int rc = device_reply(&reply, w, true);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   *peak_gbps = obj_double(reply, "memory_peak_gbps");
   *l2_bytes = obj_double(reply, "l2_bytes");
   json_object_put(reply);
   return 0;
 }
 
-int kl__worker_profile(json_object **reply, kl_worker *w, int plugin,
-                       int shape, char *const *metrics, size_t n,
-                       uint64_t seed) {
+int kl__worker_profile(json_object **reply, kl_worker *w, int plugin, int shape,
+                       char *const *metrics, size_t n, uint64_t seed) {
   *reply = NULL;
   int rc = ensure_running(w);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   json_object *req = json_object_new_object(), *names = json_object_new_array();
   json_object_object_add(req, "op", json_object_new_string("profile"));
   json_object_object_add(req, "plugin", json_object_new_int(plugin));
@@ -783,20 +739,17 @@ int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,
                              char *const *metrics, size_t n) {
   *passes = 0;
   int rc = ensure_running(w);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   json_object *req = json_object_new_object(), *names = json_object_new_array(),
               *reply = NULL;
   json_object_object_add(req, "op", json_object_new_string("metric_passes"));
-  if (chip)
-    json_object_object_add(req, "chip", json_object_new_string(chip));
+  if (chip) json_object_object_add(req, "chip", json_object_new_string(chip));
   for (size_t i = 0; i < n; i++)
     json_object_array_add(names, json_object_new_string(metrics[i]));
   json_object_object_add(req, "metrics", names);
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
-  if (rc < 0)
-    return rc;
+  if (rc < 0) return rc;
   if ((rc = kl__worker_reply_status(reply, "metric_passes")) == 0)
     *passes = (size_t)obj_int(reply, "passes");
   json_object_put(reply);
@@ -807,7 +760,8 @@ int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,
  * counters on this machine is "not possible here". */
 int kl__worker_reply_status(json_object *reply, const char *what) {
   json_object *code, *err, *ok;
-  if (json_object_object_get_ex(reply, "ok", &ok) && json_object_get_boolean(ok))
+  if (json_object_object_get_ex(reply, "ok", &ok) &&
+      json_object_get_boolean(ok))
     return 0;
   const char *k = json_object_object_get_ex(reply, "code", &code)
                       ? json_object_get_string(code)
@@ -822,26 +776,31 @@ int kl__worker_reply_status(json_object *reply, const char *what) {
   return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s", msg);
 }
 
-/* ---- versioned options ------------------------------------------------------- */
+/* ---- versioned options
+ * ------------------------------------------------------- */
 
 static const size_t worker_options_sizes[] = {0, sizeof(kl_worker_options)};
 
 int kl_worker_options_init(kl_worker_options *opts, unsigned version) {
   const kl_worker_options defaults = KL_WORKER_OPTIONS_INIT;
   return kl__options_init(opts, &defaults, version, worker_options_sizes,
-                          KL_ARRAY_SIZE(worker_options_sizes), "kl_worker_options");
+                          KL_ARRAY_SIZE(worker_options_sizes),
+                          "kl_worker_options");
 }
 
 /* A caller's kl_worker_options (of any version) over the defaults: what this
  * library reads from. */
-int kl__worker_options_take(kl_worker_options *full, const kl_worker_options *given) {
+int kl__worker_options_take(kl_worker_options *full,
+                            const kl_worker_options *given) {
   const kl_worker_options defaults = KL_WORKER_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, worker_options_sizes, KL_ARRAY_SIZE(worker_options_sizes),
+  return kl__options_take(full, given, worker_options_sizes,
+                          KL_ARRAY_SIZE(worker_options_sizes),
                           "kl_worker_options");
 }
 
-static const size_t time_options_sizes[] = {0, offsetof(kl_time_options, verify), sizeof(kl_time_options)};
+static const size_t time_options_sizes[] = {
+    0, offsetof(kl_time_options, verify), sizeof(kl_time_options)};
 
 int kl_time_options_init(kl_time_options *opts, unsigned version) {
   const kl_time_options defaults = KL_TIME_OPTIONS_INIT;
@@ -854,6 +813,6 @@ int kl_time_options_init(kl_time_options *opts, unsigned version) {
 int kl__time_options_take(kl_time_options *full, const kl_time_options *given) {
   const kl_time_options defaults = KL_TIME_OPTIONS_INIT;
   *full = defaults;
-  return kl__options_take(full, given, time_options_sizes, KL_ARRAY_SIZE(time_options_sizes),
-                          "kl_time_options");
+  return kl__options_take(full, given, time_options_sizes,
+                          KL_ARRAY_SIZE(time_options_sizes), "kl_time_options");
 }

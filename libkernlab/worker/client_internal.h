@@ -14,9 +14,8 @@ const char *kl__worker_sandbox(const kl_worker *w);
 /* Counters of one launch of plugin at shape (the reply as the worker sent
  * it; see libkernlab/worker/op_profile.c). Crashes and timeouts are the
  * usual KL_ECRASHED / KL_ETIMEOUT; the reply may still say ok:false. */
-int kl__worker_profile(json_object **reply, kl_worker *w, int plugin,
-                       int shape, char *const *metrics, size_t n,
-                       uint64_t seed);
+int kl__worker_profile(json_object **reply, kl_worker *w, int plugin, int shape,
+                       char *const *metrics, size_t n, uint64_t seed);
 /* Check metric names and count passes: offline for a named chip (e.g.
  * "GH100"), else on the worker's device. */
 int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,
@@ -28,6 +27,5 @@ int kl__worker_reply_status(json_object *reply, const char *what);
 /* Device 0's theoretical DRAM bandwidth (2 x memory clock x bus width) in
  * GB/s and its L2 size in bytes; both 0 where there is no device. */
 int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w);
-
 
 #endif /* KL_CLIENT_INTERNAL_H */

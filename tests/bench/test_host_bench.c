@@ -25,8 +25,7 @@ static kl_case *saxpy, *matmul;
 
 static int setup(void **state) {
   (void)state;
-  if (!mkdtemp(cache))
-    return -1;
+  if (!mkdtemp(cache)) return -1;
   copts.cache_dir = cache;
   if (kl_case_load(&saxpy, SRC "/cases/host_saxpy", NULL) ||
       kl_case_load(&matmul, SRC "/cases/host_matmul", NULL))
@@ -42,7 +41,6 @@ static int teardown(void **state) {
   snprintf(cmd, sizeof(cmd), "rm -rf %s", cache);
   return system(cmd) == 0 ? 0 : -1;
 }
-
 
 static kl_bench_options options(const char *shape) {
   kl_bench_options o = KL_BENCH_OPTIONS_INIT;
@@ -61,27 +59,22 @@ static kl_report *run(const kl_case *c, const char *file, const char *shape,
   /* decisions get the default sampling budget: with a short cap a
    * comparison sees few placements, and on a loaded machine an A/A test
    * would then fail more often than its interval promises */
-  if (compare)
-    o.time.time_cap_ms = 2000;
+  if (compare) o.time.time_cap_ms = 2000;
   char *src = file ? kl_test_slurp(file) : NULL;
-  if (file)
-    assert_non_null(src);
+  if (file) assert_non_null(src);
   o.candidate = src;
   o.candidate_name = file ? strrchr(file, '/') + 1 : NULL;
-  if (timeout_ms)
-    o.timeout_ms = timeout_ms;
+  if (timeout_ms) o.timeout_ms = timeout_ms;
   kl_report *r = NULL;
   int rc = compare ? kl_bench_compare(&r, c, &o) : kl_bench_run(&r, c, &o);
-  if (rc)
-    fail_msg("%s", kl_error_last()->message);
+  if (rc) fail_msg("%s", kl_error_last()->message);
   free(src);
   return r;
 }
 
 static void expect_verdict(kl_report *r, kl_verdict v, const char *in_reason) {
   if (kl_report_verdict(r) != v)
-    fail_msg("verdict %s (%s), want %s",
-             kl_verdict_name(kl_report_verdict(r)),
+    fail_msg("verdict %s (%s), want %s", kl_verdict_name(kl_report_verdict(r)),
              kl_report_reason(r) ? kl_report_reason(r) : "no reason",
              kl_verdict_name(v));
   if (in_reason && !strstr(kl_report_reason(r), in_reason))
@@ -99,7 +92,8 @@ static void test_bench__baseline_is_correct_and_timed(void **state) {
   assert_string_equal(s.name, "1M");
   assert_true(s.checked && s.correct && s.timed);
   assert_true(s.time.n >= 5);
-  assert_true(s.time.ci_low <= s.time.median && s.time.median <= s.time.ci_high);
+  assert_true(s.time.ci_low <= s.time.median &&
+              s.time.median <= s.time.ci_high);
   assert_true(s.time.median > 0);
   kl_report_free(r);
   /* host reference oracle (matmul_ref) */
@@ -253,8 +247,7 @@ static void test_bench__worker_survives_a_crash(void **state) {
   memset(newer, 0xA5, sizeof(newer));
   for (size_t i = 0; i < 3; i++)
     newer[i].r.size = sizeof(newer[0]);
-  assert_int_equal(kl_worker_check(&newer[0].r, w, good, good, 0, seeds, 3),
-                   0);
+  assert_int_equal(kl_worker_check(&newer[0].r, w, good, good, 0, seeds, 3), 0);
   for (size_t i = 0; i < 3; i++) {
     assert_true(newer[i].r.correct);
     assert_int_equal(newer[i].r.seed, seeds[i]);
@@ -293,8 +286,8 @@ static void test_bench__faster_candidate_is_faster(void **state) {
 
 static void test_bench__baseline_against_itself_is_same(void **state) {
   (void)state;
-  kl_report *r = run(matmul, SRC "/cases/host_matmul/kernel.c", "n256", true,
-                     0);
+  kl_report *r =
+      run(matmul, SRC "/cases/host_matmul/kernel.c", "n256", true, 0);
   expect_verdict(r, KL_VERDICT_OK, NULL);
   kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
@@ -310,13 +303,23 @@ static void test_bench__json_fields(void **state) {
   kl_report *r = run(saxpy, SRC "/cases/host_saxpy/kernel.c", "1M", true, 0);
   kl_buf b = KL_BUF_INIT;
   assert_int_equal(kl_report_json(&b, r), 0);
-  const char *fields[] = {
-      "\"case\":\"host_saxpy\"", "\"mode\":\"compare\"", "\"verdict\":\"OK\"",
-      "\"name\":\"1M\"", "\"correct\":true", "\"max_abs_err\":",
-      "\"unwritten\":0", "\"median_us\":", "\"ci_low_us\":",
-      "\"ci_high_us\":", "\"samples\":", "\"cold\":true", "\"speedup\":",
-      "\"speedup_ci\":[", "\"decision\":", "\"objective\":{\"name\":"
-                                           "\"geomean_speedup\""};
+  const char *fields[] = {"\"case\":\"host_saxpy\"",
+                          "\"mode\":\"compare\"",
+                          "\"verdict\":\"OK\"",
+                          "\"name\":\"1M\"",
+                          "\"correct\":true",
+                          "\"max_abs_err\":",
+                          "\"unwritten\":0",
+                          "\"median_us\":",
+                          "\"ci_low_us\":",
+                          "\"ci_high_us\":",
+                          "\"samples\":",
+                          "\"cold\":true",
+                          "\"speedup\":",
+                          "\"speedup_ci\":[",
+                          "\"decision\":",
+                          "\"objective\":{\"name\":"
+                          "\"geomean_speedup\""};
   for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
     if (!strstr(b.ptr, fields[i]))
       fail_msg("JSON lacks %s: %s", fields[i], b.ptr);

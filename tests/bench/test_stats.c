@@ -165,8 +165,8 @@ static void test_stats__blocks_keep_aa_honest(void **state) {
     blocked_covered += blocked.ci_low <= 1 && 1 <= blocked.ci_high;
   }
   print_message("A/A coverage of 1 with placement effects: blocked %d/%d, "
-                "plain %d/%d\n", blocked_covered, TRIALS, plain_covered,
-                TRIALS);
+                "plain %d/%d\n",
+                blocked_covered, TRIALS, plain_covered, TRIALS);
   if (blocked_covered < TRIALS * 90 / 100 || plain_covered >= blocked_covered)
     fail_msg("coverage of 1: blocked %d, plain %d of %d", blocked_covered,
              plain_covered, TRIALS);
@@ -192,16 +192,16 @@ static void test_stats__reused_placements_are_not_replicates(void **state) {
       cand[i] = 100 * lc[u] * (1 + 0.002 * (unit() - 0.5));
     }
     kl_speedup blocks, places;
-    assert_int_equal(kl_stats_speedup_blocked(&blocks, base, cand, N, B, 0,
-                                              2.0), 0);
-    assert_int_equal(kl_stats_speedup_blocked(&places, base, cand, N, B, P,
-                                              2.0), 0);
+    assert_int_equal(
+        kl_stats_speedup_blocked(&blocks, base, cand, N, B, 0, 2.0), 0);
+    assert_int_equal(
+        kl_stats_speedup_blocked(&places, base, cand, N, B, P, 2.0), 0);
     as_blocks += blocks.ci_low <= 1 && 1 <= blocks.ci_high;
     as_placements += places.ci_low <= 1 && 1 <= places.ci_high;
   }
   print_message("6 placements in 30 blocks: covered 1 in %d/%d counting "
-                "placements, %d/%d counting blocks\n", as_placements, TRIALS,
-                as_blocks, TRIALS);
+                "placements, %d/%d counting blocks\n",
+                as_placements, TRIALS, as_blocks, TRIALS);
   if (as_placements < TRIALS * 90 / 100 || as_blocks >= as_placements)
     fail_msg("placements %d, blocks %d of %d", as_placements, as_blocks,
              TRIALS);

@@ -30,8 +30,7 @@ static int param_index(const kl_case *c, const char *name) {
   for (size_t i = 0; i < kl_case_param_count(c); i++) {
     kl_param_info p = KL_PARAM_INFO_INIT;
     kl_case_param(&p, c, i);
-    if (strcmp(p.name, name) == 0)
-      return (int)i;
+    if (strcmp(p.name, name) == 0) return (int)i;
   }
   fail_msg("no param %s", name);
   return -1;
@@ -233,14 +232,12 @@ static void check_bad_case(const char *name) {
   snprintf(dir, sizeof(dir), "%s/%s", BAD, name);
   snprintf(expected_path, sizeof(expected_path), "%s/expected.txt", dir);
   FILE *f = fopen(expected_path, "r");
-  if (!f)
-    fail_msg("%s: no expected.txt", name);
+  if (!f) fail_msg("%s: no expected.txt", name);
   char want[64][512];
   size_t nwant = 0;
   while (nwant < 64 && fgets(want[nwant], sizeof(want[0]), f)) {
     want[nwant][strcspn(want[nwant], "\n")] = '\0';
-    if (want[nwant][0] && want[nwant][0] != '#')
-      nwant++;
+    if (want[nwant][0] && want[nwant][0] != '#') nwant++;
   }
   fclose(f);
   collected got = {0};
@@ -249,8 +246,7 @@ static void check_bad_case(const char *name) {
   opts.payload = &got;
   kl_case *c = NULL;
   int rc = kl_case_load(&c, dir, &opts);
-  if (rc != KL_EINVALID)
-    fail_msg("%s: loaded with rc %d", name, rc);
+  if (rc != KL_EINVALID) fail_msg("%s: loaded with rc %d", name, rc);
   assert_null(c);
   bool same = got.n == nwant;
   for (size_t i = 0; same && i < nwant; i++)
@@ -265,8 +261,7 @@ static void check_bad_case(const char *name) {
     fail();
   }
   /* The last error names the first diagnostic and counts the rest. */
-  if (nwant > 1)
-    assert_non_null(strstr(kl_error_last()->text, "more error"));
+  if (nwant > 1) assert_non_null(strstr(kl_error_last()->text, "more error"));
 }
 
 static void test_case_load__bad_corpus(void **state) {
@@ -276,8 +271,7 @@ static void test_case_load__bad_corpus(void **state) {
   char *names[256];
   size_t n = 0;
   for (struct dirent *e; (e = readdir(d)) && n < 256;)
-    if (e->d_name[0] != '.')
-      names[n++] = strdup(e->d_name);
+    if (e->d_name[0] != '.') names[n++] = strdup(e->d_name);
   closedir(d);
   qsort(names, n, sizeof(*names), compare_names);
   assert_true(n >= 10);
@@ -287,7 +281,8 @@ static void test_case_load__bad_corpus(void **state) {
   }
 }
 
-/* ---- out of memory -------------------------------------------------------- */
+/* ---- out of memory --------------------------------------------------------
+ */
 
 static void test_case_load__out_of_memory_sweep(void **state) {
   (void)state;

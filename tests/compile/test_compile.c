@@ -18,8 +18,7 @@ static kl_case *saxpy;
 
 static int setup(void **state) {
   (void)state;
-  if (!mkdtemp(cache))
-    return -1;
+  if (!mkdtemp(cache)) return -1;
   return kl_case_load(&saxpy, KL_SOURCE_DIR "/cases/host_saxpy", NULL);
 }
 

@@ -18,8 +18,7 @@
 
 static int all_poison(const void *p, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (((const unsigned char *)p)[i] != POISON)
-      return 0;
+    if (((const unsigned char *)p)[i] != POISON) return 0;
   return 1;
 }
 
@@ -111,8 +110,8 @@ static void test_abi__results_stop_at_the_callers_size(void **state) {
   memset(&p, POISON, sizeof(p));
   p.size = 0;
   assert_int_equal(kl_case_param(&p, c, 0), KL_EINVALID);
-  assert_true(all_poison((char *)&p + sizeof(size_t),
-                         sizeof(p) - sizeof(size_t)));
+  assert_true(
+      all_poison((char *)&p + sizeof(size_t), sizeof(p) - sizeof(size_t)));
   p.size = sizeof(p);
   assert_int_equal(kl_case_param(&p, c, 0), 0);
   assert_non_null(p.name);

@@ -26,8 +26,7 @@ static void test_error__starts_empty_and_clears(void **state) {
 static void test_error__located_message_is_gnu_style(void **state) {
   (void)state;
   kl_case *c = NULL;
-  int rc = kl_case_load(&c, KL_SOURCE_DIR "/tests/case/bad/unknown_key",
-                        NULL);
+  int rc = kl_case_load(&c, KL_SOURCE_DIR "/tests/case/bad/unknown_key", NULL);
   assert_int_equal(rc, KL_EINVALID);
   assert_null(c);
   const kl_error *e = kl_error_last();

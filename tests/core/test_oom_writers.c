@@ -39,26 +39,25 @@ static int sweep(const char *what, produce_fn produce, void *ctx) {
                  "other text (%zu bytes, want %zu)",
                  what, n, got.size, want.size);
       kl_buf_dispose(&got);
-      if (ran < n)
-        break; /* every allocation point has been failed once */
+      if (ran < n) break; /* every allocation point has been failed once */
       continue;
     }
     if (rc != KL_ENOMEM)
       fail_msg("%s: allocation %ld failed: rc %d (%s)", what, n, rc,
                kl_error_last() ? kl_error_last()->message : "?");
     if (got.ptr || got.size)
-      fail_msg("%s: allocation %ld failed and the output holds %zu bytes",
-               what, n, got.size);
+      fail_msg("%s: allocation %ld failed and the output holds %zu bytes", what,
+               n, got.size);
     kl_buf_dispose(&got);
     failures++;
   }
   kl_buf_dispose(&want);
-  print_message("%s: %d allocations failed, each KL_ENOMEM\n", what,
-                failures);
+  print_message("%s: %d allocations failed, each KL_ENOMEM\n", what, failures);
   return failures;
 }
 
-/* ---- the documents ----------------------------------------------------------- */
+/* ---- the documents
+ * ----------------------------------------------------------- */
 
 typedef struct fixture {
   kl_case *cuda, *host, *records;
@@ -88,16 +87,15 @@ static int harness_standalone(kl_buf *out, void *ctx) {
 static int diagnosis(kl_buf *out, void *ctx) {
   fixture *f = ctx;
   kl_diagnosis *d = NULL;
-  int rc = kl_rules_evaluate(&d, f->rules,
-                             kl_profile_list_get(f->profiles, 0));
-  if (rc == 0)
-    rc = kl_diagnosis_json(out, d);
+  int rc = kl_rules_evaluate(&d, f->rules, kl_profile_list_get(f->profiles, 0));
+  if (rc == 0) rc = kl_diagnosis_json(out, d);
   kl_diagnosis_free(d);
   return rc;
 }
 
 static int profile(kl_buf *out, void *ctx) {
-  return kl_profile_json(out, kl_profile_list_get(((fixture *)ctx)->profiles, 0),
+  return kl_profile_json(out,
+                         kl_profile_list_get(((fixture *)ctx)->profiles, 0),
                          KL_PROFILE_NCU_NAMES);
 }
 
@@ -112,8 +110,7 @@ static int prompt(kl_buf *out, void *ctx) {
   in.nshapes = 1;
   kl_prompt *p = NULL;
   int rc = kl_prompt_build(&p, &in);
-  if (rc == 0)
-    rc = kl_prompt_json(out, p);
+  if (rc == 0) rc = kl_prompt_json(out, p);
   kl_prompt_free(p);
   return rc;
 }
@@ -132,7 +129,9 @@ static int report(kl_buf *out, void *ctx, const char *format) {
   return kl_history_report(out, ((fixture *)ctx)->records, &o);
 }
 
-static int report_md(kl_buf *out, void *ctx) { return report(out, ctx, "md"); }
+static int report_md(kl_buf *out, void *ctx) {
+  return report(out, ctx, "md");
+}
 
 static int report_html(kl_buf *out, void *ctx) {
   return report(out, ctx, "html");
@@ -147,12 +146,10 @@ static char *slurp(const char *path) {
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof(*f));
   assert_non_null(f);
-  assert_int_equal(kl_case_load(&f->cuda, KL_SOURCE_DIR "/cases/transpose_f32",
-                                NULL),
-                   0);
-  assert_int_equal(kl_case_load(&f->host, KL_SOURCE_DIR "/cases/host_saxpy",
-                                NULL),
-                   0);
+  assert_int_equal(
+      kl_case_load(&f->cuda, KL_SOURCE_DIR "/cases/transpose_f32", NULL), 0);
+  assert_int_equal(
+      kl_case_load(&f->host, KL_SOURCE_DIR "/cases/host_saxpy", NULL), 0);
   assert_int_equal(kl_rules_create(&f->rules, NULL), 0);
   assert_int_equal(kl_rules_add_defaults(f->rules), 0);
   char *text =
@@ -178,8 +175,7 @@ static int teardown(void **state) {
   kl__alloc_fail_after(0);
   char cmd[512];
   snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-  if (system(cmd) != 0)
-    fprintf(stderr, "could not remove %s\n", f->dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", f->dir);
   kl_case_free(f->cuda);
   kl_case_free(f->host);
   kl_case_free(f->records);
@@ -191,7 +187,8 @@ static int teardown(void **state) {
 
 static void test_oom__cases_and_harnesses(void **state) {
   assert_true(sweep("kl_case_describe_json", describe, *state) > 2);
-  assert_true(sweep("kl_harness_generate (plugin)", harness_plugin, *state) > 2);
+  assert_true(sweep("kl_harness_generate (plugin)", harness_plugin, *state) >
+              2);
   assert_true(sweep("kl_harness_generate (standalone)", harness_standalone,
                     *state) > 2);
 }

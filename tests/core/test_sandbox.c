@@ -45,38 +45,31 @@ static int in_child(int (*fn)(void)) {
   fflush(NULL);
   pid_t pid = fork();
   assert_true(pid >= 0);
-  if (pid == 0)
-    _exit(fn());
+  if (pid == 0) _exit(fn());
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* ---- the network: the seccomp fallback (first) ------------------------------ */
+/* ---- the network: the seccomp fallback (first) ------------------------------
+ */
 
 static int seccomp_child(void) {
   setenv("KL_SANDBOX_NET", "seccomp", 1);
   kl__sandbox_spec spec = {scratch, NULL, NULL, NULL, false, false};
   kl__sandbox sb;
-  if (kl__sandbox_prepare(&sb, &spec) < 0)
-    return 10;
-  if (!strstr(sb.describe, "\"network\":\"seccomp\""))
-    return 11;
-  if (kl__sandbox_enter(&sb) < 0)
-    return 12;
+  if (kl__sandbox_prepare(&sb, &spec) < 0) return 10;
+  if (!strstr(sb.describe, "\"network\":\"seccomp\"")) return 11;
+  if (kl__sandbox_enter(&sb) < 0) return 12;
   int s = socket(AF_INET, SOCK_STREAM, 0);
-  if (s >= 0 || errno != EACCES)
-    return 13;
+  if (s >= 0 || errno != EACCES) return 13;
   s = socket(AF_INET6, SOCK_DGRAM, 0);
-  if (s >= 0 || errno != EACCES)
-    return 14;
+  if (s >= 0 || errno != EACCES) return 14;
   s = socket(AF_UNIX, SOCK_STREAM, 0); /* the driver's */
-  if (s < 0)
-    return 15;
+  if (s < 0) return 15;
   close(s);
 #ifdef __NR_io_uring_setup
-  if (syscall(__NR_io_uring_setup, 1, NULL) != -1 || errno != ENOSYS)
-    return 16;
+  if (syscall(__NR_io_uring_setup, 1, NULL) != -1 || errno != ENOSYS) return 16;
 #endif
   return 0;
 }
@@ -86,7 +79,8 @@ static void test_sandbox__seccomp_fallback_refuses_inet_sockets(void **state) {
   assert_int_equal(in_child(seccomp_child), 0);
 }
 
-/* ---- the environment ------------------------------------------------------- */
+/* ---- the environment -------------------------------------------------------
+ */
 
 static void test_sandbox__environment_is_an_allow_list(void **state) {
   (void)state;
@@ -107,10 +101,11 @@ static void test_sandbox__environment_is_an_allow_list(void **state) {
   snprintf(home, sizeof(home), "HOME=%s", scratch);
   snprintf(tmp, sizeof(tmp), "TMPDIR=%s", scratch);
   const char *want[] = {"CUDA_MODULE_LOADING=LAZY", "LC_ALL=C", "EXTRA=1",
-                        "OMP_NUM_THREADS=1", home, tmp};
-  const char *never[] = {"FOO_API_KEY=", "OPENAI_API_KEY=", "KL_WEBHOOK_URL=",
-                         "SSH_AUTH_SOCK=", "RANDOM_SETTING=",
-                         "CUDA_INJECTION64_PATH=", "OMP_NUM_THREADS=2"};
+                        "OMP_NUM_THREADS=1",        home,       tmp};
+  const char *never[] = {
+      "FOO_API_KEY=",     "OPENAI_API_KEY=", "KL_WEBHOOK_URL=",
+      "SSH_AUTH_SOCK=",   "RANDOM_SETTING=", "CUDA_INJECTION64_PATH=",
+      "OMP_NUM_THREADS=2"};
   bool path = false;
   for (char **e = sb.envp; *e; e++) {
     path |= strncmp(*e, "PATH=", 5) == 0;
@@ -123,13 +118,14 @@ static void test_sandbox__environment_is_an_allow_list(void **state) {
     bool found = false;
     for (char **e = sb.envp; *e; e++)
       found |= strcmp(*e, want[i]) == 0;
-    if (!found)
-      fail_msg("%s is not in the sandbox's environment", want[i]);
+    if (!found) fail_msg("%s is not in the sandbox's environment", want[i]);
   }
   assert_int_equal(kl__sandbox_setenv(&sb, "EXTRA=2"), 0);
   int extra = 0;
   for (char **e = sb.envp; *e; e++)
-    extra += strncmp(*e, "EXTRA=", 6) == 0 ? (strcmp(*e, "EXTRA=2") == 0 ? 1 : 100) : 0;
+    extra += strncmp(*e, "EXTRA=", 6) == 0
+                 ? (strcmp(*e, "EXTRA=2") == 0 ? 1 : 100)
+                 : 0;
   assert_int_equal(extra, 1);
   kl__sandbox_dispose(&sb);
   assert_true(kl__sandbox_env_allowed("PATH"));
@@ -138,7 +134,8 @@ static void test_sandbox__environment_is_an_allow_list(void **state) {
   assert_false(kl__sandbox_env_allowed("HOME")); /* its own, never ours */
 }
 
-/* ---- a child in the sandbox ---------------------------------------------------- */
+/* ---- a child in the sandbox
+ * ---------------------------------------------------- */
 
 static char home[160], secret[200], allowed[200], outside[200];
 
@@ -147,10 +144,8 @@ static int confined_child(void) {
   const char *readable[] = {allowed, NULL};
   kl__sandbox_spec spec = {scratch, NULL, readable, NULL, true, false};
   kl__sandbox sb;
-  if (kl__sandbox_prepare(&sb, &spec) < 0)
-    return 20;
-  if (kl__sandbox_enter(&sb) < 0)
-    return 21;
+  if (kl__sandbox_prepare(&sb, &spec) < 0) return 20;
+  if (kl__sandbox_enter(&sb) < 0) return 21;
   /* no network: a socket, if any, reaches nothing */
   int s = socket(AF_INET, SOCK_STREAM, 0);
   if (s >= 0) {
@@ -165,11 +160,9 @@ static int confined_child(void) {
     close(s);
   }
   char cwd[4096];
-  if (!getcwd(cwd, sizeof(cwd)) || strcmp(cwd, scratch) != 0)
-    return 23;
+  if (!getcwd(cwd, sizeof(cwd)) || strcmp(cwd, scratch) != 0) return 23;
   int fd = open("mine.txt", O_WRONLY | O_CREAT, 0644); /* its folder */
-  if (fd < 0)
-    return 24;
+  if (fd < 0) return 24;
   close(fd);
   if (landlock() > 0) {
     if (open(secret, O_RDONLY) >= 0 || errno != EACCES)
@@ -181,8 +174,7 @@ static int confined_child(void) {
       return 27; /* no writes outside its folder */
     if ((fd = open("/etc/hostname", O_RDONLY)) < 0 && errno == EACCES)
       return 28; /* the system stays readable */
-    if (fd >= 0)
-      close(fd);
+    if (fd >= 0) close(fd);
   }
   return 0;
 }
@@ -197,14 +189,12 @@ static void test_sandbox__child_reaches_no_network_and_no_home(void **state) {
   write_text(secret, "PRIVATE KEY\n");
   write_text(allowed, "a header\n");
   int rc = in_child(confined_child);
-  if (rc)
-    fail_msg("the sandboxed child failed check %d", rc);
+  if (rc) fail_msg("the sandboxed child failed check %d", rc);
   char *was = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
   setenv("HOME", home, 1);
   assert_true(kl__sandbox_hidden(secret));
   assert_false(kl__sandbox_hidden("/usr"));
-  if (was)
-    setenv("HOME", was, 1);
+  if (was) setenv("HOME", was, 1);
   free(was);
   unlink(secret);
   unlink(allowed);
@@ -241,21 +231,23 @@ static void test_sandbox__a_child_that_cannot_start_is_an_error(void **state) {
   kl_buf_dispose(&res.output);
 }
 
-/* ---- the redactor ----------------------------------------------------------------- */
+/* ---- the redactor
+ * ----------------------------------------------------------------- */
 
 static void test_secrets__names(void **state) {
   (void)state;
-  const char *yes[] = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "HF_TOKEN",
-                       "KL_WEBHOOK_URL", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY",
-                       "GITHUB_TOKEN", "my_service_key"};
-  const char *no[] = {"PATH", "HOME", "KEYBOARD", "MONKEY", "LANG",
-                      "CUDA_VISIBLE_DEVICES", "SSH_AUTH_SOCK"};
+  const char *yes[] = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+                       "HF_TOKEN",          "KL_WEBHOOK_URL",
+                       "DB_PASSWORD",       "AWS_SECRET_ACCESS_KEY",
+                       "GITHUB_TOKEN",      "my_service_key"};
+  const char *no[] = {"PATH",         "HOME", "KEYBOARD",
+                      "MONKEY",       "LANG", "CUDA_VISIBLE_DEVICES",
+                      "SSH_AUTH_SOCK"};
   for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
     if (!kl__secret_name(yes[i]))
       fail_msg("%s is not taken for a secret", yes[i]);
   for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-    if (kl__secret_name(no[i]))
-      fail_msg("%s is taken for a secret", no[i]);
+    if (kl__secret_name(no[i])) fail_msg("%s is taken for a secret", no[i]);
 }
 
 static void test_secrets__every_form_is_blotted_out(void **state) {
@@ -306,8 +298,7 @@ static void test_secrets__environment_block_is_blanked(void **state) {
   n = read(fd, text, sizeof(text) - 1);
   close(fd);
   for (ssize_t i = 0; i < n; i++)
-    if (text[i] == '\0')
-      text[i] = '\n';
+    if (text[i] == '\0') text[i] = '\n';
   text[n > 0 ? n : 0] = '\0';
   assert_null(strstr(text, "tok-0123456789abcdef"));
   assert_non_null(strstr(text, "KL_TEST_SECRET_TOKEN="));
@@ -321,8 +312,7 @@ static void test_secrets__environment_block_is_blanked(void **state) {
 static int setup(void **state) {
   (void)state;
   snprintf(scratch, sizeof(scratch), "/tmp/kl-test-sandbox-XXXXXX");
-  if (!mkdtemp(scratch))
-    return -1;
+  if (!mkdtemp(scratch)) return -1;
   char *real = realpath(scratch, NULL);
   snprintf(scratch, sizeof(scratch), "%s", real);
   free(real);

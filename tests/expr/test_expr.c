@@ -19,23 +19,38 @@ typedef struct int_case {
 static void test_expr__integer_precedence(void **state) {
   (void)state;
   static const int_case cases[] = {
-      {"1 + 2 * 3", 7},        {"(1 + 2) * 3", 9},      {"2 ** 3 ** 2", 512},
-      {"-2 ** 2", -4},         {"(-2) ** 2", 4},        {"2 ** 10", 1024},
-      {"10 - 4 - 3", 3},       {"7 // 2", 3},           {"-7 // 2", -4},
-      {"7 % 3", 1},            {"-7 % 3", 2},           {"7 % -3", -2},
+      {"1 + 2 * 3", 7},
+      {"(1 + 2) * 3", 9},
+      {"2 ** 3 ** 2", 512},
+      {"-2 ** 2", -4},
+      {"(-2) ** 2", 4},
+      {"2 ** 10", 1024},
+      {"10 - 4 - 3", 3},
+      {"7 // 2", 3},
+      {"-7 // 2", -4},
+      {"7 % 3", 1},
+      {"-7 % 3", 2},
+      {"7 % -3", -2},
       /* near INT64_MIN: b*floor(a/b) would overflow (found by fuzz_expr) */
       {"-9223372036854775807 % 274", 245},
-      {"1 < 2 and 3 > 2", 1},  {"1 == 1 == 1", 1},      {"not 1 == 2", 1},
-      {"1 or 0 and 0", 1},     {"(1 or 0) and 0", 0},   {"not not 5", 1},
-      {"2 + 3 >= 5", 1},       {"4 != 4", 0},           {"-(-3)", 3},
-      {"+4", 4},               {"3 - -2", 5},           {"1 <= 1", 1},
+      {"1 < 2 and 3 > 2", 1},
+      {"1 == 1 == 1", 1},
+      {"not 1 == 2", 1},
+      {"1 or 0 and 0", 1},
+      {"(1 or 0) and 0", 0},
+      {"not not 5", 1},
+      {"2 + 3 >= 5", 1},
+      {"4 != 4", 0},
+      {"-(-3)", 3},
+      {"+4", 4},
+      {"3 - -2", 5},
+      {"1 <= 1", 1},
       {"16*1024*1024", 16777216},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     kl_value v;
     int rc = kl_expr_eval_string(&v, cases[i].src);
-    if (rc != 0)
-      fail_msg("%s: %s", cases[i].src, kl_error_last()->message);
+    if (rc != 0) fail_msg("%s: %s", cases[i].src, kl_error_last()->message);
     if (!v.is_int || v.i != cases[i].want)
       fail_msg("%s: got %s %lld, want %lld", cases[i].src,
                v.is_int ? "int" : "float", (long long)v.i,
@@ -49,19 +64,27 @@ static void test_expr__floats(void **state) {
     const char *src;
     double want;
   } cases[] = {
-      {"7 / 2", 3.5},      {"1e-6", 1e-6},          {"2.5 * 2", 5.0},
-      {".5 + 1.", 1.5},    {"2 ** -1", 0.5},        {"sqrt(16.0)", 4.0},
-      {"log2(1024)", 10},  {"7.5 // 2", 3.0},       {"-7.5 % 2", 0.5},
-      {"min(1, 2.5)", 1},  {"max(3, 2.5, -1)", 3}, {"abs(-2.5)", 2.5},
-      {"pow(2, 0.5) * pow(2, 0.5)", 2.0},          {"exp(0)", 1.0},
+      {"7 / 2", 3.5},
+      {"1e-6", 1e-6},
+      {"2.5 * 2", 5.0},
+      {".5 + 1.", 1.5},
+      {"2 ** -1", 0.5},
+      {"sqrt(16.0)", 4.0},
+      {"log2(1024)", 10},
+      {"7.5 // 2", 3.0},
+      {"-7.5 % 2", 0.5},
+      {"min(1, 2.5)", 1},
+      {"max(3, 2.5, -1)", 3},
+      {"abs(-2.5)", 2.5},
+      {"pow(2, 0.5) * pow(2, 0.5)", 2.0},
+      {"exp(0)", 1.0},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     kl_value v;
     if (kl_expr_eval_string(&v, cases[i].src) != 0)
       fail_msg("%s: %s", cases[i].src, kl_error_last()->message);
     if (fabs(v.f - cases[i].want) > 1e-12)
-      fail_msg("%s: got %.17g, want %.17g", cases[i].src, v.f,
-               cases[i].want);
+      fail_msg("%s: got %.17g, want %.17g", cases[i].src, v.f, cases[i].want);
   }
   /* / is real division even between integers. */
   kl_value v;
@@ -73,22 +96,30 @@ static void test_expr__floats(void **state) {
 static void test_expr__functions_keep_integers(void **state) {
   (void)state;
   static const int_case cases[] = {
-      {"ceil_div(1000, 256)", 4}, {"ceil_div(1024, 256)", 4},
-      {"ceil_div(1025, 256)", 5}, {"ceil_div(-5, 2)", -2},
-      {"min(3, 1, 2)", 1},        {"max(3, 1, 2)", 3},
-      {"abs(-7)", 7},             {"floor(2.7)", 2},
-      {"ceil(2.1)", 3},           {"round(2.5)", 3},
-      {"clamp(5, 0, 3)", 3},      {"clamp(-1, 0, 3)", 0},
-      {"if(1 > 2, 10, 20)", 20},  {"if(1, 10, 1 / 0)", 10},
-      {"pow(3, 4)", 81},          {"ceil_div(10.0, 4)", 3},
+      {"ceil_div(1000, 256)", 4},
+      {"ceil_div(1024, 256)", 4},
+      {"ceil_div(1025, 256)", 5},
+      {"ceil_div(-5, 2)", -2},
+      {"min(3, 1, 2)", 1},
+      {"max(3, 1, 2)", 3},
+      {"abs(-7)", 7},
+      {"floor(2.7)", 2},
+      {"ceil(2.1)", 3},
+      {"round(2.5)", 3},
+      {"clamp(5, 0, 3)", 3},
+      {"clamp(-1, 0, 3)", 0},
+      {"if(1 > 2, 10, 20)", 20},
+      {"if(1, 10, 1 / 0)", 10},
+      {"pow(3, 4)", 81},
+      {"ceil_div(10.0, 4)", 3},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     kl_value v;
     if (kl_expr_eval_string(&v, cases[i].src) != 0)
       fail_msg("%s: %s", cases[i].src, kl_error_last()->message);
     if (!v.is_int || v.i != cases[i].want)
-      fail_msg("%s: got %lld (int %d), want %lld", cases[i].src,
-               (long long)v.i, v.is_int, (long long)cases[i].want);
+      fail_msg("%s: got %lld (int %d), want %lld", cases[i].src, (long long)v.i,
+               v.is_int, (long long)cases[i].want);
   }
 }
 
@@ -162,16 +193,14 @@ static void test_expr__syntax_errors_have_columns(void **state) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     kl_expr *e = (kl_expr *)1;
     int rc = kl_expr_compile(&e, cases[i].src, NULL);
-    if (rc != KL_EINVALID)
-      fail_msg("'%s' compiled (rc %d)", cases[i].src, rc);
+    if (rc != KL_EINVALID) fail_msg("'%s' compiled (rc %d)", cases[i].src, rc);
     assert_null(e);
     const kl_error *err = kl_error_last();
     assert_non_null(err);
     assert_int_equal(err->domain, KL_DOMAIN_EXPR);
     if (err->column != cases[i].column || strcmp(err->text, cases[i].text))
-      fail_msg("'%s': got column %d '%s', want column %d '%s'",
-               cases[i].src, err->column, err->text, cases[i].column,
-               cases[i].text);
+      fail_msg("'%s': got column %d '%s', want column %d '%s'", cases[i].src,
+               err->column, err->text, cases[i].column, cases[i].text);
     assert_int_equal(err->line, 1);
   }
 }
@@ -195,13 +224,11 @@ static void test_expr__eval_errors_have_columns(void **state) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     kl_value v;
     int rc = kl_expr_eval_string(&v, cases[i].src);
-    if (rc != KL_EINVALID)
-      fail_msg("'%s' evaluated (rc %d)", cases[i].src, rc);
+    if (rc != KL_EINVALID) fail_msg("'%s' evaluated (rc %d)", cases[i].src, rc);
     const kl_error *err = kl_error_last();
     if (err->column != cases[i].column || strcmp(err->text, cases[i].text))
-      fail_msg("'%s': got column %d '%s', want column %d '%s'",
-               cases[i].src, err->column, err->text, cases[i].column,
-               cases[i].text);
+      fail_msg("'%s': got column %d '%s', want column %d '%s'", cases[i].src,
+               err->column, err->text, cases[i].column, cases[i].text);
   }
 }
 
@@ -222,8 +249,7 @@ static void test_expr__caret_and_file_position(void **state) {
                       "'(', found '*'");
   assert_string_equal(err->snippet, "  rows * * cols\n         ^");
   /* On a later line of a multi-line expression, columns are the line's. */
-  assert_int_equal(kl_expr_compile(&e, "a +\n  b +\n   )", &opts),
-                   KL_EINVALID);
+  assert_int_equal(kl_expr_compile(&e, "a +\n  b +\n   )", &opts), KL_EINVALID);
   err = kl_error_last();
   assert_int_equal(err->line, 16);
   assert_int_equal(err->column, 4);

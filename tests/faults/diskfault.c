@@ -33,8 +33,7 @@ static int fd_under_dir(int fd) {
   char link[64], path[4096];
   snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   ssize_t n = readlink(link, path, sizeof(path) - 1);
-  if (n <= 0)
-    return 0;
+  if (n <= 0) return 0;
   path[n] = '\0';
   return under_dir(path);
 }
@@ -42,7 +41,7 @@ static int fd_under_dir(int fd) {
 ssize_t write(int fd, const void *buf, size_t n) {
   static ssize_t (*real)(int, const void *, size_t);
   if (!real)
-    real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
   if (fd > 2 && active() && fd_under_dir(fd)) {
     errno = error_code();
     return -1;
@@ -57,8 +56,7 @@ static int refuse_create(const char *path, int flags) {
 
 int open(const char *path, int flags, ...) {
   static int (*real)(const char *, int, ...);
-  if (!real)
-    real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+  if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
   mode_t mode = 0;
   if (flags & O_CREAT) {
     va_list ap;
@@ -75,8 +73,7 @@ int open(const char *path, int flags, ...) {
 
 int mkdir(const char *path, mode_t mode) {
   static int (*real)(const char *, mode_t);
-  if (!real)
-    real = (int (*)(const char *, mode_t))dlsym(RTLD_NEXT, "mkdir");
+  if (!real) real = (int (*)(const char *, mode_t))dlsym(RTLD_NEXT, "mkdir");
   if (active() && error_code() == EROFS && under_dir(path)) {
     errno = EROFS;
     return -1;

@@ -35,28 +35,24 @@ static int teardown(void **state) {
   return kl_test_gpu_teardown(cache);
 }
 
-
 static kl_report *run(const char *case_name, const char *file,
                       const char *shape, bool compare, int timeout_ms) {
   char path[512];
   snprintf(path, sizeof(path), SRC "/cases/%s", case_name);
   kl_case *c;
-  if (kl_case_load(&c, path, NULL))
-    fail_msg("%s", kl_error_last()->message);
+  if (kl_case_load(&c, path, NULL)) fail_msg("%s", kl_error_last()->message);
   kl_bench_options o = KL_BENCH_OPTIONS_INIT;
   o.compile = &copts;
   o.shape = shape;
   o.time.time_cap_ms = 500;
   o.timeout_ms = timeout_ms ? timeout_ms : 60000;
   char *src = file ? kl_test_slurp(file) : NULL;
-  if (file)
-    assert_non_null(src);
+  if (file) assert_non_null(src);
   o.candidate = src;
   o.candidate_name = file ? strrchr(file, '/') + 1 : NULL;
   kl_report *r = NULL;
   int rc = compare ? kl_bench_compare(&r, c, &o) : kl_bench_run(&r, c, &o);
-  if (rc)
-    fail_msg("%s: %s", case_name, kl_error_last()->message);
+  if (rc) fail_msg("%s: %s", case_name, kl_error_last()->message);
   free(src);
   kl_case_free(c);
   return r;
@@ -64,8 +60,7 @@ static kl_report *run(const char *case_name, const char *file,
 
 static void expect(kl_report *r, kl_verdict v, const char *in_reason) {
   if (kl_report_verdict(r) != v)
-    fail_msg("verdict %s (%s), want %s",
-             kl_verdict_name(kl_report_verdict(r)),
+    fail_msg("verdict %s (%s), want %s", kl_verdict_name(kl_report_verdict(r)),
              kl_report_reason(r) ? kl_report_reason(r) : "no reason",
              kl_verdict_name(v));
   if (in_reason && !strstr(kl_report_reason(r), in_reason))
@@ -74,8 +69,7 @@ static void expect(kl_report *r, kl_verdict v, const char *in_reason) {
 
 static void test_gpu__bundled_cases_check_and_bench(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   const char *cases[] = {"vector_add",  "rmsnorm_bf16",   "transpose_f32",
                          "softmax_f32", "reduce_sum_f32", "gemm_f32"};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -102,8 +96,7 @@ static void test_gpu__bundled_cases_check_and_bench(void **state) {
 
 static void test_gpu__wrong_unwritten_and_input_writers(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   kl_report *r = run("vector_add", CAND "vector_add_wrong.cu", "1M", false, 0);
   expect(r, KL_VERDICT_INCORRECT, "mismatches");
   kl_report_free(r);
@@ -120,8 +113,7 @@ static void test_gpu__wrong_unwritten_and_input_writers(void **state) {
 
 static void test_gpu__illegal_address_is_crashed(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   kl_report *r = run("vector_add", CAND "vector_add_oob.cu", "1M", false, 0);
   expect(r, KL_VERDICT_CRASHED, "illegal");
   kl_report_free(r);
@@ -133,20 +125,19 @@ static void test_gpu__illegal_address_is_crashed(void **state) {
 
 static void test_gpu__infinite_loop_is_timeout(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
-  kl_report *r = run("vector_add", CAND "vector_add_hang.cu", "1M", false,
-                     5000);
+  if (!have_gpu) skip();
+  kl_report *r =
+      run("vector_add", CAND "vector_add_hang.cu", "1M", false, 5000);
   expect(r, KL_VERDICT_TIMEOUT, "5000 ms");
   kl_report_free(r);
 }
 
 static void test_gpu__compare_ranks_candidates(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
-  kl_report *r = run("transpose_f32", SRC "/cases/transpose_f32/candidates/tiled.cu",
-                     "square4k", true, 0);
+  if (!have_gpu) skip();
+  kl_report *r =
+      run("transpose_f32", SRC "/cases/transpose_f32/candidates/tiled.cu",
+          "square4k", true, 0);
   expect(r, KL_VERDICT_OK, NULL);
   kl_shape_result s = KL_SHAPE_RESULT_INIT;
   kl_report_shape(&s, r, 0);
@@ -192,8 +183,7 @@ static void test_gpu__compare_ranks_candidates(void **state) {
  * samples are the span of every kernel their launch issued, on any stream. */
 static void test_gpu__side_stream_work_is_counted(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   kl_case *c;
   assert_int_equal(kl_case_load(&c, SRC "/cases/vector_add", NULL), 0);
   kl_harness_options ho = KL_HARNESS_OPTIONS_INIT;
@@ -209,12 +199,14 @@ static void test_gpu__side_stream_work_is_counted(void **state) {
   FILE *f = fopen(path, "w");
   assert_non_null(f);
   /* everything before the launch, a private stream, the rest */
-  fwrite(src.ptr, 1, (size_t)(strstr(src.ptr, "static void klh_call(") -
-                              src.ptr), f);
-  fputs("static cudaStream_t klh_side(void) {\n"
-        "  static cudaStream_t side;\n"
-        "  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n"
-        "  return side;\n}\n", f);
+  fwrite(src.ptr, 1,
+         (size_t)(strstr(src.ptr, "static void klh_call(") - src.ptr), f);
+  fputs(
+      "static cudaStream_t klh_side(void) {\n"
+      "  static cudaStream_t side;\n"
+      "  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n"
+      "  return side;\n}\n",
+      f);
   const char *call = strstr(src.ptr, "static void klh_call(");
   fwrite(call, 1, (size_t)(at - call), f);
   fputs("(size_t)klh_shared[s], klh_side()>>>(", f);
@@ -246,7 +238,8 @@ static void test_gpu__side_stream_work_is_counted(void **state) {
   kl_stats_summarize(&mb, sb.us[0], sb.n);
   kl_stats_summarize(&ms, ss.us[0], ss.n);
   print_message("vector_add 16M on the worker's stream %.2f us, on a side "
-                "stream %.2f us\n", mb.median, ms.median);
+                "stream %.2f us\n",
+                mb.median, ms.median);
   /* The same kernel: on the side stream it must not read as near zero.
    * It is not ordered after the flush there, so it may overlap it and read
    * somewhat slower. */

@@ -42,8 +42,7 @@ static void save(const char *case_name, const kl_report *r) {
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
     kl_buf b = KL_BUF_INIT;
-    if (!p || kl_profile_json(&b, p, 0))
-      continue;
+    if (!p || kl_profile_json(&b, p, 0)) continue;
     char path[512];
     snprintf(path, sizeof(path), "%s/%s.%s.json", dir, case_name, s.name);
     FILE *f = fopen(path, "w");
@@ -61,8 +60,7 @@ static kl_report *profile(const char *case_name, const char *candidate,
   char path[512];
   snprintf(path, sizeof(path), SRC "/cases/%s", case_name);
   kl_case *c;
-  if (kl_case_load(&c, path, NULL))
-    fail_msg("%s", kl_error_last()->message);
+  if (kl_case_load(&c, path, NULL)) fail_msg("%s", kl_error_last()->message);
   kl_bench_options o = KL_BENCH_OPTIONS_INIT;
   o.compile = &copts;
   o.shape = shape;
@@ -88,16 +86,14 @@ static kl_report *profile(const char *case_name, const char *candidate,
 
 static double value(const kl_profile *p, const char *name) {
   double v = NAN;
-  if (kl_profile_value(&v, p, name))
-    fail_msg("no %s in the profile", name);
+  if (kl_profile_value(&v, p, name)) fail_msg("no %s in the profile", name);
   print_message("  %s = %g\n", name, v);
   return v;
 }
 
 static void test_vector_add_memory_bound(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   kl_report *r = profile("vector_add", NULL, NULL, "standard");
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
@@ -118,11 +114,10 @@ static void test_vector_add_memory_bound(void **state) {
 
 static void test_transpose_coalescing(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   kl_report *naive = profile("transpose_f32", NULL, "square4k", "standard");
-  kl_report *tiled = profile("transpose_f32", "tiled.cu", "square4k",
-                             "standard");
+  kl_report *tiled =
+      profile("transpose_f32", "tiled.cu", "square4k", "standard");
   const kl_profile *pn = kl_report_profile(naive, 0);
   const kl_profile *pt = kl_report_profile(tiled, 0);
   assert_non_null(pn);
@@ -137,8 +132,7 @@ static void test_transpose_coalescing(void **state) {
 
 static void test_gemm_naive_not_memory_bound(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   kl_report *r = profile("gemm_f32", NULL, "s1024", "standard");
   const kl_profile *p = kl_report_profile(r, 0);
   assert_non_null(p);
@@ -154,8 +148,7 @@ static void test_gemm_naive_not_memory_bound(void **state) {
  * bench/profile_vs_ncu.sh). */
 static void test_every_case_standard(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   static const char *const cases[][3] = {
       {"vector_add", NULL, "16M"},
       {"rmsnorm_bf16", NULL, "small"},
@@ -186,8 +179,7 @@ static void test_every_case_standard(void **state) {
 
 static void test_quick_and_user_sets(void **state) {
   (void)state;
-  if (!have_gpu)
-    skip();
+  if (!have_gpu) skip();
   kl_report *r = profile("vector_add", NULL, NULL, "quick");
   const kl_profile *p = kl_report_profile(r, 0);
   assert_true(kl_profile_passes(p) <= 3);

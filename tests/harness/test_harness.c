@@ -17,18 +17,15 @@
 
 #define SRC KL_SOURCE_DIR
 
-
 static void generate(kl_buf *out, const char *case_name, const char *cand,
                      kl_harness_form form) {
   char path[512];
   snprintf(path, sizeof(path), SRC "/cases/%s", case_name);
   kl_case *c;
-  if (kl_case_load(&c, path, NULL))
-    fail_msg("%s", kl_error_last()->message);
+  if (kl_case_load(&c, path, NULL)) fail_msg("%s", kl_error_last()->message);
   kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
   o.form = form;
-  if (cand)
-    o.candidate_name = "candidate.c";
+  if (cand) o.candidate_name = "candidate.c";
   if (kl_harness_generate(out, c, cand, &o))
     fail_msg("%s", kl_error_last()->message);
   kl_case_free(c);
@@ -48,8 +45,7 @@ static void golden(const char *case_name, const char *cand,
     fclose(f);
   }
   char *want = kl_test_slurp(path);
-  if (!want)
-    fail_msg("no golden file %s (run with KL_UPDATE_GOLDEN=1)", path);
+  if (!want) fail_msg("no golden file %s (run with KL_UPDATE_GOLDEN=1)", path);
   if (strcmp(want, b.ptr) != 0) {
     size_t i = 0;
     while (want[i] && want[i] == b.ptr[i])
@@ -103,8 +99,8 @@ static void test_harness__standalone_runs_with_only_cc(void **state) {
   FILE *f = fopen(src, "wb");
   fwrite(b.ptr, 1, b.size, f);
   fclose(f);
-  snprintf(cmd, sizeof(cmd), "cc -std=c11 -O2 -Wall -Wextra -Werror %s -lm -o %s",
-           src, exe);
+  snprintf(cmd, sizeof(cmd),
+           "cc -std=c11 -O2 -Wall -Wextra -Werror %s -lm -o %s", src, exe);
   assert_int_equal(system(cmd), 0);
   snprintf(cmd, sizeof(cmd), "%s > %s", exe, out);
   int status = system(cmd);
@@ -123,8 +119,7 @@ static void test_harness__standalone_runs_with_only_cc(void **state) {
 static void test_harness__cuda_plugin_compiles_with_nvcc(void **state) {
   (void)state;
   /* Generating and compiling CUDA harnesses needs the toolkit, not a GPU. */
-  if (system("command -v nvcc >/dev/null 2>&1") != 0)
-    skip();
+  if (system("command -v nvcc >/dev/null 2>&1") != 0) skip();
   kl_case *c;
   assert_int_equal(kl_case_load(&c, SRC "/cases/rmsnorm_bf16", NULL), 0);
   char cache[] = "/tmp/kl-nvcc-XXXXXX";
@@ -134,8 +129,7 @@ static void test_harness__cuda_plugin_compiles_with_nvcc(void **state) {
   kl_artifact *a;
   if (kl_compile_plugin(&a, c, NULL, &o))
     fail_msg("%s", kl_error_last()->message);
-  if (!kl_artifact_ok(a))
-    fail_msg("nvcc failed: %s", kl_artifact_log(a));
+  if (!kl_artifact_ok(a)) fail_msg("nvcc failed: %s", kl_artifact_log(a));
   char cmd[512];
   snprintf(cmd, sizeof(cmd), "nm -D %s | grep -q ' T kl_plugin_v1'",
            kl_artifact_path(a));
@@ -167,8 +161,7 @@ static void test_harness__out_of_memory_sweep(void **state) {
         kl_buf_dispose(&b);
         break;
       }
-      if (rc != KL_ENOMEM)
-        fail_msg("allocation %ld: rc %d", nth, rc);
+      if (rc != KL_ENOMEM) fail_msg("allocation %ld: rc %d", nth, rc);
       assert_null(b.ptr);
       failures++;
     }
@@ -184,8 +177,7 @@ static void test_harness__out_of_memory_sweep(void **state) {
     kl__alloc_fail_after(nth);
     int rc = kl_stats_speedup_blocked(&sp, x, x, 64, 8, 0, 2.0);
     kl__alloc_fail_after(0);
-    if (rc == 0)
-      break;
+    if (rc == 0) break;
     assert_int_equal(rc, KL_ENOMEM);
   }
 }

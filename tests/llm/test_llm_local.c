@@ -21,8 +21,7 @@ static kl_llm *command(const char *const *argv, long timeout_ms,
   cfg.timeout_ms = timeout_ms;
   cfg.record_dir = record;
   kl_llm *l;
-  if (kl_llm_create(&l, &cfg) != 0)
-    fail_msg("%s", kl_error_last()->message);
+  if (kl_llm_create(&l, &cfg) != 0) fail_msg("%s", kl_error_last()->message);
   return l;
 }
 
@@ -48,7 +47,8 @@ static void test_command(void **state) {
   free(user);
   /* failures: a status with its standard error, a timeout, silence, a
    * program that is not there */
-  const char *fails[] = {"sh", "-c", "cat >/dev/null; echo 'model busy' >&2; exit 3", NULL};
+  const char *fails[] = {"sh", "-c",
+                         "cat >/dev/null; echo 'model busy' >&2; exit 3", NULL};
   l = command(fails, 10000, NULL);
   assert_int_equal(kl_llm_complete(l, "s", "u", &reply, NULL), KL_EIO);
   assert_string_equal(kl_error_last()->message,
@@ -135,8 +135,7 @@ static void test_record_and_replay(void **state) {
   assert_int_equal(kl_llm_complete(l, "anything", "else", &r, NULL), 0);
   assert_string_equal(r.ptr, "4\n"); /* 0004's: 0003 has no reply */
   assert_int_equal(kl_llm_complete(l, "x", "y", &r, NULL), KL_ENOTFOUND);
-  assert_non_null(strstr(kl_error_last()->message,
-                         "no recorded reply #5 in"));
+  assert_non_null(strstr(kl_error_last()->message, "no recorded reply #5 in"));
   assert_non_null(strstr(kl_error_last()->message, "(the recording has 4)"));
   kl_llm_usage t = KL_LLM_USAGE_INIT;
   kl_llm_totals(l, &t);
@@ -149,7 +148,6 @@ static void test_record_and_replay(void **state) {
   snprintf(path, sizeof(path), "rm -rf %s", dir);
   assert_int_equal(system(path), 0);
 }
-
 
 static void write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -165,8 +163,8 @@ typedef struct diags {
 static int collect(const kl_error *e, void *payload) {
   diags *d = payload;
   size_t n = strlen(d->text);
-  snprintf(d->text + n, sizeof(d->text) - n, "%d:%d: %s\n", e->line,
-           e->column, e->text);
+  snprintf(d->text + n, sizeof(d->text) - n, "%d:%d: %s\n", e->line, e->column,
+           e->text);
   return 0;
 }
 
@@ -238,8 +236,9 @@ static void test_settings(void **state) {
   write_file(conf, "llm:\n  provider: gemini\n  api_key: sk-nope\n"
                    "  max_tokens: lots\n  modle: x\n  command: cat\n");
   assert_int_equal(kl_llm_settings_load(&s, NULL), KL_EINVALID);
-  assert_non_null(strstr(kl_error_last()->message, "config.yaml:2:13: "
-                                                   "unknown provider 'gemini'"));
+  assert_non_null(strstr(kl_error_last()->message,
+                         "config.yaml:2:13: "
+                         "unknown provider 'gemini'"));
   assert_non_null(strstr(kl_error_last()->message, "(and 4 more errors)"));
   /* the same in a case, through kl_case_load's diagnostics */
   snprintf(cmd, sizeof(cmd), "%s/case.yaml", casedir);

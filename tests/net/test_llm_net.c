@@ -45,8 +45,7 @@ static int start_server(void **state) {
            (int)getpid());
   remove(log_path);
   int fd[2];
-  if (pipe(fd) != 0)
-    return -1;
+  if (pipe(fd) != 0) return -1;
   server_pid = fork();
   if (server_pid == 0) {
     dup2(fd[1], 1);
@@ -58,7 +57,8 @@ static int start_server(void **state) {
   close(fd[1]);
   FILE *f = fdopen(fd[0], "r");
   char line[64] = "";
-  if (!f || !fgets(line, sizeof(line), f) || sscanf(line, "PORT %d", &port) != 1)
+  if (!f || !fgets(line, sizeof(line), f) ||
+      sscanf(line, "PORT %d", &port) != 1)
     return -1;
   return 0; /* keep f open: the server's stdout */
 }
@@ -74,15 +74,14 @@ static int stop_server(void **state) {
 }
 
 static kl_llm *client(const char *api, const char *scenario) {
-  if (!port)
-    skip();
+  if (!port) skip();
   char url[256];
-  snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s/%s%s", port, api,
-           scenario, strcmp(api, "openai") == 0 ? "/v1" : "");
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s/%s%s", port, api, scenario,
+           strcmp(api, "openai") == 0 ? "/v1" : "");
   kl_llm_config cfg = KL_LLM_CONFIG_INIT;
   cfg.provider = api;
-  cfg.model = strcmp(api, "anthropic") == 0 ? "claude-sonnet-4-20250514"
-                                            : "gpt-4o";
+  cfg.model =
+      strcmp(api, "anthropic") == 0 ? "claude-sonnet-4-20250514" : "gpt-4o";
   cfg.base_url = url;
   cfg.backoff_s = 0.05;
   cfg.backoff_max_s = 1;
@@ -99,8 +98,7 @@ static void no_key_in(const char *s) {
 
 static int complete(kl_llm *l, kl_buf *reply, kl_llm_usage *u) {
   int rc = kl_llm_complete(l, "SYSTEM BLOCK", "USER BLOCK", reply, u);
-  if (rc < 0)
-    no_key_in(kl_error_last()->message);
+  if (rc < 0) no_key_in(kl_error_last()->message);
   no_key_in(reply->ptr);
   return rc;
 }
@@ -131,8 +129,7 @@ static int requests_to(const char *api, const char *scenario,
     }
     json_object_put(o);
   }
-  if (f)
-    fclose(f);
+  if (f) fclose(f);
   return n;
 }
 
@@ -191,8 +188,7 @@ static void test_retries(void **state) {
     kl_llm_usage u = KL_LLM_USAGE_INIT;
     double t0 = now_s();
     if (complete(l, &reply, &u) != 0)
-      fail_msg("%s/%s: %s", cases[i][0], cases[i][1],
-               kl_error_last()->message);
+      fail_msg("%s/%s: %s", cases[i][0], cases[i][1], kl_error_last()->message);
     double waited = now_s() - t0;
     int want = strcmp(cases[i][1], "err500x2") == 0 ? 2 : 1;
     assert_int_equal(u.retries, want);
@@ -218,7 +214,8 @@ static void test_failures(void **state) {
       {"anthropic", "empty", KL_EINVALID, "anthropic: an empty reply"},
       {"openai", "empty", KL_EINVALID, "openai: an empty reply"},
       {"openai", "bad_request", KL_EINVALID,
-       "openai: HTTP 400 after 0 retries: {\"error\": {\"message\": \"max_tokens "
+       "openai: HTTP 400 after 0 retries: {\"error\": {\"message\": "
+       "\"max_tokens "
        "too large\"}}"},
       {"anthropic", "down", KL_EIO, "anthropic: HTTP 503 after 2 retries: "},
       {"anthropic", "echo_key", KL_EINVALID, "bad key ***"},
@@ -252,8 +249,7 @@ static void test_failures(void **state) {
 
 static void test_timeout_and_size(void **state) {
   (void)state;
-  if (!port)
-    skip();
+  if (!port) skip();
   char url[256];
   snprintf(url, sizeof(url), "http://127.0.0.1:%d/anthropic/slow", port);
   kl_llm_config cfg = KL_LLM_CONFIG_INIT;
@@ -303,13 +299,11 @@ static void test_continuation(void **state) {
   }
 }
 
-
 /* A recording of real exchanges holds prompts and replies, never the key,
  * even when the server echoes it back. */
 static void test_key_never_written(void **state) {
   (void)state;
-  if (!port)
-    skip();
+  if (!port) skip();
   char dir[] = "/tmp/kl-netrec-XXXXXX";
   assert_non_null(mkdtemp(dir));
   static const char *const scen[] = {"ok", "echo_key"};
@@ -333,8 +327,7 @@ static void test_key_never_written(void **state) {
   DIR *d = opendir(dir);
   int files = 0;
   for (struct dirent *e; (e = readdir(d));) {
-    if (e->d_name[0] == '.')
-      continue;
+    if (e->d_name[0] == '.') continue;
     char path[600], buf[1 << 16];
     snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
     FILE *f = fopen(path, "rb");
@@ -357,12 +350,12 @@ static void test_config(void **state) {
   kl_llm_config cfg = KL_LLM_CONFIG_INIT;
   cfg.provider = "bard";
   assert_int_equal(kl_llm_create(&l, &cfg), KL_EINVALID);
-  assert_non_null(strstr(kl_error_last()->message, "anthropic, openai, command or replay"));
+  assert_non_null(
+      strstr(kl_error_last()->message, "anthropic, openai, command or replay"));
   setenv("KL_LLM_PROVIDER", "openai", 1);
   setenv("KL_LLM_MODEL", "qwen2.5-coder", 1);
   cfg.provider = NULL;
-  if (!kl_transport_curl())
-    skip();
+  if (!kl_transport_curl()) skip();
   assert_int_equal(kl_llm_create(&l, &cfg), 0);
   assert_string_equal(kl_llm_name(l), "openai/qwen2.5-coder");
   kl_buf reply = KL_BUF_INIT;
@@ -370,8 +363,8 @@ static void test_config(void **state) {
   unsetenv("KL_LLM_PROVIDER");
   unsetenv("KL_LLM_MODEL");
   /* no key: a clear error before any request */
-  char *saved = getenv("ANTHROPIC_API_KEY") ? strdup(getenv("ANTHROPIC_API_KEY"))
-                                            : NULL;
+  char *saved =
+      getenv("ANTHROPIC_API_KEY") ? strdup(getenv("ANTHROPIC_API_KEY")) : NULL;
   unsetenv("ANTHROPIC_API_KEY");
   cfg.provider = "anthropic";
   cfg.base_url = "http://127.0.0.1:9";
@@ -380,8 +373,7 @@ static void test_config(void **state) {
   assert_string_equal(kl_error_last()->message,
                       "anthropic: no API key: set ANTHROPIC_API_KEY");
   kl_llm_free(l);
-  if (saved)
-    setenv("ANTHROPIC_API_KEY", saved, 1);
+  if (saved) setenv("ANTHROPIC_API_KEY", saved, 1);
   free(saved);
 }
 

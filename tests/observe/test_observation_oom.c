@@ -26,12 +26,9 @@ static void test_observation__out_of_memory_sweep(void **state) {
     kl_buf b = KL_BUF_INIT;
     kl_configs_options co = KL_CONFIGS_OPTIONS_INIT;
     int rc = kl_observation_load(&o, FIXTURE);
-    if (rc != 0)
-      assert_null(o); /* a failed load returns nothing */
-    if (rc == 0)
-      rc = kl_observation_summary(&b, o, &co, "text");
-    if (rc == 0)
-      rc = kl_observation_summary(&b, o, &co, "json");
+    if (rc != 0) assert_null(o); /* a failed load returns nothing */
+    if (rc == 0) rc = kl_observation_summary(&b, o, &co, "text");
+    if (rc == 0) rc = kl_observation_summary(&b, o, &co, "json");
     long ran = kl__alloc_fail_after(0);
     kl_buf_dispose(&b);
     kl_observation_free(o);

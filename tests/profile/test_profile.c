@@ -36,8 +36,7 @@ static kl_profile *load(const char *name) {
 
 static double value(const kl_profile *p, const char *name) {
   double v = NAN;
-  if (kl_profile_value(&v, p, name))
-    fail_msg("no %s", name);
+  if (kl_profile_value(&v, p, name)) fail_msg("no %s", name);
   return v;
 }
 
@@ -45,15 +44,14 @@ static void test_catalog_is_consistent(void **state) {
   (void)state;
   size_t n, quick = 0, standard = 0;
   const kl_metric_info *cat = kl_metric_catalog(&n);
-  static const char *const groups[] = {"roofline",  "memory",      "warp_stalls",
-                                       "occupancy", "instruction", "launch",
-                                       "host"};
+  static const char *const groups[] = {
+      "roofline",    "memory", "warp_stalls", "occupancy",
+      "instruction", "launch", "host"};
   for (size_t i = 0; i < n; i++) {
     bool group_ok = false;
     for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
       group_ok |= strcmp(cat[i].group, groups[g]) == 0;
-    if (!group_ok)
-      fail_msg("%s: group %s", cat[i].name, cat[i].group);
+    if (!group_ok) fail_msg("%s: group %s", cat[i].name, cat[i].group);
     assert_true(cat[i].unit[0] && cat[i].description[0]);
     assert_true(strcmp(cat[i].source, "cupti") == 0 ||
                 strcmp(cat[i].source, "derived") == 0 ||
@@ -113,7 +111,8 @@ static void test_set_specs(void **state) {
   kl__profile_names_free(names, n);
   assert_int_equal(kl__profile_names(&names, &n, "l2_hit_rate_pc"),
                    KL_EINVALID);
-  assert_non_null(strstr(kl_error_last()->message, "did you mean 'l2_hit_rate_pct'"));
+  assert_non_null(
+      strstr(kl_error_last()->message, "did you mean 'l2_hit_rate_pct'"));
   assert_int_equal(kl__profile_names(&names, &n, "waves_per_sm"), KL_EINVALID);
   assert_non_null(strstr(kl_error_last()->message, "computed by kernlab"));
   assert_int_equal(kl__profile_names(&names, &n, "ipc,,dram__bytes.sum"),
@@ -135,8 +134,8 @@ static void test_passes_on_gh100(void **state) {
     kl__profile_names_free(names, n);
     /* no CUPTI in this build, or a sanitizer build: ASan's runtime
      * refuses the RTLD_DEEPBIND dlopen CUPTI does of libnvperf_host */
-    bool deepbind = rc == KL_ECRASHED &&
-                    strstr(kl_error_last()->message, "RTLD_DEEPBIND");
+    bool deepbind =
+        rc == KL_ECRASHED && strstr(kl_error_last()->message, "RTLD_DEEPBIND");
     if (rc == KL_EUNSUPPORTED || deepbind) {
       print_message("CUPTI's host API cannot run here (%s): skipped\n",
                     kl_error_last()->text);
@@ -168,7 +167,8 @@ static void test_recorded_verdicts(void **state) {
   /* 768 MB over ~248 us against the H200's ~4.8 TB/s */
   assert_true(value(va, "peak_bandwidth") > 4000 &&
               value(va, "peak_bandwidth") < 6000);
-  assert_true(value(va, "roofline_pct") > 50 && value(va, "roofline_pct") <= 100);
+  assert_true(value(va, "roofline_pct") > 50 &&
+              value(va, "roofline_pct") <= 100);
   assert_true(value(va, "achieved_bandwidth") > 2500);
   assert_true(value(va, "waves_per_sm") > 1);
   kl_profile_free(va);
@@ -193,8 +193,7 @@ static void test_recorded_verdicts(void **state) {
   const kl_metric_info *cat = kl_metric_catalog(&ncat);
   double sum = 0;
   for (size_t i = 0; i < ncat; i++)
-    if (strncmp(cat[i].name, "stall_", 6) == 0 &&
-        strstr(cat[i].name, "_pct"))
+    if (strncmp(cat[i].name, "stall_", 6) == 0 && strstr(cat[i].name, "_pct"))
       sum += value(g, cat[i].name);
   assert_true(fabs(sum - 100) < 1e-6);
   kl_profile_free(g);
@@ -214,7 +213,8 @@ static void test_launch_bound_and_round_trip(void **state) {
   kl_profile_free(q);
   /* --ncu-names keys: ncu's name where it has one */
   assert_int_equal(kl_profile_json(&b2, p, KL_PROFILE_NCU_NAMES), 0);
-  assert_non_null(strstr(b2.ptr, "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\":"));
+  assert_non_null(strstr(
+      b2.ptr, "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\":"));
   assert_non_null(strstr(b2.ptr, "\"kernlab_only\":{"));
   assert_null(strstr(b2.ptr, "\"dram_throughput_pct\""));
   /* the same counters for a 3 us kernel: launch-bound */

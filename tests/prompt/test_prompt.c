@@ -22,15 +22,14 @@
 
 static char *slurp(const char *path) {
   char *s = kl_test_slurp(path);
-  if (!s)
-    fail_msg("cannot read %s", path);
+  if (!s) fail_msg("cannot read %s", path);
   return s;
 }
 
 static kl_case *load_case(const char *name) {
   char path[512];
-  snprintf(path, sizeof(path), KL_SOURCE_DIR "/cases/%.*s", (int)strcspn(name, "\n"),
-           name);
+  snprintf(path, sizeof(path), KL_SOURCE_DIR "/cases/%.*s",
+           (int)strcspn(name, "\n"), name);
   kl_case *c;
   if (kl_case_load(&c, path, NULL) != 0)
     fail_msg("%s", kl_error_last()->message);
@@ -43,8 +42,7 @@ static void test_reply_corpus(void **state) {
   assert_non_null(d);
   int files = 0, ok = 0;
   for (struct dirent *e; (e = readdir(d));) {
-    if (!strstr(e->d_name, ".txt"))
-      continue;
+    if (!strstr(e->d_name, ".txt")) continue;
     char path[600];
     snprintf(path, sizeof(path), REPLIES "%s", e->d_name);
     char *text = slurp(path);
@@ -118,8 +116,7 @@ static void test_out_of_memory(void **state) {
     int rc = kl_reply_parse(&r, body, c);
     long ran = kl__alloc_fail_after(0);
     kl_reply_free(r);
-    if (rc == 0 && ran < n)
-      break;
+    if (rc == 0 && ran < n) break;
     assert_int_equal(rc, rc == 0 ? 0 : KL_ENOMEM);
     failures += rc != 0;
   }
@@ -128,8 +125,8 @@ static void test_out_of_memory(void **state) {
   kl_case_free(c);
 }
 
-
-/* ---- prompts ------------------------------------------------------------------- */
+/* ---- prompts
+ * ------------------------------------------------------------------- */
 
 static kl_rules *default_rules(void) {
   kl_rules *rs;
@@ -140,10 +137,9 @@ static kl_rules *default_rules(void) {
 
 static void test_prompt_every_case(void **state) {
   (void)state;
-  static const char *const cases[] = {"host_saxpy", "host_matmul", "vector_add",
-                                      "rmsnorm_bf16", "transpose_f32",
-                                      "softmax_f32", "reduce_sum_f32",
-                                      "gemm_f32"};
+  static const char *const cases[] = {
+      "host_saxpy",    "host_matmul", "vector_add",     "rmsnorm_bf16",
+      "transpose_f32", "softmax_f32", "reduce_sum_f32", "gemm_f32"};
   kl_rules *rs = default_rules();
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     kl_case *c = load_case(cases[i]);
@@ -184,7 +180,8 @@ static void test_prompt_every_case(void **state) {
 
 /* The naive transpose's profiles recorded on the H200. */
 static kl_profile_list *transpose_profiles(void) {
-  char *text = slurp(KL_SOURCE_DIR "/tests/rules/fixtures/h200/transpose_f32.json");
+  char *text =
+      slurp(KL_SOURCE_DIR "/tests/rules/fixtures/h200/transpose_f32.json");
   kl_profile_list *l;
   assert_int_equal(kl_profile_list_from_json(&l, text, "t.json"), 0);
   free(text);
@@ -262,7 +259,8 @@ static void test_prompt_out_of_memory(void **state) {
   kl_rules *rs = default_rules();
   kl_case *c = load_case("transpose_f32");
   kl_profile_list *l = transpose_profiles();
-  kl_prompt_shape shape = {kl_profile_list_name(l, 1), kl_profile_list_get(l, 1)};
+  kl_prompt_shape shape = {kl_profile_list_name(l, 1),
+                           kl_profile_list_get(l, 1)};
   kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;
   in.c = c;
   in.rules = rs;
@@ -274,13 +272,11 @@ static void test_prompt_out_of_memory(void **state) {
     kl_prompt *p = NULL;
     kl_buf json = KL_BUF_INIT;
     int rc = kl_prompt_build(&p, &in);
-    if (rc == 0)
-      rc = kl_prompt_json(&json, p);
+    if (rc == 0) rc = kl_prompt_json(&json, p);
     long ran = kl__alloc_fail_after(0);
     kl_buf_dispose(&json);
     kl_prompt_free(p);
-    if (rc == 0 && ran < n)
-      break;
+    if (rc == 0 && ran < n) break;
     assert_int_equal(rc, KL_ENOMEM);
     failures++;
   }

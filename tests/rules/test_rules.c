@@ -23,8 +23,7 @@
 
 static char *slurp(const char *path) {
   char *s = kl_test_slurp(path);
-  if (!s)
-    fail_msg("cannot read %s", path);
+  if (!s) fail_msg("cannot read %s", path);
   return s;
 }
 
@@ -41,7 +40,8 @@ static kl_profile *flat_profile(const char *metrics) {
   kl__buf_putc(&json, '{');
   char *copy = strdup(metrics), *save = NULL;
   int n = 0;
-  for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+  for (char *kv = strtok_r(copy, ",", &save); kv;
+       kv = strtok_r(NULL, ",", &save)) {
     while (*kv == ' ')
       kv++;
     char *eq = strchr(kv, '=');
@@ -79,11 +79,9 @@ static int fields(char *line, char **f) {
   int n = 0;
   for (char *p = line; n < 3;) {
     char *bar = n < 2 ? strstr(p, " | ") : NULL;
-    if (bar)
-      *bar = '\0';
+    if (bar) *bar = '\0';
     f[n++] = trim(p);
-    if (!bar)
-      break;
+    if (!bar) break;
     p = bar + 3;
   }
   return n;
@@ -93,24 +91,22 @@ static const kl_finding *find(const kl_diagnosis *d, const char *id,
                               kl_finding *f) {
   for (size_t i = 0; i < kl_diagnosis_fired_count(d); i++) {
     kl_diagnosis_fired(f, d, i);
-    if (strcmp(f->id, id) == 0)
-      return f;
+    if (strcmp(f->id, id) == 0) return f;
   }
   return NULL;
 }
 
-static const kl_unevaluated *find_unevaluated(const kl_diagnosis *d,
-                                              const char *id,
-                                              kl_unevaluated *u) {
+static const kl_unevaluated *
+find_unevaluated(const kl_diagnosis *d, const char *id, kl_unevaluated *u) {
   for (size_t i = 0; i < kl_diagnosis_unevaluated_count(d); i++) {
     kl_diagnosis_unevaluated(u, d, i);
-    if (strcmp(u->id, id) == 0)
-      return u;
+    if (strcmp(u->id, id) == 0) return u;
   }
   return NULL;
 }
 
-/* ---- the language, from data ---------------------------------------------- */
+/* ---- the language, from data ----------------------------------------------
+ */
 
 /* Run every "a | b | c" line of a data file; `yaml` makes the rule file
  * from the first field. A "load: text" expectation wants that error. */
@@ -120,8 +116,7 @@ static int run_table(const char *path, const char *yaml_fmt,
   int cases = 0;
   for (char *line = strtok_r(text, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
-    if (line[0] == '#' || !line[0])
-      continue;
+    if (line[0] == '#' || !line[0]) continue;
     char *f[3];
     assert_int_equal(fields(line, f), 3);
     kl_rules *rs;
@@ -133,8 +128,8 @@ static int run_table(const char *path, const char *yaml_fmt,
     cases++;
     if (strncmp(f[2], "load: ", 6) == 0) {
       if (rc != KL_EINVALID || !strstr(kl_error_last()->message, f[2] + 6))
-        fail_msg("'%s': wanted load error '%s', got %d %s", f[0], f[2] + 6,
-                 rc, rc ? kl_error_last()->message : "");
+        fail_msg("'%s': wanted load error '%s', got %d %s", f[0], f[2] + 6, rc,
+                 rc ? kl_error_last()->message : "");
     } else if (rc != 0) {
       fail_msg("'%s': %s", f[0], kl_error_last()->message);
     } else {
@@ -165,8 +160,8 @@ static void check_when(kl_diagnosis *d, char **f) {
     fail_msg("'%s' over %s: not silent", when, metrics);
   if (strncmp(want, "missing: ", 9) == 0 &&
       (!uneval || !u.missing || strcmp(u.missing, want + 9) != 0))
-    fail_msg("'%s' over %s: wanted missing %s, got %s", when, metrics,
-             want + 9, uneval ? u.reason : "evaluated");
+    fail_msg("'%s' over %s: wanted missing %s, got %s", when, metrics, want + 9,
+             uneval ? u.reason : "evaluated");
   if (strncmp(want, "eval: ", 6) == 0 &&
       (!uneval || u.missing || !strstr(u.reason, want + 6)))
     fail_msg("'%s' over %s: wanted '%s', got %s", when, metrics, want + 6,
@@ -176,8 +171,7 @@ static void check_when(kl_diagnosis *d, char **f) {
 /* template | metrics | the finding as printed */
 static void check_template(kl_diagnosis *d, char **f) {
   kl_finding fi = KL_FINDING_INIT;
-  if (!find(d, "t", &fi))
-    fail_msg("'%s': did not fire", f[0]);
+  if (!find(d, "t", &fi)) fail_msg("'%s': did not fire", f[0]);
   if (strcmp(fi.finding, f[2]) != 0)
     fail_msg("'%s' over %s: wanted '%s', got '%s'", f[0], f[1], f[2],
              fi.finding);
@@ -201,7 +195,8 @@ static void test_template_table(void **state) {
   assert_true(cases >= 15);
 }
 
-/* ---- default rules on built fixtures ------------------------------------------ */
+/* ---- default rules on built fixtures
+ * ------------------------------------------ */
 
 static void merge_into(json_object *dst, json_object *patch) {
   json_object_object_foreach(patch, key, val) {
@@ -218,8 +213,7 @@ static void merge_into(json_object *dst, json_object *patch) {
 static kl_profile *patched(const char *base, json_object *patch) {
   json_object *o = json_tokener_parse(base);
   assert_non_null(o);
-  if (patch)
-    merge_into(o, patch);
+  if (patch) merge_into(o, patch);
   kl_profile *p;
   if (kl_profile_from_json(&p, json_object_to_json_string(o), "built") != 0)
     fail_msg("%s", kl_error_last()->message);
@@ -261,8 +255,7 @@ static void test_defaults_fire_and_stay_silent(void **state) {
     p = patched(healthy, patch);
     assert_int_equal(kl_rules_evaluate(&d, rs, p), 0);
     kl_finding f = KL_FINDING_INIT;
-    if (!find(d, r.id, &f))
-      fail_msg("%s did not fire on its fixture", r.id);
+    if (!find(d, r.id, &f)) fail_msg("%s did not fire on its fixture", r.id);
     assert_true(f.margin > 0 && f.margin <= 1);
     assert_null(strstr(f.finding, "n/a"));
     assert_null(strstr(f.action, "n/a"));
@@ -279,28 +272,43 @@ static void test_defaults_fire_and_stay_silent(void **state) {
  * for, are all in the default set with a skill that exists. */
 static void test_default_set(void **state) {
   (void)state;
-  static const char *const ids[] = {
-      "severe_memory_bound", "near_peak_compute", "huge_dram_traffic",
-      "low_occupancy", "register_limited", "low_waves_per_sm",
-      "high_waves_per_sm", "poor_coalescing", "low_l1_hit", "low_l2_hit",
-      "smem_bank_conflicts", "stall_long_scoreboard",
-      "stall_short_scoreboard", "stall_mio_throttle", "stall_math_pipe",
-      "stall_barrier", "stall_wait", "stall_membar", "low_ipc", "tail_effect",
-      "local_memory_spills", "uncoalesced_stores", "far_from_roofline",
-      "launch_overhead", "stall_drain", "stall_lg_throttle"};
+  static const char *const ids[] = {"severe_memory_bound",
+                                    "near_peak_compute",
+                                    "huge_dram_traffic",
+                                    "low_occupancy",
+                                    "register_limited",
+                                    "low_waves_per_sm",
+                                    "high_waves_per_sm",
+                                    "poor_coalescing",
+                                    "low_l1_hit",
+                                    "low_l2_hit",
+                                    "smem_bank_conflicts",
+                                    "stall_long_scoreboard",
+                                    "stall_short_scoreboard",
+                                    "stall_mio_throttle",
+                                    "stall_math_pipe",
+                                    "stall_barrier",
+                                    "stall_wait",
+                                    "stall_membar",
+                                    "low_ipc",
+                                    "tail_effect",
+                                    "local_memory_spills",
+                                    "uncoalesced_stores",
+                                    "far_from_roofline",
+                                    "launch_overhead",
+                                    "stall_drain",
+                                    "stall_lg_throttle"};
   kl_rules *rs = defaults();
   for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
     bool found = false;
     for (size_t i = 0; i < kl_rules_count(rs); i++) {
       kl_rule_info r = KL_RULE_INFO_INIT;
       kl_rules_get(&r, rs, i);
-      if (strcmp(r.id, ids[k]) != 0)
-        continue;
+      if (strcmp(r.id, ids[k]) != 0) continue;
       found = true;
       assert_non_null(r.skill);
     }
-    if (!found)
-      fail_msg("default rule %s is missing", ids[k]);
+    if (!found) fail_msg("default rule %s is missing", ids[k]);
   }
   /* every skill: a signal line, short, in the catalog */
   kl_buf cat = KL_BUF_INIT;
@@ -320,7 +328,8 @@ static void test_default_set(void **state) {
   kl_rules_free(rs);
 }
 
-/* ---- the recorded H200 profiles of the bundled cases ---------------------------- */
+/* ---- the recorded H200 profiles of the bundled cases
+ * ---------------------------- */
 
 static kl_diagnosis *recorded(const kl_rules *rs, const char *file,
                               const char *shape, kl_profile_list **keep) {
@@ -396,8 +405,7 @@ static void test_recorded_h200(void **state) {
          (const char *[]){"severe_memory_bound", NULL}, NULL);
   /* small shapes: latency (a grid that fills 2% of one wave) or launch */
   expect(rs, "softmax_f32.warp_per_row", "r4k_c1k", KL_BOTTLENECK_LATENCY,
-         (const char *[]){"low_waves_per_sm", "low_occupancy", "low_ipc",
-                          NULL},
+         (const char *[]){"low_waves_per_sm", "low_occupancy", "low_ipc", NULL},
          (const char *[]){"severe_memory_bound", "near_peak_compute", NULL});
   expect(rs, "vector_add", "1M", KL_BOTTLENECK_LAUNCH,
          (const char *[]){"launch_overhead", "low_ipc", NULL},
@@ -410,8 +418,8 @@ static void test_recorded_h200(void **state) {
   /* a sum by one atomic per element: the atomics drain; per block, not */
   expect(rs, "reduce_sum_f32", "16M", KL_BOTTLENECK_LATENCY,
          (const char *[]){"stall_drain", "low_ipc", NULL}, NULL);
-  expect(rs, "reduce_sum_f32.block_reduce", "16M", KL_BOTTLENECK_LATENCY,
-         NULL, (const char *[]){"stall_drain", NULL});
+  expect(rs, "reduce_sum_f32.block_reduce", "16M", KL_BOTTLENECK_LATENCY, NULL,
+         (const char *[]){"stall_drain", NULL});
   /* naive GEMM: L1-bound, A loads waste sectors; tiling fixes that */
   expect(rs, "gemm_f32", "s1024", KL_BOTTLENECK_COMPUTE,
          (const char *[]){"near_peak_compute", "poor_coalescing", NULL}, NULL);
@@ -420,7 +428,8 @@ static void test_recorded_h200(void **state) {
   kl_rules_free(rs);
 }
 
-/* ---- errors -------------------------------------------------------------------- */
+/* ---- errors
+ * -------------------------------------------------------------------- */
 
 typedef struct collected {
   char text[8192];
@@ -430,8 +439,8 @@ typedef struct collected {
 static int collect(const kl_error *e, void *payload) {
   collected *c = payload;
   size_t n = strlen(c->text);
-  snprintf(c->text + n, sizeof(c->text) - n, "%d:%d: %s\n", e->line,
-           e->column, e->text);
+  snprintf(c->text + n, sizeof(c->text) - n, "%d:%d: %s\n", e->line, e->column,
+           e->text);
   c->count++;
   return 0;
 }
@@ -446,7 +455,8 @@ static void test_bad_files_exact(void **state) {
     char *text = slurp(path);
     char want[8192] = "";
     size_t used = 0;
-    for (char *p = strstr(text, "# expect: "); p; p = strstr(p + 1, "# expect: ")) {
+    for (char *p = strstr(text, "# expect: "); p;
+         p = strstr(p + 1, "# expect: ")) {
       int n = (int)strcspn(p + 10, "\n");
       used += (size_t)snprintf(want + used, sizeof(want) - used, "%.*s\n", n,
                                p + 10);
@@ -600,7 +610,8 @@ static void test_bad_skills(void **state) {
   snprintf(path, sizeof(path), "%s/my_skill.md", dir);
   f = fopen(path, "w");
   fputs("**Signal**: something.\n**Root causes**\n**Fixes**\n"
-        "**Anti-patterns**\n", f);
+        "**Anti-patterns**\n",
+        f);
   fclose(f);
   assert_int_equal(kl_rules_add_skills(rs, dir), 0);
   assert_int_equal(kl_rules_skill_count(rs), before + 1);
@@ -615,7 +626,8 @@ static void test_bad_skills(void **state) {
   kl_rules_free(rs);
 }
 
-/* ---- recorded-metrics forms ------------------------------------------------------- */
+/* ---- recorded-metrics forms
+ * ------------------------------------------------------- */
 
 static void test_metric_forms(void **state) {
   (void)state;
@@ -632,33 +644,34 @@ static void test_metric_forms(void **state) {
   assert_int_equal(kl_profile_list_count(l), 1);
   assert_null(kl_profile_list_name(l, 0));
   double v;
-  assert_int_equal(kl_profile_value(&v, kl_profile_list_get(l, 0),
-                                    "dram_throughput_pct"), 0);
+  assert_int_equal(
+      kl_profile_value(&v, kl_profile_list_get(l, 0), "dram_throughput_pct"),
+      0);
   assert_true(v == 85.5);
-  assert_int_equal(kl_profile_value(&v, kl_profile_list_get(l, 0),
-                                    "sm_busy_pct"), 0);
+  assert_int_equal(
+      kl_profile_value(&v, kl_profile_list_get(l, 0), "sm_busy_pct"), 0);
   assert_true(v == 20);
   assert_int_equal(kl_profile_bottleneck(kl_profile_list_get(l, 0)),
                    KL_BOTTLENECK_MEMORY);
   kl_profile_list_free(l);
   /* a bad value is located at its key */
-  assert_int_equal(kl_profile_list_from_json(&l, "{\"a__b\": 1,\n  \"c__d\": "
-                                                 "\"many\"}",
+  assert_int_equal(kl_profile_list_from_json(&l,
+                                             "{\"a__b\": 1,\n  \"c__d\": "
+                                             "\"many\"}",
                                              "flat.json"),
                    KL_EINVALID);
   assert_string_equal(kl_error_last()->message,
                       "flat.json:2:3: metric 'c__d' is not a number (a flat "
                       "object maps metric names to values)");
-  assert_int_equal(kl_profile_list_from_json(&l, "{\"a__b\": 1,\n ]",
-                                             "bad.json"),
-                   KL_EINVALID);
+  assert_int_equal(
+      kl_profile_list_from_json(&l, "{\"a__b\": 1,\n ]", "bad.json"),
+      KL_EINVALID);
   assert_int_equal(kl_error_last()->line, 2);
   assert_int_equal(kl_profile_list_from_json(&l, "{}", "empty.json"),
                    KL_EINVALID);
   assert_int_equal(kl_profile_list_from_json(&l, "[1]", "arr.json"),
                    KL_EINVALID);
-  assert_int_equal(kl_profile_list_from_json(&l, "{\"shapes\": []}",
-                                             "r.json"),
+  assert_int_equal(kl_profile_list_from_json(&l, "{\"shapes\": []}", "r.json"),
                    KL_EINVALID);
   assert_non_null(strstr(kl_error_last()->message, "no profiles"));
   /* a kl profile --json report: one profile per shape, named */
@@ -683,8 +696,8 @@ static void test_case_rule_files(void **state) {
   char dir[] = "/tmp/kl-case-XXXXXX";
   assert_non_null(mkdtemp(dir));
   char path[600];
-  snprintf(path, sizeof(path), "cp -r %s/cases/vector_add/. %s/",
-           KL_SOURCE_DIR, dir);
+  snprintf(path, sizeof(path), "cp -r %s/cases/vector_add/. %s/", KL_SOURCE_DIR,
+           dir);
   assert_int_equal(system(path), 0);
   snprintf(path, sizeof(path), "%s/case.yaml", dir);
   FILE *f = fopen(path, "a");
@@ -698,7 +711,8 @@ static void test_case_rule_files(void **state) {
   snprintf(path, sizeof(path), "%s/my_rules.yaml", dir);
   f = fopen(path, "w");
   fputs("- {id: mine, severity: low, when: 'ipc > 0', finding: f, "
-        "action: a}\n", f);
+        "action: a}\n",
+        f);
   fclose(f);
   assert_int_equal(kl_case_load(&c, dir, NULL), 0);
   assert_int_equal(kl_case_rule_file_count(c), 1);
@@ -725,17 +739,14 @@ static void test_out_of_memory(void **state) {
     kl_diagnosis *d = NULL;
     kl_buf b = KL_BUF_INIT;
     int rc = kl_rules_create(&rs, NULL);
-    if (rc == 0)
-      rc = kl_rules_add_defaults(rs);
+    if (rc == 0) rc = kl_rules_add_defaults(rs);
     if (rc == 0) {
       int r2 = kl_rules_add_string(rs, bad, "bad.yaml");
       assert_true(r2 == KL_EINVALID || r2 == KL_ENOMEM);
       rc = kl_rules_evaluate(&d, rs, p);
     }
-    if (rc == 0)
-      rc = kl_diagnosis_json(&b, d);
-    if (rc == 0)
-      rc = kl_diagnosis_skills(&b, d, rs, 5);
+    if (rc == 0) rc = kl_diagnosis_json(&b, d);
+    if (rc == 0) rc = kl_diagnosis_skills(&b, d, rs, 5);
     long ran = kl__alloc_fail_after(0);
     kl_buf_dispose(&b);
     kl_diagnosis_free(d);

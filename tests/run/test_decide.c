@@ -18,8 +18,8 @@
 
 /* A compare report whose objective is `speedup` [lo, hi] decided `d`. */
 static kl_report *report(const char *verdict, const char *reason,
-                         const char *gate, double speedup, double lo,
-                         double hi, const char *d) {
+                         const char *gate, double speedup, double lo, double hi,
+                         const char *d) {
   char text[2048];
   snprintf(text, sizeof(text),
            "{\"case\":\"c\",\"candidate\":\"x.c\",\"mode\":\"compare\","
@@ -48,7 +48,10 @@ static void test_decide__faster_is_accepted_and_chained(void **state) {
   (void)state;
   kl_report *r = report("OK", NULL, NULL, 2.0, 1.8, 2.2, "faster");
   kl__decision d;
-  kl_speedup parent = {.speedup = 1.5, .ci_low = 1.4, .ci_high = 1.6, .decision = KL_DECISION_FASTER};
+  kl_speedup parent = {.speedup = 1.5,
+                       .ci_low = 1.4,
+                       .ci_high = 1.6,
+                       .decision = KL_DECISION_FASTER};
   assert_int_equal(kl__decide(&d, r, parent, 2.0), 0);
   assert_int_equal(d.outcome, KL_OUTCOME_ACCEPTED);
   assert_true(d.timed);
@@ -92,15 +95,14 @@ static void test_decide__verdicts_map_to_outcomes(void **state) {
                {"COMPILE_ERROR", NULL, KL_OUTCOME_COMPILE_ERROR},
                {"CHEAT", "stale_outputs", KL_OUTCOME_CHEAT}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    kl_report *r = report(cases[i].verdict, "why", cases[i].gate, 0, 0, 0,
-                          "same");
+    kl_report *r =
+        report(cases[i].verdict, "why", cases[i].gate, 0, 0, 0, "same");
     kl__decision d;
     assert_int_equal(kl__decide(&d, r, base, 2.0), 0);
     assert_int_equal(d.outcome, cases[i].want);
     assert_false(d.timed);
     assert_string_equal(d.reason, "why");
-    if (cases[i].gate)
-      assert_string_equal(d.gate, cases[i].gate);
+    if (cases[i].gate) assert_string_equal(d.gate, cases[i].gate);
     kl__free(d.reason);
     kl_report_free(r);
   }
@@ -112,20 +114,37 @@ static void test_state__folds_solutions(void **state) {
   kl__run_state st;
   kl__run_state_init(&st);
   char *cfg0[] = {"B=1", NULL}, *cfg1[] = {"B=2", NULL};
-  kl__solution s0 = {.id = "r/000", .run = "r", .iteration = 0,
-                     .key = "k0", .config = cfg0,
-                     .outcome = KL_OUTCOME_BASELINE, .has_vs_baseline = true,
-                     .vs_baseline = base, .cost = {1, 2, 0, 0, 0}};
+  kl__solution s0 = {.id = "r/000",
+                     .run = "r",
+                     .iteration = 0,
+                     .key = "k0",
+                     .config = cfg0,
+                     .outcome = KL_OUTCOME_BASELINE,
+                     .has_vs_baseline = true,
+                     .vs_baseline = base,
+                     .cost = {1, 2, 0, 0, 0}};
   assert_int_equal(kl__run_state_apply(&st, &s0, "base"), 0);
   assert_string_equal(st.best_source, "base");
   assert_string_equal(st.baseline_key, "k0");
   assert_int_equal(st.done, 0);
-  kl__solution s1 = {.id = "r/001", .run = "r", .iteration = 1, .key = "k1",
-                     .config = cfg1, .outcome = KL_OUTCOME_ACCEPTED,
-                     .memo = "faster", .timed = true,
-                     .vs_parent = {.speedup = 2, .ci_low = 1.9, .ci_high = 2.1, .decision = KL_DECISION_FASTER},
-                     .log_vs_baseline = log(2), .has_vs_baseline = true,
-                     .vs_baseline = {.speedup = 2, .ci_low = 1.9, .ci_high = 2.1, .decision = KL_DECISION_FASTER},
+  kl__solution s1 = {.id = "r/001",
+                     .run = "r",
+                     .iteration = 1,
+                     .key = "k1",
+                     .config = cfg1,
+                     .outcome = KL_OUTCOME_ACCEPTED,
+                     .memo = "faster",
+                     .timed = true,
+                     .vs_parent = {.speedup = 2,
+                                   .ci_low = 1.9,
+                                   .ci_high = 2.1,
+                                   .decision = KL_DECISION_FASTER},
+                     .log_vs_baseline = log(2),
+                     .has_vs_baseline = true,
+                     .vs_baseline = {.speedup = 2,
+                                     .ci_low = 1.9,
+                                     .ci_high = 2.1,
+                                     .decision = KL_DECISION_FASTER},
                      .cost = {3, 4, 0.5, 10, 20}};
   assert_int_equal(kl__run_state_apply(&st, &s1, "better"), 0);
   kl__solution s2 = s1;

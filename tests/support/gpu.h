@@ -14,12 +14,10 @@
  * and look for a device; 0, or -1 when the machine cannot run the tests. */
 static inline int kl_test_gpu_setup(char *cache, kl_compile_options *copts,
                                     bool *have_gpu) {
-  if (!mkdtemp(cache))
-    return -1;
+  if (!mkdtemp(cache)) return -1;
   copts->cache_dir = cache;
   kl_worker *w;
-  if (kl_worker_create(&w, NULL))
-    return -1;
+  if (kl_worker_create(&w, NULL)) return -1;
   kl_device_info d = KL_DEVICE_INFO_INIT;
   *have_gpu = kl_worker_device(&d, w) == 0 && d.count > 0;
   if (*have_gpu)

@@ -9,8 +9,7 @@
 
 static inline char *kl_test_slurp(const char *path) {
   FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
+  if (!f) return NULL;
   char *buf = NULL;
   long n = -1;
   if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
