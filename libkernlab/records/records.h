@@ -223,7 +223,9 @@ typedef struct kl__proposal_file {
 } kl__proposal_file;
 int kl__proposal_write(const char *dir, const kl__proposal_file *p);
 
-/* summary.json: how this session of the run ended (kl_run_json's text). */
+/* summary.json: how this session of the run ended (kl_run_json's text,
+ * which starts with "v": KL__SUMMARY_VERSION). */
+#define KL__SUMMARY_VERSION 1
 int kl__summary_write(const char *run_dir, const char *json);
 /* The fields of summary.json that readers use (NULL when absent). */
 int kl__summary_read(const char *run_dir, char **stop_reason,

@@ -488,7 +488,7 @@ fail:
 
 int kl_run_json(kl_buf *out, const kl_run *r) {
   kl_buf b = KL_BUF_INIT;
-  kl__buf_puts(&b, "{\"run\":");
+  kl__buf_printf(&b, "{\"v\":%d,\"run\":", KL__SUMMARY_VERSION);
   kl__buf_json_string(&b, r->id);
   kl__buf_puts(&b, ",\"case\":");
   kl__buf_json_string(&b, r->c->name);

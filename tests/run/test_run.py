@@ -74,7 +74,13 @@ def check_ledgers(case):
         for it in its:
             d = "%s/runs/%s/iter_%03d" % (case, run, it)
             check(os.path.exists(d + "/verdict.json"), d + " has verdict.json")
-    ledger(case, "memory.jsonl")
+            with open(d + "/verdict.json") as f:
+                check(json.load(f).get("v") == 1, d + "/verdict.json v 1")
+        with open("%s/runs/%s/run.json" % (case, run)) as f:
+            check(json.load(f).get("v") == 1, run + "/run.json v 1")
+    check(all(r.get("v") == 1 for r in sols), "solutions lines carry v 1")
+    check(all(r.get("v") == 1 for r in ledger(case, "memory.jsonl")),
+          "memory lines carry v 1")
     with open(os.path.join(case, "benchmark.csv")) as f:
         rows = [line.rstrip("\n").split(",") for line in f]
     check(rows and rows[0][0] == "run", "benchmark.csv has its header")
@@ -86,6 +92,9 @@ def check_ledgers(case):
 case = small_case("tune")
 s = run_json(case, "--iterations", "8", "--seed", "7")
 check(s.get("proposer") == "tune", "no LLM configured: tune")
+check(s.get("v") == 1, "kl run --json carries its schema version")
+with open("%s/runs/%s/summary.json" % (case, s["run"])) as f:
+    check(json.load(f).get("v") == 1, "summary.json carries v 1")
 check(s.get("verdicts", {}).get("ACCEPTED", 0) >= 1, "tune accepted something")
 check(s.get("best_speedup", {}).get("ci", [0])[0] > 1.5,
       "tune found a clearly faster variant: %s" % s.get("best_speedup"))
