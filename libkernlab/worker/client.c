@@ -61,6 +61,9 @@ struct kl_worker {
   kl_buf inbox;    /* bytes read past the last reply */
   char **readable; /* folders its sandbox lets it read (NULL-ended) */
   size_t cap_readable;
+  bool *granted; /* per folder: it existed when the worker started, so the
+                    running worker's sandbox holds a rule for it */
+  size_t cap_granted;
   char sandbox[192]; /* what its sandbox holds (JSON object) */
 };
 
@@ -143,6 +146,10 @@ static int prepare_sandbox(kl__sandbox *sb, kl_worker *w) {
     env[n++] = "OMP_WAIT_POLICY=PASSIVE"; /* idle pool threads sleep */
   kl__sandbox_spec spec = {w->dir, NULL, (const char *const *)w->readable,
                            env,    true, true};
+  /* a folder that does not exist yet gets no rule (Landlock needs one to
+   * open): remember which did, before the rules are made */
+  for (size_t i = 0; w->readable && w->readable[i]; i++)
+    w->granted[i] = access(w->readable[i], F_OK) == 0;
   int rc = kl__sandbox_prepare(sb, &spec);
   kl_buf_dispose(&visible);
   if (rc < 0) return rc;
@@ -158,8 +165,10 @@ static int prepare_sandbox(kl__sandbox *sb, kl_worker *w) {
   return 0;
 }
 
-/* Let the worker read `path`'s folder; 1 when that is new and the
- * running worker must start again to be allowed it. */
+/* Let the worker read `path`'s folder; 1 when its sandbox hides that
+ * folder and the running worker has no rule for it (the folder is new to
+ * it, or did not exist when it started, as the compile cache on a first
+ * run), so it must start again to be allowed it. */
 static int allow_folder(kl_worker *w, const char *path) {
   char *real = realpath(path, NULL);
   char *dir = real ? kl__path_dir(real) : kl__path_dir(path);
@@ -169,15 +178,17 @@ static int allow_folder(kl_worker *w, const char *path) {
   for (; w->readable && w->readable[n]; n++)
     if (strcmp(w->readable[n], dir) == 0) {
       kl__free(dir);
-      return 0;
+      return !w->granted[n] && kl__sandbox_hidden(w->readable[n]) ? 1 : 0;
     }
   bool hidden = kl__sandbox_hidden(dir);
-  if (KL__GROW(w->readable, w->cap_readable, n + 2) < 0) {
+  if (KL__GROW(w->readable, w->cap_readable, n + 2) < 0 ||
+      KL__GROW(w->granted, w->cap_granted, n + 2) < 0) {
     kl__free(dir);
     return KL_ENOMEM;
   }
   w->readable[n] = dir;
   w->readable[n + 1] = NULL;
+  w->granted[n] = false;
   return hidden ? 1 : 0;
 }
 
@@ -461,6 +472,7 @@ void kl_worker_free(kl_worker *w) {
   for (size_t i = 0; w->readable && w->readable[i]; i++)
     kl__free(w->readable[i]);
   kl__free(w->readable);
+  kl__free(w->granted);
   kl__free(w);
 }
 

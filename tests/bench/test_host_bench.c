@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -269,6 +270,48 @@ static void test_bench__worker_survives_a_crash(void **state) {
   free(bad);
 }
 
+/* The default compile cache lives under the home, which the worker's
+ * sandbox hides; on a first run it does not exist yet when the worker
+ * starts, so the worker must start again once it does (a bench on a fresh
+ * machine: the load used to fail with "Permission denied"). */
+static void test_bench__cache_made_after_the_worker_started(void **state) {
+  (void)state;
+  static const char *const vars[] = {"HOME", "XDG_CACHE_HOME",
+                                     "KERNLAB_CACHE_DIR"};
+  char *saved[3];
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(vars[i]);
+    saved[i] = v ? strdup(v) : NULL;
+  }
+  char home[300];
+  snprintf(home, sizeof(home), "%s/home", cache);
+  assert_int_equal(mkdir(home, 0700), 0);
+  setenv("HOME", home, 1);
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("KERNLAB_CACHE_DIR");
+  kl_worker *w;
+  assert_int_equal(kl_worker_create(&w, NULL), 0); /* no cache yet */
+  kl_artifact *a;
+  assert_int_equal(kl_compile_plugin(&a, saxpy, NULL, NULL), 0);
+  assert_true(kl_artifact_ok(a));
+  assert_non_null(strstr(kl_artifact_path(a), "/home/.cache/kernlab/"));
+  int id;
+  assert_int_equal(kl_worker_load(&id, w, kl_artifact_path(a)), 0);
+  uint64_t seeds[1] = {1};
+  kl_check_result res[1] = {KL_CHECK_RESULT_INIT};
+  assert_int_equal(kl_worker_check(res, w, id, id, 0, seeds, 1), 0);
+  assert_true(res[0].correct);
+  kl_worker_free(w);
+  kl_artifact_free(a);
+  for (int i = 0; i < 3; i++) {
+    if (saved[i])
+      setenv(vars[i], saved[i], 1);
+    else
+      unsetenv(vars[i]);
+    free(saved[i]);
+  }
+}
+
 static void test_bench__faster_candidate_is_faster(void **state) {
   (void)state;
   kl_report *r = run(matmul, SRC "/cases/host_matmul/candidates/ikj_blocked.c",
@@ -340,6 +383,7 @@ int main(void) {
       cmocka_unit_test(test_bench__hang_is_timeout),
       cmocka_unit_test(test_bench__compile_error),
       cmocka_unit_test(test_bench__worker_survives_a_crash),
+      cmocka_unit_test(test_bench__cache_made_after_the_worker_started),
       cmocka_unit_test(test_bench__faster_candidate_is_faster),
       cmocka_unit_test(test_bench__baseline_against_itself_is_same),
       cmocka_unit_test(test_bench__json_fields),
