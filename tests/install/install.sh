@@ -87,7 +87,7 @@ case $EXTRA in
   *address*) PRELOAD="LD_PRELOAD=$($CC -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0" ;;
 esac
 (cd "$TMP" && env -u KERNLAB_LIBRARY $PRELOAD PYTHONPATH="$TMP/py" \
-   LD_LIBRARY_PATH="$LIBDIR" KL_CONFIG=/dev/null "$PY" \
+   LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" KL_CONFIG=/dev/null "$PY" \
    "$SRC/examples/python/research_tool.py" "$TMP/matmul" --optimize 4 \
    >"$TMP/out") || { cat "$TMP/out"; echo "python example failed"; exit 1; }
 grep -q '^host_matmul: OK$' "$TMP/out" &&
