@@ -182,6 +182,10 @@ def self_test():
 
 
 def main():
+    if len(sys.argv) < 3 or not os.path.isfile(sys.argv[1]):
+        print("usage:" + __doc__.split("usage:")[1].rstrip(),
+              file=sys.stderr)
+        return 2
     if not self_test():
         return 1
     allowed, only, public, order = read_rules(sys.argv[1])
