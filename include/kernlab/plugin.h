@@ -61,6 +61,47 @@ typedef struct kl_plugin_kernel_info {
   int32_t regs_per_sm, smem_per_sm, reserved_smem_per_block;
 } kl_plugin_kernel_info;
 
+/** What a candidate's own launcher gets besides the case's params.
+ *
+ * A kernel section may define
+ *
+ *     extern "C" void kernlab_launch(<the case's params, in order>,
+ *                                    const kl_launch_ctx *ctx);
+ *
+ * (C on the host backend, without the extern "C"). The harness then calls
+ * it for every launch instead of launching the case's entry with the case's
+ * `launch:` geometry. It may launch any number of kernels with any
+ * geometry, on ctx->stream or on streams it forks from it and joins back
+ * before returning; everything it issues is timed. It must not allocate
+ * device memory, synchronise the device or a stream, or copy to or from
+ * the host: workspace comes from ctx->scratch. On the host backend it may
+ * use threads but must join them before returning. */
+typedef struct kl_launch_ctx {
+  uint32_t struct_size;   /**< sizeof(kl_launch_ctx) of the harness */
+  int32_t shape;          /**< 0-based index of the shape */
+  const char *shape_name; /**< the case's name of the shape */
+  void *stream; /**< cuda: the cudaStream_t to launch on; host: NULL */
+  const void *device_prop; /**< cuda: the device's cudaDeviceProp */
+  int32_t device;          /**< cuda: the device ordinal */
+  int32_t sms;             /**< cuda: multiprocessors */
+  int32_t max_threads_per_block, max_threads_per_sm;
+  int32_t smem_per_block_optin; /**< bytes, the opt-in maximum */
+  int32_t l2_bytes;
+  int32_t cc_major, cc_minor;
+  int32_t host_threads; /**< host: hardware threads the launcher may use */
+  /** Workspace: the n-th call in a launch returns the n-th region of this
+   *  instance, at least `bytes` long, 256-byte aligned, device memory on
+   *  cuda. Regions are made (zeroed) in the instance's first launch (a
+   *  check or a warm-up, never a timed one) and kept for its life; a later
+   *  launch that asks for a new or larger region fails. Their contents
+   *  between launches are unspecified. NULL when out of memory. */
+  void *(*scratch)(const struct kl_launch_ctx *ctx, uint64_t bytes);
+  void *impl; /**< the harness's own */
+} kl_launch_ctx;
+
+/** The name of a candidate's own launcher. */
+#define KL_LAUNCHER_NAME "kernlab_launch"
+
 typedef struct kl_plugin {
   uint32_t abi_version; /**< KL_PLUGIN_ABI_VERSION */
   uint32_t struct_size; /**< sizeof(kl_plugin) of the plugin's headers */

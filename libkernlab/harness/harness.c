@@ -14,6 +14,7 @@
 
 #include "../case/case_internal.h"
 #include "kernlab/harness.h"
+#include "kernlab/plugin.h"
 
 /* Generated at build time from host_runtime.inc and kernlab/plugin.h. */
 #include "embedded_plugin_h.h"
@@ -69,25 +70,43 @@ static int emit_section(kl_buf *b, const char *title, const char *name,
   return kl__buf_status(b);
 }
 
-/* The call of `fn` with every param taken from the buffers or the tables:
- * a plain call (host kernels, host references) or a launch on a stream
- * with the shape's geometry (CUDA kernels). */
+/* How a generated wrapper calls its function. */
+typedef enum call_kind {
+  CALL_PLAIN,    /* a host function: the host reference */
+  CALL_HOST,     /* a host kernel, called once */
+  CALL_GEOMETRY, /* a CUDA kernel at the case's launch geometry */
+  CALL_LAUNCHER  /* the section's own launcher, with the context */
+} call_kind;
+
+/* The wrapper `wrapper` calling `fn` with every param taken from the
+ * buffers or the tables. Kernels' wrappers all take the launch context (a
+ * launcher gets it as its last argument; the others ignore it) and, on
+ * CUDA, the stream. */
 static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
-                     const char *fn, bool launch) {
-  if (launch)
+                     const char *fn, call_kind kind) {
+  bool cuda = c->backend == KL_BACKEND_CUDA;
+  if (kind == CALL_PLAIN)
+    kl__buf_printf(b, "static void %s(void *const *b, int32_t s) {\n  %s(",
+                   wrapper, fn);
+  else
+    kl__buf_printf(b,
+                   "static void %s(void *const *b, int32_t s,%s "
+                   "const kl_launch_ctx *ctx) {\n",
+                   wrapper, cuda ? " cudaStream_t st," : "");
+  if (kind == CALL_HOST)
+    kl__buf_printf(b, "  (void)ctx;\n  %s(", fn);
+  else if (kind == CALL_LAUNCHER)
+    kl__buf_printf(b, "%s  %s(", cuda ? "  (void)st;\n" : "", fn);
+  else if (kind == CALL_GEOMETRY)
     kl__buf_printf(
         b,
-        "static void %s(void *const *b, int32_t s, cudaStream_t st) {\n"
+        "  (void)ctx;\n"
         "  %s<<<dim3((unsigned)klh_grid[s][0], (unsigned)klh_grid[s][1], "
         "(unsigned)klh_grid[s][2]),\n"
         "      dim3((unsigned)klh_block[s][0], (unsigned)klh_block[s][1], "
         "(unsigned)klh_block[s][2]),\n"
         "      (size_t)klh_shared[s], st>>>(",
-        wrapper, fn);
-  else
-    kl__buf_printf(
-        b, "static void %s(void *const *b, int32_t s) {\n  (void)s;\n  %s(",
-        wrapper, fn);
+        fn);
   for (size_t p = 0; p < c->nparams; p++) {
     const case_param *pa = &c->params[p];
     const char *t = ctype(pa->dtype, c->backend);
@@ -99,7 +118,57 @@ static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
     else
       kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]", t, p);
   }
-  kl__buf_puts(b, ");\n}\n");
+  if (kind == CALL_LAUNCHER) kl__buf_puts(b, c->nparams ? ", ctx" : "ctx");
+  kl__buf_puts(b, ");\n");
+  if (kind == CALL_PLAIN && c->nparams == 0) kl__buf_puts(b, "  (void)b;\n");
+  if (kind == CALL_PLAIN || kind == CALL_HOST) kl__buf_puts(b, "  (void)s;\n");
+  kl__buf_puts(b, "}\n");
+  return kl__buf_status(b);
+}
+
+/* Whether a kernel section defines its own launcher (comments blanked, so
+ * a launcher in a comment does not count). */
+static int defines_launcher(bool *out, const char *text) {
+  *out = false;
+  char *clean = kl__c_blank(text, strlen(text), false), *params = NULL;
+  if (!clean) return kl__error_oom();
+  int rc = kl__c_definition_params(&params, clean, KL_LAUNCHER_NAME);
+  *out = params != NULL;
+  kl__free(params);
+  kl__free(clean);
+  return rc;
+}
+
+/* CUDA: calls a launcher must not make, redirected for the kernel section
+ * to a guard that notes the first one (the runtime fails the launch that
+ * made it) and then makes the call, so that the program stays correct. */
+static const char *const forbidden_calls[] = {
+    "cudaMalloc",          "cudaMallocAsync",     "cudaMallocManaged",
+    "cudaMallocHost",      "cudaHostAlloc",       "cudaMallocPitch",
+    "cudaMalloc3D",        "cudaFree",            "cudaFreeAsync",
+    "cudaFreeHost",        "cudaDeviceSynchronize", "cudaStreamSynchronize",
+    "cudaEventSynchronize", "cudaMemcpy",          "cudaMemcpy2D",
+    "cudaMemset",          "cudaMemcpyToSymbol",  "cudaMemcpyFromSymbol",
+    "cudaDeviceReset",     "cudaDeviceSetLimit"};
+
+static int emit_guards(kl_buf *b) {
+  kl__buf_puts(b,
+               "\n/* The launch contract (kernlab/plugin.h, kl_launch_ctx): "
+               "these calls are\n * noted and fail the launch that makes "
+               "them. */\n"
+               "static const char *klh_forbidden_call;\n"
+               "static inline int klh_forbid(const char *name) {\n"
+               "  if (!klh_forbidden_call)\n    klh_forbidden_call = name;\n"
+               "  return 0;\n}\n");
+  for (size_t i = 0; i < KL_ARRAY_SIZE(forbidden_calls); i++)
+    kl__buf_printf(b, "#define %s(...) (klh_forbid(\"%s\"), %s(__VA_ARGS__))\n",
+                   forbidden_calls[i], forbidden_calls[i], forbidden_calls[i]);
+  return kl__buf_status(b);
+}
+
+static int emit_unguard(kl_buf *b) {
+  for (size_t i = 0; i < KL_ARRAY_SIZE(forbidden_calls); i++)
+    kl__buf_printf(b, "#undef %s\n", forbidden_calls[i]);
   return kl__buf_status(b);
 }
 
@@ -290,20 +359,35 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                      c->tunables[i].name, c->tunables[i].name,
                      kl_case_tunable_current(c, i));
   }
+  bool launcher = false, baseline_launcher = false;
+  if ((rc = defines_launcher(&launcher, kernel)) < 0 ||
+      (embed_baseline &&
+       (rc = defines_launcher(&baseline_launcher, baseline.ptr ? baseline.ptr
+                                                               : "")) < 0))
+    goto done;
+  if (cuda) emit_guards(&b);
   if (embed_baseline) {
     kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", c->entry, c->entry);
+    if (baseline_launcher)
+      kl__buf_printf(&b, "#define %s klh_baseline_%s\n", KL_LAUNCHER_NAME,
+                     KL_LAUNCHER_NAME);
     emit_section(&b, "BASELINE SECTION (the oracle)", base_name(c->kernel_path),
                  baseline.ptr ? baseline.ptr : "");
     kl__buf_printf(&b, "#undef %s\n", c->entry);
+    if (baseline_launcher) kl__buf_printf(&b, "#undef %s\n", KL_LAUNCHER_NAME);
   }
   if (c->ref.kind == KL_REFERENCE_HOST)
     emit_section(&b, "REFERENCE SECTION (the oracle)", base_name(c->ref_source),
                  reference.ptr ? reference.ptr : "");
   emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name, kernel);
+  if (cuda) emit_unguard(&b);
   emit_tables(&b, c);
   if (cuda) emit_launch_tables(&b, c);
-  emit_call(&b, c, "klh_call", c->entry, cuda);
-  if (cuda) /* the kernel itself, for its attributes and occupancy */
+  call_kind kernel_call = !cuda ? CALL_HOST : CALL_GEOMETRY;
+  emit_call(&b, c, "klh_call", launcher ? KL_LAUNCHER_NAME : c->entry,
+            launcher ? CALL_LAUNCHER : kernel_call);
+  kl__buf_printf(&b, "#define KLH_HAS_LAUNCHER %d\n", launcher);
+  if (cuda && !launcher) /* the kernel itself, for its attributes */
     kl__buf_printf(&b,
                    "static const void *const klh_entry_fn = "
                    "(const void *)&%s;\n",
@@ -311,12 +395,14 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
                  c->ref.kind == KL_REFERENCE_HOST);
   if (c->ref.kind == KL_REFERENCE_HOST)
-    emit_call(&b, c, "klh_call_reference", c->ref_function, false);
+    emit_call(&b, c, "klh_call_reference", c->ref_function, CALL_PLAIN);
   kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
   if (embed_baseline) {
     char fn[256];
-    snprintf(fn, sizeof(fn), "klh_baseline_%s", c->entry);
-    emit_call(&b, c, "klh_call_baseline", fn, cuda);
+    snprintf(fn, sizeof(fn), "klh_baseline_%s",
+             baseline_launcher ? KL_LAUNCHER_NAME : c->entry);
+    emit_call(&b, c, "klh_call_baseline", fn,
+              baseline_launcher ? CALL_LAUNCHER : kernel_call);
   }
   if (form == KL_HARNESS_STANDALONE)
     kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");

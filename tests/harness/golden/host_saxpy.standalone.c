@@ -73,6 +73,47 @@ typedef struct kl_plugin_kernel_info {
   int32_t regs_per_sm, smem_per_sm, reserved_smem_per_block;
 } kl_plugin_kernel_info;
 
+/** What a candidate's own launcher gets besides the case's params.
+ *
+ * A kernel section may define
+ *
+ *     extern "C" void kernlab_launch(<the case's params, in order>,
+ *                                    const kl_launch_ctx *ctx);
+ *
+ * (C on the host backend, without the extern "C"). The harness then calls
+ * it for every launch instead of launching the case's entry with the case's
+ * `launch:` geometry. It may launch any number of kernels with any
+ * geometry, on ctx->stream or on streams it forks from it and joins back
+ * before returning; everything it issues is timed. It must not allocate
+ * device memory, synchronise the device or a stream, or copy to or from
+ * the host: workspace comes from ctx->scratch. On the host backend it may
+ * use threads but must join them before returning. */
+typedef struct kl_launch_ctx {
+  uint32_t struct_size;   /**< sizeof(kl_launch_ctx) of the harness */
+  int32_t shape;          /**< 0-based index of the shape */
+  const char *shape_name; /**< the case's name of the shape */
+  void *stream; /**< cuda: the cudaStream_t to launch on; host: NULL */
+  const void *device_prop; /**< cuda: the device's cudaDeviceProp */
+  int32_t device;          /**< cuda: the device ordinal */
+  int32_t sms;             /**< cuda: multiprocessors */
+  int32_t max_threads_per_block, max_threads_per_sm;
+  int32_t smem_per_block_optin; /**< bytes, the opt-in maximum */
+  int32_t l2_bytes;
+  int32_t cc_major, cc_minor;
+  int32_t host_threads; /**< host: hardware threads the launcher may use */
+  /** Workspace: the n-th call in a launch returns the n-th region of this
+   *  instance, at least `bytes` long, 256-byte aligned, device memory on
+   *  cuda. Regions are made (zeroed) in the instance's first launch (a
+   *  check or a warm-up, never a timed one) and kept for its life; a later
+   *  launch that asks for a new or larger region fails. Their contents
+   *  between launches are unspecified. NULL when out of memory. */
+  void *(*scratch)(const struct kl_launch_ctx *ctx, uint64_t bytes);
+  void *impl; /**< the harness's own */
+} kl_launch_ctx;
+
+/** The name of a candidate's own launcher. */
+#define KL_LAUNCHER_NAME "kernlab_launch"
+
 typedef struct kl_plugin {
   uint32_t abi_version; /**< KL_PLUGIN_ABI_VERSION */
   uint32_t struct_size; /**< sizeof(kl_plugin) of the plugin's headers */
@@ -205,13 +246,15 @@ static const double klh_scalar_f[KLH_NSHAPES][KLH_NPARAMS] = {
   {0, 0, 2.5, 1048576}, /* 1M */
   {0, 0, 2.5, 16777216}, /* 16M */
 };
-static void klh_call(void *const *b, int32_t s) {
-  (void)s;
+static void klh_call(void *const *b, int32_t s, const kl_launch_ctx *ctx) {
+  (void)ctx;
   saxpy((float *)b[0],
       (float *)b[1],
       (float)klh_scalar_f[s][2],
       (int32_t)klh_scalar_i[s][3]);
+  (void)s;
 }
+#define KLH_HAS_LAUNCHER 0
 #define KLH_HAS_REFERENCE 0
 #define KLH_HAS_BASELINE 0
 #define KLH_STANDALONE 1
@@ -540,6 +583,9 @@ static int klh_cmp_double(const void *a, const void *b) {
  * copies of inputs are kept so that a kernel writing its inputs is caught. */
 
 /* ---- instances ------------------------------------------------------------ */
+#include <unistd.h> /* sysconf */
+
+#define KLH_SCRATCH_MAX 16
 
 typedef struct klh_inst {
   int32_t shape;
@@ -547,6 +593,12 @@ typedef struct klh_inst {
   void *buf[KLH_NPARAMS];
   void *pristine[KLH_NPARAMS]; /* inputs and inouts as prepared */
   uint64_t bytes[KLH_NPARAMS];
+  kl_launch_ctx ctx; /* what a launcher gets */
+  void *scratch[KLH_SCRATCH_MAX];
+  uint64_t scratch_bytes[KLH_SCRATCH_MAX];
+  int scratch_next;          /* the next region a launch asks for */
+  const char *scratch_error; /* why a region was refused */
+  int64_t launches;
   char error[256];
 } klh_inst;
 
@@ -564,9 +616,40 @@ static void klh_destroy(void *p) {
     free(in->buf[i]);
     free(in->pristine[i]);
   }
+  for (int k = 0; k < KLH_SCRATCH_MAX; k++)
+    free(in->scratch[k]);
   free(in);
 }
 
+
+/* A launcher's workspace: the n-th request of a launch is region n, made
+ * (zeroed) in the instance's first launch only. */
+static void *klh_scratch(const kl_launch_ctx *ctx, uint64_t bytes) {
+  klh_inst *in = (klh_inst *)ctx->impl;
+  int k = in->scratch_next++;
+  if (k >= KLH_SCRATCH_MAX) {
+    in->scratch_error = "a launch asked for more than 16 scratch regions";
+    return NULL;
+  }
+  if (in->scratch[k] && in->scratch_bytes[k] >= bytes)
+    return in->scratch[k];
+  if (in->launches > 0) {
+    in->scratch_error = "a launch after the first asked for a new or larger "
+                        "scratch region (its size must not change between "
+                        "launches)";
+    return NULL;
+  }
+  free(in->scratch[k]);
+  size_t n = (size_t)((bytes ? bytes : 1) + 255) / 256 * 256;
+  in->scratch_bytes[k] = 0;
+  if (!(in->scratch[k] = aligned_alloc(256, n))) {
+    in->scratch_error = "out of memory for a scratch region";
+    return NULL;
+  }
+  memset(in->scratch[k], 0, n);
+  in->scratch_bytes[k] = bytes;
+  return in->scratch[k];
+}
 
 static int klh_create(void **out, int32_t shape) {
   *out = NULL;
@@ -581,6 +664,14 @@ static int klh_create(void **out, int32_t shape) {
     return 1;
   }
   in->shape = shape;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  in->ctx.struct_size = (uint32_t)sizeof(in->ctx);
+  in->ctx.shape = shape;
+  in->ctx.shape_name = klh_shape_names[shape];
+  in->ctx.device = -1;
+  in->ctx.host_threads = cpus > 0 ? (int32_t)cpus : 1;
+  in->ctx.scratch = klh_scratch;
+  in->ctx.impl = in;
   for (int p = 0; p < KLH_NPARAMS; p++) {
     if (!klh_is_buffer(p))
       continue;
@@ -634,7 +725,14 @@ static int klh_restore(void *p) {
 
 static int klh_launch(void *p) {
   klh_inst *in = p;
-  klh_call(in->buf, in->shape);
+  in->scratch_next = 0;
+  in->scratch_error = NULL;
+  klh_call(in->buf, in->shape, &in->ctx);
+  in->launches++;
+  if (in->scratch_error) {
+    snprintf(in->error, sizeof(in->error), "%s", in->scratch_error);
+    return 1;
+  }
   return 0;
 }
 
@@ -740,7 +838,8 @@ static int klh_oracle(klh_inst *in, void **want, uint64_t seed) {
   if (klh_create(&other, in->shape))
     return 1;
   klh_prepare(other, seed, 0);
-  klh_call_baseline(((klh_inst *)other)->buf, in->shape);
+  klh_call_baseline(((klh_inst *)other)->buf, in->shape,
+                    &((klh_inst *)other)->ctx);
   for (int q = 0; q < KLH_NPARAMS; q++)
     if (want[q])
       memcpy(want[q], ((klh_inst *)other)->buf[q], (size_t)in->bytes[q]);

@@ -76,6 +76,47 @@ typedef struct kl_plugin_kernel_info {
   int32_t regs_per_sm, smem_per_sm, reserved_smem_per_block;
 } kl_plugin_kernel_info;
 
+/** What a candidate's own launcher gets besides the case's params.
+ *
+ * A kernel section may define
+ *
+ *     extern "C" void kernlab_launch(<the case's params, in order>,
+ *                                    const kl_launch_ctx *ctx);
+ *
+ * (C on the host backend, without the extern "C"). The harness then calls
+ * it for every launch instead of launching the case's entry with the case's
+ * `launch:` geometry. It may launch any number of kernels with any
+ * geometry, on ctx->stream or on streams it forks from it and joins back
+ * before returning; everything it issues is timed. It must not allocate
+ * device memory, synchronise the device or a stream, or copy to or from
+ * the host: workspace comes from ctx->scratch. On the host backend it may
+ * use threads but must join them before returning. */
+typedef struct kl_launch_ctx {
+  uint32_t struct_size;   /**< sizeof(kl_launch_ctx) of the harness */
+  int32_t shape;          /**< 0-based index of the shape */
+  const char *shape_name; /**< the case's name of the shape */
+  void *stream; /**< cuda: the cudaStream_t to launch on; host: NULL */
+  const void *device_prop; /**< cuda: the device's cudaDeviceProp */
+  int32_t device;          /**< cuda: the device ordinal */
+  int32_t sms;             /**< cuda: multiprocessors */
+  int32_t max_threads_per_block, max_threads_per_sm;
+  int32_t smem_per_block_optin; /**< bytes, the opt-in maximum */
+  int32_t l2_bytes;
+  int32_t cc_major, cc_minor;
+  int32_t host_threads; /**< host: hardware threads the launcher may use */
+  /** Workspace: the n-th call in a launch returns the n-th region of this
+   *  instance, at least `bytes` long, 256-byte aligned, device memory on
+   *  cuda. Regions are made (zeroed) in the instance's first launch (a
+   *  check or a warm-up, never a timed one) and kept for its life; a later
+   *  launch that asks for a new or larger region fails. Their contents
+   *  between launches are unspecified. NULL when out of memory. */
+  void *(*scratch)(const struct kl_launch_ctx *ctx, uint64_t bytes);
+  void *impl; /**< the harness's own */
+} kl_launch_ctx;
+
+/** The name of a candidate's own launcher. */
+#define KL_LAUNCHER_NAME "kernlab_launch"
+
 typedef struct kl_plugin {
   uint32_t abi_version; /**< KL_PLUGIN_ABI_VERSION */
   uint32_t struct_size; /**< sizeof(kl_plugin) of the plugin's headers */
@@ -166,6 +207,35 @@ typedef const kl_plugin *(*kl_plugin_entry_fn)(void);
 #define VEC 1
 #endif
 
+/* The launch contract (kernlab/plugin.h, kl_launch_ctx): these calls are
+ * noted and fail the launch that makes them. */
+static const char *klh_forbidden_call;
+static inline int klh_forbid(const char *name) {
+  if (!klh_forbidden_call)
+    klh_forbidden_call = name;
+  return 0;
+}
+#define cudaMalloc(...) (klh_forbid("cudaMalloc"), cudaMalloc(__VA_ARGS__))
+#define cudaMallocAsync(...) (klh_forbid("cudaMallocAsync"), cudaMallocAsync(__VA_ARGS__))
+#define cudaMallocManaged(...) (klh_forbid("cudaMallocManaged"), cudaMallocManaged(__VA_ARGS__))
+#define cudaMallocHost(...) (klh_forbid("cudaMallocHost"), cudaMallocHost(__VA_ARGS__))
+#define cudaHostAlloc(...) (klh_forbid("cudaHostAlloc"), cudaHostAlloc(__VA_ARGS__))
+#define cudaMallocPitch(...) (klh_forbid("cudaMallocPitch"), cudaMallocPitch(__VA_ARGS__))
+#define cudaMalloc3D(...) (klh_forbid("cudaMalloc3D"), cudaMalloc3D(__VA_ARGS__))
+#define cudaFree(...) (klh_forbid("cudaFree"), cudaFree(__VA_ARGS__))
+#define cudaFreeAsync(...) (klh_forbid("cudaFreeAsync"), cudaFreeAsync(__VA_ARGS__))
+#define cudaFreeHost(...) (klh_forbid("cudaFreeHost"), cudaFreeHost(__VA_ARGS__))
+#define cudaDeviceSynchronize(...) (klh_forbid("cudaDeviceSynchronize"), cudaDeviceSynchronize(__VA_ARGS__))
+#define cudaStreamSynchronize(...) (klh_forbid("cudaStreamSynchronize"), cudaStreamSynchronize(__VA_ARGS__))
+#define cudaEventSynchronize(...) (klh_forbid("cudaEventSynchronize"), cudaEventSynchronize(__VA_ARGS__))
+#define cudaMemcpy(...) (klh_forbid("cudaMemcpy"), cudaMemcpy(__VA_ARGS__))
+#define cudaMemcpy2D(...) (klh_forbid("cudaMemcpy2D"), cudaMemcpy2D(__VA_ARGS__))
+#define cudaMemset(...) (klh_forbid("cudaMemset"), cudaMemset(__VA_ARGS__))
+#define cudaMemcpyToSymbol(...) (klh_forbid("cudaMemcpyToSymbol"), cudaMemcpyToSymbol(__VA_ARGS__))
+#define cudaMemcpyFromSymbol(...) (klh_forbid("cudaMemcpyFromSymbol"), cudaMemcpyFromSymbol(__VA_ARGS__))
+#define cudaDeviceReset(...) (klh_forbid("cudaDeviceReset"), cudaDeviceReset(__VA_ARGS__))
+#define cudaDeviceSetLimit(...) (klh_forbid("cudaDeviceSetLimit"), cudaDeviceSetLimit(__VA_ARGS__))
+
 /* ==== KERNEL SECTION (the candidate) ==== */
 #line 1 "kernel.cu"
 // Baseline RMSNorm: one block per row, scalar bf16 loads, fp32 sums, a warp
@@ -216,6 +286,26 @@ extern "C" __global__ void rmsnorm(__nv_bfloat16 *out,
   }
 }
 /* ==== END KERNEL SECTION (the candidate) ==== */
+#undef cudaMalloc
+#undef cudaMallocAsync
+#undef cudaMallocManaged
+#undef cudaMallocHost
+#undef cudaHostAlloc
+#undef cudaMallocPitch
+#undef cudaMalloc3D
+#undef cudaFree
+#undef cudaFreeAsync
+#undef cudaFreeHost
+#undef cudaDeviceSynchronize
+#undef cudaStreamSynchronize
+#undef cudaEventSynchronize
+#undef cudaMemcpy
+#undef cudaMemcpy2D
+#undef cudaMemset
+#undef cudaMemcpyToSymbol
+#undef cudaMemcpyFromSymbol
+#undef cudaDeviceReset
+#undef cudaDeviceSetLimit
 
 #line 1 "kernlab-harness"
 /* ==== HARNESS SECTION (frozen) ==== */
@@ -262,7 +352,8 @@ static const int64_t klh_block[KLH_NSHAPES][3] = {
   {256LL, 1LL, 1LL}, /* xlarge */
 };
 static const int64_t klh_shared[KLH_NSHAPES] = {0LL, 0LL, 0LL, 0LL};
-static void klh_call(void *const *b, int32_t s, cudaStream_t st) {
+static void klh_call(void *const *b, int32_t s, cudaStream_t st, const kl_launch_ctx *ctx) {
+  (void)ctx;
   rmsnorm<<<dim3((unsigned)klh_grid[s][0], (unsigned)klh_grid[s][1], (unsigned)klh_grid[s][2]),
       dim3((unsigned)klh_block[s][0], (unsigned)klh_block[s][1], (unsigned)klh_block[s][2]),
       (size_t)klh_shared[s], st>>>((__nv_bfloat16 *)b[0],
@@ -272,6 +363,7 @@ static void klh_call(void *const *b, int32_t s, cudaStream_t st) {
       (int32_t)klh_scalar_i[s][4],
       (float)klh_scalar_f[s][5]);
 }
+#define KLH_HAS_LAUNCHER 0
 static const void *const klh_entry_fn = (const void *)&rmsnorm;
 #define KLH_HAS_REFERENCE 0
 #define KLH_HAS_BASELINE 0
@@ -609,6 +701,8 @@ static int klh_cmp_double(const void *a, const void *b) {
 #include <cuda_runtime.h>
 #include <unistd.h> /* _exit */
 
+#define KLH_SCRATCH_MAX 16
+
 #define KLH_CUDA(inst, call)                                                  \
   do {                                                                        \
     cudaError_t klh_e_ = (call);                                              \
@@ -627,10 +721,18 @@ typedef struct klh_inst {
   void *pristine[KLH_NPARAMS];  /* inputs and inouts as prepared, host */
   void *stage[KLH_NPARAMS];     /* host staging for reads and checks */
   uint64_t bytes[KLH_NPARAMS];
+  kl_launch_ctx ctx; /* what a launcher gets */
+  void *scratch[KLH_SCRATCH_MAX];
+  uint64_t scratch_bytes[KLH_SCRATCH_MAX];
+  int scratch_next;           /* the next region a launch asks for */
+  const char *scratch_error;  /* why a region was refused */
+  int64_t launches;
   char error[512];
 } klh_inst;
 
 static char klh_create_error[512];
+static cudaDeviceProp klh_prop; /* of klh_prop_dev, read once */
+static int klh_prop_dev = -1;
 
 /* Errors after which the context is unusable. */
 static int klh_sticky(cudaError_t e) {
@@ -679,9 +781,66 @@ static void klh_destroy(void *p) {
     free(in->pristine[i]);
     free(in->stage[i]);
   }
+  for (int k = 0; k < KLH_SCRATCH_MAX; k++)
+    if (in->scratch[k])
+      cudaFree(in->scratch[k]);
   if (in->own_stream && in->stream)
     cudaStreamDestroy(in->stream);
   free(in);
+}
+
+/* A launcher's workspace: the n-th request of a launch is region n, made
+ * (zeroed, on the instance's stream) in the instance's first launch only. */
+static void *klh_scratch(const kl_launch_ctx *ctx, uint64_t bytes) {
+  klh_inst *in = (klh_inst *)ctx->impl;
+  int k = in->scratch_next++;
+  if (k >= KLH_SCRATCH_MAX) {
+    in->scratch_error = "a launch asked for more than 16 scratch regions";
+    return NULL;
+  }
+  if (in->scratch[k] && in->scratch_bytes[k] >= bytes)
+    return in->scratch[k];
+  if (in->launches > 0) {
+    in->scratch_error = "a launch after the first asked for a new or larger "
+                        "scratch region (its size must not change between "
+                        "launches)";
+    return NULL;
+  }
+  if (in->scratch[k])
+    cudaFree(in->scratch[k]);
+  size_t n = (size_t)((bytes ? bytes : 1) + 255) / 256 * 256;
+  in->scratch_bytes[k] = 0;
+  if (cudaMalloc(&in->scratch[k], n) != cudaSuccess) {
+    in->scratch[k] = NULL;
+    in->scratch_error = "out of device memory for a scratch region";
+    return NULL;
+  }
+  in->scratch_bytes[k] = bytes;
+  if (cudaMemsetAsync(in->scratch[k], 0, n, in->stream) != cudaSuccess) {
+    in->scratch_error = "could not clear a scratch region";
+    return NULL;
+  }
+  return in->scratch[k];
+}
+
+static void klh_ctx_init(klh_inst *in, int dev) {
+  kl_launch_ctx *x = &in->ctx;
+  x->struct_size = (uint32_t)sizeof(*x);
+  x->shape = in->shape;
+  x->shape_name = klh_shape_names[in->shape];
+  x->stream = (void *)in->stream;
+  x->device_prop = &klh_prop;
+  x->device = dev;
+  x->sms = klh_prop.multiProcessorCount;
+  x->max_threads_per_block = klh_prop.maxThreadsPerBlock;
+  x->max_threads_per_sm = klh_prop.maxThreadsPerMultiProcessor;
+  x->smem_per_block_optin = (int32_t)klh_prop.sharedMemPerBlockOptin;
+  x->l2_bytes = klh_prop.l2CacheSize;
+  x->cc_major = klh_prop.major;
+  x->cc_minor = klh_prop.minor;
+  x->host_threads = 1;
+  x->scratch = klh_scratch;
+  x->impl = in;
 }
 
 static int klh_create(void **out, int32_t shape) {
@@ -717,6 +876,15 @@ static int klh_create(void **out, int32_t shape) {
   } while (0)
   KLH_CREATE(cudaStreamCreateWithFlags(&in->stream, cudaStreamNonBlocking));
   in->own_stream = true;
+  {
+    int dev = 0;
+    KLH_CREATE(cudaGetDevice(&dev));
+    if (klh_prop_dev != dev) {
+      KLH_CREATE(cudaGetDeviceProperties(&klh_prop, dev));
+      klh_prop_dev = dev;
+    }
+    klh_ctx_init(in, dev);
+  }
   for (int p = 0; p < KLH_NPARAMS; p++) {
     if (!klh_is_buffer(p))
       continue;
@@ -793,7 +961,23 @@ static int klh_restore(void *p) {
 
 static int klh_launch(void *p) {
   klh_inst *in = (klh_inst *)p;
-  klh_call(in->dbuf, in->shape, in->stream);
+  in->scratch_next = 0;
+  in->scratch_error = NULL;
+  klh_forbidden_call = NULL;
+  klh_call(in->dbuf, in->shape, in->stream, &in->ctx);
+  in->launches++;
+  if (klh_forbidden_call) {
+    snprintf(in->error, sizeof(in->error),
+             "the launch called %s: a launcher may not allocate, free, copy "
+             "to or from the host or synchronise (workspace comes from "
+             "ctx->scratch; see kernlab/plugin.h)",
+             klh_forbidden_call);
+    return 1;
+  }
+  if (in->scratch_error) {
+    snprintf(in->error, sizeof(in->error), "%s", in->scratch_error);
+    return 1;
+  }
   KLH_CUDA(in, cudaGetLastError());
   return 0;
 }
@@ -987,11 +1171,14 @@ static int klh_set_stream(void *p, void *stream) {
   if (in->own_stream && in->stream)
     KLH_CUDA(in, cudaStreamDestroy(in->stream));
   in->stream = (cudaStream_t)stream;
+  in->ctx.stream = stream;
   in->own_stream = false;
   return 0;
 }
 
-/* The kernel's attributes and occupancy at this instance's launch. */
+#if !KLH_HAS_LAUNCHER
+/* The kernel's attributes and occupancy at this instance's launch (a
+ * launcher's kernels are its own: the plugin cannot say). */
 static int klh_kernel_info(void *p, kl_plugin_kernel_info *out) {
   klh_inst *in = (klh_inst *)p;
   int32_t s = in->shape;
@@ -1029,6 +1216,7 @@ static int klh_kernel_info(void *p, kl_plugin_kernel_info *out) {
 #undef KLH_ATTR
   return 0;
 }
+#endif
 
 static const kl_plugin klh_plugin = {
     KL_PLUGIN_ABI_VERSION, sizeof(kl_plugin), klh_case_name, klh_entry,
@@ -1037,7 +1225,11 @@ static const kl_plugin klh_plugin = {
     klh_restore, klh_launch, klh_sync, klh_reference, klh_buffer_bytes,
     klh_read, klh_check, klh_input_intact, klh_destroy, klh_last_error,
     klh_flush, klh_clock_mark, klh_clock_read, klh_stream, klh_set_stream,
+#if KLH_HAS_LAUNCHER
+    NULL,
+#else
     klh_kernel_info,
+#endif
 };
 
 extern "C" KLH_EXPORT const kl_plugin *kl_plugin_v1(void);
@@ -1059,7 +1251,9 @@ static int klh_oracle(klh_inst *in, void **want, uint64_t seed) {
   klh_inst *o = (klh_inst *)other;
   if (klh_prepare(o, seed, 0))
     return 1;
-  klh_call_baseline(o->dbuf, in->shape, o->stream);
+  o->scratch_next = 0;
+  klh_call_baseline(o->dbuf, in->shape, o->stream, &o->ctx);
+  o->launches++;
   if (klh_sync(o))
     return 1;
   for (int q = 0; q < KLH_NPARAMS; q++)
