@@ -15,13 +15,20 @@
 #include "worker_internal.h"
 
 /* Launch the candidate on inputs of `seed` with poison pattern `poison` and
- * compare every output with want. */
+ * compare every output with want. -2 when the candidate's launch or sync
+ * failed (its own doing: a bad geometry, a launcher breaking the launch
+ * contract), -1 when preparing did. */
 static int run_and_compare(const kl_plugin *pl, void *inst, uint64_t seed,
                            int poison, void **want, klw_tally *t) {
   memset(t, 0, sizeof(*t));
-  if (pl->prepare(inst, seed, poison) || pl->launch(inst) || pl->sync(inst)) {
+  if (pl->prepare(inst, seed, poison)) {
     snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
     return -1;
+  }
+  if (pl->launch(inst) || pl->sync(inst)) {
+    snprintf(t->detail, sizeof(t->detail), "launch failed: %s",
+             pl->last_error(inst));
+    return -2;
   }
   return klw_compare_outputs(pl, inst, want, t);
 }
@@ -156,7 +163,16 @@ void klw_op_check(json_object *req) {
     }
     klw_tally t, t2;
     double t0 = klw_now_us();
-    if (run_and_compare(pl, inst, seed, 0, want, &t)) {
+    int ran = run_and_compare(pl, inst, seed, 0, want, &t);
+    if (ran == -2) { /* the candidate's verdict, not the worker's error */
+      json_object *r = json_object_new_object();
+      json_object_object_add(r, "seed", json_object_new_int64((int64_t)seed));
+      json_object_object_add(r, "correct", json_object_new_boolean(0));
+      json_object_object_add(r, "detail", json_object_new_string(t.detail));
+      json_object_array_add(results, r);
+      continue;
+    }
+    if (ran) {
       json_object_put(results);
       klw_reply_error("check: %s", t.detail);
       goto done;

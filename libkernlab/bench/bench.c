@@ -240,6 +240,16 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
   }
   if (!bad) return 0;
   e->res.correct = 0;
+  if (strncmp(bad->detail, "launch failed: ", 15) == 0) {
+    /* a launcher that broke the launch contract (kernlab/plugin.h) */
+    bool contract = strstr(bad->detail, "the launch called") ||
+                    strstr(bad->detail, "scratch region");
+    rc = reject(r, contract ? KL_VERDICT_CHEAT : KL_VERDICT_INCORRECT,
+                "shape %s, seed %llu: %s", e->res.name,
+                (unsigned long long)bad->seed, bad->detail);
+    if (contract) r->gate = "launch_contract";
+    return rc;
+  }
   if (bad->inputs_written && !bad->mismatches)
     return reject(r, KL_VERDICT_INCORRECT,
                   "shape %s, seed %llu: the kernel wrote its input (%s)",
@@ -412,8 +422,8 @@ static double host_copy_us(double bytes) {
  * bytes faster than this machine can move memory did not do the work it
  * claims (it skipped some, or hid it from the timer). Device: the DRAM's
  * theoretical bandwidth (or a measured device copy), for cold samples or a
- * working set over four times the L2; host: memcpy of the same bytes. Flops are
- * not judged. */
+ * working set over four times the L2; host: one thread's memcpy of the same
+ * bytes, times the slack per hardware thread. Flops are not judged. */
 static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
                          int cold) {
   double peak_gbps = 0, l2 = 0;
@@ -433,7 +443,10 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
       slack = ROOFLINE_SLACK_DEVICE;
     } else {
       if ((bound_us = host_copy_us(bytes)) < 1) continue;
-      slack = ROOFLINE_SLACK_HOST;
+      /* the copy is one thread's; a kernel may use every hardware thread
+       * (a launcher of its own starts them: kernlab/plugin.h) */
+      long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+      slack = ROOFLINE_SLACK_HOST * (double)(cpus < 1 ? 1 : cpus > 256 ? 256 : cpus);
     }
     double t = e->res.time.median;
     if (t <= 0 || t * slack >= bound_us) continue;
