@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernlab/plugin.h"
 #include "prompt_internal.h"
 
 typedef enum cut_from { CUT_END, CUT_START, CUT_NEVER } cut_from;
@@ -50,9 +51,29 @@ void kl_prompt_free(kl_prompt *p) {
 /* ---- the sections
  * ------------------------------------------------------------- */
 
+/* The launcher's declaration for the entry's signature `sig`: the same
+ * parameters, then the context. */
+static int launcher_declaration(kl_buf *b, const char *sig, bool cuda) {
+  const char *open = strchr(sig, '('), *close = strrchr(sig, ')');
+  if (!open || !close || close < open) open = close = NULL;
+  kl__buf_printf(b, "%svoid %s(", cuda ? "extern \"C\" " : "",
+                 KL_LAUNCHER_NAME);
+  if (open && close > open + 1) {
+    kl__buf_put(b, open + 1, (size_t)(close - open - 1));
+    kl__buf_puts(b, ", ");
+  }
+  return kl__buf_puts(b, "const kl_launch_ctx *ctx)");
+}
+
 static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
   bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
-  return kl__buf_printf(
+  kl_buf launcher = KL_BUF_INIT;
+  int rc = launcher_declaration(&launcher, sig, cuda);
+  if (rc < 0) {
+    kl_buf_dispose(&launcher);
+    return rc;
+  }
+  rc = kl__buf_printf(
       b,
       "You make the %s kernel of the case '%s' faster without changing what "
       "it computes. kernlab checks every reply on fresh random inputs against "
@@ -62,8 +83,14 @@ static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
       "- Send the complete kernel section in one fenced code block: every "
       "function it needs, every line. No elisions (\"rest unchanged\", "
       "\"...\"), no stubs, no TODOs: such replies are rejected unread.\n"
-      "- Keep the entry point and its signature exactly:\n    %s\n"
+      "- Either keep the entry point and its signature exactly:\n    %s\n"
       "%s"
+      "- Or own the launch: define\n    %s\n"
+      "  and kernlab calls it for every launch instead. The parameters are "
+      "the entry's, in order; ctx (kernlab/plugin.h, already included) "
+      "gives %s, and ctx->scratch(ctx, bytes) for workspace (the n-th call "
+      "of a launch returns region n, made once, zeroed, before timing; the "
+      "sizes must not change between launches). %s\n"
       "- Plain ASCII only, in code and comments.\n"
       "- Add one line `MEMO: <rule or idea>` naming the finding or idea this "
       "version targets (e.g. `MEMO: uncoalesced_stores: tile through shared "
@@ -73,11 +100,24 @@ static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
       "declare its candidates in a comment line `// @tunable NAME: v1, v2, "
       "v3`; kernlab measures them for you.\n",
       cuda ? "CUDA" : "C", kl_case_name(c), sig,
-      cuda ? "- The launch geometry (grid, block, dynamic shared memory) is "
-             "fixed by the case, per shape, below; write the kernel for it. "
-             "Tunables, where the case has them, are compile-time macros.\n"
-           : "- The function is called once per launch on the host; keep it "
-             "single-threaded C unless the case says otherwise.\n");
+      cuda ? "  Then the launch geometry (grid, block, dynamic shared memory) "
+             "is the case's, per shape, below. Tunables, where the case has "
+             "them, are compile-time macros.\n"
+           : "  Then the function is called once per launch on the host, "
+             "single-threaded.\n",
+      launcher.ptr ? launcher.ptr : "",
+      cuda ? "the stream (ctx->stream, a cudaStream_t), the shape "
+             "(ctx->shape, ctx->shape_name) and the device (ctx->sms, "
+             "ctx->device_prop, a const cudaDeviceProp *)"
+           : "the shape (ctx->shape, ctx->shape_name) and "
+             "ctx->host_threads",
+      cuda ? "It may launch any number of kernels with any geometry on that "
+             "stream (or streams it forks from it and joins back); it must "
+             "not allocate or free memory, synchronise, or copy to or from "
+             "the host: such a launch fails."
+           : "It may start threads but must join them before it returns.");
+  kl_buf_dispose(&launcher);
+  return rc;
 }
 
 static int skill_catalog(kl_buf *b, const kl_rules *rs) {

@@ -8,12 +8,16 @@
  * checks are the cheap ones that save a build: elision phrases and "..."
  * lines, stub markers, bytes outside ASCII, and the entry point's
  * parameter types against the baseline's (names, const and restrict may
- * differ; types, order and count may not). Each check names the reply line
- * it tripped on. */
+ * differ; types, order and count may not). A block that defines the launch
+ * contract's launcher (kernlab_launch, kernlab/plugin.h) owns its launch:
+ * the launcher's parameters are checked instead (the entry's, then the
+ * context) and the entry point need not exist. Each check names the reply
+ * line it tripped on. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "kernlab/plugin.h"
 #include "prompt_internal.h"
 
 struct kl_reply {
@@ -392,27 +396,42 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
                            "%s: the baseline does not define '%s'",
                            kl_case_kernel_path(c), entry);
   }
+  /* a launcher takes the entry's parameters, then the context */
+  kl_buf wl = KL_BUF_INIT;
+  kl__buf_printf(&wl, "%s%skl_launch_ctx*", want, *want ? "," : "");
+  char *want_launcher = kl__buf_detach(&wl);
+  if (!want_launcher) {
+    kl__free(want);
+    kl__free(want_launcher);
+    kl_reply_free(r);
+    return kl__error_oom();
+  }
   block b[MAX_BLOCKS];
   size_t nb = fenced(text, b);
   if (nb == 0) nb = marked(text, b);
   if (nb == 0) nb = bare(text, b);
-  /* the block that defines the entry point */
+  /* the block that defines the entry point or a launcher */
   size_t pick = nb, defining = 0;
   char *got = NULL;
+  const char *defined = entry; /* what the picked block is checked by */
   for (size_t i = 0; rc == 0 && i < nb; i++) {
     char *code = kl__c_blank(text + b[i].start, b[i].end - b[i].start, false);
-    char *params = NULL;
-    if (!code || kl__c_definition_params(&params, code, entry) < 0)
+    char *params = NULL, *lparams = NULL;
+    if (!code || kl__c_definition_params(&params, code, entry) < 0 ||
+        kl__c_definition_params(&lparams, code, KL_LAUNCHER_NAME) < 0)
       rc = kl__error_oom();
     kl__free(code);
-    if (!params) continue;
+    if (!params && !lparams) continue;
     defining++;
     if (pick == nb) {
       pick = i;
-      if (!(got = param_types(params))) rc = kl__error_oom();
+      defined = lparams ? KL_LAUNCHER_NAME : entry;
+      if (!(got = param_types(lparams ? lparams : params))) rc = kl__error_oom();
     }
     kl__free(params);
+    kl__free(lparams);
   }
+  bool own_launch = strcmp(defined, KL_LAUNCHER_NAME) == 0;
   size_t memo_at = 0;
   if (rc == 0) rc = take_memo(r, text, &memo_at);
   if (rc < 0) {
@@ -421,19 +440,24 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
                    "block (```cuda ... ```)");
   } else if (defining == 0) {
     rc = reject(r,
-                "the code does not define '%s' (keep the entry point and "
-                "its signature)",
-                entry);
+                "the code defines neither '%s' (keep the entry point and "
+                "its signature) nor a launcher '%s'",
+                entry, KL_LAUNCHER_NAME);
   } else if (defining > 1) {
     rc = reject(r,
-                "%zu code blocks define '%s': send the kernel section in "
-                "one block",
-                defining, entry);
+                "%zu code blocks define '%s' or '%s': send the kernel "
+                "section in one block",
+                defining, entry, KL_LAUNCHER_NAME);
   } else if (!got) {
     rc = kl__error_oom();
-  } else if (strcmp(got, want) != 0) {
-    rc = reject(r, "line %d: '%s' takes (%s); the case's signature is (%s)",
-                b[pick].line, entry, got, want);
+  } else if (strcmp(got, own_launch ? want_launcher : want) != 0) {
+    rc = reject(r,
+                own_launch ? "line %d: '%s' takes (%s); a launcher takes (%s): "
+                             "the entry's parameters, then the context"
+                           : "line %d: '%s' takes (%s); the case's signature "
+                             "is (%s)",
+                b[pick].line, defined, got,
+                own_launch ? want_launcher : want);
   } else if (!(r->code = code_without_memo(text, &b[pick]))) {
     rc = kl__error_oom();
   } else if ((rc = check_lines(r, r->code, b[pick].line)) != 0) {
@@ -444,6 +468,7 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   }
   kl__free(got);
   kl__free(want);
+  kl__free(want_launcher);
   if (rc < 0) {
     kl_reply_free(r);
     return rc;
