@@ -419,8 +419,41 @@ static bool is_param_name(const kl_case *c, const char *name, bool pointer) {
   return false;
 }
 
-static void read_shape(loader *ld, const ynode *n, case_shape *s) {
+/* One named value of a shape: `key: expression`. */
+static void read_shape_value(loader *ld, case_shape *s, const ynode *k,
+                             const ynode *v) {
   kl_case *c = ld->c;
+  if (!kl__is_ident(k->value)) {
+    kl__ld_err(ld, k, "shape value '%s' is not a name usable in expressions%s",
+               k->value,
+               kl__ld_looks_cut_by_comma(k) ? kl__ld_comma_hint : "");
+    return;
+  }
+  if (is_param_name(c, k->value, true)) {
+    kl__ld_err(ld, k, "shape value '%s' has the name of a buffer param",
+               k->value);
+    return;
+  }
+  kl_value seen;
+  if (kl_vars_get(&seen, s->vars, k->value) == 0) {
+    kl__ld_err(ld, k, "shape value '%s' is given twice", k->value);
+    return;
+  }
+  /* A value may use the shape's earlier values: n: 1024*1024, m: 2*n */
+  kl_expr *e = kl__ld_compile(ld, v, "a shape value");
+  if (!e) return;
+  kl_value val;
+  if (kl_expr_eval(&val, e, s->vars) < 0)
+    kl__ld_take_last_error(ld, NULL);
+  else if (kl_vars_set(s->vars, k->value, &val) < 0)
+    ld->diags.oom = true;
+  kl_expr_free(e);
+}
+
+/* A shape: its own keys `name` and `weight`, and its values. Values may
+ * also sit under `values:` (a mapping), where every name is a value: that
+ * is how a scalar param called `name`, `weight` or `values` gets one. */
+static void read_shape(loader *ld, const ynode *n, case_shape *s) {
   s->line = n->line;
   s->column = n->column;
   s->weight = 1;
@@ -441,26 +474,12 @@ static void read_shape(loader *ld, const ynode *n, case_shape *s) {
         kl__ld_err(ld, v, "weight must be greater than 0");
       continue;
     }
-    if (!kl__is_ident(k->value)) {
-      kl__ld_err(
-          ld, k, "shape value '%s' is not a name usable in expressions%s",
-          k->value, kl__ld_looks_cut_by_comma(k) ? kl__ld_comma_hint : "");
+    if (strcmp(k->value, "values") == 0 && v->kind == YNODE_MAP) {
+      for (size_t j = 0; j < v->count; j++)
+        read_shape_value(ld, s, v->pairs[j].key, v->pairs[j].value);
       continue;
     }
-    if (is_param_name(c, k->value, true)) {
-      kl__ld_err(ld, k, "shape value '%s' has the name of a buffer param",
-                 k->value);
-      continue;
-    }
-    /* A value may use the shape's earlier values: n: 1024*1024, m: 2*n */
-    kl_expr *e = kl__ld_compile(ld, v, "a shape value");
-    if (!e) continue;
-    kl_value val;
-    if (kl_expr_eval(&val, e, s->vars) < 0)
-      kl__ld_take_last_error(ld, NULL);
-    else if (kl_vars_set(s->vars, k->value, &val) < 0)
-      ld->diags.oom = true;
-    kl_expr_free(e);
+    read_shape_value(ld, s, k, v);
   }
 }
 

@@ -193,6 +193,27 @@ static void test_case_load__host_cases(void **state) {
   kl_case_free(c);
 }
 
+/* Scalar params may be called name, weight or values: a shape gives them
+ * values under `values:`, apart from its own name and weight. */
+static void test_case_load__reserved_names_as_values(void **state) {
+  (void)state;
+  kl_case *c = load_ok(KL_SOURCE_DIR "/tests/case/good/reserved_names");
+  assert_true(kl_case_shape_weight(c, 0) == 3.0);
+  assert_true(kl_case_shape_weight(c, 1) == 1.0);
+  kl_value v;
+  assert_int_equal(
+      kl_case_scalar_value(&v, c, (size_t)param_index(c, "weight"), 0), 0);
+  assert_true(v.f == 0.5);
+  assert_int_equal(
+      kl_case_scalar_value(&v, c, (size_t)param_index(c, "name"), 1), 0);
+  assert_int_equal(v.i, 1);
+  int64_t n;
+  assert_int_equal(kl_case_param_elements(&n, c, 0, 1), 0); /* out at b */
+  assert_int_equal(n, 4); /* n: 2*weight, the value given just before */
+  assert_string_equal(kl_case_shape_name(c, 1), "b");
+  kl_case_free(c);
+}
+
 static void test_case_load__describe_json(void **state) {
   (void)state;
   kl_case *c = load_ok(CASES "vector_add");
@@ -315,6 +336,7 @@ int main(void) {
       cmocka_unit_test(test_case_load__launch_geometry_of_2d_and_tails),
       cmocka_unit_test(test_case_load__tunable_configuration),
       cmocka_unit_test(test_case_load__host_cases),
+      cmocka_unit_test(test_case_load__reserved_names_as_values),
       cmocka_unit_test(test_case_load__describe_json),
       cmocka_unit_test(test_case_load__bad_corpus),
       cmocka_unit_test(test_case_load__out_of_memory_sweep),
