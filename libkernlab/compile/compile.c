@@ -4,6 +4,8 @@
  * defines, target). <cache>/<key>.so is a compiled plugin; <key>.log the
  * compiler's output; <key>.fail marks a key that failed to compile, so the
  * same broken candidate is never compiled twice either. New entries are
+ * The case's folder is on the include path and its headers are hashed into
+ * the key. New entries are
  * written under a temporary name and renamed into place, so concurrent
  * processes never see half a file.
  *
@@ -237,6 +239,48 @@ static int compile_sandboxed(kl__run_result *r, const char *const *argv,
   return rc;
 }
 
+/* The headers of a case (its folder, three levels down): the kernel
+ * section may include them (the compiler gets -I<case folder>), so their
+ * names and bytes are part of the key. */
+static bool is_header(const char *name) {
+  static const char *const ext[] = {".h", ".cuh", ".hpp", ".hh", ".hxx",
+                                    ".inc", ".inl", ".tcc"};
+  size_t len = strlen(name);
+  for (size_t i = 0; i < KL_ARRAY_SIZE(ext); i++) {
+    size_t e = strlen(ext[i]);
+    if (len > e && strcmp(name + len - e, ext[i]) == 0) return true;
+  }
+  return false;
+}
+
+static int hash_headers(kl__sha256 *h, const char *dir, const char *rel,
+                        int depth) {
+  char **names = NULL;
+  size_t n = 0;
+  int rc = kl__list_dir(&names, &n, dir, "", "the case folder");
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    char *path = kl__path_join(dir, names[i]);
+    kl_buf sub = KL_BUF_INIT;
+    kl__buf_printf(&sub, "%s%s%s", rel, *rel ? "/" : "", names[i]);
+    if (!path || (rc = kl__buf_status(&sub)) < 0) {
+      rc = rc < 0 ? rc : kl__error_oom();
+    } else if (depth > 0 && kl__is_dir(path)) {
+      rc = hash_headers(h, path, sub.ptr, depth - 1);
+    } else if (is_header(names[i]) && kl__is_file(path)) {
+      kl_buf text = KL_BUF_INIT;
+      if ((rc = kl__read_file(&text, path)) == 0) {
+        kl__sha256_update(h, sub.ptr, sub.size + 1);
+        kl__sha256_update(h, text.ptr ? text.ptr : "", text.size);
+      }
+      kl_buf_dispose(&text);
+    }
+    kl_buf_dispose(&sub);
+    kl__free(path);
+  }
+  kl__names_free(names, n);
+  return rc;
+}
+
 static int read_cached(kl_artifact *a, const char *base) {
   char path[PATH_MAX];
   kl_buf log = KL_BUF_INIT;
@@ -310,6 +354,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   kl__sha256 h;
   kl__sha256_init(&h);
   kl__sha256_update(&h, src.ptr, src.size + 1);
+  if ((rc = hash_headers(&h, c->dir, "", 3)) < 0) goto done;
   rc =
       kl__buf_printf(&key_text, "%s\n%s\n%s\n%s-plugin\n%s\n", compiler, banner,
                      flags, cuda ? "cuda" : "host", cuda ? c->arch : "");
@@ -367,7 +412,9 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   bool defs_ok = def_words != NULL;
   for (size_t i = 0; defs_ok && i < ndefs; i++)
     defs_ok = def_words[i] != NULL;
-  char arch_flag[64], rpath_flag[PATH_MAX + 32];
+  char arch_flag[64], rpath_flag[PATH_MAX + 32], include_flag[PATH_MAX + 8];
+  snprintf(include_flag, sizeof(include_flag), "-I%s", c->dir);
+  argv[n++] = include_flag; /* headers that live beside the kernel */
   argv[n++] = "-shared";
   if (cuda) {
     /* one shared CUDA runtime for every plugin of a worker, so that
