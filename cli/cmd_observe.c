@@ -128,19 +128,56 @@ int cmd_observe(int argc, char **argv) {
 int cmd_case(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "from-observation") != 0)
     return cli_usage_error("case", "the only subcommand is from-observation");
-  kl_case_from_observation_options o = {
-      KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION, NULL, NULL, NULL,
-      KL_CONFIGS_OPTIONS_INIT};
+  kl_case_from_observation_options o = KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
   const char *file = NULL;
-  for (int i = 2; i < argc; i++) {
+  /* --define and --type, each at most once per argument */
+  const char **defines = calloc((size_t)argc + 1, sizeof(char *));
+  const char **types = calloc((size_t)argc + 1, sizeof(char *));
+  size_t ndefines = 0, ntypes = 0;
+  if (!defines || !types) {
+    free(defines);
+    free(types);
+    cli_error("out of memory");
+    return EXIT_FAILED;
+  }
+  o.defines = defines;
+  o.types = types;
+  int status = EXIT_OK;
+  for (int i = 2; i < argc && status == EXIT_OK; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     int st = configs_option("case", &o.configs, argv, argc, &i);
     if (st == EXIT_OK) continue;
-    if (st > 0) return st;
+    if (st > 0) {
+      status = st;
+      break;
+    }
+    if (strcmp(a, "--define") == 0 || strncmp(a, "-D", 2) == 0) {
+      const char *d = strcmp(a, "--define") == 0 ? val : a + 2;
+      if (!d || !d[0] || d[0] == '=') {
+        status = cli_usage_error("case", "%s needs NAME or NAME=VALUE", a);
+        break;
+      }
+      defines[ndefines++] = d;
+      if (strcmp(a, "--define") == 0) i++;
+      continue;
+    }
+    if (strcmp(a, "--type") == 0) {
+      const char *eq = val ? strchr(val, '=') : NULL;
+      if (!eq || eq == val || !eq[1]) {
+        status = cli_usage_error("case", "--type needs NAME=DTYPE (e.g. "
+                                         "floatX=f32)");
+        break;
+      }
+      types[ntypes++] = val;
+      i++;
+      continue;
+    }
     if (strcmp(a, "--source") == 0 || strcmp(a, "--entry") == 0 ||
         strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("case", "%s needs a value", a);
+      if (!val || !val[0]) {
+        status = cli_usage_error("case", "%s needs a value", a);
+        break;
+      }
       if (strcmp(a, "--source") == 0)
         o.source = val;
       else if (strcmp(a, "--entry") == 0)
@@ -149,14 +186,18 @@ int cmd_case(int argc, char **argv) {
         o.dir = val;
       i++;
     } else if (cli_positional("case", "observation", &file, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
+      status = EXIT_BAD_INPUT;
     }
   }
-  if (!file || !o.source || !o.entry || !o.dir)
-    return cli_usage_error("case", "needs FILE, --source, --entry and -o");
+  if (status == EXIT_OK && (!file || !o.source || !o.entry || !o.dir))
+    status = cli_usage_error("case", "needs FILE, --source, --entry and -o");
+  if (status != EXIT_OK) {
+    free(defines);
+    free(types);
+    return status;
+  }
   kl_observation *ob = NULL;
   kl_buf report = KL_BUF_INIT;
-  int status = EXIT_OK;
   if (kl_observation_load(&ob, file) < 0 ||
       kl_case_from_observation(&report, ob, &o) < 0)
     status = cli_fail();
@@ -164,6 +205,8 @@ int cmd_case(int argc, char **argv) {
     fwrite(report.ptr, 1, report.size, stdout);
   kl_buf_dispose(&report);
   kl_observation_free(ob);
+  free(defines);
+  free(types);
   return status;
 }
 

@@ -275,9 +275,16 @@ static const cli_verb cli_verbs[] = {
      "  --json            the summary as JSON (docs/observe.md)\n"},
     {"case", cmd_case, "make a case from an observation",
      "kl case from-observation FILE --source FILE.cu --entry NAME -o DIR "
-     "[--share F] [--top K] [--split R]",
+     "[--define NAME[=V]]... [--type NAME=DTYPE]... [--share F] [--top K] "
+     "[--split R]",
      "Writes DIR/case.yaml, kernel.cu (the source up to the entry's\n"
-     "definition, without a main) and program.md. The shapes are the\n"
+     "definition, without a main), the local headers it includes (\"x.h\",\n"
+     "beside it as in the program) and program.md. Parameter types may be\n"
+     "typedefs or using aliases (followed through the source and its local\n"
+     "headers, #if branches picked as the preprocessor would with the\n"
+     "program's --define (-D) macros, which also become the case's flags),\n"
+     "or stated with --type floatX=f32. No parameter name is reserved. The\n"
+     "shapes are the\n"
      "entry's representative configurations from FILE: scalars and launch\n"
      "geometry exact, weights the launch counts, objective total_time.\n"
      "Buffer counts come from the observed allocations and roles from\n"

@@ -101,18 +101,25 @@ KL_EXTERN(int)
 kl_observation_summary(kl_buf *out, const kl_observation *o,
                        const kl_configs_options *opts, const char *format);
 
-#define KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION 1
+#define KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION 2
 typedef struct kl_case_from_observation_options {
   unsigned version;           /**< KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION */
   const char *source;         /**< the kernel's source file (required) */
   const char *entry;          /**< the kernel's function name (required) */
   const char *dir;            /**< the case folder to create (required) */
   kl_configs_options configs; /**< kernel: NULL picks the one named entry */
+  /* version 2 */
+  /** The program's build defines ("NAME" or "NAME=VALUE", NULL-ended):
+   *  they pick the source's #if branches and become the case's -D flags. */
+  const char *const *defines;
+  /** Type names stated by the user ("floatX=f32", NULL-ended), over the
+   *  typedefs and using aliases found in the source and its headers. */
+  const char *const *types;
 } kl_case_from_observation_options;
 #define KL_CASE_FROM_OBSERVATION_OPTIONS_INIT                                  \
   {                                                                            \
     KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION, NULL, NULL, NULL,                \
-        KL_CONFIGS_OPTIONS_INIT                                                \
+        KL_CONFIGS_OPTIONS_INIT, NULL, NULL                                    \
   }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION when built against this header)

@@ -81,9 +81,60 @@ static int line_of(const char *text, size_t off) {
   return line;
 }
 
+/* What a type name means: a number type kernlab knows, through the types
+ * the user stated ("floatX=f32") and the source's typedefs and using
+ * aliases (a chain of at most 8; an alias may add pointer levels or const).
+ */
+static bool resolve_type(const char *base, kl_dtype *dt, int *stars,
+                         bool *is_const, const kl__src_types *st,
+                         const char *const *types) {
+  char cur[256];
+  snprintf(cur, sizeof cur, "%s", base);
+  for (int hop = 0; hop < 8; hop++) {
+    for (size_t t = 0; t < KL_ARRAY_SIZE(type_names); t++)
+      if (strcmp(cur, type_names[t].spelling) == 0) {
+        *dt = type_names[t].dtype;
+        return true;
+      }
+    for (size_t i = 0; types && types[i]; i++) {
+      const char *eq = strchr(types[i], '=');
+      if (eq && strlen(cur) == (size_t)(eq - types[i]) &&
+          strncmp(types[i], cur, strlen(cur)) == 0)
+        return kl_dtype_parse(dt, eq + 1) == 0 || (kl_error_clear(), false);
+    }
+    const char *a = kl__src_types_alias(st, cur);
+    if (!a) return false;
+    /* the alias's words, without const and volatile, one space apart */
+    char next[256] = "";
+    size_t nl = 0;
+    for (const char *p = a; *p;) {
+      if (kl__c_ident_char(*p)) {
+        const char *w = p;
+        while (kl__c_ident_char(*p))
+          p++;
+        size_t wn = (size_t)(p - w);
+        if (wn == 5 && strncmp(w, "const", 5) == 0) {
+          *is_const = true;
+        } else if (!(wn == 8 && strncmp(w, "volatile", 8) == 0) &&
+                   nl + wn + 2 < sizeof next) {
+          nl += (size_t)snprintf(next + nl, sizeof next - nl, "%s%.*s",
+                                 nl ? " " : "", (int)wn, w);
+        }
+      } else {
+        *stars += *p == '*';
+        p++;
+      }
+    }
+    if (!nl || strcmp(next, cur) == 0) return false;
+    snprintf(cur, sizeof cur, "%s", next);
+  }
+  return false;
+}
+
 /* Split "const float *__restrict__ x, int n" into typed parameters. */
 static int parse_signature(sig_param **out, size_t *n, const char *params,
-                           const char *path, int line) {
+                           const char *path, int line,
+                           const kl__src_types *st, const char *const *types) {
   *out = NULL;
   *n = 0;
   size_t cap = 1;
@@ -119,7 +170,7 @@ static int parse_signature(sig_param **out, size_t *n, const char *params,
     while (tl && sp->type[tl - 1] == ' ')
       tl--;
     sp->type[tl] = '\0';
-    if (nw < 2 || stars > 1) {
+    if (nw < 2) {
       kl__free(ps);
       return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
                           "parameter %zu ('%s'): a case describes scalars "
@@ -127,7 +178,6 @@ static int parse_signature(sig_param **out, size_t *n, const char *params,
                           *n + 1, sp->type);
     }
     snprintf(sp->name, sizeof sp->name, "%s", words[nw - 1]);
-    sp->pointer = stars == 1;
     char base[1200] = "";
     for (int w = 0; w < nw - 1; w++) {
       if (strcmp(words[w], "const") == 0) {
@@ -141,17 +191,24 @@ static int parse_signature(sig_param **out, size_t *n, const char *params,
       size_t bl = strlen(base);
       snprintf(base + bl, sizeof base - bl, "%s%s", bl ? " " : "", words[w]);
     }
-    bool known = false;
-    for (size_t t = 0; t < KL_ARRAY_SIZE(type_names) && !known; t++)
-      if (strcmp(base, type_names[t].spelling) == 0)
-        sp->dtype = type_names[t].dtype, known = true;
-    if (!known) {
+    if (!resolve_type(base, &sp->dtype, &stars, &sp->is_const, st, types)) {
       kl__free(ps);
       return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
                           "parameter '%s' has type '%s', which a case cannot "
-                          "describe (numbers and pointers to numbers only)",
-                          words[nw - 1], base);
+                          "describe (numbers and pointers to numbers only; "
+                          "a typedef or using alias in the source or its "
+                          "local headers is followed, or state it with "
+                          "--type %s=DTYPE)",
+                          words[nw - 1], base, base);
     }
+    if (stars > 1) {
+      kl__free(ps);
+      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "parameter %zu ('%s'): a case describes scalars "
+                          "and single pointers, with a name",
+                          *n + 1, sp->type);
+    }
+    sp->pointer = stars == 1;
     (*n)++;
     p += len;
     if (*p == ',') p++;
@@ -277,17 +334,30 @@ static int kernel_text(kl_buf *out, const char *src, const char *clean,
 static const char *geometry_keys[7] = {
     "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "smem"};
 
-static int check_names(const sig_param *ps, size_t np, const char *path,
-                       int line) {
+/* No parameter name is reserved. The shapes' geometry values get a prefix
+ * that no parameter has ("", "kl_", "kl_launch_", ...), and a scalar
+ * called like a shape's own key (name, weight, values) makes every shape
+ * give its values under `values:` (docs/case-format.md). */
+static void shape_naming(const sig_param *ps, size_t np, char *prefix,
+                         size_t n, bool *escape) {
+  static const char *const prefixes[] = {"", "kl_", "kl_launch_", "klx_"};
+  *escape = false;
   for (size_t i = 0; i < np; i++)
-    for (size_t k = 0; k < 7; k++)
-      if (strcmp(ps[i].name, geometry_keys[k]) == 0 ||
-          strcmp(ps[i].name, "name") == 0 || strcmp(ps[i].name, "weight") == 0)
-        return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
-                            "parameter '%s' has a name the generated case "
-                            "uses for its own values",
-                            ps[i].name);
-  return 0;
+    if (!ps[i].pointer &&
+        (strcmp(ps[i].name, "name") == 0 || strcmp(ps[i].name, "weight") == 0 ||
+         strcmp(ps[i].name, "values") == 0))
+      *escape = true;
+  for (size_t k = 0; k < KL_ARRAY_SIZE(prefixes); k++) {
+    bool clash = false;
+    for (size_t i = 0; i < np && !clash; i++)
+      for (size_t g = 0; g < 7 && !clash; g++) {
+        size_t pl = strlen(prefixes[k]);
+        clash = strncmp(ps[i].name, prefixes[k], pl) == 0 &&
+                strcmp(ps[i].name + pl, geometry_keys[g]) == 0;
+      }
+    snprintf(prefix, n, "%s", prefixes[k]);
+    if (!clash) return;
+  }
 }
 
 /* Observed arguments against the signature: count, sizes, pointers. */
@@ -329,6 +399,8 @@ typedef struct writer {
   shape_vals *sv;
   int64_t (*elements)[64]; /* [shape][param] */
   kl_buf *report;
+  char geo[16]; /* the geometry values' prefix */
+  bool escape;  /* values under `values:` */
 } writer;
 
 static int yaml_case(kl_buf *y, const writer *w) {
@@ -342,14 +414,23 @@ static int yaml_case(kl_buf *y, const writer *w) {
       "result.\nkernlab: 1\nname: %s\nbackend: cuda\n",
       w->o->path, ns, k->demangled ? k->demangled : k->name,
       100 * w->cs->kept_share, w->opts->entry);
-  if (w->o->cc && strlen(w->o->cc) == 3 && w->o->cc[1] == '.')
-    kl__buf_printf(y, "target: { arch: sm_%c%c }\n", w->o->cc[0], w->o->cc[2]);
+  if (w->o->cc && strlen(w->o->cc) == 3 && w->o->cc[1] == '.') {
+    kl__buf_printf(y, "target: { arch: sm_%c%c", w->o->cc[0], w->o->cc[2]);
+    if (w->opts->defines && w->opts->defines[0]) {
+      kl__buf_puts(y, ", flags: [-O3, -lineinfo");
+      for (size_t i = 0; w->opts->defines[i]; i++)
+        kl__buf_printf(y, ", \"-D%s\"", w->opts->defines[i]);
+      kl__buf_puts(y, "]");
+    }
+    kl__buf_puts(y, " }\n");
+  }
+  const char *g = w->geo;
   kl__buf_printf(y,
                  "kernel:\n  source: kernel.cu\n  entry: %s\n  launch:\n"
-                 "    grid: [grid_x, grid_y, grid_z]\n"
-                 "    block: [block_x, block_y, block_z]\n"
-                 "    shared_bytes: smem\nparams:\n",
-                 w->opts->entry);
+                 "    grid: [%sgrid_x, %sgrid_y, %sgrid_z]\n"
+                 "    block: [%sblock_x, %sblock_y, %sblock_z]\n"
+                 "    shared_bytes: %ssmem\nparams:\n",
+                 w->opts->entry, g, g, g, g, g, g, g);
   kl_buf roof = KL_BUF_INIT;
   for (size_t i = 0; i < w->np; i++) {
     const sig_param *p = &w->ps[i];
@@ -391,12 +472,14 @@ static int yaml_case(kl_buf *y, const writer *w) {
         *f->half ? (strcmp(f->half, "fast") == 0 ? "fast half of a wide bucket"
                                                  : "slow half of a wide bucket")
                  : "");
-    kl__buf_printf(y, "  - { name: obs%zu, weight: %" PRId64, s + 1,
-                   f->launches > 0 ? f->launches : 1);
+    kl__buf_printf(y, "  - { name: obs%zu, weight: %" PRId64 "%s", s + 1,
+                   f->launches > 0 ? f->launches : 1,
+                   w->escape ? ", values: {" : "");
     const int64_t geo[7] = {l->grid[0],  l->grid[1],  l->grid[2], l->block[0],
                             l->block[1], l->block[2], l->shared};
-    for (size_t g = 0; g < 7; g++)
-      kl__buf_printf(y, ", %s: %" PRId64, geometry_keys[g], geo[g]);
+    for (size_t q = 0; q < 7; q++)
+      kl__buf_printf(y, "%s%s%s: %" PRId64, w->escape && q == 0 ? " " : ", ",
+                     w->geo, geometry_keys[q], geo[q]);
     for (size_t i = 0; i < w->np; i++) {
       const sig_param *p = &w->ps[i];
       if (p->pointer) continue;
@@ -404,7 +487,7 @@ static int yaml_case(kl_buf *y, const writer *w) {
       scalar_text(v, sizeof v, &l->args[i], p->dtype);
       kl__buf_printf(y, ", %s: %s", p->name, v);
     }
-    kl__buf_puts(y, " }\n");
+    kl__buf_puts(y, w->escape ? " } }\n" : " }\n");
   }
   kl__buf_puts(y, "reference: { kind: baseline }\n");
   if (roof.size)
@@ -525,6 +608,30 @@ static int shape_values(shape_vals *sv, int64_t *elements,
   return 0;
 }
 
+/* The local headers the source includes, copied to the same place
+ * relative to the case's kernel.cu. */
+static int copy_headers(const char *dir, const char *source,
+                        const kl__src_types *st) {
+  char *from_dir = kl__path_dir(source);
+  int rc = from_dir ? 0 : kl__error_oom();
+  for (size_t i = 0; rc == 0 && i < kl__src_types_include_count(st); i++) {
+    const char *rel = kl__src_types_include(st, i);
+    char *from = kl__path_join(from_dir, rel), *to = kl__path_join(dir, rel);
+    char *to_dir = to ? kl__path_dir(to) : NULL;
+    kl_buf text = KL_BUF_INIT;
+    if (!from || !to || !to_dir) rc = kl__error_oom();
+    if (rc == 0) rc = kl__mkdir_p(to_dir);
+    if (rc == 0) rc = kl__read_file(&text, from);
+    if (rc == 0) rc = kl__write_new_file(to, text.ptr ? text.ptr : "", text.size);
+    kl_buf_dispose(&text);
+    kl__free(from);
+    kl__free(to);
+    kl__free(to_dir);
+  }
+  kl__free(from_dir);
+  return rc;
+}
+
 static int make_case(const kl_observation *o,
                      const kl_case_from_observation_options *opts,
                      kl_buf *report, const char *src, size_t src_len) {
@@ -535,6 +642,7 @@ static int make_case(const kl_observation *o,
   kl__obs_configs cs = {0};
   shape_vals *sv = NULL;
   int64_t(*elements)[64] = NULL;
+  kl__src_types *st = NULL;
   kl_buf yaml = KL_BUF_INIT, kernel = KL_BUF_INIT, brief = KL_BUF_INIT;
   int rc = clean ? kl__c_definition_params(&params, clean, opts->entry)
                  : kl__error_oom();
@@ -546,7 +654,9 @@ static int make_case(const kl_observation *o,
     goto done;
   }
   int line = line_of(src, open);
-  if ((rc = parse_signature(&ps, &np, params, opts->source, line)) < 0)
+  if ((rc = kl__src_types_read(&st, opts->source, opts->defines)) < 0 ||
+      (rc = parse_signature(&ps, &np, params, opts->source, line, st,
+                            opts->types)) < 0)
     goto done;
   if (np > 64) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE, "%s: more than 64 parameters",
@@ -556,9 +666,7 @@ static int make_case(const kl_observation *o,
   kl_configs_options co = opts->configs;
   co.version = KL_CONFIGS_OPTIONS_VERSION;
   if (!co.kernel) co.kernel = opts->entry;
-  if ((rc = check_names(ps, np, opts->source, line)) < 0 ||
-      (rc = kl__obs_configs_make(&cs, o, &co)) < 0)
-    goto done;
+  if ((rc = kl__obs_configs_make(&cs, o, &co)) < 0) goto done;
   ns = cs.nkept;
   if (ns > 256) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "at most 256 shapes");
@@ -576,7 +684,8 @@ static int make_case(const kl_observation *o,
         (rc = shape_values(&sv[s], elements[s], l, ps, np, o)) < 0)
       goto done;
   }
-  writer w = {o, opts, &cs, ps, np, sv, elements, report};
+  writer w = {o, opts, &cs, ps, np, sv, elements, report, "", false};
+  shape_naming(ps, np, w.geo, sizeof w.geo, &w.escape);
   kernel_text(&kernel, src, clean, end);
   kl__buf_printf(&brief,
                  "# %s, from a real program\n\nMade from the observation "
@@ -598,6 +707,7 @@ static int make_case(const kl_observation *o,
   if ((rc = write_file(opts->dir, "case.yaml", &yaml)) < 0 ||
       (rc = write_file(opts->dir, "kernel.cu", &kernel)) < 0 ||
       (rc = write_file(opts->dir, "program.md", &brief)) < 0 ||
+      (rc = copy_headers(opts->dir, opts->source, st)) < 0 ||
       (rc = cross_check(opts->dir, &w)) < 0 || !report)
     goto done;
   kl__buf_printf(report,
@@ -618,6 +728,7 @@ done:
   kl__free(sv);
   kl__free(elements);
   kl__obs_configs_dispose(&cs);
+  kl__src_types_free(st);
   kl__free(ps);
   kl__free(params);
   kl__free(clean);
@@ -653,7 +764,8 @@ int kl_case_from_observation(kl_buf *report, const kl_observation *o,
  * ------------------------------------------------------- */
 
 static const size_t case_from_observation_options_sizes[] = {
-    0, sizeof(kl_case_from_observation_options)};
+    0, offsetof(kl_case_from_observation_options, defines),
+    sizeof(kl_case_from_observation_options)};
 
 int kl_case_from_observation_options_init(
     kl_case_from_observation_options *opts, unsigned version) {

@@ -79,4 +79,13 @@ uint64_t kl__obs_arg_u64(const kl__obs_arg *a);
 /* The same, sign-extended from the argument's size. */
 int64_t kl__obs_arg_i64(const kl__obs_arg *a);
 
+/* source_types.c: type aliases and local headers of a kernel's source. */
+typedef struct kl__src_types kl__src_types;
+int kl__src_types_read(kl__src_types **out, const char *source,
+                       const char *const *defines);
+const char *kl__src_types_alias(const kl__src_types *t, const char *name);
+size_t kl__src_types_include_count(const kl__src_types *t);
+const char *kl__src_types_include(const kl__src_types *t, size_t i);
+void kl__src_types_free(kl__src_types *t);
+
 #endif /* KL_OBSERVE_INTERNAL_H */
