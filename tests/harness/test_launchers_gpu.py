@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Candidates that own their launch, on a CUDA device (ctest label gpu; exit
+77, skipped, without one):
+
+  bundled   softmax (a block per row), RMSNorm (a warp per row), the split
+            reduction (two kernels, a scratch workspace, a grid sized by
+            the SM count), vector_add (a persistent kernel sized by the
+            occupancy API) and transpose (its own tile grid): each checked
+            correct at every shape and timed against the baseline
+  contract  launchers that allocate, synchronise, or grow their scratch in
+            every launch: CHEAT, gate launch_contract, exit 3
+usage: test_launchers_gpu.py KL SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
+from support import FAILS, check, scratch  # noqa: E402
+
+KL, SRC = sys.argv[1], sys.argv[2]
+TMP, ENV = scratch(SRC, "kl-launchers-gpu-")
+if (shutil.which("nvidia-smi") is None or
+        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
+    print("skipped: no CUDA device here")
+    sys.exit(77)
+
+
+def compare(case, cand):
+    # rmsnorm's xlarge shape (232M elements a buffer) takes the check past
+    # the worker's 60 s limit on an H100 host: its other shapes are enough
+    shape = ["--shape", "large"] if case == "rmsnorm_bf16" else []
+    p = subprocess.run([KL, "compare", SRC + "/cases/" + case, "--candidate",
+                        SRC + "/" + cand, "--json", "--time-cap-ms", "500"] +
+                       shape,
+                       capture_output=True, text=True, env=ENV, timeout=900)
+    print("$ kl compare %s %s -> %d" % (case, cand, p.returncode), flush=True)
+    try:
+        return p.returncode, json.loads(p.stdout)
+    except ValueError:
+        return p.returncode, {"stderr": p.stderr[-800:]}
+
+
+GOOD = [("softmax_f32", "cases/softmax_f32/candidates/block_per_row_launch.cu"),
+        ("rmsnorm_bf16", "cases/rmsnorm_bf16/candidates/warp_per_row_launch.cu"),
+        ("reduce_sum_f32", "cases/reduce_sum_f32/candidates/split_two_kernels.cu"),
+        ("vector_add", "cases/vector_add/candidates/persistent_launch.cu"),
+        ("transpose_f32", "cases/transpose_f32/candidates/tiled_launch.cu")]
+for case, cand in GOOD:
+    rc, r = compare(case, cand)
+    shapes = r.get("shapes", [])
+    check(r.get("verdict") == "OK" and shapes and
+          all(s.get("correct") for s in shapes),
+          "%s: correct at every shape and timed: %s" % (cand, str(r)[:800]))
+    for s in shapes:
+        base = s.get("baseline") or {}
+        print("  %-10s baseline %10.2f us  candidate %10.2f us  speedup %.3f"
+              " %s" % (s.get("name"), base.get("median_us") or 0,
+                       s.get("median_us") or 0, s.get("speedup") or 0,
+                       s.get("speedup_ci")))
+
+for cand in ("malloc_in_launch.cu", "sync_in_launch.cu", "scratch_grows.cu"):
+    rc, r = compare("vector_add", "tests/harness/launchers/" + cand)
+    check(rc == 3 and r.get("verdict") == "CHEAT" and
+          r.get("gate") == "launch_contract",
+          "%s breaks the launch contract: %s" % (cand, str(r)[:800]))
+    print("  ", r.get("reason"))
+
+shutil.rmtree(TMP, ignore_errors=True)
+print("%d failures" % len(FAILS))
+sys.exit(1 if FAILS else 0)
