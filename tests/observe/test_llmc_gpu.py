@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""A program in the style of llm.c's dev/cuda (tests/observe/llmc: its own
+common.h with a typedef'd floatX, kernels whose parameters are called
+weight and bias, six block sizes per version), from kl observe to a case to
+a kl run whose candidates change the launch and the number of kernels, on a
+CUDA device (ctest label gpu; exit 77, skipped, without one):
+
+  observe   ./layernorm_forward 1 and 3: 12 configurations each (six block
+            sizes, checked then benchmarked)
+  case      kl case from-observation for kernel1 and kernel3, unchanged
+            names and types: kl check accepts both, common.h copied beside
+            kernel.cu, floatX resolved to f32, weight a buffer
+  run       two scripted replies (replies/): a statistics kernel plus an
+            elementwise one (two kernels), then a warp per row (one kernel,
+            another grid), each with its own launcher: the first ACCEPTED,
+            both checked correct
+usage: test_llmc_gpu.py KL SOURCE_DIR
+(KL_OBSERVE_FIXTURE_OUT=DIR keeps the observation, for the CPU tests.)
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
+from support import FAILS, check, fake_llm, scratch  # noqa: E402
+
+KL, SRC = sys.argv[1], sys.argv[2]
+TMP, ENV = scratch(SRC, "kl-llmc-gpu-")
+if (shutil.which("nvcc") is None or shutil.which("nvidia-smi") is None or
+        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
+    print("skipped: no CUDA device or nvcc here")
+    sys.exit(77)
+
+
+def kl(*args, env=None, timeout=900):
+    p = subprocess.run([KL] + list(args), capture_output=True, text=True,
+                       env=env or ENV, timeout=timeout)
+    print("$ kl %s -> %d" % (" ".join(args), p.returncode), flush=True)
+    return p
+
+
+prog = TMP + "/llmc"
+shutil.copytree(SRC + "/tests/observe/llmc", prog,
+                ignore=shutil.ignore_patterns("replies"))
+b = subprocess.run(["make", "-s", "-C", prog], capture_output=True, text=True)
+check(b.returncode == 0, "the program builds: %s" % b.stderr[-800:])
+
+cases = {}
+for version in ("1", "3"):
+    obs = "%s/obs%s.json" % (TMP, version)
+    p = kl("observe", "-o", obs, "--", prog + "/layernorm_forward", version)
+    check(p.returncode == 0, "kl observe: %s" % p.stderr[-800:])
+    print(p.stdout)
+    out_dir = os.environ.get("KL_OBSERVE_FIXTURE_OUT")
+    if out_dir:
+        shutil.copy(obs, os.path.join(out_dir, "llmc_layernorm%s.json" % version))
+    entry = "layernorm_forward_kernel" + version
+    case = "%s/case%s" % (TMP, version)
+    p = kl("case", "from-observation", obs, "--source",
+           prog + "/layernorm_forward.cu", "--entry", entry, "-o", case)
+    check(p.returncode == 0, "from-observation %s: %s" % (entry, p.stderr))
+    print(p.stdout)
+    c = kl("check", case, "--json")
+    check(c.returncode == 0, "kl check %s: %s" % (entry, c.stdout[-800:]))
+    desc = json.loads(c.stdout or "{}").get("case", {})
+    params = {x["name"]: x for x in desc.get("params", [])}
+    check(params.get("weight", {}).get("pointer") and
+          params.get("weight", {}).get("dtype") == "f32" and
+          params.get("inp", {}).get("dtype") == "f32",
+          "weight and inp are f32 buffers: %s" % params)
+    check(os.path.isfile(case + "/common.h"), "common.h copied into the case")
+    cases[version] = case
+
+p = kl("bench", cases["1"], "--json", "--time-cap-ms", "500")
+check(p.returncode == 0, "kl bench on kernel1's case: %s" % p.stderr[-800:])
+
+srv, port, config = fake_llm(SRC, TMP, ENV, SRC + "/tests/observe/llmc/replies",
+                             "sk-fake-llmc")
+try:
+    env = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY="sk-fake-llmc")
+    p = kl("run", cases["1"], "--json", "--iterations", "2", "--no-profile",
+           "--seed", "5", env=env)
+    s = json.loads(p.stdout or "{}")
+    print(p.stdout[-1500:], p.stderr[-1500:])
+    v = s.get("verdicts", {})
+    check(p.returncode == 0 and v.get("ACCEPTED", 0) >= 1 and
+          v.get("INCORRECT", 0) == 0 and v.get("CHEAT", 0) == 0 and
+          v.get("COMPILE_ERROR", 0) == 0 and v.get("CRASHED", 0) == 0,
+          "both launch-changing replies check correct, one accepted: %s" % v)
+    print("best_speedup", s.get("best_speedup"))
+finally:
+    srv.kill()
+
+shutil.rmtree(TMP, ignore_errors=True)
+print("%d failures" % len(FAILS))
+sys.exit(1 if FAILS else 0)
