@@ -148,8 +148,9 @@ static long long cond_primary(cond *c) {
       const char *ns = c->p;
       while (kl__c_ident_char(*c->p))
         c->p++;
-      if (c->p == ns || (paren && !take(c, ")"))) c->bad = true;
-      return find_macro(c->t, ns, (size_t)(c->p - ns)) != NULL;
+      size_t nn = (size_t)(c->p - ns);
+      if (nn == 0 || (paren && !take(c, ")"))) c->bad = true;
+      return find_macro(c->t, ns, nn) != NULL;
     }
     macro *m = find_macro(c->t, s, n);
     if (!m) return 0; /* an unknown name is 0, as in C */

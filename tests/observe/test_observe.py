@@ -266,6 +266,70 @@ p = kl("case", "from-observation", obs_path, "--source", APP, "--entry",
        "nothere", "-o", TMP + "/case_none")
 check(p.returncode == 2, "no such entry: %s" % p.stderr)
 
+# ---- a program in the style of llm.c (recorded on an H100) ---------------------------------
+# tests/observe/llmc: kernels take floatX (a typedef under #if in the local
+# common.h) and parameters called weight and bias; kernel3 uses cooperative
+# groups. The fixtures keep every 10th launch of `kl observe` on the GPU.
+LLMC = SRC + "/tests/observe/llmc/layernorm_forward.cu"
+for version in ("1", "3"):
+    fx = SRC + "/tests/observe/fixtures/llmc_layernorm%s_h100.json" % version
+    d = TMP + "/llmc%s" % version
+    p = kl("case", "from-observation", fx, "--source", LLMC, "--entry",
+           "layernorm_forward_kernel" + version, "-o", d)
+    check(p.returncode == 0, "llm.c-style kernel%s: %s" % (version, p.stderr))
+    c = kl("check", d, "--json")
+    check(c.returncode == 0, "kl check accepts it: %s" % c.stdout[-500:])
+    desc = json.loads(c.stdout or "{}").get("case", {})
+    params = [(x["name"], x["dtype"], x["pointer"])
+              for x in desc.get("params", [])]
+    check(params == [("out", "f32", True), ("mean", "f32", True),
+                     ("rstd", "f32", True), ("inp", "f32", True),
+                     ("weight", "f32", True), ("bias", "f32", True),
+                     ("N", "i32", False), ("C", "i32", False)],
+          "unchanged names, floatX as f32: %s" % params)
+    check(os.path.isfile(d + "/common.h") and
+          open(d + "/common.h").read() ==
+          open(SRC + "/tests/observe/llmc/common.h").read(),
+          "common.h copied beside kernel.cu")
+    with open(d + "/kernel.cu") as f:
+        check('#include "common.h"' in f.read(), "kernel.cu includes it")
+# the program's build defines pick the #if branch: bf16 does not match
+# what was observed (4-byte floats)... the sizes still agree for pointers,
+# so the case is made with bf16 buffers and a -D flag
+d = TMP + "/llmc_bf16"
+p = kl("case", "from-observation",
+       SRC + "/tests/observe/fixtures/llmc_layernorm1_h100.json", "--source",
+       LLMC, "--entry", "layernorm_forward_kernel1", "-o", d,
+       "--define", "ENABLE_BF16")
+check(p.returncode == 0, "with --define ENABLE_BF16: %s" % p.stderr)
+if p.returncode == 0:
+    with open(d + "/case.yaml") as f:
+        y = f.read()
+    check("type: bf16*" in y and '"-DENABLE_BF16"' in y,
+          "floatX is bf16 and the define is a flag: %s" % y[:900])
+# a type stated by the user wins; an #if nobody can evaluate is located
+d = TMP + "/llmc_typed"
+p = kl("case", "from-observation",
+       SRC + "/tests/observe/fixtures/llmc_layernorm1_h100.json", "--source",
+       LLMC, "--entry", "layernorm_forward_kernel1", "-o", d, "--type",
+       "floatX=f32")
+check(p.returncode == 0, "--type floatX=f32: %s" % p.stderr)
+odd = TMP + "/odd"
+os.makedirs(odd)
+with open(SRC + "/tests/observe/llmc/common.h") as f:
+    common = f.read()
+with open(odd + "/common.h", "w") as f:
+    f.write(common.replace("#if defined(ENABLE_BF16)",
+                           "#if PRECISION_OF(ENABLE_BF16)"))
+shutil.copy(LLMC, odd + "/layernorm_forward.cu")
+p = kl("case", "from-observation",
+       SRC + "/tests/observe/fixtures/llmc_layernorm1_h100.json", "--source",
+       odd + "/layernorm_forward.cu", "--entry", "layernorm_forward_kernel1",
+       "-o", TMP + "/llmc_odd")
+check(p.returncode == 2 and odd + "/common.h:" in p.stderr and
+      "--type" in p.stderr, "an #if without a value is located: %s" % p.stderr)
+check(not os.path.exists(TMP + "/llmc_odd"), "and nothing is written")
+
 # ---- export (host case, no GPU) ---------------------------------------------------------
 case = small_matmul(SRC, TMP + "/matmul")
 r = subprocess.run([KL, "run", case, "--json", "--iterations", "2",
