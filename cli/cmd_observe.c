@@ -280,11 +280,14 @@ int cmd_export(int argc, char **argv) {
     if (strcmp(a, "--json") == 0) {
       json = true;
     } else if (strcmp(a, "--to") == 0 || strcmp(a, "--verify") == 0 ||
-               strcmp(a, "--observe") == 0 || strcmp(a, "--cwd") == 0) {
+               strcmp(a, "--observe") == 0 || strcmp(a, "--cwd") == 0 ||
+               strcmp(a, "--kernel") == 0) {
       if (!val || !val[0])
         return cli_usage_error("export", "%s needs a value", a);
       if (strcmp(a, "--to") == 0)
         o.to = val;
+      else if (strcmp(a, "--kernel") == 0)
+        o.kernel = val;
       else if (strcmp(a, "--verify") == 0)
         verify = val;
       else if (strcmp(a, "--observe") == 0)

@@ -334,10 +334,12 @@ int cmd_evaluate(int argc, char **argv) {
 
 int cmd_best(int argc, char **argv) {
   const char *path = NULL, *output = NULL;
-  bool json = false;
+  bool json = false, dispatch = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+    if (strcmp(a, "--dispatch") == 0) {
+      dispatch = true;
+    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
       if (i + 1 >= argc || !argv[i + 1][0])
         return cli_usage_error("best", "%s needs a file", a);
       output = argv[++i];
@@ -352,7 +354,8 @@ int cmd_best(int argc, char **argv) {
   kl_buf src = KL_BUF_INIT, info = KL_BUF_INIT;
   int status = EXIT_OK;
   if (kl_case_load(&c, path, NULL) < 0 ||
-      kl_run_best_kernel(&src, &info, c) < 0) {
+      (dispatch ? kl_best_dispatch(&src, &info, c)
+                : kl_run_best_kernel(&src, &info, c)) < 0) {
     status = cli_fail();
     goto done;
   }

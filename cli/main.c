@@ -205,11 +205,21 @@ static const cli_verb cli_verbs[] = {
      "folder at a time. Exit 2 for a folder that is not a batch, 1 when an\n"
      "evaluation could not be written.\n"},
     {"best", cmd_best, "write the best kernel recorded for a case",
-     "kl best CASE [-o FILE] [--json]",
+     "kl best CASE [--dispatch] [-o FILE] [--json]",
      "The accepted candidate with the largest speedup against the baseline\n"
      "over every run, with its tunable settings written in as #defines.\n"
      "Without -o it goes to stdout; -o never overwrites a file. --json prints\n"
-     "its solutions.jsonl record instead. Exit 2 when nothing was accepted.\n"},
+     "its solutions.jsonl record instead. Exit 2 when nothing was accepted.\n"
+     "\n"
+     "--dispatch: the best candidate for each shape instead, as one kernel\n"
+     "section whose launcher (kernlab_launch) picks a variant by the shape's\n"
+     "values. A shape keeps the baseline unless a candidate's speedup over\n"
+     "it, chained through the recorded comparisons, has its interval above\n"
+     "1 and the case's min_gain_pct; those numbers only choose: measure the\n"
+     "dispatcher with kl compare CASE --candidate FILE (against the\n"
+     "baseline) and write it into the program with kl export --kernel FILE.\n"
+     "--json prints the evidence: per shape the variant, its run and\n"
+     "iteration, speedup and interval.\n"},
     {"report", cmd_report, "a report of a run: curve, candidates, shapes",
      "kl report CASE [--run ID] [--format md|html] [-o FILE]",
      "Reads the case's records (nothing is re-measured) and writes one\n"
@@ -293,8 +303,8 @@ static const cli_verb cli_verbs[] = {
      "at every shape. Exit 2 when the signature disagrees with what was\n"
      "observed, or DIR exists.\n"},
     {"export", cmd_export, "write the best kernel back into the program",
-     "kl export CASE --to FILE [--verify CMD] [--observe CMD] [--repeat N] "
-     "[--cwd DIR] [--json]",
+     "kl export CASE --to FILE [--kernel FILE] [--verify CMD] [--observe CMD] "
+     "[--repeat N] [--cwd DIR] [--json]",
      "Backs FILE up (in CASE/exports/ID/), replaces the entry's definition\n"
      "in it (or the lines between // kl:begin and // kl:end) with the\n"
      "case's best kernel (kl best), runs --verify, and with --observe\n"
@@ -305,6 +315,13 @@ static const cli_verb cli_verbs[] = {
      "CASE/export.jsonl. Commands are split into words ('' and \"\" quote)\n"
      "and run without a shell, in --cwd. Exit 0 kept, 3 rolled back,\n"
      "2 bad input (no best yet, no such FILE or entry).\n"
+     "\n"
+     "--kernel FILE exports that kernel section instead of the best (e.g. a\n"
+     "dispatcher from kl best --dispatch). A section that owns its launch\n"
+     "(kernlab_launch) goes in whole, after a definition of kl_launch_ctx and\n"
+     "a context maker for the program, and each ENTRY<<<...>>>(args) after it\n"
+     "becomes kernlab_launch(args, kl_export_ctx(stream)); before and after\n"
+     "are then every kernel's GPU time in the program.\n"
      "\n"
      "  --timeout S  per command (default 600)\n"
      "  --json       print the export's result record\n"},

@@ -145,7 +145,7 @@ kl_case_from_observation(kl_buf *report, const kl_observation *o,
 /** Progress lines of kl_export ("backup: ...", "verify: ok"). */
 typedef void (*kl_export_step_fn)(const char *line, void *payload);
 
-#define KL_EXPORT_OPTIONS_VERSION 1
+#define KL_EXPORT_OPTIONS_VERSION 2
 typedef struct kl_export_options {
   unsigned version;           /**< KL_EXPORT_OPTIONS_VERSION */
   const char *to;             /**< the program's source file (required) */
@@ -158,9 +158,15 @@ typedef struct kl_export_options {
   int timeout_s;              /**< per command; 0: 600 */
   kl_export_step_fn on_step;
   void *payload;
+  /* version 2 */
+  /** A kernel section to export instead of the best (e.g. a dispatcher
+   *  from kl best --dispatch); NULL: the best. */
+  const char *kernel;
 } kl_export_options;
 #define KL_EXPORT_OPTIONS_INIT                                                 \
-  { KL_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL }
+  {                                                                            \
+    KL_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL  \
+  }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_EXPORT_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
@@ -175,6 +181,13 @@ kl_export_options_init(kl_export_options *opts, unsigned version);
  *  time went down by at least the case's min_gain_pct; otherwise restore
  *  the file (and rebuild with verify). Every step is appended to the case's
  *  export.jsonl; `summary` (may be NULL) gets the export's JSON record.
+ *  A kernel section that owns its launch (kernlab_launch, kernlab/plugin.h)
+ *  goes in whole, after a definition of kl_launch_ctx and a context maker
+ *  for the program (its scratch regions kept for the process), and every
+ *  `entry<<<grid, block, smem, stream>>>(args)` in the file becomes
+ *  `kernlab_launch(args, kl_export_ctx(stream))`; the time compared is then
+ *  every kernel's GPU time in the program, since the launcher's kernels
+ *  have names of their own.
  *  @return 0 (kept), KL_EREJECTED (rolled back: not faster, or verify
  *  failed), KL_ENOTFOUND (no best, no target, or no entry in it),
  *  KL_EINVALID, KL_EIO */

@@ -203,6 +203,18 @@ KL_EXTERN(int) kl_run_json(kl_buf *out, const kl_run *r);
 KL_EXTERN(int)
 kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c);
 
+/** The best recorded candidate for each shape as one kernel section (a
+ *  dispatcher: kernlab_launch picks a variant by the shape's scalar values;
+ *  kernlab/plugin.h) in *source, and (evidence, may be NULL) a JSON object:
+ *  per shape the variant's id, run, iteration and its speedup over the
+ *  baseline chained through the recorded comparisons, with the interval.
+ *  A shape takes the baseline unless a candidate's chained interval lies
+ *  above 1 with at least the case's min_gain_pct. Measure the dispatcher
+ *  with a direct comparison (kl compare); the chained numbers only choose.
+ *  @return 0, KL_ENOTFOUND (no run yet), KL_EIO, KL_EINVALID. */
+KL_EXTERN(int)
+kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c);
+
 KL_END_DECLS
 
 #endif /* KERNLAB_RUN_H */

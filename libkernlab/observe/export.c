@@ -21,6 +21,7 @@
  * from argv lists, never a shell. */
 #define _GNU_SOURCE
 #include <stddef.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -32,8 +33,13 @@
 
 #include "../core/json.h"
 #include "../records/records.h"
+#include "kernlab/plugin.h"
 #include "kernlab/run.h"
 #include "observe_internal.h"
+
+/* Generated at build time from kernlab/plugin.h: the launch context's
+ * definition is copied from it into an exported program. */
+#include "embedded_plugin_h.h"
 
 typedef struct exporter {
   const kl_case *c;
@@ -45,6 +51,7 @@ typedef struct exporter {
   kl_buf original; /* the target as it was */
   double before[32], after[32];
   int nbefore, nafter;
+  bool own_launch; /* the exported section brings kernlab_launch */
 } exporter;
 
 static void step(exporter *x, const char *fmt, ...) KL_PRINTF(2, 3);
@@ -161,7 +168,20 @@ static int observe_once(exporter *x, const char *side, int i,
                    kl_observation_exit_code(ob), side);
     goto failed;
   }
-  if (kl_observation_kernel_time(t, launches, ob, entry) == KL_ENOTFOUND) {
+  if (x->own_launch) { /* the launcher's kernels have their own names */
+    *t = 0;
+    *launches = 0;
+    for (size_t k = 0; k < ob->nkernels; k++) {
+      *t += ob->kernels[k].total_us;
+      *launches += ob->kernels[k].launches;
+    }
+    if (*launches == 0) {
+      rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
+                     "the observed program launched no kernel (%s)", side);
+      goto failed;
+    }
+  } else if (kl_observation_kernel_time(t, launches, ob, entry) ==
+             KL_ENOTFOUND) {
     rc =
         kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
                   "the observed program never launched '%s' (%s)", entry, side);
@@ -172,7 +192,8 @@ static int observe_once(exporter *x, const char *side, int i,
   json_object_object_add(f, "observation", json_object_new_string(path.ptr));
   record(x, side, f);
   step(x, "observe %s %d/%d: %s %.1f us over %lld launches", side, i + 1,
-       x->o.repeat, entry, *t, (long long)*launches);
+       x->o.repeat, x->own_launch ? "every kernel" : entry, *t,
+       (long long)*launches);
   goto done;
 failed:
   record(x, side,
@@ -192,7 +213,9 @@ static int observe(exporter *x, const char *side, double *us, int *n) {
   for (int i = 0; rc == 0 && i < x->o.repeat; i++) {
     int64_t launches = 0;
     double t = 0;
-    if ((rc = observe_once(x, side, i, filter.ptr, &t, &launches)) < 0) break;
+    if ((rc = observe_once(x, side, i, x->own_launch ? NULL : filter.ptr, &t,
+                           &launches)) < 0)
+      break;
     us[(*n)++] = t;
   }
   kl_buf_dispose(&filter);
@@ -250,6 +273,209 @@ static int added_prelude(kl_buf *out, const char *best, size_t best_at,
   return i < best_at ? kl__buf_put(out, best + i, best_at - i) : 0;
 }
 
+/* ---- a section that owns its launch ---------------------------------------
+ */
+
+/* What an exported launcher needs in the program: kl_launch_ctx (copied
+ * from kernlab/plugin.h) and kl_export_ctx(), whose scratch regions are
+ * made when first asked for (or grown) and kept for the process. */
+static const char launch_support_cuda[] =
+    "static struct {\n  void *p[16];\n  uint64_t n[16];\n  int next;\n"
+    "} kl_export_scratch_regions;\n"
+    "static void *kl_export_scratch(const kl_launch_ctx *ctx, uint64_t "
+    "bytes) {\n"
+    "  int k = kl_export_scratch_regions.next++;\n"
+    "  if (k >= 16) return NULL;\n"
+    "  if (kl_export_scratch_regions.n[k] < bytes || "
+    "!kl_export_scratch_regions.p[k]) {\n"
+    "    if (kl_export_scratch_regions.p[k]) "
+    "cudaFree(kl_export_scratch_regions.p[k]);\n"
+    "    kl_export_scratch_regions.n[k] = 0;\n"
+    "    if (cudaMalloc(&kl_export_scratch_regions.p[k], bytes ? bytes : 1) "
+    "!= cudaSuccess) {\n"
+    "      kl_export_scratch_regions.p[k] = NULL;\n      return NULL;\n"
+    "    }\n"
+    "    cudaMemsetAsync(kl_export_scratch_regions.p[k], 0, bytes ? bytes : "
+    "1, (cudaStream_t)ctx->stream);\n"
+    "    kl_export_scratch_regions.n[k] = bytes;\n  }\n"
+    "  return kl_export_scratch_regions.p[k];\n}\n"
+    "static const kl_launch_ctx *kl_export_ctx(cudaStream_t stream) {\n"
+    "  static kl_launch_ctx ctx;\n  static cudaDeviceProp prop;\n"
+    "  static int dev = -1;\n  int d = 0;\n  cudaGetDevice(&d);\n"
+    "  if (d != dev && cudaGetDeviceProperties(&prop, d) == cudaSuccess) {\n"
+    "    dev = d;\n    memset(&ctx, 0, sizeof ctx);\n"
+    "    ctx.struct_size = (uint32_t)sizeof ctx;\n"
+    "    ctx.device_prop = &prop;\n    ctx.device = d;\n"
+    "    ctx.sms = prop.multiProcessorCount;\n"
+    "    ctx.max_threads_per_block = prop.maxThreadsPerBlock;\n"
+    "    ctx.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;\n"
+    "    ctx.smem_per_block_optin = (int32_t)prop.sharedMemPerBlockOptin;\n"
+    "    ctx.l2_bytes = prop.l2CacheSize;\n"
+    "    ctx.cc_major = prop.major;\n    ctx.cc_minor = prop.minor;\n"
+    "    ctx.host_threads = 1;\n    ctx.scratch = kl_export_scratch;\n"
+    "  }\n"
+    "  ctx.shape = -1; /* not one of the case's shapes */\n"
+    "  ctx.stream = (void *)stream;\n"
+    "  kl_export_scratch_regions.next = 0;\n  return &ctx;\n}\n";
+
+static const char launch_support_host[] =
+    "#include <stdlib.h>\n#include <unistd.h>\n"
+    "static struct {\n  void *p[16];\n  uint64_t n[16];\n  int next;\n"
+    "} kl_export_scratch_regions;\n"
+    "static void *kl_export_scratch(const kl_launch_ctx *ctx, uint64_t "
+    "bytes) {\n  (void)ctx;\n"
+    "  int k = kl_export_scratch_regions.next++;\n"
+    "  if (k >= 16) return NULL;\n"
+    "  if (kl_export_scratch_regions.n[k] < bytes || "
+    "!kl_export_scratch_regions.p[k]) {\n"
+    "    free(kl_export_scratch_regions.p[k]);\n"
+    "    kl_export_scratch_regions.p[k] = calloc(1, bytes ? bytes : 1);\n"
+    "    kl_export_scratch_regions.n[k] = "
+    "kl_export_scratch_regions.p[k] ? bytes : 0;\n  }\n"
+    "  return kl_export_scratch_regions.p[k];\n}\n"
+    "static const kl_launch_ctx *kl_export_ctx(void) {\n"
+    "  static kl_launch_ctx ctx;\n"
+    "  if (!ctx.scratch) {\n"
+    "    long cpus = sysconf(_SC_NPROCESSORS_ONLN);\n"
+    "    ctx.struct_size = (uint32_t)sizeof ctx;\n    ctx.device = -1;\n"
+    "    ctx.host_threads = cpus > 0 ? (int32_t)cpus : 1;\n"
+    "    ctx.scratch = kl_export_scratch;\n  }\n"
+    "  ctx.shape = -1; /* not one of the case's shapes */\n"
+    "  kl_export_scratch_regions.next = 0;\n  return &ctx;\n}\n";
+
+static int launch_support(kl_buf *out, bool cuda) {
+  const char *h = kl_embedded_plugin_h;
+  const char *a = strstr(h, "typedef struct kl_launch_ctx {");
+  const char *b = a ? strstr(a, "} kl_launch_ctx;") : NULL;
+  if (!a || !b)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "kernlab/plugin.h has no kl_launch_ctx");
+  kl__buf_puts(out, "#ifndef KL_LAUNCH_CTX_DEFINED\n"
+                    "#define KL_LAUNCH_CTX_DEFINED\n#include <stdint.h>\n"
+                    "#include <string.h>\n");
+  kl__buf_put(out, a, (size_t)(b - a) + strlen("} kl_launch_ctx;"));
+  kl__buf_puts(out, "\n#endif\n");
+  kl__buf_puts(out, cuda ? launch_support_cuda : launch_support_host);
+  return kl__buf_status(out);
+}
+
+/* `text` with every launch of `entry` from byte `from` on made a call of
+ * the exported launcher: CUDA `entry<<<g, b[, smem[, stream]]>>>(args)`
+ * becomes `kernlab_launch(args, kl_export_ctx(stream))`, a host call
+ * `entry(args)` `kernlab_launch(args, kl_export_ctx())`. How many in
+ * *count. */
+static int rewrite_calls(kl_buf *out, const char *text, size_t from,
+                         const char *entry, bool cuda, int *count) {
+  char *clean = kl__c_blank(text, strlen(text), false);
+  if (!clean) return kl__error_oom();
+  size_t len = strlen(entry), at = 0;
+  *count = 0;
+  for (const char *p = strstr(clean + from, entry); p;
+       p = strstr(p + 1, entry)) {
+    size_t i = (size_t)(p - clean);
+    if ((p > clean && kl__c_ident_char(p[-1])) || kl__c_ident_char(p[len]))
+      continue;
+    const char *q = p + len;
+    while (isspace((unsigned char)*q))
+      q++;
+    const char *stream = NULL, *stream_end = NULL;
+    if (cuda) {
+      if (strncmp(q, "<<<", 3) != 0) continue;
+      const char *close = strstr(q, ">>>");
+      if (!close) continue;
+      int depth = 0, comma = 0; /* the fourth launch argument */
+      for (const char *r = q + 3; r < close; r++) {
+        depth += (*r == '(') - (*r == ')');
+        if (*r == ',' && depth == 0 && ++comma == 3) stream = r + 1;
+      }
+      if (stream) stream_end = close;
+      q = close + 3;
+      while (isspace((unsigned char)*q))
+        q++;
+    }
+    if (*q != '(') continue;
+    const char *args = q + 1, *e = q;
+    for (int depth = 0; *e; e++) {
+      depth += (*e == '(') - (*e == ')');
+      if (depth == 0) break;
+    }
+    if (!*e) continue;
+    const char *after = e + 1;
+    while (isspace((unsigned char)*after))
+      after++;
+    if (!cuda && *after == '{') continue; /* a definition, not a call */
+    kl__buf_put(out, text + at, i - at);
+    kl__buf_printf(out, "%s(", KL_LAUNCHER_NAME);
+    kl__buf_put(out, text + (args - clean), (size_t)(e - args));
+    kl__buf_printf(out, "%skl_export_ctx(", e > args ? ", " : "");
+    if (stream)
+      kl__buf_put(out, text + (stream - clean), (size_t)(stream_end - stream));
+    else if (cuda)
+      kl__buf_puts(out, "0");
+    kl__buf_puts(out, "))");
+    at = (size_t)(e - clean) + 1;
+    (*count)++;
+  }
+  kl__buf_puts(out, text + at);
+  kl__free(clean);
+  return kl__buf_status(out);
+}
+
+static int defines_launcher(bool *out, const char *text) {
+  char *clean = kl__c_blank(text, strlen(text), false), *params = NULL;
+  if (!clean) return kl__error_oom();
+  int rc = kl__c_definition_params(&params, clean, KL_LAUNCHER_NAME);
+  *out = params != NULL;
+  kl__free(params);
+  kl__free(clean);
+  return rc;
+}
+
+/* The new text of a target for a section that owns its launch: the section
+ * whole (after the context's support) where the entry's section was, and
+ * the entry's launches after it made calls of the launcher. */
+static int new_target_launcher(exporter *x, kl_buf *out, const char *source,
+                               char *const *config, const span *t) {
+  const char *target = x->original.ptr ? x->original.ptr : "";
+  bool cuda = kl_case_backend(x->c) == KL_BACKEND_CUDA;
+  kl_buf head = KL_BUF_INIT;
+  kl__buf_put(&head, target, t->start);
+  kl__buf_printf(&head,
+                 "/* kernlab export %s: case %s's kernel section, which owns "
+                 "its launch */\n",
+                 x->id, kl_case_name(x->c));
+  int rc = launch_support(&head, cuda);
+  for (size_t i = 0; config && config[i]; i++) {
+    const char *eq = strchr(config[i], '=');
+    if (eq)
+      kl__buf_printf(&head, "#undef %.*s\n#define %.*s %s\n",
+                     (int)(eq - config[i]), config[i], (int)(eq - config[i]),
+                     config[i], eq + 1);
+  }
+  kl__buf_puts(&head, source);
+  if (source[0] && source[strlen(source) - 1] != '\n') kl__buf_putc(&head, '\n');
+  for (size_t i = 0; config && config[i]; i++) {
+    const char *eq = strchr(config[i], '=');
+    if (eq)
+      kl__buf_printf(&head, "#undef %.*s\n", (int)(eq - config[i]), config[i]);
+  }
+  size_t from = head.size;
+  kl__buf_puts(&head, target + t->end);
+  int calls = 0;
+  if (rc == 0 && (rc = kl__buf_status(&head)) == 0)
+    rc = rewrite_calls(out, head.ptr, from, kl_case_entry(x->c), cuda, &calls);
+  kl_buf_dispose(&head);
+  if (rc == 0 && calls == 0)
+    rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                   "%s: no launch of '%s' after its definition to make a "
+                   "call of the exported launcher",
+                   x->o.to, kl_case_entry(x->c));
+  if (rc == 0)
+    step(x, "launches of %s made launcher calls: %d", kl_case_entry(x->c),
+         calls);
+  return rc;
+}
+
 /* The new text of the target: its own text around the best's section. */
 static int new_target(exporter *x, kl_buf *out, const char *best_source,
                       char *const *config) {
@@ -261,6 +487,8 @@ static int new_target(exporter *x, kl_buf *out, const char *best_source,
                      "%s: no definition of '%s' (and no // kl:begin / "
                      "// kl:end lines)",
                      x->o.to, entry);
+  if (x->own_launch)
+    return new_target_launcher(x, out, best_source, config, &t);
   if (section(best_source, entry, &b) < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "the best kernel has no definition of '%s'", entry);
@@ -412,8 +640,18 @@ static int run_export(exporter *x, kl_buf *summary) {
   char **config = NULL, *best_id = NULL;
   double best_speedup = NAN;
   int rc;
-  if ((rc = kl__read_file(&x->original, x->o.to)) < 0 ||
-      (rc = best_kernel(x, &best, &config, &best_id, &best_speedup)) < 0 ||
+  if ((rc = kl__read_file(&x->original, x->o.to)) < 0) goto done;
+  if (x->o.kernel) { /* a given section, e.g. a dispatcher */
+    if ((rc = kl__read_file(&best, x->o.kernel)) < 0 ||
+        !(best_id = kl__strdup(x->o.kernel))) {
+      rc = rc < 0 ? rc : kl__error_oom();
+      goto done;
+    }
+  } else if ((rc = best_kernel(x, &best, &config, &best_id, &best_speedup)) <
+             0) {
+    goto done;
+  }
+  if ((rc = defines_launcher(&x->own_launch, best.ptr ? best.ptr : "")) < 0 ||
       (rc = new_target(x, &text, best.ptr ? best.ptr : "", config)) < 0 ||
       (rc = make_dirs(x)) < 0)
     goto done;
@@ -530,7 +768,8 @@ int kl_export(kl_buf *summary, const kl_case *c,
 /* ---- versioned options
  * ------------------------------------------------------- */
 
-static const size_t export_options_sizes[] = {0, sizeof(kl_export_options)};
+static const size_t export_options_sizes[] = {
+    0, offsetof(kl_export_options, kernel), sizeof(kl_export_options)};
 
 int kl_export_options_init(kl_export_options *opts, unsigned version) {
   const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;

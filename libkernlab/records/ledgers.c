@@ -7,6 +7,7 @@
  *   RUN/executor.jsonl    the batches an executor evaluated
  *   CASE/export.jsonl     the steps of kl export */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -88,6 +89,49 @@ int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir, const char *run,
         kl__buf_putc(shapes, '\n');
         rc = kl__buf_status(shapes);
       }
+    }
+    p = nl + 1;
+  }
+  kl_buf_dispose(&text);
+  return rc;
+}
+
+/* Every complete row of CASE/benchmark.csv, header skipped, in order. A
+ * row whose fields do not parse is skipped (the file is read by people and
+ * spreadsheets too); a missing file has no rows. */
+int kl__benchmark_read(const char *case_dir, kl__benchmark_fn fn,
+                       void *payload) {
+  char *path = kl__path_join(case_dir, "benchmark.csv");
+  kl_buf text = KL_BUF_INIT;
+  int rc = path ? kl__read_file(&text, path) : kl__error_oom();
+  kl__free(path);
+  if (rc == KL_ENOTFOUND) {
+    kl_error_clear();
+    return 0;
+  }
+  for (const char *p = text.ptr; rc == 0 && p && *p;) {
+    const char *nl = strchr(p, '\n');
+    if (!nl) break; /* a torn tail: not a row */
+    char line[1024], *f[14];
+    size_t n = (size_t)(nl - p), nf = 0;
+    if (n < sizeof line && strncmp(p, "run,", 4) != 0) {
+      memcpy(line, p, n);
+      line[n] = '\0';
+      for (char *q = line; nf < 14; q++) {
+        f[nf++] = q;
+        q = strchr(q, ',');
+        if (!q) break;
+        *q = '\0';
+      }
+    }
+    if (nf == 14) {
+      kl__benchmark_row r = {f[0], atoi(f[1]), f[2], f[3], f[4],
+                             strtod(f[5], NULL), f[11][0] != '\0',
+                             {0, 0, 0, 0, KL_DECISION_SAME}};
+      r.speedup.speedup = strtod(f[11], NULL);
+      r.speedup.ci_low = strtod(f[12], NULL);
+      r.speedup.ci_high = strtod(f[13], NULL);
+      rc = fn(&r, payload);
     }
     p = nl + 1;
   }

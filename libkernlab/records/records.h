@@ -131,6 +131,19 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
 int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir, const char *run,
                           int n);
 
+/* One row of benchmark.csv, its strings borrowed for the callback. */
+typedef struct kl__benchmark_row {
+  const char *run;
+  int iteration;
+  const char *id, *shape, *verdict;
+  double median_us;
+  bool compared;      /* timed against another kernel (its parent) */
+  kl_speedup speedup; /* against that kernel, when compared */
+} kl__benchmark_row;
+typedef int (*kl__benchmark_fn)(const kl__benchmark_row *r, void *payload);
+int kl__benchmark_read(const char *case_dir, kl__benchmark_fn fn,
+                       void *payload);
+
 typedef struct kl__memory_line {
   const char *case_name, *run;
   int iteration;

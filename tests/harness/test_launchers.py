@@ -9,6 +9,13 @@ nvcc is installed:
             gate launch_contract, exit 3
   harness   the standalone harness of the threaded launcher builds with cc
             and checks every shape correct, the embedded baseline its oracle
+  dispatch  kl best --dispatch over records of a tune run plus a planted
+            candidate (its own threaded launch) recorded faster at 1M and
+            slower at 16M: 1M gets it, 16M the best else (evidence per
+            shape), the dispatcher checks correct in kl compare, and
+            kl export --kernel writes it into a C program whose saxpy call
+            becomes a kernlab_launch call: the program builds and prints
+            the same result
   cuda      every bundled CUDA candidate with its own launch generates
             plugin and standalone harnesses that nvcc compiles (the GPU
             runs them: test_launchers_gpu.py)
@@ -73,6 +80,90 @@ if b.returncode == 0:
           all(x["checked"] and x["correct"] for x in lines),
           "every shape checked correct against the embedded baseline: %s"
           % run.stdout[-600:])
+
+# ---- kl best --dispatch, measured and exported ---------------------------------
+case = TMP + "/saxpy"
+shutil.copytree(SRC + "/cases/host_saxpy", case,
+                ignore=shutil.ignore_patterns("candidates", "runs", "*.jsonl",
+                                              "*.csv"))
+p = subprocess.run([KL, "run", case, "--proposer", "tune", "--iterations", "2",
+                    "--no-profile", "--json", "--time-cap", "300"],
+                   capture_output=True, text=True, env=ENV, timeout=900)
+check(p.returncode == 0, "a tune run: %s" % p.stderr[-600:])
+sols = [json.loads(x) for x in open(case + "/solutions.jsonl")]
+base = [x for x in sols if x["verdict"] == "BASELINE"][0]
+# plant a timed candidate: its own launch, 1.5x at 1M, 0.8x at 16M against
+# the baseline (the records' formats: records/solutions.c, ledgers.c)
+run = base["run"]
+evid = "runs/%s/iter_900" % run
+os.makedirs(case + "/" + evid)
+shutil.copy(SRC + "/cases/host_saxpy/candidates/threads_launch.c",
+            case + "/" + evid + "/kernel.c")
+planted = dict(base, id=run + "/900", parent=base["id"], iteration=900,
+               proposer="test", verdict="REJECTED", memo="planted",
+               evidence={"dir": evid, "kernel": "kernel.c"})
+with open(case + "/solutions.jsonl", "a") as f:
+    f.write(json.dumps(planted) + "\n")
+with open(case + "/benchmark.csv", "a") as f:
+    f.write("%s,900,%s/900,1M,REJECTED,100,90,110,50,0.0,150,1.5,1.3,1.7\n"
+            % (run, run))
+    f.write("%s,900,%s/900,16M,REJECTED,100,90,110,50,0.0,80,0.8,0.7,0.9\n"
+            % (run, run))
+p = kl("best", case, "--dispatch", "--json")
+ev = json.loads(p.stdout or "{}")
+br = {b["shape"]: b for b in ev.get("branches", [])}
+check(p.returncode == 0 and br.get("1M", {}).get("id") == run + "/900" and
+      br["1M"].get("own_launch") and abs(br["1M"]["speedup"] - 1.5) < 1e-9 and
+      br["1M"]["ci"] == [1.3, 1.7] and br["1M"]["iteration"] == 900 and
+      br.get("16M", {}).get("id") != run + "/900",
+      "1M takes the planted candidate, 16M does not: %s" % p.stdout[-800:])
+disp = TMP + "/dispatch.c"
+p = kl("best", case, "--dispatch", "-o", disp)
+check(p.returncode == 0 and os.path.isfile(disp), "the dispatcher is written")
+p = kl("compare", case, "--candidate", disp, "--json", "--time-cap-ms", "300")
+r = json.loads(p.stdout or "{}")
+check(r.get("verdict") == "OK" and
+      all(x.get("correct") for x in r.get("shapes", [])),
+      "the dispatcher checks correct at every shape: %s" % str(r)[:600])
+prog = TMP + "/prog"
+os.makedirs(prog)
+with open(prog + "/prog.c", "w") as f:
+    f.write("""#include <stdio.h>
+#include <stdlib.h>
+
+void saxpy(float *y, const float *x, float a, int n) {
+  for (int i = 0; i < n; i++)
+    y[i] = a * x[i] + y[i];
+}
+
+int main(void) {
+  int n = 1 << 20;
+  float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++)
+    x[i] = (float)(i % 7), y[i] = 1.0f;
+  saxpy(y, x, 2.5f, n);
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    s += y[i];
+  printf("%.1f\\n", s);
+  return 0;
+}
+""")
+want = subprocess.run(["sh", "-c", "cc prog.c -o prog && ./prog"], cwd=prog,
+                      capture_output=True, text=True).stdout
+p = kl("export", case, "--to", prog + "/prog.c", "--kernel", disp,
+       "--verify", "sh -c 'cc -Wall -Werror prog.c -o prog && ./prog'",
+       "--cwd", prog, "--json")
+r = json.loads(p.stdout or "{}")
+check(p.returncode == 0 and r.get("result") == "kept_unmeasured",
+      "the dispatcher goes into the program: %s %s" % (r, p.stderr[-600:]))
+with open(prog + "/prog.c") as f:
+    text = f.read()
+check("kernlab_launch(y, x, 2.5f, n, kl_export_ctx())" in text and
+      "int main" in text, "the call became a launcher call")
+got = subprocess.run([prog + "/prog"], capture_output=True, text=True).stdout
+check(got == want and got.strip(), "the program prints the same: %r %r"
+      % (got, want))
 
 # ---- CUDA launchers: generated and compiled -----------------------------------
 nvcc = shutil.which("nvcc") or (

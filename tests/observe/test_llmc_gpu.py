@@ -14,6 +14,12 @@ CUDA device (ctest label gpu; exit 77, skipped, without one):
             elementwise one (two kernels), then a warp per row (one kernel,
             another grid), each with its own launcher: the first ACCEPTED,
             both checked correct
+  dispatch  kl best --dispatch, then kl compare of the dispatcher against
+            the baseline (faster at every shape), then kl export --kernel
+            into a copy of the program: its kernel1 launch becomes a
+            kernlab_launch call, the program still validates against its
+            CPU reference at every block size, and its GPU time falls:
+            kept
 usage: test_llmc_gpu.py KL SOURCE_DIR
 (KL_OBSERVE_FIXTURE_OUT=DIR keeps the observation, for the CPU tests.)
 """
@@ -92,6 +98,40 @@ try:
     print("best_speedup", s.get("best_speedup"))
 finally:
     srv.kill()
+
+# ---- the dispatcher: measured directly, then exported --------------------------
+disp = TMP + "/dispatch.cu"
+p = kl("best", cases["1"], "--dispatch", "-o", disp)
+check(p.returncode == 0, "kl best --dispatch: %s" % p.stderr[-600:])
+p = kl("best", cases["1"], "--dispatch", "--json")
+print(p.stdout)
+p = kl("compare", cases["1"], "--candidate", disp, "--json", "--time-cap-ms",
+       "1000")
+r = json.loads(p.stdout or "{}")
+check(p.returncode == 0 and r.get("verdict") == "OK" and
+      all(x.get("correct") and x.get("decision") == "faster"
+          for x in r.get("shapes", [])),
+      "the dispatcher is faster than the baseline at every shape: %s"
+      % str(r)[:800])
+for x in r.get("shapes", []):
+    print("dispatch %s speedup %.3f %s" % (x["name"], x.get("speedup") or 0,
+                                          x.get("speedup_ci")))
+print("objective", r.get("objective"))
+prog2 = TMP + "/llmc_export"
+shutil.copytree(prog, prog2)
+p = kl("export", cases["1"], "--to", prog2 + "/layernorm_forward.cu",
+       "--kernel", disp, "--verify", "sh -c 'make -s -B && "
+       "./layernorm_forward 1'", "--observe", "./layernorm_forward 1",
+       "--cwd", prog2, "--json", timeout=1800)
+print(p.stderr[-2000:])
+r = json.loads(p.stdout or "{}")
+check(p.returncode == 0 and r.get("result") == "kept" and
+      r.get("speedup", 0) > 1.0,
+      "the dispatcher in the program: kept, faster: %s" % r)
+with open(prog2 + "/layernorm_forward.cu") as f:
+    text = f.read()
+check("kernlab_launch(out, mean, rstd, inp, weight, bias, N, C, "
+      "kl_export_ctx(0))" in text, "the launch became a launcher call")
 
 shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))

@@ -1,0 +1,616 @@
+/* kl best --dispatch: the best recorded kernel for each shape, as one
+ * kernel section whose launcher picks a variant by the shape's values.
+ *
+ * Every timed candidate of every run has, per shape, a speedup against the
+ * kernel it was compared with (its parent: the best when it ran) in
+ * benchmark.csv. Chained through the parents down to a baseline, that is a
+ * per-shape estimate against the baseline (the intervals' ends multiplied:
+ * wide, and only used to choose). A shape takes the candidate with the
+ * largest estimate whose chained interval lies above 1 and that gains at
+ * least the case's min_gain_pct; otherwise the baseline. What the
+ * dispatcher is worth is then measured as one candidate, directly against
+ * the baseline (kl compare), never read off these products.
+ *
+ * The variants live in one translation unit: each one's #include lines are
+ * hoisted to the top, its own top-level names (functions, types, tags,
+ * variables) are renamed with a prefix by #defines around its text, and its
+ * macros and tunables are #undef'd after it. The launcher then calls each
+ * variant's own launcher, or launches its entry with the case's geometry
+ * for that shape. A call with values no shape has goes to a variant that
+ * owns its launch (the geometry of an entry-only one is a property of the
+ * case's shapes; a host variant needs none); when no chosen variant does,
+ * it stops the program with a message rather than launch at a wrong
+ * geometry. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../case/case_internal.h"
+#include "../prompt/prompt_internal.h"
+#include "../records/records.h"
+#include "kernlab/plugin.h"
+#include "run_internal.h"
+
+#define MAX_SHAPES 256
+
+typedef struct cand {
+  char *id, *parent, *run, *dir, *kernel, *memo, *proposer;
+  char **config;
+  int iteration;
+  bool usable; /* BASELINE, ACCEPTED or REJECTED: checked and timed */
+  bool baseline;
+  /* per shape: the speedup against the parent, from benchmark.csv */
+  bool have[MAX_SHAPES];
+  kl_speedup vs_parent[MAX_SHAPES];
+  /* per shape, chained to a baseline: 0 not yet, 1 done, -1 none */
+  int state[MAX_SHAPES];
+  double est[MAX_SHAPES], lo[MAX_SHAPES], hi[MAX_SHAPES];
+} cand;
+
+typedef struct pool {
+  const kl_case *c;
+  cand *v;
+  size_t n, cap;
+} pool;
+
+static void cand_free(cand *x) {
+  kl__free(x->id);
+  kl__free(x->parent);
+  kl__free(x->run);
+  kl__free(x->dir);
+  kl__free(x->kernel);
+  kl__free(x->memo);
+  kl__free(x->proposer);
+  kl__strv_free(x->config);
+}
+
+static char *dup_or_null(const char *s) {
+  return s ? kl__strdup(s) : NULL;
+}
+
+static int take_solution(const kl__solution *s, int line, void *payload) {
+  (void)line;
+  pool *p = payload;
+  if (KL__GROW(p->v, p->cap, p->n + 1) < 0) return KL_ENOMEM;
+  cand *x = &p->v[p->n];
+  memset(x, 0, sizeof(*x));
+  x->id = dup_or_null(s->id);
+  x->parent = dup_or_null(s->parent);
+  x->run = dup_or_null(s->run);
+  x->dir = dup_or_null(s->dir);
+  x->kernel = dup_or_null(s->kernel);
+  x->memo = dup_or_null(s->memo);
+  x->proposer = dup_or_null(s->proposer);
+  x->config = kl__strv_dup((const char *const *)s->config);
+  x->iteration = s->iteration;
+  x->baseline = s->outcome == KL_OUTCOME_BASELINE;
+  x->usable = x->baseline || s->outcome == KL_OUTCOME_ACCEPTED ||
+              s->outcome == KL_OUTCOME_REJECTED;
+  p->n++;
+  if (!x->id || !x->run || !x->dir || !x->kernel ||
+      (s->config && !x->config) || (s->parent && !x->parent) ||
+      (s->memo && !x->memo) || (s->proposer && !x->proposer))
+    return kl__error_oom();
+  return 0;
+}
+
+static cand *find(pool *p, const char *id) {
+  for (size_t i = 0; id && i < p->n; i++)
+    if (strcmp(p->v[i].id, id) == 0) return &p->v[i];
+  return NULL;
+}
+
+static int take_row(const kl__benchmark_row *r, void *payload) {
+  pool *p = payload;
+  cand *x = find(p, r->id);
+  int s = kl_case_shape_find(p->c, r->shape);
+  if (!x || s < 0 || s >= MAX_SHAPES || !r->compared) return 0;
+  x->have[s] = true;
+  x->vs_parent[s] = r->speedup;
+  return 0;
+}
+
+/* The chained estimate of x at shape s against the baseline. */
+static bool chain(pool *p, cand *x, int s, int depth) {
+  if (x->state[s]) return x->state[s] > 0;
+  x->state[s] = -1;
+  if (depth > 10000 || !x->usable) return false;
+  if (x->baseline) {
+    x->est[s] = x->lo[s] = x->hi[s] = 1;
+  } else {
+    cand *parent = find(p, x->parent);
+    if (!x->have[s] || !parent || !chain(p, parent, s, depth + 1))
+      return false;
+    x->est[s] = parent->est[s] * x->vs_parent[s].speedup;
+    x->lo[s] = parent->lo[s] * x->vs_parent[s].ci_low;
+    x->hi[s] = parent->hi[s] * x->vs_parent[s].ci_high;
+  }
+  x->state[s] = 1;
+  return true;
+}
+
+/* ---- the names a variant defines at its top level ------------------------ */
+
+typedef struct names {
+  char **v;
+  size_t n, cap;
+} names;
+
+static const char *const keywords[] = {
+    "const",    "static",   "inline",     "extern",       "void",
+    "int",      "float",    "double",     "char",         "long",
+    "short",    "unsigned", "signed",     "struct",       "union",
+    "enum",     "typedef",  "using",      "namespace",    "template",
+    "typename", "class",    "return",     "__global__",   "__device__",
+    "__host__", "__shared__", "__constant__", "__forceinline__", "volatile",
+    "auto",     "bool",     "operator",   "main",         "kernlab_launch_ctx"};
+
+static bool is_keyword(const char *w, size_t n) {
+  for (size_t i = 0; i < KL_ARRAY_SIZE(keywords); i++)
+    if (strlen(keywords[i]) == n && strncmp(keywords[i], w, n) == 0)
+      return true;
+  return false;
+}
+
+static int add_name(names *ns, const char *w, size_t n) {
+  if (n == 0 || is_keyword(w, n) || !(isalpha((unsigned char)*w) || *w == '_'))
+    return 0;
+  for (size_t i = 0; i < ns->n; i++)
+    if (strlen(ns->v[i]) == n && strncmp(ns->v[i], w, n) == 0) return 0;
+  if (KL__GROW(ns->v, ns->cap, ns->n + 1) < 0) return KL_ENOMEM;
+  return (ns->v[ns->n++] = kl__strndup(w, n)) ? 0 : kl__error_oom();
+}
+
+/* The identifier ending just before `end` (skipping spaces), or NULL. */
+static const char *ident_before(const char *start, const char *end,
+                                size_t *n) {
+  while (end > start && isspace((unsigned char)end[-1]))
+    end--;
+  const char *b = end;
+  while (b > start && kl__c_ident_char(b[-1]))
+    b--;
+  *n = (size_t)(end - b);
+  return *n ? b : NULL;
+}
+
+/* One top-level declaration `head` (up to its '{' or ';'; `body` says a
+ * brace block followed). */
+static int declared(names *ns, const char *head, size_t len, bool body) {
+  while (len && isspace((unsigned char)*head))
+    head++, len--;
+  if (!len || *head == '#') return 0;
+  const char *end = head + len;
+  size_t n;
+  const char *w;
+  /* tags: struct X, union X, enum X, class X, namespace X */
+  static const char *const tags[] = {"struct", "union", "enum", "class",
+                                     "namespace"};
+  for (size_t t = 0; t < KL_ARRAY_SIZE(tags); t++) {
+    size_t tl = strlen(tags[t]);
+    for (const char *q = head; q + tl < end; q++) {
+      if ((q > head && kl__c_ident_char(q[-1])) || strncmp(q, tags[t], tl) ||
+          kl__c_ident_char(q[tl]))
+        continue;
+      const char *a = q + tl;
+      while (a < end && isspace((unsigned char)*a))
+        a++;
+      const char *b = a;
+      while (b < end && kl__c_ident_char(*b))
+        b++;
+      int rc = add_name(ns, a, (size_t)(b - a));
+      if (rc < 0) return rc;
+    }
+  }
+  if (strncmp(head, "using", 5) == 0 && !kl__c_ident_char(head[5])) {
+    const char *eq = memchr(head, '=', len);
+    if (eq && (w = ident_before(head + 5, eq, &n))) return add_name(ns, w, n);
+    return 0;
+  }
+  const char *eq = memchr(head, '=', len);
+  const char *paren = memchr(head, '(', len);
+  if (paren && (!eq || paren < eq) &&
+      !(strncmp(head, "typedef", 7) == 0 && !kl__c_ident_char(head[7]))) {
+    /* a function: the name before its last top-level parameter list */
+    const char *last = NULL;
+    int depth = 0;
+    for (const char *q = head; q < end; q++) {
+      if (*q == '(' && depth++ == 0) last = q;
+      if (*q == ')') depth--;
+    }
+    if (body && last && (w = ident_before(head, last, &n)))
+      return add_name(ns, w, n);
+    return 0; /* a declaration of something defined elsewhere */
+  }
+  /* a variable or a typedef: the name before '=', '[' or the end */
+  const char *stop = eq ? eq : end;
+  const char *br = memchr(head, '[', (size_t)(stop - head));
+  if (br) stop = br;
+  if ((w = ident_before(head, stop, &n))) return add_name(ns, w, n);
+  return 0;
+}
+
+/* The top-level names of blanked code, and its #define'd macros. */
+static int top_level_names(names *ns, names *macros, const char *code) {
+  int rc = 0;
+  const char *head = code;
+  int depth = 0;
+  for (const char *p = code; rc == 0 && *p; p++) {
+    if ((p == code || p[-1] == '\n') && depth == 0) {
+      const char *s = p;
+      while (*s == ' ' || *s == '\t')
+        s++;
+      if (*s == '#') { /* a directive: its macro, then skip the line(s) */
+        const char *d = s + 1;
+        while (*d == ' ' || *d == '\t')
+          d++;
+        if (strncmp(d, "define", 6) == 0 && isspace((unsigned char)d[6])) {
+          d += 6;
+          while (*d == ' ' || *d == '\t')
+            d++;
+          const char *e = d;
+          while (kl__c_ident_char(*e))
+            e++;
+          rc = add_name(macros, d, (size_t)(e - d));
+        }
+        while (*p && !(*p == '\n' && p[-1] != '\\'))
+          p++;
+        head = p + (*p != '\0');
+        if (!*p) break;
+        continue;
+      }
+    }
+    if (*p == '{') {
+      if (depth++ == 0) {
+        const char *eq = memchr(head, '=', (size_t)(p - head));
+        if (!eq) rc = declared(ns, head, (size_t)(p - head), true);
+      }
+    } else if (*p == '}') {
+      if (--depth == 0) {
+        /* `} name;` after a struct: typedef names and variables */
+        const char *q = p + 1;
+        while (*q && isspace((unsigned char)*q))
+          q++;
+        if (*q != ';' && kl__c_ident_char(*q)) {
+          const char *semi = strchr(q, ';');
+          if (semi && !memchr(q, '{', (size_t)(semi - q)))
+            rc = declared(ns, q, (size_t)(semi - q), false);
+        }
+        head = p + 1;
+      }
+      if (depth < 0) depth = 0;
+    } else if (*p == ';' && depth == 0) {
+      /* an initialised variable ends here too: its head holds '=' */
+      rc = declared(ns, head, (size_t)(p - head), false);
+      head = p + 1;
+    }
+  }
+  return rc;
+}
+
+static void names_free(names *ns) {
+  kl__names_free(ns->v, ns->n);
+  ns->v = NULL;
+  ns->n = ns->cap = 0;
+}
+
+/* ---- writing the dispatcher -------------------------------------------- */
+
+typedef struct variant {
+  cand *x;     /* NULL: none */
+  char *text;  /* its kernel as recorded */
+  bool launcher;
+  int number;
+} variant;
+
+/* The variant's text with its #include lines moved to `includes` (once
+ * each) and left as empty lines. */
+static int hoist_includes(kl_buf *includes, kl_buf *body, const char *text) {
+  for (const char *p = text; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    const char *s = p;
+    while (s < p + n && (*s == ' ' || *s == '\t'))
+      s++;
+    bool inc = false;
+    if (s < p + n && *s == '#') {
+      const char *d = s + 1;
+      while (*d == ' ' || *d == '\t')
+        d++;
+      inc = strncmp(d, "include", 7) == 0 || strncmp(d, "pragma once", 11) == 0;
+    }
+    if (inc && strncmp(s + 1, "pragma", 6) != 0) {
+      kl_buf line = KL_BUF_INIT;
+      kl__buf_put(&line, p, n);
+      kl__buf_putc(&line, '\n');
+      int rc = kl__buf_status(&line);
+      if (rc == 0 && (!includes->ptr || !strstr(includes->ptr, line.ptr)))
+        kl__buf_puts(includes, line.ptr);
+      kl_buf_dispose(&line);
+      if (rc < 0) return rc;
+    }
+    if (!inc) kl__buf_put(body, p, n);
+    kl__buf_putc(body, '\n');
+    p = nl ? nl + 1 : p + n;
+  }
+  return kl__buf_status(body) < 0 ? KL_ENOMEM : kl__buf_status(includes);
+}
+
+static int emit_variant(kl_buf *out, kl_buf *includes, const kl_case *c,
+                        variant *v) {
+  kl_buf body = KL_BUF_INIT;
+  names ns = {0}, macros = {0};
+  int rc = hoist_includes(includes, &body, v->text);
+  char *clean = rc == 0 ? kl__c_blank(body.ptr ? body.ptr : "", body.size,
+                                      false)
+                        : NULL;
+  if (rc == 0 && !clean) rc = kl__error_oom();
+  if (rc == 0) rc = top_level_names(&ns, &macros, clean);
+  if (rc < 0) goto done;
+  kl__buf_printf(out, "\n/* ==== variant %d: %s (%s%s%s) ==== */\n", v->number,
+                 v->x->id, v->x->proposer ? v->x->proposer : "?",
+                 v->x->memo ? ": " : "", v->x->memo ? v->x->memo : "");
+  for (size_t i = 0; v->x->config && v->x->config[i]; i++) {
+    const char *eq = strchr(v->x->config[i], '=');
+    if (!eq) continue;
+    kl__buf_printf(out, "#undef %.*s\n#define %.*s %s\n",
+                   (int)(eq - v->x->config[i]), v->x->config[i],
+                   (int)(eq - v->x->config[i]), v->x->config[i], eq + 1);
+  }
+  for (size_t i = 0; i < ns.n; i++)
+    kl__buf_printf(out, "#define %s kl_v%d_%s\n", ns.v[i], v->number,
+                   ns.v[i]);
+  kl__buf_printf(out, "#line 1 \"variant%d\"\n", v->number);
+  kl__buf_puts(out, body.ptr ? body.ptr : "");
+  kl__buf_puts(out, "#line 1 \"kernlab-dispatch\"\n");
+  for (size_t i = 0; i < ns.n; i++)
+    kl__buf_printf(out, "#undef %s\n", ns.v[i]);
+  for (size_t i = 0; i < macros.n; i++)
+    kl__buf_printf(out, "#undef %s\n", macros.v[i]);
+  for (size_t i = 0; i < kl_case_tunable_count(c); i++) /* the section's */
+    kl__buf_printf(out, "#undef %s\n#define %s %s\n", kl_case_tunable_name(c, i),
+                   kl_case_tunable_name(c, i), kl_case_tunable_current(c, i));
+  rc = kl__buf_status(out);
+done:
+  kl__free(clean);
+  kl_buf_dispose(&body);
+  names_free(&ns);
+  names_free(&macros);
+  return rc;
+}
+
+/* The call of variant v at shape s (its launcher, or its entry at the
+ * shape's geometry). */
+static int emit_call(kl_buf *out, const kl_case *c, const variant *v,
+                     int s) {
+  bool cuda = c->backend == KL_BACKEND_CUDA;
+  if (v->launcher)
+    kl__buf_printf(out, "kl_v%d_%s(", v->number, KL_LAUNCHER_NAME);
+  else if (cuda) {
+    const kl_launch *l = &c->shapes[s].launch;
+    kl__buf_printf(out,
+                   "kl_v%d_%s<<<dim3(%lldu, %lldu, %lldu), dim3(%lldu, %lldu, "
+                   "%lldu), %lld, (cudaStream_t)ctx->stream>>>(",
+                   v->number, c->entry, (long long)l->grid[0],
+                   (long long)l->grid[1], (long long)l->grid[2],
+                   (long long)l->block[0], (long long)l->block[1],
+                   (long long)l->block[2], (long long)l->shared_bytes);
+  } else {
+    kl__buf_printf(out, "kl_v%d_%s(", v->number, c->entry);
+  }
+  for (size_t i = 0; i < c->nparams; i++)
+    kl__buf_printf(out, "%s%s", i ? ", " : "", c->params[i].name);
+  if (v->launcher) kl__buf_printf(out, "%sctx", c->nparams ? ", " : "");
+  return kl__buf_puts(out, ");\n");
+}
+
+/* `name == value && ...` over the shape's integer and 32/64-bit float
+ * scalars; "1" when it has none. */
+static int emit_condition(kl_buf *out, const kl_case *c, int s) {
+  size_t before = out->size;
+  for (size_t i = 0; i < c->nparams; i++) {
+    const case_param *p = &c->params[i];
+    if (p->is_pointer || p->dtype == KL_DTYPE_F16 || p->dtype == KL_DTYPE_BF16)
+      continue;
+    const kl_value *v = &c->shapes[s].scalars[i];
+    kl__buf_puts(out, out->size > before ? " && " : "");
+    if (p->dtype == KL_DTYPE_F32)
+      kl__buf_printf(out, "%s == %.9gf", p->name, (double)(float)v->f);
+    else if (p->dtype == KL_DTYPE_F64)
+      kl__buf_printf(out, "%s == %.17g", p->name, v->f);
+    else
+      kl__buf_printf(out, "%s == %lldLL", p->name,
+                     (long long)(v->is_int ? v->i : (int64_t)v->f));
+  }
+  if (out->size == before) kl__buf_puts(out, "1");
+  return kl__buf_status(out);
+}
+
+static int read_variant(variant *v, const kl_case *c) {
+  kl_buf path = KL_BUF_INIT, text = KL_BUF_INIT;
+  kl__buf_printf(&path, "%s/%s/%s", c->dir, v->x->dir, v->x->kernel);
+  int rc = kl__buf_status(&path);
+  if (rc == 0) rc = kl__read_file(&text, path.ptr);
+  kl_buf_dispose(&path);
+  if (rc < 0) {
+    kl_buf_dispose(&text);
+    return rc;
+  }
+  v->text = text.ptr ? kl__buf_detach(&text) : kl__strdup("");
+  if (!v->text) return kl__error_oom();
+  char *clean = kl__c_blank(v->text, strlen(v->text), false), *params = NULL;
+  if (!clean) return kl__error_oom();
+  rc = kl__c_definition_params(&params, clean, KL_LAUNCHER_NAME);
+  v->launcher = params != NULL;
+  kl__free(params);
+  kl__free(clean);
+  return rc;
+}
+
+int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
+  pool p = {c, NULL, 0, 0};
+  variant vars[MAX_SHAPES + 1];
+  int chosen[MAX_SHAPES];
+  size_t nv = 0;
+  char *sig = NULL;
+  kl_buf out = KL_BUF_INIT, includes = KL_BUF_INIT, body = KL_BUF_INIT,
+         ev = KL_BUF_INIT;
+  memset(vars, 0, sizeof(vars));
+  int rc = 0;
+  if (c->nshapes > MAX_SHAPES) {
+    rc = kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
+                   "%s: a dispatcher covers at most %d shapes", c->name,
+                   MAX_SHAPES);
+    goto done;
+  }
+  if ((rc = kl__solutions_read(c->dir, take_solution, &p)) < 0 ||
+      (rc = kl__benchmark_read(c->dir, take_row, &p)) < 0)
+    goto done;
+  cand *base = NULL;
+  for (size_t i = 0; i < p.n && !base; i++)
+    if (p.v[i].baseline) base = &p.v[i];
+  if (!base) {
+    rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                   "case '%s' has no run yet (run kl run)", c->name);
+    goto done;
+  }
+  /* per shape: the largest chained estimate that clears the bar */
+  double gain = 1 + c->budget.min_gain_pct / 100.0;
+  for (size_t s = 0; s < c->nshapes; s++) {
+    cand *best = base;
+    for (size_t i = 0; i < p.n; i++) {
+      cand *x = &p.v[i];
+      if (x->baseline || !chain(&p, x, (int)s, 0)) continue;
+      if (x->lo[s] > 1 && x->est[s] >= gain &&
+          (best == base || x->est[s] > best->est[s]))
+        best = x;
+    }
+    chain(&p, base, (int)s, 0);
+    size_t k = 0;
+    while (k < nv && vars[k].x != best)
+      k++;
+    if (k == nv) {
+      vars[nv].x = best;
+      vars[nv].number = (int)nv + 1;
+      if ((rc = read_variant(&vars[nv], c)) < 0) goto done;
+      nv++;
+    }
+    chosen[s] = (int)k;
+  }
+  /* the fallback: a variant that owns its launch, the heaviest shape's
+   * first */
+  int fallback = -1;
+  double heaviest = -1;
+  bool cuda = c->backend == KL_BACKEND_CUDA;
+  for (size_t s = 0; s < c->nshapes; s++) /* a host call has no geometry */
+    if ((vars[chosen[s]].launcher || !cuda) &&
+        c->shapes[s].weight > heaviest) {
+      heaviest = c->shapes[s].weight;
+      fallback = chosen[s];
+    }
+  if ((rc = kl__entry_signature(&sig, c)) < 0) goto done;
+  const char *open = strchr(sig, '('), *close = strrchr(sig, ')');
+  /* evidence */
+  kl__buf_printf(&ev, "{\"v\":1,\"case\":");
+  kl__buf_json_string(&ev, c->name);
+  kl__buf_puts(&ev, ",\"branches\":[");
+  kl__buf_printf(&out,
+                 "/* kernlab dispatcher of case '%s' (kl best --dispatch).\n"
+                 " * Per shape, the variant with the largest speedup over the "
+                 "baseline\n * recorded for it (chained through the runs' "
+                 "comparisons; measure the\n * dispatcher itself with kl "
+                 "compare, directly against the baseline):\n",
+                 c->name);
+  for (size_t s = 0; s < c->nshapes; s++) {
+    variant *v = &vars[chosen[s]];
+    cand *x = v->x;
+    kl__buf_printf(&out, " *   %-12s variant %d: %s, x%.3f [%.3f, %.3f]\n",
+                   c->shapes[s].name, v->number, x->id, x->est[s], x->lo[s],
+                   x->hi[s]);
+    kl__buf_printf(&ev, "%s{\"shape\":", s ? "," : "");
+    kl__buf_json_string(&ev, c->shapes[s].name);
+    kl__buf_printf(&ev, ",\"variant\":%d,\"id\":", v->number);
+    kl__buf_json_string(&ev, x->id);
+    kl__buf_puts(&ev, ",\"run\":");
+    kl__buf_json_string(&ev, x->run);
+    kl__buf_printf(&ev,
+                   ",\"iteration\":%d,\"baseline\":%s,\"speedup\":%.6g,"
+                   "\"ci\":[%.6g,%.6g],\"method\":\"chained\",\"own_launch\":"
+                   "%s}",
+                   x->iteration, x->baseline ? "true" : "false", x->est[s],
+                   x->lo[s], x->hi[s], v->launcher ? "true" : "false");
+  }
+  kl__buf_printf(&ev, "],\"variants\":%zu,\"fallback\":", nv);
+  if (fallback >= 0)
+    kl__buf_json_string(&ev, vars[fallback].x->id);
+  else
+    kl__buf_puts(&ev, "null");
+  kl__buf_puts(&ev, "}");
+  kl__buf_printf(&out,
+                 " * Other values: %s.\n */\n",
+                 fallback >= 0 ? "the heaviest shape's variant (one that "
+                                 "owns its launch, on CUDA)"
+                               : "no variant owns its launch, so the "
+                                 "dispatcher stops the program");
+  for (size_t k = 0; k < nv && rc == 0; k++)
+    rc = emit_variant(&body, &includes, c, &vars[k]);
+  if (rc < 0) goto done;
+  if (fallback < 0)
+    kl__buf_puts(&includes, cuda ? "#include <cstdio>\n#include <cstdlib>\n"
+                                 : "#include <stdio.h>\n#include <stdlib.h>\n");
+  kl__buf_puts(&out, includes.ptr ? includes.ptr : "");
+  kl__buf_puts(&out, body.ptr ? body.ptr : "");
+  kl__buf_printf(&out, "\n/* ==== the dispatcher ==== */\n%svoid %s(",
+                 cuda ? "extern \"C\" " : "", KL_LAUNCHER_NAME);
+  if (open && close && close > open + 1) {
+    kl__buf_put(&out, open + 1, (size_t)(close - open - 1));
+    kl__buf_puts(&out, ", ");
+  }
+  kl__buf_puts(&out, "const kl_launch_ctx *ctx) {\n");
+  for (size_t s = 0; s < c->nshapes; s++) {
+    bool seen = false; /* an earlier shape with the same values wins */
+    for (size_t e = 0; e < s && !seen; e++) {
+      kl_buf a = KL_BUF_INIT, b = KL_BUF_INIT;
+      emit_condition(&a, c, (int)e);
+      emit_condition(&b, c, (int)s);
+      seen = a.ptr && b.ptr && strcmp(a.ptr, b.ptr) == 0;
+      kl_buf_dispose(&a);
+      kl_buf_dispose(&b);
+    }
+    if (seen) continue;
+    kl__buf_puts(&out, "  if (");
+    emit_condition(&out, c, (int)s);
+    kl__buf_printf(&out, ") { /* %s */\n    ", c->shapes[s].name);
+    emit_call(&out, c, &vars[chosen[s]], (int)s);
+    kl__buf_puts(&out, "    return;\n  }\n");
+  }
+  if (fallback >= 0) {
+    kl__buf_puts(&out, "  ");
+    emit_call(&out, c, &vars[fallback], 0);
+  } else {
+    kl__buf_printf(&out,
+                   "  fprintf(stderr, \"kernlab dispatcher of '%s': no "
+                   "variant for these values\\n\");\n  abort();\n",
+                   c->name);
+  }
+  for (size_t i = 0; i < c->nparams; i++) /* names a branch may not use */
+    kl__buf_printf(&out, "  (void)%s;\n", c->params[i].name);
+  kl__buf_puts(&out, "  (void)ctx;\n}\n");
+  if ((rc = kl__buf_status(&out)) < 0 || (rc = kl__buf_status(&ev)) < 0)
+    goto done;
+  kl__buf_give(source, &out);
+  if (evidence) kl__buf_give(evidence, &ev);
+done:
+  for (size_t k = 0; k < nv; k++)
+    kl__free(vars[k].text);
+  for (size_t i = 0; i < p.n; i++)
+    cand_free(&p.v[i]);
+  kl__free(p.v);
+  kl__free(sig);
+  kl_buf_dispose(&out);
+  kl_buf_dispose(&includes);
+  kl_buf_dispose(&body);
+  kl_buf_dispose(&ev);
+  return rc;
+}
