@@ -29,6 +29,17 @@ static int print_metric(const kl_metric_info *m, double v, void *ud) {
 }
 
 static void print_profile(const kl_profile *p, bool ncu) {
+  size_t parts = kl_profile_part_count(p);
+  if (parts)
+    printf("  %zu kernels in the launch; the metrics below are the longest "
+           "one's:\n",
+           parts);
+  for (size_t i = 0; i < parts; i++) {
+    const kl_profile *k = kl_profile_part(p, i);
+    printf("    %-40s %10.3f us  %s\n",
+           kl_profile_name(k) ? kl_profile_name(k) : "?", kl_profile_time_us(k),
+           kl_profile_verdict(k) ? kl_profile_verdict(k) : "");
+  }
   printf("  verdict: %s\n", kl_profile_verdict(p));
   for (size_t g = 0; g < NGROUPS; g++) {
     print_ctx pc = {groups[g], ncu, 0};

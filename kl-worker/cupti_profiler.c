@@ -45,7 +45,7 @@ static struct {
   params_fn host_init, host_deinit, host_add, host_image_size, host_image,
       host_passes, host_evaluate, host_base_metrics;
   params_fn rp_enable, rp_disable, rp_data_size, rp_data_init, rp_set_config,
-      rp_start, rp_stop, rp_decode, rp_data_info;
+      rp_start, rp_stop, rp_decode, rp_data_info, rp_range_info;
   CUptiResult (*result_string)(CUptiResult, const char **);
   CUresult (*ctx_get_current)(CUcontext *);
   CUresult (*ctx_get_device)(CUdevice *);
@@ -141,6 +141,7 @@ static klw_prof_status load(char *err, size_t errlen) {
       S(rp_stop, "cuptiRangeProfilerStop"),
       S(rp_decode, "cuptiRangeProfilerDecodeData"),
       S(rp_data_info, "cuptiRangeProfilerGetCounterDataInfo"),
+      S(rp_range_info, "cuptiRangeProfilerCounterDataGetRangeInfo"),
       S(result_string, "cuptiGetResultString"),
 #undef S
   };
@@ -448,6 +449,9 @@ klw_prof_status klw_prof_passes(const char *chip, const char *const *names,
 
 void klw_prof_result_dispose(klw_prof_result *r) {
   free(r->values);
+  for (size_t i = 0; r->range_names && i < r->nranges; i++)
+    free(r->range_names[i]);
+  free(r->range_names);
   memset(r, 0, sizeof(*r));
 }
 
@@ -592,6 +596,15 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
     snprintf(err, errlen, "out of memory");
     st = KLW_PROF_ERROR;
     goto done;
+  }
+  /* each range's name: in auto range mode, its kernel's */
+  out->range_names = calloc(out->nranges, sizeof(char *));
+  for (size_t i = 0; out->range_names && i < out->nranges; i++) {
+    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri = {
+        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE,
+        NULL, data, dsp.counterDataSize, i, "/", NULL};
+    if (api.rp_range_info(&ri) == CUPTI_SUCCESS && ri.rangeName)
+      out->range_names[i] = strdup(ri.rangeName);
   }
   for (size_t i = 0; i < out->nranges; i++) {
     CUpti_Profiler_Host_EvaluateToGpuValues_Params vp = {

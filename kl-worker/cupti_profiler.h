@@ -27,6 +27,7 @@ typedef struct klw_prof_result {
   const char *replay; /* "user" or "kernel" (static strings) */
   size_t passes, nranges, nmetrics, dropped_ranges;
   double *values;    /* nranges x nmetrics, range-major */
+  char **range_names; /* nranges, each its kernel's name or NULL */
   double init_ms;    /* profiler start-up in this call (0 once done) */
   double config_ms;  /* building the config image (0 when cached) */
   double collect_ms; /* the passes */

@@ -4,6 +4,7 @@
  *    "cold":b}
  *   device -> {"ok":true,"backend":"cuda","chip":C,"replay":R,"passes":P,
  *              "metrics":[names],"ranges":[[values per name] per kernel],
+ *              "range_names":[each range's kernel name, or null],
  *              "kernel":{launch, attributes, occupancy API, device limits},
  *              "init_ms","config_ms","collect_ms","decode_ms",
  *              "dropped_ranges"}
@@ -151,6 +152,12 @@ static void profile_device(const kl_plugin *pl, void *inst, const char **names,
   }
   json_object_object_add(o, "metrics", m);
   json_object_object_add(o, "ranges", ranges);
+  json_object *rn = json_object_new_array();
+  for (size_t r = 0; r < res.nranges; r++)
+    json_object_array_add(rn, res.range_names && res.range_names[r]
+                                  ? json_object_new_string(res.range_names[r])
+                                  : NULL);
+  json_object_object_add(o, "range_names", rn);
   if (have_info) json_object_object_add(o, "kernel", kernel_json(&info));
   json_object_object_add(o, "init_ms", json_object_new_double(res.init_ms));
   json_object_object_add(o, "config_ms", json_object_new_double(res.config_ms));

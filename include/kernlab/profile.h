@@ -82,6 +82,17 @@ kl_profile_list_name(const kl_profile_list *l, size_t i);
 KL_EXTERN(void) kl_profile_list_free(kl_profile_list *l);
 
 KL_EXTERN(kl_bottleneck) kl_profile_bottleneck(const kl_profile *p);
+/** A launch that ran several kernels (a launcher's, kernlab/plugin.h): one
+ *  profile per kernel, in launch order (0 parts for one kernel; the profile
+ *  itself then describes it, as it describes the longest one otherwise).
+ *  A part's name is its kernel's; its time its own duration. */
+KL_EXTERN(size_t) kl_profile_part_count(const kl_profile *p);
+KL_EXTERN(const kl_profile *) kl_profile_part(const kl_profile *p, size_t i);
+/** A part's kernel name; NULL for a whole profile. */
+KL_EXTERN(const char *) kl_profile_name(const kl_profile *p);
+/** The profile's time in microseconds (the timed median of the launch, or
+ *  a part's own duration); NAN when unknown. */
+KL_EXTERN(double) kl_profile_time_us(const kl_profile *p);
 /** The verdict as one line with the numbers that led to it. */
 KL_EXTERN(const char *) kl_profile_verdict(const kl_profile *p);
 /** Why values are missing (no counters here, ...), or NULL. */

@@ -39,6 +39,9 @@ struct kl_profile {
   size_t nraw;
   double *values; /* one per catalog entry; NAN when absent */
   kl_bottleneck bottleneck;
+  char *name;         /* a part's kernel name, or NULL */
+  kl_profile **parts; /* every kernel of a launch that ran several */
+  size_t nparts;
 };
 
 const char *kl_bottleneck_name(kl_bottleneck b) {
@@ -70,7 +73,40 @@ void kl_profile_free(kl_profile *p) {
   kl__free(p->note);
   kl__free(p->verdict);
   kl__free(p->limiter);
+  kl__free(p->name);
+  for (size_t i = 0; i < p->nparts; i++)
+    kl_profile_free(p->parts[i]);
+  kl__free(p->parts);
   kl__free(p);
+}
+
+int kl__profile_add_part(kl_profile *p, kl_profile *part, const char *name) {
+  kl_profile **grown =
+      kl__realloc(p->parts, (p->nparts + 1) * sizeof(*p->parts));
+  if (!grown || (name && !(part->name = kl__strdup(name)))) {
+    if (grown) p->parts = grown;
+    kl_profile_free(part);
+    return kl__error_oom();
+  }
+  p->parts = grown;
+  p->parts[p->nparts++] = part;
+  return 0;
+}
+
+size_t kl_profile_part_count(const kl_profile *p) {
+  return p ? p->nparts : 0;
+}
+
+const kl_profile *kl_profile_part(const kl_profile *p, size_t i) {
+  return p && i < p->nparts ? p->parts[i] : NULL;
+}
+
+const char *kl_profile_name(const kl_profile *p) {
+  return p ? p->name : NULL;
+}
+
+double kl_profile_time_us(const kl_profile *p) {
+  return p && p->time_us > 0 ? p->time_us : NAN;
 }
 
 /* ---- set specs ------------------------------------------------------------
@@ -654,6 +690,66 @@ static int add_range_metrics(kl_profile *p, json_object *reply,
   return 0;
 }
 
+/* A launch that ran several kernels: each range (kernel) as a profile of
+ * its own, named, timed by its own duration, without the operator's
+ * roofline; the main profile stays the longest kernel's. */
+static int add_parts(kl_profile *p, json_object *reply,
+                     const kl_profile_inputs *in) {
+  json_object *names, *ranges, *rnames = NULL;
+  if (!json_object_object_get_ex(reply, "metrics", &names) ||
+      !json_object_object_get_ex(reply, "ranges", &ranges) ||
+      !json_object_is_type(ranges, json_type_array) ||
+      json_object_array_length(ranges) < 2)
+    return 0;
+  json_object_object_get_ex(reply, "range_names", &rnames);
+  size_t nm = json_object_array_length(names), dur = nm;
+  for (size_t i = 0; i < nm; i++) {
+    const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+    if (n && strcmp(n, "gpu__time_duration.sum") == 0) dur = i;
+  }
+  for (size_t r = 0; r < json_object_array_length(ranges); r++) {
+    json_object *row = json_object_array_get_idx(ranges, r);
+    if (!json_object_is_type(row, json_type_array)) continue;
+    json_object *sub = json_object_new_object(), *one = json_object_new_array();
+    if (!sub || !one) {
+      json_object_put(sub);
+      json_object_put(one);
+      return kl__error_oom();
+    }
+    const char *keys[] = {"backend", "chip", "replay", "passes"};
+    for (size_t k = 0; k < KL_ARRAY_SIZE(keys); k++) {
+      json_object *v;
+      if (json_object_object_get_ex(reply, keys[k], &v))
+        json_object_object_add(sub, keys[k], json_object_get(v));
+    }
+    json_object_object_add(sub, "metrics", json_object_get(names));
+    json_object_array_add(one, json_object_get(row));
+    json_object_object_add(sub, "ranges", one);
+    kl_profile_inputs pin = {0};
+    pin.set = in->set;
+    pin.kernels = 1;
+    if (dur < nm && dur < json_object_array_length(row))
+      pin.time_us =
+          json_object_get_double(json_object_array_get_idx(row, dur)) / 1e3;
+    kl_profile *part = NULL;
+    int rc = kl__profile_from_reply(&part, sub, &pin);
+    json_object_put(sub);
+    if (rc < 0) return rc;
+    json_object *nm_obj =
+        rnames && json_object_is_type(rnames, json_type_array)
+            ? json_object_array_get_idx(rnames, r)
+            : NULL;
+    const char *name = json_object_is_type(nm_obj, json_type_string)
+                           ? json_object_get_string(nm_obj)
+                           : NULL;
+    char fallback[32];
+    snprintf(fallback, sizeof fallback, "kernel %zu", r + 1);
+    if ((rc = kl__profile_add_part(p, part, name ? name : fallback)) < 0)
+      return rc;
+  }
+  return 0;
+}
+
 int kl__profile_from_reply(kl_profile **out, json_object *reply,
                            const kl_profile_inputs *in) {
   *out = NULL;
@@ -696,6 +792,7 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
   }
   if (json_object_object_get_ex(reply, "kernel", &k)) read_kernel(p, k);
   if ((rc = compute(p)) < 0) goto fail;
+  if ((rc = add_parts(p, reply, in)) < 0) goto fail;
   *out = p;
   return 0;
 fail:
@@ -822,7 +919,26 @@ int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
     kl__buf_putc(&b, ':');
     json_num(&b, p->raw[i].value);
   }
-  kl__buf_puts(&b, "}}");
+  kl__buf_putc(&b, '}');
+  json_opt_str(&b, "name", p->name);
+  if (p->nparts) { /* every kernel of the launch, in launch order */
+    kl__buf_puts(&b, ",\"parts\":[");
+    for (size_t i = 0; i < p->nparts; i++) {
+      kl_buf part = KL_BUF_INIT;
+      int rc = kl_profile_json(&part, p->parts[i], flags);
+      if (rc == 0) {
+        kl__buf_puts(&b, i ? "," : "");
+        kl__buf_put(&b, part.ptr, part.size);
+      }
+      kl_buf_dispose(&part);
+      if (rc < 0) {
+        kl_buf_dispose(&b);
+        return rc;
+      }
+    }
+    kl__buf_putc(&b, ']');
+  }
+  kl__buf_putc(&b, '}');
   int rc = kl__buf_status(&b);
   if (rc == 0) kl__buf_give(out, &b);
   return rc;

@@ -30,6 +30,9 @@ typedef struct kl_profile_inputs {
 /* From the worker's profile reply (see libkernlab/worker/op_profile.c). */
 int kl__profile_from_reply(kl_profile **out, json_object *reply,
                            const kl_profile_inputs *in);
+/* Add `part` (one kernel of a launch that ran several) to p, named; takes
+ * part, freeing it on failure. */
+int kl__profile_add_part(kl_profile *p, kl_profile *part, const char *name);
 /* A profile without values, saying why (no counters here). */
 int kl__profile_unavailable(kl_profile **out, const kl_profile_inputs *in,
                             const char *backend, const char *why);

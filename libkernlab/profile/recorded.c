@@ -107,6 +107,27 @@ static int from_profile_object(kl_profile **out, json_object *o,
   json_object *reply = reply_from_raw(o, raw, host);
   int rc = reply ? kl__profile_from_reply(out, reply, &in) : kl__error_oom();
   json_object_put(reply);
+  json_object *parts; /* every kernel of a launch that ran several */
+  if (rc == 0 && json_object_object_get_ex(o, "parts", &parts) &&
+      json_object_is_type(parts, json_type_array)) {
+    for (size_t i = 0; rc == 0 && i < json_object_array_length(parts); i++) {
+      json_object *po = json_object_array_get_idx(parts, i), *nm;
+      if (!json_object_is_type(po, json_type_object)) continue;
+      kl_profile *part = NULL;
+      if (json_object_object_get_ex(po, "parts", &nm)) continue; /* 1 level */
+      if ((rc = from_profile_object(&part, po, text, path)) < 0) break;
+      const char *name =
+          json_object_object_get_ex(po, "name", &nm) &&
+                  json_object_is_type(nm, json_type_string)
+              ? json_object_get_string(nm)
+              : NULL;
+      rc = kl__profile_add_part(*out, part, name);
+    }
+    if (rc < 0) {
+      kl_profile_free(*out);
+      *out = NULL;
+    }
+  }
   return rc;
 }
 

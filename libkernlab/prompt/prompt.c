@@ -291,6 +291,42 @@ static int shape_times(kl_buf *b, const kl_prompt_inputs *in) {
   return kl__buf_status(b);
 }
 
+/* A launch that ran several kernels (its own launcher): each with its share
+ * of their time, its verdict and the rules that fired on it. */
+static int kernels(kl_buf *b, const kl_prompt_inputs *in,
+                   const kl_prompt_shape *f) {
+  size_t n = f ? kl_profile_part_count(f->profile) : 0;
+  if (n == 0)
+    return kl__buf_puts(b, f ? "One kernel per launch.\n" : "(no profile yet)\n");
+  double total = 0;
+  for (size_t i = 0; i < n; i++) {
+    double t = kl_profile_time_us(kl_profile_part(f->profile, i));
+    if (isfinite(t)) total += t;
+  }
+  kl__buf_printf(b, "%zu kernels at shape %s, in launch order:\n", n,
+                 f->name ? f->name : "?");
+  for (size_t i = 0; i < n; i++) {
+    const kl_profile *k = kl_profile_part(f->profile, i);
+    double t = kl_profile_time_us(k);
+    kl__buf_printf(b, "- %s: ", kl_profile_name(k) ? kl_profile_name(k) : "?");
+    if (isfinite(t) && total > 0)
+      kl__buf_printf(b, "%.4g us (%.0f%%), ", t, 100 * t / total);
+    kl__buf_printf(b, "%s",
+                   kl_profile_verdict(k) ? kl_profile_verdict(k) : "no verdict");
+    kl_diagnosis *d = NULL;
+    int rc = in->rules ? kl_rules_evaluate(&d, in->rules, k) : 0;
+    if (rc < 0) return rc;
+    for (size_t j = 0; d && j < kl_diagnosis_fired_count(d); j++) {
+      kl_finding fi = KL_FINDING_INIT;
+      kl_diagnosis_fired(&fi, d, j);
+      kl__buf_printf(b, "%s%s", j ? ", " : "; rules fired: ", fi.id);
+    }
+    kl_diagnosis_free(d);
+    kl__buf_putc(b, '\n');
+  }
+  return kl__buf_status(b);
+}
+
 static int attempts(kl_buf *b, const kl_prompt_inputs *in) {
   if (in->nattempts == 0)
     return kl__buf_puts(b, "None yet: this is the first attempt.\n");
@@ -386,6 +422,8 @@ static int fill(kl_buf *b, size_t i, const kl_prompt_inputs *in,
     return metric_table(b, f);
   case 11:
     return shape_times(b, in);
+  case 12:
+    return kernels(b, in, f);
   default:
     return attempts(b, in);
   }
@@ -417,6 +455,7 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
       {"findings", "Findings and actions", 0, 1200, CUT_END},
       {"metrics", "Metrics at the focus shape", 0, 500, CUT_END},
       {"times", "Times per shape", 0, 400, CUT_END},
+      {"kernels", "Kernels of the launch at the focus shape", 0, 800, CUT_END},
       {"attempts", "This run's attempts", 0, 1200, CUT_START},
   };
   kl_prompt *p = kl__calloc(1, sizeof(*p));

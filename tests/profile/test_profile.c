@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "core/internal.h"
 #include "kernlab/kernlab.h"
@@ -233,6 +234,79 @@ static void test_launch_bound_and_round_trip(void **state) {
   kl_profile_free(p);
 }
 
+/* A launch of two kernels (a launcher's): the worker's reply holds a range
+ * per kernel with its name; the profile is the longest kernel's, and each
+ * kernel is a part with its own time and verdict, kept through JSON. */
+static void test_parts_of_a_launch(void **state) {
+  (void)state;
+  kl_profile *one = load("softmax_f32.r16k_c1k");
+  kl_buf b = KL_BUF_INIT;
+  assert_int_equal(kl_profile_json(&b, one, 0), 0);
+  kl_profile_free(one);
+  json_object *rec = json_tokener_parse(b.ptr), *raw;
+  assert_non_null(rec);
+  assert_true(json_object_object_get_ex(rec, "raw", &raw));
+  /* the reply: the same counters twice, the second kernel 4x shorter */
+  json_object *reply = json_object_new_object(), *names = json_object_new_array(),
+              *ranges = json_object_new_array(), *r0 = json_object_new_array(),
+              *r1 = json_object_new_array(), *rn = json_object_new_array();
+  json_object_object_foreach(raw, key, val) {
+    if (json_object_is_type(val, json_type_null)) continue;
+    double v = json_object_get_double(val);
+    json_object_array_add(names, json_object_new_string(key));
+    json_object_array_add(r0, json_object_new_double(v));
+    json_object_array_add(
+        r1, json_object_new_double(
+                strcmp(key, "gpu__time_duration.sum") == 0 ? v / 4 : v));
+  }
+  json_object_array_add(ranges, r0);
+  json_object_array_add(ranges, r1);
+  json_object_array_add(rn, json_object_new_string("stats_kernel"));
+  json_object_array_add(rn, json_object_new_string("normalise_kernel"));
+  json_object_object_add(reply, "backend", json_object_new_string("cuda"));
+  json_object_object_add(reply, "chip", json_object_new_string("GH100"));
+  json_object_object_add(reply, "metrics", names);
+  json_object_object_add(reply, "ranges", ranges);
+  json_object_object_add(reply, "range_names", rn);
+  kl_profile_inputs in = {0};
+  in.set = "standard";
+  in.time_us = 300;
+  kl_profile *p;
+  assert_int_equal(kl__profile_from_reply(&p, reply, &in), 0);
+  assert_int_equal(kl_profile_part_count(p), 2);
+  assert_string_equal(kl_profile_name(kl_profile_part(p, 0)), "stats_kernel");
+  assert_string_equal(kl_profile_name(kl_profile_part(p, 1)),
+                      "normalise_kernel");
+  double t0 = kl_profile_time_us(kl_profile_part(p, 0)),
+         t1 = kl_profile_time_us(kl_profile_part(p, 1));
+  assert_true(t0 > 0 && fabs(t1 * 4 - t0) < 1e-6 * t0);
+  assert_null(kl_profile_name(p));
+  assert_true(kl_profile_time_us(p) == 300);
+  assert_non_null(kl_profile_verdict(kl_profile_part(p, 1)));
+  /* through JSON and back */
+  kl_buf j = KL_BUF_INIT, j2 = KL_BUF_INIT;
+  assert_int_equal(kl_profile_json(&j, p, 0), 0);
+  kl_profile *q;
+  assert_int_equal(kl_profile_from_json(&q, j.ptr, "mem"), 0);
+  assert_int_equal(kl_profile_part_count(q), 2);
+  assert_string_equal(kl_profile_name(kl_profile_part(q, 1)),
+                      "normalise_kernel");
+  assert_int_equal(kl_profile_json(&j2, q, 0), 0);
+  assert_string_equal(j.ptr, j2.ptr);
+  /* one kernel: no parts */
+  kl_profile *single = load("softmax_f32.r16k_c1k");
+  assert_int_equal(kl_profile_part_count(single), 0);
+  assert_null(kl_profile_part(single, 0));
+  kl_profile_free(single);
+  kl_profile_free(q);
+  kl_profile_free(p);
+  json_object_put(reply);
+  json_object_put(rec);
+  kl_buf_dispose(&b);
+  kl_buf_dispose(&j);
+  kl_buf_dispose(&j2);
+}
+
 static kl_bottleneck host(const char *events) {
   char json[512];
   snprintf(json, sizeof(json),
@@ -308,6 +382,7 @@ int main(void) {
       cmocka_unit_test(test_passes_on_gh100),
       cmocka_unit_test(test_recorded_verdicts),
       cmocka_unit_test(test_launch_bound_and_round_trip),
+      cmocka_unit_test(test_parts_of_a_launch),
       cmocka_unit_test(test_host_verdicts),
       cmocka_unit_test(test_bad_profiles),
       cmocka_unit_test(test_out_of_memory),

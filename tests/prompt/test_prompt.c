@@ -193,6 +193,52 @@ static kl_profile_list *transpose_profiles(void) {
 
 /* With the naive transpose's recorded profiles: the finding, its skill's
  * full text, the metric table, per-shape times. */
+/* A launch of several kernels (a candidate's own launcher): the prompt
+ * lists each with its share, verdict and the rules that fired on it. */
+static void test_prompt_kernels_of_a_launch(void **state) {
+  (void)state;
+  kl_rules *rs = default_rules();
+  kl_case *c = load_case("reduce_sum_f32");
+  kl_profile_list *l = transpose_profiles(); /* real counters, reused */
+  kl_buf one = KL_BUF_INIT, two = KL_BUF_INIT;
+  assert_int_equal(kl_profile_json(&one, kl_profile_list_get(l, 0), 0), 0);
+  /* the same counters as two parts named like a split reduction's */
+  kl__buf_put(&two, one.ptr, one.size - 1);
+  kl__buf_puts(&two, ",\"parts\":[");
+  kl__buf_put(&two, one.ptr, one.size - 1);
+  kl__buf_puts(&two, ",\"name\":\"partial_sums\"},");
+  kl__buf_put(&two, one.ptr, one.size - 1);
+  kl__buf_puts(&two, ",\"name\":\"finish\"}]}");
+  kl_profile *prof;
+  if (kl_profile_from_json(&prof, two.ptr, "mem") != 0)
+    fail_msg("%s", kl_error_last()->message);
+  assert_int_equal(kl_profile_part_count(prof), 2);
+  kl_prompt_shape shape = {"1M", prof};
+  kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;
+  in.c = c;
+  in.rules = rs;
+  in.shapes = &shape;
+  in.nshapes = 1;
+  kl_prompt *p;
+  assert_int_equal(kl_prompt_build(&p, &in), 0);
+  const char *user = kl_prompt_user(p), *sys = kl_prompt_system(p);
+  assert_non_null(strstr(user, "2 kernels at shape 1M, in launch order:"));
+  assert_non_null(strstr(user, "- partial_sums: "));
+  assert_non_null(strstr(user, "- finish: "));
+  assert_non_null(strstr(user, "(50%), memory_bound"));
+  assert_non_null(strstr(user, "rules fired: "));
+  /* the launch contract is stated */
+  assert_non_null(strstr(sys, "void kernlab_launch(double *out, const float "
+                              "*x, int n, const kl_launch_ctx *ctx)"));
+  kl_prompt_free(p);
+  kl_profile_free(prof);
+  kl_buf_dispose(&one);
+  kl_buf_dispose(&two);
+  kl_profile_list_free(l);
+  kl_case_free(c);
+  kl_rules_free(rs);
+}
+
 static void test_prompt_with_profiles(void **state) {
   (void)state;
   kl_rules *rs = default_rules();
@@ -296,6 +342,7 @@ int main(void) {
       cmocka_unit_test(test_out_of_memory),
       cmocka_unit_test(test_prompt_every_case),
       cmocka_unit_test(test_prompt_with_profiles),
+      cmocka_unit_test(test_prompt_kernels_of_a_launch),
       cmocka_unit_test(test_prompt_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
