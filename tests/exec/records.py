@@ -92,7 +92,7 @@ def stopped_then_resumed(KL, env, c, p, words, want, resume_args,
           "records torn before the resume")
     if before_resume:
         before_resume()
-    kl(KL, env, "run", c, "--resume", run, "--time-cap", "300",
+    kl(KL, env, "run", c, "--resume", run, "--time-cap", "1500",
        *resume_args)
     whole(c, run, len(want) - 1)
     check(solutions(c, run)[:len(before)] == before,

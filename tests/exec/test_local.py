@@ -26,9 +26,9 @@ def case(name):
 
 
 one = case("one")
-kl(KL, ENV, "run", one, *TUNE, "--time-cap", "300", "--devices", "0")
+kl(KL, ENV, "run", one, *TUNE, "--time-cap", "1500", "--devices", "0")
 two = case("two")
-kl(KL, ENV, "run", two, *TUNE, "--time-cap", "300", "--devices", "0,1")
+kl(KL, ENV, "run", two, *TUNE, "--time-cap", "1500", "--devices", "0,1")
 a, b = content(one, newest_run(one)), content(two, newest_run(two))
 check(a == b, "one slot and two record differently:\n%s\n%s" % (a, b))
 check(len(a) == 5, "%d iterations recorded" % len(a))

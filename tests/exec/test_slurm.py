@@ -71,13 +71,13 @@ def jobs(c, run):
 
 try:
     local = case("local")
-    kl(KL, ENV, "run", local, *TUNE, "--time-cap", "300",
+    kl(KL, ENV, "run", local, *TUNE, "--time-cap", "1500",
        "--executor", "local")
     want = content(local, newest_run(local))
 
     # -- same records as a local run, job ids recorded -------------------
     same = case("same")
-    kl(KL, ENV, "run", same, *TUNE, "--time-cap", "300", *SLURM)
+    kl(KL, ENV, "run", same, *TUNE, "--time-cap", "1500", *SLURM)
     run = newest_run(same)
     check(content(same, run) == want, "slurm records differ from local "
           "ones:\n%s\n%s" % (content(same, run), want))

@@ -77,12 +77,12 @@ def batch_dir(c):
 try:
     # -- same records as a local run -------------------------------------
     local = case("local")
-    kl(KL, ENV, "run", local, *TUNE, "--time-cap", "300",
+    kl(KL, ENV, "run", local, *TUNE, "--time-cap", "1500",
        "--executor", "local")
     want = content(local, newest_run(local))
     check(len(want) == 5, "the local run recorded %d iterations" % len(want))
     remote = case("viassh")
-    kl(KL, ENV, "run", remote, *TUNE, "--time-cap", "300", *SSH)
+    kl(KL, ENV, "run", remote, *TUNE, "--time-cap", "1500", *SSH)
     run = newest_run(remote)
     got = content(remote, run)
     check(got == want, "ssh records differ from local ones:\n%s\n%s"
