@@ -9,6 +9,9 @@
             correct at every shape and timed against the baseline
   contract  launchers that allocate, synchronise, or grow their scratch in
             every launch: CHEAT, gate launch_contract, exit 3
+  profile   kl profile of the split reduction: one part per kernel
+            (partial_sums, then finish), each named, timed and with a
+            verdict; the main metrics are the longer kernel's
 usage: test_launchers_gpu.py KL SOURCE_DIR
 """
 import json
@@ -67,6 +70,29 @@ for cand in ("malloc_in_launch.cu", "sync_in_launch.cu", "scratch_grows.cu"):
           r.get("gate") == "launch_contract",
           "%s breaks the launch contract: %s" % (cand, str(r)[:800]))
     print("  ", r.get("reason"))
+
+p = subprocess.run([KL, "profile", SRC + "/cases/reduce_sum_f32", "--candidate",
+                    SRC + "/cases/reduce_sum_f32/candidates/split_two_kernels.cu",
+                    "--shape", "16M", "--json"], capture_output=True,
+                   text=True, env=ENV, timeout=900)
+print("$ kl profile reduce_sum_f32 split_two_kernels.cu -> %d" % p.returncode)
+try:
+    prof = json.loads(p.stdout)
+    shapes = prof.get("shapes") or []
+    pr = (shapes[0].get("profile") or {}) if shapes else {}
+except ValueError:
+    pr = {}
+parts = pr.get("parts") or []
+check(p.returncode == 0 and len(parts) == 2 and
+      "partial_sums" in (parts[0].get("name") or "") and
+      "finish" in (parts[1].get("name") or "") and
+      all((x.get("time_us") or 0) > 0 and x.get("verdict") for x in parts),
+      "two named, timed parts: %s" % [(x.get("name"), x.get("time_us"),
+                                        x.get("verdict")) for x in parts] or
+      p.stderr[-800:])
+for x in parts:
+    print("  part %-24s %9.3f us  %s" % (x.get("name"), x.get("time_us") or 0,
+                                       (x.get("verdict") or "")[:90]))
 
 shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))
