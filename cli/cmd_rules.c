@@ -72,13 +72,39 @@ static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes, size_t n,
         cli_json_string(stdout, name);
       else
         printf("null");
-      printf(",%s", b.ptr + 1);
+      printf(",%.*s", (int)(b.size - 2), b.ptr + 1);
     } else {
       char label[300];
       snprintf(label, sizeof(label), "shape %s", name ? name : "?");
       print_text(d, n == 1 && !name ? "profile" : label);
     }
     kl_diagnosis_free(d);
+    /* a launch of several kernels: the rules on each of them too */
+    size_t parts = kl_profile_part_count(shapes[i].profile);
+    if (json) printf(parts ? ",\"kernels\":[" : "}");
+    for (size_t k = 0; k < parts; k++) {
+      const kl_profile *part = kl_profile_part(shapes[i].profile, k);
+      const char *kname = kl_profile_name(part) ? kl_profile_name(part) : "?";
+      if (kl_rules_evaluate(&d, rs, part) < 0 ||
+          (json && kl_diagnosis_json(&b, d) < 0)) {
+        kl_buf_dispose(&b);
+        return cli_fail();
+      }
+      if (json) {
+        printf("%s{\"kernel\":", k ? "," : "");
+        cli_json_string(stdout, kname);
+        printf(",%s", b.ptr + 1);
+      } else {
+        char label[400];
+        if (name)
+          snprintf(label, sizeof(label), "shape %s, kernel %s", name, kname);
+        else
+          snprintf(label, sizeof(label), "kernel %s", kname);
+        print_text(d, label);
+      }
+      kl_diagnosis_free(d);
+    }
+    if (json && parts) printf("]}");
   }
   if (json) printf(n > 1 ? "]}\n" : "\n");
   kl_buf_dispose(&b);

@@ -16,6 +16,8 @@ nvcc is installed:
             kl export --kernel writes it into a C program whose saxpy call
             becomes a kernlab_launch call: the program builds and prints
             the same result
+  rules     kl rules on a profile of two kernels: the operator's findings
+            and each kernel's, by name
   cuda      every bundled CUDA candidate with its own launch generates
             plugin and standalone harnesses that nvcc compiles (the GPU
             runs them: test_launchers_gpu.py)
@@ -164,6 +166,23 @@ check("kernlab_launch(y, x, 2.5f, n, kl_export_ctx())" in text and
 got = subprocess.run([prog + "/prog"], capture_output=True, text=True).stdout
 check(got == want and got.strip(), "the program prints the same: %r %r"
       % (got, want))
+
+# ---- kl rules on each kernel of a launch -------------------------------------
+with open(SRC + "/tests/profile/fixtures/vector_add.64M.json") as f:
+    prof = json.load(f)
+prof["parts"] = [dict(prof, name="partial_sums"), dict(prof, name="finish")]
+with open(TMP + "/parts.json", "w") as f:
+    json.dump(prof, f)
+p = kl("rules", "--metrics", TMP + "/parts.json", "--json")
+d = json.loads(p.stdout or "{}")
+check(p.returncode == 0 and [k.get("kernel") for k in d.get("kernels", [])] ==
+      ["partial_sums", "finish"] and
+      all(k.get("fired") for k in d["kernels"]) and d.get("fired"),
+      "the rules run on the operator and on each kernel: %s" % p.stdout[:400])
+p = kl("rules", "--metrics", TMP + "/parts.json")
+check("kernel partial_sums: memory_bound" in p.stdout and
+      "kernel finish: memory_bound" in p.stdout, "and say so: %s"
+      % p.stdout[-400:])
 
 # ---- CUDA launchers: generated and compiled -----------------------------------
 nvcc = shutil.which("nvcc") or (
