@@ -602,7 +602,12 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
   for (size_t i = 0; out->range_names && i < out->nranges; i++) {
     CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri = {
         CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE,
-        NULL, data, dsp.counterDataSize, i, "/", NULL};
+        NULL,
+        data,
+        dsp.counterDataSize,
+        i,
+        "/",
+        NULL};
     if (api.rp_range_info(&ri) == CUPTI_SUCCESS && ri.rangeName)
       out->range_names[i] = strdup(ri.rangeName);
   }

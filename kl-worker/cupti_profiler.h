@@ -26,12 +26,12 @@ typedef struct klw_prof_result {
   char chip[32];
   const char *replay; /* "user" or "kernel" (static strings) */
   size_t passes, nranges, nmetrics, dropped_ranges;
-  double *values;    /* nranges x nmetrics, range-major */
+  double *values;     /* nranges x nmetrics, range-major */
   char **range_names; /* nranges, each its kernel's name or NULL */
-  double init_ms;    /* profiler start-up in this call (0 once done) */
-  double config_ms;  /* building the config image (0 when cached) */
-  double collect_ms; /* the passes */
-  double decode_ms;  /* decoding and evaluating */
+  double init_ms;     /* profiler start-up in this call (0 once done) */
+  double config_ms;   /* building the config image (0 when cached) */
+  double collect_ms;  /* the passes */
+  double decode_ms;   /* decoding and evaluating */
 } klw_prof_result;
 
 /* Offline (chip given, e.g. "GH100") or for the current context's device

@@ -20,6 +20,7 @@
  * inside a pass). Every pass starts like a cold timing sample: inouts
  * restored, caches flushed, device idle. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@
 #include "perf_counters.h"
 #include "worker_internal.h"
 #ifdef KL_HAVE_CUPTI
+#include <cupti.h>
+
 #include "cupti_profiler.h"
 #include "cupti_timer.h"
 #endif
@@ -86,9 +89,69 @@ static int pass_prepare(void *arg) {
          p->pl->sync(p->inst);
 }
 
+/* The kernels a launch runs, by name, in order: a CUPTI callback on the
+ * runtime's kernel launches, recording only inside a pass's launch. The
+ * Range Profiler's auto ranges are numbered, not named; this names them
+ * (the last pass's list, range i being its i-th kernel). */
+#define MAX_NAMED 64
+static char *launched[MAX_NAMED];
+static size_t nlaunched;
+static bool naming;
+
+static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain domain,
+                               CUpti_CallbackId cbid, const void *data) {
+  (void)ud;
+  const CUpti_CallbackData *cb = data;
+  if (!naming || domain != CUPTI_CB_DOMAIN_RUNTIME_API ||
+      cb->callbackSite != CUPTI_API_ENTER || !cb->symbolName)
+    return;
+  if (cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 &&
+      cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 &&
+      cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 &&
+      cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 &&
+      cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000)
+    return;
+  if (nlaunched < MAX_NAMED) launched[nlaunched++] = strdup(cb->symbolName);
+}
+
+static void names_reset(void) {
+  for (size_t i = 0; i < nlaunched; i++)
+    free(launched[i]);
+  nlaunched = 0;
+}
+
+/* Subscribe once per process; false when this CUPTI cannot (the ranges
+ * then keep their numbers). */
+static bool naming_ready(void) {
+  static int state; /* 0 not tried, 1 ready, -1 unavailable */
+  if (state) return state > 0;
+  state = -1;
+  char err[256];
+  void *h = klw_cupti_open(err, sizeof err);
+  if (!h) return false;
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
+                           void *) =
+      (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
+                      void *))dlsym(h, "cuptiSubscribe");
+  CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle,
+                        CUpti_CallbackDomain) =
+      (CUptiResult(*)(uint32_t, CUpti_SubscriberHandle,
+                      CUpti_CallbackDomain))dlsym(h, "cuptiEnableDomain");
+  static CUpti_SubscriberHandle sub;
+  if (subscribe && enable &&
+      subscribe(&sub, on_launch, NULL) == CUPTI_SUCCESS &&
+      enable(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS)
+    state = 1;
+  return state > 0;
+}
+
 static int pass_launch(void *arg) {
   pass_ctx *p = arg;
-  return p->pl->launch(p->inst) || p->pl->sync(p->inst);
+  names_reset();
+  naming = true;
+  int rc = p->pl->launch(p->inst);
+  naming = false;
+  return rc || p->pl->sync(p->inst);
 }
 
 static json_object *kernel_json(const kl_plugin_kernel_info *k) {
@@ -120,6 +183,7 @@ static void profile_device(const kl_plugin *pl, void *inst, const char **names,
                   pl->kernel_info && pl->kernel_info(inst, &info) == 0;
   pass_ctx pc = {pl, inst, cold};
   klw_prof_hooks hooks = {pass_prepare, pass_launch, &pc};
+  naming_ready();
   klw_prof_result res;
   char err[1024];
   klw_prof_status st =
@@ -153,11 +217,14 @@ static void profile_device(const kl_plugin *pl, void *inst, const char **names,
   json_object_object_add(o, "metrics", m);
   json_object_object_add(o, "ranges", ranges);
   json_object *rn = json_object_new_array();
-  for (size_t r = 0; r < res.nranges; r++)
-    json_object_array_add(rn, res.range_names && res.range_names[r]
+  for (size_t r = 0; r < res.nranges; r++) /* the launch's kernels by name */
+    json_object_array_add(rn, nlaunched == res.nranges
+                                  ? json_object_new_string(launched[r])
+                              : res.range_names && res.range_names[r]
                                   ? json_object_new_string(res.range_names[r])
                                   : NULL);
   json_object_object_add(o, "range_names", rn);
+  names_reset();
   if (have_info) json_object_object_add(o, "kernel", kernel_json(&info));
   json_object_object_add(o, "init_ms", json_object_new_double(res.init_ms));
   json_object_object_add(o, "config_ms", json_object_new_double(res.config_ms));

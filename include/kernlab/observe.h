@@ -164,9 +164,7 @@ typedef struct kl_export_options {
   const char *kernel;
 } kl_export_options;
 #define KL_EXPORT_OPTIONS_INIT                                                 \
-  {                                                                            \
-    KL_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL  \
-  }
+  { KL_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_EXPORT_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is

@@ -446,7 +446,9 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
       /* the copy is one thread's; a kernel may use every hardware thread
        * (a launcher of its own starts them: kernlab/plugin.h) */
       long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-      slack = ROOFLINE_SLACK_HOST * (double)(cpus < 1 ? 1 : cpus > 256 ? 256 : cpus);
+      slack = ROOFLINE_SLACK_HOST * (double)(cpus < 1     ? 1
+                                             : cpus > 256 ? 256
+                                                          : cpus);
     }
     double t = e->res.time.median;
     if (t <= 0 || t * slack >= bound_us) continue;

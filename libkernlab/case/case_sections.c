@@ -425,8 +425,7 @@ static void read_shape_value(loader *ld, case_shape *s, const ynode *k,
   kl_case *c = ld->c;
   if (!kl__is_ident(k->value)) {
     kl__ld_err(ld, k, "shape value '%s' is not a name usable in expressions%s",
-               k->value,
-               kl__ld_looks_cut_by_comma(k) ? kl__ld_comma_hint : "");
+               k->value, kl__ld_looks_cut_by_comma(k) ? kl__ld_comma_hint : "");
     return;
   }
   if (is_param_name(c, k->value, true)) {

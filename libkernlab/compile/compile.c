@@ -243,8 +243,8 @@ static int compile_sandboxed(kl__run_result *r, const char *const *argv,
  * section may include them (the compiler gets -I<case folder>), so their
  * names and bytes are part of the key. */
 static bool is_header(const char *name) {
-  static const char *const ext[] = {".h", ".cuh", ".hpp", ".hh", ".hxx",
-                                    ".inc", ".inl", ".tcc"};
+  static const char *const ext[] = {".h",   ".cuh", ".hpp", ".hh",
+                                    ".hxx", ".inc", ".inl", ".tcc"};
   size_t len = strlen(name);
   for (size_t i = 0; i < KL_ARRAY_SIZE(ext); i++) {
     size_t e = strlen(ext[i]);

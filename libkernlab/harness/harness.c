@@ -142,24 +142,35 @@ static int defines_launcher(bool *out, const char *text) {
 /* CUDA: calls a launcher must not make, redirected for the kernel section
  * to a guard that notes the first one (the runtime fails the launch that
  * made it) and then makes the call, so that the program stays correct. */
-static const char *const forbidden_calls[] = {
-    "cudaMalloc",          "cudaMallocAsync",     "cudaMallocManaged",
-    "cudaMallocHost",      "cudaHostAlloc",       "cudaMallocPitch",
-    "cudaMalloc3D",        "cudaFree",            "cudaFreeAsync",
-    "cudaFreeHost",        "cudaDeviceSynchronize", "cudaStreamSynchronize",
-    "cudaEventSynchronize", "cudaMemcpy",          "cudaMemcpy2D",
-    "cudaMemset",          "cudaMemcpyToSymbol",  "cudaMemcpyFromSymbol",
-    "cudaDeviceReset",     "cudaDeviceSetLimit"};
+static const char *const forbidden_calls[] = {"cudaMalloc",
+                                              "cudaMallocAsync",
+                                              "cudaMallocManaged",
+                                              "cudaMallocHost",
+                                              "cudaHostAlloc",
+                                              "cudaMallocPitch",
+                                              "cudaMalloc3D",
+                                              "cudaFree",
+                                              "cudaFreeAsync",
+                                              "cudaFreeHost",
+                                              "cudaDeviceSynchronize",
+                                              "cudaStreamSynchronize",
+                                              "cudaEventSynchronize",
+                                              "cudaMemcpy",
+                                              "cudaMemcpy2D",
+                                              "cudaMemset",
+                                              "cudaMemcpyToSymbol",
+                                              "cudaMemcpyFromSymbol",
+                                              "cudaDeviceReset",
+                                              "cudaDeviceSetLimit"};
 
 static int emit_guards(kl_buf *b) {
-  kl__buf_puts(b,
-               "\n/* The launch contract (kernlab/plugin.h, kl_launch_ctx): "
-               "these calls are\n * noted and fail the launch that makes "
-               "them. */\n"
-               "static const char *klh_forbidden_call;\n"
-               "static inline int klh_forbid(const char *name) {\n"
-               "  if (!klh_forbidden_call)\n    klh_forbidden_call = name;\n"
-               "  return 0;\n}\n");
+  kl__buf_puts(b, "\n/* The launch contract (kernlab/plugin.h, kl_launch_ctx): "
+                  "these calls are\n * noted and fail the launch that makes "
+                  "them. */\n"
+                  "static const char *klh_forbidden_call;\n"
+                  "static inline int klh_forbid(const char *name) {\n"
+                  "  if (!klh_forbidden_call)\n    klh_forbidden_call = name;\n"
+                  "  return 0;\n}\n");
   for (size_t i = 0; i < KL_ARRAY_SIZE(forbidden_calls); i++)
     kl__buf_printf(b, "#define %s(...) (klh_forbid(\"%s\"), %s(__VA_ARGS__))\n",
                    forbidden_calls[i], forbidden_calls[i], forbidden_calls[i]);
@@ -362,8 +373,8 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   bool launcher = false, baseline_launcher = false;
   if ((rc = defines_launcher(&launcher, kernel)) < 0 ||
       (embed_baseline &&
-       (rc = defines_launcher(&baseline_launcher, baseline.ptr ? baseline.ptr
-                                                               : "")) < 0))
+       (rc = defines_launcher(&baseline_launcher,
+                              baseline.ptr ? baseline.ptr : "")) < 0))
     goto done;
   if (cuda) emit_guards(&b);
   if (embed_baseline) {

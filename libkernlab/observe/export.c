@@ -453,7 +453,8 @@ static int new_target_launcher(exporter *x, kl_buf *out, const char *source,
                      config[i], eq + 1);
   }
   kl__buf_puts(&head, source);
-  if (source[0] && source[strlen(source) - 1] != '\n') kl__buf_putc(&head, '\n');
+  if (source[0] && source[strlen(source) - 1] != '\n')
+    kl__buf_putc(&head, '\n');
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)

@@ -62,7 +62,8 @@ void kl__src_types_free(kl__src_types *t) {
 
 static macro *find_macro(kl__src_types *t, const char *name, size_t n) {
   for (size_t i = 0; i < t->nmacros; i++)
-    if (strlen(t->macros[i].name) == n && strncmp(t->macros[i].name, name, n) == 0)
+    if (strlen(t->macros[i].name) == n &&
+        strncmp(t->macros[i].name, name, n) == 0)
       return &t->macros[i];
   return NULL;
 }
@@ -171,61 +172,83 @@ static long long cond_primary(cond *c) {
 static long long cond_mul(cond *c) {
   long long v = cond_primary(c);
   for (;;) {
-    if (take(c, "*")) v *= cond_primary(c);
+    if (take(c, "*"))
+      v *= cond_primary(c);
     else if (take(c, "/") || take(c, "%")) {
       bool div = c->p[-1] == '/';
       long long r = cond_primary(c);
-      if (r == 0) c->bad = true;
-      else v = div ? v / r : v % r;
-    } else return v;
+      if (r == 0)
+        c->bad = true;
+      else
+        v = div ? v / r : v % r;
+    } else
+      return v;
   }
 }
 
 static long long cond_add(cond *c) {
   long long v = cond_mul(c);
   for (;;) {
-    if (take(c, "+")) v += cond_mul(c);
-    else if (take(c, "-")) v -= cond_mul(c);
-    else return v;
+    if (take(c, "+"))
+      v += cond_mul(c);
+    else if (take(c, "-"))
+      v -= cond_mul(c);
+    else
+      return v;
   }
 }
 
 static long long cond_shift(cond *c) {
   long long v = cond_add(c);
   for (;;) {
-    if (take(c, "<<")) v = (long long)((unsigned long long)v << (cond_add(c) & 63));
-    else if (take(c, ">>")) v >>= cond_add(c) & 63;
-    else return v;
+    if (take(c, "<<"))
+      v = (long long)((unsigned long long)v << (cond_add(c) & 63));
+    else if (take(c, ">>"))
+      v >>= cond_add(c) & 63;
+    else
+      return v;
   }
 }
 
 static long long cond_rel(cond *c) {
   long long v = cond_shift(c);
   for (;;) {
-    if (take(c, "<=")) v = v <= cond_shift(c);
-    else if (take(c, ">=")) v = v >= cond_shift(c);
-    else if (take(c, "<")) v = v < cond_shift(c);
-    else if (take(c, ">")) v = v > cond_shift(c);
-    else return v;
+    if (take(c, "<="))
+      v = v <= cond_shift(c);
+    else if (take(c, ">="))
+      v = v >= cond_shift(c);
+    else if (take(c, "<"))
+      v = v < cond_shift(c);
+    else if (take(c, ">"))
+      v = v > cond_shift(c);
+    else
+      return v;
   }
 }
 
 static long long cond_eq(cond *c) {
   long long v = cond_rel(c);
   for (;;) {
-    if (take(c, "==")) v = v == cond_rel(c);
-    else if (take(c, "!=")) v = v != cond_rel(c);
-    else return v;
+    if (take(c, "=="))
+      v = v == cond_rel(c);
+    else if (take(c, "!="))
+      v = v != cond_rel(c);
+    else
+      return v;
   }
 }
 
 static long long cond_bits(cond *c) {
   long long v = cond_eq(c);
   for (;;) {
-    if (take(c, "&")) v &= cond_eq(c);
-    else if (take(c, "^")) v ^= cond_eq(c);
-    else if (take(c, "|")) v |= cond_eq(c);
-    else return v;
+    if (take(c, "&"))
+      v &= cond_eq(c);
+    else if (take(c, "^"))
+      v ^= cond_eq(c);
+    else if (take(c, "|"))
+      v |= cond_eq(c);
+    else
+      return v;
   }
 }
 
@@ -247,7 +270,8 @@ static long long cond_or(cond *c) {
   return v;
 }
 
-/* ---- walking the files ---------------------------------------------------- */
+/* ---- walking the files ----------------------------------------------------
+ */
 
 #define MAX_DEPTH 64
 
@@ -448,8 +472,8 @@ static int walk_file(kl__src_types *t, const char *path, const char *rel,
   }
   kl_buf text = KL_BUF_INIT, code = KL_BUF_INIT;
   int rc = kl__read_file(&text, path);
-  char *clean = rc == 0 ? kl__c_blank(text.ptr ? text.ptr : "", text.size, true)
-                        : NULL;
+  char *clean =
+      rc == 0 ? kl__c_blank(text.ptr ? text.ptr : "", text.size, true) : NULL;
   if (rc == 0 && !clean) rc = kl__error_oom();
   bool stack[MAX_DEPTH];
   int taken[MAX_DEPTH], sp = 0;

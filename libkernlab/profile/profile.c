@@ -735,10 +735,9 @@ static int add_parts(kl_profile *p, json_object *reply,
     int rc = kl__profile_from_reply(&part, sub, &pin);
     json_object_put(sub);
     if (rc < 0) return rc;
-    json_object *nm_obj =
-        rnames && json_object_is_type(rnames, json_type_array)
-            ? json_object_array_get_idx(rnames, r)
-            : NULL;
+    json_object *nm_obj = rnames && json_object_is_type(rnames, json_type_array)
+                              ? json_object_array_get_idx(rnames, r)
+                              : NULL;
     const char *name = json_object_is_type(nm_obj, json_type_string)
                            ? json_object_get_string(nm_obj)
                            : NULL;

@@ -116,11 +116,10 @@ static int from_profile_object(kl_profile **out, json_object *o,
       kl_profile *part = NULL;
       if (json_object_object_get_ex(po, "parts", &nm)) continue; /* 1 level */
       if ((rc = from_profile_object(&part, po, text, path)) < 0) break;
-      const char *name =
-          json_object_object_get_ex(po, "name", &nm) &&
-                  json_object_is_type(nm, json_type_string)
-              ? json_object_get_string(nm)
-              : NULL;
+      const char *name = json_object_object_get_ex(po, "name", &nm) &&
+                                 json_object_is_type(nm, json_type_string)
+                             ? json_object_get_string(nm)
+                             : NULL;
       rc = kl__profile_add_part(*out, part, name);
     }
     if (rc < 0) {

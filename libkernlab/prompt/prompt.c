@@ -297,7 +297,8 @@ static int kernels(kl_buf *b, const kl_prompt_inputs *in,
                    const kl_prompt_shape *f) {
   size_t n = f ? kl_profile_part_count(f->profile) : 0;
   if (n == 0)
-    return kl__buf_puts(b, f ? "One kernel per launch.\n" : "(no profile yet)\n");
+    return kl__buf_puts(b,
+                        f ? "One kernel per launch.\n" : "(no profile yet)\n");
   double total = 0;
   for (size_t i = 0; i < n; i++) {
     double t = kl_profile_time_us(kl_profile_part(f->profile, i));
@@ -311,8 +312,8 @@ static int kernels(kl_buf *b, const kl_prompt_inputs *in,
     kl__buf_printf(b, "- %s: ", kl_profile_name(k) ? kl_profile_name(k) : "?");
     if (isfinite(t) && total > 0)
       kl__buf_printf(b, "%.4g us (%.0f%%), ", t, 100 * t / total);
-    kl__buf_printf(b, "%s",
-                   kl_profile_verdict(k) ? kl_profile_verdict(k) : "no verdict");
+    kl__buf_printf(
+        b, "%s", kl_profile_verdict(k) ? kl_profile_verdict(k) : "no verdict");
     kl_diagnosis *d = NULL;
     int rc = in->rules ? kl_rules_evaluate(&d, in->rules, k) : 0;
     if (rc < 0) return rc;

@@ -426,7 +426,8 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
     if (pick == nb) {
       pick = i;
       defined = lparams ? KL_LAUNCHER_NAME : entry;
-      if (!(got = param_types(lparams ? lparams : params))) rc = kl__error_oom();
+      if (!(got = param_types(lparams ? lparams : params)))
+        rc = kl__error_oom();
     }
     kl__free(params);
     kl__free(lparams);
@@ -456,8 +457,7 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
                              "the entry's parameters, then the context"
                            : "line %d: '%s' takes (%s); the case's signature "
                              "is (%s)",
-                b[pick].line, defined, got,
-                own_launch ? want_launcher : want);
+                b[pick].line, defined, got, own_launch ? want_launcher : want);
   } else if (!(r->code = code_without_memo(text, &b[pick]))) {
     rc = kl__error_oom();
   } else if ((rc = check_lines(r, r->code, b[pick].line)) != 0) {

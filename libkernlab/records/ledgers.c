@@ -125,8 +125,13 @@ int kl__benchmark_read(const char *case_dir, kl__benchmark_fn fn,
       }
     }
     if (nf == 14) {
-      kl__benchmark_row r = {f[0], atoi(f[1]), f[2], f[3], f[4],
-                             strtod(f[5], NULL), f[11][0] != '\0',
+      kl__benchmark_row r = {f[0],
+                             (int)strtol(f[1], NULL, 10),
+                             f[2],
+                             f[3],
+                             f[4],
+                             strtod(f[5], NULL),
+                             f[11][0] != '\0',
                              {0, 0, 0, 0, KL_DECISION_SAME}};
       r.speedup.speedup = strtod(f[11], NULL);
       r.speedup.ci_low = strtod(f[12], NULL);

@@ -89,9 +89,9 @@ static int take_solution(const kl__solution *s, int line, void *payload) {
   x->usable = x->baseline || s->outcome == KL_OUTCOME_ACCEPTED ||
               s->outcome == KL_OUTCOME_REJECTED;
   p->n++;
-  if (!x->id || !x->run || !x->dir || !x->kernel ||
-      (s->config && !x->config) || (s->parent && !x->parent) ||
-      (s->memo && !x->memo) || (s->proposer && !x->proposer))
+  if (!x->id || !x->run || !x->dir || !x->kernel || (s->config && !x->config) ||
+      (s->parent && !x->parent) || (s->memo && !x->memo) ||
+      (s->proposer && !x->proposer))
     return kl__error_oom();
   return 0;
 }
@@ -121,8 +121,7 @@ static bool chain(pool *p, cand *x, int s, int depth) {
     x->est[s] = x->lo[s] = x->hi[s] = 1;
   } else {
     cand *parent = find(p, x->parent);
-    if (!x->have[s] || !parent || !chain(p, parent, s, depth + 1))
-      return false;
+    if (!x->have[s] || !parent || !chain(p, parent, s, depth + 1)) return false;
     x->est[s] = parent->est[s] * x->vs_parent[s].speedup;
     x->lo[s] = parent->lo[s] * x->vs_parent[s].ci_low;
     x->hi[s] = parent->hi[s] * x->vs_parent[s].ci_high;
@@ -138,14 +137,41 @@ typedef struct names {
   size_t n, cap;
 } names;
 
-static const char *const keywords[] = {
-    "const",    "static",   "inline",     "extern",       "void",
-    "int",      "float",    "double",     "char",         "long",
-    "short",    "unsigned", "signed",     "struct",       "union",
-    "enum",     "typedef",  "using",      "namespace",    "template",
-    "typename", "class",    "return",     "__global__",   "__device__",
-    "__host__", "__shared__", "__constant__", "__forceinline__", "volatile",
-    "auto",     "bool",     "operator",   "main",         "kernlab_launch_ctx"};
+static const char *const keywords[] = {"const",
+                                       "static",
+                                       "inline",
+                                       "extern",
+                                       "void",
+                                       "int",
+                                       "float",
+                                       "double",
+                                       "char",
+                                       "long",
+                                       "short",
+                                       "unsigned",
+                                       "signed",
+                                       "struct",
+                                       "union",
+                                       "enum",
+                                       "typedef",
+                                       "using",
+                                       "namespace",
+                                       "template",
+                                       "typename",
+                                       "class",
+                                       "return",
+                                       "__global__",
+                                       "__device__",
+                                       "__host__",
+                                       "__shared__",
+                                       "__constant__",
+                                       "__forceinline__",
+                                       "volatile",
+                                       "auto",
+                                       "bool",
+                                       "operator",
+                                       "main",
+                                       "kernlab_launch_ctx"};
 
 static bool is_keyword(const char *w, size_t n) {
   for (size_t i = 0; i < KL_ARRAY_SIZE(keywords); i++)
@@ -164,8 +190,7 @@ static int add_name(names *ns, const char *w, size_t n) {
 }
 
 /* The identifier ending just before `end` (skipping spaces), or NULL. */
-static const char *ident_before(const char *start, const char *end,
-                                size_t *n) {
+static const char *ident_before(const char *start, const char *end, size_t *n) {
   while (end > start && isspace((unsigned char)end[-1]))
     end--;
   const char *b = end;
@@ -298,8 +323,8 @@ static void names_free(names *ns) {
 /* ---- writing the dispatcher -------------------------------------------- */
 
 typedef struct variant {
-  cand *x;     /* NULL: none */
-  char *text;  /* its kernel as recorded */
+  cand *x;    /* NULL: none */
+  char *text; /* its kernel as recorded */
   bool launcher;
   int number;
 } variant;
@@ -342,9 +367,8 @@ static int emit_variant(kl_buf *out, kl_buf *includes, const kl_case *c,
   kl_buf body = KL_BUF_INIT;
   names ns = {0}, macros = {0};
   int rc = hoist_includes(includes, &body, v->text);
-  char *clean = rc == 0 ? kl__c_blank(body.ptr ? body.ptr : "", body.size,
-                                      false)
-                        : NULL;
+  char *clean =
+      rc == 0 ? kl__c_blank(body.ptr ? body.ptr : "", body.size, false) : NULL;
   if (rc == 0 && !clean) rc = kl__error_oom();
   if (rc == 0) rc = top_level_names(&ns, &macros, clean);
   if (rc < 0) goto done;
@@ -359,8 +383,7 @@ static int emit_variant(kl_buf *out, kl_buf *includes, const kl_case *c,
                    (int)(eq - v->x->config[i]), v->x->config[i], eq + 1);
   }
   for (size_t i = 0; i < ns.n; i++)
-    kl__buf_printf(out, "#define %s kl_v%d_%s\n", ns.v[i], v->number,
-                   ns.v[i]);
+    kl__buf_printf(out, "#define %s kl_v%d_%s\n", ns.v[i], v->number, ns.v[i]);
   kl__buf_printf(out, "#line 1 \"variant%d\"\n", v->number);
   kl__buf_puts(out, body.ptr ? body.ptr : "");
   kl__buf_puts(out, "#line 1 \"kernlab-dispatch\"\n");
@@ -369,8 +392,9 @@ static int emit_variant(kl_buf *out, kl_buf *includes, const kl_case *c,
   for (size_t i = 0; i < macros.n; i++)
     kl__buf_printf(out, "#undef %s\n", macros.v[i]);
   for (size_t i = 0; i < kl_case_tunable_count(c); i++) /* the section's */
-    kl__buf_printf(out, "#undef %s\n#define %s %s\n", kl_case_tunable_name(c, i),
-                   kl_case_tunable_name(c, i), kl_case_tunable_current(c, i));
+    kl__buf_printf(out, "#undef %s\n#define %s %s\n",
+                   kl_case_tunable_name(c, i), kl_case_tunable_name(c, i),
+                   kl_case_tunable_current(c, i));
   rc = kl__buf_status(out);
 done:
   kl__free(clean);
@@ -382,8 +406,7 @@ done:
 
 /* The call of variant v at shape s (its launcher, or its entry at the
  * shape's geometry). */
-static int emit_call(kl_buf *out, const kl_case *c, const variant *v,
-                     int s) {
+static int emit_call(kl_buf *out, const kl_case *c, const variant *v, int s) {
   bool cuda = c->backend == KL_BACKEND_CUDA;
   if (v->launcher)
     kl__buf_printf(out, "kl_v%d_%s(", v->number, KL_LAUNCHER_NAME);
@@ -504,8 +527,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   double heaviest = -1;
   bool cuda = c->backend == KL_BACKEND_CUDA;
   for (size_t s = 0; s < c->nshapes; s++) /* a host call has no geometry */
-    if ((vars[chosen[s]].launcher || !cuda) &&
-        c->shapes[s].weight > heaviest) {
+    if ((vars[chosen[s]].launcher || !cuda) && c->shapes[s].weight > heaviest) {
       heaviest = c->shapes[s].weight;
       fallback = chosen[s];
     }
@@ -547,8 +569,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   else
     kl__buf_puts(&ev, "null");
   kl__buf_puts(&ev, "}");
-  kl__buf_printf(&out,
-                 " * Other values: %s.\n */\n",
+  kl__buf_printf(&out, " * Other values: %s.\n */\n",
                  fallback >= 0 ? "the heaviest shape's variant (one that "
                                  "owns its launch, on CUDA)"
                                : "no variant owns its launch, so the "

@@ -120,9 +120,12 @@ try:
     p = kl("run", case, "--json", "--iterations", "1", "--no-profile",
            "--seed", "4", env=env)
     s = json.loads(p.stdout or "{}")
+    why = [(x.get("verdict"), x.get("gate"), x.get("reason"))
+           for x in map(json.loads, open(case + "/solutions.jsonl"))
+           if x.get("iteration")]
     check(p.returncode == 0 and s.get("verdicts", {}).get("ACCEPTED") == 1,
-          "the coalesced kernel is accepted: %s %s" % (p.stdout[-600:],
-                                                       p.stderr[-400:]))
+          "the coalesced kernel is accepted: %s %s %s" % (
+              why, p.stdout[-600:], p.stderr[-400:]))
     print("best_speedup", s.get("best_speedup"))
 finally:
     srv.kill()

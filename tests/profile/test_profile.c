@@ -247,7 +247,8 @@ static void test_parts_of_a_launch(void **state) {
   assert_non_null(rec);
   assert_true(json_object_object_get_ex(rec, "raw", &raw));
   /* the reply: the same counters twice, the second kernel 4x shorter */
-  json_object *reply = json_object_new_object(), *names = json_object_new_array(),
+  json_object *reply = json_object_new_object(),
+              *names = json_object_new_array(),
               *ranges = json_object_new_array(), *r0 = json_object_new_array(),
               *r1 = json_object_new_array(), *rn = json_object_new_array();
   json_object_object_foreach(raw, key, val) {

@@ -18,8 +18,7 @@ typedef half floatX;
 typedef float floatX;
 #endif
 
-template <class T>
-__host__ __device__ T ceil_div(T dividend, T divisor) {
+template <class T> __host__ __device__ T ceil_div(T dividend, T divisor) {
   return (dividend + divisor - 1) / divisor;
 }
 
@@ -40,9 +39,8 @@ inline float *make_random_float(size_t n) {
 }
 
 template <class D, class T>
-void validate_result(D *device_result, const T *cpu_reference,
-                     const char *name, size_t num_elements,
-                     T tolerance = 1e-4) {
+void validate_result(D *device_result, const T *cpu_reference, const char *name,
+                     size_t num_elements, T tolerance = 1e-4) {
   D *out_gpu = (D *)malloc(num_elements * sizeof(D));
   cudaCheck(cudaMemcpy(out_gpu, device_result, num_elements * sizeof(D),
                        cudaMemcpyDeviceToHost));
