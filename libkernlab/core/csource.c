@@ -76,6 +76,17 @@ int kl__c_definition_params(char **out, const char *code, const char *entry) {
   return *out ? 0 : KL_ENOMEM;
 }
 
+int kl__c_defines(bool *out, const char *text, const char *name) {
+  *out = false;
+  char *clean = kl__c_blank(text, strlen(text), false), *params = NULL;
+  if (!clean) return kl__error_oom();
+  int rc = kl__c_definition_params(&params, clean, name);
+  *out = params != NULL;
+  kl__free(params);
+  kl__free(clean);
+  return rc;
+}
+
 int kl__c_definition_span(const char *code, const char *entry, size_t *start,
                           size_t *open, size_t *end) {
   const char *name, *lparen, *rparen, *brace;

@@ -152,6 +152,9 @@ char *kl__c_blank(const char *s, size_t n, bool keep_strings);
 bool kl__c_ident_char(char c);
 /* The parameter list of the definition of `entry` in blanked code; *out
  * NULL when there is none; KL_ENOMEM. */
+/* Whether `text` (comments and strings not yet blanked) defines a function
+ * `name` (e.g. a kernel section's own launcher, kernlab_launch). */
+int kl__c_defines(bool *out, const char *text, const char *name);
 int kl__c_definition_params(char **out, const char *code, const char *entry);
 /* The definition of `entry` in blanked code: its declaration's first byte
  * (after the previous ';', '}' or preprocessor line), its '{' and one past

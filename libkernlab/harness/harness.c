@@ -126,19 +126,6 @@ static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
   return kl__buf_status(b);
 }
 
-/* Whether a kernel section defines its own launcher (comments blanked, so
- * a launcher in a comment does not count). */
-static int defines_launcher(bool *out, const char *text) {
-  *out = false;
-  char *clean = kl__c_blank(text, strlen(text), false), *params = NULL;
-  if (!clean) return kl__error_oom();
-  int rc = kl__c_definition_params(&params, clean, KL_LAUNCHER_NAME);
-  *out = params != NULL;
-  kl__free(params);
-  kl__free(clean);
-  return rc;
-}
-
 /* CUDA: calls a launcher must not make, redirected for the kernel section
  * to a guard that notes the first one (the runtime fails the launch that
  * made it) and then makes the call, so that the program stays correct. */
@@ -371,10 +358,10 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                      kl_case_tunable_current(c, i));
   }
   bool launcher = false, baseline_launcher = false;
-  if ((rc = defines_launcher(&launcher, kernel)) < 0 ||
+  if ((rc = kl__c_defines(&launcher, kernel, KL_LAUNCHER_NAME)) < 0 ||
       (embed_baseline &&
-       (rc = defines_launcher(&baseline_launcher,
-                              baseline.ptr ? baseline.ptr : "")) < 0))
+       (rc = kl__c_defines(&baseline_launcher, baseline.ptr ? baseline.ptr : "",
+                           KL_LAUNCHER_NAME)) < 0))
     goto done;
   if (cuda) emit_guards(&b);
   if (embed_baseline) {

@@ -421,16 +421,6 @@ static int rewrite_calls(kl_buf *out, const char *text, size_t from,
   return kl__buf_status(out);
 }
 
-static int defines_launcher(bool *out, const char *text) {
-  char *clean = kl__c_blank(text, strlen(text), false), *params = NULL;
-  if (!clean) return kl__error_oom();
-  int rc = kl__c_definition_params(&params, clean, KL_LAUNCHER_NAME);
-  *out = params != NULL;
-  kl__free(params);
-  kl__free(clean);
-  return rc;
-}
-
 /* The new text of a target for a section that owns its launch: the section
  * whole (after the context's support) where the entry's section was, and
  * the entry's launches after it made calls of the launcher. */
@@ -652,7 +642,8 @@ static int run_export(exporter *x, kl_buf *summary) {
              0) {
     goto done;
   }
-  if ((rc = defines_launcher(&x->own_launch, best.ptr ? best.ptr : "")) < 0 ||
+  if ((rc = kl__c_defines(&x->own_launch, best.ptr ? best.ptr : "",
+                          KL_LAUNCHER_NAME)) < 0 ||
       (rc = new_target(x, &text, best.ptr ? best.ptr : "", config)) < 0 ||
       (rc = make_dirs(x)) < 0)
     goto done;

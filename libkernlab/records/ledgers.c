@@ -64,36 +64,24 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
   return rc;
 }
 
+typedef struct rows_of_ctx {
+  kl_buf *shapes;
+  const char *run;
+  int n;
+} rows_of_ctx;
+
+static int take_shape(const kl__benchmark_row *r, void *payload) {
+  rows_of_ctx *x = payload;
+  if (r->iteration != x->n || strcmp(r->run, x->run) != 0) return 0;
+  kl__buf_puts(x->shapes, r->shape);
+  kl__buf_putc(x->shapes, '\n');
+  return kl__buf_status(x->shapes);
+}
+
 int kl__benchmark_rows_of(kl_buf *shapes, const char *case_dir, const char *run,
                           int n) {
-  char *path = kl__path_join(case_dir, "benchmark.csv");
-  kl_buf text = KL_BUF_INIT;
-  int rc = path ? kl__read_file(&text, path) : kl__error_oom();
-  kl__free(path);
-  if (rc == KL_ENOTFOUND) {
-    kl_error_clear();
-    return 0;
-  }
-  char prefix[160];
-  int np = snprintf(prefix, sizeof(prefix), "%s,%d,", run, n);
-  for (const char *p = text.ptr; rc == 0 && p && *p;) {
-    const char *nl = strchr(p, '\n');
-    if (!nl) break; /* a torn tail: not a row */
-    if (np > 0 && (size_t)np < sizeof(prefix) &&
-        strncmp(p, prefix, (size_t)np) == 0) {
-      /* run,iteration,id,shape,... */
-      const char *f = strchr(p + np, ',');
-      const char *e = f ? strchr(f + 1, ',') : NULL;
-      if (e && e < nl) {
-        kl__buf_put(shapes, f + 1, (size_t)(e - f - 1));
-        kl__buf_putc(shapes, '\n');
-        rc = kl__buf_status(shapes);
-      }
-    }
-    p = nl + 1;
-  }
-  kl_buf_dispose(&text);
-  return rc;
+  rows_of_ctx x = {shapes, run, n};
+  return kl__benchmark_read(case_dir, take_shape, &x);
 }
 
 /* Every complete row of CASE/benchmark.csv, header skipped, in order. A

@@ -462,13 +462,7 @@ static int read_variant(variant *v, const kl_case *c) {
   }
   v->text = text.ptr ? kl__buf_detach(&text) : kl__strdup("");
   if (!v->text) return kl__error_oom();
-  char *clean = kl__c_blank(v->text, strlen(v->text), false), *params = NULL;
-  if (!clean) return kl__error_oom();
-  rc = kl__c_definition_params(&params, clean, KL_LAUNCHER_NAME);
-  v->launcher = params != NULL;
-  kl__free(params);
-  kl__free(clean);
-  return rc;
+  return kl__c_defines(&v->launcher, v->text, KL_LAUNCHER_NAME);
 }
 
 int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
