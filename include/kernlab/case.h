@@ -160,7 +160,8 @@ KL_EXTERN(const char *) kl_case_compiler(const kl_case *c);
 KL_EXTERN(const char *) kl_case_flags(const kl_case *c);
 /** Path of the baseline kernel source (case folder joined). */
 KL_EXTERN(const char *) kl_case_kernel_path(const kl_case *c);
-/** The kernel's function name. */
+/** The kernel's function name as the case spells it: maybe qualified
+ *  ("ns::kern"), maybe with template arguments ("kern<float, 128>"). */
 KL_EXTERN(const char *) kl_case_entry(const kl_case *c);
 /** Path of program.md, or NULL when the case has no brief. */
 KL_EXTERN(const char *) kl_case_program_path(const kl_case *c);
@@ -179,6 +180,9 @@ kl_case_param(kl_param_info *out, const kl_case *c, size_t index);
 
 KL_EXTERN(size_t) kl_case_shape_count(const kl_case *c);
 KL_EXTERN(const char *) kl_case_shape_name(const kl_case *c, size_t shape);
+/** The kernel a shape launches: its own instantiation of a template entry
+ *  (the shape's `entry:`), else kl_case_entry. NULL when out of range. */
+KL_EXTERN(const char *) kl_case_shape_entry(const kl_case *c, size_t shape);
 KL_EXTERN(double) kl_case_shape_weight(const kl_case *c, size_t shape);
 /** Index of the shape called `name`, or KL_ENOTFOUND. */
 KL_EXTERN(int) kl_case_shape_find(const kl_case *c, const char *name);

@@ -89,6 +89,7 @@ void kl_case_free(kl_case *c) {
   kl__free(c->params);
   for (size_t i = 0; i < c->nshapes; i++) {
     kl__free(c->shapes[i].name);
+    kl__free(c->shapes[i].entry);
     kl_vars_free(c->shapes[i].vars);
     kl__free(c->shapes[i].elements);
     kl__free(c->shapes[i].scalars);
@@ -244,6 +245,11 @@ static int check_shape(const kl_case *c, size_t shape) {
   return 0;
 }
 
+const char *kl_case_shape_entry(const kl_case *c, size_t shape) {
+  if (shape >= c->nshapes) return NULL;
+  return c->shapes[shape].entry ? c->shapes[shape].entry : c->entry;
+}
+
 const char *kl_case_shape_name(const kl_case *c, size_t shape) {
   return shape < c->nshapes ? c->shapes[shape].name : NULL;
 }
@@ -393,6 +399,10 @@ static int describe_shapes(kl_buf *b, const kl_case *c) {
     kl__buf_puts(b, s ? ",{" : "{");
     json_key(b, "name");
     kl__buf_json_string(b, sh->name);
+    if (sh->entry) {
+      kl__buf_puts(b, ",\"entry\":");
+      kl__buf_json_string(b, sh->entry);
+    }
     kl__buf_printf(b, ",\"weight\":%.17g,\"values\":{", sh->weight);
     for (size_t i = 0; i < kl_vars_count(sh->vars); i++) {
       kl_value v;

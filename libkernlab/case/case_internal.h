@@ -21,6 +21,7 @@ typedef struct case_param {
 
 typedef struct case_shape {
   char *name;
+  char *entry; /* this shape's instantiation of the entry, or NULL */
   double weight;
   kl_vars *vars;     /* the shape's keys, then every scalar param */
   int64_t *elements; /* per param; 0 for scalars */

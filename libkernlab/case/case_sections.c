@@ -151,11 +151,20 @@ void kl__ld_read_kernel(loader *ld, const ynode *root) {
     c->kernel_path = kl__ld_case_file(ld, n, "kernel.source");
   if ((n = kl__ld_map_get(k, "entry"))) {
     const char *entry = kl__ld_scalar(ld, n, "kernel.entry");
-    if (entry && !kl__is_ident(entry))
-      kl__ld_err(ld, n, "kernel.entry '%s' is not a C function name", entry);
+    if (entry && !kl__c_entry_valid(entry))
+      kl__ld_err(ld, n,
+                 "kernel.entry '%s' is not a function name (a C name, "
+                 "maybe qualified, maybe with template arguments)",
+                 entry);
     else if (entry)
       c->entry = kl__ld_dup_or_oom(ld, entry);
   }
+  if (ld->backend_ok && c->backend == KL_BACKEND_HOST && c->entry &&
+      !kl__is_ident(c->entry))
+    kl__ld_err(ld, kl__ld_map_get(k, "entry"),
+               "kernel.entry '%s': a host kernel is a C function, named "
+               "without qualifier or template arguments",
+               c->entry);
   n = kl__ld_map_get(k, "launch");
   if (!ld->backend_ok)
     return; /* whether a launch belongs here depends on the backend */
@@ -473,6 +482,17 @@ static void read_shape(loader *ld, const ynode *n, case_shape *s) {
         kl__ld_err(ld, v, "weight must be greater than 0");
       continue;
     }
+    if (strcmp(k->value, "entry") == 0) { /* this shape's instantiation */
+      const char *e = kl__ld_scalar(ld, v, "a shape's entry");
+      if (e && !kl__c_entry_valid(e))
+        kl__ld_err(ld, v,
+                   "entry '%s' is not a function name (a C name, maybe "
+                   "qualified, maybe with template arguments)",
+                   e);
+      else if (e)
+        s->entry = kl__ld_dup_or_oom(ld, e);
+      continue;
+    }
     if (strcmp(k->value, "values") == 0 && v->kind == YNODE_MAP) {
       for (size_t j = 0; j < v->count; j++)
         read_shape_value(ld, s, v->pairs[j].key, v->pairs[j].value);
@@ -480,6 +500,27 @@ static void read_shape(loader *ld, const ynode *n, case_shape *s) {
     }
     read_shape_value(ld, s, k, v);
   }
+}
+
+/* A shape's entry instantiates the case's function, no other. */
+static void check_shape_entry(loader *ld, const ynode *n, const case_shape *s) {
+  if (!s->entry || !ld->c->entry) return;
+  if (ld->backend_ok && ld->c->backend != KL_BACKEND_CUDA) {
+    kl__ld_err(ld, kl__ld_map_get(n, "entry"),
+               "a shape's entry (a template's instantiation) applies to "
+               "cuda cases only");
+    return;
+  }
+  char *fn = kl__c_entry_function(ld->c->entry);
+  char *own = kl__c_entry_function(s->entry);
+  if (!fn || !own)
+    ld->diags.oom = true;
+  else if (strcmp(own, fn) != 0)
+    kl__ld_err(ld, kl__ld_map_get(n, "entry"),
+               "entry '%s' is not an instantiation of kernel.entry '%s'",
+               s->entry, fn);
+  kl__free(fn);
+  kl__free(own);
 }
 
 void kl__ld_read_shapes(loader *ld, const ynode *root) {
@@ -500,6 +541,7 @@ void kl__ld_read_shapes(loader *ld, const ynode *root) {
     if (!kl__ld_want(ld, n, YNODE_MAP, "a shape")) continue;
     case_shape *s = &c->shapes[c->nshapes++];
     read_shape(ld, n, s);
+    check_shape_entry(ld, n, s);
     for (size_t j = 0; s->name && j + 1 < c->nshapes; j++)
       if (c->shapes[j].name && strcmp(c->shapes[j].name, s->name) == 0) {
         kl__ld_err(ld, kl__ld_map_get(n, "name"),

@@ -3,8 +3,17 @@
  * true), an entry point's parameter list, and the span of its whole
  * definition. Used to check a model's reply against the baseline's
  * signature, to read a kernel's signature for a case, and to replace a
- * kernel's definition in a user's file on export. */
+ * kernel's definition in a user's file on export.
+ *
+ * C++ enters through names and scopes only: an entry may be spelled
+ * qualified and instantiated ("ns::kern<float, 128>") and is found by its
+ * own name; a template's type parameters and an instantiation's arguments
+ * are split at their top-level commas; the namespaces open at a point are
+ * counted by their braces; a demangled name gives back the call a caller
+ * at file scope writes. None of this parses C++: it reads what kernel
+ * sources and the demangler write. */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -38,12 +47,83 @@ bool kl__c_ident_char(char c) {
   return isalnum((unsigned char)c) || c == '_';
 }
 
+/* An entry as a case may spell it: "kern", "ns::kern", "kern<float, 128>",
+ * "::ns::kern<(Mode)1, 4u>". The template arguments are balanced in <> and
+ * () and hold nothing that could end a declaration or start a comment. */
+bool kl__c_entry_split(const char *entry, size_t *name_off, size_t *name_len,
+                       size_t *args_off) {
+  const char *p = entry;
+  if (p[0] == ':' && p[1] == ':') p += 2;
+  for (;;) {
+    const char *w = p;
+    if (isdigit((unsigned char)*p)) return false;
+    while (kl__c_ident_char(*p))
+      p++;
+    if (p == w) return false;
+    if (p[0] == ':' && p[1] == ':') {
+      p += 2;
+      continue;
+    }
+    *name_off = (size_t)(w - entry);
+    *name_len = (size_t)(p - w);
+    break;
+  }
+  *args_off = (size_t)(p - entry);
+  if (!*p) return true;
+  if (*p != '<') return false;
+  int angle = 0, paren = 0;
+  for (; *p; p++) {
+    if (strchr(";{}\"#\\/\n\r`$@", *p)) return false;
+    angle += (*p == '<') - (*p == '>');
+    paren += (*p == '(') - (*p == ')');
+    if (paren < 0 || (angle == 0 && paren == 0 && p[1])) return false;
+    if (angle == 0) break;
+  }
+  return *p == '>' && angle == 0 && paren == 0 && !p[1];
+}
+
+bool kl__c_entry_valid(const char *entry) {
+  size_t off, len, args;
+  return entry && kl__c_entry_split(entry, &off, &len, &args);
+}
+
+char *kl__c_entry_function(const char *entry) {
+  size_t off, len, args;
+  if (!kl__c_entry_split(entry, &off, &len, &args)) args = strlen(entry);
+  return kl__strndup(entry, args);
+}
+
+char *kl__c_entry_name(const char *entry) {
+  size_t off, len, args;
+  if (!kl__c_entry_split(entry, &off, &len, &args))
+    return kl__strndup(entry, strlen(entry));
+  return kl__strndup(entry + off, len);
+}
+
+int kl__c_entry_renamed(kl_buf *out, const char *entry, const char *prefix,
+                        bool outer) {
+  size_t off, len, args;
+  if (!kl__c_entry_split(entry, &off, &len, &args) || outer)
+    off = entry[0] == ':' && entry[1] == ':' ? 2 : 0;
+  kl__buf_put(out, entry, off);
+  kl__buf_puts(out, prefix);
+  kl__buf_puts(out, entry + off);
+  return kl__buf_status(out);
+}
+
 /* The first definition of `entry` in blanked code: the name, its '(' and
  * ')', and the '{' after them. false when there is none. */
-static bool find_definition(const char *code, const char *entry,
+static bool find_definition(const char *code, const char *spelled,
                             const char **name, const char **lparen,
                             const char **rparen, const char **brace) {
-  size_t len = strlen(entry);
+  /* "ns::kern<float>" is defined as "kern(" (in its namespace, or
+   * "ns::kern(" out of line) */
+  size_t off = 0, len = strlen(spelled), args = 0;
+  if (kl__c_entry_split(spelled, &off, &len, &args)) spelled += off;
+  char entry[256];
+  if (len >= sizeof entry) return false;
+  memcpy(entry, spelled, len);
+  entry[len] = '\0';
   for (const char *p = strstr(code, entry); p; p = strstr(p + 1, entry)) {
     if ((p > code && kl__c_ident_char(p[-1])) || kl__c_ident_char(p[len]))
       continue;
@@ -92,10 +172,11 @@ int kl__c_definition_span(const char *code, const char *entry, size_t *start,
   const char *name, *lparen, *rparen, *brace;
   if (!find_definition(code, entry, &name, &lparen, &rparen, &brace))
     return KL_ENOTFOUND;
-  /* the declaration starts after the previous ';', '}' or directive line */
+  /* the declaration starts after the previous ';', '{' (a namespace's),
+   * '}' or directive line */
   size_t s = (size_t)(name - code);
   while (s > 0 && code[s - 1] != ';' && code[s - 1] != '}' &&
-         !(code[s - 1] == '\n' && code[s] == '#'))
+         code[s - 1] != '{' && !(code[s - 1] == '\n' && code[s] == '#'))
     s--;
   if ((s == 0 || code[s - 1] == '\n') && code[s] == '#')
     while (code[s] && code[s] != '\n') /* start on the line after it */
@@ -117,4 +198,133 @@ int kl__c_definition_span(const char *code, const char *entry, size_t *start,
   *open = (size_t)(brace - code);
   *end = e + 1;
   return 0;
+}
+
+int kl__c_scopes(const char *clean, size_t at, kl__c_scope *out, int max) {
+  enum { DEPTH = 64 };
+  kl__c_scope open[DEPTH];
+  bool scope[DEPTH] = {false};
+  int depth = 0, n = 0;
+  size_t head = 0; /* where the declaration being read starts */
+  for (size_t i = 0; i < at && clean[i]; i++) {
+    char ch = clean[i];
+    if (ch == '{') {
+      size_t a = head;
+      for (;;) { /* past blanks and directive lines */
+        while (a < i && isspace((unsigned char)clean[a]))
+          a++;
+        if (a >= i || clean[a] != '#') break;
+        while (a < i && clean[a] != '\n')
+          a++;
+      }
+      bool ns = strncmp(clean + a, "namespace", 9) == 0 ||
+                strncmp(clean + a, "inline namespace", 16) == 0 ||
+                strncmp(clean + a, "extern", 6) == 0;
+      if (depth < DEPTH) {
+        scope[depth] = ns;
+        open[depth].head = a;
+        open[depth].brace = i;
+      }
+      depth++;
+    } else if (ch == '}' && depth > 0) {
+      depth--;
+    }
+    if (ch == ';' || ch == '{' || ch == '}') head = i + 1;
+  }
+  for (int d = 0; d < depth && d < DEPTH; d++)
+    if (scope[d]) {
+      if (out && n < max) out[n] = open[d];
+      n++;
+    }
+  return n;
+}
+
+/* Top-level comma-separated items of text[0..n) (inside <> and () commas
+ * are the items' own), each trimmed; at most max. */
+size_t kl__c_split_items(char items[][128], size_t max, const char *text,
+                         size_t n) {
+  size_t count = 0, from = 0;
+  int depth = 0;
+  for (size_t i = 0; i <= n; i++) {
+    if (i < n)
+      depth += (text[i] == '<' || text[i] == '(') -
+               (text[i] == '>' || text[i] == ')');
+    if (i < n && !(text[i] == ',' && depth == 0)) continue;
+    size_t a = from, b = i;
+    while (a < b && isspace((unsigned char)text[a]))
+      a++;
+    while (b > a && isspace((unsigned char)text[b - 1]))
+      b--;
+    if (b > a && count < max) {
+      size_t len = b - a < 127 ? b - a : 127;
+      memcpy(items[count], text + a, len);
+      items[count++][len] = '\0';
+    }
+    from = i + 1;
+  }
+  return count;
+}
+
+/* The type parameters of a template definition (`template <typename T,
+ * int B = 4>` at decl[0..n)): for each parameter its name, "" for those
+ * that are not types. 0 when the definition is no template. */
+size_t kl__c_template_types(char names[][64], size_t max, const char *decl,
+                            size_t n) {
+  size_t i = 0;
+  while (i < n && isspace((unsigned char)decl[i]))
+    i++;
+  if (n - i < 8 || strncmp(decl + i, "template", 8) != 0) return 0;
+  for (i += 8; i < n && decl[i] != '<'; i++)
+    ;
+  size_t open = i, close = i;
+  for (int angle = 0; close < n; close++) {
+    angle += (decl[close] == '<') - (decl[close] == '>');
+    if (angle == 0) break;
+  }
+  if (close >= n) return 0;
+  char items[32][128];
+  size_t k = kl__c_split_items(items, 32, decl + open + 1, close - open - 1);
+  for (size_t j = 0; j < k && j < max; j++) {
+    char *eq = strchr(items[j], '=');
+    if (eq) *eq = '\0';
+    bool type = strncmp(items[j], "typename", 8) == 0 ||
+                strncmp(items[j], "class", 5) == 0;
+    /* the name: the last identifier */
+    size_t e = strlen(items[j]);
+    while (e && !kl__c_ident_char(items[j][e - 1]))
+      e--;
+    size_t b = e;
+    while (b && kl__c_ident_char(items[j][b - 1]))
+      b--;
+    snprintf(names[j], 64, "%.*s", type ? (int)(e - b) : 0, items[j] + b);
+  }
+  return k < max ? k : max;
+}
+
+bool kl__c_call_name(char *out, size_t n, const char *demangled) {
+  /* "(anonymous namespace)::" names nothing a caller in the file spells */
+  static const char anon[] = "(anonymous namespace)::";
+  char *t = kl__calloc(strlen(demangled) + 1, 1);
+  if (!t) return false;
+  size_t tl = 0;
+  for (const char *p = demangled; *p;)
+    if (strncmp(p, anon, sizeof anon - 1) == 0)
+      p += sizeof anon - 1;
+    else
+      t[tl++] = *p++;
+  /* the parameter list's '(' is the first outside template arguments; the
+   * name starts after the last space before it there ("void kern<...>") */
+  size_t start = 0, i = 0;
+  for (int angle = 0; i < tl; i++) {
+    angle += (t[i] == '<') - (t[i] == '>');
+    if (angle == 0 && t[i] == '(') break;
+    if (angle == 0 && t[i] == ' ') start = i + 1;
+  }
+  bool ok = i > start && i - start < n;
+  if (ok) {
+    memcpy(out, t + start, i - start);
+    out[i - start] = '\0';
+  }
+  kl__free(t);
+  return ok;
 }

@@ -150,6 +150,20 @@ const char *kl__suggest(const char *word, const char *const *candidates,
  * literals blanked, newlines kept; NULL when out of memory. */
 char *kl__c_blank(const char *s, size_t n, bool keep_strings);
 bool kl__c_ident_char(char c);
+/* A kernel entry as a case spells it: an optional qualifier ("ns::"), the
+ * function's name, optional template arguments ("<float, 128>"). false
+ * when `entry` is not such a name; else the name's offset and length and
+ * where the template arguments start (the end when there are none). */
+bool kl__c_entry_split(const char *entry, size_t *name_off, size_t *name_len,
+                       size_t *args_off);
+bool kl__c_entry_valid(const char *entry);
+/* "ns::kern" of "ns::kern<float>"; "kern" of it; NULL when out of memory. */
+char *kl__c_entry_function(const char *entry);
+char *kl__c_entry_name(const char *entry);
+/* The entry with `prefix` before its name ("ns::klh_baseline_kern<float>")
+ * or, `outer`, before its outermost qualifier ("kl_v1_ns::kern<float>"). */
+int kl__c_entry_renamed(kl_buf *out, const char *entry, const char *prefix,
+                        bool outer);
 /* The parameter list of the definition of `entry` in blanked code; *out
  * NULL when there is none; KL_ENOMEM. */
 /* Whether `text` (comments and strings not yet blanked) defines a function
@@ -157,10 +171,34 @@ bool kl__c_ident_char(char c);
 int kl__c_defines(bool *out, const char *text, const char *name);
 int kl__c_definition_params(char **out, const char *code, const char *entry);
 /* The definition of `entry` in blanked code: its declaration's first byte
- * (after the previous ';', '}' or preprocessor line), its '{' and one past
+ * (after the previous ';', '{', '}' or preprocessor line; a template's
+ * `template <...>` is part of it), its '{' and one past
  * its matching '}'. KL_ENOTFOUND (no error set) when there is none. */
 int kl__c_definition_span(const char *code, const char *entry, size_t *start,
                           size_t *open, size_t *end);
+/* The top-level comma-separated items of text[0..n) (commas inside <>
+ * and () are the items' own), each trimmed; at most max, each cut at 127
+ * bytes. */
+size_t kl__c_split_items(char items[][128], size_t max, const char *text,
+                         size_t n);
+/* The parameters of the template a declaration decl[0..n) starts with
+ * (`template <typename T, int B = 4>`): for each its name when it is a
+ * type parameter, else "". 0 when the declaration is no template. */
+size_t kl__c_template_types(char names[][64], size_t max, const char *decl,
+                            size_t n);
+/* What a caller at file scope writes to call the function a demangled name
+ * names: "ns::kern<float, 128>" of "void ns::kern<float, 128>(float*,
+ * int)", anonymous namespaces left out; false when it does not fit in n or
+ * has no parameter list. */
+bool kl__c_call_name(char *out, size_t n, const char *demangled);
+/* A namespace or extern "C" block: where its head ("namespace ns") starts
+ * and where its '{' is. */
+typedef struct kl__c_scope {
+  size_t head, brace;
+} kl__c_scope;
+/* How many such blocks are open at byte `at` of blanked code, outermost
+ * first in out[0..max). */
+int kl__c_scopes(const char *clean, size_t at, kl__c_scope *out, int max);
 
 /* ---- hashing (sha256.c) ---------------------------------------------------
  */

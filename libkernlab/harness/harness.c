@@ -78,12 +78,55 @@ typedef enum call_kind {
   CALL_LAUNCHER  /* the section's own launcher, with the context */
 } call_kind;
 
+/* The call's arguments, taken from the buffers and the tables, and its
+ * closing parenthesis. */
+static void emit_args(kl_buf *b, const kl_case *c, call_kind kind,
+                      const char *indent) {
+  for (size_t p = 0; p < c->nparams; p++) {
+    const case_param *pa = &c->params[p];
+    const char *t = ctype(pa->dtype, c->backend);
+    if (p) kl__buf_printf(b, ",\n%s", indent);
+    if (pa->is_pointer)
+      kl__buf_printf(b, "(%s *)b[%zu]", t, p);
+    else if (kl_dtype_is_float(pa->dtype))
+      kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]", t, p);
+    else
+      kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]", t, p);
+  }
+  if (kind == CALL_LAUNCHER) kl__buf_puts(b, c->nparams ? ", ctx" : "ctx");
+  kl__buf_puts(b, ");\n");
+}
+
+/* Whether some shape launches its own instantiation of the entry. */
+static bool per_shape_entries(const kl_case *c) {
+  for (size_t s = 0; s < c->nshapes; s++)
+    if (c->shapes[s].entry) return true;
+  return false;
+}
+
+/* A CUDA launch of shape s's entry (its name after `prefix`: the embedded
+ * baseline's is renamed) at the case's geometry, `in` spaces in. */
+static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
+                                 const char *prefix, int in) {
+  kl__buf_printf(b, "%*s", in, "");
+  kl__c_entry_renamed(b, kl_case_shape_entry(c, s), prefix, false);
+  kl__buf_printf(b,
+                 "<<<dim3((unsigned)klh_grid[s][0], (unsigned)klh_grid[s][1], "
+                 "(unsigned)klh_grid[s][2]),\n"
+                 "%*s    dim3((unsigned)klh_block[s][0], "
+                 "(unsigned)klh_block[s][1], (unsigned)klh_block[s][2]),\n"
+                 "%*s    (size_t)klh_shared[s], st>>>(",
+                 in, "", in, "");
+  emit_args(b, c, CALL_GEOMETRY, in == 2 ? "      " : "        ");
+}
+
 /* The wrapper `wrapper` calling `fn` with every param taken from the
  * buffers or the tables. Kernels' wrappers all take the launch context (a
  * launcher gets it as its last argument; the others ignore it) and, on
- * CUDA, the stream. */
+ * CUDA, the stream. A CUDA kernel at the case's geometry is the entry
+ * (renamed after `prefix`), or per shape its own instantiation. */
 static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
-                     const char *fn, call_kind kind) {
+                     const char *fn, call_kind kind, const char *prefix) {
   bool cuda = c->backend == KL_BACKEND_CUDA;
   if (kind == CALL_PLAIN)
     kl__buf_printf(b, "static void %s(void *const *b, int32_t s) {\n  %s(",
@@ -97,29 +140,20 @@ static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
     kl__buf_printf(b, "  (void)ctx;\n  %s(", fn);
   else if (kind == CALL_LAUNCHER)
     kl__buf_printf(b, "%s  %s(", cuda ? "  (void)st;\n" : "", fn);
-  else if (kind == CALL_GEOMETRY)
-    kl__buf_printf(
-        b,
-        "  (void)ctx;\n"
-        "  %s<<<dim3((unsigned)klh_grid[s][0], (unsigned)klh_grid[s][1], "
-        "(unsigned)klh_grid[s][2]),\n"
-        "      dim3((unsigned)klh_block[s][0], (unsigned)klh_block[s][1], "
-        "(unsigned)klh_block[s][2]),\n"
-        "      (size_t)klh_shared[s], st>>>(",
-        fn);
-  for (size_t p = 0; p < c->nparams; p++) {
-    const case_param *pa = &c->params[p];
-    const char *t = ctype(pa->dtype, c->backend);
-    kl__buf_puts(b, p ? ",\n      " : "");
-    if (pa->is_pointer)
-      kl__buf_printf(b, "(%s *)b[%zu]", t, p);
-    else if (kl_dtype_is_float(pa->dtype))
-      kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]", t, p);
-    else
-      kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]", t, p);
+  if (kind == CALL_GEOMETRY && per_shape_entries(c)) {
+    kl__buf_puts(b, "  (void)ctx;\n  switch (s) {\n");
+    for (size_t s = 0; s < c->nshapes; s++) {
+      kl__buf_printf(b, "  case %zu:\n", s);
+      emit_geometry_launch(b, c, s, prefix, 4);
+      kl__buf_puts(b, "    break;\n");
+    }
+    kl__buf_puts(b, "  }\n");
+  } else if (kind == CALL_GEOMETRY) {
+    kl__buf_puts(b, "  (void)ctx;\n");
+    emit_geometry_launch(b, c, 0, prefix, 2);
+  } else {
+    emit_args(b, c, kind, "      ");
   }
-  if (kind == CALL_LAUNCHER) kl__buf_puts(b, c->nparams ? ", ctx" : "ctx");
-  kl__buf_puts(b, ");\n");
   if (kind == CALL_PLAIN && c->nparams == 0) kl__buf_puts(b, "  (void)b;\n");
   if (kind == CALL_PLAIN || kind == CALL_HOST) kl__buf_puts(b, "  (void)s;\n");
   kl__buf_puts(b, "}\n");
@@ -189,6 +223,17 @@ static int emit_launch_tables(kl_buf *b, const kl_case *c) {
   for (size_t s = 0; s < c->nshapes; s++)
     kl__buf_printf(b, "%s%lldLL", s ? ", " : "",
                    (long long)c->shapes[s].launch.shared_bytes);
+  kl__buf_puts(b, "};\n");
+  return kl__buf_status(b);
+}
+
+/* The kernel each shape launches, for its attributes and occupancy. */
+static int emit_entry_table(kl_buf *b, const kl_case *c) {
+  kl__buf_puts(b, "static const void *const klh_entry_fns[KLH_NSHAPES] = {");
+  for (size_t s = 0; s < c->nshapes; s++) {
+    kl__buf_puts(b, s ? ",\n    (const void *)&" : "\n    (const void *)&");
+    kl__buf_puts(b, kl_case_shape_entry(c, s));
+  }
   kl__buf_puts(b, "};\n");
   return kl__buf_status(b);
 }
@@ -302,6 +347,7 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (rc < 0) return rc;
   kl_harness_form form = opts.form;
   kl_buf baseline = KL_BUF_INIT, reference = KL_BUF_INIT, b = KL_BUF_INIT;
+  char *entry_name = NULL;
   if ((rc = kl__read_file(&baseline, c->kernel_path)) < 0) goto done;
   if (c->ref.kind == KL_REFERENCE_HOST &&
       (rc = kl__read_file(&reference, c->ref_source)) < 0)
@@ -325,23 +371,32 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
       " * frozen: do not edit it.\n",
       cuda ? "CUDA" : "host", c->name, kl_backend_name(c->backend),
       form == KL_HARNESS_PLUGIN ? "plugin" : "standalone", KL_VERSION);
+  /* the case's own headers (`#include "common.h"`) are beside kernel.cu */
+  char inc[1200] = "";
+  if (strstr(kernel, "#include \"") ||
+      (baseline.ptr && embed_baseline && strstr(baseline.ptr, "#include \"")))
+    snprintf(inc, sizeof inc, " -I %s", c->dir);
   if (cuda && form == KL_HARNESS_PLUGIN)
     kl__buf_printf(&b,
-                   " * Build: nvcc -O3 -arch=%s -shared -Xcompiler "
+                   " * Build: nvcc -O3 -arch=%s%s -shared -Xcompiler "
                    "-fPIC -cudart shared harness.cu -o plugin.so\n"
                    " */\n",
-                   c->arch);
+                   c->arch, inc);
   else if (cuda)
     kl__buf_printf(&b,
-                   " * Build and run: nvcc -O3 -arch=%s harness.cu "
+                   " * Build and run: nvcc -O3 -arch=%s%s harness.cu "
                    "-o harness && ./harness\n */\n",
-                   c->arch);
+                   c->arch, inc);
   else if (form == KL_HARNESS_PLUGIN)
-    kl__buf_puts(&b, " * Build: cc -O3 -shared -fPIC harness.c -lm -o "
-                     "plugin.so\n */\n");
+    kl__buf_printf(&b,
+                   " * Build: cc -O3%s -shared -fPIC harness.c -lm -o "
+                   "plugin.so\n */\n",
+                   inc);
   else
-    kl__buf_puts(&b, " * Build and run: cc -O3 -march=native harness.c "
-                     "-lm && ./a.out\n */\n");
+    kl__buf_printf(&b,
+                   " * Build and run: cc -O3 -march=native%s harness.c "
+                   "-lm && ./a.out\n */\n",
+                   inc);
   kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
                    "#include <stdint.h>\n#include <stddef.h>\n");
   if (cuda)
@@ -364,14 +419,19 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                            KL_LAUNCHER_NAME)) < 0))
     goto done;
   if (cuda) emit_guards(&b);
+  if (!(entry_name = kl__c_entry_name(c->entry))) {
+    rc = kl__error_oom();
+    goto done;
+  }
   if (embed_baseline) {
-    kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", c->entry, c->entry);
+    kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", entry_name,
+                   entry_name);
     if (baseline_launcher)
       kl__buf_printf(&b, "#define %s klh_baseline_%s\n", KL_LAUNCHER_NAME,
                      KL_LAUNCHER_NAME);
     emit_section(&b, "BASELINE SECTION (the oracle)", base_name(c->kernel_path),
                  baseline.ptr ? baseline.ptr : "");
-    kl__buf_printf(&b, "#undef %s\n", c->entry);
+    kl__buf_printf(&b, "#undef %s\n", entry_name);
     if (baseline_launcher) kl__buf_printf(&b, "#undef %s\n", KL_LAUNCHER_NAME);
   }
   if (c->ref.kind == KL_REFERENCE_HOST)
@@ -383,24 +443,21 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (cuda) emit_launch_tables(&b, c);
   call_kind kernel_call = !cuda ? CALL_HOST : CALL_GEOMETRY;
   emit_call(&b, c, "klh_call", launcher ? KL_LAUNCHER_NAME : c->entry,
-            launcher ? CALL_LAUNCHER : kernel_call);
+            launcher ? CALL_LAUNCHER : kernel_call, "");
   kl__buf_printf(&b, "#define KLH_HAS_LAUNCHER %d\n", launcher);
   if (cuda && !launcher) /* the kernel itself, for its attributes */
-    kl__buf_printf(&b,
-                   "static const void *const klh_entry_fn = "
-                   "(const void *)&%s;\n",
-                   c->entry);
+    emit_entry_table(&b, c);
   kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
                  c->ref.kind == KL_REFERENCE_HOST);
   if (c->ref.kind == KL_REFERENCE_HOST)
-    emit_call(&b, c, "klh_call_reference", c->ref_function, CALL_PLAIN);
+    emit_call(&b, c, "klh_call_reference", c->ref_function, CALL_PLAIN, "");
   kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
   if (embed_baseline) {
     char fn[256];
     snprintf(fn, sizeof(fn), "klh_baseline_%s",
              baseline_launcher ? KL_LAUNCHER_NAME : c->entry);
     emit_call(&b, c, "klh_call_baseline", fn,
-              baseline_launcher ? CALL_LAUNCHER : kernel_call);
+              baseline_launcher ? CALL_LAUNCHER : kernel_call, "klh_baseline_");
   }
   if (form == KL_HARNESS_STANDALONE)
     kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");
@@ -408,6 +465,7 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   kl__buf_puts(&b, cuda ? kl_embedded_runtime_cuda : kl_embedded_runtime_host);
   if ((rc = kl__buf_status(&b)) == 0) kl__buf_give(out, &b);
 done:
+  kl__free(entry_name);
   kl_buf_dispose(&b);
   kl_buf_dispose(&baseline);
   kl_buf_dispose(&reference);

@@ -157,7 +157,13 @@ static int parse_signature(sig_param **out, size_t *n, const char *params,
           if (k < 63 && nw < 16) words[nw][k++] = p[i];
           i++;
         }
+        if (i + 1 < len && p[i] == ':' && p[i + 1] == ':') {
+          i += 2; /* a qualifier: std::size_t is size_t */
+          continue;
+        }
         if (nw < 16) words[nw++][k] = '\0';
+      } else if (p[i] == ':' && i + 1 < len && p[i + 1] == ':') {
+        i += 2; /* ::size_t */
       } else {
         stars += p[i] == '*' || p[i] == '[';
         i++;
@@ -317,6 +323,82 @@ static int write_file(const char *dir, const char *name, const kl_buf *b) {
 
 /* The case's kernel.cu: the source up to the end of the entry's
  * definition, a `main` defined before it left out. */
+/* ---- templates and namespaces ------------------------------------------ */
+
+/* `types` (NAME=DTYPE, the user's) and each type parameter of the template
+ * bound to the dtype its argument in `inst` names: "T=f32". */
+static int bind_template(char ***out, const char *const *types,
+                         char names[][64], size_t nnames, const char *inst,
+                         const kl__src_types *st) {
+  size_t nt = 0;
+  while (types && types[nt])
+    nt++;
+  char **all = kl__calloc(nt + nnames + 1, sizeof *all);
+  if (!all) return kl__error_oom();
+  size_t k = 0;
+  for (size_t i = 0; i < nt; i++)
+    all[k++] = (char *)types[i];
+  const char *lt = strchr(inst, '<');
+  char args[32][128];
+  size_t na = lt ? kl__c_split_items(args, 32, lt + 1, strlen(lt + 1) - 1) : 0;
+  for (size_t i = 0; i < nnames && i < na; i++) {
+    kl_dtype dt;
+    int stars = 0;
+    bool is_const = false;
+    if (!names[i][0] ||
+        !resolve_type(args[i], &dt, &stars, &is_const, st, types) || stars)
+      continue;
+    char bound[96];
+    snprintf(bound, sizeof bound, "%.63s=%.16s", names[i], kl_dtype_name(dt));
+    if (!(all[k++] = kl__strdup(bound))) {
+      *out = all;
+      return kl__error_oom();
+    }
+  }
+  *out = all;
+  return 0;
+}
+
+static void bound_free(char **all, const char *const *types) {
+  size_t nt = 0;
+  while (types && types[nt])
+    nt++;
+  for (size_t i = nt; all && all[i]; i++)
+    kl__free(all[i]);
+  kl__free(all);
+}
+
+/* The instantiation each kept configuration launched, spelled as a case
+ * spells an entry ("ns::kern<float, 128>"; the given name for a kernel
+ * with no C++ name), and the case's entry: that, or when shapes differ
+ * the function they instantiate. */
+static int instantiations(char (*inst)[256], char *entry, size_t n,
+                          bool *per_shape, const kl__obs_configs *cs,
+                          const kl_observation *o, const char *given) {
+  *per_shape = false;
+  for (size_t s = 0; s < cs->nkept; s++) {
+    const kl__obs_kernel *k = &o->kernels[cs->all[s].first->kernel];
+    if (!k->demangled)
+      snprintf(inst[s], 256, "%s", given);
+    else if (!kl__c_call_name(inst[s], 256, k->demangled) ||
+             !kl__c_entry_valid(inst[s]))
+      return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
+                       "%s: kernel '%s' is not a function a case can name "
+                       "as its entry",
+                       o->path, k->demangled);
+    if (s && strcmp(inst[s], inst[0]) != 0) *per_shape = true;
+  }
+  if (!*per_shape) {
+    snprintf(entry, n, "%s", cs->nkept ? inst[0] : given);
+    return 0;
+  }
+  char *fn = kl__c_entry_function(inst[0]);
+  if (!fn) return kl__error_oom();
+  snprintf(entry, n, "%s", fn);
+  kl__free(fn);
+  return 0;
+}
+
 static int kernel_text(kl_buf *out, const char *src, const char *clean,
                        size_t end) {
   size_t ms = 0, mo = 0, me = 0;
@@ -328,6 +410,9 @@ static int kernel_text(kl_buf *out, const char *src, const char *clean,
     kl__buf_put(out, src, end);
   }
   kl__buf_puts(out, "\n");
+  for (int i = kl__c_scopes(clean, end, NULL, 0); i > 0; i--)
+    kl__buf_puts(out, "} /* closed by kernlab: the rest of the source was "
+                      "left out */\n");
   return kl__buf_status(out);
 }
 
@@ -336,7 +421,7 @@ static const char *geometry_keys[7] = {
 
 /* No parameter name is reserved. The shapes' geometry values get a prefix
  * that no parameter has ("", "kl_", "kl_launch_", ...), and a scalar
- * called like a shape's own key (name, weight, values) makes every shape
+ * called like a shape's own key (name, weight, values, entry) makes every shape
  * give its values under `values:` (docs/case-format.md). */
 static void shape_naming(const sig_param *ps, size_t np, char *prefix, size_t n,
                          bool *escape) {
@@ -345,7 +430,7 @@ static void shape_naming(const sig_param *ps, size_t np, char *prefix, size_t n,
   for (size_t i = 0; i < np; i++)
     if (!ps[i].pointer &&
         (strcmp(ps[i].name, "name") == 0 || strcmp(ps[i].name, "weight") == 0 ||
-         strcmp(ps[i].name, "values") == 0))
+         strcmp(ps[i].name, "values") == 0 || strcmp(ps[i].name, "entry") == 0))
       *escape = true;
   for (size_t k = 0; k < KL_ARRAY_SIZE(prefixes); k++) {
     bool clash = false;
@@ -399,8 +484,12 @@ typedef struct writer {
   shape_vals *sv;
   int64_t (*elements)[64]; /* [shape][param] */
   kl_buf *report;
-  char geo[16]; /* the geometry values' prefix */
-  bool escape;  /* values under `values:` */
+  char geo[16];      /* the geometry values' prefix */
+  bool escape;       /* values under `values:` */
+  const char *entry; /* the case's kernel.entry */
+  char (*inst)[256]; /* [shape]: the instantiation it launched */
+  bool per_shape;    /* shapes launch different instantiations */
+  const char *name;  /* the case's name: the entry's own name */
 } writer;
 
 static int yaml_case(kl_buf *y, const writer *w) {
@@ -409,11 +498,15 @@ static int yaml_case(kl_buf *y, const writer *w) {
   kl__buf_printf(
       y,
       "# Made by kl case from-observation from %s: the %zu launch "
-      "configurations\n# of %s that cover %.1f%% of its recorded GPU time.\n"
+      "configurations\n# of %s%s that cover %.1f%% of its recorded GPU time.\n"
       "# Lines marked 'confirm' are guesses: check them before trusting a "
       "result.\nkernlab: 1\nname: %s\nbackend: cuda\n",
-      w->o->path, ns, k->demangled ? k->demangled : k->name,
-      100 * w->cs->kept_share, w->opts->entry);
+      w->o->path, ns,
+      w->per_shape   ? w->entry
+      : k->demangled ? k->demangled
+                     : k->name,
+      w->per_shape ? " (each shape its instantiation)" : "",
+      100 * w->cs->kept_share, w->name);
   if (w->o->cc && strlen(w->o->cc) == 3 && w->o->cc[1] == '.') {
     kl__buf_printf(y, "target: { arch: sm_%c%c", w->o->cc[0], w->o->cc[2]);
     if (w->opts->defines && w->opts->defines[0]) {
@@ -425,12 +518,13 @@ static int yaml_case(kl_buf *y, const writer *w) {
     kl__buf_puts(y, " }\n");
   }
   const char *g = w->geo;
+  const char *quote = kl__is_ident(w->entry) ? "" : "\"";
   kl__buf_printf(y,
-                 "kernel:\n  source: kernel.cu\n  entry: %s\n  launch:\n"
+                 "kernel:\n  source: kernel.cu\n  entry: %s%s%s\n  launch:\n"
                  "    grid: [%sgrid_x, %sgrid_y, %sgrid_z]\n"
                  "    block: [%sblock_x, %sblock_y, %sblock_z]\n"
                  "    shared_bytes: %ssmem\nparams:\n",
-                 w->opts->entry, g, g, g, g, g, g, g);
+                 quote, w->entry, quote, g, g, g, g, g, g, g);
   kl_buf roof = KL_BUF_INIT;
   bool allocations = false; /* a count that is an allocation's size */
   for (size_t i = 0; i < w->np; i++) {
@@ -474,9 +568,10 @@ static int yaml_case(kl_buf *y, const writer *w) {
         *f->half ? (strcmp(f->half, "fast") == 0 ? "fast half of a wide bucket"
                                                  : "slow half of a wide bucket")
                  : "");
-    kl__buf_printf(y, "  - { name: obs%zu, weight: %" PRId64 "%s", s + 1,
-                   f->launches > 0 ? f->launches : 1,
-                   w->escape ? ", values: {" : "");
+    kl__buf_printf(y, "  - { name: obs%zu, weight: %" PRId64, s + 1,
+                   f->launches > 0 ? f->launches : 1);
+    if (w->per_shape) kl__buf_printf(y, ", entry: \"%s\"", w->inst[s]);
+    kl__buf_puts(y, w->escape ? ", values: {" : "");
     const int64_t geo[7] = {l->grid[0],  l->grid[1],  l->grid[2], l->block[0],
                             l->block[1], l->block[2], l->shared};
     for (size_t q = 0; q < 7; q++)
@@ -645,6 +740,45 @@ static int copy_headers(const char *dir, const char *source,
   return rc;
 }
 
+/* The entry's signature with each template type parameter bound as the
+ * observed instantiations bind it: one set of types for every shape, or an
+ * error naming two instantiations that differ. */
+static int typed_signature(sig_param **ps, size_t *np, const char *params,
+                           const char *decl, size_t decl_len, char (*inst)[256],
+                           size_t ns,
+                           const kl_case_from_observation_options *opts,
+                           int line, const kl__src_types *st) {
+  char names[32][64];
+  size_t nn = kl__c_template_types(names, 32, decl, decl_len);
+  int rc = 0;
+  *ps = NULL;
+  *np = 0;
+  for (size_t s = 0; rc == 0 && s < (ns ? ns : 1); s++) {
+    if (s && strcmp(inst[s], inst[s - 1]) == 0) continue;
+    char **types = NULL;
+    sig_param *other = NULL;
+    size_t no = 0;
+    rc = bind_template(&types, opts->types, names, nn, ns ? inst[s] : "", st);
+    if (rc == 0)
+      rc = parse_signature(s ? &other : ps, s ? &no : np, params, opts->source,
+                           line, st, (const char *const *)types);
+    bound_free(types, opts->types);
+    for (size_t i = 0; rc == 0 && other && i < no && i < *np; i++)
+      if (other[i].dtype != (*ps)[i].dtype)
+        rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, opts->source, line, 1,
+                          NULL,
+                          "parameter '%s' is %s in %s but %s in %s: make a "
+                          "case of one instantiation (--entry '%s')",
+                          (*ps)[i].name, kl_dtype_name((*ps)[i].dtype), inst[0],
+                          kl_dtype_name(other[i].dtype), inst[s], inst[0]);
+    kl__free(other);
+  }
+  if (rc == 0 && *np > 64)
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE, "%s: more than 64 parameters",
+                   opts->source);
+  return rc;
+}
+
 static int make_case(const kl_observation *o,
                      const kl_case_from_observation_options *opts,
                      kl_buf *report, const char *src, size_t src_len) {
@@ -656,6 +790,9 @@ static int make_case(const kl_observation *o,
   shape_vals *sv = NULL;
   int64_t(*elements)[64] = NULL;
   kl__src_types *st = NULL;
+  char(*inst)[256] = NULL;
+  char entry[256], *name = NULL;
+  bool per_shape = false;
   kl_buf yaml = KL_BUF_INIT, kernel = KL_BUF_INIT, brief = KL_BUF_INIT;
   int rc = clean ? kl__c_definition_params(&params, clean, opts->entry)
                  : kl__error_oom();
@@ -667,29 +804,28 @@ static int make_case(const kl_observation *o,
     goto done;
   }
   int line = line_of(src, open);
-  if ((rc = kl__src_types_read(&st, opts->source, opts->defines)) < 0 ||
-      (rc = parse_signature(&ps, &np, params, opts->source, line, st,
-                            opts->types)) < 0)
-    goto done;
-  if (np > 64) {
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE, "%s: more than 64 parameters",
-                   opts->source);
-    goto done;
-  }
   kl_configs_options co = opts->configs;
   co.version = KL_CONFIGS_OPTIONS_VERSION;
   if (!co.kernel) co.kernel = opts->entry;
-  if ((rc = kl__obs_configs_make(&cs, o, &co)) < 0) goto done;
+  if ((rc = kl__src_types_read(&st, opts->source, opts->defines)) < 0 ||
+      (rc = kl__obs_configs_make(&cs, o, &co)) < 0)
+    goto done;
   ns = cs.nkept;
   if (ns > 256) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "at most 256 shapes");
     goto done;
   }
   if (!(sv = kl__calloc(ns ? ns : 1, sizeof *sv)) ||
-      !(elements = kl__calloc(ns ? ns : 1, sizeof *elements))) {
+      !(elements = kl__calloc(ns ? ns : 1, sizeof *elements)) ||
+      !(inst = kl__calloc(ns ? ns : 1, sizeof *inst))) {
     rc = kl__error_oom();
     goto done;
   }
+  if ((rc = instantiations(inst, entry, sizeof entry, &per_shape, &cs, o,
+                           opts->entry)) < 0 ||
+      (rc = typed_signature(&ps, &np, params, clean + start, open - start, inst,
+                            ns, opts, line, st)) < 0)
+    goto done;
   for (size_t s = 0; s < ns; s++) {
     const kl__obs_launch *l = cs.all[s].first;
     sv[s].cfg = &cs.all[s];
@@ -697,7 +833,12 @@ static int make_case(const kl_observation *o,
         (rc = shape_values(&sv[s], elements[s], l, ps, np, o)) < 0)
       goto done;
   }
-  writer w = {o, opts, &cs, ps, np, sv, elements, report, "", false};
+  if (!(name = kl__c_entry_name(entry))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  writer w = {o,      opts, &cs,   ps,    np,   sv,        elements,
+              report, "",   false, entry, inst, per_shape, name};
   shape_naming(ps, np, w.geo, sizeof w.geo, &w.escape);
   kernel_text(&kernel, src, clean, end);
   kl__buf_printf(&brief,
@@ -738,6 +879,8 @@ done:
   kl_buf_dispose(&yaml);
   kl_buf_dispose(&kernel);
   kl_buf_dispose(&brief);
+  kl__free(inst);
+  kl__free(name);
   kl__free(sv);
   kl__free(elements);
   kl__obs_configs_dispose(&cs);
@@ -758,9 +901,11 @@ int kl_case_from_observation(kl_buf *report, const kl_observation *o,
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "a case from an observation needs the source, the entry "
                      "and the folder to write");
-  if (!kl__is_ident(opts->entry))
+  if (!kl__c_entry_valid(opts->entry))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "'%s': the entry must be a function name", opts->entry);
+                     "'%s': the entry must be a function name (maybe "
+                     "qualified, maybe with template arguments)",
+                     opts->entry);
   struct stat sb;
   if (stat(opts->dir, &sb) == 0)
     return kl__error(KL_EEXISTS, KL_DOMAIN_NONE, "%s: already exists",

@@ -1,4 +1,6 @@
-/* Representative configurations of one kernel in an observation.
+/* Representative configurations of one kernel in an observation (of every
+ * instantiation of a template it names: an instantiation is part of a
+ * configuration).
  *
  * Launches are bucketed by launch geometry (grid, block, dynamic shared
  * memory) and the bytes of their scalar arguments; pointer arguments (the
@@ -19,6 +21,7 @@
 static int cmp_launch(const void *pa, const void *pb) {
   const kl__obs_launch *a = *(const kl__obs_launch *const *)pa;
   const kl__obs_launch *b = *(const kl__obs_launch *const *)pb;
+  if (a->kernel != b->kernel) return a->kernel < b->kernel ? -1 : 1;
   for (int i = 0; i < 3; i++) {
     if (a->grid[i] != b->grid[i]) return a->grid[i] < b->grid[i] ? -1 : 1;
     if (a->block[i] != b->block[i]) return a->block[i] < b->block[i] ? -1 : 1;
@@ -92,20 +95,31 @@ int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
                      "share must be in (0, 1] and the split ratio >= 1");
   int rc = kl__obs_pick_kernel(&out->kernel, o, opts->kernel, true);
   if (rc < 0) return rc;
+  /* a name stands for every instantiation of a template it names */
+  bool *in = kl__calloc(o->nkernels ? o->nkernels : 1, sizeof *in);
+  if (!in) return kl__error_oom();
+  bool by_name =
+      opts->kernel && kl__obs_same_name(&o->kernels[out->kernel], opts->kernel);
+  for (size_t k = 0; k < o->nkernels; k++)
+    in[k] = k == out->kernel ||
+            (by_name && kl__obs_same_name(&o->kernels[k], opts->kernel));
   size_t n = 0;
   for (size_t i = 0; i < o->nlaunches; i++)
-    n += o->launches[i].kernel == out->kernel;
-  if (n == 0)
+    n += in[o->launches[i].kernel];
+  if (n == 0) {
+    kl__free(in);
     return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                      "%s: '%s' ran %lld times, but no launch of it was "
                      "recorded in full (observed with another --kernel?)",
                      o->path, o->kernels[out->kernel].name,
                      (long long)o->kernels[out->kernel].launches);
+  }
   const kl__obs_launch **ls = kl__calloc(n, sizeof *ls);
   double *d = kl__calloc(n, sizeof *d);
   /* at most two configurations per bucket */
   out->all = kl__calloc(2 * n, sizeof *out->all);
   if (!ls || !d || !out->all) {
+    kl__free(in);
     kl__free(ls);
     kl__free(d);
     kl__obs_configs_dispose(out);
@@ -113,7 +127,8 @@ int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
   }
   n = 0;
   for (size_t i = 0; i < o->nlaunches; i++)
-    if (o->launches[i].kernel == out->kernel) ls[n++] = &o->launches[i];
+    if (in[o->launches[i].kernel]) ls[n++] = &o->launches[i];
+  kl__free(in);
   qsort(ls, n, sizeof *ls, cmp_launch);
   for (size_t s = 0; s < n;) {
     size_t e = s + 1;

@@ -52,6 +52,8 @@ typedef struct exporter {
   double before[32], after[32];
   int nbefore, nafter;
   bool own_launch; /* the exported section brings kernlab_launch */
+  char *function;  /* the entry without template arguments: "ns::kern" */
+  char *name;      /* its unqualified name: "kern" */
 } exporter;
 
 static void step(exporter *x, const char *fmt, ...) KL_PRINTF(2, 3);
@@ -149,7 +151,7 @@ static double median(const double *v, int n) {
  * recorded in the export's ledger either way. */
 static int observe_once(exporter *x, const char *side, int i,
                         const char *filter, double *t, int64_t *launches) {
-  const char *entry = kl_case_entry(x->c);
+  const char *entry = x->function; /* every instantiation of it */
   kl_buf path = KL_BUF_INIT;
   kl_observation *ob = NULL;
   kl__buf_printf(&path, "%s/%s-%d.json", x->dir, side, i + 1);
@@ -208,7 +210,7 @@ done:
 /* Observe the program `repeat` times; the kernel's total µs each time. */
 static int observe(exporter *x, const char *side, double *us, int *n) {
   kl_buf filter = KL_BUF_INIT;
-  kl__buf_printf(&filter, "^%s($|[(<])", kl_case_entry(x->c));
+  kl__buf_printf(&filter, "^%s($|[(<])", x->function);
   int rc = kl__buf_status(&filter);
   for (int i = 0; rc == 0 && i < x->o.repeat; i++) {
     int64_t launches = 0;
@@ -359,8 +361,9 @@ static int launch_support(kl_buf *out, bool cuda) {
   return kl__buf_status(out);
 }
 
-/* `text` with every launch of `entry` from byte `from` on made a call of
- * the exported launcher: CUDA `entry<<<g, b[, smem[, stream]]>>>(args)`
+/* `text` with every launch of `entry` (an unqualified name; a launch may
+ * qualify it and give template arguments) from byte `from` on made a call
+ * of the exported launcher: CUDA `entry<<<g, b[, smem[, stream]]>>>(args)`
  * becomes `kernlab_launch(args, kl_export_ctx(stream))`, a host call
  * `entry(args)` `kernlab_launch(args, kl_export_ctx())`. How many in
  * *count. */
@@ -375,10 +378,26 @@ static int rewrite_calls(kl_buf *out, const char *text, size_t from,
     size_t i = (size_t)(p - clean);
     if ((p > clean && kl__c_ident_char(p[-1])) || kl__c_ident_char(p[len]))
       continue;
+    while (i >= 2 + from && clean[i - 1] == ':' && clean[i - 2] == ':') {
+      size_t j = i - 2; /* a qualifier, `ns::kern` or `::kern` */
+      while (j > from && kl__c_ident_char(clean[j - 1]))
+        j--;
+      i = j;
+    }
     const char *q = p + len;
     while (isspace((unsigned char)*q))
       q++;
     const char *stream = NULL, *stream_end = NULL;
+    if (cuda && *q == '<' && strncmp(q, "<<<", 3) != 0) {
+      /* an instantiation, `kern<float, 128><<<...>>>` */
+      for (int angle = 0; *q; q++) {
+        angle += (*q == '<') - (*q == '>');
+        if (angle == 0 || *q == ';' || *q == '{') break;
+      }
+      if (*q != '>') continue;
+      for (q++; isspace((unsigned char)*q); q++)
+        ;
+    }
     if (cuda) {
       if (strncmp(q, "<<<", 3) != 0) continue;
       const char *close = strstr(q, ">>>");
@@ -429,7 +448,22 @@ static int new_target_launcher(exporter *x, kl_buf *out, const char *source,
   const char *target = x->original.ptr ? x->original.ptr : "";
   bool cuda = kl_case_backend(x->c) == KL_BACKEND_CUDA;
   kl_buf head = KL_BUF_INIT;
+  /* the section is a file of its own: at file scope, out of the namespaces
+   * the entry was defined in, which reopen after it */
+  kl__c_scope scopes[16];
+  char *clean = kl__c_blank(target, strlen(target), false);
+  if (!clean) return kl__error_oom();
+  int nscopes = kl__c_scopes(clean, t->start, scopes, 16);
+  kl__free(clean);
+  if (nscopes > 16)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
+                     "%s: '%s' is defined %d namespaces deep", x->o.to,
+                     kl_case_entry(x->c), nscopes);
   kl__buf_put(&head, target, t->start);
+  for (int i = nscopes; i-- > 0;)
+    kl__buf_printf(&head, "} /* %.*s: closed by kernlab export %s */\n",
+                   (int)(scopes[i].brace - scopes[i].head),
+                   target + scopes[i].head, x->id);
   kl__buf_printf(&head,
                  "/* kernlab export %s: case %s's kernel section, which owns "
                  "its launch */\n",
@@ -450,11 +484,15 @@ static int new_target_launcher(exporter *x, kl_buf *out, const char *source,
     if (eq)
       kl__buf_printf(&head, "#undef %.*s\n", (int)(eq - config[i]), config[i]);
   }
+  for (int i = 0; i < nscopes; i++)
+    kl__buf_printf(&head, "%.*s{ /* reopened by kernlab export %s */\n",
+                   (int)(scopes[i].brace - scopes[i].head),
+                   target + scopes[i].head, x->id);
   size_t from = head.size;
   kl__buf_puts(&head, target + t->end);
   int calls = 0;
   if (rc == 0 && (rc = kl__buf_status(&head)) == 0)
-    rc = rewrite_calls(out, head.ptr, from, kl_case_entry(x->c), cuda, &calls);
+    rc = rewrite_calls(out, head.ptr, from, x->name, cuda, &calls);
   kl_buf_dispose(&head);
   if (rc == 0 && calls == 0)
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
@@ -749,7 +787,11 @@ int kl_export(kl_buf *summary, const kl_case *c,
   x.o = *opts;
   if (!x.o.repeat) x.o.repeat = 3;
   if (!x.o.timeout_s) x.o.timeout_s = 600;
-  int rc = run_export(&x, summary);
+  x.function = kl__c_entry_function(kl_case_entry(c));
+  x.name = kl__c_entry_name(kl_case_entry(c));
+  int rc = x.function && x.name ? run_export(&x, summary) : kl__error_oom();
+  kl__free(x.function);
+  kl__free(x.name);
   kl_buf_dispose(&x.original);
   kl__free(x.dir);
   kl__free(x.ledger);

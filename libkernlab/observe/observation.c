@@ -312,14 +312,38 @@ done:
 
 /* ---- kernels by name --------------------------------------------------- */
 
+/* a and b equal but for spaces */
+static bool same_spelling(const char *a, size_t an, const char *b) {
+  size_t i = 0;
+  for (; *b; b++) {
+    if (*b == ' ') continue;
+    while (i < an && a[i] == ' ')
+      i++;
+    if (i >= an || a[i++] != *b) return false;
+  }
+  while (i < an && a[i] == ' ')
+    i++;
+  return i == an;
+}
+
+/* "gemm" names "gemm(float*, int)", "ns::gemm(...)" and every
+ * "void ns::gemm<...>(...)"; "ns::gemm<float, 4>" and "gemm<float,4>" one
+ * instantiation. */
 static bool same_name(const kl__obs_kernel *k, const char *name) {
   if (strcmp(k->name, name) == 0) return true;
-  if (!k->demangled) return false;
-  /* "gemm" names "gemm(float*, int)" and "ns::gemm<...>(...)" too */
-  size_t n = strlen(name);
-  const char *d = k->demangled;
-  return strcmp(d, name) == 0 ||
-         (strncmp(d, name, n) == 0 && (d[n] == '(' || d[n] == '<'));
+  char inst[512];
+  if (!k->demangled || !kl__c_call_name(inst, sizeof inst, k->demangled))
+    return false;
+  size_t off, len, args;
+  if (!kl__c_entry_split(inst, &off, &len, &args)) off = 0, args = strlen(inst);
+  return same_spelling(inst, strlen(inst), name) ||
+         same_spelling(inst, args, name) ||
+         same_spelling(inst + off, args - off, name) ||
+         same_spelling(inst + off, strlen(inst + off), name);
+}
+
+bool kl__obs_same_name(const kl__obs_kernel *k, const char *name) {
+  return same_name(k, name);
 }
 
 int kl__obs_pick_kernel(size_t *out, const kl_observation *o, const char *name,

@@ -69,6 +69,10 @@ typedef struct kl__obs_configs {
  * the most time; KL_ENOTFOUND / KL_EINVALID (error set). */
 int kl__obs_pick_kernel(size_t *out, const kl_observation *o, const char *name,
                         bool recorded_only);
+/* Whether a kernel is the one `name` names: its mangled name, or in its
+ * demangled one the instantiation, the function or its unqualified name
+ * (spaces aside). */
+bool kl__obs_same_name(const kl__obs_kernel *k, const char *name);
 int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
                          const kl_configs_options *opts);
 void kl__obs_configs_dispose(kl__obs_configs *c);

@@ -372,6 +372,41 @@ static char *code_without_memo(const char *t, const block *b) {
   return kl__buf_detach(&o); /* NULL when a write failed */
 }
 
+/* The entry's parameter list `params` with each type parameter of its
+ * template bound to the type the case's instantiation `inst` gives it
+ * ("T *out" of kern<float, 4> is "float *out"): the types a launcher of
+ * the case takes. A copy when the entry is no template; NULL when out of
+ * memory. */
+static char *bound_params(const char *params, const char *clean,
+                          const char *entry, const char *inst) {
+  size_t start = 0, open = 0, end = 0, nn = 0, na = 0;
+  char names[32][64], args[32][128];
+  if (kl__c_definition_span(clean, entry, &start, &open, &end) == 0)
+    nn = kl__c_template_types(names, 32, clean + start, open - start);
+  const char *lt = inst ? strchr(inst, '<') : NULL;
+  if (nn && lt) na = kl__c_split_items(args, 32, lt + 1, strlen(lt + 1) - 1);
+  kl_buf b = KL_BUF_INIT;
+  kl__buf_puts(&b, "");
+  for (const char *p = params; *p;) {
+    if (!kl__c_ident_char(*p)) {
+      kl__buf_putc(&b, *p++);
+      continue;
+    }
+    const char *w = p;
+    while (kl__c_ident_char(*p))
+      p++;
+    size_t wl = (size_t)(p - w), i = 0;
+    while (i < nn && i < na &&
+           !(strlen(names[i]) == wl && strncmp(names[i], w, wl) == 0))
+      i++;
+    if (i < nn && i < na)
+      kl__buf_puts(&b, args[i]);
+    else
+      kl__buf_put(&b, w, wl);
+  }
+  return kl__buf_detach(&b);
+}
+
 int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   *out = NULL;
   const char *entry = kl_case_entry(c);
@@ -385,11 +420,18 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   if (!oom && clean && kl__c_definition_params(&want_params, clean, entry) < 0)
     oom = true;
   if (!oom && want_params && !(want = param_types(want_params))) oom = true;
+  /* a template entry's launcher takes the types its instantiation binds */
+  char *bound = NULL;
+  if (!oom && want_params &&
+      !(bound =
+            bound_params(want_params, clean, entry, kl_case_shape_entry(c, 0))))
+    oom = true;
   kl__free(clean);
   kl__free(want_params);
   kl_buf_dispose(&base);
   if (oom || !want) {
     kl__free(want);
+    kl__free(bound);
     kl_reply_free(r);
     return oom ? kl__error_oom()
                : kl__error(KL_EINVALID, KL_DOMAIN_CASE,
@@ -398,8 +440,14 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   }
   /* a launcher takes the entry's parameters, then the context */
   kl_buf wl = KL_BUF_INIT;
-  kl__buf_printf(&wl, "%s%skl_launch_ctx*", want, *want ? "," : "");
-  char *want_launcher = kl__buf_detach(&wl);
+  char *bound_types = param_types(bound), *want_launcher = NULL;
+  kl__free(bound);
+  if (bound_types) {
+    kl__buf_printf(&wl, "%s%skl_launch_ctx*", bound_types,
+                   *bound_types ? "," : "");
+    want_launcher = kl__buf_detach(&wl);
+  }
+  kl__free(bound_types);
   if (!want_launcher) {
     kl__free(want);
     kl__free(want_launcher);

@@ -207,6 +207,20 @@ static int declared(names *ns, const char *head, size_t len, bool body) {
     head++, len--;
   if (!len || *head == '#') return 0;
   const char *end = head + len;
+  /* a template's parameter list is not the declaration: `template <int
+   * B = 128> __global__ void k(...)` declares k */
+  if (len > 8 && strncmp(head, "template", 8) == 0 &&
+      !kl__c_ident_char(head[8])) {
+    const char *q = head + 8;
+    while (q < end && isspace((unsigned char)*q))
+      q++;
+    for (int angle = 0; q < end; q++) {
+      angle += (*q == '<') - (*q == '>');
+      if (angle == 0 && *q == '>') break;
+    }
+    if (q >= end) return 0;
+    return declared(ns, q + 1, (size_t)(end - q - 1), body);
+  }
   size_t n;
   const char *w;
   /* tags: struct X, union X, enum X, class X, namespace X */
@@ -411,14 +425,19 @@ static int emit_call(kl_buf *out, const kl_case *c, const variant *v, int s) {
   if (v->launcher)
     kl__buf_printf(out, "kl_v%d_%s(", v->number, KL_LAUNCHER_NAME);
   else if (cuda) {
+    /* the variant's outermost name was renamed: its namespace, or the
+     * kernel itself */
     const kl_launch *l = &c->shapes[s].launch;
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "kl_v%d_", v->number);
+    kl__c_entry_renamed(out, kl_case_shape_entry(c, (size_t)s), prefix, true);
     kl__buf_printf(out,
-                   "kl_v%d_%s<<<dim3(%lldu, %lldu, %lldu), dim3(%lldu, %lldu, "
+                   "<<<dim3(%lldu, %lldu, %lldu), dim3(%lldu, %lldu, "
                    "%lldu), %lld, (cudaStream_t)ctx->stream>>>(",
-                   v->number, c->entry, (long long)l->grid[0],
-                   (long long)l->grid[1], (long long)l->grid[2],
-                   (long long)l->block[0], (long long)l->block[1],
-                   (long long)l->block[2], (long long)l->shared_bytes);
+                   (long long)l->grid[0], (long long)l->grid[1],
+                   (long long)l->grid[2], (long long)l->block[0],
+                   (long long)l->block[1], (long long)l->block[2],
+                   (long long)l->shared_bytes);
   } else {
     kl__buf_printf(out, "kl_v%d_%s(", v->number, c->entry);
   }

@@ -20,6 +20,12 @@ CUDA device (ctest label gpu; exit 77, skipped, without one):
             kernlab_launch call, the program still validates against its
             CPU reference at every block size, and its GPU time falls:
             kept
+  template  ./softmax_forward 1: kernels::softmax_forward_kernel<B, floatX>,
+            one instantiation per block size, becomes a case whose shapes
+            each launch their own; a candidate keeping the template and one
+            owning its launch (a warp per row) check correct, the second
+            faster; exported, the program's qualified template launch
+            becomes a launcher call, the program validates and is faster
 usage: test_llmc_gpu.py KL SOURCE_DIR
 (KL_OBSERVE_FIXTURE_OUT=DIR keeps the observation, for the CPU tests.)
 """
@@ -120,7 +126,7 @@ print("objective", r.get("objective"))
 prog2 = TMP + "/llmc_export"
 shutil.copytree(prog, prog2)
 p = kl("export", cases["1"], "--to", prog2 + "/layernorm_forward.cu",
-       "--kernel", disp, "--verify", "sh -c 'make -s -B && "
+       "--kernel", disp, "--verify", "sh -c 'make -s -B layernorm_forward && "
        "./layernorm_forward 1'", "--observe", "./layernorm_forward 1",
        "--cwd", prog2, "--json", timeout=1800)
 print(p.stderr[-2000:])
@@ -134,6 +140,63 @@ flat = " ".join(text.split())
 check("kernlab_launch(out, mean, rstd, inp, weight, bias, N, C, "
       "kl_export_ctx(0))" in flat and "layernorm_forward_kernel1<<<" not in
       flat, "the launch became a launcher call")
+
+# ---- a template in a namespace, one instantiation per block size ---------------
+# softmax_forward.cu: kernels::softmax_forward_kernel<BLOCK_SIZE, floatX>,
+# the block size picking the instantiation at run time
+obs = TMP + "/obs_softmax.json"
+p = kl("observe", "-o", obs, "--", prog + "/softmax_forward", "1")
+check(p.returncode == 0, "kl observe softmax_forward: %s" % p.stderr[-800:])
+out_dir = os.environ.get("KL_OBSERVE_FIXTURE_OUT")
+if out_dir:
+    shutil.copy(obs, os.path.join(out_dir, "llmc_softmax1.json"))
+case = TMP + "/case_softmax"
+p = kl("case", "from-observation", obs, "--source",
+       prog + "/softmax_forward.cu", "--entry", "softmax_forward_kernel",
+       "-o", case)
+check(p.returncode == 0, "from-observation of a template: %s" % p.stderr)
+print(p.stdout)
+with open(case + "/case.yaml") as f:
+    y = f.read()
+check('entry: "kernels::softmax_forward_kernel"' in y and
+      y.count('entry: "kernels::softmax_forward_kernel<') >= 2,
+      "the entry is qualified, each shape its instantiation: %s" % y[:1500])
+c = kl("check", case, "--json")
+check(c.returncode == 0, "kl check of the template case: %s" % c.stdout[-600:])
+CANDS = SRC + "/tests/observe/llmc/candidates/"
+for cand, own in (("softmax_shuffle.cu", False),
+                  ("softmax_warp_launch.cu", True)):
+    p = kl("compare", case, "--candidate", CANDS + cand, "--json",
+           "--time-cap-ms", "1000")
+    r = json.loads(p.stdout or "{}")
+    shapes = r.get("shapes", [])
+    check(p.returncode == 0 and r.get("verdict") == "OK" and shapes and
+          all(x.get("correct") for x in shapes),
+          "%s checks correct at every shape: %s" % (cand, str(r)[:800]))
+    if own:
+        check(all(x.get("decision") == "faster" for x in shapes),
+              "a warp per row is faster at every shape: %s" % str(r)[:800])
+    for x in shapes:
+        print("%s %s speedup %.3f %s" % (cand, x["name"], x.get("speedup") or 0,
+                                         x.get("speedup_ci")))
+prog3 = TMP + "/llmc_softmax_export"
+shutil.copytree(prog, prog3)
+p = kl("export", case, "--to", prog3 + "/softmax_forward.cu", "--kernel",
+       CANDS + "softmax_warp_launch.cu", "--verify",
+       "sh -c 'make -s -B softmax_forward && ./softmax_forward 1'",
+       "--observe", "./softmax_forward 1", "--cwd", prog3, "--json",
+       timeout=1800)
+print(p.stderr[-2000:])
+r = json.loads(p.stdout or "{}")
+check(p.returncode == 0 and r.get("result") == "kept" and
+      r.get("speedup", 0) > 1.0,
+      "the launcher in the program, out of its namespace: kept, faster: %s"
+      % r)
+with open(prog3 + "/softmax_forward.cu") as f:
+    flat = " ".join(f.read().split()).replace("( ", "(")
+check("kernlab_launch(out, inp, N, C, kl_export_ctx(0))" in flat and
+      "softmax_forward_kernel<BLOCK_SIZE, floatX><<<" not in flat,
+      "the qualified template launch became a launcher call")
 
 shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))

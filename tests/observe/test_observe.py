@@ -330,6 +330,73 @@ check(p.returncode == 2 and odd + "/common.h:" in p.stderr and
       "--type" in p.stderr, "an #if without a value is located: %s" % p.stderr)
 check(not os.path.exists(TMP + "/llmc_odd"), "and nothing is written")
 
+# ---- a template in a namespace (recorded on an H100) -------------------------------------
+# softmax_forward.cu launches kernels::softmax_forward_kernel<B, floatX>, the
+# block size picking the instantiation: each shape launches its own
+SOFTMAX = SRC + "/tests/observe/llmc/softmax_forward.cu"
+FX = SRC + "/tests/observe/fixtures/llmc_softmax1_h100.json"
+d = TMP + "/softmax"
+p = kl("case", "from-observation", FX, "--source", SOFTMAX, "--entry",
+       "softmax_forward_kernel", "-o", d)
+check(p.returncode == 0, "a template's instantiations: %s" % p.stderr)
+c = kl("check", d, "--json")
+desc = json.loads(c.stdout or "{}").get("case", {})
+check(c.returncode == 0 and
+      desc.get("kernel", {}).get("entry") ==
+      "kernels::softmax_forward_kernel" and
+      sorted(x.get("entry") for x in desc.get("shapes", [])) ==
+      ["kernels::softmax_forward_kernel<%d, float>" % b
+       for b in (128, 256, 512, 64)] and
+      [(x["name"], x["dtype"], x["pointer"]) for x in desc.get("params", [])]
+      == [("out", "f32", True), ("inp", "f32", True), ("N", "i32", False),
+          ("C", "i32", False)],
+      "qualified entry, one instantiation per shape, T bound to f32: %s"
+      % c.stdout[-900:])
+with open(d + "/kernel.cu") as f:
+    k = f.read()
+check(k.rstrip().endswith("left out */") and "int main" not in k,
+      "kernel.cu closes the namespace it cut: %s" % k[-200:])
+# one instantiation, named as the demangler spells it or not
+d1 = TMP + "/softmax256"
+p = kl("case", "from-observation", FX, "--source", SOFTMAX, "--entry",
+       "softmax_forward_kernel<256,float>", "-o", d1)
+check(p.returncode == 0, "one instantiation: %s" % p.stderr)
+if p.returncode == 0:
+    with open(d1 + "/case.yaml") as f:
+        y = f.read()
+    check('entry: "kernels::softmax_forward_kernel<256, float>"' in y and
+          y.count("name: obs") == 1 and "entry: \"kernels" not in
+          y.split("shapes:")[1],
+          "its case has one shape and the instantiation as its entry: %s"
+          % y[:1200])
+p = kl("case", "from-observation", FX, "--source", SOFTMAX, "--entry",
+       "kernels::softmax_forward_kernel", "-o", TMP + "/softmax_q")
+check(p.returncode == 0, "the qualified name works too: %s" % p.stderr)
+p = kl("case", "from-observation", FX, "--source", SOFTMAX, "--entry",
+       "softmax_forward_kernel<256>; x", "-o", TMP + "/softmax_bad")
+check(p.returncode == 2 and "function name" in p.stderr and
+      not os.path.exists(TMP + "/softmax_bad"),
+      "an entry that is no function name: %s" % p.stderr)
+# the harness of the case, the baseline and two candidates, compiles (nvcc
+# is in the CUDA toolkit; no GPU needed)
+if shutil.which("nvcc"):
+    CANDS = SRC + "/tests/observe/llmc/candidates/"
+    for cand in (None, "softmax_shuffle.cu", "softmax_warp_launch.cu"):
+        out = TMP + "/softmax_h_%s.cu" % (cand or "baseline")
+        args = ["harness", d, "-o", out] + (
+            ["--candidate", CANDS + cand] if cand else [])
+        p = kl(*args)
+        check(p.returncode == 0, "kl harness %s: %s" % (cand, p.stderr))
+        with open(out) as f:
+            build = [l for l in f.read().splitlines()[:8] if "nvcc" in l]
+        check(build and ("-I " + d) in build[0],
+              "the build line puts the case folder on the include path: %s"
+              % build)
+        b = subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-I", d, out, "-o",
+                            out + ".bin"], capture_output=True, text=True)
+        check(b.returncode == 0, "the %s harness compiles: %s"
+              % (cand or "baseline", b.stderr[-800:]))
+
 # ---- export (host case, no GPU) ---------------------------------------------------------
 case = small_matmul(SRC, TMP + "/matmul")
 r = subprocess.run([KL, "run", case, "--json", "--iterations", "2",

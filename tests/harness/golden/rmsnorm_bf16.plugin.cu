@@ -364,7 +364,11 @@ static void klh_call(void *const *b, int32_t s, cudaStream_t st, const kl_launch
       (float)klh_scalar_f[s][5]);
 }
 #define KLH_HAS_LAUNCHER 0
-static const void *const klh_entry_fn = (const void *)&rmsnorm;
+static const void *const klh_entry_fns[KLH_NSHAPES] = {
+    (const void *)&rmsnorm,
+    (const void *)&rmsnorm,
+    (const void *)&rmsnorm,
+    (const void *)&rmsnorm};
 #define KLH_HAS_REFERENCE 0
 #define KLH_HAS_BASELINE 0
 /* ==== kernlab harness runtime: common part (frozen) ====
@@ -1189,7 +1193,7 @@ static int klh_kernel_info(void *p, kl_plugin_kernel_info *out) {
   }
   out->dynamic_smem = klh_shared[s];
   struct cudaFuncAttributes a;
-  KLH_CUDA(in, cudaFuncGetAttributes(&a, klh_entry_fn));
+  KLH_CUDA(in, cudaFuncGetAttributes(&a, klh_entry_fns[s]));
   out->registers = a.numRegs;
   out->static_smem = (int32_t)a.sharedSizeBytes;
   out->local_bytes = (int32_t)a.localSizeBytes;
@@ -1197,7 +1201,7 @@ static int klh_kernel_info(void *p, kl_plugin_kernel_info *out) {
   int threads = (int)(klh_block[s][0] * klh_block[s][1] * klh_block[s][2]);
   int blocks = 0;
   KLH_CUDA(in, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                   &blocks, klh_entry_fn, threads, (size_t)klh_shared[s]));
+                   &blocks, klh_entry_fns[s], threads, (size_t)klh_shared[s]));
   out->active_blocks_per_sm = blocks;
   int dev = 0, v = 0;
   KLH_CUDA(in, cudaGetDevice(&dev));

@@ -315,7 +315,10 @@ static void klh_call(void *const *b, int32_t s, cudaStream_t st, const kl_launch
       (int32_t)klh_scalar_i[s][3]);
 }
 #define KLH_HAS_LAUNCHER 0
-static const void *const klh_entry_fn = (const void *)&vector_add;
+static const void *const klh_entry_fns[KLH_NSHAPES] = {
+    (const void *)&vector_add,
+    (const void *)&vector_add,
+    (const void *)&vector_add};
 #define KLH_HAS_REFERENCE 0
 #define KLH_HAS_BASELINE 0
 #define KLH_STANDALONE 1
@@ -1141,7 +1144,7 @@ static int klh_kernel_info(void *p, kl_plugin_kernel_info *out) {
   }
   out->dynamic_smem = klh_shared[s];
   struct cudaFuncAttributes a;
-  KLH_CUDA(in, cudaFuncGetAttributes(&a, klh_entry_fn));
+  KLH_CUDA(in, cudaFuncGetAttributes(&a, klh_entry_fns[s]));
   out->registers = a.numRegs;
   out->static_smem = (int32_t)a.sharedSizeBytes;
   out->local_bytes = (int32_t)a.localSizeBytes;
@@ -1149,7 +1152,7 @@ static int klh_kernel_info(void *p, kl_plugin_kernel_info *out) {
   int threads = (int)(klh_block[s][0] * klh_block[s][1] * klh_block[s][2]);
   int blocks = 0;
   KLH_CUDA(in, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                   &blocks, klh_entry_fn, threads, (size_t)klh_shared[s]));
+                   &blocks, klh_entry_fns[s], threads, (size_t)klh_shared[s]));
   out->active_blocks_per_sm = blocks;
   int dev = 0, v = 0;
   KLH_CUDA(in, cudaGetDevice(&dev));
