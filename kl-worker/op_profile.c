@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../libkernlab/core/internal.h"
 #include "../libkernlab/profile/kernel_info_fields.h"
 #include "perf_counters.h"
 #include "worker_internal.h"
@@ -89,6 +90,29 @@ static int pass_prepare(void *arg) {
          p->pl->sync(p->inst);
 }
 
+/* A kernel's name as its source spells a call of it: the runtime gives the
+ * mangled symbol ("_ZN7kernels4rowsILi32EEvPfi"), this the instantiation
+ * ("kernels::rows<32>"), through the C++ runtime's demangler (libstdc++,
+ * which CUPTI needs anyway); else the symbol as it is. */
+static char *readable_name(const char *symbol) {
+  static char *(*demangle)(const char *, char *, size_t *, int *);
+  static bool looked;
+  if (!looked) {
+    looked = true;
+    void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    if (cxx) *(void **)&demangle = dlsym(cxx, "__cxa_demangle");
+  }
+  char *d = NULL, call[512];
+  int status = -1;
+  if (demangle && strncmp(symbol, "_Z", 2) == 0)
+    d = demangle(symbol, NULL, NULL, &status);
+  char *out = strdup(status == 0 && d && kl__c_call_name(call, sizeof call, d)
+                         ? call
+                         : symbol);
+  free(d);
+  return out;
+}
+
 /* The kernels a launch runs, by name, in order: a CUPTI callback on the
  * runtime's kernel launches, recording only inside a pass's launch. The
  * Range Profiler's auto ranges are numbered, not named; this names them
@@ -111,7 +135,8 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain domain,
       cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 &&
       cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000)
     return;
-  if (nlaunched < MAX_NAMED) launched[nlaunched++] = strdup(cb->symbolName);
+  if (nlaunched < MAX_NAMED)
+    launched[nlaunched++] = readable_name(cb->symbolName);
 }
 
 static void names_reset(void) {
@@ -218,11 +243,17 @@ static void profile_device(const kl_plugin *pl, void *inst, const char **names,
   json_object_object_add(o, "ranges", ranges);
   json_object *rn = json_object_new_array();
   for (size_t r = 0; r < res.nranges; r++) /* the launch's kernels by name */
+  {
+    char *named = nlaunched == res.nranges ? NULL
+                  : res.range_names && res.range_names[r]
+                      ? readable_name(res.range_names[r])
+                      : NULL;
     json_object_array_add(rn, nlaunched == res.nranges
                                   ? json_object_new_string(launched[r])
-                              : res.range_names && res.range_names[r]
-                                  ? json_object_new_string(res.range_names[r])
-                                  : NULL);
+                              : named ? json_object_new_string(named)
+                                      : NULL);
+    free(named);
+  }
   json_object_object_add(o, "range_names", rn);
   names_reset();
   if (have_info) json_object_object_add(o, "kernel", kernel_json(&info));

@@ -389,6 +389,20 @@ static int gather_shapes(rp_run *run, const kl_case *c,
   return 0;
 }
 
+/* The kernels of a launch that ran several: "name 12.3 µs memory; ...". */
+static char *parts_text(const kl_profile *p) {
+  kl_buf b = KL_BUF_INIT;
+  for (size_t i = 0; i < kl_profile_part_count(p); i++) {
+    const kl_profile *k = kl_profile_part(p, i);
+    double us = kl_profile_time_us(k);
+    kl__buf_printf(&b, "%s%s", i ? "; " : "",
+                   kl_profile_name(k) ? kl_profile_name(k) : "?");
+    if (!isnan(us)) kl__buf_printf(&b, " %.2f µs", us);
+    kl__buf_printf(&b, " %s", kl_bottleneck_name(kl_profile_bottleneck(k)));
+  }
+  return kl__buf_detach(&b);
+}
+
 /* Peaks and bottlenecks per shape from a profile.json. */
 static int gather_profile(rp_run *run, json_object *profile, bool after) {
   if (!profile) return 0;
@@ -410,8 +424,11 @@ static int gather_profile(rp_run *run, json_object *profile, bool after) {
           kl_profile_value(&v, p, "peak_flops_fp32") == 0)
         s->peak_gflops = v;
       char **dst = after ? &s->bottleneck_after : &s->bottleneck_before;
-      if (!*dst &&
-          !(*dst = kl__strdup(kl_bottleneck_name(kl_profile_bottleneck(p))))) {
+      char **parts = after ? &s->kernels_after : &s->kernels_before;
+      if ((!*dst && !(*dst = kl__strdup(
+                          kl_bottleneck_name(kl_profile_bottleneck(p))))) ||
+          (!*parts && kl_profile_part_count(p) > 0 &&
+           !(*parts = parts_text(p)))) {
         kl_profile_list_free(l);
         return kl__error_oom();
       }
@@ -663,6 +680,8 @@ void kl__rp_dispose(rp_run *run) {
     kl__free(run->shapes[k].name);
     kl__free(run->shapes[k].bottleneck_before);
     kl__free(run->shapes[k].bottleneck_after);
+    kl__free(run->shapes[k].kernels_before);
+    kl__free(run->shapes[k].kernels_after);
   }
   kl__free(run->shapes);
   findings_free(run->before, run->nbefore);

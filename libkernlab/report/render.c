@@ -145,6 +145,14 @@ static int md_findings(kl_buf *b, const rp_finding *f, size_t n,
   return kl__buf_status(b);
 }
 
+/* Whether some shape's baseline or best ran several kernels per launch. */
+static bool any_parts(const rp_run *run) {
+  for (size_t k = 0; k < run->nshapes; k++)
+    if (run->shapes[k].kernels_before || run->shapes[k].kernels_after)
+      return true;
+  return false;
+}
+
 int kl__rp_render_md(kl_buf *out, const rp_run *run) {
   kl_buf *b = out;
   const rp_iter *best = best_of(run);
@@ -192,6 +200,20 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
                    cl.base, cl.best, cl.speedup, cl.rate, cl.roof,
                    s->bottleneck_before ? s->bottleneck_before : "-",
                    s->bottleneck_after ? s->bottleneck_after : "-");
+  }
+  if (any_parts(run)) {
+    kl__buf_puts(b, "\n## Kernels of a launch\n\nA launch that runs "
+                    "several kernels (a launcher's), each profiled: name, "
+                    "time, bottleneck.\n\n| shape | baseline | best |\n"
+                    "|---|---|---|\n");
+    for (size_t k = 0; k < run->nshapes; k++) {
+      const rp_shape *s = &run->shapes[k];
+      kl__buf_printf(b, "| %s | ", s->name);
+      md_cell(b, s->kernels_before ? s->kernels_before : "one kernel");
+      kl__buf_puts(b, " | ");
+      md_cell(b, s->kernels_after ? s->kernels_after : "one kernel");
+      kl__buf_puts(b, " |\n");
+    }
   }
   kl__buf_puts(b, "\n## Findings before (baseline)\n\n");
   md_findings(b, run->before, run->nbefore, run->after, run->nafter, true);
@@ -587,7 +609,23 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
     esc(b, s->bottleneck_after);
     kl__buf_puts(b, "</td></tr>\n");
   }
-  kl__buf_puts(b, "</table>\n<h2>Findings before (baseline)</h2>\n");
+  kl__buf_puts(b, "</table>\n");
+  if (any_parts(run)) {
+    kl__buf_puts(b, "<h2>Kernels of a launch</h2>\n<table><tr><th>shape"
+                    "</th><th>baseline</th><th>best</th></tr>\n");
+    for (size_t k = 0; k < run->nshapes; k++) {
+      const rp_shape *s = &run->shapes[k];
+      kl__buf_puts(b, "<tr><td>");
+      esc(b, s->name);
+      kl__buf_puts(b, "</td><td>");
+      esc(b, s->kernels_before ? s->kernels_before : "one kernel");
+      kl__buf_puts(b, "</td><td>");
+      esc(b, s->kernels_after ? s->kernels_after : "one kernel");
+      kl__buf_puts(b, "</td></tr>\n");
+    }
+    kl__buf_puts(b, "</table>\n");
+  }
+  kl__buf_puts(b, "<h2>Findings before (baseline)</h2>\n");
   html_findings(b, run->before, run->nbefore, run->after, run->nafter, true);
   kl__buf_puts(b, "<h2>Findings after (best)</h2>\n");
   if (best && best->iteration > 0)

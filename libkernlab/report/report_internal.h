@@ -39,6 +39,9 @@ typedef struct rp_shape {
   double speedup, lo, hi;       /* best against the baseline */
   double peak_gbs, peak_gflops; /* from a profile; 0: none */
   char *bottleneck_before, *bottleneck_after;
+  /* a launch of several kernels: "k1 12.3 µs memory; k2 ..." per profile
+   * part, in launch order; NULL for one kernel */
+  char *kernels_before, *kernels_after;
 } rp_shape;
 
 typedef struct rp_run {

@@ -4,12 +4,17 @@
 
   bundled   softmax (a block per row), RMSNorm (a warp per row), the split
             reduction (two kernels, a scratch workspace, a grid sized by
-            the SM count), vector_add (a persistent kernel sized by the
+            the SM count), the sum by CUB's DeviceReduce (its temporary
+            storage from the scratch allocator), vector_add (a persistent kernel sized by the
             occupancy API) and transpose (its own tile grid): each checked
             correct at every shape and timed against the baseline
   contract  launchers that allocate, synchronise, or grow their scratch in
             every launch: CHEAT, gate launch_contract, exit 3
-  profile   kl profile of the split reduction: one part per kernel
+  profile   kl profile of the split reduction: one part per kernel, named
+            as the source names it
+  report    kl run (profiles on) with the split reduction as the model's
+            reply, then kl report: both kernels of the best's launch, with
+            time and bottleneck, at every shape (markdown and HTML)
             (partial_sums, then finish), each named, timed and with a
             verdict; the main metrics are the longer kernel's
 usage: test_launchers_gpu.py KL SOURCE_DIR
@@ -21,7 +26,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch  # noqa: E402
+from support import FAILS, check, fake_llm, scratch  # noqa: E402
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-launchers-gpu-")
@@ -49,6 +54,7 @@ def compare(case, cand):
 GOOD = [("softmax_f32", "cases/softmax_f32/candidates/block_per_row_launch.cu"),
         ("rmsnorm_bf16", "cases/rmsnorm_bf16/candidates/warp_per_row_launch.cu"),
         ("reduce_sum_f32", "cases/reduce_sum_f32/candidates/split_two_kernels.cu"),
+        ("reduce_sum_f32", "cases/reduce_sum_f32/candidates/cub_device_reduce.cu"),
         ("vector_add", "cases/vector_add/candidates/persistent_launch.cu"),
         ("transpose_f32", "cases/transpose_f32/candidates/tiled_launch.cu")]
 for case, cand in GOOD:
@@ -93,6 +99,49 @@ check(p.returncode == 0 and len(parts) == 2 and
 for x in parts:
     print("  part %-24s %9.3f us  %s" % (x.get("name"), x.get("time_us") or 0,
                                        (x.get("verdict") or "")[:90]))
+
+check([x.get("name") for x in parts] == ["partial_sums", "finish"],
+      "the parts' names are the source's (demangled): %s"
+      % [x.get("name") for x in parts])
+
+# ---- kl run with profiles, then kl report: every kernel of the best's launch
+case = TMP + "/reduce_sum_f32"
+shutil.copytree(SRC + "/cases/reduce_sum_f32", case,
+                ignore=shutil.ignore_patterns("runs", "candidates"))
+replies = TMP + "/replies"
+os.makedirs(replies)
+with open(SRC + "/cases/reduce_sum_f32/candidates/split_two_kernels.cu") as f:
+    code = f.read()
+with open(replies + "/001.txt", "w") as f:
+    f.write("MEMO: partial sums per block, then one block finishes\n"
+            "```cuda\n%s```\n" % code)
+srv, port, config = fake_llm(SRC, TMP, ENV, replies, "sk-fake-launchers")
+try:
+    env = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY="sk-fake-launchers")
+    p = subprocess.run([KL, "run", case, "--json", "--iterations", "1",
+                        "--seed", "3"], capture_output=True, text=True,
+                       env=env, timeout=1800)
+    print("$ kl run reduce_sum_f32 (profiles on) -> %d" % p.returncode)
+    s = json.loads(p.stdout or "{}")
+    check(p.returncode == 0 and
+          (s.get("verdicts") or {}).get("ACCEPTED", 0) == 1,
+          "the two-kernel launcher is accepted: %s %s"
+          % (p.stdout[-600:], p.stderr[-600:]))
+finally:
+    srv.kill()
+p = subprocess.run([KL, "report", case], capture_output=True, text=True,
+                   env=ENV, timeout=300)
+rep = p.stdout
+at = rep.find("## Kernels of a launch")
+print(rep[at:at + 900] if at >= 0 else rep[-1500:])
+check(p.returncode == 0 and at >= 0 and
+      all("partial_sums" in line and "finish" in line
+          for line in rep[at:].split("\n\n")[2].splitlines()[2:]),
+      "kl report shows both kernels of the best's launch at every shape")
+p = subprocess.run([KL, "report", case, "--format", "html"],
+                   capture_output=True, text=True, env=ENV, timeout=300)
+check(p.returncode == 0 and "<h2>Kernels of a launch</h2>" in p.stdout and
+      "partial_sums" in p.stdout, "and the HTML report too")
 
 shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))
