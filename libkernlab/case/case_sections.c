@@ -138,6 +138,20 @@ static void read_launch(loader *ld, const ynode *launch) {
   c->has_launch = true;
 }
 
+/* A kernel's name as a case spells it (kernel.entry, a shape's entry):
+ * a copy, or NULL with the error noted. */
+static char *read_entry(loader *ld, const ynode *n, const char *what) {
+  const char *entry = kl__ld_scalar(ld, n, what);
+  if (entry && !kl__c_entry_valid(entry)) {
+    kl__ld_err(ld, n,
+               "%s '%s' is not a function name (a C name, maybe "
+               "qualified, maybe with template arguments)",
+               what, entry);
+    return NULL;
+  }
+  return entry ? kl__ld_dup_or_oom(ld, entry) : NULL;
+}
+
 void kl__ld_read_kernel(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *k = kl__ld_map_get(root, "kernel");
@@ -149,16 +163,8 @@ void kl__ld_read_kernel(loader *ld, const ynode *root) {
   const ynode *n;
   if ((n = kl__ld_map_get(k, "source")))
     c->kernel_path = kl__ld_case_file(ld, n, "kernel.source");
-  if ((n = kl__ld_map_get(k, "entry"))) {
-    const char *entry = kl__ld_scalar(ld, n, "kernel.entry");
-    if (entry && !kl__c_entry_valid(entry))
-      kl__ld_err(ld, n,
-                 "kernel.entry '%s' is not a function name (a C name, "
-                 "maybe qualified, maybe with template arguments)",
-                 entry);
-    else if (entry)
-      c->entry = kl__ld_dup_or_oom(ld, entry);
-  }
+  if ((n = kl__ld_map_get(k, "entry")))
+    c->entry = read_entry(ld, n, "kernel.entry");
   if (ld->backend_ok && c->backend == KL_BACKEND_HOST && c->entry &&
       !kl__is_ident(c->entry))
     kl__ld_err(ld, kl__ld_map_get(k, "entry"),
@@ -483,14 +489,7 @@ static void read_shape(loader *ld, const ynode *n, case_shape *s) {
       continue;
     }
     if (strcmp(k->value, "entry") == 0) { /* this shape's instantiation */
-      const char *e = kl__ld_scalar(ld, v, "a shape's entry");
-      if (e && !kl__c_entry_valid(e))
-        kl__ld_err(ld, v,
-                   "entry '%s' is not a function name (a C name, maybe "
-                   "qualified, maybe with template arguments)",
-                   e);
-      else if (e)
-        s->entry = kl__ld_dup_or_oom(ld, e);
+      s->entry = read_entry(ld, v, "entry");
       continue;
     }
     if (strcmp(k->value, "values") == 0 && v->kind == YNODE_MAP) {
