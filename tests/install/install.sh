@@ -90,8 +90,10 @@ esac
    LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" KL_CONFIG=/dev/null "$PY" \
    "$SRC/examples/python/research_tool.py" "$TMP/matmul" --optimize 4 \
    >"$TMP/out") || { cat "$TMP/out"; echo "python example failed"; exit 1; }
+# whether a candidate is accepted rests on timing (a loaded machine may
+# reject all four): what is checked is that every one was decided
 grep -q '^host_matmul: OK$' "$TMP/out" &&
-  grep -Eq '^ +[0-9]+ ACCEPTED +' "$TMP/out" &&
+  [ "$(grep -Ec '^ +[1-4] (ACCEPTED|REJECTED) +' "$TMP/out")" = 4 ] &&
   grep -q "^best x" "$TMP/out" ||
   { cat "$TMP/out"; echo "python example printed the wrong result"; exit 1; }
 echo "ok: installed tree builds with pkg-config and find_package(kernlab); python bindings and example run"
