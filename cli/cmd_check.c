@@ -30,8 +30,13 @@ static int on_diag(const kl_error *e, void *payload) {
 }
 
 static void print_param(const kl_case *c, size_t i) {
-  kl_param_info p = KL_PARAM_INFO_INIT;
+  kl_param_info p = KL_PARAM_INFO_INIT, prev = KL_PARAM_INFO_INIT;
   kl_case_param(&p, c, i);
+  if (i > 0) kl_case_param(&prev, c, i - 1);
+  size_t arg = p.struct_type ? strcspn(p.name, ".") : 0;
+  if (p.struct_type && (!prev.struct_type || strncmp(prev.name, p.name, arg) ||
+                        prev.name[arg] != '.')) /* a struct's first field */
+    printf("  %-10.*s %s, by value:\n", (int)arg, p.name, p.struct_type);
   printf("  %-10s %s%s", p.name, kl_dtype_name(p.dtype),
          p.is_pointer ? "*" : "");
   if (p.is_pointer) {

@@ -79,6 +79,10 @@ typedef struct kl_param_info {
   kl_init_kind init;     /**< inputs and inouts */
   double init_a, init_b; /**< the distribution's arguments */
   const char *init_text; /**< as written, e.g. "uniform(-1, 1)" */
+  /** A field of a struct the kernel takes by value: the struct's C name
+   *  (`LayerNormParams`); the field is named ARG.FIELD. NULL for a param
+   *  that is an argument of its own. */
+  const char *struct_type;
 } kl_param_info;
 #define KL_PARAM_INFO_INIT KL_SIZED_INIT(kl_param_info)
 

@@ -87,6 +87,11 @@ void kl_case_free(kl_case *c) {
     kl__free(c->params[i].init_text);
   }
   kl__free(c->params);
+  for (size_t i = 0; i < c->nargs; i++) {
+    kl__free(c->args[i].name);
+    kl__free(c->args[i].struct_type);
+  }
+  kl__free(c->args);
   for (size_t i = 0; i < c->nshapes; i++) {
     kl__free(c->shapes[i].name);
     kl__free(c->shapes[i].entry);
@@ -233,6 +238,10 @@ int kl_case_param(kl_param_info *into, const kl_case *c, size_t index) {
   out->init_a = p->init_a;
   out->init_b = p->init_b;
   out->init_text = p->init_text;
+  for (size_t a = 0; a < c->nargs; a++)
+    if (index >= c->args[a].first &&
+        index < c->args[a].first + c->args[a].count)
+      out->struct_type = c->args[a].struct_type;
   return kl__result_give(into, &full, sizeof(full), sizeof(kl_param_info),
                          "kl_param_info");
 }
@@ -386,6 +395,12 @@ static int describe_params(kl_buf *b, const kl_case *c) {
     kl__buf_json_string(b, p->value ? kl_expr_source(p->value) : NULL);
     kl__buf_puts(b, ",\"init\":");
     kl__buf_json_string(b, p->init_text);
+    for (size_t a = 0; a < c->nargs; a++) /* a struct's field */
+      if (c->args[a].struct_type && i >= c->args[a].first &&
+          i < c->args[a].first + c->args[a].count) {
+        kl__buf_puts(b, ",\"struct\":");
+        kl__buf_json_string(b, c->args[a].struct_type);
+      }
     kl__buf_putc(b, '}');
   }
   kl__buf_putc(b, ']');

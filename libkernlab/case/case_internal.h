@@ -19,6 +19,16 @@ typedef struct case_param {
   int line, column;
 } case_param;
 
+/* One argument of the kernel: a param, or a struct passed by value whose
+ * fields are the params [first, first + count), each named ARG.FIELD (the
+ * C expression that reads it in a function given ARG). */
+typedef struct case_arg {
+  char *name;
+  char *struct_type; /* the struct's C spelling; NULL for a plain param */
+  size_t first, count;
+  int line, column;
+} case_arg;
+
 typedef struct case_shape {
   char *name;
   char *entry; /* this shape's instantiation of the entry, or NULL */
@@ -43,8 +53,10 @@ struct kl_case {
   kl_backend backend;
   char *arch, *compiler, *flags;
   char *kernel_path, *entry, *program_path;
-  case_param *params;
+  case_param *params; /* every buffer and scalar, a struct's fields too */
   size_t nparams;
+  case_arg *args; /* the kernel's arguments, in order */
+  size_t nargs;
   case_shape *shapes;
   size_t nshapes;
   bool has_launch;

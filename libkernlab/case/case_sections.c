@@ -323,21 +323,36 @@ static void default_init(loader *ld, case_param *p) {
   }
 }
 
-static void read_param(loader *ld, const ynode *n, case_param *p) {
-  static const char *const keys[] = {"name",  "type", "role",
-                                     "count", "init", "value"};
+/* One buffer or scalar: a param of the kernel, or a field of a struct
+ * argument `of` (then named OF.NAME). */
+static void read_param(loader *ld, const ynode *n, case_param *p,
+                       const char *of) {
+  static const char *const keys[] = {"name", "type",  "role",  "count",
+                                     "init", "value", "fields"};
   p->line = n->line;
   p->column = n->column;
-  kl__ld_check_keys(ld, n, keys, KL_ARRAY_SIZE(keys), "a param");
-  kl__ld_require(ld, n, "name", "a param");
-  kl__ld_require(ld, n, "type", "a param");
+  /* `fields` belongs to a struct argument, which read_arg handles */
+  kl__ld_check_keys(ld, n, keys, KL_ARRAY_SIZE(keys) - 1,
+                    of ? "a field" : "a param");
+  kl__ld_require(ld, n, "name", of ? "a field" : "a param");
+  kl__ld_require(ld, n, "type", of ? "a field" : "a param");
   const ynode *v;
   if ((v = kl__ld_map_get(n, "name"))) {
     const char *name = kl__ld_scalar(ld, v, "param name");
-    if (name && !kl__is_ident(name))
-      kl__ld_err(ld, v, "param name '%s' is not a C identifier", name);
-    else if (name)
+    if (name && !kl__is_ident(name)) {
+      kl__ld_err(ld, v, "%s name '%s' is not a C identifier",
+                 of ? "field" : "param", name);
+    } else if (name && of) {
+      size_t size = strlen(of) + strlen(name) + 2;
+      char *full = kl__malloc(size);
+      if (!full)
+        ld->diags.oom = true;
+      else
+        snprintf(full, size, "%s.%s", of, name);
+      p->name = full;
+    } else if (name) {
       p->name = kl__ld_dup_or_oom(ld, name);
+    }
   }
   const ynode *type = kl__ld_map_get(n, "type");
   bool typed = type && parse_type(ld, type, p);
@@ -395,6 +410,77 @@ static void read_param(loader *ld, const ynode *n, case_param *p) {
     default_init(ld, p);
 }
 
+/* A struct's C spelling (`LayerNormParams`, `struct params`,
+ * `ns::Params<float>`): names, `::`, template arguments; no pointer. */
+static bool struct_spelling(const char *t) {
+  bool name = false;
+  for (const char *q = t; *q; q++) {
+    if (kl__c_ident_char(*q))
+      name = true;
+    else if (!strchr(" :<>,", *q))
+      return false;
+  }
+  return name;
+}
+
+/* A struct passed by value: `{ name, type, fields: [params...] }`. Its
+ * fields become params named NAME.FIELD, in order. */
+static void read_struct_arg(loader *ld, const ynode *n, case_arg *a) {
+  kl_case *c = ld->c;
+  static const char *const keys[] = {"name", "type", "fields"};
+  kl__ld_check_keys(ld, n, keys, KL_ARRAY_SIZE(keys), "a struct param");
+  kl__ld_require(ld, n, "name", "a struct param");
+  kl__ld_require(ld, n, "type", "a struct param");
+  const ynode *v = kl__ld_map_get(n, "name");
+  const char *name = v ? kl__ld_scalar(ld, v, "param name") : NULL;
+  if (name && !kl__is_ident(name))
+    kl__ld_err(ld, v, "param name '%s' is not a C identifier", name);
+  else if (name)
+    a->name = kl__ld_dup_or_oom(ld, name);
+  kl_dtype dt;
+  const char *t =
+      (v = kl__ld_map_get(n, "type")) ? kl__ld_scalar(ld, v, "type") : NULL;
+  if (t && kl_dtype_parse(&dt, t) == 0) {
+    kl_error_clear();
+    kl__ld_err(ld, v,
+               "'%s' has fields, so its type is a struct's C name, "
+               "not the dtype '%s'",
+               name ? name : "this param", t);
+  } else if (t && !struct_spelling(t)) {
+    kl_error_clear();
+    kl__ld_err(ld, v,
+               "type '%s' is not a struct's C name (a struct is passed by "
+               "value; a pointer to one is not a case param)",
+               t);
+  } else if (t) {
+    kl_error_clear();
+    a->struct_type = kl__ld_dup_or_oom(ld, t);
+  }
+  const ynode *fs = kl__ld_map_get(n, "fields");
+  if (!kl__ld_want(ld, fs, YNODE_SEQ, "fields")) return;
+  if (fs->count == 0) {
+    kl__ld_err(ld, fs, "fields is empty: list the struct's members in order");
+    return;
+  }
+  a->first = c->nparams;
+  for (size_t i = 0; i < fs->count; i++) {
+    const ynode *f = fs->items[i];
+    if (!kl__ld_want(ld, f, YNODE_MAP, "a field")) {
+      ld->params_broken = true;
+      continue;
+    }
+    if (kl__ld_map_get(f, "fields")) {
+      kl__ld_err(ld, kl__ld_map_get(f, "fields"),
+                 "a field cannot have fields: describe a nested struct's "
+                 "members as fields of the outer one");
+      ld->params_broken = true;
+      continue;
+    }
+    read_param(ld, f, &c->params[c->nparams++], a->name ? a->name : "?");
+  }
+  a->count = c->nparams - a->first;
+}
+
 void kl__ld_read_params(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *ps = kl__ld_map_get(root, "params");
@@ -403,8 +489,16 @@ void kl__ld_read_params(loader *ld, const ynode *root) {
     kl__ld_err(ld, ps, "params is empty: list the kernel's arguments in order");
     return;
   }
-  c->params = kl__calloc(ps->count, sizeof(*c->params));
-  if (!c->params) {
+  size_t leaves = 0; /* a struct's fields each take a param */
+  for (size_t i = 0; i < ps->count; i++) {
+    const ynode *f = ps->items[i]->kind == YNODE_MAP
+                         ? kl__ld_map_get(ps->items[i], "fields")
+                         : NULL;
+    leaves += f && f->kind == YNODE_SEQ && f->count ? f->count : 1;
+  }
+  c->params = kl__calloc(leaves, sizeof(*c->params));
+  c->args = kl__calloc(ps->count, sizeof(*c->args));
+  if (!c->params || !c->args) {
     ld->diags.oom = true;
     return;
   }
@@ -414,15 +508,37 @@ void kl__ld_read_params(loader *ld, const ynode *root) {
       ld->params_broken = true;
       continue;
     }
-    case_param *p = &c->params[c->nparams++];
-    read_param(ld, n, p);
-    for (size_t j = 0; p->name && j + 1 < c->nparams; j++)
-      if (c->params[j].name && strcmp(c->params[j].name, p->name) == 0) {
-        const ynode *name = kl__ld_map_get(n, "name");
-        kl__ld_err(ld, name, "duplicate param '%s' (first at line %d)", p->name,
-                   c->params[j].line);
+    case_arg *a = &c->args[c->nargs++];
+    a->line = n->line;
+    a->column = n->column;
+    size_t before = c->nparams;
+    if (kl__ld_map_get(n, "fields")) {
+      read_struct_arg(ld, n, a);
+      if (!a->name || !a->struct_type) ld->params_broken = true;
+    } else {
+      case_param *p = &c->params[c->nparams++];
+      read_param(ld, n, p, NULL);
+      a->name = p->name ? kl__ld_dup_or_oom(ld, p->name) : NULL;
+      a->first = before;
+      a->count = 1;
+    }
+    /* a param's name, or a struct's, or a field's is used once */
+    for (size_t j = 0; a->name && j + 1 < c->nargs; j++)
+      if (c->args[j].name && strcmp(c->args[j].name, a->name) == 0) {
+        kl__ld_err(ld, kl__ld_map_get(n, "name"),
+                   "duplicate param '%s' (first at line %d)", a->name,
+                   c->args[j].line);
         break;
       }
+    for (size_t q = before + 1; a->struct_type && q < c->nparams; q++)
+      for (size_t j = before; c->params[q].name && j < q; j++)
+        if (c->params[j].name &&
+            strcmp(c->params[j].name, c->params[q].name) == 0) {
+          kl__ld_err_at(ld, c->params[q].line, c->params[q].column,
+                        "duplicate field '%s' (first at line %d)",
+                        c->params[q].name, c->params[j].line);
+          break;
+        }
   }
 }
 
@@ -438,7 +554,16 @@ static bool is_param_name(const kl_case *c, const char *name, bool pointer) {
 static void read_shape_value(loader *ld, case_shape *s, const ynode *k,
                              const ynode *v) {
   kl_case *c = ld->c;
-  if (!kl__is_ident(k->value)) {
+  /* a struct's scalar field is given under its param's name, `p.eps` */
+  if (strchr(k->value, '.') && kl__c_ident_char(k->value[0]) &&
+      !is_param_name(c, k->value, false)) {
+    kl__ld_err(ld, k,
+               "shape value '%s' is no scalar field of a struct param (a "
+               "field's value is given as PARAM.FIELD)",
+               k->value);
+    return;
+  }
+  if (!kl__is_ident(k->value) && !is_param_name(c, k->value, false)) {
     kl__ld_err(ld, k, "shape value '%s' is not a name usable in expressions%s",
                k->value, kl__ld_looks_cut_by_comma(k) ? kl__ld_comma_hint : "");
     return;

@@ -328,3 +328,109 @@ bool kl__c_call_name(char *out, size_t n, const char *demangled) {
   kl__free(t);
   return ok;
 }
+
+/* From the '{' at `open`, one past its matching '}', or 0. */
+static size_t matching_brace(const char *code, size_t open) {
+  int depth = 0;
+  for (size_t e = open; code[e]; e++) {
+    depth += (code[e] == '{') - (code[e] == '}');
+    if (depth == 0) return e + 1;
+  }
+  return 0;
+}
+
+static const char *word_before(const char *code, const char *at, size_t *len) {
+  while (at > code && isspace((unsigned char)at[-1]))
+    at--;
+  const char *b = at;
+  while (b > code && kl__c_ident_char(b[-1]))
+    b--;
+  *len = (size_t)(at - b);
+  return b;
+}
+
+bool kl__c_struct_body(const char *code, const char *name, size_t *open,
+                       size_t *close) {
+  size_t n = strlen(name);
+  for (const char *p = strstr(code, name); p && n; p = strstr(p + 1, name)) {
+    if ((p > code && kl__c_ident_char(p[-1])) || kl__c_ident_char(p[n]))
+      continue;
+    size_t wl;
+    const char *w = word_before(code, p, &wl);
+    bool tagged = (wl == 6 && strncmp(w, "struct", 6) == 0) ||
+                  (wl == 5 && strncmp(w, "class", 5) == 0);
+    if (tagged) { /* struct NAME [final] [: bases] { */
+      const char *q = p + n;
+      while (isspace((unsigned char)*q))
+        q++;
+      if (strncmp(q, "final", 5) == 0 && !kl__c_ident_char(q[5])) q += 5;
+      while (isspace((unsigned char)*q))
+        q++;
+      if (*q == ':' && q[1] != ':') /* bases */
+        while (*q && *q != '{' && *q != ';' && *q != '=' && *q != '(')
+          q++;
+      size_t end = *q == '{' ? matching_brace(code, (size_t)(q - code)) : 0;
+      if (!end) continue;
+      *open = (size_t)(q - code);
+      *close = end - 1;
+      return true;
+    }
+    /* typedef struct [TAG] { ... } NAME; */
+    const char *q = p + n;
+    while (isspace((unsigned char)*q))
+      q++;
+    const char *b = p;
+    while (b > code && isspace((unsigned char)b[-1]))
+      b--;
+    if (*q != ';' || b == code || b[-1] != '}') continue;
+    int depth = 0;
+    const char *o = b - 1;
+    for (; o >= code; o--) {
+      depth += (*o == '}') - (*o == '{');
+      if (depth == 0) break;
+    }
+    if (o < code) continue;
+    const char *t = word_before(code, o, &wl); /* the tag, or struct */
+    if (!(wl == 6 && strncmp(t, "struct", 6) == 0))
+      t = word_before(code, t, &wl);
+    if (!(wl == 6 && strncmp(t, "struct", 6) == 0)) continue;
+    t = word_before(code, t, &wl);
+    if (!(wl == 7 && strncmp(t, "typedef", 7) == 0)) continue;
+    *open = (size_t)(o - code);
+    *close = (size_t)(b - 1 - code);
+    return true;
+  }
+  return false;
+}
+
+bool kl__c_struct_statement(const char *code, const char *name, size_t *start,
+                            size_t *end) {
+  size_t open, close;
+  if (!kl__c_struct_body(code, name, &open, &close)) return false;
+  size_t s = open, e = close;
+  while (s > 0 && !strchr(";{}", code[s - 1]) &&
+         !(code[s - 1] == '\n' && code[s] == '#'))
+    s--;
+  if ((s == 0 || code[s - 1] == '\n') && code[s] == '#')
+    while (code[s] && code[s] != '\n') /* start on the line after it */
+      s++;
+  while (isspace((unsigned char)code[s]))
+    s++;
+  while (code[e] && code[e] != ';')
+    e++;
+  *start = s;
+  *end = e + (code[e] == ';');
+  return true;
+}
+
+char *kl__c_type_name(const char *spelling) {
+  /* the last identifier before any template arguments */
+  size_t lt = strcspn(spelling, "<");
+  size_t e = lt;
+  while (e && !kl__c_ident_char(spelling[e - 1]))
+    e--;
+  size_t b = e;
+  while (b && kl__c_ident_char(spelling[b - 1]))
+    b--;
+  return kl__strndup(spelling + b, e - b);
+}

@@ -170,6 +170,18 @@ int kl__c_entry_renamed(kl_buf *out, const char *entry, const char *prefix,
  * `name` (e.g. a kernel section's own launcher, kernlab_launch). */
 int kl__c_defines(bool *out, const char *text, const char *name);
 int kl__c_definition_params(char **out, const char *code, const char *entry);
+/* Where blanked code defines the struct (or class) NAME: `struct NAME {`,
+ * `struct NAME : base {` or `typedef struct [TAG] { ... } NAME;`. *open is
+ * its '{', *close its matching '}'; false when it defines none. */
+bool kl__c_struct_body(const char *code, const char *name, size_t *open,
+                       size_t *close);
+/* The whole statement that defines struct NAME, from after the previous
+ * statement (a '{', '}', ';' or directive line) to its ';'. */
+bool kl__c_struct_statement(const char *code, const char *name, size_t *start,
+                            size_t *end);
+/* The name a type's spelling declares: "Params" of "struct Params" and of
+ * "ns::Params<float>"; NULL when out of memory. */
+char *kl__c_type_name(const char *spelling);
 /* The definition of `entry` in blanked code: its declaration's first byte
  * (after the previous ';', '{', '}' or preprocessor line; a template's
  * `template <...>` is part of it), its '{' and one past

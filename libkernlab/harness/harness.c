@@ -78,23 +78,116 @@ typedef enum call_kind {
   CALL_LAUNCHER  /* the section's own launcher, with the context */
 } call_kind;
 
-/* The call's arguments, taken from the buffers and the tables, and its
- * closing parenthesis. */
+/* One buffer or scalar param as the call's argument (or a field's value). */
+static void emit_value(kl_buf *b, const kl_case *c, size_t p) {
+  const case_param *pa = &c->params[p];
+  const char *t = ctype(pa->dtype, c->backend);
+  if (pa->is_pointer)
+    kl__buf_printf(b, "(%s *)b[%zu]", t, p);
+  else if (kl_dtype_is_float(pa->dtype))
+    kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]", t, p);
+  else
+    kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]", t, p);
+}
+
+/* The call's arguments, taken from the buffers and the tables (a struct
+ * from its builder, klh_<builders>make_<arg>), and its closing
+ * parenthesis. */
 static void emit_args(kl_buf *b, const kl_case *c, call_kind kind,
-                      const char *indent) {
-  for (size_t p = 0; p < c->nparams; p++) {
-    const case_param *pa = &c->params[p];
-    const char *t = ctype(pa->dtype, c->backend);
-    if (p) kl__buf_printf(b, ",\n%s", indent);
-    if (pa->is_pointer)
-      kl__buf_printf(b, "(%s *)b[%zu]", t, p);
-    else if (kl_dtype_is_float(pa->dtype))
-      kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]", t, p);
+                      const char *indent, const char *builders) {
+  for (size_t a = 0; a < c->nargs; a++) {
+    if (a) kl__buf_printf(b, ",\n%s", indent);
+    if (c->args[a].struct_type)
+      kl__buf_printf(b, "klh_%smake_%s(b, s)", builders, c->args[a].name);
     else
-      kl__buf_printf(b, "(%s)klh_scalar_i[s][%zu]", t, p);
+      emit_value(b, c, c->args[a].first);
   }
-  if (kind == CALL_LAUNCHER) kl__buf_puts(b, c->nparams ? ", ctx" : "ctx");
+  if (kind == CALL_LAUNCHER) kl__buf_puts(b, c->nargs ? ", ctx" : "ctx");
   kl__buf_puts(b, ");\n");
+}
+
+/* The spelling of a struct type with its name after `prefix`
+ * ("struct klh_baseline_params", "ns::klh_baseline_P<float>"). */
+static int renamed_type(kl_buf *b, const char *spelling, const char *prefix) {
+  char *name = kl__c_type_name(spelling);
+  if (!name) return kl__error_oom();
+  size_t lt = strcspn(spelling, "<"), at = lt;
+  while (at && !kl__c_ident_char(spelling[at - 1]))
+    at--;
+  at -= strlen(name);
+  kl__buf_printf(b, "%.*s%s%s", (int)at, spelling, prefix, spelling + at);
+  kl__free(name);
+  return kl__buf_status(b);
+}
+
+/* For each struct the kernel takes by value, klh_<builders>make_<arg>:
+ * the struct (its name after `rename` when not NULL), zeroed, with every
+ * field set from the buffers and tables. */
+static int emit_builders(kl_buf *b, const kl_case *c, const char *builders,
+                         const char *rename) {
+  for (size_t a = 0; a < c->nargs; a++) {
+    const case_arg *arg = &c->args[a];
+    if (!arg->struct_type) continue;
+    kl_buf type = KL_BUF_INIT;
+    if (rename)
+      renamed_type(&type, arg->struct_type, rename);
+    else
+      kl__buf_puts(&type, arg->struct_type);
+    if (kl__buf_status(&type) < 0) {
+      kl_buf_dispose(&type);
+      return kl__error_oom();
+    }
+    kl__buf_printf(b,
+                   "static %s klh_%smake_%s(void *const *b, int32_t s) {\n"
+                   "  %s v;\n  memset(&v, 0, sizeof v);\n",
+                   type.ptr, builders, arg->name, type.ptr);
+    for (size_t f = arg->first; f < arg->first + arg->count; f++) {
+      kl__buf_printf(b, "  v.%s = ", c->params[f].name + strlen(arg->name) + 1);
+      emit_value(b, c, f);
+      kl__buf_puts(b, ";\n");
+    }
+    kl__buf_puts(b, "  (void)b;\n  (void)s;\n  return v;\n}\n");
+    kl_buf_dispose(&type);
+  }
+  return kl__buf_status(b);
+}
+
+/* Whether the text of a section defines one of the structs the kernel
+ * takes (then an embedded copy of it renames them, so that the
+ * candidate's own definition does not clash). */
+static int defines_a_struct(bool *out, const kl_case *c, const char *text) {
+  *out = false;
+  char *clean = kl__c_blank(text, strlen(text), false);
+  if (!clean) return kl__error_oom();
+  for (size_t a = 0; a < c->nargs && !*out; a++) {
+    if (!c->args[a].struct_type) continue;
+    char *name = kl__c_type_name(c->args[a].struct_type);
+    size_t o, e;
+    if (!name) {
+      kl__free(clean);
+      return kl__error_oom();
+    }
+    *out = kl__c_struct_body(clean, name, &o, &e);
+    kl__free(name);
+  }
+  kl__free(clean);
+  return 0;
+}
+
+/* #define (or, undo, #undef) each struct's name to its renamed one. */
+static int emit_struct_renames(kl_buf *b, const kl_case *c, const char *prefix,
+                               bool undo) {
+  for (size_t a = 0; a < c->nargs; a++) {
+    if (!c->args[a].struct_type) continue;
+    char *name = kl__c_type_name(c->args[a].struct_type);
+    if (!name) return kl__error_oom();
+    if (undo)
+      kl__buf_printf(b, "#undef %s\n", name);
+    else
+      kl__buf_printf(b, "#define %s %s%s\n", name, prefix, name);
+    kl__free(name);
+  }
+  return kl__buf_status(b);
 }
 
 /* Whether some shape launches its own instantiation of the entry. */
@@ -107,7 +200,8 @@ static bool per_shape_entries(const kl_case *c) {
 /* A CUDA launch of shape s's entry (its name after `prefix`: the embedded
  * baseline's is renamed) at the case's geometry, `in` spaces in. */
 static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
-                                 const char *prefix, int in) {
+                                 const char *prefix, int in,
+                                 const char *builders) {
   kl__buf_printf(b, "%*s", in, "");
   kl__c_entry_renamed(b, kl_case_shape_entry(c, s), prefix, false);
   kl__buf_printf(b,
@@ -117,7 +211,7 @@ static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
                  "(unsigned)klh_block[s][1], (unsigned)klh_block[s][2]),\n"
                  "%*s    (size_t)klh_shared[s], st>>>(",
                  in, "", in, "");
-  emit_args(b, c, CALL_GEOMETRY, in == 2 ? "      " : "        ");
+  emit_args(b, c, CALL_GEOMETRY, in == 2 ? "      " : "        ", builders);
 }
 
 /* The wrapper `wrapper` calling `fn` with every param taken from the
@@ -126,7 +220,8 @@ static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
  * CUDA, the stream. A CUDA kernel at the case's geometry is the entry
  * (renamed after `prefix`), or per shape its own instantiation. */
 static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
-                     const char *fn, call_kind kind, const char *prefix) {
+                     const char *fn, call_kind kind, const char *prefix,
+                     const char *builders) {
   bool cuda = c->backend == KL_BACKEND_CUDA;
   if (kind == CALL_PLAIN)
     kl__buf_printf(b, "static void %s(void *const *b, int32_t s) {\n  %s(",
@@ -144,17 +239,17 @@ static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
     kl__buf_puts(b, "  (void)ctx;\n  switch (s) {\n");
     for (size_t s = 0; s < c->nshapes; s++) {
       kl__buf_printf(b, "  case %zu:\n", s);
-      emit_geometry_launch(b, c, s, prefix, 4);
+      emit_geometry_launch(b, c, s, prefix, 4, builders);
       kl__buf_puts(b, "    break;\n");
     }
     kl__buf_puts(b, "  }\n");
   } else if (kind == CALL_GEOMETRY) {
     kl__buf_puts(b, "  (void)ctx;\n");
-    emit_geometry_launch(b, c, 0, prefix, 2);
+    emit_geometry_launch(b, c, 0, prefix, 2, builders);
   } else {
-    emit_args(b, c, kind, "      ");
+    emit_args(b, c, kind, "      ", builders);
   }
-  if (kind == CALL_PLAIN && c->nparams == 0) kl__buf_puts(b, "  (void)b;\n");
+  if (kind == CALL_PLAIN && c->nargs == 0) kl__buf_puts(b, "  (void)b;\n");
   if (kind == CALL_PLAIN || kind == CALL_HOST) kl__buf_puts(b, "  (void)s;\n");
   kl__buf_puts(b, "}\n");
   return kl__buf_status(b);
@@ -399,6 +494,10 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                    inc);
   kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
                    "#include <stdint.h>\n#include <stddef.h>\n");
+  bool structs = false; /* the kernel takes a struct by value */
+  for (size_t a = 0; a < c->nargs; a++)
+    structs = structs || c->args[a].struct_type;
+  if (structs) kl__buf_puts(&b, "#include <string.h>\n");
   if (cuda)
     kl__buf_puts(&b, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>"
                      "\n#include <cuda_bf16.h>\n");
@@ -418,6 +517,16 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
        (rc = kl__c_defines(&baseline_launcher, baseline.ptr ? baseline.ptr : "",
                            KL_LAUNCHER_NAME)) < 0))
     goto done;
+  /* an embedded oracle that defines the kernel's struct itself gets the
+   * struct renamed, as its kernel is */
+  bool base_structs = false, ref_structs = false;
+  if ((embed_baseline &&
+       (rc = defines_a_struct(&base_structs, c,
+                              baseline.ptr ? baseline.ptr : "")) < 0) ||
+      (c->ref.kind == KL_REFERENCE_HOST &&
+       (rc = defines_a_struct(&ref_structs, c,
+                              reference.ptr ? reference.ptr : "")) < 0))
+    goto done;
   if (cuda) emit_guards(&b);
   if (!(entry_name = kl__c_entry_name(c->entry))) {
     rc = kl__error_oom();
@@ -429,35 +538,44 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
     if (baseline_launcher)
       kl__buf_printf(&b, "#define %s klh_baseline_%s\n", KL_LAUNCHER_NAME,
                      KL_LAUNCHER_NAME);
+    if (base_structs) emit_struct_renames(&b, c, "klh_baseline_", false);
     emit_section(&b, "BASELINE SECTION (the oracle)", base_name(c->kernel_path),
                  baseline.ptr ? baseline.ptr : "");
+    if (base_structs) emit_struct_renames(&b, c, "", true);
     kl__buf_printf(&b, "#undef %s\n", entry_name);
     if (baseline_launcher) kl__buf_printf(&b, "#undef %s\n", KL_LAUNCHER_NAME);
   }
+  if (ref_structs) emit_struct_renames(&b, c, "klh_reference_", false);
   if (c->ref.kind == KL_REFERENCE_HOST)
     emit_section(&b, "REFERENCE SECTION (the oracle)", base_name(c->ref_source),
                  reference.ptr ? reference.ptr : "");
+  if (ref_structs) emit_struct_renames(&b, c, "", true);
   emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name, kernel);
   if (cuda) emit_unguard(&b);
   emit_tables(&b, c);
   if (cuda) emit_launch_tables(&b, c);
+  emit_builders(&b, c, "", NULL);
+  if (base_structs) emit_builders(&b, c, "baseline_", "klh_baseline_");
+  if (ref_structs) emit_builders(&b, c, "reference_", "klh_reference_");
   call_kind kernel_call = !cuda ? CALL_HOST : CALL_GEOMETRY;
   emit_call(&b, c, "klh_call", launcher ? KL_LAUNCHER_NAME : c->entry,
-            launcher ? CALL_LAUNCHER : kernel_call, "");
+            launcher ? CALL_LAUNCHER : kernel_call, "", "");
   kl__buf_printf(&b, "#define KLH_HAS_LAUNCHER %d\n", launcher);
   if (cuda && !launcher) /* the kernel itself, for its attributes */
     emit_entry_table(&b, c);
   kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
                  c->ref.kind == KL_REFERENCE_HOST);
   if (c->ref.kind == KL_REFERENCE_HOST)
-    emit_call(&b, c, "klh_call_reference", c->ref_function, CALL_PLAIN, "");
+    emit_call(&b, c, "klh_call_reference", c->ref_function, CALL_PLAIN, "",
+              ref_structs ? "reference_" : "");
   kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
   if (embed_baseline) {
     char fn[256];
     snprintf(fn, sizeof(fn), "klh_baseline_%s",
              baseline_launcher ? KL_LAUNCHER_NAME : c->entry);
     emit_call(&b, c, "klh_call_baseline", fn,
-              baseline_launcher ? CALL_LAUNCHER : kernel_call, "klh_baseline_");
+              baseline_launcher ? CALL_LAUNCHER : kernel_call, "klh_baseline_",
+              base_structs ? "baseline_" : "");
   }
   if (form == KL_HARNESS_STANDALONE)
     kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");

@@ -440,6 +440,37 @@ static int rewrite_calls(kl_buf *out, const char *text, size_t from,
   return kl__buf_status(out);
 }
 
+/* The section's text less its definitions of the structs the kernel takes
+ * by value that the target already defines before the section (the
+ * program's own type is the one its callers pass; lines are kept). */
+static int without_known_structs(kl_buf *out, const kl_case *c,
+                                 const char *target, size_t before,
+                                 const char *source) {
+  kl__buf_puts(out, source);
+  int rc = kl__buf_status(out);
+  char *tclean = rc == 0 ? kl__c_blank(target, before, false) : NULL;
+  char *sclean = rc == 0 ? kl__c_blank(source, strlen(source), false) : NULL;
+  if (rc == 0 && (!tclean || !sclean)) rc = kl__error_oom();
+  for (size_t i = 0; rc == 0 && i < kl_case_param_count(c); i++) {
+    kl_param_info p = KL_PARAM_INFO_INIT;
+    if (kl_case_param(&p, c, i) < 0 || !p.struct_type) continue;
+    char *name = kl__c_type_name(p.struct_type);
+    size_t s, e;
+    if (!name)
+      rc = kl__error_oom();
+    else if (kl__c_struct_statement(tclean, name, &s, &e) &&
+             kl__c_struct_statement(sclean, name, &s, &e))
+      for (size_t k = s; k < e; k++) {
+        if (out->ptr[k] != '\n') out->ptr[k] = ' ';
+        sclean[k] = ' '; /* found once */
+      }
+    kl__free(name);
+  }
+  kl__free(tclean);
+  kl__free(sclean);
+  return rc;
+}
+
 /* The new text of a target for a section that owns its launch: the section
  * whole (after the context's support) where the entry's section was, and
  * the entry's launches after it made calls of the launcher. */
@@ -476,7 +507,10 @@ static int new_target_launcher(exporter *x, kl_buf *out, const char *source,
                      (int)(eq - config[i]), config[i], (int)(eq - config[i]),
                      config[i], eq + 1);
   }
-  kl__buf_puts(&head, source);
+  kl_buf own = KL_BUF_INIT;
+  if (rc == 0) rc = without_known_structs(&own, x->c, target, t->start, source);
+  kl__buf_puts(&head, own.ptr ? own.ptr : "");
+  kl_buf_dispose(&own);
   if (source[0] && source[strlen(source) - 1] != '\n')
     kl__buf_putc(&head, '\n');
   for (size_t i = 0; config && config[i]; i++) {

@@ -376,8 +376,62 @@ static int hoist_includes(kl_buf *includes, kl_buf *body, const char *text) {
   return kl__buf_status(body) < 0 ? KL_ENOMEM : kl__buf_status(includes);
 }
 
+/* The structs the kernel takes by value are one type for every variant
+ * (the dispatcher passes its argument on): the first variant that defines
+ * one keeps its definition, under its own name; a later one's definition
+ * is blanked from its text, and must read the same. `defs[a]` is argument
+ * a's definition as first seen (spaces squeezed), or NULL. */
+static char *squeezed(const char *s, size_t n) {
+  char *out = kl__malloc(n + 1);
+  size_t k = 0;
+  for (size_t i = 0; out && i < n; i++)
+    if (!isspace((unsigned char)s[i]))
+      out[k++] = s[i];
+    else if (k && out[k - 1] != ' ')
+      out[k++] = ' ';
+  if (out) out[k] = '\0';
+  return out;
+}
+
+static int shared_structs(names *ns, kl_buf *body, const char *clean,
+                          const kl_case *c, const variant *v, char **defs) {
+  for (size_t a = 0; a < c->nargs; a++) {
+    if (!c->args[a].struct_type) continue;
+    char *name = kl__c_type_name(c->args[a].struct_type);
+    if (!name) return kl__error_oom();
+    size_t start, end;
+    bool has = kl__c_struct_statement(clean, name, &start, &end);
+    for (size_t i = 0; has && i < ns->n; i++) /* not renamed */
+      if (strcmp(ns->v[i], name) == 0) {
+        kl__free(ns->v[i]);
+        ns->v[i] = ns->v[--ns->n];
+      }
+    int rc = 0;
+    if (has) {
+      char *def = squeezed(clean + start, end - start);
+      if (!def)
+        rc = kl__error_oom();
+      else if (!defs[a])
+        defs[a] = def, def = NULL;
+      else if (strcmp(defs[a], def) != 0)
+        rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                       "%s: variant %d (%s) defines struct %s differently "
+                       "from an earlier variant; the dispatcher passes one "
+                       "struct to every variant",
+                       c->name, v->number, v->x->id, name);
+      else /* blank it, lines kept */
+        for (size_t i = start; i < end; i++)
+          if (body->ptr[i] != '\n') body->ptr[i] = ' ';
+      kl__free(def);
+    }
+    kl__free(name);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
 static int emit_variant(kl_buf *out, kl_buf *includes, const kl_case *c,
-                        variant *v) {
+                        variant *v, char **defs) {
   kl_buf body = KL_BUF_INIT;
   names ns = {0}, macros = {0};
   int rc = hoist_includes(includes, &body, v->text);
@@ -385,6 +439,7 @@ static int emit_variant(kl_buf *out, kl_buf *includes, const kl_case *c,
       rc == 0 ? kl__c_blank(body.ptr ? body.ptr : "", body.size, false) : NULL;
   if (rc == 0 && !clean) rc = kl__error_oom();
   if (rc == 0) rc = top_level_names(&ns, &macros, clean);
+  if (rc == 0) rc = shared_structs(&ns, &body, clean, c, v, defs);
   if (rc < 0) goto done;
   kl__buf_printf(out, "\n/* ==== variant %d: %s (%s%s%s) ==== */\n", v->number,
                  v->x->id, v->x->proposer ? v->x->proposer : "?",
@@ -441,9 +496,9 @@ static int emit_call(kl_buf *out, const kl_case *c, const variant *v, int s) {
   } else {
     kl__buf_printf(out, "kl_v%d_%s(", v->number, c->entry);
   }
-  for (size_t i = 0; i < c->nparams; i++)
-    kl__buf_printf(out, "%s%s", i ? ", " : "", c->params[i].name);
-  if (v->launcher) kl__buf_printf(out, "%sctx", c->nparams ? ", " : "");
+  for (size_t i = 0; i < c->nargs; i++) /* a struct is passed whole */
+    kl__buf_printf(out, "%s%s", i ? ", " : "", c->args[i].name);
+  if (v->launcher) kl__buf_printf(out, "%sctx", c->nargs ? ", " : "");
   return kl__buf_puts(out, ");\n");
 }
 
@@ -457,10 +512,18 @@ static int emit_condition(kl_buf *out, const kl_case *c, int s) {
       continue;
     const kl_value *v = &c->shapes[s].scalars[i];
     kl__buf_puts(out, out->size > before ? " && " : "");
+    char num[48];
+    if (p->dtype == KL_DTYPE_F32 || p->dtype == KL_DTYPE_F64) {
+      snprintf(num, sizeof num, p->dtype == KL_DTYPE_F32 ? "%.9g" : "%.17g",
+               p->dtype == KL_DTYPE_F32 ? (double)(float)v->f : v->f);
+      size_t len = strlen(num);
+      if (!strpbrk(num, ".en")) /* "-1" is an integer; "-1f" no number */
+        snprintf(num + len, sizeof num - len, ".0");
+    }
     if (p->dtype == KL_DTYPE_F32)
-      kl__buf_printf(out, "%s == %.9gf", p->name, (double)(float)v->f);
+      kl__buf_printf(out, "%s == %sf", p->name, num);
     else if (p->dtype == KL_DTYPE_F64)
-      kl__buf_printf(out, "%s == %.17g", p->name, v->f);
+      kl__buf_printf(out, "%s == %s", p->name, num);
     else
       kl__buf_printf(out, "%s == %lldLL", p->name,
                      (long long)(v->is_int ? v->i : (int64_t)v->f));
@@ -587,8 +650,11 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                                  "owns its launch, on CUDA)"
                                : "no variant owns its launch, so the "
                                  "dispatcher stops the program");
+  char **defs = kl__calloc(c->nargs ? c->nargs : 1, sizeof *defs);
+  if (!defs) rc = kl__error_oom();
   for (size_t k = 0; k < nv && rc == 0; k++)
-    rc = emit_variant(&body, &includes, c, &vars[k]);
+    rc = emit_variant(&body, &includes, c, &vars[k], defs);
+  kl__names_free(defs, c->nargs);
   if (rc < 0) goto done;
   if (fallback < 0)
     kl__buf_puts(&includes, cuda ? "#include <cstdio>\n#include <cstdlib>\n"
@@ -628,8 +694,8 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                    "variant for these values\\n\");\n  abort();\n",
                    c->name);
   }
-  for (size_t i = 0; i < c->nparams; i++) /* names a branch may not use */
-    kl__buf_printf(&out, "  (void)%s;\n", c->params[i].name);
+  for (size_t i = 0; i < c->nargs; i++) /* names a branch may not use */
+    kl__buf_printf(&out, "  (void)%s;\n", c->args[i].name);
   kl__buf_puts(&out, "  (void)ctx;\n}\n");
   if ((rc = kl__buf_status(&out)) < 0 || (rc = kl__buf_status(&ev)) < 0)
     goto done;
