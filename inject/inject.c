@@ -10,7 +10,9 @@
  * layout (cuFuncGetParamInfo / cuKernelGetParamInfo: offsets and sizes).
  * An 8-byte argument that the driver knows as an address
  * (cuPointerGetAttribute) is marked as a pointer, with the bytes left in its
- * allocation, so a case can size its buffers. The GPU duration comes from
+ * allocation, so a case can size its buffers; so is each 8-byte word of a
+ * larger argument (a struct passed by value) that is such an address. The
+ * GPU duration comes from
  * the kernel's CONCURRENT_KERNEL activity record, joined on the launch's
  * correlation id. Every kernel, matched or not, is also counted with its
  * total GPU time, so the share a kernel has of the program is known.
@@ -54,7 +56,14 @@ typedef struct arg_rec {
   uint8_t *bytes;
   int pointer;         /* 1 when the driver knows the value as an address */
   uint64_t alloc_left; /* bytes from the address to its allocation's end */
+  /* an argument larger than a pointer (a struct by value): its 8-byte
+   * words that are addresses, at offsets within it */
+  uint32_t nwords;
+  uint32_t *word_at;
+  uint64_t *word_left;
 } arg_rec;
+
+#define MAX_STRUCT_PROBE 4096 /* bytes of a struct searched for addresses */
 
 typedef struct kernel_stat {
   char *name;      /* mangled, as CUPTI gives it */
@@ -249,6 +258,24 @@ static int param_layout(const void *f, int is_kernel, uint32_t *offs,
   return n;
 }
 
+/* Whether the 8 bytes at p are an address in a device allocation the
+ * driver knows, with the bytes from it to the allocation's end. */
+static int device_address(const uint8_t *p, uint64_t *left) {
+  CUdeviceptr value, base = 0;
+  size_t range = 0;
+  memcpy(&value, p, 8);
+  if (value &&
+      cuPointerGetAttribute(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                            value) == CUDA_SUCCESS &&
+      cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, value) ==
+          CUDA_SUCCESS &&
+      value >= base && value - base <= range) {
+    *left = (uint64_t)(base + range - value);
+    return 1;
+  }
+  return 0;
+}
+
 /* Copies the arguments: from kernelParams[i], or from the packed buffer of
  * `extra` at the layout's offsets. */
 static void read_args(launch_rec *l, const void *f, int is_kernel,
@@ -278,18 +305,16 @@ static void read_args(launch_rec *l, const void *f, int is_kernel,
     if (a->bytes) memcpy(a->bytes, src, sizes[i]);
     st.bytes += 2u * sizes[i] + 48;
     if (a->bytes && sizes[i] == 8) {
-      CUdeviceptr value, base = 0;
-      size_t range = 0;
-      memcpy(&value, a->bytes, 8);
-      if (value &&
-          cuPointerGetAttribute(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                value) == CUDA_SUCCESS &&
-          cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-                                value) == CUDA_SUCCESS &&
-          value >= base && value - base <= range) {
-        a->pointer = 1;
-        a->alloc_left = (uint64_t)(base + range - value);
-      }
+      a->pointer = device_address(a->bytes, &a->alloc_left);
+    } else if (a->bytes && sizes[i] > 8 && sizes[i] <= MAX_STRUCT_PROBE &&
+               offs[i] % 8 == 0) {
+      uint32_t words = sizes[i] / 8;
+      a->word_at = calloc(words, sizeof *a->word_at);
+      a->word_left = calloc(words, sizeof *a->word_left);
+      for (uint32_t w = 0; a->word_at && a->word_left && w < words; w++)
+        if (device_address(a->bytes + 8 * w, &a->word_left[a->nwords]))
+          a->word_at[a->nwords++] = 8 * w;
+      st.bytes += 12u * a->nwords;
     }
   }
   l->nargs = (uint32_t)n;
@@ -504,7 +529,10 @@ static void write_launch(FILE *f, const launch_rec *l) {
     if (a->pointer)
       fprintf(f, ", \"pointer\": true, \"alloc_bytes_left\": %" PRIu64,
               a->alloc_left);
-    fputc('}', f);
+    for (uint32_t w = 0; w < a->nwords; w++)
+      fprintf(f, "%s{\"at\": %u, \"alloc_bytes_left\": %" PRIu64 "}",
+              w ? ", " : ", \"pointers\": [", a->word_at[w], a->word_left[w]);
+    fputs(a->nwords ? "]}" : "}", f);
   }
   fputs("]}", f);
 }

@@ -31,11 +31,36 @@
 #include "observe_internal.h"
 
 typedef struct sig_param {
-  char name[64];
+  char name[64];  /* a struct's field: ARG.FIELD */
   char type[128]; /* as written, const and all */
   kl_dtype dtype;
   bool pointer, is_const;
+  size_t arg;  /* the argument it is, or whose field it is */
+  uint32_t at; /* a field's offset in its struct */
 } sig_param;
+
+/* One argument of the kernel: a param, or a struct passed by value whose
+ * fields are params [first, first + count). */
+typedef struct sig_arg {
+  char name[64];
+  char type[128]; /* a struct's name as the source spells it */
+  bool is_struct;
+  size_t first, count;
+  uint32_t size; /* a struct's, by the C layout rules */
+} sig_arg;
+
+typedef struct signature {
+  sig_param *ps;
+  size_t np, pcap;
+  sig_arg *as;
+  size_t na, acap;
+} signature;
+
+static void signature_dispose(signature *g) {
+  kl__free(g->ps);
+  kl__free(g->as);
+  memset(g, 0, sizeof *g);
+}
 
 static const struct {
   const char *spelling; /* tokens joined by one space, const removed */
@@ -131,96 +156,274 @@ static bool resolve_type(const char *base, kl_dtype *dt, int *stars,
   return false;
 }
 
-/* Split "const float *__restrict__ x, int n" into typed parameters. */
-static int parse_signature(sig_param **out, size_t *n, const char *params,
-                           const char *path, int line, const kl__src_types *st,
-                           const char *const *types) {
-  *out = NULL;
-  *n = 0;
-  size_t cap = 1;
-  for (const char *p = params; *p; p++)
-    cap += *p == ',';
-  sig_param *ps = kl__calloc(cap, sizeof *ps);
-  if (!ps) return kl__error_oom();
-  const char *p = params;
-  while (strspn(p, " \t\r\n") < strlen(p)) {
-    size_t len = strcspn(p, ",");
-    sig_param *sp = &ps[*n];
-    char words[16][64];
-    memset(words, 0, sizeof words);
-    int nw = 0;
-    int stars = 0;
-    for (size_t i = 0; i < len;) {
-      if (kl__c_ident_char(p[i])) {
-        size_t k = 0;
-        while (i < len && kl__c_ident_char(p[i])) {
-          if (k < 63 && nw < 16) words[nw][k++] = p[i];
-          i++;
-        }
-        if (i + 1 < len && p[i] == ':' && p[i + 1] == ':') {
-          i += 2; /* a qualifier: std::size_t is size_t */
-          continue;
-        }
-        if (nw < 16) words[nw++][k] = '\0';
-      } else if (p[i] == ':' && i + 1 < len && p[i + 1] == ':') {
-        i += 2; /* ::size_t */
-      } else {
-        stars += p[i] == '*' || p[i] == '[';
+/* One declaration `text[0..len)` (a parameter, or one declarator of a
+ * member): its name (the last word), its type's other words without
+ * qualifiers (`base`: empty for a later declarator of a member, `*b` of
+ * `float *a, *b`), its pointer levels and const. */
+static bool declaration(const char *text, size_t len, char *name, size_t nn,
+                        char *base, size_t bn, int *stars, bool *is_const) {
+  char words[16][64];
+  memset(words, 0, sizeof words);
+  int nw = 0;
+  *stars = 0;
+  for (size_t i = 0; i < len;) {
+    if (kl__c_ident_char(text[i])) {
+      size_t k = 0;
+      while (i < len && kl__c_ident_char(text[i])) {
+        if (k < 63 && nw < 16) words[nw][k++] = text[i];
         i++;
       }
-    }
-    size_t tl = 0;
-    for (size_t i = 0; i < len && tl < sizeof sp->type - 1; i++)
-      if (!isspace((unsigned char)p[i]) || (tl && sp->type[tl - 1] != ' '))
-        sp->type[tl++] = isspace((unsigned char)p[i]) ? ' ' : p[i];
-    while (tl && sp->type[tl - 1] == ' ')
-      tl--;
-    sp->type[tl] = '\0';
-    if (nw < 2) {
-      kl__free(ps);
-      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
-                          "parameter %zu ('%s'): a case describes scalars "
-                          "and single pointers, with a name",
-                          *n + 1, sp->type);
-    }
-    snprintf(sp->name, sizeof sp->name, "%s", words[nw - 1]);
-    char base[1200] = "";
-    for (int w = 0; w < nw - 1; w++) {
-      if (strcmp(words[w], "const") == 0) {
-        sp->is_const = true;
+      if (i + 1 < len && text[i] == ':' && text[i + 1] == ':') {
+        i += 2; /* a qualifier: std::size_t is size_t */
         continue;
       }
-      if (strncmp(words[w], "__restrict", 10) == 0 ||
-          strcmp(words[w], "restrict") == 0 ||
-          strcmp(words[w], "volatile") == 0)
-        continue;
-      size_t bl = strlen(base);
-      snprintf(base + bl, sizeof base - bl, "%s%s", bl ? " " : "", words[w]);
+      if (nw < 16) words[nw++][k] = '\0';
+    } else if (text[i] == ':' && i + 1 < len && text[i + 1] == ':') {
+      i += 2; /* ::size_t */
+    } else {
+      *stars += text[i] == '*' || text[i] == '[';
+      i++;
     }
-    if (!resolve_type(base, &sp->dtype, &stars, &sp->is_const, st, types)) {
-      kl__free(ps);
-      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+  }
+  if (nw < 1) return false;
+  snprintf(name, nn, "%s", words[nw - 1]);
+  for (int w = 0; w < nw - 1; w++) {
+    if (strcmp(words[w], "const") == 0) {
+      *is_const = true;
+      continue;
+    }
+    if (strncmp(words[w], "__restrict", 10) == 0 ||
+        strcmp(words[w], "restrict") == 0 ||
+        strcmp(words[w], "volatile") == 0 || strcmp(words[w], "struct") == 0 ||
+        strcmp(words[w], "class") == 0)
+      continue;
+    size_t bl = strlen(base);
+    snprintf(base + bl, bn - bl, "%s%s", bl ? " " : "", words[w]);
+  }
+  return true;
+}
+
+static sig_param *new_param(signature *g) {
+  if (KL__GROW(g->ps, g->pcap, g->np + 1) < 0) return NULL;
+  sig_param *p = &g->ps[g->np++];
+  memset(p, 0, sizeof *p);
+  p->arg = g->na - 1;
+  return p;
+}
+
+/* The members of struct `body` as fields of argument g->as[na-1]: scalars
+ * and single pointers of the types a case knows, laid out by the C rules
+ * (each at a multiple of its size; the struct a multiple of its largest). */
+static int struct_fields(signature *g, const char *body, const char *path,
+                         int line, const kl__src_types *st,
+                         const char *const *types) {
+  sig_arg *a = &g->as[g->na - 1];
+  char *text = kl__strdup(body);
+  if (!text) return kl__error_oom();
+  /* member functions' bodies and access labels are not members */
+  for (char *q = text; *q; q++)
+    if (*q == '{') {
+      int depth = 0;
+      char *e = q;
+      for (; *e; e++) {
+        depth += (*e == '{') - (*e == '}');
+        if (depth == 0) break;
+      }
+      memset(q, ' ', (size_t)(e - q) + (*e != '\0'));
+      *q = ';'; /* it ends the function's declaration */
+      if (!*e) break;
+    }
+  static const char *const labels[] = {"public", "private", "protected"};
+  for (size_t k = 0; k < 3; k++)
+    for (char *q = strstr(text, labels[k]); q; q = strstr(q + 1, labels[k])) {
+      char *c = q + strlen(labels[k]);
+      while (isspace((unsigned char)*c))
+        c++;
+      if ((q == text || !kl__c_ident_char(q[-1])) && *c == ':' && c[1] != ':')
+        memset(q, ' ', (size_t)(c - q) + 1);
+    }
+  int rc = 0;
+  uint32_t at = 0, align = 1;
+  a->first = g->np;
+  for (char *decl = text; rc == 0 && *decl;) {
+    size_t len = strcspn(decl, ";");
+    char *d = decl;
+    decl += len + (decl[len] == ';');
+    if (strspn(d, " \t\r\n") >= len) continue;
+    d[len] = '\0';
+    if (strchr(d, '(') || strstr(d, "static") || strstr(d, "using") ||
+        strstr(d, "typedef") || strstr(d, "friend"))
+      continue; /* a function, or not a member of each value */
+    char base[256] = "";
+    bool is_const = false;
+    for (char *item = d; rc == 0 && item;) {
+      char *comma = strchr(item, ',');
+      if (comma) *comma = '\0';
+      char *init = strchr(item, '='); /* a default member initialiser */
+      if (init) *init = '\0';
+      bool first = item == d; /* the declaration's type is written here */
+      while (isspace((unsigned char)*item))
+        item++;
+      for (size_t il = strlen(item);
+           il && isspace((unsigned char)item[il - 1]);)
+        item[--il] = '\0';
+      char fname[64], words[256] = "";
+      int stars = 0;
+      if (strchr(item, ':') && !strstr(item, "::"))
+        rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "struct %s: a bit-field ('%s') is not a field a "
+                          "case can describe",
+                          a->type, item);
+      else if (strchr(item, '[') || strchr(item, '&'))
+        rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "struct %s: member '%s' is an array or a "
+                          "reference; a case describes scalars and single "
+                          "pointers",
+                          a->type, item);
+      else if (!declaration(item, strlen(item), fname, sizeof fname, words,
+                            sizeof words, &stars, &is_const))
+        rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "struct %s: cannot read member '%s'", a->type, item);
+      if (rc < 0) break;
+      if (first) snprintf(base, sizeof base, "%s", words);
+      sig_param *p = new_param(g);
+      if (!p) {
+        rc = kl__error_oom();
+        break;
+      }
+      snprintf(p->name, sizeof p->name, "%.31s.%.31s", a->name, fname);
+      snprintf(p->type, sizeof p->type, "%.127s", base);
+      p->is_const = is_const;
+      if (!resolve_type(base, &p->dtype, &stars, &p->is_const, st, types) ||
+          stars > 1)
+        rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "struct %s: member '%s' has type '%s%s', which a "
+                          "case cannot describe (numbers and single "
+                          "pointers to numbers; nested structs are not "
+                          "read)",
+                          a->type, fname, base, stars ? " *" : "");
+      if (rc < 0) break;
+      p->pointer = stars == 1;
+      uint32_t size = p->pointer ? 8 : (uint32_t)kl_dtype_size(p->dtype);
+      at = (at + size - 1) / size * size;
+      p->at = at;
+      at += size;
+      if (size > align) align = size;
+      item = comma ? comma + 1 : NULL;
+    }
+  }
+  kl__free(text);
+  a->count = g->np - a->first;
+  a->size = (at + align - 1) / align * align;
+  if (rc == 0 && a->count == 0)
+    rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                      "struct %s has no member a case can describe", a->type);
+  return rc;
+}
+
+/* A struct type's members, through aliases: NULL when `base` names none. */
+static const char *struct_body(const char *base, const kl__src_types *st) {
+  char cur[256];
+  snprintf(cur, sizeof cur, "%s", base);
+  for (int hop = 0; hop < 8; hop++) {
+    const char *body = kl__src_types_struct(st, cur);
+    if (body) return body;
+    const char *a = kl__src_types_alias(st, cur);
+    if (!a) return NULL;
+    while (isspace((unsigned char)*a))
+      a++;
+    if (strncmp(a, "struct ", 7) == 0) a += 7;
+    snprintf(cur, sizeof cur, "%s", a);
+    size_t n = strlen(cur);
+    while (n && isspace((unsigned char)cur[n - 1]))
+      cur[--n] = '\0';
+  }
+  return NULL;
+}
+
+/* Split "const float *__restrict__ x, int n, Params p" into the kernel's
+ * arguments and their params (a struct's fields each one). */
+static int parse_signature(signature *g, const char *params, const char *path,
+                           int line, const kl__src_types *st,
+                           const char *const *types) {
+  memset(g, 0, sizeof *g);
+  const char *p = params;
+  int rc = 0;
+  while (rc == 0 && strspn(p, " \t\r\n") < strlen(p)) {
+    size_t len = strcspn(p, ",");
+    if (KL__GROW(g->as, g->acap, g->na + 1) < 0) {
+      rc = KL_ENOMEM;
+      break;
+    }
+    sig_arg *a = &g->as[g->na++];
+    memset(a, 0, sizeof *a);
+    a->first = g->np;
+    a->count = 1;
+    char written[128];
+    size_t tl = 0;
+    for (size_t i = 0; i < len && tl < sizeof written - 1; i++)
+      if (!isspace((unsigned char)p[i]) || (tl && written[tl - 1] != ' '))
+        written[tl++] = isspace((unsigned char)p[i]) ? ' ' : p[i];
+    while (tl && written[tl - 1] == ' ')
+      tl--;
+    written[tl] = '\0';
+    char name[64], base[256] = "";
+    int stars = 0;
+    bool is_const = false;
+    if (!declaration(p, len, name, sizeof name, base, sizeof base, &stars,
+                     &is_const) ||
+        !base[0]) {
+      rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                        "parameter %zu ('%s'): a case describes scalars, "
+                        "single pointers and structs, with a name",
+                        g->na, written);
+      break;
+    }
+    snprintf(a->name, sizeof a->name, "%s", name);
+    kl_dtype dt;
+    int st_stars = stars;
+    bool st_const = is_const;
+    const char *body = NULL;
+    if (!resolve_type(base, &dt, &st_stars, &st_const, st, types) && !stars &&
+        (body = struct_body(base, st))) {
+      a->is_struct = true;
+      /* the spelling a harness declares it with: as written, less const */
+      const char *w = written;
+      if (strncmp(w, "const ", 6) == 0) w += 6;
+      size_t wl = strlen(w) - strlen(name);
+      snprintf(a->type, sizeof a->type, "%.*s", (int)wl, w);
+      while (wl && a->type[wl - 1] == ' ')
+        a->type[--wl] = '\0';
+      rc = struct_fields(g, body, path, line, st, types);
+    } else {
+      sig_param *sp = new_param(g);
+      if (!sp) {
+        rc = kl__error_oom();
+        break;
+      }
+      snprintf(sp->name, sizeof sp->name, "%s", name);
+      snprintf(sp->type, sizeof sp->type, "%s", written);
+      sp->is_const = is_const;
+      if (!resolve_type(base, &sp->dtype, &stars, &sp->is_const, st, types))
+        rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
                           "parameter '%s' has type '%s', which a case cannot "
-                          "describe (numbers and pointers to numbers only; "
-                          "a typedef or using alias in the source or its "
-                          "local headers is followed, or state it with "
-                          "--type %s=DTYPE)",
-                          words[nw - 1], base, base);
-    }
-    if (stars > 1) {
-      kl__free(ps);
-      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "describe (numbers, pointers to numbers and "
+                          "structs of them passed by value; a typedef or "
+                          "using alias in the source or its local headers "
+                          "is followed, or state it with --type %s=DTYPE)",
+                          name, base, base);
+      else if (stars > 1)
+        rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
                           "parameter %zu ('%s'): a case describes scalars "
                           "and single pointers, with a name",
-                          *n + 1, sp->type);
+                          g->na, written);
+      sp->pointer = stars == 1;
     }
-    sp->pointer = stars == 1;
-    (*n)++;
     p += len;
     if (*p == ',') p++;
   }
-  *out = ps;
-  return 0;
+  if (rc < 0) signature_dispose(g);
+  return rc;
 }
 
 /* ---- the values of one configuration --------------------------------------
@@ -296,10 +499,13 @@ static bool count_expression(char *expr, size_t n, const sig_param *ps,
         if ((b == ni) != (c == ni) && c != ni) continue;
         bool ok = true;
         for (size_t s = 0; s < ns && ok; s++) {
-          int64_t v = sv[s].ints[idx[a]];
-          if (b < ni) v *= sv[s].ints[idx[b]];
-          if (c < ni && b < ni) v *= sv[s].ints[idx[c]];
-          ok = v == elements[s];
+          int64_t v = sv[s].ints[idx[a]]; /* a product past 64 bits: no */
+          if (b < ni && __builtin_mul_overflow(v, sv[s].ints[idx[b]], &v))
+            ok = false;
+          if (ok && c < ni && b < ni &&
+              __builtin_mul_overflow(v, sv[s].ints[idx[c]], &v))
+            ok = false;
+          ok = ok && v == elements[s];
         }
         if (!ok) continue;
         snprintf(expr, n, "%s%s%s%s%s", ps[idx[a]].name, b < ni ? "*" : "",
@@ -445,34 +651,72 @@ static void shape_naming(const sig_param *ps, size_t np, char *prefix, size_t n,
   }
 }
 
-/* Observed arguments against the signature: count, sizes, pointers. */
-static int check_args(const kl__obs_launch *l, const sig_param *ps, size_t np,
+/* Param p's value in launch l: the argument itself, or the bytes of a
+ * struct's field (an address where the observation found one there). */
+static kl__obs_arg leaf(const kl__obs_launch *l, const sig_arg *as,
+                        const sig_param *p) {
+  const kl__obs_arg *a = &l->args[p->arg];
+  if (!as[p->arg].is_struct) return *a;
+  kl__obs_arg v = {0};
+  v.size = p->pointer ? 8 : (uint32_t)kl_dtype_size(p->dtype);
+  v.bytes = a->bytes && p->at + v.size <= a->size ? a->bytes + p->at : NULL;
+  for (size_t w = 0; w < a->nwords; w++)
+    if (a->word_at[w] == p->at) {
+      v.pointer = true;
+      v.alloc_left = a->word_left[w];
+    }
+  return v;
+}
+
+/* Observed arguments against the signature: count, sizes, pointers (a
+ * struct's by its layout). */
+static int check_args(const kl__obs_launch *l, const signature *g,
                       const char *path, int line, const char *obs) {
   if (!l->args_known)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s: the arguments of this kernel were not recorded", obs);
-  if (l->nargs != np)
+  if (l->nargs != g->na)
     return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
                         "the definition has %zu parameters; the observed "
                         "launches passed %zu arguments",
-                        np, l->nargs);
-  for (size_t i = 0; i < np; i++) {
-    size_t want = ps[i].pointer ? 8 : kl_dtype_size(ps[i].dtype);
-    if (l->args[i].size != want || !l->args[i].bytes)
+                        g->na, l->nargs);
+  for (size_t i = 0; i < g->na; i++) {
+    const sig_arg *a = &g->as[i];
+    if (a->is_struct &&
+        (l->args[i].size != a->size || !l->args[i].bytes || l->args[i].pointer))
+      return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
+                          "parameter '%s' (struct %s) takes %u bytes as its "
+                          "members are laid out; the observed argument %zu "
+                          "had %u",
+                          a->name, a->type, a->size, i + 1, l->args[i].size);
+  }
+  for (size_t i = 0; i < g->np; i++) {
+    const sig_param *p = &g->ps[i];
+    kl__obs_arg v = leaf(l, g->as, p);
+    size_t want = p->pointer ? 8 : kl_dtype_size(p->dtype);
+    if (v.size != want || !v.bytes)
       return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
                           "parameter '%s' (%s) takes %zu bytes; the observed "
                           "argument %zu had %u",
-                          ps[i].name, ps[i].type, want, i + 1, l->args[i].size);
-    if (ps[i].pointer != l->args[i].pointer)
+                          p->name, p->type, want, p->arg + 1, v.size);
+    if (p->pointer != v.pointer)
       return kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, path, line, 1, NULL,
-                          ps[i].pointer
+                          p->pointer
                               ? "parameter '%s' is a pointer, but the observed "
                                 "value was not an address the driver knew"
                               : "parameter '%s' is a scalar, but the observed "
                                 "value was a device address",
-                          ps[i].name);
+                          p->name);
   }
   return 0;
+}
+
+/* The per-shape value a buffer's count is when no product of scalars
+ * gives it: `out_count`, `p_out_count` for a struct's field p.out. */
+static void count_name(char *out, size_t n, const sig_param *p) {
+  snprintf(out, n, "%s_count", p->name);
+  for (char *q = out; *q; q++)
+    if (*q == '.') *q = '_';
 }
 
 typedef struct writer {
@@ -481,6 +725,8 @@ typedef struct writer {
   const kl__obs_configs *cs;
   const sig_param *ps;
   size_t np;
+  const sig_arg *as;
+  size_t na;
   shape_vals *sv;
   int64_t (*elements)[64]; /* [shape][param] */
   kl_buf *report;
@@ -529,9 +775,18 @@ static int yaml_case(kl_buf *y, const writer *w) {
   bool allocations = false; /* a count that is an allocation's size */
   for (size_t i = 0; i < w->np; i++) {
     const sig_param *p = &w->ps[i];
+    const sig_arg *a = &w->as[p->arg];
     const char *dt = kl_dtype_name(p->dtype);
+    /* a struct's fields are listed under it, by their own names */
+    const char *in = a->is_struct ? "    " : "";
+    const char *own = a->is_struct ? p->name + strlen(a->name) + 1 : p->name;
+    if (a->is_struct && i == a->first)
+      kl__buf_printf(y,
+                     "  - name: %s\n    type: %s  # passed by value\n"
+                     "    fields:\n",
+                     a->name, a->type);
     if (!p->pointer) {
-      kl__buf_printf(y, "  - { name: %s, type: %s }\n", p->name, dt);
+      kl__buf_printf(y, "%s  - { name: %s, type: %s }\n", in, own, dt);
       continue;
     }
     int64_t el[256];
@@ -540,12 +795,12 @@ static int yaml_case(kl_buf *y, const writer *w) {
     char expr[256];
     bool product =
         count_expression(expr, sizeof expr, w->ps, w->np, w->sv, ns, el);
-    if (!product) snprintf(expr, sizeof expr, "%s_count", p->name);
+    if (!product) count_name(expr, sizeof expr, p);
     const char *role = p->is_const ? "input" : "inout";
     kl__buf_printf(y,
-                   "  - { name: %s, type: %s*, role: %s, count: %s }"
+                   "%s  - { name: %s, type: %s*, role: %s, count: %s }"
                    "  # confirm: %s%s\n",
-                   p->name, dt, role, expr,
+                   in, own, dt, role, expr,
                    product ? "the allocation held exactly this many "
                              "elements at every shape"
                            : "the allocation's size at each shape (the "
@@ -581,7 +836,8 @@ static int yaml_case(kl_buf *y, const writer *w) {
       const sig_param *p = &w->ps[i];
       if (p->pointer) continue;
       char v[64];
-      scalar_text(v, sizeof v, &l->args[i], p->dtype);
+      kl__obs_arg x = leaf(l, w->as, p);
+      scalar_text(v, sizeof v, &x, p->dtype);
       kl__buf_printf(y, ", %s: %s", p->name, v);
     }
     kl__buf_puts(y, w->escape ? " } }\n" : " }\n");
@@ -615,14 +871,14 @@ static int add_count_values(kl_buf *y, const writer *w) {
   for (size_t i = w->np; i-- > 0;) { /* each goes first: param order */
     const sig_param *p = &w->ps[i];
     if (!p->pointer) continue;
-    char name[80];
-    snprintf(name, sizeof name, "count: %s_count", p->name);
+    char count[80], name[96];
+    count_name(count, sizeof count, p);
+    snprintf(name, sizeof name, "count: %s ", count);
     if (!strstr(y->ptr, name)) continue;
     for (size_t s = 0; s < ns; s++) {
       char shape[32], add[128];
       snprintf(shape, sizeof shape, "name: obs%zu,", s + 1);
-      snprintf(add, sizeof add, " %s_count: %" PRId64 ",", p->name,
-               w->elements[s][i]);
+      snprintf(add, sizeof add, " %s: %" PRId64 ",", count, w->elements[s][i]);
       char *at = strstr(y->ptr, shape);
       if (!at) continue;
       size_t off = (size_t)(at - y->ptr) + strlen(shape);
@@ -666,7 +922,8 @@ static int check_shape(const kl_case *c, const writer *w, size_t s) {
     kl_value v;
     char want[64], have[64];
     if ((rc = kl_case_scalar_value(&v, c, i, s)) < 0) return rc;
-    scalar_text(want, sizeof want, &l->args[i], w->ps[i].dtype);
+    kl__obs_arg x = leaf(l, w->as, &w->ps[i]);
+    scalar_text(want, sizeof want, &x, w->ps[i].dtype);
     if (v.is_int)
       snprintf(have, sizeof have, "%" PRId64, v.i);
     else
@@ -693,18 +950,19 @@ static int cross_check(const char *dir, const writer *w) {
 
 /* Shape s's element counts and integer scalars, from its first launch. */
 static int shape_values(shape_vals *sv, int64_t *elements,
-                        const kl__obs_launch *l, const sig_param *ps, size_t np,
+                        const kl__obs_launch *l, const signature *g,
                         const kl_observation *o) {
-  for (size_t i = 0; i < np; i++) {
+  const sig_param *ps = g->ps;
+  for (size_t i = 0; i < g->np; i++) {
     char v[64];
+    kl__obs_arg x = leaf(l, g->as, &ps[i]);
     if (ps[i].pointer) {
-      elements[i] =
-          (int64_t)(l->args[i].alloc_left / kl_dtype_size(ps[i].dtype));
+      elements[i] = (int64_t)(x.alloc_left / kl_dtype_size(ps[i].dtype));
       if (elements[i] < 1)
         return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                          "%s: '%s' pointed at less than one element", o->path,
                          ps[i].name);
-    } else if (!scalar_text(v, sizeof v, &l->args[i], ps[i].dtype)) {
+    } else if (!scalar_text(v, sizeof v, &x, ps[i].dtype)) {
       return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                        "%s: scalar '%s' was not a finite number", o->path,
                        ps[i].name);
@@ -743,36 +1001,34 @@ static int copy_headers(const char *dir, const char *source,
 /* The entry's signature with each template type parameter bound as the
  * observed instantiations bind it: one set of types for every shape, or an
  * error naming two instantiations that differ. */
-static int typed_signature(sig_param **ps, size_t *np, const char *params,
-                           const char *decl, size_t decl_len, char (*inst)[256],
-                           size_t ns,
+static int typed_signature(signature *g, const char *params, const char *decl,
+                           size_t decl_len, char (*inst)[256], size_t ns,
                            const kl_case_from_observation_options *opts,
                            int line, const kl__src_types *st) {
   char names[32][64];
   size_t nn = kl__c_template_types(names, 32, decl, decl_len);
   int rc = 0;
-  *ps = NULL;
-  *np = 0;
+  memset(g, 0, sizeof *g);
   for (size_t s = 0; rc == 0 && s < (ns ? ns : 1); s++) {
     if (s && strcmp(inst[s], inst[s - 1]) == 0) continue;
     char **types = NULL;
-    sig_param *other = NULL;
-    size_t no = 0;
+    signature other = {0};
     rc = bind_template(&types, opts->types, names, nn, ns ? inst[s] : "", st);
     if (rc == 0)
-      rc = parse_signature(s ? &other : ps, s ? &no : np, params, opts->source,
-                           line, st, (const char *const *)types);
+      rc = parse_signature(s ? &other : g, params, opts->source, line, st,
+                           (const char *const *)types);
     bound_free(types, opts->types);
-    for (size_t i = 0; rc == 0 && other && i < no && i < *np; i++)
-      if (other[i].dtype != (*ps)[i].dtype)
+    for (size_t i = 0; rc == 0 && s && i < other.np && i < g->np; i++)
+      if (other.ps[i].dtype != g->ps[i].dtype)
         rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, opts->source, line, 1,
                           NULL,
                           "parameter '%s' is %s in %s but %s in %s: make a "
                           "case of one instantiation (--entry '%s')",
-                          (*ps)[i].name, kl_dtype_name((*ps)[i].dtype), inst[0],
-                          kl_dtype_name(other[i].dtype), inst[s], inst[0]);
-    kl__free(other);
+                          g->ps[i].name, kl_dtype_name(g->ps[i].dtype), inst[0],
+                          kl_dtype_name(other.ps[i].dtype), inst[s], inst[0]);
+    signature_dispose(&other);
   }
+  size_t *np = &g->np;
   if (rc == 0 && *np > 64)
     rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE, "%s: more than 64 parameters",
                    opts->source);
@@ -784,8 +1040,8 @@ static int make_case(const kl_observation *o,
                      kl_buf *report, const char *src, size_t src_len) {
   char *clean = kl__c_blank(src, src_len, false);
   char *params = NULL;
-  size_t start = 0, open = 0, end = 0, np = 0, ns = 0;
-  sig_param *ps = NULL;
+  size_t start = 0, open = 0, end = 0, ns = 0;
+  signature g = {0};
   kl__obs_configs cs = {0};
   shape_vals *sv = NULL;
   int64_t(*elements)[64] = NULL;
@@ -823,23 +1079,23 @@ static int make_case(const kl_observation *o,
   }
   if ((rc = instantiations(inst, entry, sizeof entry, &per_shape, &cs, o,
                            opts->entry)) < 0 ||
-      (rc = typed_signature(&ps, &np, params, clean + start, open - start, inst,
-                            ns, opts, line, st)) < 0)
+      (rc = typed_signature(&g, params, clean + start, open - start, inst, ns,
+                            opts, line, st)) < 0)
     goto done;
   for (size_t s = 0; s < ns; s++) {
     const kl__obs_launch *l = cs.all[s].first;
     sv[s].cfg = &cs.all[s];
-    if ((rc = check_args(l, ps, np, opts->source, line, o->path)) < 0 ||
-        (rc = shape_values(&sv[s], elements[s], l, ps, np, o)) < 0)
+    if ((rc = check_args(l, &g, opts->source, line, o->path)) < 0 ||
+        (rc = shape_values(&sv[s], elements[s], l, &g, o)) < 0)
       goto done;
   }
   if (!(name = kl__c_entry_name(entry))) {
     rc = kl__error_oom();
     goto done;
   }
-  writer w = {o,      opts, &cs,   ps,    np,   sv,        elements,
-              report, "",   false, entry, inst, per_shape, name};
-  shape_naming(ps, np, w.geo, sizeof w.geo, &w.escape);
+  writer w = {o,        opts,   &cs, g.ps,  g.np,  g.as, g.na,      sv,
+              elements, report, "",  false, entry, inst, per_shape, name};
+  shape_naming(g.ps, g.np, w.geo, sizeof w.geo, &w.escape);
   kernel_text(&kernel, src, clean, end);
   kl__buf_printf(&brief,
                  "# %s, from a real program\n\nMade from the observation "
@@ -885,7 +1141,7 @@ done:
   kl__free(elements);
   kl__obs_configs_dispose(&cs);
   kl__src_types_free(st);
-  kl__free(ps);
+  signature_dispose(&g);
   kl__free(params);
   kl__free(clean);
   return rc;

@@ -18,6 +18,13 @@
 
 #include "observe_internal.h"
 
+/* Whether byte k of a is in one of its address words. */
+static bool masked(const kl__obs_arg *a, size_t k) {
+  for (size_t w = 0; w < a->nwords; w++)
+    if (k >= a->word_at[w] && k < a->word_at[w] + 8) return true;
+  return false;
+}
+
 static int cmp_launch(const void *pa, const void *pb) {
   const kl__obs_launch *a = *(const kl__obs_launch *const *)pa;
   const kl__obs_launch *b = *(const kl__obs_launch *const *)pb;
@@ -37,8 +44,12 @@ static int cmp_launch(const void *pa, const void *pb) {
       if (x->bytes != y->bytes) return x->bytes ? 1 : -1;
       continue;
     }
-    int c = memcmp(x->bytes, y->bytes, x->size);
-    if (c) return c;
+    /* the addresses in a struct do not make another configuration */
+    for (size_t k = 0; k < x->size; k++) {
+      uint8_t u = masked(x, k) ? 0 : x->bytes[k];
+      uint8_t v = masked(y, k) ? 0 : y->bytes[k];
+      if (u != v) return u < v ? -1 : 1;
+    }
   }
   return 0;
 }

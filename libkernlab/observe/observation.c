@@ -17,8 +17,11 @@
 void kl_observation_free(kl_observation *o) {
   if (!o) return;
   for (size_t i = 0; i < o->nlaunches; i++) {
-    for (size_t a = 0; a < o->launches[i].nargs; a++)
+    for (size_t a = 0; a < o->launches[i].nargs; a++) {
       kl__free(o->launches[i].args[a].bytes);
+      kl__free(o->launches[i].args[a].word_at);
+      kl__free(o->launches[i].args[a].word_left);
+    }
     kl__free(o->launches[i].args);
   }
   for (size_t k = 0; k < o->nkernels; k++) {
@@ -149,6 +152,31 @@ static int read_arg(const reader *r, json_object *jo, kl__obs_arg *a) {
   int64_t left = 0;
   if (a->pointer && get_int(jo, "alloc_bytes_left", 0, INT64_MAX, &left))
     a->alloc_left = (uint64_t)left;
+  json_object *ws;
+  if (!json_object_object_get_ex(jo, "pointers", &ws)) return 0;
+  size_t nw = json_object_is_type(ws, json_type_array)
+                  ? json_object_array_length(ws)
+                  : (size_t)-1;
+  if (nw == (size_t)-1 || nw > (size_t)size / 8)
+    return bad(r, "pointers",
+               "an argument's \"pointers\" is a list of at most size/8 "
+               "{\"at\", \"alloc_bytes_left\"}");
+  if (nw && (!(a->word_at = kl__calloc(nw, sizeof *a->word_at)) ||
+             !(a->word_left = kl__calloc(nw, sizeof *a->word_left))))
+    return kl__error_oom();
+  for (size_t w = 0; w < nw; w++) {
+    json_object *e = json_object_array_get_idx(ws, w);
+    int64_t at;
+    if (!json_object_is_type(e, json_type_object) ||
+        !get_int(e, "at", 0, size - 8, &at) || at % 8 ||
+        !get_int(e, "alloc_bytes_left", 0, INT64_MAX, &left))
+      return bad(r, "pointers",
+                 "a pointer in an argument needs \"at\" (a multiple of 8 "
+                 "inside it) and \"alloc_bytes_left\"");
+    a->word_at[w] = (uint32_t)at;
+    a->word_left[w] = (uint64_t)left;
+    a->nwords++;
+  }
   return 0;
 }
 

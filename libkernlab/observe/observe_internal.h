@@ -17,6 +17,11 @@ typedef struct kl__obs_arg {
   uint8_t *bytes;      /* size bytes, NULL when unreadable */
   bool pointer;        /* the driver knew the value as an address */
   uint64_t alloc_left; /* bytes from it to its allocation's end */
+  /* a larger argument (a struct by value): its 8-byte words that held
+   * device addresses, at offsets within it, with the bytes left */
+  size_t nwords;
+  uint32_t *word_at;
+  uint64_t *word_left;
 } kl__obs_arg;
 
 typedef struct kl__obs_launch {
@@ -88,6 +93,9 @@ typedef struct kl__src_types kl__src_types;
 int kl__src_types_read(kl__src_types **out, const char *source,
                        const char *const *defines);
 const char *kl__src_types_alias(const kl__src_types *t, const char *name);
+/* The members of struct (or class) NAME, the text between its braces as
+ * the source defines it (comments blank); NULL when it defines none. */
+const char *kl__src_types_struct(const kl__src_types *t, const char *name);
 size_t kl__src_types_include_count(const kl__src_types *t);
 const char *kl__src_types_include(const kl__src_types *t, size_t i);
 void kl__src_types_free(kl__src_types *t);

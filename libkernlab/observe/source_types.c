@@ -10,7 +10,9 @@
  * ! ~ * / % + - << >> < > <= >= == != & ^ | && || and parentheses; one it
  * cannot evaluate is an error naming its line, because picking a branch by
  * guess would make a case from code nvcc never compiled. In the lines that
- * count, `typedef T NAME;` and `using NAME = T;` make NAME an alias of T.
+ * count, `typedef T NAME;` and `using NAME = T;` make NAME an alias of T,
+ * and `struct NAME { ... }` (or `typedef struct { ... } NAME;`, or class)
+ * gives NAME's members, for a struct the kernel takes by value.
  * The macros the program was built with (-D) start the defined set.
  *
  * Used by kl case from-observation: a parameter typed `floatX` (llm.c's
@@ -33,6 +35,8 @@ typedef struct macro {
 struct kl__src_types {
   alias *aliases;
   size_t naliases, acap;
+  alias *structs; /* name, and the text between its braces */
+  size_t nstructs, scap;
   macro *macros;
   size_t nmacros, mcap;
   char **files; /* every file read, source first, as given or joined */
@@ -54,6 +58,11 @@ void kl__src_types_free(kl__src_types *t) {
   }
   kl__names_free(t->files, t->nfiles);
   kl__names_free(t->includes, t->nincludes);
+  for (size_t i = 0; i < t->nstructs; i++) {
+    kl__free(t->structs[i].name);
+    kl__free(t->structs[i].type);
+  }
+  kl__free(t->structs);
   kl__free(t->aliases);
   kl__free(t->macros);
   kl__free(t->root);
@@ -338,6 +347,74 @@ static int scan_aliases(kl__src_types *t, const char *code) {
   return 0;
 }
 
+static int add_struct(kl__src_types *t, const char *name, size_t n,
+                      const char *body, size_t bn) {
+  if (!n) return 0;
+  if (KL__GROW(t->structs, t->scap, t->nstructs + 1) < 0) return KL_ENOMEM;
+  alias *a = &t->structs[t->nstructs];
+  a->name = kl__strndup(name, n);
+  a->type = kl__strndup(body, bn);
+  if (!a->name || !a->type) {
+    kl__free(a->name);
+    kl__free(a->type);
+    return kl__error_oom();
+  }
+  t->nstructs++;
+  return 0;
+}
+
+static bool keyword_at(const char *code, const char *p, const char *kw) {
+  size_t n = strlen(kw);
+  return (p == code || !kl__c_ident_char(p[-1])) && strncmp(p, kw, n) == 0 &&
+         !kl__c_ident_char(p[n]);
+}
+
+/* struct and class definitions in code that counts: `struct TAG [final]
+ * [: bases] { ... }`, and a typedef's name after the '}'. */
+static int scan_structs(kl__src_types *t, const char *code) {
+  for (const char *p = code; *p; p++) {
+    bool st = keyword_at(code, p, "struct"), cl = keyword_at(code, p, "class");
+    if (!st && !cl) continue;
+    const char *q = p + (st ? 6 : 5);
+    while (isspace((unsigned char)*q))
+      q++;
+    const char *tag = q;
+    while (kl__c_ident_char(*q))
+      q++;
+    size_t tag_len = (size_t)(q - tag);
+    while (*q && !strchr("{;()=,<>", *q))
+      q++; /* final, bases */
+    if (*q != '{') continue;
+    const char *open = q;
+    int depth = 0;
+    for (; *q; q++) {
+      depth += (*q == '{') - (*q == '}');
+      if (depth == 0) break;
+    }
+    if (!*q) break;
+    int rc = add_struct(t, tag, tag_len, open + 1, (size_t)(q - open - 1));
+    /* typedef struct [TAG] { ... } NAME; */
+    const char *b = p;
+    while (b > code && isspace((unsigned char)b[-1]))
+      b--;
+    const char *n = q + 1;
+    while (isspace((unsigned char)*n))
+      n++;
+    const char *e = n;
+    while (kl__c_ident_char(*e))
+      e++;
+    const char *semi = e;
+    while (isspace((unsigned char)*semi))
+      semi++;
+    if (rc == 0 && b - code >= 7 && keyword_at(code, b - 7, "typedef") &&
+        e > n && *semi == ';')
+      rc = add_struct(t, n, (size_t)(e - n), open + 1, (size_t)(q - open - 1));
+    if (rc < 0) return rc;
+    p = q;
+  }
+  return 0;
+}
+
 static int walk_file(kl__src_types *t, const char *path, const char *rel,
                      int depth);
 
@@ -510,6 +587,7 @@ static int walk_file(kl__src_types *t, const char *path, const char *rel,
   }
   if (rc == 0) rc = kl__buf_status(&code);
   if (rc == 0) rc = scan_aliases(t, code.ptr ? code.ptr : "");
+  if (rc == 0) rc = scan_structs(t, code.ptr ? code.ptr : "");
   kl__free(clean);
   kl_buf_dispose(&text);
   kl_buf_dispose(&code);
@@ -540,6 +618,12 @@ const char *kl__src_types_alias(const kl__src_types *t, const char *name) {
   /* the last declaration wins, as a redeclaration must agree anyway */
   for (size_t i = t ? t->naliases : 0; i-- > 0;)
     if (strcmp(t->aliases[i].name, name) == 0) return t->aliases[i].type;
+  return NULL;
+}
+
+const char *kl__src_types_struct(const kl__src_types *t, const char *name) {
+  for (size_t i = t ? t->nstructs : 0; i-- > 0;)
+    if (strcmp(t->structs[i].name, name) == 0) return t->structs[i].type;
   return NULL;
 }
 

@@ -26,6 +26,14 @@ CUDA device (ctest label gpu; exit 77, skipped, without one):
             owning its launch (a warp per row) check correct, the second
             faster; exported, the program's qualified template launch
             becomes a launcher call, the program validates and is faster
+  struct    ./residual_forward 1: a kernel that takes a params struct by
+            value (pointers, an int with padding after it, a float) becomes
+            a case whose struct's fields are params (p.out, p.N, ...; the
+            pointers' allocations read inside the struct); kl check accepts
+            it; a candidate owning its launch (16-byte loads, a tail
+            kernel) checks correct; exported, `kernel<<<..>>>(p)` becomes
+            kernlab_launch(p, ...) and the program, with its own struct
+            kept, builds and validates
 usage: test_llmc_gpu.py KL SOURCE_DIR
 (KL_OBSERVE_FIXTURE_OUT=DIR keeps the observation, for the CPU tests.)
 """
@@ -197,6 +205,53 @@ with open(prog3 + "/softmax_forward.cu") as f:
 check("kernlab_launch(out, inp, N, C, kl_export_ctx(0))" in flat and
       "softmax_forward_kernel<BLOCK_SIZE, floatX><<<" not in flat,
       "the qualified template launch became a launcher call")
+
+# ---- a struct passed by value ----------------------------------------------------
+obs = TMP + "/obs_residual.json"
+p = kl("observe", "-o", obs, "--", prog + "/residual_forward", "1")
+check(p.returncode == 0, "kl observe residual_forward: %s" % p.stderr[-800:])
+print(p.stdout)
+out_dir = os.environ.get("KL_OBSERVE_FIXTURE_OUT")
+if out_dir:
+    shutil.copy(obs, os.path.join(out_dir, "llmc_residual1.json"))
+case = TMP + "/case_residual"
+p = kl("case", "from-observation", obs, "--source",
+       prog + "/residual_forward.cu", "--entry", "residual_forward_kernel1",
+       "-o", case)
+check(p.returncode == 0, "from-observation of a struct: %s" % p.stderr)
+print(p.stdout)
+y = open(case + "/case.yaml").read() if p.returncode == 0 else ""
+print(y)
+c = kl("check", case, "--json")
+desc = json.loads(c.stdout or "{}").get("case", {})
+params = {x["name"]: x for x in desc.get("params", [])}
+check(c.returncode == 0 and
+      sorted(params) == ["p.N", "p.inp1", "p.inp2", "p.out", "p.scale"] and
+      all(x.get("struct") == "ResidualParams" for x in params.values()) and
+      params["p.out"]["pointer"] and not params["p.N"]["pointer"],
+      "the struct's fields are the case's params: %s" % c.stdout[-800:])
+p = kl("compare", case, "--candidate", CANDS + "residual_vec4_launch.cu",
+       "--json", "--time-cap-ms", "1000")
+r = json.loads(p.stdout or "{}")
+check(p.returncode == 0 and r.get("verdict") == "OK" and r.get("shapes") and
+      all(x.get("correct") for x in r.get("shapes", [])),
+      "a launcher taking the struct checks correct: %s" % str(r)[:800])
+for x in r.get("shapes", []):
+    print("residual_vec4 %s speedup %.3f %s" % (
+        x["name"], x.get("speedup") or 0, x.get("speedup_ci")))
+prog4 = TMP + "/llmc_residual_export"
+shutil.copytree(prog, prog4)
+p = kl("export", case, "--to", prog4 + "/residual_forward.cu", "--kernel",
+       CANDS + "residual_vec4_launch.cu", "--verify",
+       "sh -c 'make -s -B residual_forward && ./residual_forward 1'",
+       "--observe", "./residual_forward 1", "--cwd", prog4, "--json",
+       timeout=1800)
+print(p.stderr[-2000:])
+r = json.loads(p.stdout or "{}")
+print(r)
+check(r.get("result") in ("kept", "rolled_back") and r.get("after_us"),
+      "the launcher goes into the program, which builds, validates and is "
+      "observed: %s" % r)
 
 shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))
