@@ -42,8 +42,8 @@ print("%-15s %-28s verdict %s, objective x%.3f" % (
     c, f, r.get("verdict"), (r.get("objective") or {}).get("speedup") or 0))
 PY
 done
-echo "== llm.c-style layernorm (observe, case, run, dispatcher, export) and softmax (a template per block size: candidates, export)"
+echo "== llm.c-style layernorm (observe, case, run, dispatcher, export) and softmax (a template per block size: candidates, export) and residual (a params struct by value: a launcher candidate, export)"
 python3 tests/observe/test_llmc_gpu.py "$KL" "$PWD" >"$OUT/launchers-llmc.log" 2>&1 || status=1
-grep -E "best_speedup|^dispatch |^objective|^softmax_|kept:|failures" \
+grep -E "best_speedup|^dispatch |^objective|^softmax_|^residual_|kept:|failures" \
   "$OUT/launchers-llmc.log"
 exit $status

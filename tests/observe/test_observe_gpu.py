@@ -74,7 +74,10 @@ check(len(sa) == 1 and ks[sa[0]]["launches"] == 76 and
 fill = [k for k in ks if "fill" in k]
 check(len(fill) == 1 and ks[fill[0]]["launches"] == 2 and
       ks[fill[0]]["recorded"] == 0, "fill counted, not recorded")
-check("H200" in (o["devices"] or [{}])[0].get("name", ""), "the device")
+smi = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                     capture_output=True, text=True).stdout.splitlines()
+check(smi and (o["devices"] or [{}])[0].get("name", "") == smi[0].strip(),
+      "the device, as nvidia-smi names it: %s %s" % (o["devices"], smi))
 want = [c for c in CONFIGS for _ in range(c[4])]
 ls = o["launches"]
 check(len(ls) == 76, "76 launch records, got %d" % len(ls))
