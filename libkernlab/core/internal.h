@@ -179,6 +179,16 @@ bool kl__c_struct_body(const char *code, const char *name, size_t *open,
  * statement (a '{', '}', ';' or directive line) to its ';'. */
 bool kl__c_struct_statement(const char *code, const char *name, size_t *start,
                             size_t *end);
+/* c_names.c: the names blanked code defines at its top level (functions,
+ * types, tags, namespaces, variables; not keywords or main) and the macros
+ * it #defines, each once. */
+typedef struct kl__c_names {
+  char **v;
+  size_t n, cap;
+} kl__c_names;
+int kl__c_top_level_names(kl__c_names *names, kl__c_names *macros,
+                          const char *code);
+void kl__c_names_dispose(kl__c_names *ns);
 /* The name a type's spelling declares: "Params" of "struct Params" and of
  * "ns::Params<float>"; NULL when out of memory. */
 char *kl__c_type_name(const char *spelling);

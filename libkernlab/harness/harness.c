@@ -3,7 +3,8 @@
  * Output, in order: a header comment; the plugin ABI (kernlab/plugin.h,
  * verbatim, so a standalone file needs nothing but libc); the tunables'
  * baseline values as overridable defines; for a standalone candidate whose
- * oracle is the baseline, the baseline under a renamed entry; the host
+ * oracle is the baseline, the baseline with every top-level name renamed
+ * (its includes hoisted, its macros undone after it); the host
  * reference, if the case has one; the KERNEL SECTION (the candidate
  * verbatim, under #line 1 "<its name>"); the case's tables, evaluated by the
  * loader for every shape; the typed calls; the frozen runtime
@@ -108,15 +109,41 @@ static void emit_args(kl_buf *b, const kl_case *c, call_kind kind,
 
 /* The spelling of a struct type with its name after `prefix`
  * ("struct klh_baseline_params", "ns::klh_baseline_P<float>"). */
-static int renamed_type(kl_buf *b, const char *spelling, const char *prefix) {
-  char *name = kl__c_type_name(spelling);
-  if (!name) return kl__error_oom();
-  size_t lt = strcspn(spelling, "<"), at = lt;
+/* The identifier of a struct's spelling that a rename of the text that
+ * defines it changes: its outermost qualifier ("ns" of "ns::P<float>"),
+ * else its name ("P" of "struct P"); its offset and length. */
+static size_t renamed_part(const char *spelling, size_t *len) {
+  if (strstr(spelling, "::")) {
+    size_t at = 0;
+    for (;;) {
+      while (spelling[at] && !kl__c_ident_char(spelling[at]))
+        at++;
+      size_t n = 0;
+      while (kl__c_ident_char(spelling[at + n]))
+        n++;
+      bool kw = (n == 6 && strncmp(spelling + at, "struct", 6) == 0) ||
+                (n == 5 && strncmp(spelling + at, "class", 5) == 0);
+      if (!kw || !n) {
+        *len = n;
+        return at;
+      }
+      at += n;
+    }
+  }
+  size_t at = strcspn(spelling, "<");
   while (at && !kl__c_ident_char(spelling[at - 1]))
     at--;
-  at -= strlen(name);
+  size_t e = at;
+  while (at && kl__c_ident_char(spelling[at - 1]))
+    at--;
+  *len = e - at;
+  return at;
+}
+
+static int renamed_type(kl_buf *b, const char *spelling, const char *prefix) {
+  size_t len, at = renamed_part(spelling, &len);
+  (void)len;
   kl__buf_printf(b, "%.*s%s%s", (int)at, spelling, prefix, spelling + at);
-  kl__free(name);
   return kl__buf_status(b);
 }
 
@@ -174,6 +201,74 @@ static int defines_a_struct(bool *out, const kl_case *c, const char *text) {
   return 0;
 }
 
+/* The baseline inside a standalone harness, beside the candidate: every
+ * name its text defines at top level (kernel, helpers, structs, its
+ * launcher) renamed klh_baseline_NAME by #defines around it, its
+ * #include lines hoisted above them (so a shared header is read once,
+ * unrenamed), and its own macros #undef'd after it (not the tunables,
+ * which the harness set): in plugin form each section is compiled alone,
+ * and so is each here. *structs: the kernel's structs are among the
+ * renamed names. */
+static int emit_embedded_baseline(kl_buf *b, const kl_case *c, const char *text,
+                                  bool *structs) {
+  *structs = false;
+  char *clean = kl__c_blank(text, strlen(text), false);
+  kl__c_names ns = {0}, macros = {0};
+  int rc = clean ? kl__c_top_level_names(&ns, &macros, clean) : kl__error_oom();
+  if (rc < 0) goto done;
+  kl__buf_puts(b, "\n");
+  for (const char *p = text; *p;) { /* #include lines, as written */
+    size_t n = strcspn(p, "\n");
+    const char *q = p;
+    while (q < p + n && (*q == ' ' || *q == '\t'))
+      q++;
+    if (q < p + n && *q == '#') {
+      q++;
+      while (q < p + n && (*q == ' ' || *q == '\t'))
+        q++;
+      if ((size_t)(p + n - q) > 7 && strncmp(q, "include", 7) == 0)
+        kl__buf_printf(b, "%.*s\n", (int)n, p);
+    }
+    p += n + (p[n] == '\n');
+  }
+  /* an unqualified kernel is renamed wherever it is defined (an
+   * anonymous namespace's is not at top level) */
+  char *entry = strstr(c->entry, "::") ? NULL : kl__c_entry_name(c->entry);
+  for (size_t i = 0; entry && i < ns.n; i++)
+    if (strcmp(ns.v[i], entry) == 0) {
+      kl__free(entry);
+      entry = NULL;
+    }
+  if (entry) kl__buf_printf(b, "#define %s klh_baseline_%s\n", entry, entry);
+  for (size_t i = 0; i < ns.n; i++)
+    kl__buf_printf(b, "#define %s klh_baseline_%s\n", ns.v[i], ns.v[i]);
+  emit_section(b, "BASELINE SECTION (the oracle)", base_name(c->kernel_path),
+               text);
+  if (entry) kl__buf_printf(b, "#undef %s\n", entry);
+  kl__free(entry);
+  for (size_t i = 0; i < ns.n; i++)
+    kl__buf_printf(b, "#undef %s\n", ns.v[i]);
+  for (size_t i = 0; i < macros.n; i++) {
+    bool tunable = false;
+    for (size_t t = 0; t < c->ntunables && !tunable; t++)
+      tunable = strcmp(c->tunables[t].name, macros.v[i]) == 0;
+    if (!tunable) kl__buf_printf(b, "#undef %s\n", macros.v[i]);
+  }
+  for (size_t a = 0; a < c->nargs && !*structs; a++) {
+    if (!c->args[a].struct_type) continue;
+    size_t len, at = renamed_part(c->args[a].struct_type, &len);
+    for (size_t i = 0; i < ns.n && !*structs; i++)
+      *structs = strlen(ns.v[i]) == len &&
+                 strncmp(ns.v[i], c->args[a].struct_type + at, len) == 0;
+  }
+  rc = kl__buf_status(b);
+done:
+  kl__free(clean);
+  kl__c_names_dispose(&ns);
+  kl__c_names_dispose(&macros);
+  return rc;
+}
+
 /* #define (or, undo, #undef) each struct's name to its renamed one. */
 static int emit_struct_renames(kl_buf *b, const kl_case *c, const char *prefix,
                                bool undo) {
@@ -203,7 +298,9 @@ static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
                                  const char *prefix, int in,
                                  const char *builders) {
   kl__buf_printf(b, "%*s", in, "");
-  kl__c_entry_renamed(b, kl_case_shape_entry(c, s), prefix, false);
+  /* a renamed baseline's namespace is renamed, not its kernel */
+  const char *entry = kl_case_shape_entry(c, s);
+  kl__c_entry_renamed(b, entry, prefix, prefix[0] && strstr(entry, "::"));
   kl__buf_printf(b,
                  "<<<dim3((unsigned)klh_grid[s][0], (unsigned)klh_grid[s][1], "
                  "(unsigned)klh_grid[s][2]),\n"
@@ -442,7 +539,6 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (rc < 0) return rc;
   kl_harness_form form = opts.form;
   kl_buf baseline = KL_BUF_INIT, reference = KL_BUF_INIT, b = KL_BUF_INIT;
-  char *entry_name = NULL;
   if ((rc = kl__read_file(&baseline, c->kernel_path)) < 0) goto done;
   if (c->ref.kind == KL_REFERENCE_HOST &&
       (rc = kl__read_file(&reference, c->ref_source)) < 0)
@@ -517,34 +613,18 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
        (rc = kl__c_defines(&baseline_launcher, baseline.ptr ? baseline.ptr : "",
                            KL_LAUNCHER_NAME)) < 0))
     goto done;
-  /* an embedded oracle that defines the kernel's struct itself gets the
-   * struct renamed, as its kernel is */
+  /* a host reference that defines the kernel's struct itself gets the
+   * struct renamed */
   bool base_structs = false, ref_structs = false;
-  if ((embed_baseline &&
-       (rc = defines_a_struct(&base_structs, c,
-                              baseline.ptr ? baseline.ptr : "")) < 0) ||
-      (c->ref.kind == KL_REFERENCE_HOST &&
-       (rc = defines_a_struct(&ref_structs, c,
-                              reference.ptr ? reference.ptr : "")) < 0))
+  if (c->ref.kind == KL_REFERENCE_HOST &&
+      (rc = defines_a_struct(&ref_structs, c,
+                             reference.ptr ? reference.ptr : "")) < 0)
     goto done;
   if (cuda) emit_guards(&b);
-  if (!(entry_name = kl__c_entry_name(c->entry))) {
-    rc = kl__error_oom();
+  if (embed_baseline &&
+      (rc = emit_embedded_baseline(&b, c, baseline.ptr ? baseline.ptr : "",
+                                   &base_structs)) < 0)
     goto done;
-  }
-  if (embed_baseline) {
-    kl__buf_printf(&b, "\n#define %s klh_baseline_%s\n", entry_name,
-                   entry_name);
-    if (baseline_launcher)
-      kl__buf_printf(&b, "#define %s klh_baseline_%s\n", KL_LAUNCHER_NAME,
-                     KL_LAUNCHER_NAME);
-    if (base_structs) emit_struct_renames(&b, c, "klh_baseline_", false);
-    emit_section(&b, "BASELINE SECTION (the oracle)", base_name(c->kernel_path),
-                 baseline.ptr ? baseline.ptr : "");
-    if (base_structs) emit_struct_renames(&b, c, "", true);
-    kl__buf_printf(&b, "#undef %s\n", entry_name);
-    if (baseline_launcher) kl__buf_printf(&b, "#undef %s\n", KL_LAUNCHER_NAME);
-  }
   if (ref_structs) emit_struct_renames(&b, c, "klh_reference_", false);
   if (c->ref.kind == KL_REFERENCE_HOST)
     emit_section(&b, "REFERENCE SECTION (the oracle)", base_name(c->ref_source),
@@ -583,7 +663,6 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   kl__buf_puts(&b, cuda ? kl_embedded_runtime_cuda : kl_embedded_runtime_host);
   if ((rc = kl__buf_status(&b)) == 0) kl__buf_give(out, &b);
 done:
-  kl__free(entry_name);
   kl_buf_dispose(&b);
   kl_buf_dispose(&baseline);
   kl_buf_dispose(&reference);

@@ -8,8 +8,9 @@ tests/observe/test_llmc_gpu.py):
             scalars; kl check lists its fields; a candidate checks correct
             and is timed, one that reads the wrong field is INCORRECT
   harness   the standalone harness of the candidate (which defines the
-            struct too) builds with cc -Wall -Werror: the embedded baseline's
-            struct is renamed with its kernel; every shape checks correct
+            struct and the helper `term` too) builds with cc -Wall -Werror:
+            every top-level name of the embedded baseline is renamed;
+            every shape checks correct
   dispatch  kl best --dispatch over a tune run plus a planted candidate
             (both define the struct): one definition in the dispatcher, the
             branches test the fields (a.n == ...), and it checks correct
@@ -79,6 +80,7 @@ p = kl("harness", HOST, "--candidate", HOST + "/candidates/unrolled.c", "-o",
 check(p.returncode == 0, "kl harness: %s" % p.stderr)
 text = open(src).read() if p.returncode == 0 else ""
 check("#define axpby_args klh_baseline_axpby_args" in text and
+      "#define term klh_baseline_term" in text and
       "static klh_baseline_axpby_args klh_baseline_make_a(" in text,
       "the embedded baseline's struct is renamed")
 b = subprocess.run(["cc", "-O2", "-Wall", "-Werror", src, "-lm", "-o",
