@@ -51,24 +51,23 @@ void kl_prompt_free(kl_prompt *p) {
 /* ---- the sections
  * ------------------------------------------------------------- */
 
-/* The launcher's declaration for the entry's signature `sig`: the same
- * parameters, then the context. */
-static int launcher_declaration(kl_buf *b, const char *sig, bool cuda) {
-  const char *open = strchr(sig, '('), *close = strrchr(sig, ')');
-  if (!open || !close || close < open) open = close = NULL;
-  kl__buf_printf(b, "%svoid %s(", cuda ? "extern \"C\" " : "",
-                 KL_LAUNCHER_NAME);
-  if (open && close > open + 1) {
-    kl__buf_put(b, open + 1, (size_t)(close - open - 1));
-    kl__buf_puts(b, ", ");
-  }
-  return kl__buf_puts(b, "const kl_launch_ctx *ctx)");
+/* The launcher's declaration: the entry's parameters (a template's types
+ * bound), then the context. */
+static int launcher_declaration(kl_buf *b, const kl_case *c, bool cuda) {
+  char *params = NULL;
+  int rc = kl__launcher_params(&params, c);
+  if (rc < 0) return rc;
+  kl__buf_printf(b, "%svoid %s(%s%sconst kl_launch_ctx *ctx)",
+                 cuda ? "extern \"C\" " : "", KL_LAUNCHER_NAME, params,
+                 params[0] ? ", " : "");
+  kl__free(params);
+  return kl__buf_status(b);
 }
 
 static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
   bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   kl_buf launcher = KL_BUF_INIT;
-  int rc = launcher_declaration(&launcher, sig, cuda);
+  int rc = launcher_declaration(&launcher, c, cuda);
   if (rc < 0) {
     kl_buf_dispose(&launcher);
     return rc;

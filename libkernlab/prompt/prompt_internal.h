@@ -9,5 +9,10 @@
  * white space collapsed: `extern "C" __global__ void f(float *out, int n)`.
  * KL_EINVALID when the baseline does not define it. */
 int kl__entry_signature(char **out, const kl_case *c);
+/* The parameters a launcher of the case takes before its context: the
+ * entry's, white space collapsed, a template's type parameters bound as
+ * the first shape's instantiation binds them (`float *out, int n`).
+ * KL_EINVALID when the baseline does not define the entry. */
+int kl__launcher_params(char **out, const kl_case *c);
 
 #endif /* KL_PROMPT_INTERNAL_H */

@@ -407,6 +407,41 @@ static char *bound_params(const char *params, const char *clean,
   return kl__buf_detach(&b);
 }
 
+int kl__launcher_params(char **out, const kl_case *c) {
+  *out = NULL;
+  const char *entry = kl_case_entry(c);
+  kl_buf base = KL_BUF_INIT;
+  int rc = kl__read_file(&base, kl_case_kernel_path(c));
+  if (rc < 0) return rc;
+  char *clean = kl__c_blank(base.ptr ? base.ptr : "", base.size, false);
+  char *params = NULL, *bound = NULL;
+  kl_buf_dispose(&base);
+  if (!clean) return kl__error_oom();
+  if ((rc = kl__c_definition_params(&params, clean, entry)) == 0 && !params)
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                   "%s: the baseline does not define '%s'",
+                   kl_case_kernel_path(c), entry);
+  if (rc == 0 &&
+      !(bound = bound_params(params, clean, entry, kl_case_shape_entry(c, 0))))
+    rc = kl__error_oom();
+  kl_buf b = KL_BUF_INIT;
+  for (const char *p = bound; rc == 0 && *p; p++) {
+    bool space = isspace((unsigned char)*p);
+    if (space && (b.size == 0 || b.ptr[b.size - 1] == ' ')) continue;
+    kl__buf_putc(&b, space ? ' ' : *p);
+  }
+  while (b.size && b.ptr[b.size - 1] == ' ')
+    b.ptr[--b.size] = '\0';
+  if (rc == 0 && (rc = kl__buf_status(&b)) == 0)
+    *out = b.ptr ? kl__buf_detach(&b) : kl__strdup("");
+  if (rc == 0 && !*out) rc = kl__error_oom();
+  kl_buf_dispose(&b);
+  kl__free(bound);
+  kl__free(params);
+  kl__free(clean);
+  return rc;
+}
+
 int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   *out = NULL;
   const char *entry = kl_case_entry(c);

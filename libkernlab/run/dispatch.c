@@ -20,7 +20,9 @@
  * owns its launch (the geometry of an entry-only one is a property of the
  * case's shapes; a host variant needs none); when no chosen variant does,
  * it stops the program with a message rather than launch at a wrong
- * geometry. */
+ * geometry. Shapes with the same values (they differ only in what the
+ * launcher cannot see, like the program's block size) share one branch
+ * and one variant: the best of their choices over all of them. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -343,10 +345,54 @@ static int read_variant(variant *v, const kl_case *c) {
   return kl__c_defines(&v->launcher, v->text, KL_LAUNCHER_NAME);
 }
 
+/* Shapes whose values are the same (they differ only in what the
+ * launcher cannot see, such as the program's block size) reach one branch:
+ * the group takes the one of its shapes' choices with the largest
+ * weighted geometric mean of estimates over the group. group[s]: the
+ * group's first shape. */
+static int share_indistinct(pool *p, cand **bests, int *group) {
+  const kl_case *c = p->c;
+  char **cond = kl__calloc(c->nshapes, sizeof *cond);
+  int rc = cond ? 0 : kl__error_oom();
+  for (size_t s = 0; rc == 0 && s < c->nshapes; s++) {
+    kl_buf b = KL_BUF_INIT;
+    emit_condition(&b, c, (int)s);
+    if ((rc = kl__buf_status(&b)) == 0) cond[s] = kl__buf_detach(&b);
+    group[s] = (int)s;
+    for (size_t e = 0; rc == 0 && e < s && group[s] == (int)s; e++)
+      if (strcmp(cond[e], cond[s]) == 0) group[s] = group[e];
+  }
+  for (size_t g = 0; rc == 0 && g < c->nshapes; g++) {
+    if (group[g] != (int)g) continue;
+    cand *pick = NULL;
+    double pick_score = -INFINITY;
+    for (size_t t = g; t < c->nshapes; t++) {
+      if (group[t] != (int)g) continue;
+      cand *x = bests[t];
+      double score = 0, weight = 0;
+      for (size_t u = g; u < c->nshapes && isfinite(score); u++) {
+        if (group[u] != (int)g) continue;
+        bool known = chain(p, x, (int)u, 0) && x->est[u] > 0;
+        score += known ? c->shapes[u].weight * log(x->est[u]) : -INFINITY;
+        weight += c->shapes[u].weight;
+      }
+      if (weight > 0) score /= weight;
+      if (!pick || score > pick_score) {
+        pick = x;
+        pick_score = score;
+      }
+    }
+    for (size_t t = g; t < c->nshapes; t++)
+      if (group[t] == (int)g) bests[t] = pick;
+  }
+  kl__names_free(cond, c->nshapes);
+  return rc;
+}
+
 int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   pool p = {c, NULL, 0, 0};
   variant vars[MAX_SHAPES + 1];
-  int chosen[MAX_SHAPES];
+  int chosen[MAX_SHAPES], group[MAX_SHAPES];
   size_t nv = 0;
   char *sig = NULL;
   kl_buf out = KL_BUF_INIT, includes = KL_BUF_INIT, body = KL_BUF_INIT,
@@ -372,6 +418,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   }
   /* per shape: the largest chained estimate that clears the bar */
   double gain = 1 + c->budget.min_gain_pct / 100.0;
+  cand *bests[MAX_SHAPES];
   for (size_t s = 0; s < c->nshapes; s++) {
     cand *best = base;
     for (size_t i = 0; i < p.n; i++) {
@@ -382,6 +429,11 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
         best = x;
     }
     chain(&p, base, (int)s, 0);
+    bests[s] = best;
+  }
+  if ((rc = share_indistinct(&p, bests, group)) < 0) goto done;
+  for (size_t s = 0; s < c->nshapes; s++) {
+    cand *best = bests[s];
     size_t k = 0;
     while (k < nv && vars[k].x != best)
       k++;
@@ -403,8 +455,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
       heaviest = c->shapes[s].weight;
       fallback = chosen[s];
     }
-  if ((rc = kl__entry_signature(&sig, c)) < 0) goto done;
-  const char *open = strchr(sig, '('), *close = strrchr(sig, ')');
+  if ((rc = kl__launcher_params(&sig, c)) < 0) goto done;
   /* evidence */
   kl__buf_printf(&ev, "{\"v\":1,\"case\":");
   kl__buf_json_string(&ev, c->name);
@@ -419,9 +470,10 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   for (size_t s = 0; s < c->nshapes; s++) {
     variant *v = &vars[chosen[s]];
     cand *x = v->x;
-    kl__buf_printf(&out, " *   %-12s variant %d: %s, x%.3f [%.3f, %.3f]\n",
+    kl__buf_printf(&out, " *   %-12s variant %d: %s, x%.3f [%.3f, %.3f]%s%s\n",
                    c->shapes[s].name, v->number, x->id, x->est[s], x->lo[s],
-                   x->hi[s]);
+                   x->hi[s], group[s] != (int)s ? ", the values of " : "",
+                   group[s] != (int)s ? c->shapes[group[s]].name : "");
     kl__buf_printf(&ev, "%s{\"shape\":", s ? "," : "");
     kl__buf_json_string(&ev, c->shapes[s].name);
     kl__buf_printf(&ev, ",\"variant\":%d,\"id\":", v->number);
@@ -434,6 +486,15 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                    "%s}",
                    x->iteration, x->baseline ? "true" : "false", x->est[s],
                    x->lo[s], x->hi[s], v->launcher ? "true" : "false");
+    bool shared = false;
+    for (size_t t = 0; t < c->nshapes && !shared; t++)
+      shared = t != s && group[t] == group[s];
+    if (shared) {
+      ev.size--; /* the branch is shared: say with which shape it is */
+      kl__buf_puts(&ev, ",\"same_values_as\":");
+      kl__buf_json_string(&ev, c->shapes[group[s]].name);
+      kl__buf_putc(&ev, '}');
+    }
   }
   kl__buf_printf(&ev, "],\"variants\":%zu,\"fallback\":", nv);
   if (fallback >= 0)
@@ -459,11 +520,8 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   kl__buf_puts(&out, body.ptr ? body.ptr : "");
   kl__buf_printf(&out, "\n/* ==== the dispatcher ==== */\n%svoid %s(",
                  cuda ? "extern \"C\" " : "", KL_LAUNCHER_NAME);
-  if (open && close && close > open + 1) {
-    kl__buf_put(&out, open + 1, (size_t)(close - open - 1));
-    kl__buf_puts(&out, ", ");
-  }
-  kl__buf_puts(&out, "const kl_launch_ctx *ctx) {\n");
+  kl__buf_printf(&out, "%s%sconst kl_launch_ctx *ctx) {\n", sig,
+                 sig[0] ? ", " : "");
   for (size_t s = 0; s < c->nshapes; s++) {
     bool seen = false; /* an earlier shape with the same values wins */
     for (size_t e = 0; e < s && !seen; e++) {

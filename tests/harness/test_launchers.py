@@ -16,6 +16,10 @@ nvcc is installed:
             kl export --kernel writes it into a C program whose saxpy call
             becomes a kernlab_launch call: the program builds and prints
             the same result
+  template  kl best --dispatch of the softmax template case (records
+            planted): shapes that differ only in their instantiation share
+            one branch and one variant, said in the evidence; the launcher
+            takes the instantiation's types and compiles (nvcc)
   rules     kl rules on a profile of two kernels: the operator's findings
             and each kernel's, by name
   cuda      every bundled CUDA candidate with its own launch generates
@@ -167,6 +171,56 @@ got = subprocess.run([prog + "/prog"], capture_output=True, text=True).stdout
 check(got == want and got.strip(), "the program prints the same: %r %r"
       % (got, want))
 
+# ---- a template case's dispatcher (records planted, CUDA compiled) ------------
+# tests/observe/llmc/softmax_forward.cu: four shapes that differ only in
+# the instantiation (the program's block size), with the same N and C. A
+# recorded candidate faster at two and slower at two cannot be told apart
+# by the launcher's values: the four share one branch and one variant, the
+# better over all four (here the baseline), and the evidence says so.
+tcase = TMP + "/softmax_tmpl"
+p = kl("case", "from-observation",
+       SRC + "/tests/observe/fixtures/llmc_softmax1_h100.json", "--source",
+       SRC + "/tests/observe/llmc/softmax_forward.cu", "--entry",
+       "softmax_forward_kernel", "-o", tcase)
+check(p.returncode == 0, "the template case: %s" % p.stderr)
+trun = "20261124-000000-t000"
+for it, src_file in ((0, tcase + "/kernel.cu"), (1, SRC +
+                     "/tests/observe/llmc/candidates/softmax_shuffle.cu")):
+    os.makedirs("%s/runs/%s/iter_%03d" % (tcase, trun, it))
+    shutil.copy(src_file, "%s/runs/%s/iter_%03d/kernel.cu" % (tcase, trun, it))
+tb = dict(base, id=trun + "/000", run=trun, case="softmax_forward_kernel",
+          config=[], evidence={"dir": "runs/%s/iter_000" % trun,
+                               "kernel": "kernel.cu"})
+tc = dict(tb, id=trun + "/001", parent=trun + "/000", iteration=1,
+          proposer="test", verdict="REJECTED",
+          evidence={"dir": "runs/%s/iter_001" % trun, "kernel": "kernel.cu"})
+with open(tcase + "/solutions.jsonl", "w") as f:
+    f.write(json.dumps(tb) + "\n" + json.dumps(tc) + "\n")
+with open(tcase + "/benchmark.csv", "w") as f:
+    f.write("run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,"
+            "samples,sm_clock_mhz,against_median_us,speedup,speedup_ci_low,"
+            "speedup_ci_high\n")
+    for sh in ("obs1", "obs2", "obs3", "obs4"):
+        f.write("%s,0,%s/000,%s,BASELINE,100,90,110,50,0.0,,,,\n"
+                % (trun, trun, sh))
+    for sh, x in (("obs1", 1.25), ("obs2", 1.1), ("obs3", 0.8),
+                  ("obs4", 0.9)):
+        f.write("%s,1,%s/001,%s,REJECTED,100,90,110,50,0.0,100,%g,%g,%g\n"
+                % (trun, trun, sh, x, x - 0.01, x + 0.01))
+p = kl("best", tcase, "--dispatch", "--json")
+ev = json.loads(p.stdout or "{}")
+br = ev.get("branches", [])
+check(p.returncode == 0 and len(br) == 4 and
+      len({b["id"] for b in br}) == 1 and br[0]["baseline"] and
+      [b.get("same_values_as") for b in br] == ["obs1"] * 4,
+      "shapes with the same values share one variant: %s" % p.stdout[-800:])
+tdisp = TMP + "/softmax_dispatch.cu"
+p = kl("best", tcase, "--dispatch", "-o", tdisp)
+text = open(tdisp).read() if p.returncode == 0 else ""
+check("kernlab_launch(float *out, const float *inp, int N, int C, "
+      "const kl_launch_ctx *ctx)" in text,
+      "the dispatcher takes the instantiation's types: %s" % text[-600:])
+
 # ---- kl rules on each kernel of a launch -------------------------------------
 with open(SRC + "/tests/profile/fixtures/vector_add.64M.json") as f:
     prof = json.load(f)
@@ -207,6 +261,15 @@ else:
                                timeout=600)
             check(b.returncode == 0, "%s %s compiles: %s" %
                   (cand, form, b.stderr[-800:]))
+    if text:  # the template case's dispatcher, in its harness
+        out = TMP + "/softmax_dispatch_harness.cu"
+        p = kl("harness", tcase, "--candidate", tdisp, "--plugin", "-o", out)
+        b = subprocess.run([nvcc, "-arch=sm_90", "-I", tcase, "-c", out, "-o",
+                            out + ".o"], capture_output=True, text=True,
+                           timeout=600)
+        check(p.returncode == 0 and b.returncode == 0,
+              "the template dispatcher compiles: %s %s" % (p.stderr,
+                                                           b.stderr[-800:]))
 
 shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))

@@ -25,7 +25,10 @@ CUDA device (ctest label gpu; exit 77, skipped, without one):
             each launch their own; a candidate keeping the template and one
             owning its launch (a warp per row) check correct, the second
             faster; exported, the program's qualified template launch
-            becomes a launcher call, the program validates and is faster
+            becomes a launcher call, the program validates and is faster;
+            a scripted run whose reply keeps the template, then kl best
+            --dispatch over its records: the dispatcher (each shape the
+            instantiation of the better variant) checks correct
   struct    ./residual_forward 1: a kernel that takes a params struct by
             value (pointers, an int with padding after it, a float) becomes
             a case whose struct's fields are params (p.out, p.N, ...; the
@@ -187,6 +190,38 @@ for cand, own in (("softmax_shuffle.cu", False),
     for x in shapes:
         print("%s %s speedup %.3f %s" % (cand, x["name"], x.get("speedup") or 0,
                                          x.get("speedup_ci")))
+# a run whose reply keeps the template, then a dispatcher over its records:
+# each shape launches the better of two instantiations of two variants
+srv, port, config = fake_llm(SRC, TMP, ENV,
+                             SRC + "/tests/observe/llmc/replies_softmax",
+                             "sk-fake-llmc")
+try:
+    env = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY="sk-fake-llmc")
+    p = kl("run", case, "--json", "--iterations", "1", "--no-profile",
+           "--seed", "5", env=env)
+    s = json.loads(p.stdout or "{}")
+    v = s.get("verdicts", {})
+    check(p.returncode == 0 and v.get("ACCEPTED", 0) + v.get("REJECTED", 0)
+          == 1, "the template-keeping reply checks correct and is timed: %s"
+          % p.stdout[-800:])
+finally:
+    srv.kill()
+disp = TMP + "/dispatch_softmax.cu"
+p = kl("best", case, "--dispatch", "-o", disp)
+check(p.returncode == 0, "kl best --dispatch of a template case: %s"
+      % p.stderr[-600:])
+print(kl("best", case, "--dispatch", "--json").stdout)
+p = kl("compare", case, "--candidate", disp, "--json", "--time-cap-ms",
+       "1000")
+r = json.loads(p.stdout or "{}")
+check(p.returncode == 0 and r.get("verdict") == "OK" and r.get("shapes") and
+      all(x.get("correct") for x in r.get("shapes", [])),
+      "the template case's dispatcher checks correct at every shape: %s"
+      % str(r)[:800])
+for x in r.get("shapes", []):
+    print("dispatch_softmax %s speedup %.3f %s" % (
+        x["name"], x.get("speedup") or 0, x.get("speedup_ci")))
+
 prog3 = TMP + "/llmc_softmax_export"
 shutil.copytree(prog, prog3)
 p = kl("export", case, "--to", prog3 + "/softmax_forward.cu", "--kernel",
