@@ -49,6 +49,7 @@ typedef struct cand {
   /* per shape, chained to a baseline: 0 not yet, 1 done, -1 none */
   int state[MAX_SHAPES];
   double est[MAX_SHAPES], lo[MAX_SHAPES], hi[MAX_SHAPES];
+  double median[MAX_SHAPES]; /* its median time there, 0 unknown */
 } cand;
 
 typedef struct pool {
@@ -108,7 +109,9 @@ static int take_row(const kl__benchmark_row *r, void *payload) {
   pool *p = payload;
   cand *x = find(p, r->id);
   int s = kl_case_shape_find(p->c, r->shape);
-  if (!x || s < 0 || s >= MAX_SHAPES || !r->compared) return 0;
+  if (!x || s < 0 || s >= MAX_SHAPES) return 0;
+  x->median[s] = r->median_us;
+  if (!r->compared) return 0;
   x->have[s] = true;
   x->vs_parent[s] = r->speedup;
   return 0;
@@ -346,11 +349,15 @@ static int read_variant(variant *v, const kl_case *c) {
 }
 
 /* Shapes whose values are the same (they differ only in what the
- * launcher cannot see, such as the program's block size) reach one branch:
- * the group takes the one of its shapes' choices with the largest
- * weighted geometric mean of estimates over the group. group[s]: the
- * group's first shape. */
-static int share_indistinct(pool *p, cand **bests, int *group) {
+ * launcher cannot see, such as the program's block size) are one problem
+ * at several geometries, and reach one branch. The group takes, among its
+ * shapes' choices and the baseline, the variant and the shape whose
+ * geometry give the least estimated time (the baseline's median there
+ * over the variant's chained estimate), so an entry-only variant launches
+ * at the geometry that was measured fastest. group[s]: the group's first
+ * shape; geo[s]: the shape whose geometry its branch launches. */
+static int share_indistinct(pool *p, cand *base, cand **bests, int *group,
+                            int *geo) {
   const kl_case *c = p->c;
   char **cond = kl__calloc(c->nshapes, sizeof *cond);
   int rc = cond ? 0 : kl__error_oom();
@@ -358,32 +365,35 @@ static int share_indistinct(pool *p, cand **bests, int *group) {
     kl_buf b = KL_BUF_INIT;
     emit_condition(&b, c, (int)s);
     if ((rc = kl__buf_status(&b)) == 0) cond[s] = kl__buf_detach(&b);
-    group[s] = (int)s;
+    group[s] = geo[s] = (int)s;
     for (size_t e = 0; rc == 0 && e < s && group[s] == (int)s; e++)
       if (strcmp(cond[e], cond[s]) == 0) group[s] = group[e];
   }
   for (size_t g = 0; rc == 0 && g < c->nshapes; g++) {
     if (group[g] != (int)g) continue;
     cand *pick = NULL;
-    double pick_score = -INFINITY;
-    for (size_t t = g; t < c->nshapes; t++) {
-      if (group[t] != (int)g) continue;
-      cand *x = bests[t];
-      double score = 0, weight = 0;
-      for (size_t u = g; u < c->nshapes && isfinite(score); u++) {
-        if (group[u] != (int)g) continue;
-        bool known = chain(p, x, (int)u, 0) && x->est[u] > 0;
-        score += known ? c->shapes[u].weight * log(x->est[u]) : -INFINITY;
-        weight += c->shapes[u].weight;
-      }
-      if (weight > 0) score /= weight;
-      if (!pick || score > pick_score) {
-        pick = x;
-        pick_score = score;
+    int at = (int)g;
+    double least = INFINITY;
+    for (size_t u = g; u <= c->nshapes; u++) {
+      cand *x = u < c->nshapes ? bests[u] : base;
+      if (u < c->nshapes && group[u] != (int)g) continue;
+      for (size_t t = g; t < c->nshapes; t++) {
+        if (group[t] != (int)g || !(base->median[t] > 0) ||
+            !chain(p, x, (int)t, 0) || !(x->est[t] > 0))
+          continue;
+        double time = base->median[t] / x->est[t];
+        if (time < least) {
+          least = time;
+          pick = x;
+          at = (int)t;
+        }
       }
     }
-    for (size_t t = g; t < c->nshapes; t++)
-      if (group[t] == (int)g) bests[t] = pick;
+    for (size_t t = g; pick && t < c->nshapes; t++)
+      if (group[t] == (int)g) {
+        bests[t] = pick;
+        geo[t] = at;
+      }
   }
   kl__names_free(cond, c->nshapes);
   return rc;
@@ -392,7 +402,7 @@ static int share_indistinct(pool *p, cand **bests, int *group) {
 int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   pool p = {c, NULL, 0, 0};
   variant vars[MAX_SHAPES + 1];
-  int chosen[MAX_SHAPES], group[MAX_SHAPES];
+  int chosen[MAX_SHAPES], group[MAX_SHAPES], geo[MAX_SHAPES];
   size_t nv = 0;
   char *sig = NULL;
   kl_buf out = KL_BUF_INIT, includes = KL_BUF_INIT, body = KL_BUF_INIT,
@@ -431,7 +441,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
     chain(&p, base, (int)s, 0);
     bests[s] = best;
   }
-  if ((rc = share_indistinct(&p, bests, group)) < 0) goto done;
+  if ((rc = share_indistinct(&p, base, bests, group, geo)) < 0) goto done;
   for (size_t s = 0; s < c->nshapes; s++) {
     cand *best = bests[s];
     size_t k = 0;
@@ -470,10 +480,15 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   for (size_t s = 0; s < c->nshapes; s++) {
     variant *v = &vars[chosen[s]];
     cand *x = v->x;
+    /* at another shape's geometry: its estimate, in this shape's time */
+    int g = geo[s];
+    double scale = g == (int)s ? 1 : base->median[s] / base->median[g];
+    double est = scale * x->est[g], lo = scale * x->lo[g],
+           hi = scale * x->hi[g];
     kl__buf_printf(&out, " *   %-12s variant %d: %s, x%.3f [%.3f, %.3f]%s%s\n",
-                   c->shapes[s].name, v->number, x->id, x->est[s], x->lo[s],
-                   x->hi[s], group[s] != (int)s ? ", the values of " : "",
-                   group[s] != (int)s ? c->shapes[group[s]].name : "");
+                   c->shapes[s].name, v->number, x->id, est, lo, hi,
+                   g != (int)s ? ", at the geometry of " : "",
+                   g != (int)s ? c->shapes[g].name : "");
     kl__buf_printf(&ev, "%s{\"shape\":", s ? "," : "");
     kl__buf_json_string(&ev, c->shapes[s].name);
     kl__buf_printf(&ev, ",\"variant\":%d,\"id\":", v->number);
@@ -484,8 +499,8 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                    ",\"iteration\":%d,\"baseline\":%s,\"speedup\":%.6g,"
                    "\"ci\":[%.6g,%.6g],\"method\":\"chained\",\"own_launch\":"
                    "%s}",
-                   x->iteration, x->baseline ? "true" : "false", x->est[s],
-                   x->lo[s], x->hi[s], v->launcher ? "true" : "false");
+                   x->iteration, x->baseline ? "true" : "false", est, lo, hi,
+                   v->launcher ? "true" : "false");
     bool shared = false;
     for (size_t t = 0; t < c->nshapes && !shared; t++)
       shared = t != s && group[t] == group[s];
@@ -493,6 +508,8 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
       ev.size--; /* the branch is shared: say with which shape it is */
       kl__buf_puts(&ev, ",\"same_values_as\":");
       kl__buf_json_string(&ev, c->shapes[group[s]].name);
+      kl__buf_puts(&ev, ",\"geometry_of\":");
+      kl__buf_json_string(&ev, c->shapes[g].name);
       kl__buf_putc(&ev, '}');
     }
   }
@@ -536,7 +553,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
     kl__buf_puts(&out, "  if (");
     emit_condition(&out, c, (int)s);
     kl__buf_printf(&out, ") { /* %s */\n    ", c->shapes[s].name);
-    emit_call(&out, c, &vars[chosen[s]], (int)s);
+    emit_call(&out, c, &vars[chosen[s]], geo[s]);
     kl__buf_puts(&out, "    return;\n  }\n");
   }
   if (fallback >= 0) {

@@ -173,10 +173,11 @@ check(got == want and got.strip(), "the program prints the same: %r %r"
 
 # ---- a template case's dispatcher (records planted, CUDA compiled) ------------
 # tests/observe/llmc/softmax_forward.cu: four shapes that differ only in
-# the instantiation (the program's block size), with the same N and C. A
-# recorded candidate faster at two and slower at two cannot be told apart
-# by the launcher's values: the four share one branch and one variant, the
-# better over all four (here the baseline), and the evidence says so.
+# the instantiation (the program's block size), with the same N and C: one
+# problem at four geometries, which a launcher's values cannot tell apart.
+# They share one branch: the variant and geometry with the least estimated
+# time (baseline 200/100/80/90 us, a candidate x1.25/1.1/0.8/0.9: the
+# baseline at obs3's geometry, 80 us), and the evidence says so.
 tcase = TMP + "/softmax_tmpl"
 p = kl("case", "from-observation",
        SRC + "/tests/observe/fixtures/llmc_softmax1_h100.json", "--source",
@@ -200,9 +201,10 @@ with open(tcase + "/benchmark.csv", "w") as f:
     f.write("run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,"
             "samples,sm_clock_mhz,against_median_us,speedup,speedup_ci_low,"
             "speedup_ci_high\n")
-    for sh in ("obs1", "obs2", "obs3", "obs4"):
-        f.write("%s,0,%s/000,%s,BASELINE,100,90,110,50,0.0,,,,\n"
-                % (trun, trun, sh))
+    for sh, us in (("obs1", 200), ("obs2", 100), ("obs3", 80),
+                   ("obs4", 90)):
+        f.write("%s,0,%s/000,%s,BASELINE,%d,%d,%d,50,0.0,,,,\n"
+                % (trun, trun, sh, us, us - 5, us + 5))
     for sh, x in (("obs1", 1.25), ("obs2", 1.1), ("obs3", 0.8),
                   ("obs4", 0.9)):
         f.write("%s,1,%s/001,%s,REJECTED,100,90,110,50,0.0,100,%g,%g,%g\n"
@@ -212,8 +214,11 @@ ev = json.loads(p.stdout or "{}")
 br = ev.get("branches", [])
 check(p.returncode == 0 and len(br) == 4 and
       len({b["id"] for b in br}) == 1 and br[0]["baseline"] and
-      [b.get("same_values_as") for b in br] == ["obs1"] * 4,
-      "shapes with the same values share one variant: %s" % p.stdout[-800:])
+      [b.get("same_values_as") for b in br] == ["obs1"] * 4 and
+      [b.get("geometry_of") for b in br] == ["obs3"] * 4 and
+      [round(b["speedup"], 3) for b in br] == [2.5, 1.25, 1.0, 1.125],
+      "shapes with the same values share the fastest variant and geometry: "
+      "%s" % p.stdout[-800:])
 tdisp = TMP + "/softmax_dispatch.cu"
 p = kl("best", tcase, "--dispatch", "-o", tdisp)
 text = open(tdisp).read() if p.returncode == 0 else ""
