@@ -65,12 +65,7 @@ static int add_name(kl__c_names *ns, const char *w, size_t n) {
 
 /* The identifier ending just before `end` (skipping spaces), or NULL. */
 static const char *ident_before(const char *start, const char *end, size_t *n) {
-  while (end > start && isspace((unsigned char)end[-1]))
-    end--;
-  const char *b = end;
-  while (b > start && kl__c_ident_char(b[-1]))
-    b--;
-  *n = (size_t)(end - b);
+  const char *b = kl__c_ident_before(start, end, n);
   return *n ? b : NULL;
 }
 

@@ -339,11 +339,11 @@ static size_t matching_brace(const char *code, size_t open) {
   return 0;
 }
 
-static const char *word_before(const char *code, const char *at, size_t *len) {
-  while (at > code && isspace((unsigned char)at[-1]))
+const char *kl__c_ident_before(const char *start, const char *at, size_t *len) {
+  while (at > start && isspace((unsigned char)at[-1]))
     at--;
   const char *b = at;
-  while (b > code && kl__c_ident_char(b[-1]))
+  while (b > start && kl__c_ident_char(b[-1]))
     b--;
   *len = (size_t)(at - b);
   return b;
@@ -356,7 +356,7 @@ bool kl__c_struct_body(const char *code, const char *name, size_t *open,
     if ((p > code && kl__c_ident_char(p[-1])) || kl__c_ident_char(p[n]))
       continue;
     size_t wl;
-    const char *w = word_before(code, p, &wl);
+    const char *w = kl__c_ident_before(code, p, &wl);
     bool tagged = (wl == 6 && strncmp(w, "struct", 6) == 0) ||
                   (wl == 5 && strncmp(w, "class", 5) == 0);
     if (tagged) { /* struct NAME [final] [: bases] { */
@@ -390,11 +390,11 @@ bool kl__c_struct_body(const char *code, const char *name, size_t *open,
       if (depth == 0) break;
     }
     if (o < code) continue;
-    const char *t = word_before(code, o, &wl); /* the tag, or struct */
+    const char *t = kl__c_ident_before(code, o, &wl); /* the tag, or struct */
     if (!(wl == 6 && strncmp(t, "struct", 6) == 0))
-      t = word_before(code, t, &wl);
+      t = kl__c_ident_before(code, t, &wl);
     if (!(wl == 6 && strncmp(t, "struct", 6) == 0)) continue;
-    t = word_before(code, t, &wl);
+    t = kl__c_ident_before(code, t, &wl);
     if (!(wl == 7 && strncmp(t, "typedef", 7) == 0)) continue;
     *open = (size_t)(o - code);
     *close = (size_t)(b - 1 - code);

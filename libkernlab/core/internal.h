@@ -189,6 +189,9 @@ typedef struct kl__c_names {
 int kl__c_top_level_names(kl__c_names *names, kl__c_names *macros,
                           const char *code);
 void kl__c_names_dispose(kl__c_names *ns);
+/* The identifier that ends at `at` (spaces before `at` skipped), not
+ * before `start`: its first byte, *len 0 when there is none. */
+const char *kl__c_ident_before(const char *start, const char *at, size_t *len);
 /* The name a type's spelling declares: "Params" of "struct Params" and of
  * "ns::Params<float>"; NULL when out of memory. */
 char *kl__c_type_name(const char *spelling);

@@ -290,24 +290,31 @@ typedef struct walk {
   int line;
 } walk;
 
-static int add_alias(kl__src_types *t, const char *name, size_t n,
-                     const char *type, size_t tn) {
-  while (tn && isspace((unsigned char)type[tn - 1]))
+/* One (name, text) pair appended to a list: an alias and its type, or a
+ * struct and its members; the text trimmed. */
+static int add_pair(alias **v, size_t *n, size_t *cap, const char *name,
+                    size_t nn, const char *text, size_t tn) {
+  while (tn && isspace((unsigned char)text[tn - 1]))
     tn--;
-  while (tn && isspace((unsigned char)*type))
-    type++, tn--;
-  if (!n || !tn) return 0;
-  if (KL__GROW(t->aliases, t->acap, t->naliases + 1) < 0) return KL_ENOMEM;
-  alias *a = &t->aliases[t->naliases];
-  a->name = kl__strndup(name, n);
-  a->type = kl__strndup(type, tn);
+  while (tn && isspace((unsigned char)*text))
+    text++, tn--;
+  if (!nn || !tn) return 0;
+  if (KL__GROW(*v, *cap, *n + 1) < 0) return KL_ENOMEM;
+  alias *a = &(*v)[*n];
+  a->name = kl__strndup(name, nn);
+  a->type = kl__strndup(text, tn);
   if (!a->name || !a->type) {
     kl__free(a->name);
     kl__free(a->type);
     return kl__error_oom();
   }
-  t->naliases++;
+  (*n)++;
   return 0;
+}
+
+static int add_alias(kl__src_types *t, const char *name, size_t n,
+                     const char *type, size_t tn) {
+  return add_pair(&t->aliases, &t->naliases, &t->acap, name, n, type, tn);
 }
 
 /* typedef and using declarations in code that counts (comments blank). */
@@ -349,18 +356,7 @@ static int scan_aliases(kl__src_types *t, const char *code) {
 
 static int add_struct(kl__src_types *t, const char *name, size_t n,
                       const char *body, size_t bn) {
-  if (!n) return 0;
-  if (KL__GROW(t->structs, t->scap, t->nstructs + 1) < 0) return KL_ENOMEM;
-  alias *a = &t->structs[t->nstructs];
-  a->name = kl__strndup(name, n);
-  a->type = kl__strndup(body, bn);
-  if (!a->name || !a->type) {
-    kl__free(a->name);
-    kl__free(a->type);
-    return kl__error_oom();
-  }
-  t->nstructs++;
-  return 0;
+  return add_pair(&t->structs, &t->nstructs, &t->scap, name, n, body, bn);
 }
 
 static bool keyword_at(const char *code, const char *p, const char *kw) {

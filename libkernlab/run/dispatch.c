@@ -540,16 +540,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   kl__buf_printf(&out, "%s%sconst kl_launch_ctx *ctx) {\n", sig,
                  sig[0] ? ", " : "");
   for (size_t s = 0; s < c->nshapes; s++) {
-    bool seen = false; /* an earlier shape with the same values wins */
-    for (size_t e = 0; e < s && !seen; e++) {
-      kl_buf a = KL_BUF_INIT, b = KL_BUF_INIT;
-      emit_condition(&a, c, (int)e);
-      emit_condition(&b, c, (int)s);
-      seen = a.ptr && b.ptr && strcmp(a.ptr, b.ptr) == 0;
-      kl_buf_dispose(&a);
-      kl_buf_dispose(&b);
-    }
-    if (seen) continue;
+    if (group[s] != (int)s) continue; /* its group's first shape's branch */
     kl__buf_puts(&out, "  if (");
     emit_condition(&out, c, (int)s);
     kl__buf_printf(&out, ") { /* %s */\n    ", c->shapes[s].name);
