@@ -25,9 +25,9 @@ static int run_and_compare(const kl_plugin *pl, void *inst, uint64_t seed,
     snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
     return -1;
   }
-  if (pl->launch(inst) || pl->sync(inst)) {
+  if (klw_launch(pl, inst) || pl->sync(inst)) {
     snprintf(t->detail, sizeof(t->detail), "launch failed: %s",
-             pl->last_error(inst));
+             klw_launch_error(pl, inst));
     return -2;
   }
   return klw_compare_outputs(pl, inst, want, t);
@@ -115,7 +115,7 @@ void klw_op_check(json_object *req) {
   }
   if (orc && orc->create(&oinst, shape)) {
     klw_reply_error("check: create oracle: %s", orc->last_error(NULL));
-    pl->destroy(inst);
+    klw_destroy(pl, inst);
     return;
   }
   for (int p = 0; p < pl->nparams; p++) {
@@ -225,6 +225,6 @@ void klw_op_check(json_object *req) {
 done:
   for (int p = 0; p < pl->nparams; p++)
     free(want[p]);
-  pl->destroy(inst);
+  klw_destroy(pl, inst);
   if (orc) orc->destroy(oinst);
 }

@@ -113,61 +113,25 @@ static char *readable_name(const char *symbol) {
   return out;
 }
 
-/* The kernels a launch runs, by name, in order: a CUPTI callback on the
- * runtime's kernel launches, recording only inside a pass's launch. The
- * Range Profiler's auto ranges are numbered, not named; this names them
- * (the last pass's list, range i being its i-th kernel). */
+/* The kernels a launch runs, by name, in order: the runtime's kernel
+ * launches (launch_guard.c's CUPTI subscriber hands them over), recorded
+ * only inside a pass's launch. The Range Profiler's auto ranges are
+ * numbered, not named; this names them (the last pass's list, range i
+ * being its i-th kernel). */
 #define MAX_NAMED 64
 static char *launched[MAX_NAMED];
 static size_t nlaunched;
 static bool naming;
 
-static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain domain,
-                               CUpti_CallbackId cbid, const void *data) {
-  (void)ud;
-  const CUpti_CallbackData *cb = data;
-  if (!naming || domain != CUPTI_CB_DOMAIN_RUNTIME_API ||
-      cb->callbackSite != CUPTI_API_ENTER || !cb->symbolName)
-    return;
-  if (cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 &&
-      cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 &&
-      cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 &&
-      cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 &&
-      cbid != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000)
-    return;
-  if (nlaunched < MAX_NAMED)
-    launched[nlaunched++] = readable_name(cb->symbolName);
+static void on_kernel(const char *symbol) {
+  if (naming && nlaunched < MAX_NAMED)
+    launched[nlaunched++] = readable_name(symbol);
 }
 
 static void names_reset(void) {
   for (size_t i = 0; i < nlaunched; i++)
     free(launched[i]);
   nlaunched = 0;
-}
-
-/* Subscribe once per process; false when this CUPTI cannot (the ranges
- * then keep their numbers). */
-static bool naming_ready(void) {
-  static int state; /* 0 not tried, 1 ready, -1 unavailable */
-  if (state) return state > 0;
-  state = -1;
-  char err[256];
-  void *h = klw_cupti_open(err, sizeof err);
-  if (!h) return false;
-  CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
-                           void *) =
-      (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
-                      void *))dlsym(h, "cuptiSubscribe");
-  CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle,
-                        CUpti_CallbackDomain) =
-      (CUptiResult(*)(uint32_t, CUpti_SubscriberHandle,
-                      CUpti_CallbackDomain))dlsym(h, "cuptiEnableDomain");
-  static CUpti_SubscriberHandle sub;
-  if (subscribe && enable &&
-      subscribe(&sub, on_launch, NULL) == CUPTI_SUCCESS &&
-      enable(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS)
-    state = 1;
-  return state > 0;
 }
 
 static int pass_launch(void *arg) {
@@ -208,7 +172,7 @@ static void profile_device(const kl_plugin *pl, void *inst, const char **names,
                   pl->kernel_info && pl->kernel_info(inst, &info) == 0;
   pass_ctx pc = {pl, inst, cold};
   klw_prof_hooks hooks = {pass_prepare, pass_launch, &pc};
-  naming_ready();
+  klw_watch_kernels(on_kernel);
   klw_prof_result res;
   char err[1024];
   klw_prof_status st =
@@ -352,7 +316,7 @@ void klw_op_profile(json_object *req) {
   } else {
     profile_host(pl, inst, cold);
   }
-  pl->destroy(inst);
+  klw_destroy(pl, inst);
 }
 
 void klw_op_metric_passes(json_object *req) {

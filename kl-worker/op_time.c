@@ -75,9 +75,9 @@ static int verify_last(const kl_plugin *pl, void *inst, int shape,
   if (block == 0) {
     block = 1;
     if (pl->prepare(inst, klw_block_seed(seed, block), 0) ||
-        pl->restore(inst) || pl->launch(inst) || pl->sync(inst) ||
-        pl->restore(inst) || pl->launch(inst) || pl->sync(inst)) {
-      snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
+        pl->restore(inst) || klw_launch(pl, inst) || pl->sync(inst) ||
+        pl->restore(inst) || klw_launch(pl, inst) || pl->sync(inst)) {
+      snprintf(t->detail, sizeof(t->detail), "%s", klw_launch_error(pl, inst));
       return -1;
     }
   }
@@ -211,7 +211,7 @@ void klw_op_time(json_object *req) {
 done:
   if (timer) timer->stop(&s);
   for (int k = 0; k < np; k++) {
-    if (pl[k] && inst[k]) pl[k]->destroy(inst[k]);
+    if (pl[k] && inst[k]) klw_destroy(pl[k], inst[k]);
     free(s.us[k]);
     free(s.mhz[k]);
   }

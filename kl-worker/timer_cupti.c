@@ -142,9 +142,9 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
       if (s->pl[k]->restore(s->inst[k]) ||
           (s->tr->cold && s->pl[k]->flush(s->inst[k])) ||
           s->pl[k]->clock_mark(s->inst[k], 2000) ||
-          s->pl[k]->launch(s->inst[k])) {
+          klw_launch(s->pl[k], s->inst[k])) {
         snprintf(s->err, sizeof(s->err), "warm-up: %s",
-                 s->pl[k]->last_error(s->inst[k]));
+                 klw_launch_error(s->pl[k], s->inst[k]));
         return -1;
       }
     }
@@ -192,9 +192,10 @@ static int dev_place(klw_sampling *s, size_t *window) {
       if (pl->create(slot, s->tr->shape) ||
           pl->prepare(*slot, klw_block_seed(s->tr->seed, b), 0) ||
           pl->set_stream(*slot, s->pl[0]->stream(s->inst[0])) ||
-          pl->restore(*slot) || pl->clock_mark(*slot, 0) || pl->launch(*slot)) {
+          pl->restore(*slot) || pl->clock_mark(*slot, 0) ||
+          klw_launch(pl, *slot)) {
         snprintf(s->err, sizeof(s->err), "placement pool: %s",
-                 pl->last_error(*slot));
+                 klw_launch_error(pl, *slot));
         return -1;
       }
     }
@@ -227,8 +228,9 @@ static int dev_mark(klw_sampling *s, int k, void *inst) {
 
 static int dev_launch(klw_sampling *s, int k, void *inst, size_t index) {
   dev_state *d = s->state;
-  if (s->pl[k]->launch(inst)) {
-    snprintf(s->err, sizeof(s->err), "launch: %s", s->pl[k]->last_error(inst));
+  if (klw_launch(s->pl[k], inst)) {
+    snprintf(s->err, sizeof(s->err), "launch: %s",
+             klw_launch_error(s->pl[k], inst));
     return -1;
   }
   d->refs[d->nrefs].plugin = k;
@@ -318,7 +320,7 @@ static void dev_stop(klw_sampling *s) {
   for (size_t b = 1; d->pool && b < d->npool; b++)
     for (int k = 0; k < s->np; k++)
       if (d->pool[b * (size_t)s->np + (size_t)k])
-        s->pl[k]->destroy(d->pool[b * (size_t)s->np + (size_t)k]);
+        klw_destroy(s->pl[k], d->pool[b * (size_t)s->np + (size_t)k]);
   free(d->pool);
   free(d->refs);
   free(d);

@@ -116,7 +116,7 @@ static void **host_set(klw_sampling *s, size_t round) {
     uint64_t seed = klw_block_seed(s->tr->seed, round / br);
     for (int j = 0; j < s->np; j++) {
       int k = (round / br) % 2 && s->np == 2 ? 1 - j : j;
-      s->pl[k]->destroy(s->inst[k]);
+      klw_destroy(s->pl[k], s->inst[k]);
       s->inst[k] = NULL;
       if (s->pl[k]->create(&s->inst[k], s->tr->shape) ||
           s->pl[k]->prepare(s->inst[k], seed, 0)) {

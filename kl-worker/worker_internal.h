@@ -14,6 +14,8 @@
  *   timer_cupti.c   the device's timer: CUPTI activity records
  *   op_device.c     which device, its clocks and memory
  *   op_profile.c    hardware counters (cupti_profiler.c, perf_counters.c)
+ *   launch_guard.c  the launch contract, judged by CUPTI callbacks around
+ *                   every launch of a candidate; the one CUPTI subscriber
  */
 #ifndef KLW_WORKER_INTERNAL_H
 #define KLW_WORKER_INTERNAL_H
@@ -46,6 +48,22 @@ double klw_now_us(void);
 void klw_op_load(json_object *req);
 /* A loaded plugin by id, or NULL. */
 const kl_plugin *klw_plugin_at(int64_t id);
+
+/* ---- launch_guard.c
+ * ------------------------------------------------------------- */
+
+/* pl->launch(inst), a device plugin's under the launch contract's guard:
+ * nonzero when the launch failed or made a forbidden call (allocation,
+ * free, host copy, synchronisation) by whatever route; klw_launch_error
+ * then says why. An instance's first launch is not judged (the harness
+ * makes its scratch there). */
+int klw_launch(const kl_plugin *pl, void *inst);
+const char *klw_launch_error(const kl_plugin *pl, void *inst);
+/* pl->destroy(inst), and the guard forgets the instance. */
+void klw_destroy(const kl_plugin *pl, void *inst);
+/* Hand every kernel the runtime launches (its symbol) to watcher (NULL:
+ * none) until changed; false without CUPTI callbacks. */
+bool klw_watch_kernels(void (*watcher)(const char *symbol));
 
 /* ---- check.c, op_check.c
  * ------------------------------------------------------------ */

@@ -100,6 +100,12 @@ int kl_report_objective(kl_speedup *out, const kl_report *r) {
   return 0;
 }
 
+/* A launch failed for breaking the launch contract (kernlab/plugin.h): the
+ * harness's or the worker's guard said so. */
+static bool breaks_launch_contract(const char *why) {
+  return strstr(why, "the launch called") || strstr(why, "scratch region");
+}
+
 static int reject(kl_report *r, kl_verdict v, const char *fmt, ...)
     KL_PRINTF(3, 4);
 
@@ -241,9 +247,7 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
   if (!bad) return 0;
   e->res.correct = 0;
   if (strncmp(bad->detail, "launch failed: ", 15) == 0) {
-    /* a launcher that broke the launch contract (kernlab/plugin.h) */
-    bool contract = strstr(bad->detail, "the launch called") ||
-                    strstr(bad->detail, "scratch region");
+    bool contract = breaks_launch_contract(bad->detail);
     rc = reject(r, contract ? KL_VERDICT_CHEAT : KL_VERDICT_INCORRECT,
                 "shape %s, seed %llu: %s", e->res.name,
                 (unsigned long long)bad->seed, bad->detail);
@@ -313,6 +317,15 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                       int shape, const kl_time_options *t, shape_entry *e) {
   kl_samples s = KL_SAMPLES_INIT;
   int rc = kl_worker_time(&s, w, ids, n, shape, t);
+  const kl_error *err = rc < 0 ? kl_error_last() : NULL;
+  if (rc == KL_EINVALID && err && breaks_launch_contract(err->message)) {
+    /* checked clean, then broke the contract while timed */
+    const char *why = strstr(err->message, "the launch called");
+    rc = reject(r, KL_VERDICT_CHEAT, "shape %s: while timed, %s", e->res.name,
+                why ? why : err->message);
+    r->gate = "launch_contract";
+    return rc;
+  }
   if (rc < 0) return worker_failure(r, rc, e->res.name, "timing");
   if (s.verified && s.stale[n - 1]) {
     /* correct when checked, wrong once its inputs changed under timing */

@@ -1,0 +1,257 @@
+/* The launch contract, enforced where the launch runs, and kl-worker's one
+ * CUPTI callback subscriber (CUPTI allows one per process).
+ *
+ * A candidate's launcher may not allocate, free, copy to or from the host
+ * or wait for the device (kernlab/plugin.h). The generated harness
+ * redirects those calls by name in the kernel section; a launcher reaching
+ * them another way (the driver API, a function pointer, dlsym) goes past
+ * the names but not past CUPTI: while a device plugin's launch runs, the
+ * callbacks of the runtime API and of the driver's forbidden entry points
+ * note the first forbidden call, and the launch fails with it (the same
+ * words as the harness's, so the library's verdict is CHEAT,
+ * launch_contract). A driver call made inside a runtime call is the
+ * runtime's doing, judged by the runtime call's own id: each thread counts
+ * the runtime calls it is inside.
+ *
+ * The first launch of an instance is not judged: the harness makes the
+ * instance's scratch regions there (cudaMalloc), and it is never timed.
+ * Every launch after it is, in checks and in timing alike.
+ *
+ * The same subscriber hands the runtime's kernel launches, by symbol, to
+ * whoever watches them (the profiler names its ranges so). Without CUPTI
+ * (a host-only build, or no libcupti at run time) launches run unguarded:
+ * the harness's redirection by name still holds. */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../libkernlab/core/internal.h"
+#include "worker_internal.h"
+
+/* Instances launched at least once: a small open set of pointers. */
+static void **seen;
+static size_t nseen, capseen;
+
+static bool seen_before(void *inst) {
+  for (size_t i = 0; i < nseen; i++)
+    if (seen[i] == inst) return true;
+  if (nseen == capseen) {
+    size_t cap = capseen ? 2 * capseen : 64;
+    void **grown = realloc(seen, cap * sizeof(*seen));
+    if (!grown) return true; /* judge it rather than lose track */
+    seen = grown;
+    capseen = cap;
+  }
+  seen[nseen++] = inst;
+  return false;
+}
+
+void klw_destroy(const kl_plugin *pl, void *inst) {
+  for (size_t i = 0; i < nseen; i++)
+    if (seen[i] == inst) {
+      seen[i] = seen[--nseen];
+      break;
+    }
+  pl->destroy(inst);
+}
+
+static char guard_error[320];
+
+#ifdef KL_HAVE_CUPTI
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include "cupti_timer.h"
+
+static const CUpti_CallbackId forbidden_runtime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSetLimit_v3020};
+
+static const CUpti_CallbackId forbidden_driver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSetLimit};
+
+/* The runtime's kernel launches a watcher is told of. */
+static const CUpti_CallbackId kernel_launches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000};
+
+static bool listed(const CUpti_CallbackId *ids, size_t n, CUpti_CallbackId id) {
+  for (size_t i = 0; i < n; i++)
+    if (ids[i] == id) return true;
+  return false;
+}
+
+static atomic_bool armed;
+static _Atomic(const char *) caught; /* the first forbidden call's name */
+static _Thread_local int runtime_depth;
+static void (*kernel_watcher)(const char *symbol);
+
+static void note(const char *name) {
+  const char *none = NULL;
+  atomic_compare_exchange_strong(&caught, &none, name ? name : "?");
+}
+
+static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain domain,
+                            CUpti_CallbackId cbid, const void *data) {
+  (void)ud;
+  const CUpti_CallbackData *cb = data;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (cb->callbackSite == CUPTI_API_EXIT) {
+      if (runtime_depth > 0) runtime_depth--;
+      return;
+    }
+    if (runtime_depth++ == 0 && atomic_load(&armed) &&
+        listed(forbidden_runtime, KL_ARRAY_SIZE(forbidden_runtime), cbid))
+      note(cb->functionName);
+    if (kernel_watcher && cb->symbolName &&
+        listed(kernel_launches, KL_ARRAY_SIZE(kernel_launches), cbid))
+      kernel_watcher(cb->symbolName);
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+             cb->callbackSite == CUPTI_API_ENTER && runtime_depth == 0 &&
+             atomic_load(&armed)) {
+    note(cb->functionName);
+  }
+}
+
+/* Subscribe once: the whole runtime domain (its depth), the driver's
+ * forbidden entry points. false when this CUPTI cannot. */
+static bool subscribed(void) {
+  static int state; /* 0 not tried, 1 ready, -1 unavailable */
+  if (state) return state > 0;
+  state = -1;
+  char err[256];
+  void *h = klw_cupti_open(err, sizeof err);
+  if (!h) return false;
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
+                           void *);
+  CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle,
+                               CUpti_CallbackDomain);
+  CUptiResult (*enable_one)(uint32_t, CUpti_SubscriberHandle,
+                            CUpti_CallbackDomain, CUpti_CallbackId);
+  *(void **)&subscribe = dlsym(h, "cuptiSubscribe");
+  *(void **)&enable_domain = dlsym(h, "cuptiEnableDomain");
+  *(void **)&enable_one = dlsym(h, "cuptiEnableCallback");
+  static CUpti_SubscriberHandle sub;
+  if (!subscribe || !enable_domain || !enable_one ||
+      subscribe(&sub, on_api, NULL) != CUPTI_SUCCESS ||
+      enable_domain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS)
+    return false;
+  for (size_t i = 0; i < KL_ARRAY_SIZE(forbidden_driver); i++)
+    if (enable_one(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, forbidden_driver[i]) !=
+        CUPTI_SUCCESS)
+      return false;
+  state = 1;
+  return true;
+}
+
+bool klw_watch_kernels(void (*watcher)(const char *symbol)) {
+  if (!subscribed()) return false;
+  kernel_watcher = watcher;
+  return true;
+}
+
+int klw_launch(const kl_plugin *pl, void *inst) {
+  guard_error[0] = '\0';
+  if (strcmp(pl->backend, "cuda") != 0 || !seen_before(inst) || !subscribed())
+    return pl->launch(inst);
+  atomic_store(&caught, NULL);
+  atomic_store(&armed, true);
+  int rc = pl->launch(inst);
+  atomic_store(&armed, false);
+  const char *name = atomic_load(&caught);
+  if (name && !rc) {
+    snprintf(guard_error, sizeof guard_error,
+             "the launch called %s (seen by CUPTI): a launcher may not "
+             "allocate, free, copy to or from the host or synchronise "
+             "(workspace comes from ctx->scratch; see kernlab/plugin.h)",
+             name);
+    return 1;
+  }
+  return rc;
+}
+#else
+bool klw_watch_kernels(void (*watcher)(const char *symbol)) {
+  (void)watcher;
+  return false;
+}
+
+int klw_launch(const kl_plugin *pl, void *inst) {
+  guard_error[0] = '\0';
+  seen_before(inst);
+  return pl->launch(inst);
+}
+#endif
+
+const char *klw_launch_error(const kl_plugin *pl, void *inst) {
+  return guard_error[0] ? guard_error : pl->last_error(inst);
+}
