@@ -1,6 +1,6 @@
-/* {"op":"load"}: dlopen a plugin (the candidate's constructors run here)
- * and check its ABI; host code gets an address-space limit on its first
- * load. */
+/* {"op":"load"}: dlopen a plugin (the candidate's constructors run here),
+ * or have the process's own loader make it (the Python worker), and check
+ * its ABI; host code gets an address-space limit on its first load. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <json-c/json.h>
@@ -43,6 +43,25 @@ static void limit_address_space(void) {
   kl__sandbox_limit(RLIMIT_AS, as, as);
 }
 
+static kl_plugin_loader loader; /* NULL: dlopen */
+
+void klw_set_loader(kl_plugin_loader load) { loader = load; }
+
+/* The plugin at path, through dlopen (the candidate's constructors run
+ * here). NULL with why in err. */
+static const kl_plugin *open_plugin(const char *path, char *err,
+                                    size_t errlen) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(err, errlen, "%s", dlerror());
+    return NULL;
+  }
+  kl_plugin_entry_fn entry = (kl_plugin_entry_fn)dlsym(h, KL_PLUGIN_SYMBOL);
+  const kl_plugin *pl = entry ? entry() : NULL;
+  if (!pl) snprintf(err, errlen, "%s exports no %s", path, KL_PLUGIN_SYMBOL);
+  return pl;
+}
+
 void klw_op_load(json_object *req) {
   json_object *p;
   if (!json_object_object_get_ex(req, "path", &p)) {
@@ -54,15 +73,11 @@ void klw_op_load(json_object *req) {
     klw_reply_error("load: too many plugins (%d)", MAX_PLUGINS);
     return;
   }
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    klw_reply_error("load: %s", dlerror());
-    return;
-  }
-  kl_plugin_entry_fn entry = (kl_plugin_entry_fn)dlsym(h, KL_PLUGIN_SYMBOL);
-  const kl_plugin *pl = entry ? entry() : NULL;
+  char err[512] = "";
+  const kl_plugin *pl = loader ? loader(path, err, sizeof err)
+                               : open_plugin(path, err, sizeof err);
   if (!pl) {
-    klw_reply_error("load: %s exports no %s", path, KL_PLUGIN_SYMBOL);
+    klw_reply_error("load: %s", err[0] ? err : "no plugin");
     return;
   }
   if (pl->abi_version != KL_PLUGIN_ABI_VERSION ||

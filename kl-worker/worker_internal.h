@@ -1,7 +1,8 @@
 /* What kl-worker's files share.
  *
- *   main.c          the request loop: one JSON request per line,
- *                   dispatched by its "op" to one file per operation
+ *   serve.c         the request loop: one JSON request per line,
+ *                   dispatched by its "op" to one file per operation;
+ *                   kl-worker's main.c and the Python worker call it
  *   protocol.c      request lines in and reply lines out, on fd 3
  *   op_load.c       load a plugin
  *   op_check.c      check a candidate against the oracle (check.c: the
@@ -26,6 +27,7 @@
 #include <stdint.h>
 
 #include "kernlab/plugin.h"
+#include "kernlab/worker_serve.h"
 
 /* ---- protocol.c
  * ---------------------------------------------------------------- */
@@ -44,8 +46,11 @@ double klw_now_us(void);
 /* ---- op_load.c
  * ------------------------------------------------------------------- */
 
-/* {"op":"load","path":P}: dlopen a plugin, give it the next id. */
+/* {"op":"load","path":P}: dlopen a plugin (or have the loader make it),
+ * give it the next id. */
 void klw_op_load(json_object *req);
+/* Who makes the plugins loads name (NULL: dlopen), for serve.c. */
+void klw_set_loader(kl_plugin_loader load);
 /* A loaded plugin by id, or NULL. */
 const kl_plugin *klw_plugin_at(int64_t id);
 

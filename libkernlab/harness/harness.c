@@ -20,6 +20,7 @@
 /* Generated at build time from host_runtime.inc and kernlab/plugin.h. */
 #include "embedded_plugin_h.h"
 #include "embedded_runtime_common.h"
+#include "embedded_cuda_probes.h"
 #include "embedded_runtime_cuda.h"
 #include "embedded_runtime_host.h"
 
@@ -660,6 +661,7 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (form == KL_HARNESS_STANDALONE)
     kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");
   kl__buf_puts(&b, kl_embedded_runtime_common);
+  if (cuda) kl__buf_puts(&b, kl_embedded_cuda_probes);
   kl__buf_puts(&b, cuda ? kl_embedded_runtime_cuda : kl_embedded_runtime_host);
   if ((rc = kl__buf_status(&b)) == 0) kl__buf_give(out, &b);
 done:

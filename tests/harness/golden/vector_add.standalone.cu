@@ -641,6 +641,121 @@ static int klh_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
+/* The device's cold-cache flush and SM clock probe: the kernels the CUPTI
+ * timer knows by name (klh_l2_flush, klh_clock_probe; kl-worker's
+ * cupti_timer.c) and the calls that launch them on a stream. One text for
+ * the CUDA harness (emitted before cuda_runtime.inc) and for the Python
+ * worker's device library (kl-worker/python_device.cu includes it), so a
+ * Python candidate is flushed and probed exactly like a CUDA one. Errors:
+ * 1, with the failing call in err. */
+
+#define KLH_PROBE_CUDA(call)                                                  \
+  do {                                                                        \
+    cudaError_t klh_pe_ = (call);                                             \
+    if (klh_pe_ != cudaSuccess) {                                             \
+      snprintf(err, errlen, "%s: %s (%s)", #call,                             \
+               cudaGetErrorString(klh_pe_), cudaGetErrorName(klh_pe_));       \
+      return 1;                                                               \
+    }                                                                         \
+  } while (0)
+
+/* Reads every 16-byte word of a buffer twice the L2 size: afterwards the L2
+ * holds none of the kernel's data and, unlike a memset, no dirty lines that
+ * the timed kernel would pay to write back. */
+extern "C" __global__ void klh_l2_flush(const int4 *buf, size_t n, int *sink) {
+  int acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    int4 v = __ldcg(buf + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff) /* never true in practice; keeps the loads alive */
+    *sink = acc;
+}
+
+/* One thread spins for spin_ns and records SM cycles and nanoseconds of the
+ * global timer: their ratio is the SM clock just before the sample. With
+ * spin_ns = 0 it only marks where a sample begins in the kernel records. */
+extern "C" __global__ void klh_clock_probe(unsigned long long *out,
+                                           int spin_ns) {
+  unsigned long long t0, t1, c0, c1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  c0 = clock64();
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  } while (t1 - t0 < (unsigned long long)spin_ns);
+  c1 = clock64();
+  out[0] = spin_ns > 0 ? c1 - c0 : 0;
+  out[1] = spin_ns > 0 ? t1 - t0 : 0;
+}
+
+static int4 *klh_flush_buf;
+static size_t klh_flush_n;
+static int *klh_flush_sink;
+static unsigned long long *klh_probe_buf; /* device: 2 words per probe */
+static unsigned long long *klh_probe_host;
+#define KLH_PROBES 4096
+static uint64_t klh_probe_count;
+
+static int klh_flush_on(cudaStream_t stream, char *err, size_t errlen) {
+  if (!klh_flush_buf) {
+    int dev = 0, l2 = 0;
+    KLH_PROBE_CUDA(cudaGetDevice(&dev));
+    KLH_PROBE_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    size_t bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+    KLH_PROBE_CUDA(cudaMalloc(&klh_flush_buf, bytes));
+    KLH_PROBE_CUDA(cudaMemset(klh_flush_buf, 1, bytes));
+    KLH_PROBE_CUDA(cudaMalloc(&klh_flush_sink, sizeof(int)));
+    KLH_PROBE_CUDA(cudaDeviceSynchronize());
+    klh_flush_n = bytes / sizeof(int4);
+  }
+  klh_l2_flush<<<1024, 512, 0, stream>>>(klh_flush_buf, klh_flush_n,
+                                         klh_flush_sink);
+  KLH_PROBE_CUDA(cudaGetLastError());
+  return 0;
+}
+
+static int klh_clock_mark_on(cudaStream_t stream, int spin_ns, char *err,
+                             size_t errlen) {
+  if (!klh_probe_buf) {
+    KLH_PROBE_CUDA(
+        cudaMalloc(&klh_probe_buf, KLH_PROBES * 2 * sizeof(*klh_probe_buf)));
+    if (!(klh_probe_host = (unsigned long long *)malloc(
+              KLH_PROBES * 2 * sizeof(*klh_probe_host)))) {
+      snprintf(err, errlen, "out of memory");
+      return 1;
+    }
+  }
+  klh_clock_probe<<<1, 1, 0, stream>>>(
+      klh_probe_buf + 2 * (klh_probe_count % KLH_PROBES), spin_ns);
+  klh_probe_count++;
+  KLH_PROBE_CUDA(cudaGetLastError());
+  return 0;
+}
+
+/* Synchronise, then one SM clock (MHz) per probe since the last call,
+ * oldest first (0 where it did not spin). */
+static int klh_clock_read_all(double *mhz, uint64_t max, uint64_t *n,
+                              char *err, size_t errlen) {
+  *n = 0;
+  if (!klh_probe_buf)
+    return 0;
+  uint64_t have = klh_probe_count < KLH_PROBES ? klh_probe_count : KLH_PROBES;
+  KLH_PROBE_CUDA(cudaDeviceSynchronize());
+  KLH_PROBE_CUDA(cudaMemcpy(klh_probe_host, klh_probe_buf,
+                            (size_t)have * 2 * sizeof(*klh_probe_host),
+                            cudaMemcpyDeviceToHost));
+  /* oldest first: the ring wraps at KLH_PROBES */
+  for (uint64_t i = 0; i < have && *n < max; i++) {
+    uint64_t slot = (klh_probe_count - have + i) % KLH_PROBES;
+    unsigned long long cycles = klh_probe_host[2 * slot];
+    unsigned long long ns = klh_probe_host[2 * slot + 1];
+    mhz[(*n)++] = ns ? (double)cycles * 1000.0 / (double)ns : 0;
+  }
+  klh_probe_count = 0;
+  return 0;
+}
+
 /* ==== kernlab CUDA harness runtime (frozen) ====
  * The plugin ABI of kernlab/plugin.h over device buffers and, in the
  * standalone form, a main() that checks every shape on three seeds and
@@ -1020,101 +1135,23 @@ static int klh_input_intact(void *p, int32_t q) {
   return memcmp(in->stage[q], in->pristine[q], (size_t)in->bytes[q]) == 0;
 }
 
-/* ---- cold caches and the SM clock ---------------------------------------- */
-
-/* Reads every 16-byte word of a buffer twice the L2 size: afterwards the L2
- * holds none of the kernel's data and, unlike a memset, no dirty lines that
- * the timed kernel would pay to write back. */
-extern "C" __global__ void klh_l2_flush(const int4 *buf, size_t n, int *sink) {
-  int acc = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    int4 v = __ldcg(buf + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x7fffffff) /* never true in practice; keeps the loads alive */
-    *sink = acc;
-}
-
-/* One thread spins for spin_ns and records SM cycles and nanoseconds of the
- * global timer: their ratio is the SM clock just before the sample. With
- * spin_ns = 0 it only marks where a sample begins in the kernel records. */
-extern "C" __global__ void klh_clock_probe(unsigned long long *out,
-                                           int spin_ns) {
-  unsigned long long t0, t1, c0, c1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  c0 = clock64();
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-  } while (t1 - t0 < (unsigned long long)spin_ns);
-  c1 = clock64();
-  out[0] = spin_ns > 0 ? c1 - c0 : 0;
-  out[1] = spin_ns > 0 ? t1 - t0 : 0;
-}
-
-static int4 *klh_flush_buf;
-static size_t klh_flush_n;
-static int *klh_flush_sink;
-static unsigned long long *klh_probe_buf; /* device: 2 words per probe */
-static unsigned long long *klh_probe_host;
-#define KLH_PROBES 4096
-static uint64_t klh_probe_count;
+/* ---- cold caches and the SM clock ----------------------------------------
+ * The kernels and their state are cuda_probes.inc's (emitted before this
+ * file); these are the plugin's entries to them. */
 
 static int klh_flush(void *p) {
   klh_inst *in = (klh_inst *)p;
-  if (!klh_flush_buf) {
-    int dev = 0, l2 = 0;
-    KLH_CUDA(in, cudaGetDevice(&dev));
-    KLH_CUDA(in, cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    size_t bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
-    KLH_CUDA(in, cudaMalloc(&klh_flush_buf, bytes));
-    KLH_CUDA(in, cudaMemset(klh_flush_buf, 1, bytes));
-    KLH_CUDA(in, cudaMalloc(&klh_flush_sink, sizeof(int)));
-    KLH_CUDA(in, cudaDeviceSynchronize());
-    klh_flush_n = bytes / sizeof(int4);
-  }
-  klh_l2_flush<<<1024, 512, 0, in->stream>>>(klh_flush_buf, klh_flush_n,
-                                            klh_flush_sink);
-  KLH_CUDA(in, cudaGetLastError());
-  return 0;
+  return klh_flush_on(in->stream, in->error, sizeof(in->error));
 }
 
 static int klh_clock_mark(void *p, int spin_ns) {
   klh_inst *in = (klh_inst *)p;
-  if (!klh_probe_buf) {
-    KLH_CUDA(in, cudaMalloc(&klh_probe_buf, KLH_PROBES * 2 * sizeof(*klh_probe_buf)));
-    if (!(klh_probe_host = (unsigned long long *)malloc(
-              KLH_PROBES * 2 * sizeof(*klh_probe_host)))) {
-      snprintf(in->error, sizeof(in->error), "out of memory");
-      return 1;
-    }
-  }
-  klh_clock_probe<<<1, 1, 0, in->stream>>>(
-      klh_probe_buf + 2 * (klh_probe_count % KLH_PROBES), spin_ns);
-  klh_probe_count++;
-  KLH_CUDA(in, cudaGetLastError());
-  return 0;
+  return klh_clock_mark_on(in->stream, spin_ns, in->error, sizeof(in->error));
 }
 
 static int klh_clock_read(void *p, double *mhz, uint64_t max, uint64_t *n) {
   klh_inst *in = (klh_inst *)p;
-  *n = 0;
-  if (!klh_probe_buf)
-    return 0;
-  uint64_t have = klh_probe_count < KLH_PROBES ? klh_probe_count : KLH_PROBES;
-  KLH_CUDA(in, cudaDeviceSynchronize());
-  KLH_CUDA(in, cudaMemcpy(klh_probe_host, klh_probe_buf,
-                          (size_t)have * 2 * sizeof(*klh_probe_host),
-                          cudaMemcpyDeviceToHost));
-  /* oldest first: the ring wraps at KLH_PROBES */
-  for (uint64_t i = 0; i < have && *n < max; i++) {
-    uint64_t slot = (klh_probe_count - have + i) % KLH_PROBES;
-    unsigned long long cycles = klh_probe_host[2 * slot];
-    unsigned long long ns = klh_probe_host[2 * slot + 1];
-    mhz[(*n)++] = ns ? (double)cycles * 1000.0 / (double)ns : 0;
-  }
-  klh_probe_count = 0;
-  return 0;
+  return klh_clock_read_all(mhz, max, n, in->error, sizeof(in->error));
 }
 
 static void *klh_stream(void *p) {

@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""kl-pyworker: kl-worker's sibling for Python kernels.
+
+It serves the same protocol as kl-worker (one JSON request per line on fd 3)
+through the same C loop: libkernlab-worker.so's kl_worker_serve. What differs
+is how a plugin is made: a "load" names a JSON description of a Python case
+(its module, the candidate file if any, params, shapes, tolerances), and this
+file builds a kl_plugin from it whose functions are Python callbacks
+(ctypes). So the checks (fresh seeds, inputs unchanged, NaN, stale outputs,
+work after return), the sampler and the CUPTI activity timer are kernlab's C
+code, in this process; every kernel a forward launches, on any stream, is
+timed between the same markers as a CUDA candidate's (the flush and the
+clock probe come from libkernlab-device.so, the harness's own kernels).
+
+The case's module (ops.py) defines
+    inputs(shape, seed)  -> the inputs and inouts, in the params' order, as
+                            device tensors (shape: the shape's values, a dict)
+    reference(*inputs)   -> the outputs (a tensor or a tuple), the oracle
+    forward(*inputs)     -> the outputs: the baseline
+and a candidate file defines forward(*inputs) the same way, in any DSL
+importable here (PyTorch, Triton, CuPy, CuTe DSL, cuTile ...).
+
+Environment: KERNLAB_WORKER_LIB and KERNLAB_DEVICE_LIB name the two
+libraries (default: beside this file).
+"""
+import ctypes
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROLES = {"scalar": 0, "input": 1, "output": 2, "inout": 3}
+DTYPES = ["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64",
+          "u32", "u16", "u8"]
+
+
+class PluginStruct(ctypes.Structure):
+    pass
+
+
+VOIDP = ctypes.c_void_p
+FN = ctypes.CFUNCTYPE
+CREATE = FN(ctypes.c_int, ctypes.POINTER(VOIDP), ctypes.c_int32)
+PREPARE = FN(ctypes.c_int, VOIDP, ctypes.c_uint64, ctypes.c_int32)
+ONE = FN(ctypes.c_int, VOIDP)
+REFERENCE = FN(ctypes.c_int, VOIDP, ctypes.POINTER(VOIDP))
+BYTES = FN(ctypes.c_uint64, VOIDP, ctypes.c_int32)
+READ = FN(ctypes.c_int, VOIDP, ctypes.c_int32, VOIDP, ctypes.c_uint64)
+
+
+class CheckResult(ctypes.Structure):
+    _fields_ = [("elements", ctypes.c_uint64), ("mismatches", ctypes.c_uint64),
+                ("unwritten", ctypes.c_uint64), ("nonfinite", ctypes.c_uint64),
+                ("max_abs_err", ctypes.c_double), ("first_bad", ctypes.c_int64)]
+
+
+CHECK = FN(ctypes.c_int, VOIDP, ctypes.c_int32, VOIDP,
+           ctypes.POINTER(CheckResult))
+INTACT = FN(ctypes.c_int, VOIDP, ctypes.c_int32)
+DESTROY = FN(None, VOIDP)
+LAST_ERROR = FN(VOIDP, VOIDP)
+MARK = FN(ctypes.c_int, VOIDP, ctypes.c_int)
+CLOCK_READ = FN(ctypes.c_int, VOIDP, ctypes.POINTER(ctypes.c_double),
+                ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
+STREAM = FN(VOIDP, VOIDP)
+SET_STREAM = FN(ctypes.c_int, VOIDP, VOIDP)
+
+PluginStruct._fields_ = [
+    ("abi_version", ctypes.c_uint32), ("struct_size", ctypes.c_uint32),
+    ("case_name", ctypes.c_char_p), ("entry", ctypes.c_char_p),
+    ("backend", ctypes.c_char_p), ("nshapes", ctypes.c_int32),
+    ("nparams", ctypes.c_int32),
+    ("shape_names", ctypes.POINTER(ctypes.c_char_p)),
+    ("param_names", ctypes.POINTER(ctypes.c_char_p)),
+    ("param_roles", ctypes.POINTER(ctypes.c_int32)),
+    ("param_dtypes", ctypes.POINTER(ctypes.c_int32)),
+    ("atol", ctypes.c_double), ("rtol", ctypes.c_double),
+    ("create", CREATE), ("prepare", PREPARE), ("restore", ONE),
+    ("launch", ONE), ("sync", ONE), ("reference", REFERENCE),
+    ("buffer_bytes", BYTES), ("read", READ), ("check", CHECK),
+    ("input_intact", INTACT), ("destroy", DESTROY),
+    ("last_error", LAST_ERROR), ("flush", ONE), ("clock_mark", MARK),
+    ("clock_read", CLOCK_READ), ("stream", STREAM),
+    ("set_stream", SET_STREAM), ("kernel_info", VOIDP)]
+
+
+def _import_file(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None:
+        raise ImportError("cannot import %s" % path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _why():
+    """The exception being handled, as one line plus where it was raised."""
+    kind, exc, tb = sys.exc_info()
+    where = traceback.extract_tb(tb)[-1] if tb else None
+    at = " (%s:%d)" % (os.path.basename(where.filename), where.lineno) \
+        if where else ""
+    return "%s: %s%s" % (kind.__name__, exc, at)
+
+
+class PythonPlugin:
+    """One kl_plugin made of a case's module and, for a candidate, its file.
+    Instances are small integers the C side holds as pointers."""
+
+    def __init__(self, desc, device_lib, index):
+        import torch
+        self.torch = torch
+        self.dev = device_lib
+        self.desc = desc
+        self.module = _import_file("kl_case_%d" % index, desc["module"])
+        self.forward = self.module.forward
+        if desc.get("candidate"):
+            cand = _import_file("kl_candidate_%d" % index, desc["candidate"])
+            if not callable(getattr(cand, "forward", None)):
+                raise ValueError("%s defines no forward()" % desc["candidate"])
+            self.forward = cand.forward
+        self.params = desc["params"]
+        self.roles = [ROLES[p["role"]] for p in self.params]
+        self.dtypes = [getattr(torch, {
+            "f64": "float64", "f32": "float32", "f16": "float16",
+            "bf16": "bfloat16", "i64": "int64", "i32": "int32",
+            "i16": "int16", "i8": "int8", "u8": "uint8", "u16": "uint16",
+            "u32": "uint32", "u64": "uint64"}[p["dtype"]])
+            for p in self.params]
+        self.in_index = [i for i, r in enumerate(self.roles)
+                         if r in (1, 3)]  # inputs() returns these, in order
+        self.out_index = [i for i, r in enumerate(self.roles) if r == 2]
+        self.shapes = desc["shapes"]
+        self.stream = torch.cuda.Stream()
+        self.instances = {}
+        self.next_id = 1
+        self.meta = {}  # shape -> bytes per param
+        self.errors = {}  # id -> bytes of the last error (kept alive)
+        self.create_error = b""
+        self._struct()
+
+    # ---- helpers ----------------------------------------------------------
+    def _inputs(self, shape, seed):
+        with self.torch.cuda.stream(self.stream):
+            ins = _as_tuple(self.module.inputs(
+                dict(self.shapes[shape]["values"]), int(seed)))
+        if len(ins) != len(self.in_index):
+            raise ValueError("inputs() gave %d values, the params name %d "
+                             "inputs and inouts" % (len(ins),
+                                                    len(self.in_index)))
+        return list(ins)
+
+    def _outputs(self, inst):
+        """The param-indexed tensors of inst: its inputs, its last outputs."""
+        t = [None] * len(self.params)
+        for k, i in enumerate(self.in_index):
+            t[i] = inst["inputs"][k]
+        outs = inst.get("outputs")
+        if outs is not None:
+            for k, i in enumerate(self.out_index):
+                t[i] = outs[k] if k < len(outs) else None
+        return t
+
+    def _fail(self, iid, msg):
+        self.errors[iid] = msg.encode("utf-8", "replace")[:1000]
+        return 1
+
+    def _host_view(self, ptr, nbytes, p):
+        buf = (ctypes.c_char * int(nbytes)).from_address(ptr)
+        return self.torch.frombuffer(buf, dtype=self.dtypes[p])
+
+    # ---- the plugin's functions -------------------------------------------
+    def create(self, out, shape):
+        try:
+            if shape < 0 or shape >= len(self.shapes):
+                raise ValueError("no shape %d" % shape)
+            if shape not in self.meta:  # output sizes: the oracle's, once
+                ins = self._inputs(shape, 1)
+                with self.torch.cuda.stream(self.stream):
+                    ref = _as_tuple(self.module.reference(*ins))
+                sizes = [0] * len(self.params)
+                for k, i in enumerate(self.in_index):
+                    sizes[i] = ins[k].numel() * ins[k].element_size()
+                for k, i in enumerate(self.out_index):
+                    sizes[i] = ref[k].numel() * self.dtypes[i].itemsize
+                self.meta[shape] = sizes
+            iid = self.next_id
+            self.next_id += 1
+            self.instances[iid] = {"shape": shape, "inputs": [],
+                                   "pristine": [], "outputs": None}
+            out[0] = iid
+            return 0
+        except Exception:
+            self.create_error = _why().encode("utf-8", "replace")[:1000]
+            return 1
+
+    def prepare(self, iid, seed, poison):
+        inst = self.instances[iid]
+        try:
+            inst["inputs"] = self._inputs(inst["shape"], seed)
+            inst["pristine"] = [x.clone() for x in inst["inputs"]]
+            inst["outputs"] = None
+            inst["seed"] = seed
+            self.torch.cuda.synchronize()
+            return 0
+        except Exception:
+            return self._fail(iid, "prepare: " + _why())
+
+    def restore(self, iid):
+        inst = self.instances[iid]
+        with self.torch.cuda.stream(self.stream):
+            for k, i in enumerate(self.in_index):
+                if self.roles[i] == 3:
+                    inst["inputs"][k].copy_(inst["pristine"][k])
+        return 0
+
+    def launch(self, iid):
+        inst = self.instances[iid]
+        try:
+            with self.torch.cuda.stream(self.stream):
+                out = _as_tuple(self.forward(*inst["inputs"]))
+            if len(out) < len(self.out_index):
+                raise ValueError("forward returned %d outputs, the params "
+                                 "name %d" % (len(out), len(self.out_index)))
+            inst["outputs"] = out
+            return 0
+        except Exception:
+            return self._fail(iid, "forward: " + _why())
+
+    def sync(self, iid):
+        try:
+            self.torch.cuda.synchronize()
+            return 0
+        except Exception:
+            return self._fail(iid, "sync: " + _why())
+
+    def reference(self, iid, want):
+        inst = self.instances[iid]
+        try:
+            with self.torch.cuda.stream(self.stream):
+                ref = _as_tuple(self.module.reference(
+                    *[x.clone() for x in inst["pristine"]]))
+            sizes = self.meta[inst["shape"]]
+            for k, i in enumerate(self.out_index):
+                dst = self._host_view(want[i], sizes[i], i)
+                dst.copy_(ref[k].detach().reshape(-1).to(self.dtypes[i]).cpu())
+            return 0
+        except Exception:
+            return self._fail(iid, "reference: " + _why())
+
+    def buffer_bytes(self, iid, p):
+        inst = self.instances.get(iid)
+        return self.meta[inst["shape"]][p] if inst else 0
+
+    def read(self, iid, p, dst, nbytes):
+        try:
+            t = self._outputs(self.instances[iid])[p]
+            if t is None:
+                raise ValueError("%s has no value yet" % self.params[p]["name"])
+            if t.numel() * t.element_size() != nbytes:
+                raise ValueError("%s has %d bytes, not %d" % (
+                    self.params[p]["name"], t.numel() * t.element_size(),
+                    nbytes))
+            self._host_view(dst, nbytes, p).copy_(t.detach().reshape(-1).cpu())
+            return 0
+        except Exception:
+            return self._fail(iid, "read: " + _why())
+
+    def check(self, iid, p, want, res):
+        torch = self.torch
+        try:
+            inst = self.instances[iid]
+            got = self._outputs(inst)[p]
+            nbytes = self.meta[inst["shape"]][p]
+            ref = self._host_view(want, nbytes, p).to(got.device
+                                                      if got is not None
+                                                      else "cpu")
+            r = res[0]
+            r.elements = ref.numel()
+            r.unwritten = 0
+            if got is None or got.numel() != ref.numel():
+                r.mismatches = ref.numel()
+                r.nonfinite = 0
+                r.max_abs_err = float("inf")
+                r.first_bad = 0
+                return 0
+            g = got.detach().reshape(-1).double()
+            w = ref.double()
+            finite_w = torch.isfinite(w)
+            bad_nonfinite = finite_w & ~torch.isfinite(g)
+            both = finite_w & torch.isfinite(g)
+            err = torch.where(both, (g - w).abs(), torch.zeros_like(g))
+            tol = self.desc["atol"] + self.desc["rtol"] * w.abs()
+            bad = bad_nonfinite | (both & (err > tol)) | \
+                (~finite_w & (g != w) & ~(torch.isnan(g) & torch.isnan(w)))
+            r.mismatches = int(bad.sum().item())
+            r.nonfinite = int(bad_nonfinite.sum().item())
+            r.max_abs_err = float(err.max().item()) if err.numel() else 0.0
+            idx = torch.nonzero(bad)
+            r.first_bad = int(idx[0].item()) if idx.numel() else -1
+            return 0
+        except Exception:
+            return self._fail(iid, "check: " + _why())
+
+    def input_intact(self, iid, p):
+        inst = self.instances[iid]
+        if self.roles[p] != 1:
+            return 1
+        k = self.in_index.index(p)
+        return int(self.torch.equal(inst["inputs"][k], inst["pristine"][k]))
+
+    def destroy(self, iid):
+        self.instances.pop(iid, None)
+        self.errors.pop(iid, None)
+
+    def last_error(self, iid):
+        msg = self.errors.get(iid, b"") if iid else self.create_error
+        self._last = ctypes.create_string_buffer(msg or b"no error")
+        return ctypes.addressof(self._last)
+
+    def flush(self, iid):
+        if self.dev.kl_device_flush(VOIDP(self.stream.cuda_stream)):
+            return self._fail(iid, "flush: " +
+                              self.dev.kl_device_error().decode())
+        return 0
+
+    def clock_mark(self, iid, spin_ns):
+        if self.dev.kl_device_clock_mark(VOIDP(self.stream.cuda_stream),
+                                         spin_ns):
+            return self._fail(iid, "clock probe: " +
+                              self.dev.kl_device_error().decode())
+        return 0
+
+    def clock_read(self, iid, mhz, cap, n):
+        if self.dev.kl_device_clock_read(mhz, cap, n):
+            return self._fail(iid, "clock read: " +
+                              self.dev.kl_device_error().decode())
+        return 0
+
+    def stream_of(self, iid):
+        return self.stream.cuda_stream
+
+    def set_stream(self, iid, stream):
+        if stream and stream != self.stream.cuda_stream:
+            self.stream = self.torch.cuda.ExternalStream(stream)
+        return 0
+
+    # ---- the C struct ----------------------------------------------------
+    def _struct(self):
+        def keep(fn_type, fn, ret_on_error):
+            def wrapped(*args):
+                try:
+                    return fn(*args)
+                except BaseException:  # nothing may cross into C
+                    sys.stderr.write("kl-pyworker: %s\n" % _why())
+                    return ret_on_error
+            return fn_type(wrapped)
+
+        def iid(fn):  # C hands instances back as void*: small integers
+            return lambda inst, *a: fn(inst or 0, *a)
+
+        enc = [s["name"].encode() for s in self.shapes]
+        pn = [p["name"].encode() for p in self.params]
+        self._names = (ctypes.c_char_p * len(enc))(*enc)
+        self._pnames = (ctypes.c_char_p * len(pn))(*pn)
+        self._roles = (ctypes.c_int32 * len(pn))(*self.roles)
+        self._dt = (ctypes.c_int32 * len(pn))(
+            *[DTYPES.index(p["dtype"]) for p in self.params])
+        s = PluginStruct()
+        s.abi_version = 1
+        s.struct_size = ctypes.sizeof(PluginStruct)
+        s.case_name = self.desc["case"].encode()
+        s.entry = b"forward"
+        s.backend = b"cuda"
+        s.nshapes = len(self.shapes)
+        s.nparams = len(self.params)
+        s.shape_names = self._names
+        s.param_names = self._pnames
+        s.param_roles = self._roles
+        s.param_dtypes = self._dt
+        s.atol = self.desc["atol"]
+        s.rtol = self.desc["rtol"]
+        s.create = keep(CREATE, self.create, 1)
+        s.prepare = keep(PREPARE, iid(self.prepare), 1)
+        s.restore = keep(ONE, iid(self.restore), 1)
+        s.launch = keep(ONE, iid(self.launch), 1)
+        s.sync = keep(ONE, iid(self.sync), 1)
+        s.reference = keep(REFERENCE, iid(self.reference), 1)
+        s.buffer_bytes = keep(BYTES, iid(self.buffer_bytes), 0)
+        s.read = keep(READ, iid(self.read), 1)
+        s.check = keep(CHECK, iid(self.check), 1)
+        s.input_intact = keep(INTACT, iid(self.input_intact), 0)
+        s.destroy = keep(DESTROY, iid(self.destroy), None)
+        s.last_error = keep(LAST_ERROR, iid(self.last_error), None)
+        s.flush = keep(ONE, iid(self.flush), 1)
+        s.clock_mark = keep(MARK, iid(self.clock_mark), 1)
+        s.clock_read = keep(CLOCK_READ, iid(self.clock_read), 1)
+        s.stream = keep(STREAM, iid(self.stream_of), None)
+        s.set_stream = keep(SET_STREAM, iid(self.set_stream), 1)
+        s.kernel_info = None
+        self.struct = s
+
+
+def main():
+    worker = ctypes.CDLL(os.environ.get(
+        "KERNLAB_WORKER_LIB", os.path.join(HERE, "libkernlab-worker.so")))
+    plugins = []  # alive for the process's life
+    device = []  # libkernlab-device.so, opened with the first plugin
+
+    def device_lib():
+        if not device:
+            lib = ctypes.CDLL(os.environ.get(
+                "KERNLAB_DEVICE_LIB",
+                os.path.join(HERE, "libkernlab-device.so")))
+            lib.kl_device_error.restype = ctypes.c_char_p
+            lib.kl_device_flush.argtypes = [VOIDP]
+            lib.kl_device_clock_mark.argtypes = [VOIDP, ctypes.c_int]
+            device.append(lib)
+        return device[0]
+
+    LOADER = ctypes.CFUNCTYPE(VOIDP, ctypes.c_char_p, VOIDP, ctypes.c_size_t)
+
+    def load(path, err, errlen):
+        try:
+            with open(path.decode()) as f:
+                desc = json.load(f)
+            pl = PythonPlugin(desc, device_lib(), len(plugins))
+            plugins.append(pl)
+            return ctypes.addressof(pl.struct)
+        except BaseException:
+            msg = ("%s: %s" % (path.decode(errors="replace"), _why())).encode(
+                "utf-8", "replace")[:max(0, errlen - 1)]
+            ctypes.memmove(err, msg + b"\0", len(msg) + 1)
+            return None
+
+    loader = LOADER(load)
+    worker.kl_worker_serve.argtypes = [LOADER]
+    worker.kl_worker_serve.restype = ctypes.c_int
+    return worker.kl_worker_serve(loader)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+/* The Python worker's device library (libkernlab-device.so): the cold-cache
+ * flush and the SM clock probe of the CUDA harness (cuda_probes.inc, the
+ * same text), on a stream the caller names (a torch or CuPy stream: the
+ * runtime's and the driver's stream handles are one). The Python worker's
+ * plugins call these from their flush, clock_mark and clock_read, so the
+ * CUPTI timer cuts a Python candidate's samples at the same markers as a
+ * CUDA candidate's. Built as PTX for compute_75: the driver compiles it
+ * for the device at load. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cuda_probes.inc"
+
+#define KL_DEVICE_API extern "C" __attribute__((visibility("default")))
+
+static char last_error[512];
+
+KL_DEVICE_API int kl_device_flush(void *stream) {
+  return klh_flush_on((cudaStream_t)stream, last_error, sizeof(last_error));
+}
+
+KL_DEVICE_API int kl_device_clock_mark(void *stream, int spin_ns) {
+  return klh_clock_mark_on((cudaStream_t)stream, spin_ns, last_error,
+                           sizeof(last_error));
+}
+
+KL_DEVICE_API int kl_device_clock_read(double *mhz, uint64_t max,
+                                       uint64_t *n) {
+  return klh_clock_read_all(mhz, max, n, last_error, sizeof(last_error));
+}
+
+KL_DEVICE_API const char *kl_device_error(void) { return last_error; }

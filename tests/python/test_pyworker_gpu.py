@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""The Python worker (kl-pyworker) on a CUDA device (ctest label gpu; exit
+77, skipped, without a device or without torch):
+
+  load     a Python case (softmax over rows: inputs, a float64 reference, a
+           PyTorch baseline of five kernels) and candidates written as
+           people write them: a fused Triton kernel, a PyTorch one-liner,
+           a wrong one, one that hands back results computed once
+  check    the C worker's check on fresh seeds: the Triton and PyTorch
+           candidates correct, the wrong one not (mismatches counted)
+  time     the C sampler and CUPTI timer around forward(): every kernel it
+           launches is timed (the baseline's span covers its five kernels),
+           SM clocks read from the harness's own probe, A B B A against the
+           baseline; the stale candidate caught by the timed outputs' check
+usage: test_pyworker_gpu.py BUILD_DIR SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+BUILD, SRC = sys.argv[1], sys.argv[2]
+if (shutil.which("nvidia-smi") is None or
+        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
+    print("skipped: no CUDA device here")
+    sys.exit(77)
+try:
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+except ImportError as e:
+    print("skipped: %s" % e)
+    sys.exit(77)
+
+FAILS = []
+
+
+def check(ok, what):
+    print("%s: %s" % ("ok" if ok else "FAIL", what), flush=True)
+    if not ok:
+        FAILS.append(what)
+
+
+TMP = tempfile.mkdtemp(prefix="kl-pyworker-")
+OPS = '''
+import torch
+
+def inputs(shape, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (torch.randn(shape["rows"], shape["cols"], device="cuda",
+                        generator=g),)
+
+def reference(x):
+    return torch.softmax(x.double(), dim=-1).float()
+
+def forward(x):
+    m = x.max(dim=-1, keepdim=True).values
+    e = torch.exp(x - m)
+    return e / e.sum(dim=-1, keepdim=True)
+'''
+TRITON = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def softmax_rows(out_ptr, in_ptr, stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(in_ptr + row * stride + offs, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    tl.store(out_ptr + row * stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+def forward(x):
+    rows, cols = x.shape
+    out = torch.empty_like(x)
+    softmax_rows[(rows,)](out, x, x.stride(0), cols,
+                          BLOCK=triton.next_power_of_2(cols))
+    return out
+'''
+TORCH = '''
+import torch
+
+def forward(x):
+    return torch.softmax(x, dim=-1)
+'''
+WRONG = '''
+def forward(x):
+    return x * 0.5
+'''
+STALE = '''
+import torch
+_kept = None
+
+def forward(x):
+    global _kept
+    if _kept is None or _kept.shape != x.shape:
+        _kept = torch.softmax(x, dim=-1)
+    return _kept.clone()
+'''
+files = {}
+for name, text in (("ops", OPS), ("triton_fused", TRITON),
+                   ("torch_softmax", TORCH), ("wrong", WRONG),
+                   ("stale", STALE)):
+    files[name] = os.path.join(TMP, name + ".py")
+    with open(files[name], "w") as f:
+        f.write(text)
+
+
+def describe(name, candidate):
+    desc = {"case": "softmax_py", "module": files["ops"],
+            "candidate": files[candidate] if candidate else None,
+            "params": [{"name": "x", "role": "input", "dtype": "f32"},
+                       {"name": "y", "role": "output", "dtype": "f32"}],
+            "shapes": [{"name": "r4k_c1k",
+                        "values": {"rows": 4096, "cols": 1024}},
+                       {"name": "r1k_c4k",
+                        "values": {"rows": 1024, "cols": 4096}}],
+            "atol": 1e-5, "rtol": 1e-5}
+    path = os.path.join(TMP, name + ".json")
+    with open(path, "w") as f:
+        json.dump(desc, f)
+    return path
+
+
+parent, child = socket.socketpair()
+env = dict(os.environ,
+           KERNLAB_WORKER_LIB=BUILD + "/libexec/kernlab/libkernlab-worker.so",
+           KERNLAB_DEVICE_LIB=BUILD + "/libexec/kernlab/libkernlab-device.so")
+log = open(os.path.join(TMP, "worker.log"), "w")
+proc = subprocess.Popen(
+    [sys.executable, SRC + "/kl-worker/kl_pyworker.py"],
+    pass_fds=(3,), stdout=log, stderr=subprocess.STDOUT, env=env,
+    preexec_fn=lambda: os.dup2(child.fileno(), 3))
+child.close()
+reader = parent.makefile("r")
+
+
+def ask(req):
+    parent.sendall((json.dumps(req) + "\n").encode())
+    line = reader.readline()
+    if not line:
+        log.flush()
+        with open(os.path.join(TMP, "worker.log")) as f:
+            print(f.read()[-3000:])
+        raise SystemExit("the worker went away")
+    return json.loads(line)
+
+
+try:
+    ids = {}
+    for name, cand in (("baseline", None), ("triton_fused", "triton_fused"),
+                       ("torch_softmax", "torch_softmax"), ("wrong", "wrong"),
+                       ("stale", "stale")):
+        r = ask({"op": "load", "path": describe(name, cand)})
+        check(r.get("ok") and r.get("nshapes") == 2,
+              "load %s: %s" % (name, r))
+        ids[name] = r.get("id")
+    bad = ask({"op": "load", "path": os.path.join(TMP, "missing.json")})
+    check(not bad.get("ok") and "missing.json" in bad.get("error", ""),
+          "a missing description is an error naming it: %s" % bad)
+
+    seeds = [11, 12, 13]
+    for name in ("baseline", "triton_fused", "torch_softmax", "wrong"):
+        for shape in (0, 1):
+            r = ask({"op": "check", "plugin": ids[name], "oracle": -1,
+                     "shape": shape, "seeds": seeds})
+            res = r.get("results") or []
+            correct = [x.get("correct") for x in res]
+            want = name != "wrong"
+            check(r.get("ok") and len(res) == 3 and
+                  all(c == want for c in correct),
+                  "check %s at shape %d: %s" % (name, shape,
+                                               json.dumps(r)[:600]))
+    r = ask({"op": "check", "plugin": ids["wrong"], "oracle": -1, "shape": 0,
+             "seeds": [5]})
+    res = (r.get("results") or [{}])[0]
+    check(res.get("mismatches", 0) > 4096 * 1024 // 2,
+          "the wrong candidate's mismatches are counted: %s" % res)
+
+    base = {"op": "time", "shape": 0, "cold": 1, "warmup": 2,
+            "min_samples": 10, "max_samples": 2000, "target_rel_ci": 0.005,
+            "time_cap_ms": 1500, "seed": 99, "block_rounds": 16,
+            "decide_gain_pct": 2.0, "verify": 1, "oracle": -1}
+    medians = {}
+    for name in ("baseline", "triton_fused", "torch_softmax"):
+        r = ask(dict(base, plugins=[ids[name]]))
+        samples = (r.get("samples") or [[]])[0]
+        samples = sorted(samples)
+        med = samples[len(samples) // 2] if samples else 0
+        medians[name] = med
+        print("  %-14s %4d samples, median %8.2f us, timer %s, stop %s, "
+              "clock %s" % (name, len(samples), med, r.get("timer"),
+                            r.get("stop_reason"),
+                            (r.get("sm_clock_mhz") or [[0]])[0][:1]))
+        check(r.get("ok") and len(samples) >= 10 and med > 0 and
+              r.get("timer") == "cupti" and
+              min((r.get("sm_clock_mhz") or [[0]])[0] or [0]) > 100,
+              "time %s: CUPTI samples, SM clocks from the probe: %s" % (name, json.dumps(r)[:400]))
+        ver = (r.get("verify") or [{}])[0]
+        check(ver.get("mismatches", 1) == 0,
+              "time %s: the timed outputs are right: %s" % (name, ver))
+    check(medians["baseline"] > medians["triton_fused"] * 1.5,
+          "the five-kernel baseline (%.2f us) spans all its kernels: slower "
+          "than the fused Triton kernel (%.2f us)"
+          % (medians["baseline"], medians["triton_fused"]))
+
+    r = ask(dict(base, plugins=[ids["baseline"], ids["triton_fused"]]))
+    s = r.get("samples") or [[], []]
+    check(r.get("ok") and len(s) == 2 and len(s[0]) == len(s[1]) >= 10,
+          "A B B A: baseline and Triton interleaved: %s"
+          % json.dumps(r)[:300])
+
+    r = ask(dict(base, plugins=[ids["stale"]]))
+    ver = (r.get("verify") or [{}])[0]
+    check(r.get("ok") and ver.get("mismatches", 0) > 0,
+          "results computed once and handed back later are caught: %s"
+          % json.dumps(ver)[:300])
+    ask({"op": "quit"})
+    proc.wait(timeout=60)
+finally:
+    if proc.poll() is None:
+        proc.kill()
+    log.close()
+
+if FAILS:
+    with open(os.path.join(TMP, "worker.log")) as f:
+        print(f.read()[-3000:])
+    print("%d failed" % len(FAILS))
+    sys.exit(1)
+shutil.rmtree(TMP, ignore_errors=True)
+print("all passed")
