@@ -21,14 +21,23 @@ KL_DEVICE_API int kl_device_flush(void *stream) {
   return klh_flush_on((cudaStream_t)stream, last_error, sizeof(last_error));
 }
 
-KL_DEVICE_API int kl_device_clock_mark(void *stream, int spin_ns) {
-  return klh_clock_mark_on((cudaStream_t)stream, spin_ns, last_error,
-                           sizeof(last_error));
+/* Each plugin reads back only its own probes (the sampler pairs them with
+ * its samples): one ring per plugin, never freed (plugins live as long as
+ * the worker). NULL when out of memory. */
+KL_DEVICE_API void *kl_device_probes_new(void) {
+  return calloc(1, sizeof(klh_probe_ring));
 }
 
-KL_DEVICE_API int kl_device_clock_read(double *mhz, uint64_t max,
-                                       uint64_t *n) {
-  return klh_clock_read_all(mhz, max, n, last_error, sizeof(last_error));
+KL_DEVICE_API int kl_device_clock_mark(void *probes, void *stream,
+                                       int spin_ns) {
+  return klh_clock_mark_on((klh_probe_ring *)probes, (cudaStream_t)stream,
+                           spin_ns, last_error, sizeof(last_error));
+}
+
+KL_DEVICE_API int kl_device_clock_read(void *probes, double *mhz,
+                                       uint64_t max, uint64_t *n) {
+  return klh_clock_read_all((klh_probe_ring *)probes, mhz, max, n, last_error,
+                            sizeof(last_error));
 }
 
 KL_DEVICE_API const char *kl_device_error(void) { return last_error; }

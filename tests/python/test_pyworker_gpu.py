@@ -219,7 +219,7 @@ try:
     ver = (r.get("verify") or [{}])[0]
     check(r.get("ok") and ver.get("mismatches", 0) > 0,
           "results computed once and handed back later are caught: %s"
-          % json.dumps(ver)[:300])
+          % json.dumps(ver or r)[:300])
     ask({"op": "quit"})
     proc.wait(timeout=60)
 finally:

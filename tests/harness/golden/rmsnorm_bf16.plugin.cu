@@ -741,10 +741,13 @@ extern "C" __global__ void klh_clock_probe(unsigned long long *out,
 static int4 *klh_flush_buf;
 static size_t klh_flush_n;
 static int *klh_flush_sink;
-static unsigned long long *klh_probe_buf; /* device: 2 words per probe */
-static unsigned long long *klh_probe_host;
+
+/* One plugin's probes: a ring of KLH_PROBES readings, 2 words each. */
 #define KLH_PROBES 4096
-static uint64_t klh_probe_count;
+typedef struct klh_probe_ring {
+  unsigned long long *dev, *host;
+  uint64_t count;
+} klh_probe_ring;
 
 static int klh_flush_on(cudaStream_t stream, char *err, size_t errlen) {
   if (!klh_flush_buf) {
@@ -764,44 +767,43 @@ static int klh_flush_on(cudaStream_t stream, char *err, size_t errlen) {
   return 0;
 }
 
-static int klh_clock_mark_on(cudaStream_t stream, int spin_ns, char *err,
-                             size_t errlen) {
-  if (!klh_probe_buf) {
-    KLH_PROBE_CUDA(
-        cudaMalloc(&klh_probe_buf, KLH_PROBES * 2 * sizeof(*klh_probe_buf)));
-    if (!(klh_probe_host = (unsigned long long *)malloc(
-              KLH_PROBES * 2 * sizeof(*klh_probe_host)))) {
+static int klh_clock_mark_on(klh_probe_ring *r, cudaStream_t stream,
+                             int spin_ns, char *err, size_t errlen) {
+  if (!r->dev) {
+    KLH_PROBE_CUDA(cudaMalloc(&r->dev, KLH_PROBES * 2 * sizeof(*r->dev)));
+    if (!(r->host = (unsigned long long *)malloc(KLH_PROBES * 2 *
+                                                 sizeof(*r->host)))) {
       snprintf(err, errlen, "out of memory");
       return 1;
     }
   }
-  klh_clock_probe<<<1, 1, 0, stream>>>(
-      klh_probe_buf + 2 * (klh_probe_count % KLH_PROBES), spin_ns);
-  klh_probe_count++;
+  klh_clock_probe<<<1, 1, 0, stream>>>(r->dev + 2 * (r->count % KLH_PROBES),
+                                       spin_ns);
+  r->count++;
   KLH_PROBE_CUDA(cudaGetLastError());
   return 0;
 }
 
-/* Synchronise, then one SM clock (MHz) per probe since the last call,
+/* Synchronise, then one SM clock (MHz) per probe of r since the last call,
  * oldest first (0 where it did not spin). */
-static int klh_clock_read_all(double *mhz, uint64_t max, uint64_t *n,
-                              char *err, size_t errlen) {
+static int klh_clock_read_all(klh_probe_ring *r, double *mhz, uint64_t max,
+                              uint64_t *n, char *err, size_t errlen) {
   *n = 0;
-  if (!klh_probe_buf)
+  if (!r->dev)
     return 0;
-  uint64_t have = klh_probe_count < KLH_PROBES ? klh_probe_count : KLH_PROBES;
+  uint64_t have = r->count < KLH_PROBES ? r->count : KLH_PROBES;
   KLH_PROBE_CUDA(cudaDeviceSynchronize());
-  KLH_PROBE_CUDA(cudaMemcpy(klh_probe_host, klh_probe_buf,
-                            (size_t)have * 2 * sizeof(*klh_probe_host),
+  KLH_PROBE_CUDA(cudaMemcpy(r->host, r->dev,
+                            (size_t)have * 2 * sizeof(*r->host),
                             cudaMemcpyDeviceToHost));
   /* oldest first: the ring wraps at KLH_PROBES */
   for (uint64_t i = 0; i < have && *n < max; i++) {
-    uint64_t slot = (klh_probe_count - have + i) % KLH_PROBES;
-    unsigned long long cycles = klh_probe_host[2 * slot];
-    unsigned long long ns = klh_probe_host[2 * slot + 1];
+    uint64_t slot = (r->count - have + i) % KLH_PROBES;
+    unsigned long long cycles = r->host[2 * slot];
+    unsigned long long ns = r->host[2 * slot + 1];
     mhz[(*n)++] = ns ? (double)cycles * 1000.0 / (double)ns : 0;
   }
-  klh_probe_count = 0;
+  r->count = 0;
   return 0;
 }
 
@@ -1193,14 +1195,18 @@ static int klh_flush(void *p) {
   return klh_flush_on(in->stream, in->error, sizeof(in->error));
 }
 
+static klh_probe_ring klh_probes; /* the plugin's, all instances alike */
+
 static int klh_clock_mark(void *p, int spin_ns) {
   klh_inst *in = (klh_inst *)p;
-  return klh_clock_mark_on(in->stream, spin_ns, in->error, sizeof(in->error));
+  return klh_clock_mark_on(&klh_probes, in->stream, spin_ns, in->error,
+                           sizeof(in->error));
 }
 
 static int klh_clock_read(void *p, double *mhz, uint64_t max, uint64_t *n) {
   klh_inst *in = (klh_inst *)p;
-  return klh_clock_read_all(mhz, max, n, in->error, sizeof(in->error));
+  return klh_clock_read_all(&klh_probes, mhz, max, n, in->error,
+                            sizeof(in->error));
 }
 
 static void *klh_stream(void *p) {
