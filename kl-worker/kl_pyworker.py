@@ -250,6 +250,7 @@ class PythonPlugin:
             with self.torch.cuda.stream(self.stream):
                 ref = _as_tuple(self.module.reference(
                     *[x.clone() for x in inst["pristine"]]))
+            self.stream.synchronize()  # .cpu() below waits for its own only
             sizes = self.meta[inst["shape"]]
             for k, i in enumerate(self.out_index):
                 dst = self._host_view(want[i], sizes[i], i)
@@ -271,6 +272,7 @@ class PythonPlugin:
                 raise ValueError("%s has %d bytes, not %d" % (
                     self.params[p]["name"], t.numel() * t.element_size(),
                     nbytes))
+            self.stream.synchronize()
             self._host_view(dst, nbytes, p).copy_(t.detach().reshape(-1).cpu())
             return 0
         except Exception:
@@ -317,6 +319,7 @@ class PythonPlugin:
         if self.roles[p] != 1:
             return 1
         k = self.in_index.index(p)
+        self.stream.synchronize()
         return int(self.torch.equal(inst["inputs"][k], inst["pristine"][k]))
 
     def destroy(self, iid):
