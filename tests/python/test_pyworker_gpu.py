@@ -220,8 +220,8 @@ try:
     check(r.get("ok") and ver.get("mismatches", 0) > 0,
           "results computed once and handed back later are caught: %s"
           % json.dumps(ver or r)[:300])
-    ask({"op": "quit"})
-    proc.wait(timeout=60)
+    parent.sendall(b'{"op":"quit"}\n')  # no reply: the worker leaves
+    check(proc.wait(timeout=60) == 0, "quit: status 0")
 finally:
     if proc.poll() is None:
         proc.kill()
