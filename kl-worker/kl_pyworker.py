@@ -20,8 +20,8 @@ The case's module (ops.py) defines
 and a candidate file defines forward(*inputs) the same way, in any DSL
 importable here (PyTorch, Triton, CuPy, CuTe DSL, cuTile ...).
 
-Environment: KERNLAB_WORKER_LIB and KERNLAB_DEVICE_LIB name the two
-libraries (default: beside this file).
+Installed as libexec/kernlab/kl-pyworker. Environment: KERNLAB_WORKER_LIB
+and KERNLAB_DEVICE_LIB name the two libraries (default: beside this file).
 """
 import ctypes
 import importlib.util

@@ -45,7 +45,9 @@ static void limit_address_space(void) {
 
 static kl_plugin_loader loader; /* NULL: dlopen */
 
-void klw_set_loader(kl_plugin_loader load) { loader = load; }
+void klw_set_loader(kl_plugin_loader load) {
+  loader = load;
+}
 
 /* The plugin at path, through dlopen (the candidate's constructors run
  * here). NULL with why in err. */
