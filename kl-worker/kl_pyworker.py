@@ -17,8 +17,11 @@ The case's module (ops.py) defines
                             device tensors (shape: the shape's values, a dict)
     reference(*inputs)   -> the outputs (a tensor or a tuple), the oracle
     forward(*inputs)     -> the outputs: the baseline
+Both update the inouts in place (reference on copies of its own).
 and a candidate file defines forward(*inputs) the same way, in any DSL
-importable here (PyTorch, Triton, CuPy, CuTe DSL, cuTile ...).
+importable here (PyTorch, Triton, CuPy, CuTe DSL, cuTile ...). A host case
+("device": "host") passes objects with the buffer protocol instead (numpy
+arrays, array.array), timed by the worker's host timer.
 
 Installed as libexec/kernlab/kl-pyworker. Environment: KERNLAB_WORKER_LIB
 and KERNLAB_DEVICE_LIB name the two libraries (default: beside this file).
@@ -26,7 +29,9 @@ and KERNLAB_DEVICE_LIB name the two libraries (default: beside this file).
 import ctypes
 import importlib.util
 import json
+import math
 import os
+import struct
 import sys
 import traceback
 
@@ -109,14 +114,14 @@ def _why():
     return "%s: %s%s" % (kind.__name__, exc, at)
 
 
-class PythonPlugin:
-    """One kl_plugin made of a case's module and, for a candidate, its file.
+class PluginBase:
+    """One kl_plugin made of a case's module and, for a candidate, its file:
+    what the device (TorchPlugin) and the host (HostPlugin) kinds share.
     Instances are small integers the C side holds as pointers."""
 
-    def __init__(self, desc, device_lib, index):
-        import torch
-        self.torch = torch
-        self.dev = device_lib
+    device = False
+
+    def __init__(self, desc, index):
         self.desc = desc
         self.module = _import_file("kl_case_%d" % index, desc["module"])
         self.forward = self.module.forward
@@ -127,40 +132,18 @@ class PythonPlugin:
             self.forward = cand.forward
         self.params = desc["params"]
         self.roles = [ROLES[p["role"]] for p in self.params]
-        self.dtypes = [getattr(torch, {
-            "f64": "float64", "f32": "float32", "f16": "float16",
-            "bf16": "bfloat16", "i64": "int64", "i32": "int32",
-            "i16": "int16", "i8": "int8", "u8": "uint8", "u16": "uint16",
-            "u32": "uint32", "u64": "uint64"}[p["dtype"]])
-            for p in self.params]
         self.in_index = [i for i, r in enumerate(self.roles)
                          if r in (1, 3)]  # inputs() returns these, in order
         self.out_index = [i for i, r in enumerate(self.roles) if r == 2]
         self.shapes = desc["shapes"]
-        self.stream = torch.cuda.Stream()
-        self.probes = device_lib.kl_device_probes_new()
-        if not self.probes:
-            raise MemoryError("no memory for the clock probes")
         self.instances = {}
         self.next_id = 1
         self.meta = {}  # shape -> bytes per param
         self.errors = {}  # id -> bytes of the last error (kept alive)
         self.create_error = b""
-        self._struct()
-
-    # ---- helpers ----------------------------------------------------------
-    def _inputs(self, shape, seed):
-        with self.torch.cuda.stream(self.stream):
-            ins = _as_tuple(self.module.inputs(
-                dict(self.shapes[shape]["values"]), int(seed)))
-        if len(ins) != len(self.in_index):
-            raise ValueError("inputs() gave %d values, the params name %d "
-                             "inputs and inouts" % (len(ins),
-                                                    len(self.in_index)))
-        return list(ins)
 
     def _outputs(self, inst):
-        """The param-indexed tensors of inst: its inputs, its last outputs."""
+        """The param-indexed values of inst: its inputs, its last outputs."""
         t = [None] * len(self.params)
         for k, i in enumerate(self.in_index):
             t[i] = inst["inputs"][k]
@@ -174,25 +157,21 @@ class PythonPlugin:
         self.errors[iid] = msg.encode("utf-8", "replace")[:1000]
         return 1
 
-    def _host_view(self, ptr, nbytes, p):
-        buf = (ctypes.c_char * int(nbytes)).from_address(ptr)
-        return self.torch.frombuffer(buf, dtype=self.dtypes[p])
+    def _check_arity(self, ins, outs):
+        if ins is not None and len(ins) != len(self.in_index):
+            raise ValueError("inputs() gave %d values, the params name %d "
+                             "inputs and inouts" % (len(ins),
+                                                    len(self.in_index)))
+        if outs is not None and len(outs) < len(self.out_index):
+            raise ValueError("forward returned %d outputs, the params name "
+                             "%d" % (len(outs), len(self.out_index)))
 
-    # ---- the plugin's functions -------------------------------------------
     def create(self, out, shape):
         try:
             if shape < 0 or shape >= len(self.shapes):
                 raise ValueError("no shape %d" % shape)
             if shape not in self.meta:  # output sizes: the oracle's, once
-                ins = self._inputs(shape, 1)
-                with self.torch.cuda.stream(self.stream):
-                    ref = _as_tuple(self.module.reference(*ins))
-                sizes = [0] * len(self.params)
-                for k, i in enumerate(self.in_index):
-                    sizes[i] = ins[k].numel() * ins[k].element_size()
-                for k, i in enumerate(self.out_index):
-                    sizes[i] = ref[k].numel() * self.dtypes[i].itemsize
-                self.meta[shape] = sizes
+                self.meta[shape] = self._sizes(shape)
             iid = self.next_id
             self.next_id += 1
             self.instances[iid] = {"shape": shape, "inputs": [],
@@ -202,6 +181,127 @@ class PythonPlugin:
         except Exception:
             self.create_error = _why().encode("utf-8", "replace")[:1000]
             return 1
+
+    def buffer_bytes(self, iid, p):
+        inst = self.instances.get(iid)
+        return self.meta[inst["shape"]][p] if inst else 0
+
+    def destroy(self, iid):
+        self.instances.pop(iid, None)
+        self.errors.pop(iid, None)
+
+    def last_error(self, iid):
+        msg = self.errors.get(iid, b"") if iid else self.create_error
+        self._last = ctypes.create_string_buffer(msg or b"no error")
+        return ctypes.addressof(self._last)
+
+
+    # ---- the C struct: every function wrapped, none may raise into C ----
+    def _struct(self):
+        def keep(fn_type, fn, ret_on_error):
+            def wrapped(*args):
+                try:
+                    return fn(*args)
+                except BaseException:  # nothing may cross into C
+                    sys.stderr.write("kl-pyworker: %s\n" % _why())
+                    return ret_on_error
+            return fn_type(wrapped)
+
+        def iid(fn):  # C hands instances back as void*: small integers
+            return lambda inst, *a: fn(inst or 0, *a)
+
+        enc = [s["name"].encode() for s in self.shapes]
+        pn = [p["name"].encode() for p in self.params]
+        self._names = (ctypes.c_char_p * len(enc))(*enc)
+        self._pnames = (ctypes.c_char_p * len(pn))(*pn)
+        self._roles = (ctypes.c_int32 * len(pn))(*self.roles)
+        self._dt = (ctypes.c_int32 * len(pn))(
+            *[DTYPES.index(p["dtype"]) for p in self.params])
+        s = PluginStruct()
+        s.abi_version = 1
+        s.struct_size = ctypes.sizeof(PluginStruct)
+        s.case_name = self.desc["case"].encode()
+        s.entry = b"forward"
+        # not "cuda": the launch contract binds a compiled launcher; a
+        # forward may allocate (PyTorch's caching allocator does)
+        s.backend = b"python"
+        s.nshapes = len(self.shapes)
+        s.nparams = len(self.params)
+        s.shape_names = self._names
+        s.param_names = self._pnames
+        s.param_roles = self._roles
+        s.param_dtypes = self._dt
+        s.atol = self.desc["atol"]
+        s.rtol = self.desc["rtol"]
+        s.create = keep(CREATE, self.create, 1)
+        s.prepare = keep(PREPARE, iid(self.prepare), 1)
+        s.restore = keep(ONE, iid(self.restore), 1)
+        s.launch = keep(ONE, iid(self.launch), 1)
+        s.sync = keep(ONE, iid(self.sync), 1)
+        s.reference = keep(REFERENCE, iid(self.reference), 1)
+        s.buffer_bytes = keep(BYTES, iid(self.buffer_bytes), 0)
+        s.read = keep(READ, iid(self.read), 1)
+        s.check = keep(CHECK, iid(self.check), 1)
+        s.input_intact = keep(INTACT, iid(self.input_intact), 0)
+        s.destroy = keep(DESTROY, iid(self.destroy), None)
+        s.last_error = keep(LAST_ERROR, iid(self.last_error), None)
+        if self.device:  # a host plugin leaves them NULL: the host timer
+            s.flush = keep(ONE, iid(self.flush), 1)
+            s.clock_mark = keep(MARK, iid(self.clock_mark), 1)
+            s.clock_read = keep(CLOCK_READ, iid(self.clock_read), 1)
+            s.stream = keep(STREAM, iid(self.stream_of), None)
+            s.set_stream = keep(SET_STREAM, iid(self.set_stream), 1)
+        s.kernel_info = None
+        self.struct = s
+
+
+class TorchPlugin(PluginBase):
+    """A device case: inputs, outputs and the oracle's values are torch
+    tensors on the GPU; forward runs on the plugin's stream, where the
+    harness's flush and clock probe run too (libkernlab-device.so)."""
+
+    device = True
+
+    def __init__(self, desc, device_lib, index):
+        import torch
+        self.torch = torch
+        self.dev = device_lib
+        super().__init__(desc, index)
+        self.dtypes = [getattr(torch, {
+            "f64": "float64", "f32": "float32", "f16": "float16",
+            "bf16": "bfloat16", "i64": "int64", "i32": "int32",
+            "i16": "int16", "i8": "int8", "u8": "uint8", "u16": "uint16",
+            "u32": "uint32", "u64": "uint64"}[p["dtype"]])
+            for p in self.params]
+        self.stream = torch.cuda.Stream()
+        self.probes = device_lib.kl_device_probes_new()
+        if not self.probes:
+            raise MemoryError("no memory for the clock probes")
+        self._struct()
+
+    # ---- helpers ----------------------------------------------------------
+    def _inputs(self, shape, seed):
+        with self.torch.cuda.stream(self.stream):
+            ins = _as_tuple(self.module.inputs(
+                dict(self.shapes[shape]["values"]), int(seed)))
+        self._check_arity(ins, None)
+        return list(ins)
+
+    def _host_view(self, ptr, nbytes, p):
+        buf = (ctypes.c_char * int(nbytes)).from_address(ptr)
+        return self.torch.frombuffer(buf, dtype=self.dtypes[p])
+
+    # ---- the plugin's functions -------------------------------------------
+    def _sizes(self, shape):
+        ins = self._inputs(shape, 1)
+        with self.torch.cuda.stream(self.stream):
+            ref = _as_tuple(self.module.reference(*ins))
+        sizes = [0] * len(self.params)
+        for k, i in enumerate(self.in_index):
+            sizes[i] = ins[k].numel() * ins[k].element_size()
+        for k, i in enumerate(self.out_index):
+            sizes[i] = ref[k].numel() * self.dtypes[i].itemsize
+        return sizes
 
     def prepare(self, iid, seed, poison):
         inst = self.instances[iid]
@@ -229,9 +329,7 @@ class PythonPlugin:
         try:
             with self.torch.cuda.stream(self.stream):
                 out = _as_tuple(self.forward(*inst["inputs"]))
-            if len(out) < len(self.out_index):
-                raise ValueError("forward returned %d outputs, the params "
-                                 "name %d" % (len(out), len(self.out_index)))
+            self._check_arity(None, out)
             inst["outputs"] = out
             return 0
         except Exception:
@@ -248,20 +346,20 @@ class PythonPlugin:
         inst = self.instances[iid]
         try:
             with self.torch.cuda.stream(self.stream):
-                ref = _as_tuple(self.module.reference(
-                    *[x.clone() for x in inst["pristine"]]))
+                ins = [x.clone() for x in inst["pristine"]]
+                ref = _as_tuple(self.module.reference(*ins))
             self.stream.synchronize()  # .cpu() below waits for its own only
             sizes = self.meta[inst["shape"]]
             for k, i in enumerate(self.out_index):
                 dst = self._host_view(want[i], sizes[i], i)
                 dst.copy_(ref[k].detach().reshape(-1).to(self.dtypes[i]).cpu())
+            for k, i in enumerate(self.in_index):  # inouts: as it left them
+                if self.roles[i] == 3:
+                    dst = self._host_view(want[i], sizes[i], i)
+                    dst.copy_(ins[k].detach().reshape(-1).cpu())
             return 0
         except Exception:
             return self._fail(iid, "reference: " + _why())
-
-    def buffer_bytes(self, iid, p):
-        inst = self.instances.get(iid)
-        return self.meta[inst["shape"]][p] if inst else 0
 
     def read(self, iid, p, dst, nbytes):
         try:
@@ -322,15 +420,6 @@ class PythonPlugin:
         self.stream.synchronize()
         return int(self.torch.equal(inst["inputs"][k], inst["pristine"][k]))
 
-    def destroy(self, iid):
-        self.instances.pop(iid, None)
-        self.errors.pop(iid, None)
-
-    def last_error(self, iid):
-        msg = self.errors.get(iid, b"") if iid else self.create_error
-        self._last = ctypes.create_string_buffer(msg or b"no error")
-        return ctypes.addressof(self._last)
-
     def flush(self, iid):
         if self.dev.kl_device_flush(VOIDP(self.stream.cuda_stream)):
             return self._fail(iid, "flush: " +
@@ -359,62 +448,188 @@ class PythonPlugin:
             self.stream = self.torch.cuda.ExternalStream(stream)
         return 0
 
-    # ---- the C struct ----------------------------------------------------
-    def _struct(self):
-        def keep(fn_type, fn, ret_on_error):
-            def wrapped(*args):
-                try:
-                    return fn(*args)
-                except BaseException:  # nothing may cross into C
-                    sys.stderr.write("kl-pyworker: %s\n" % _why())
-                    return ret_on_error
-            return fn_type(wrapped)
 
-        def iid(fn):  # C hands instances back as void*: small integers
-            return lambda inst, *a: fn(inst or 0, *a)
+class HostPlugin(PluginBase):
+    """A host case ("device": "host"): values are objects with the buffer
+    protocol (numpy arrays, array.array, bytearray) of the params' dtypes;
+    the worker's host timer times forward and flushes the CPU's caches.
+    Comparisons run on numpy when it is importable, else in Python."""
 
-        enc = [s["name"].encode() for s in self.shapes]
-        pn = [p["name"].encode() for p in self.params]
-        self._names = (ctypes.c_char_p * len(enc))(*enc)
-        self._pnames = (ctypes.c_char_p * len(pn))(*pn)
-        self._roles = (ctypes.c_int32 * len(pn))(*self.roles)
-        self._dt = (ctypes.c_int32 * len(pn))(
-            *[DTYPES.index(p["dtype"]) for p in self.params])
-        s = PluginStruct()
-        s.abi_version = 1
-        s.struct_size = ctypes.sizeof(PluginStruct)
-        s.case_name = self.desc["case"].encode()
-        s.entry = b"forward"
-        # not "cuda": the launch contract binds a compiled launcher; a
-        # forward may allocate (PyTorch's caching allocator does)
-        s.backend = b"python"
-        s.nshapes = len(self.shapes)
-        s.nparams = len(self.params)
-        s.shape_names = self._names
-        s.param_names = self._pnames
-        s.param_roles = self._roles
-        s.param_dtypes = self._dt
-        s.atol = self.desc["atol"]
-        s.rtol = self.desc["rtol"]
-        s.create = keep(CREATE, self.create, 1)
-        s.prepare = keep(PREPARE, iid(self.prepare), 1)
-        s.restore = keep(ONE, iid(self.restore), 1)
-        s.launch = keep(ONE, iid(self.launch), 1)
-        s.sync = keep(ONE, iid(self.sync), 1)
-        s.reference = keep(REFERENCE, iid(self.reference), 1)
-        s.buffer_bytes = keep(BYTES, iid(self.buffer_bytes), 0)
-        s.read = keep(READ, iid(self.read), 1)
-        s.check = keep(CHECK, iid(self.check), 1)
-        s.input_intact = keep(INTACT, iid(self.input_intact), 0)
-        s.destroy = keep(DESTROY, iid(self.destroy), None)
-        s.last_error = keep(LAST_ERROR, iid(self.last_error), None)
-        s.flush = keep(ONE, iid(self.flush), 1)
-        s.clock_mark = keep(MARK, iid(self.clock_mark), 1)
-        s.clock_read = keep(CLOCK_READ, iid(self.clock_read), 1)
-        s.stream = keep(STREAM, iid(self.stream_of), None)
-        s.set_stream = keep(SET_STREAM, iid(self.set_stream), 1)
-        s.kernel_info = None
-        self.struct = s
+    FORMATS = {"f64": "d", "f32": "f", "f16": "e", "i64": "q", "i32": "i",
+               "i16": "h", "i8": "b", "u64": "Q", "u32": "I", "u16": "H",
+               "u8": "B"}
+
+    def __init__(self, desc, index):
+        super().__init__(desc, index)
+        self.formats = []
+        for p in self.params:
+            if p["dtype"] not in self.FORMATS:
+                raise ValueError("%s: dtype %s has no host buffer format"
+                                 % (p["name"], p["dtype"]))
+            self.formats.append(self.FORMATS[p["dtype"]])
+        try:
+            import numpy
+            self.np = numpy
+        except ImportError:
+            self.np = None
+        self._struct()
+
+    def _view(self, value, p):
+        """value's bytes as param p's elements (a copy when it is a list)."""
+        if isinstance(value, (list, tuple)):
+            import array
+            value = array.array(self.formats[p], value)
+        mv = memoryview(value).cast("B")
+        size = struct.calcsize(self.formats[p])
+        return mv.cast(self.formats[p], [mv.nbytes // size])
+
+    def _inputs(self, shape, seed):
+        ins = _as_tuple(self.module.inputs(
+            dict(self.shapes[shape]["values"]), int(seed)))
+        self._check_arity(ins, None)
+        return list(ins)
+
+    def _sizes(self, shape):
+        ins = self._inputs(shape, 1)
+        ref = _as_tuple(self.module.reference(*ins))
+        sizes = [0] * len(self.params)
+        for k, i in enumerate(self.in_index):
+            sizes[i] = self._view(ins[k], i).nbytes
+        for k, i in enumerate(self.out_index):
+            sizes[i] = self._view(ref[k], i).nbytes
+        return sizes
+
+    def prepare(self, iid, seed, poison):
+        inst = self.instances[iid]
+        try:
+            inst["inputs"] = self._inputs(inst["shape"], seed)
+            inst["pristine"] = [bytes(self._view(x, i)) for x, i in
+                                zip(inst["inputs"], self.in_index)]
+            inst["outputs"] = None
+            return 0
+        except Exception:
+            return self._fail(iid, "prepare: " + _why())
+
+    def restore(self, iid):
+        inst = self.instances[iid]
+        for k, i in enumerate(self.in_index):
+            if self.roles[i] == 3:
+                memoryview(inst["inputs"][k]).cast("B")[:] = \
+                    inst["pristine"][k]
+        return 0
+
+    def launch(self, iid):
+        inst = self.instances[iid]
+        try:
+            out = _as_tuple(self.forward(*inst["inputs"]))
+            self._check_arity(None, out)
+            inst["outputs"] = out
+            return 0
+        except Exception:
+            return self._fail(iid, "forward: " + _why())
+
+    def sync(self, iid):
+        return 0
+
+    def _put(self, dst, nbytes, data):
+        if len(data) != nbytes:
+            raise ValueError("%d bytes where %d were expected"
+                             % (len(data), nbytes))
+        ctypes.memmove(dst, data, nbytes)
+
+    def reference(self, iid, want):
+        inst = self.instances[iid]
+        try:
+            ins = []
+            for k, i in enumerate(self.in_index):  # fresh copies of pristine
+                x = bytearray(inst["pristine"][k])
+                ins.append(memoryview(x).cast(self.formats[i]))
+            ref = _as_tuple(self.module.reference(*ins))
+            sizes = self.meta[inst["shape"]]
+            for k, i in enumerate(self.out_index):
+                self._put(want[i], sizes[i], bytes(self._view(ref[k], i)))
+            for k, i in enumerate(self.in_index):  # inouts: as it left them
+                if self.roles[i] == 3:
+                    self._put(want[i], sizes[i], bytes(ins[k].cast("B")))
+            return 0
+        except Exception:
+            return self._fail(iid, "reference: " + _why())
+
+    def read(self, iid, p, dst, nbytes):
+        try:
+            v = self._outputs(self.instances[iid])[p]
+            if v is None:
+                raise ValueError("%s has no value yet" % self.params[p]["name"])
+            self._put(dst, nbytes, bytes(self._view(v, p)))
+            return 0
+        except Exception:
+            return self._fail(iid, "read: " + _why())
+
+    def check(self, iid, p, want, res):
+        try:
+            inst = self.instances[iid]
+            nbytes = self.meta[inst["shape"]][p]
+            expect = memoryview(ctypes.string_at(want, nbytes)).cast(
+                self.formats[p])
+            v = self._outputs(inst)[p]
+            got = self._view(v, p) if v is not None else None
+            r = res[0]
+            r.elements = len(expect)
+            r.unwritten = 0
+            if got is None or len(got) != len(expect):
+                r.mismatches, r.nonfinite = len(expect), 0
+                r.max_abs_err, r.first_bad = float("inf"), 0
+                return 0
+            atol, rtol = self.desc["atol"], self.desc["rtol"]
+            if self.np is not None:
+                self._check_numpy(got, expect, self.formats[p], atol, rtol, r)
+                return 0
+            mism = nonfin = 0
+            worst, first = 0.0, -1
+            for n, (g, w) in enumerate(zip(got, expect)):
+                g, w = float(g), float(w)
+                if math.isfinite(w) and math.isfinite(g):
+                    e = abs(g - w)
+                    worst = max(worst, e)
+                    bad = e > atol + rtol * abs(w)
+                elif math.isfinite(w):
+                    nonfin += 1
+                    bad = True
+                else:
+                    bad = not (g == w or (math.isnan(g) and math.isnan(w)))
+                if bad:
+                    mism += 1
+                    if first < 0:
+                        first = n
+            r.mismatches, r.nonfinite = mism, nonfin
+            r.max_abs_err, r.first_bad = worst, first
+            return 0
+        except Exception:
+            return self._fail(iid, "check: " + _why())
+
+    def _check_numpy(self, got, expect, fmt, atol, rtol, r):
+        np = self.np
+        g = np.frombuffer(got, dtype=fmt).astype(np.float64)
+        w = np.frombuffer(expect, dtype=fmt).astype(np.float64)
+        fg, fw = np.isfinite(g), np.isfinite(w)
+        both = fg & fw
+        err = np.where(both, np.abs(g - w), 0.0)
+        bad_nonfinite = fw & ~fg
+        bad = bad_nonfinite | (both & (err > atol + rtol * np.abs(w))) | \
+            (~fw & (g != w) & ~(np.isnan(g) & np.isnan(w)))
+        r.mismatches = int(bad.sum())
+        r.nonfinite = int(bad_nonfinite.sum())
+        r.max_abs_err = float(err.max()) if err.size else 0.0
+        idx = np.flatnonzero(bad)
+        r.first_bad = int(idx[0]) if idx.size else -1
+
+    def input_intact(self, iid, p):
+        inst = self.instances[iid]
+        if self.roles[p] != 1:
+            return 1
+        k = self.in_index.index(p)
+        return int(bytes(self._view(inst["inputs"][k], p)) ==
+                   inst["pristine"][k])
 
 
 def main():
@@ -444,7 +659,10 @@ def main():
         try:
             with open(path.decode()) as f:
                 desc = json.load(f)
-            pl = PythonPlugin(desc, device_lib(), len(plugins))
+            if desc.get("device", "cuda") == "host":
+                pl = HostPlugin(desc, len(plugins))
+            else:
+                pl = TorchPlugin(desc, device_lib(), len(plugins))
             plugins.append(pl)
             return ctypes.addressof(pl.struct)
         except BaseException:
