@@ -32,6 +32,21 @@ unset KERNLAB_SHARE_DIR
 (cd "$TMP" && KERNLAB_CACHE_DIR="$TMP/cache" "$P/bin/kl" bench "$SRC/cases/host_saxpy" \
    --shape 1M --time-cap-ms 100 >/dev/null)
 [ -x "$P/libexec/kernlab/kl-worker" ] || { echo "kl-worker not installed"; exit 1; }
+# the Python worker finds libkernlab-worker.so beside itself: a load of a
+# missing description is answered (an error naming it), quit ends it
+python3 - "$P/libexec/kernlab/kl-pyworker" <<'PY' ||
+import json, os, socket, subprocess, sys
+parent, child = socket.socketpair()
+proc = subprocess.Popen([sys.argv[1]], pass_fds=(3,),
+                        preexec_fn=lambda: os.dup2(child.fileno(), 3))
+child.close()
+parent.sendall(b'{"op":"load","path":"/nonexistent/case.json"}\n')
+reply = json.loads(parent.makefile("r").readline())
+parent.sendall(b'{"op":"quit"}\n')
+sys.exit(0 if not reply["ok"] and "case.json" in reply["error"] and
+         proc.wait(timeout=60) == 0 else 1)
+PY
+  { echo "the installed kl-pyworker does not serve"; exit 1; }
 
 # pkg-config
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
