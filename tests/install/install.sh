@@ -34,7 +34,9 @@ unset KERNLAB_SHARE_DIR
 [ -x "$P/libexec/kernlab/kl-worker" ] || { echo "kl-worker not installed"; exit 1; }
 # the Python worker finds libkernlab-worker.so beside itself: a load of a
 # missing description is answered (an error naming it), quit ends it
-python3 - "$P/libexec/kernlab/kl-pyworker" <<'PY' ||
+# (an ASan build's library needs the runtime preloaded: KL_TEST_PRELOAD)
+env ${KL_TEST_PRELOAD:+LD_PRELOAD="$KL_TEST_PRELOAD" ASAN_OPTIONS=detect_leaks=0} \
+  python3 - "$P/libexec/kernlab/kl-pyworker" <<'PY' ||
 import json, os, socket, subprocess, sys
 parent, child = socket.socketpair()
 proc = subprocess.Popen([sys.argv[1]], pass_fds=(3,),
