@@ -41,7 +41,8 @@ static void print_param(const kl_case *c, size_t i) {
          p.is_pointer ? "*" : "");
   if (p.is_pointer) {
     printf(" %s, count %s", kl_role_name(p.role), p.count);
-    if (p.init_text) printf(", init %s", p.init_text);
+    if (p.init_text && kl_case_backend(c) != KL_BACKEND_PYTHON)
+      printf(", init %s", p.init_text); /* a module's inputs() makes them */
   } else if (p.value) {
     printf(" = %s", p.value);
   } else {

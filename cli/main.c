@@ -18,13 +18,14 @@ static const cli_verb cli_verbs[] = {
      "  --json   one JSON document on stdout: {\"ok\": true, \"case\": {...}}\n"
      "           or {\"ok\": false, \"errors\": [...]}\n"},
     {"new", cmd_new, "stamp a new case folder from a template",
-     "kl new NAME [--template host|cuda|DIR] [--dir DIR] [--json]",
+     "kl new NAME [--template host|cuda|python|DIR] [--dir DIR] [--json]",
      "Creates DIR/NAME (DIR defaults to the current folder) from a template\n"
      "in kernlab's share folder; `kl check DIR/NAME` accepts it as is.\n"
      "Never overwrites: an existing folder is an error (exit 2).\n"
      "\n"
      "  --template T  host (default): a C kernel run on the CPU;\n"
-     "                cuda: a CUDA kernel; or a path to a template folder\n"
+     "                cuda: a CUDA kernel; python: a Python operator\n"
+     "                (PyTorch, Triton...); or a path to a template folder\n"
      "  --dir DIR     where to create the case\n"
      "  --json        print {\"path\": ..., \"template\": ...}\n"},
     {"harness", cmd_harness, "write the generated harness of a case",

@@ -18,9 +18,10 @@ KL_BEGIN_DECLS
 typedef struct kl_case kl_case; /* opaque */
 
 typedef enum kl_backend {
-  KL_BACKEND_HOST = 0,   /**< C kernels compiled with the system compiler */
-  KL_BACKEND_CUDA = 1,   /**< CUDA kernels compiled with nvcc */
-  KL_BACKEND_COMMAND = 2 /**< reserved: an external build/run command */
+  KL_BACKEND_HOST = 0,    /**< C kernels compiled with the system compiler */
+  KL_BACKEND_CUDA = 1,    /**< CUDA kernels compiled with nvcc */
+  KL_BACKEND_COMMAND = 2, /**< reserved: an external build/run command */
+  KL_BACKEND_PYTHON = 3   /**< a Python module's forward (kl-pyworker) */
 } kl_backend;
 
 typedef enum kl_dtype {

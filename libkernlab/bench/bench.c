@@ -604,6 +604,11 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
                       const kl_bench_options *o, bool compare,
                       const kl__bench_plugins *p) {
   *out = NULL;
+  if (o->profile && c->backend == KL_BACKEND_PYTHON)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
+                     "case '%s': profiles of python cases are not built yet "
+                     "(kl bench and kl compare time them)",
+                     c->name);
   if (!p->oracle || (has_candidate(o) && !p->candidate))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "a bench needs the oracle's plugin%s",
@@ -634,9 +639,20 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   wopts.timeout_ms = o->timeout_ms;
   wopts.device = o->device;
   int base_id = -1, other_id = -1, cand_id = -1;
-  if ((rc = kl_worker_create(&w, &wopts)) < 0) goto done;
+  char *pyworker = NULL; /* python cases: kl-worker's Python sibling */
+  if (c->backend == KL_BACKEND_PYTHON && !o->worker_path) {
+    if (!(pyworker = kl__find_pyworker())) {
+      rc = KL_ENOTFOUND;
+      goto done;
+    }
+    wopts.worker_path = pyworker;
+  }
+  rc = kl_worker_create(&w, &wopts);
+  kl__free(pyworker);
+  if (rc < 0) goto done;
   snprintf(r->sandbox, sizeof(r->sandbox), "%s", kl__worker_sandbox(w));
-  if (c->backend == KL_BACKEND_CUDA) {
+  if (c->backend == KL_BACKEND_CUDA ||
+      (c->backend == KL_BACKEND_PYTHON && !c->python_host)) {
     r->device.size = sizeof(r->device);
     if ((rc = kl_worker_device(&r->device, w)) < 0) {
       rc = setup_failure(r, rc, cand);

@@ -64,6 +64,8 @@ const char *kl_backend_name(kl_backend b) {
     return "cuda";
   case KL_BACKEND_COMMAND:
     return "command";
+  case KL_BACKEND_PYTHON:
+    return "python";
   }
   return NULL;
 }

@@ -53,6 +53,7 @@ struct kl_case {
   kl_backend backend;
   char *arch, *compiler, *flags;
   char *kernel_path, *entry, *program_path;
+  bool python_host;   /* python cases: kernel.device is host */
   case_param *params; /* every buffer and scalar, a struct's fields too */
   size_t nparams;
   case_arg *args; /* the kernel's arguments, in order */

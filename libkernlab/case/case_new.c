@@ -126,9 +126,10 @@ int kl_case_new(kl_buf *out_path, const char *name,
                            "kernlab's share folder was not found; set "
                            "KERNLAB_SHARE_DIR");
   if (!kl__is_dir(tdir)) {
-    int rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_TEMPLATE,
-                       "no template '%s' (looked in %s; bundled: host, cuda)",
-                       tname, tdir);
+    int rc = kl__error(
+        KL_ENOTFOUND, KL_DOMAIN_TEMPLATE,
+        "no template '%s' (looked in %s; bundled: host, cuda, python)", tname,
+        tdir);
     kl__free(tdir);
     return rc;
   }

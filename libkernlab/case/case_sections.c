@@ -46,12 +46,15 @@ void kl__ld_read_header(loader *ld, const ynode *root) {
       c->backend = KL_BACKEND_HOST, ld->backend_ok = true;
     else if (strcmp(b, "cuda") == 0)
       c->backend = KL_BACKEND_CUDA, ld->backend_ok = true;
+    else if (strcmp(b, "python") == 0)
+      c->backend = KL_BACKEND_PYTHON, ld->backend_ok = true;
     else if (strcmp(b, "command") == 0)
       kl__ld_err(ld, n,
                  "backend 'command' is reserved and not implemented yet; use "
                  "'host' or 'cuda'");
     else
-      kl__ld_err(ld, n, "unknown backend '%s' (expected host or cuda)", b);
+      kl__ld_err(ld, n, "unknown backend '%s' (expected host, cuda or python)",
+                 b);
   }
 }
 
@@ -64,6 +67,12 @@ void kl__ld_read_target(loader *ld, const ynode *root) {
     return;
   }
   if (!kl__ld_want(ld, t, YNODE_MAP, "target")) return;
+  if (c->backend == KL_BACKEND_PYTHON && ld->backend_ok) {
+    kl__ld_err(ld, t,
+               "target applies to host and cuda cases; a python case runs "
+               "in the interpreter kl-pyworker starts");
+    return;
+  }
   static const char *const keys[] = {"arch", "compiler", "flags"};
   kl__ld_check_keys(ld, t, keys, KL_ARRAY_SIZE(keys), "target");
   const ynode *n;
@@ -152,10 +161,33 @@ static char *read_entry(loader *ld, const ynode *n, const char *what) {
   return entry ? kl__ld_dup_or_oom(ld, entry) : NULL;
 }
 
+/* kernel: { module: ops.py, device: cuda | host } */
+static void read_python_kernel(loader *ld, const ynode *k) {
+  kl_case *c = ld->c;
+  static const char *const keys[] = {"module", "device"};
+  kl__ld_check_keys(ld, k, keys, KL_ARRAY_SIZE(keys), "kernel");
+  kl__ld_require(ld, k, "module", "kernel");
+  const ynode *n;
+  if ((n = kl__ld_map_get(k, "module")))
+    c->kernel_path = kl__ld_case_file(ld, n, "kernel.module");
+  c->entry = kl__ld_dup_or_oom(ld, "forward");
+  if ((n = kl__ld_map_get(k, "device")) &&
+      kl__ld_scalar(ld, n, "kernel.device")) {
+    if (strcmp(n->value, "host") == 0)
+      c->python_host = true;
+    else if (strcmp(n->value, "cuda") != 0)
+      kl__ld_err(ld, n, "kernel.device '%s' is not cuda or host", n->value);
+  }
+}
+
 void kl__ld_read_kernel(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *k = kl__ld_map_get(root, "kernel");
   if (!k || !kl__ld_want(ld, k, YNODE_MAP, "kernel")) return;
+  if (ld->backend_ok && c->backend == KL_BACKEND_PYTHON) {
+    read_python_kernel(ld, k);
+    return;
+  }
   static const char *const keys[] = {"source", "entry", "launch"};
   kl__ld_check_keys(ld, k, keys, KL_ARRAY_SIZE(keys), "kernel");
   kl__ld_require(ld, k, "source", "kernel");
@@ -708,6 +740,12 @@ void kl__ld_read_reference(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   c->ref.kind = KL_REFERENCE_BASELINE;
   c->ref.atol = c->ref.rtol = default_tolerance(c);
+  bool python = ld->backend_ok && c->backend == KL_BACKEND_PYTHON;
+  if (python) { /* the module's reference(), unless the baseline is */
+    c->ref.kind = KL_REFERENCE_HOST;
+    c->ref.source = c->kernel_path;
+    c->ref.function = "reference";
+  }
   const ynode *r = kl__ld_map_get(root, "reference");
   if (!r || !kl__ld_want(ld, r, YNODE_MAP, "reference")) return;
   static const char *const keys[] = {"kind", "source", "function", "atol",
@@ -718,14 +756,22 @@ void kl__ld_read_reference(loader *ld, const ynode *root) {
       kl__ld_scalar(ld, n, "reference.kind")) {
     if (strcmp(n->value, "host") == 0)
       c->ref.kind = KL_REFERENCE_HOST;
-    else if (strcmp(n->value, "baseline") != 0)
+    else if (strcmp(n->value, "baseline") == 0)
+      c->ref.kind = KL_REFERENCE_BASELINE;
+    else
       kl__ld_err(ld, n,
                  "unknown reference kind '%s' (expected baseline or host)",
                  n->value);
   }
   const ynode *src = kl__ld_map_get(r, "source"),
               *fn = kl__ld_map_get(r, "function");
-  if (c->ref.kind == KL_REFERENCE_HOST) {
+  if (python) {
+    if (src || fn)
+      kl__ld_err(ld, src ? src : fn,
+                 "a python case's reference is its module's reference(); "
+                 "'source' and 'function' apply to host references of C "
+                 "cases");
+  } else if (c->ref.kind == KL_REFERENCE_HOST) {
     if (!src)
       kl__ld_err(ld, r,
                  "a host reference needs 'source' (a C file in the case)");
@@ -747,6 +793,11 @@ void kl__ld_read_reference(loader *ld, const ynode *root) {
     kl__ld_real_number(ld, n, "reference.atol", 0, &c->ref.atol);
   if ((n = kl__ld_map_get(r, "rtol")))
     kl__ld_real_number(ld, n, "reference.rtol", 0, &c->ref.rtol);
+  if (python) {
+    c->ref.source = c->ref.kind == KL_REFERENCE_HOST ? c->kernel_path : NULL;
+    c->ref.function = c->ref.kind == KL_REFERENCE_HOST ? "reference" : NULL;
+    return;
+  }
   c->ref.source = c->ref_source;
   c->ref.function = c->ref_function;
 }

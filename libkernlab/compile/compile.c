@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../case/case_internal.h"
+#include "../harness/python_case.h"
 #include "../core/sandbox.h"
 #include "kernlab/compile.h"
 #include "kernlab/harness.h"
@@ -321,6 +322,116 @@ static int write_file_atomic(const char *path, const char *data, size_t n) {
   return rc;
 }
 
+/* A python case: nothing to compile. The candidate goes into the cache
+ * (<key>.py, its syntax checked by the interpreter, a failure kept as
+ * <key>.fail with the log) beside the description kl-pyworker loads
+ * (<key>.json: the artifact's path). The key covers the description and
+ * the candidate; the module is read when loaded, not copied. */
+static int prepare_python(kl_artifact **out, const kl_case *c,
+                          const char *candidate,
+                          const kl_compile_options *opts) {
+  kl_buf desc = KL_BUF_INIT, dir = KL_BUF_INIT, text = KL_BUF_INIT;
+  kl_artifact *a = NULL;
+  int rc = kl__python_case_describe(&desc, c, NULL);
+  if (rc < 0 || (rc = kl_compile_cache_dir(&dir, opts)) < 0) goto done;
+  if (!(a = kl__calloc(1, sizeof(*a)))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  kl__sha256 h;
+  kl__sha256_init(&h);
+  kl__sha256_update(&h, "python-plugin\n", 14);
+  kl__sha256_update(&h, desc.ptr, desc.size + 1);
+  if (candidate) kl__sha256_update(&h, candidate, strlen(candidate) + 1);
+  kl__sha256_hex(&h, a->key);
+  char base[PATH_MAX / 2], path_py[PATH_MAX], path_json[PATH_MAX],
+      path_fail[PATH_MAX], path_log[PATH_MAX];
+  if (dir.size + 66 >= sizeof(base)) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_OS, "%s: cache folder path too long",
+                   dir.ptr);
+    goto done;
+  }
+  snprintf(base, sizeof(base), "%s/%s", dir.ptr, a->key);
+  snprintf(path_py, sizeof(path_py), "%s.py", base);
+  snprintf(path_json, sizeof(path_json), "%s.json", base);
+  snprintf(path_fail, sizeof(path_fail), "%s.fail", base);
+  snprintf(path_log, sizeof(path_log), "%s.log", base);
+  if (kl__is_file(path_json) || kl__is_file(path_fail)) {
+    a->cached = true;
+    a->ok = kl__is_file(path_json);
+    if (kl__is_file(path_log) && kl__read_file(&text, path_log) == 0)
+      a->log = kl__buf_detach(&text);
+    else
+      kl_error_clear(), a->log = kl__strdup("");
+    a->first_error = a->ok ? NULL : first_error_line(a->log);
+    a->path = a->ok ? kl__strdup(path_json) : NULL;
+    rc = a->log && (!a->ok || a->path) ? 0 : kl__error_oom();
+    goto done;
+  }
+  if (candidate) {
+    if ((rc = write_file_atomic(path_py, candidate, strlen(candidate))) < 0)
+      goto done;
+    /* a syntax error is the candidate's compile error */
+    const char *argv[] = {
+        "python3",
+        "-c",
+        "import ast, sys\n"
+        "src = open(sys.argv[1]).read()\n"
+        "try:\n"
+        "    ast.parse(src, sys.argv[2])\n"
+        "except SyntaxError as e:\n"
+        "    print('%s:%s:%s: error: %s' % (e.filename, e.lineno, e.offset, "
+        "e.msg))\n"
+        "    sys.exit(1)\n",
+        path_py,
+        opts->candidate_name ? opts->candidate_name : "candidate.py",
+        NULL};
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kl__run_result r;
+    if ((rc = compile_sandboxed(&r, argv, c, dir.ptr, "python3", 60000)) < 0)
+      goto done;
+    a->seconds = seconds_since(&t0);
+    if (kl__redact(&r.output) < 0) {
+      kl_buf_dispose(&r.output);
+      rc = KL_ENOMEM;
+      goto done;
+    }
+    if (!(a->log = kl__buf_detach(&r.output))) {
+      rc = kl__error_oom();
+      goto done;
+    }
+    write_file_atomic(path_log, a->log, strlen(a->log));
+    if (r.timed_out || r.exit_code != 0) {
+      if (!r.timed_out) write_file_atomic(path_fail, "", 0);
+      a->first_error = first_error_line(a->log);
+      rc = 0;
+      goto done;
+    }
+  } else if (!(a->log = kl__strdup(""))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  kl_buf_dispose(&desc);
+  if ((rc = kl__python_case_describe(&desc, c, candidate ? path_py : NULL)) <
+          0 ||
+      (rc = write_file_atomic(path_json, desc.ptr, desc.size)) < 0)
+    goto done;
+  a->ok = true;
+  if (!(a->path = kl__strdup(path_json))) rc = kl__error_oom();
+  kl_error_clear();
+done:
+  kl_buf_dispose(&desc);
+  kl_buf_dispose(&dir);
+  kl_buf_dispose(&text);
+  if (rc < 0) {
+    kl_artifact_free(a);
+    return rc;
+  }
+  *out = a;
+  return 0;
+}
+
 int kl_compile_plugin(kl_artifact **out, const kl_case *c,
                       const char *candidate, const kl_compile_options *given) {
   *out = NULL;
@@ -328,6 +439,8 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   int rc = kl__compile_options_take(&full, given);
   if (rc < 0) return rc;
   const kl_compile_options *opts = &full;
+  if (c->backend == KL_BACKEND_PYTHON)
+    return prepare_python(out, c, candidate, opts);
   kl_harness_options hopts = KL_HARNESS_OPTIONS_INIT;
   hopts.form = KL_HARNESS_PLUGIN;
   hopts.candidate_name = opts->candidate_name;

@@ -102,6 +102,29 @@ static char *find_worker(const char *given) {
   return NULL;
 }
 
+char *kl__find_pyworker(void) {
+  const char *env = getenv("KERNLAB_PYWORKER");
+  char *found = NULL;
+  if (env && env[0]) {
+    found = executable(env) ? kl__strdup(env) : NULL;
+  } else {
+    char *worker = find_worker(NULL);
+    char *dir = worker ? kl__path_dir(worker) : NULL;
+    found = dir ? kl__path_join(dir, "kl-pyworker") : NULL;
+    kl__free(worker);
+    kl__free(dir);
+    if (found && !executable(found)) {
+      kl__free(found);
+      found = NULL;
+    }
+  }
+  if (!found)
+    kl__error(KL_ENOTFOUND, KL_DOMAIN_OS,
+              "kl-pyworker not found beside kl-worker (set KERNLAB_PYWORKER "
+              "to its path)");
+  return found;
+}
+
 static void reap(kl_worker *w, int *status) {
   *status = 0;
   if (w->pid > 0)

@@ -10,6 +10,10 @@
 /* What the worker's sandbox holds, as a JSON object (core/sandbox.c);
  * borrowed, lives as long as w. */
 const char *kl__worker_sandbox(const kl_worker *w);
+/* The Python worker (kl-pyworker): $KERNLAB_PYWORKER, else beside the
+ * kl-worker this library would start. NULL, with the error set, when
+ * there is none; the caller frees it. */
+char *kl__find_pyworker(void);
 
 /* Counters of one launch of plugin at shape (the reply as the worker sent
  * it; see libkernlab/worker/op_profile.c). Crashes and timeouts are the

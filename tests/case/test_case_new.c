@@ -52,6 +52,7 @@ static void test_case_new__templates_load_as_is(void **state) {
   assert_non_null(kl_share_dir());
   stamp_and_load("host", "my_host_case", KL_BACKEND_HOST);
   stamp_and_load("cuda", "my-cuda.case", KL_BACKEND_CUDA);
+  stamp_and_load("python", "my_python_case", KL_BACKEND_PYTHON);
   stamp_and_load(NULL, "default_is_host", KL_BACKEND_HOST);
 }
 

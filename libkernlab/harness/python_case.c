@@ -1,0 +1,73 @@
+/* What kl-pyworker loads for a python case: a JSON description written
+ * beside the candidate in the compile cache (compile.c writes it; this
+ * file owns its format, kl-worker/kl_pyworker.py reads it):
+ *
+ *   {"case": name, "device": "cuda" | "host", "module": the case's module,
+ *    "candidate": the candidate's file or null (the baseline: the module's
+ *    forward), "params": [{"name", "role", "dtype"}...],
+ *    "shapes": [{"name", "values": {key: number...}}...],
+ *    "atol": x, "rtol": y}
+ *
+ * A shape's values are its keys and every scalar param, as the case's
+ * expressions see them; the module's inputs(shape, seed) reads them. */
+#include <json-c/json.h>
+#include <string.h>
+
+#include "../case/case_internal.h"
+#include "../core/internal.h"
+#include "python_case.h"
+
+static json_object *shape_values(const case_shape *s) {
+  json_object *v = json_object_new_object();
+  for (size_t i = 0; v && i < kl_vars_count(s->vars); i++) {
+    const char *name = kl_vars_name(s->vars, i);
+    kl_value x;
+    if (!name || kl_vars_get(&x, s->vars, name) < 0) continue;
+    json_object_object_add(v, name,
+                           x.is_int ? json_object_new_int64(x.i)
+                                    : json_object_new_double(x.f));
+  }
+  return v;
+}
+
+int kl__python_case_describe(kl_buf *out, const kl_case *c,
+                             const char *candidate_path) {
+  if (c->backend != KL_BACKEND_PYTHON)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "case '%s' is not a python case", c->name);
+  json_object *o = json_object_new_object();
+  json_object *params = json_object_new_array();
+  json_object *shapes = json_object_new_array();
+  json_object_object_add(o, "case", json_object_new_string(c->name));
+  json_object_object_add(
+      o, "device", json_object_new_string(c->python_host ? "host" : "cuda"));
+  json_object_object_add(o, "module", json_object_new_string(c->kernel_path));
+  json_object_object_add(o, "candidate",
+                         candidate_path ? json_object_new_string(candidate_path)
+                                        : NULL);
+  for (size_t p = 0; p < c->nparams; p++) {
+    json_object *q = json_object_new_object();
+    json_object_object_add(q, "name",
+                           json_object_new_string(c->params[p].name));
+    json_object_object_add(
+        q, "role", json_object_new_string(kl_role_name(c->params[p].role)));
+    json_object_object_add(
+        q, "dtype", json_object_new_string(kl_dtype_name(c->params[p].dtype)));
+    json_object_array_add(params, q);
+  }
+  for (size_t s = 0; s < c->nshapes; s++) {
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "name",
+                           json_object_new_string(c->shapes[s].name));
+    json_object_object_add(e, "values", shape_values(&c->shapes[s]));
+    json_object_array_add(shapes, e);
+  }
+  json_object_object_add(o, "params", params);
+  json_object_object_add(o, "shapes", shapes);
+  json_object_object_add(o, "atol", json_object_new_double(c->ref.atol));
+  json_object_object_add(o, "rtol", json_object_new_double(c->ref.rtol));
+  const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
+  int rc = text ? kl__buf_puts(out, text) : kl__error_oom();
+  json_object_put(o);
+  return rc < 0 ? rc : kl__buf_status(out);
+}
