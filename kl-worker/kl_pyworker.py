@@ -26,6 +26,7 @@ arrays, array.array), timed by the worker's host timer.
 Installed as libexec/kernlab/kl-pyworker. Environment: KERNLAB_WORKER_LIB
 and KERNLAB_DEVICE_LIB name the two libraries (default: beside this file).
 """
+import contextlib
 import ctypes
 import importlib.util
 import json
@@ -166,6 +167,38 @@ class PluginBase:
             raise ValueError("forward returned %d outputs, the params name "
                              "%d" % (len(outs), len(self.out_index)))
 
+    def _on_stream(self):
+        """Where the module's and the candidate's code runs: the device
+        kind's stream; nothing on the host."""
+        return contextlib.nullcontext()
+
+    def _inputs(self, shape, seed):
+        with self._on_stream():
+            ins = _as_tuple(self.module.inputs(
+                dict(self.shapes[shape]["values"]), int(seed)))
+        self._check_arity(ins, None)
+        return list(ins)
+
+    def launch(self, iid):
+        inst = self.instances[iid]
+        try:
+            with self._on_stream():
+                out = _as_tuple(self.forward(*inst["inputs"]))
+            self._check_arity(None, out)
+            inst["outputs"] = out
+            return 0
+        except Exception:
+            return self._fail(iid, "forward: " + _why())
+
+    def input_intact(self, iid, p):
+        """1 unless input p differs from what prepare() made (each kind
+        compares its own way: _intact)."""
+        inst = self.instances[iid]
+        if self.roles[p] != 1:
+            return 1
+        k = self.in_index.index(p)
+        return int(self._intact(inst["inputs"][k], inst["pristine"][k], p))
+
     def create(self, out, shape):
         try:
             if shape < 0 or shape >= len(self.shapes):
@@ -280,12 +313,8 @@ class TorchPlugin(PluginBase):
         self._struct()
 
     # ---- helpers ----------------------------------------------------------
-    def _inputs(self, shape, seed):
-        with self.torch.cuda.stream(self.stream):
-            ins = _as_tuple(self.module.inputs(
-                dict(self.shapes[shape]["values"]), int(seed)))
-        self._check_arity(ins, None)
-        return list(ins)
+    def _on_stream(self):
+        return self.torch.cuda.stream(self.stream)
 
     def _host_view(self, ptr, nbytes, p):
         buf = (ctypes.c_char * int(nbytes)).from_address(ptr)
@@ -294,7 +323,7 @@ class TorchPlugin(PluginBase):
     # ---- the plugin's functions -------------------------------------------
     def _sizes(self, shape):
         ins = self._inputs(shape, 1)
-        with self.torch.cuda.stream(self.stream):
+        with self._on_stream():
             ref = _as_tuple(self.module.reference(*ins))
         sizes = [0] * len(self.params)
         for k, i in enumerate(self.in_index):
@@ -307,7 +336,7 @@ class TorchPlugin(PluginBase):
         inst = self.instances[iid]
         try:
             inst["inputs"] = self._inputs(inst["shape"], seed)
-            with self.torch.cuda.stream(self.stream):  # after the inputs
+            with self._on_stream():  # after the inputs
                 inst["pristine"] = [x.clone() for x in inst["inputs"]]
             inst["outputs"] = None
             inst["seed"] = seed
@@ -318,22 +347,11 @@ class TorchPlugin(PluginBase):
 
     def restore(self, iid):
         inst = self.instances[iid]
-        with self.torch.cuda.stream(self.stream):
+        with self._on_stream():
             for k, i in enumerate(self.in_index):
                 if self.roles[i] == 3:
                     inst["inputs"][k].copy_(inst["pristine"][k])
         return 0
-
-    def launch(self, iid):
-        inst = self.instances[iid]
-        try:
-            with self.torch.cuda.stream(self.stream):
-                out = _as_tuple(self.forward(*inst["inputs"]))
-            self._check_arity(None, out)
-            inst["outputs"] = out
-            return 0
-        except Exception:
-            return self._fail(iid, "forward: " + _why())
 
     def sync(self, iid):
         try:
@@ -345,7 +363,7 @@ class TorchPlugin(PluginBase):
     def reference(self, iid, want):
         inst = self.instances[iid]
         try:
-            with self.torch.cuda.stream(self.stream):
+            with self._on_stream():
                 ins = [x.clone() for x in inst["pristine"]]
                 ref = _as_tuple(self.module.reference(*ins))
             self.stream.synchronize()  # .cpu() below waits for its own only
@@ -412,13 +430,9 @@ class TorchPlugin(PluginBase):
         except Exception:
             return self._fail(iid, "check: " + _why())
 
-    def input_intact(self, iid, p):
-        inst = self.instances[iid]
-        if self.roles[p] != 1:
-            return 1
-        k = self.in_index.index(p)
+    def _intact(self, value, pristine, p):
         self.stream.synchronize()
-        return int(self.torch.equal(inst["inputs"][k], inst["pristine"][k]))
+        return self.torch.equal(value, pristine)
 
     def flush(self, iid):
         if self.dev.kl_device_flush(VOIDP(self.stream.cuda_stream)):
@@ -483,12 +497,6 @@ class HostPlugin(PluginBase):
         size = struct.calcsize(self.formats[p])
         return mv.cast(self.formats[p], [mv.nbytes // size])
 
-    def _inputs(self, shape, seed):
-        ins = _as_tuple(self.module.inputs(
-            dict(self.shapes[shape]["values"]), int(seed)))
-        self._check_arity(ins, None)
-        return list(ins)
-
     def _sizes(self, shape):
         ins = self._inputs(shape, 1)
         ref = _as_tuple(self.module.reference(*ins))
@@ -517,16 +525,6 @@ class HostPlugin(PluginBase):
                 memoryview(inst["inputs"][k]).cast("B")[:] = \
                     inst["pristine"][k]
         return 0
-
-    def launch(self, iid):
-        inst = self.instances[iid]
-        try:
-            out = _as_tuple(self.forward(*inst["inputs"]))
-            self._check_arity(None, out)
-            inst["outputs"] = out
-            return 0
-        except Exception:
-            return self._fail(iid, "forward: " + _why())
 
     def sync(self, iid):
         return 0
@@ -623,13 +621,8 @@ class HostPlugin(PluginBase):
         idx = np.flatnonzero(bad)
         r.first_bad = int(idx[0]) if idx.size else -1
 
-    def input_intact(self, iid, p):
-        inst = self.instances[iid]
-        if self.roles[p] != 1:
-            return 1
-        k = self.in_index.index(p)
-        return int(bytes(self._view(inst["inputs"][k], p)) ==
-                   inst["pristine"][k])
+    def _intact(self, value, pristine, p):
+        return bytes(self._view(value, p)) == pristine
 
 
 def main():

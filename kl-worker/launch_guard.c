@@ -30,23 +30,10 @@
 #include "../libkernlab/core/internal.h"
 #include "worker_internal.h"
 
-/* Instances launched at least once: a small open set of pointers. */
+/* Instances launched at least once (CUPTI builds judge the others): a
+ * small open set of pointers. */
 static void **seen;
-static size_t nseen, capseen;
-
-static bool seen_before(void *inst) {
-  for (size_t i = 0; i < nseen; i++)
-    if (seen[i] == inst) return true;
-  if (nseen == capseen) {
-    size_t cap = capseen ? 2 * capseen : 64;
-    void **grown = realloc(seen, cap * sizeof(*seen));
-    if (!grown) return true; /* judge it rather than lose track */
-    seen = grown;
-    capseen = cap;
-  }
-  seen[nseen++] = inst;
-  return false;
-}
+static size_t nseen;
 
 void klw_destroy(const kl_plugin *pl, void *inst) {
   for (size_t i = 0; i < nseen; i++)
@@ -144,6 +131,22 @@ static const CUpti_CallbackId kernel_launches[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000};
+
+static size_t capseen;
+
+static bool seen_before(void *inst) {
+  for (size_t i = 0; i < nseen; i++)
+    if (seen[i] == inst) return true;
+  if (nseen == capseen) {
+    size_t cap = capseen ? 2 * capseen : 64;
+    void **grown = realloc(seen, cap * sizeof(*seen));
+    if (!grown) return true; /* judge it rather than lose track */
+    seen = grown;
+    capseen = cap;
+  }
+  seen[nseen++] = inst;
+  return false;
+}
 
 static bool listed(const CUpti_CallbackId *ids, size_t n, CUpti_CallbackId id) {
   for (size_t i = 0; i < n; i++)
@@ -247,7 +250,6 @@ bool klw_watch_kernels(void (*watcher)(const char *symbol)) {
 
 int klw_launch(const kl_plugin *pl, void *inst) {
   guard_error[0] = '\0';
-  seen_before(inst);
   return pl->launch(inst);
 }
 #endif

@@ -282,7 +282,9 @@ static int hash_headers(kl__sha256 *h, const char *dir, const char *rel,
   return rc;
 }
 
-static int read_cached(kl_artifact *a, const char *base) {
+/* A cached entry of base: the artifact (<base><ext>) or a failure kept as
+ * <base>.fail, with its log redacted again. 1 when found, 0 when not. */
+static int read_cached(kl_artifact *a, const char *base, const char *ext) {
   char path[PATH_MAX];
   kl_buf log = KL_BUF_INIT;
   snprintf(path, sizeof(path), "%s.log", base);
@@ -293,7 +295,7 @@ static int read_cached(kl_artifact *a, const char *base) {
     return KL_ENOMEM;
   }
   a->log = kl__buf_detach(&log);
-  snprintf(path, sizeof(path), "%s.so", base);
+  snprintf(path, sizeof(path), "%s%s", base, ext);
   if (kl__is_file(path)) {
     a->ok = a->cached = true;
     a->path = kl__strdup(path);
@@ -322,6 +324,27 @@ static int write_file_atomic(const char *path, const char *data, size_t n) {
   return rc;
 }
 
+/* The tool's output as a's log, redacted, also kept as <base>.log. */
+static int keep_log(kl_artifact *a, kl__run_result *r, const char *base) {
+  if (kl__redact(&r->output) < 0) {
+    kl_buf_dispose(&r->output);
+    return KL_ENOMEM;
+  }
+  if (!(a->log = kl__buf_detach(&r->output))) return kl__error_oom();
+  char log_path[PATH_MAX];
+  snprintf(log_path, sizeof(log_path), "%s.log", base);
+  write_file_atomic(log_path, a->log, strlen(a->log));
+  return 0;
+}
+
+/* A failed build, kept (<base>.fail) so that the same input fails at once. */
+static void keep_failure(kl_artifact *a, const char *base) {
+  char fail_path[PATH_MAX];
+  snprintf(fail_path, sizeof(fail_path), "%s.fail", base);
+  write_file_atomic(fail_path, "", 0);
+  a->first_error = first_error_line(a->log);
+}
+
 /* A python case: nothing to compile. The candidate goes into the cache
  * (<key>.py, its syntax checked by the interpreter, a failure kept as
  * <key>.fail with the log) beside the description kl-pyworker loads
@@ -330,7 +353,7 @@ static int write_file_atomic(const char *path, const char *data, size_t n) {
 static int prepare_python(kl_artifact **out, const kl_case *c,
                           const char *candidate,
                           const kl_compile_options *opts) {
-  kl_buf desc = KL_BUF_INIT, dir = KL_BUF_INIT, text = KL_BUF_INIT;
+  kl_buf desc = KL_BUF_INIT, dir = KL_BUF_INIT;
   kl_artifact *a = NULL;
   int rc = kl__python_case_describe(&desc, c, NULL);
   if (rc < 0 || (rc = kl_compile_cache_dir(&dir, opts)) < 0) goto done;
@@ -344,8 +367,7 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
   kl__sha256_update(&h, desc.ptr, desc.size + 1);
   if (candidate) kl__sha256_update(&h, candidate, strlen(candidate) + 1);
   kl__sha256_hex(&h, a->key);
-  char base[PATH_MAX / 2], path_py[PATH_MAX], path_json[PATH_MAX],
-      path_fail[PATH_MAX], path_log[PATH_MAX];
+  char base[PATH_MAX / 2], path_py[PATH_MAX], path_json[PATH_MAX];
   if (dir.size + 66 >= sizeof(base)) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_OS, "%s: cache folder path too long",
                    dir.ptr);
@@ -354,18 +376,8 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
   snprintf(base, sizeof(base), "%s/%s", dir.ptr, a->key);
   snprintf(path_py, sizeof(path_py), "%s.py", base);
   snprintf(path_json, sizeof(path_json), "%s.json", base);
-  snprintf(path_fail, sizeof(path_fail), "%s.fail", base);
-  snprintf(path_log, sizeof(path_log), "%s.log", base);
-  if (kl__is_file(path_json) || kl__is_file(path_fail)) {
-    a->cached = true;
-    a->ok = kl__is_file(path_json);
-    if (kl__is_file(path_log) && kl__read_file(&text, path_log) == 0)
-      a->log = kl__buf_detach(&text);
-    else
-      kl_error_clear(), a->log = kl__strdup("");
-    a->first_error = a->ok ? NULL : first_error_line(a->log);
-    a->path = a->ok ? kl__strdup(path_json) : NULL;
-    rc = a->log && (!a->ok || a->path) ? 0 : kl__error_oom();
+  if ((rc = read_cached(a, base, ".json")) != 0) {
+    rc = rc < 0 ? rc : 0;
     goto done;
   }
   if (candidate) {
@@ -392,20 +404,13 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
     if ((rc = compile_sandboxed(&r, argv, c, dir.ptr, "python3", 60000)) < 0)
       goto done;
     a->seconds = seconds_since(&t0);
-    if (kl__redact(&r.output) < 0) {
-      kl_buf_dispose(&r.output);
-      rc = KL_ENOMEM;
-      goto done;
-    }
-    if (!(a->log = kl__buf_detach(&r.output))) {
-      rc = kl__error_oom();
-      goto done;
-    }
-    write_file_atomic(path_log, a->log, strlen(a->log));
-    if (r.timed_out || r.exit_code != 0) {
-      if (!r.timed_out) write_file_atomic(path_fail, "", 0);
+    if ((rc = keep_log(a, &r, base)) < 0) goto done;
+    if (r.timed_out) { /* not kept: it may pass next time */
       a->first_error = first_error_line(a->log);
-      rc = 0;
+      goto done;
+    }
+    if (r.exit_code != 0) {
+      keep_failure(a, base);
       goto done;
     }
   } else if (!(a->log = kl__strdup(""))) {
@@ -423,7 +428,6 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
 done:
   kl_buf_dispose(&desc);
   kl_buf_dispose(&dir);
-  kl_buf_dispose(&text);
   if (rc < 0) {
     kl_artifact_free(a);
     return rc;
@@ -489,7 +493,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     goto done;
   }
   snprintf(base, sizeof(base), "%s/%s", dir.ptr, a->key);
-  if ((rc = read_cached(a, base)) != 0) {
+  if ((rc = read_cached(a, base, ".so")) != 0) {
     rc = rc < 0 ? rc : 0;
     goto done;
   }
@@ -563,19 +567,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   kl__free(def_words);
   if (rc < 0) goto done;
   a->seconds = seconds_since(&t0);
-  if (kl__redact(&r.output) < 0) {
-    kl_buf_dispose(&r.output);
-    rc = KL_ENOMEM;
-    goto done;
-  }
-  a->log = kl__buf_detach(&r.output);
-  if (!a->log) {
-    rc = kl__error_oom();
-    goto done;
-  }
-  char log_path[PATH_MAX];
-  snprintf(log_path, sizeof(log_path), "%s.log", base);
-  write_file_atomic(log_path, a->log, strlen(a->log));
+  if ((rc = keep_log(a, &r, base)) < 0) goto done;
   if (r.timed_out) {
     /* a slow compile is not cached as a failure: it may pass next time */
     unlink(tmp_so);
@@ -588,10 +580,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     a->path = kl__strdup(path_so);
   } else {
     unlink(tmp_so);
-    char fail_path[PATH_MAX];
-    snprintf(fail_path, sizeof(fail_path), "%s.fail", base);
-    write_file_atomic(fail_path, "", 0);
-    a->first_error = first_error_line(a->log);
+    keep_failure(a, base);
   }
   kl_error_clear();
   rc = 0;
