@@ -12,7 +12,11 @@
            launches is timed (the baseline's span covers its five kernels),
            SM clocks read from the harness's own probe, A B B A against the
            baseline; the stale candidate caught by the timed outputs' check
-usage: test_pyworker_gpu.py BUILD_DIR SOURCE_DIR
+  kl       the same softmax as a case folder (backend: python, device:
+           cuda) through kl bench and kl compare as a user runs them: the
+           worker in the sandbox imports torch and triton, the Triton
+           candidate is correct and timed beside the baseline
+usage: test_pyworker_gpu.py BUILD_DIR SOURCE_DIR KL
 """
 import json
 import os
@@ -22,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-BUILD, SRC = sys.argv[1], sys.argv[2]
+BUILD, SRC, KL = sys.argv[1], sys.argv[2], sys.argv[3]
 if (shutil.which("nvidia-smi") is None or
         subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
     print("skipped: no CUDA device here")
@@ -226,6 +230,54 @@ finally:
     if proc.poll() is None:
         proc.kill()
     log.close()
+
+# The same case as a user writes it, through the CLI.
+CASE = os.path.join(TMP, "softmax_py")
+os.makedirs(os.path.join(CASE, "candidates"))
+shutil.copy(files["ops"], os.path.join(CASE, "ops.py"))
+shutil.copy(files["triton_fused"], os.path.join(CASE, "candidates",
+                                                "triton_fused.py"))
+with open(os.path.join(CASE, "case.yaml"), "w") as f:
+    f.write('''kernlab: 1
+name: softmax_py
+description: softmax over rows in PyTorch, a Python device case
+backend: python
+kernel: { module: ops.py, device: cuda }
+params:
+  - { name: x, type: f32*, role: input, count: rows * cols }
+  - { name: y, type: f32*, role: output, count: rows * cols }
+  - { name: rows, type: i32 }
+  - { name: cols, type: i32 }
+shapes:
+  - { name: r4k_c1k, rows: 4096, cols: 1024 }
+reference: { atol: 1e-5, rtol: 1e-5 }
+''')
+kenv = dict(os.environ, KERNLAB_CACHE_DIR=os.path.join(TMP, "cache"))
+
+
+def kl(*args):
+    p = subprocess.run([KL] + list(args) + ["--json"], capture_output=True,
+                       text=True, env=kenv, timeout=600)
+    try:
+        return p.returncode, json.loads(p.stdout), p.stderr
+    except ValueError:
+        return p.returncode, {}, p.stdout[-1000:] + p.stderr[-2000:]
+
+
+rc, r, err = kl("bench", CASE)
+sh = (r.get("shapes") or [{}])[0]
+check(rc == 0 and r.get("verdict") == "OK" and sh.get("correct") and
+      (sh.get("median_us") or 0) > 0,
+      "kl bench on a device python case: correct and timed: %s %s"
+      % (json.dumps(r)[:400], err[-1500:]))
+rc, r, err = kl("compare", CASE, "--candidate",
+                os.path.join(CASE, "candidates", "triton_fused.py"))
+sh = (r.get("shapes") or [{}])[0]
+print("  kl compare: speedup %s" % sh.get("speedup"))
+check(rc == 0 and r.get("verdict") == "OK" and sh.get("correct") and
+      (sh.get("speedup") or 0) > 1.5,
+      "kl compare: the Triton candidate correct and faster than the "
+      "five-kernel baseline: %s %s" % (json.dumps(r)[:400], err[-1500:]))
 
 if FAILS:
     with open(os.path.join(TMP, "worker.log")) as f:
