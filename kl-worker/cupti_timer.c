@@ -3,12 +3,13 @@
  * libcupti is opened at run time (dlopen) the first time a device plugin is
  * timed, so a worker built with CUDA still starts where there is none.
  * CONCURRENT_KERNEL records give each kernel's start and end in ns on every
- * stream of the process; launch API records are enabled only so that every
- * kernel record carries the correlation id of its launch (CUPTI assigns
- * them only with API activity on), which orders kernels by launch, whatever
- * stream they ran on. Buffers are handed to CUPTI from a small pool; the
- * completion callback (CUPTI's thread, or the one flushing) appends the
- * kernel records to a vector under a mutex. */
+ * stream of the process, MEMCPY and MEMSET records each copy's and memset's
+ * (the sampler counts those a launch queued, launch_guard.c); launch API
+ * records are enabled only so that every kernel record carries the correlation
+ * id of its launch (CUPTI assigns them only with API activity on), which orders
+ * kernels by launch, whatever stream they ran on. Buffers are handed to CUPTI
+ * from a small pool; the completion callback (CUPTI's thread, or the one
+ * flushing) appends the kernel records to a vector under a mutex. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 
 #include <cupti.h>
 
+#include "cupti_copy_ids.h"
 #include "cupti_launch_ids.h"
 #include "cupti_timer.h"
 
@@ -64,10 +66,24 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
   CUpti_Activity *rec = NULL;
   pthread_mutex_lock(&lock);
   while (api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
-    if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
-        rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+    klw_kernel got = {0};
+    if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+        rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+      got = (klw_kernel){k->start, k->end,      k->correlationId,
+                         0,        k->streamId, classify(k->name)};
+    } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
+      got = (klw_kernel){m->start,         m->end,
+                         m->correlationId, m->runtimeCorrelationId,
+                         m->streamId,      KLW_COPY};
+    } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
+      got = (klw_kernel){m->start, m->end,      m->correlationId,
+                         0,        m->streamId, KLW_COPY};
+    } else {
       continue;
-    const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+    }
     if (nrecs == caprecs) {
       size_t cap = caprecs ? caprecs * 2 : 4096;
       klw_kernel *more = realloc(recs, cap * sizeof(*recs));
@@ -75,12 +91,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
       recs = more;
       caprecs = cap;
     }
-    klw_kernel *r = &recs[nrecs++];
-    r->start = k->start;
-    r->end = k->end;
-    r->correlation = k->correlationId;
-    r->stream = k->streamId;
-    r->kind = classify(k->name);
+    recs[nrecs++] = got;
   }
   size_t dropped = 0;
   if (api.dropped && api.dropped(NULL, 0, &dropped) == CUPTI_SUCCESS)
@@ -146,7 +157,9 @@ int klw_cupti_start(char *err, size_t errlen) {
   if ((r = api.register_callbacks(buffer_requested, buffer_completed)) !=
           CUPTI_SUCCESS ||
       (r = api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) !=
-          CUPTI_SUCCESS) {
+          CUPTI_SUCCESS ||
+      (r = api.enable(CUPTI_ACTIVITY_KIND_MEMCPY)) != CUPTI_SUCCESS ||
+      (r = api.enable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS) {
     snprintf(err, errlen, "CUPTI activity: %s", result_string(r));
     return -1;
   }
@@ -156,6 +169,11 @@ int klw_cupti_start(char *err, size_t errlen) {
     api.enable_runtime_api(kl__launch_runtime_cbids[i], 1);
   for (size_t i = 0; i < KL_LAUNCH_IDS(kl__launch_driver_cbids); i++)
     api.enable_driver_api(kl__launch_driver_cbids[i], 1);
+  /* and for the copies and memsets, which a launch may queue as work */
+  for (size_t i = 0; i < KLW_COPY_IDS(klw_copy_runtime_cbids); i++)
+    api.enable_runtime_api(klw_copy_runtime_cbids[i], 1);
+  for (size_t i = 0; i < KLW_COPY_IDS(klw_copy_driver_cbids); i++)
+    api.enable_driver_api(klw_copy_driver_cbids[i], 1);
   started = true;
   return 0;
 }

@@ -6,13 +6,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { KLW_WORK = 0, KLW_FLUSH = 1, KLW_PROBE = 2 };
+enum { KLW_WORK = 0, KLW_FLUSH = 1, KLW_PROBE = 2, KLW_COPY = 3 };
 
+/* A kernel's, a copy's or a memset's record. */
 typedef struct klw_kernel {
-  uint64_t start, end;  /* ns, CUPTI's clock; both 0: not timed */
-  uint32_t correlation; /* the launch's correlation id (launch order) */
+  uint64_t start, end;          /* ns, CUPTI's clock; both 0: not timed */
+  uint32_t correlation;         /* the launch's correlation id (launch order) */
+  uint32_t runtime_correlation; /* a copy's runtime call's, or 0 */
   uint32_t stream;
-  int kind; /* KLW_WORK, KLW_FLUSH (klh_l2_flush), KLW_PROBE */
+  int kind; /* KLW_WORK, KLW_FLUSH (klh_l2_flush), KLW_PROBE, KLW_COPY (a
+               copy or memset: work when queued inside a launch) */
 } klw_kernel;
 
 /* libcupti, opened once (RTLD_GLOBAL); NULL with a message. */

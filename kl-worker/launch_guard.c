@@ -17,11 +17,17 @@
  * instance's scratch regions there (cudaMalloc), and it is never timed.
  * Every launch after it is, in checks and in timing alike.
  *
+ * Inside every device launch (judged or not, Python plugins too) the copies
+ * and memsets it queues are noted by correlation id: the timer counts
+ * their records as the sample's work (a launch's copy is work like a
+ * kernel), and not the harness's own restores between samples.
+ *
  * The same subscriber hands the runtime's kernel launches, by symbol, to
  * whoever watches them (the profiler names its ranges so). Without CUPTI
  * (a host-only build, or no libcupti at run time) launches run unguarded:
  * the harness's redirection by name still holds. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +56,7 @@ static char guard_error[320];
 #include <cupti.h>
 #include <dlfcn.h>
 
+#include "cupti_copy_ids.h"
 #include "cupti_timer.h"
 
 static const CUpti_CallbackId forbidden_runtime[] = {
@@ -154,10 +161,45 @@ static bool listed(const CUpti_CallbackId *ids, size_t n, CUpti_CallbackId id) {
   return false;
 }
 
-static atomic_bool armed;
+static atomic_bool armed;            /* a launch being judged */
+static atomic_bool in_launch;        /* any device plugin's launch */
 static _Atomic(const char *) caught; /* the first forbidden call's name */
 static _Thread_local int runtime_depth;
 static void (*kernel_watcher)(const char *symbol);
+
+/* Correlation ids of the copies and memsets queued inside launches (the
+ * runtime's call and the driver's under it: CUPTI gives a copy record
+ * either's), for the timer; the launcher's threads add to it too. */
+static pthread_mutex_t copies_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *copies;
+static size_t ncopies, capcopies;
+
+static void note_copy(uint32_t correlation) {
+  pthread_mutex_lock(&copies_lock);
+  if (ncopies == capcopies) {
+    size_t cap = capcopies ? 2 * capcopies : 256;
+    uint32_t *grown =
+        cap <= (1u << 22) ? realloc(copies, cap * sizeof(*copies)) : NULL;
+    if (grown) copies = grown, capcopies = cap;
+  }
+  if (ncopies < capcopies) copies[ncopies++] = correlation;
+  pthread_mutex_unlock(&copies_lock);
+}
+
+bool klw_copy_in_launch(uint32_t correlation) {
+  bool found = false;
+  pthread_mutex_lock(&copies_lock);
+  for (size_t i = 0; i < ncopies && !found; i++)
+    found = copies[i] == correlation;
+  pthread_mutex_unlock(&copies_lock);
+  return found;
+}
+
+void klw_copies_forget(void) {
+  pthread_mutex_lock(&copies_lock);
+  ncopies = 0;
+  pthread_mutex_unlock(&copies_lock);
+}
 
 static void note(const char *name) {
   const char *none = NULL;
@@ -176,13 +218,21 @@ static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain domain,
     if (runtime_depth++ == 0 && atomic_load(&armed) &&
         listed(forbidden_runtime, KL_ARRAY_SIZE(forbidden_runtime), cbid))
       note(cb->functionName);
+    if (atomic_load(&in_launch) &&
+        listed(klw_copy_runtime_cbids, KLW_COPY_IDS(klw_copy_runtime_cbids),
+               cbid))
+      note_copy(cb->correlationId);
     if (kernel_watcher && cb->symbolName &&
         listed(kernel_launches, KL_ARRAY_SIZE(kernel_launches), cbid))
       kernel_watcher(cb->symbolName);
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
-             cb->callbackSite == CUPTI_API_ENTER && runtime_depth == 0 &&
-             atomic_load(&armed)) {
-    note(cb->functionName);
+             cb->callbackSite == CUPTI_API_ENTER) {
+    if (atomic_load(&in_launch) &&
+        listed(klw_copy_driver_cbids, KLW_COPY_IDS(klw_copy_driver_cbids),
+               cbid))
+      note_copy(cb->correlationId);
+    else if (runtime_depth == 0 && atomic_load(&armed))
+      note(cb->functionName);
   }
 }
 
@@ -213,6 +263,10 @@ static bool subscribed(void) {
     if (enable_one(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, forbidden_driver[i]) !=
         CUPTI_SUCCESS)
       return false;
+  for (size_t i = 0; i < KLW_COPY_IDS(klw_copy_driver_cbids); i++)
+    if (enable_one(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                   klw_copy_driver_cbids[i]) != CUPTI_SUCCESS)
+      return false;
   state = 1;
   return true;
 }
@@ -225,11 +279,16 @@ bool klw_watch_kernels(void (*watcher)(const char *symbol)) {
 
 int klw_launch(const kl_plugin *pl, void *inst) {
   guard_error[0] = '\0';
-  if (strcmp(pl->backend, "cuda") != 0 || !seen_before(inst) || !subscribed())
+  if (!pl->flush || !subscribed()) { /* host plugins */
+    seen_before(inst);
     return pl->launch(inst);
+  }
+  bool judged = seen_before(inst) && strcmp(pl->backend, "cuda") == 0;
   atomic_store(&caught, NULL);
-  atomic_store(&armed, true);
+  atomic_store(&armed, judged);
+  atomic_store(&in_launch, true);
   int rc = pl->launch(inst);
+  atomic_store(&in_launch, false);
   atomic_store(&armed, false);
   const char *name = atomic_load(&caught);
   if (name && !rc) {
@@ -247,6 +306,13 @@ bool klw_watch_kernels(void (*watcher)(const char *symbol)) {
   (void)watcher;
   return false;
 }
+
+bool klw_copy_in_launch(uint32_t correlation) {
+  (void)correlation;
+  return false;
+}
+
+void klw_copies_forget(void) {}
 
 int klw_launch(const kl_plugin *pl, void *inst) {
   guard_error[0] = '\0';

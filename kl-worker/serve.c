@@ -55,6 +55,7 @@ kl_worker_serve(kl_plugin_loader load) {
       json_object_put(req);
       return 0;
     }
+    klw_copies_forget(); /* what earlier requests' launches copied */
     size_t i = 0;
     while (i < sizeof(ops) / sizeof(ops[0]) && strcmp(ops[i].name, name) != 0)
       i++;

@@ -8,7 +8,8 @@
  * window of about 128 rounds, and the kernel records are cut into samples
  * at the markers in launch (correlation) order. A sample's time is the span
  * from its first kernel's start to its last kernel's end, on any stream:
- * work a candidate hides on another stream is counted. The SM clock is
+ * work a candidate hides on another stream is counted, and so are the
+ * copies and memsets a launch queues. The SM clock is
  * measured before every cold sample (a probe kernel), and before one round
  * in eight when hot. */
 #ifdef KL_HAVE_CUPTI
@@ -49,6 +50,21 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
       d->flush_us_sum += (double)(k[i].end - k[i].start) / 1000.0;
       d->flush_count++;
     }
+  /* a copy or memset is work when a launch queued it; the harness's own
+   * (restores between samples) are dropped */
+  size_t kept = 0;
+  for (size_t i = 0; i < nk; i++) {
+    if (k[i].kind == KLW_COPY) {
+      if (!klw_copy_in_launch(k[i].correlation) &&
+          !(k[i].runtime_correlation &&
+            klw_copy_in_launch(k[i].runtime_correlation)))
+        continue;
+      k[i].kind = KLW_WORK;
+    }
+    k[kept++] = k[i];
+  }
+  nk = kept;
+  klw_copies_forget();
   bool by_corr = true;
   for (size_t i = 0; i < nk; i++)
     if (k[i].correlation == 0) by_corr = false;
@@ -113,6 +129,7 @@ static void discard(klw_sampling *s) {
   size_t nrecs = 0, dropped = 0;
   klw_cupti_take(&recs, &nrecs, &dropped);
   free(recs);
+  klw_copies_forget();
 }
 
 static int dev_start(klw_sampling *s) {

@@ -64,6 +64,11 @@ const kl_plugin *klw_plugin_at(int64_t id);
  * makes its scratch there). */
 int klw_launch(const kl_plugin *pl, void *inst);
 const char *klw_launch_error(const kl_plugin *pl, void *inst);
+/* Whether a copy or memset record's correlation id is one queued inside a
+ * launch (its time is the sample's work); klw_copies_forget empties the
+ * list (each request starts it anew, the timer after every window). */
+bool klw_copy_in_launch(uint32_t correlation);
+void klw_copies_forget(void);
 /* pl->destroy(inst), and the guard forgets the instance. */
 void klw_destroy(const kl_plugin *pl, void *inst);
 /* Hand every kernel the runtime launches (its symbol) to watcher (NULL:

@@ -8,6 +8,8 @@
             storage from the scratch allocator), vector_add (a persistent kernel sized by the
             occupancy API) and transpose (its own tile grid): each checked
             correct at every shape and timed against the baseline
+  copies    a launcher whose work is partly a cudaMemcpyAsync: the copy is
+            timed (it reads slower than the baseline, as it moves more)
   contract  launchers that allocate, synchronise, or grow their scratch in
             every launch: CHEAT, gate launch_contract, exit 3; also when the
             call goes past the harness's names (the driver API found by
@@ -88,6 +90,21 @@ for cand, seen in (("malloc_in_launch.cu", "cudaMalloc"),
           r.get("gate") == "launch_contract" and seen in (r.get("reason") or ""),
           "%s breaks the launch contract (%s): %s" % (cand, seen, str(r)[:800]))
     print("  ", r.get("reason"))
+
+# A copy queued by the launch is work the timer counts: copy_then_add moves
+# 20 bytes an element against the case kernel's 12, so it must read slower
+# (counting its kernel alone would read it as fast as the baseline).
+rc, r = compare("vector_add", "tests/harness/launchers/copy_then_add.cu")
+big = [x for x in r.get("shapes", []) if x.get("name") == "64M"]
+check(r.get("verdict") == "OK" and big and all(x.get("correct") for x in r.get("shapes", [])) and
+      (big[0].get("speedup") or 9) < 0.85,
+      "the launch's copy is timed: speedup at 64M %s (%s)"
+      % (big[0].get("speedup") if big else None, str(r)[:600]))
+for x in r.get("shapes", []):
+    print("  copy_then_add %-5s candidate %9.2f us, baseline %9.2f us, "
+          "speedup %.3f" % (x.get("name"), x.get("median_us") or 0,
+                            (x.get("baseline") or {}).get("median_us") or 0,
+                            x.get("speedup") or 0))
 
 p = subprocess.run([KL, "profile", SRC + "/cases/reduce_sum_f32", "--candidate",
                     SRC + "/cases/reduce_sum_f32/candidates/split_two_kernels.cu",

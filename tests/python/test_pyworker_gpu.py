@@ -9,7 +9,7 @@
   check    the C worker's check on fresh seeds: the Triton and PyTorch
            candidates correct, the wrong one not (mismatches counted)
   time     the C sampler and CUPTI timer around forward(): every kernel it
-           launches is timed (the baseline's span covers its five kernels),
+           launches is timed, and its copies (a clone after the kernel) (the baseline's span covers its five kernels),
            SM clocks read from the harness's own probe, A B B A against the
            baseline; the stale candidate caught by the timed outputs' check
   kl       the same softmax as a case folder (backend: python, device:
@@ -106,10 +106,16 @@ def forward(x):
         _kept = torch.softmax(x, dim=-1)
     return _kept * 1.0
 '''
+COPIED = '''
+import torch
+
+def forward(x):
+    return torch.softmax(x, dim=-1).clone()
+'''
 files = {}
 for name, text in (("ops", OPS), ("triton_fused", TRITON),
                    ("torch_softmax", TORCH), ("wrong", WRONG),
-                   ("stale", STALE)):
+                   ("stale", STALE), ("copied", COPIED)):
     files[name] = os.path.join(TMP, name + ".py")
     with open(files[name], "w") as f:
         f.write(text)
@@ -159,7 +165,7 @@ try:
     ids = {}
     for name, cand in (("baseline", None), ("triton_fused", "triton_fused"),
                        ("torch_softmax", "torch_softmax"), ("wrong", "wrong"),
-                       ("stale", "stale")):
+                       ("stale", "stale"), ("copied", "copied")):
         r = ask({"op": "load", "path": describe(name, cand)})
         check(r.get("ok") and r.get("nshapes") == 2,
               "load %s: %s" % (name, r))
@@ -191,7 +197,7 @@ try:
             "time_cap_ms": 1500, "seed": 99, "block_rounds": 16,
             "decide_gain_pct": 2.0, "verify": 1, "oracle": -1}
     medians = {}
-    for name in ("baseline", "triton_fused", "torch_softmax"):
+    for name in ("baseline", "triton_fused", "torch_softmax", "copied"):
         r = ask(dict(base, plugins=[ids[name]]))
         samples = (r.get("samples") or [[]])[0]
         samples = sorted(samples)
@@ -212,6 +218,11 @@ try:
           "the five-kernel baseline (%.2f us) spans all its kernels: slower "
           "than the fused Triton kernel (%.2f us)"
           % (medians["baseline"], medians["triton_fused"]))
+
+    check(medians["copied"] > medians["torch_softmax"] * 1.3,
+          "a forward's copy (clone) is timed with its kernel: %.2f us "
+          "against %.2f us for the kernel alone"
+          % (medians["copied"], medians["torch_softmax"]))
 
     r = ask(dict(base, plugins=[ids["baseline"], ids["triton_fused"]]))
     s = r.get("samples") or [[], []]
