@@ -186,7 +186,7 @@ int cmd_profile(int argc, char **argv) {
      * (a VM without a PMU) is only a note */
     if (p && kl_profile_bottleneck(p) == KL_BOTTLENECK_UNKNOWN &&
         kl_profile_note(p) && i == 0) {
-      bool device = kl_case_backend(c) == KL_BACKEND_CUDA;
+      bool device = kl_case_on_gpu(c);
       cli_error("%s%s",
                 device ? "no counters: " : "note: ", kl_profile_note(p));
       if (device) status = EXIT_FAILED;

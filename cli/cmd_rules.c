@@ -138,7 +138,7 @@ static int from_case(const kl_rules *rs, const kl_case *c,
     const kl_profile *p = kl_report_profile(r, i);
     if (!p) continue;
     if (kl_profile_bottleneck(p) == KL_BOTTLENECK_UNKNOWN &&
-        kl_profile_note(p) && kl_case_backend(c) == KL_BACKEND_CUDA) {
+        kl_profile_note(p) && kl_case_on_gpu(c)) {
       cli_error("no counters: %s", kl_profile_note(p));
       status = EXIT_FAILED;
       break;

@@ -168,6 +168,12 @@ KL_EXTERN(const char *) kl_case_kernel_path(const kl_case *c);
 /** The kernel's function name as the case spells it: maybe qualified
  *  ("ns::kern"), maybe with template arguments ("kern<float, 128>"). */
 KL_EXTERN(const char *) kl_case_entry(const kl_case *c);
+/** A python case's kernel.device: "cuda" (torch tensors, the CUPTI timer)
+ *  or "host" (buffers, the host timer); NULL for other backends. */
+KL_EXTERN(const char *) kl_case_python_device(const kl_case *c);
+/** 1 when the case's code runs on a CUDA device: a cuda case, or a python
+ *  case whose kernel.device is cuda; 0 on the host. */
+KL_EXTERN(int) kl_case_on_gpu(const kl_case *c);
 /** Path of program.md, or NULL when the case has no brief. */
 KL_EXTERN(const char *) kl_case_program_path(const kl_case *c);
 /** The case's own rule files (`rules:`), added on top of the defaults by

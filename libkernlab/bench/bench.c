@@ -390,9 +390,9 @@ static int profile_build(json_object *reply, const kl_case *c, int shape,
   int rc = kl__worker_reply_status(reply, "profile");
   if (rc == KL_EUNSUPPORTED) {
     const kl_error *err = kl_error_last();
-    return kl__profile_unavailable(
-        &e->profile, &in, c->backend == KL_BACKEND_CUDA ? "cuda" : "host",
-        err ? err->text : "no counters");
+    return kl__profile_unavailable(&e->profile, &in,
+                                   kl_case_on_gpu(c) ? "cuda" : "host",
+                                   err ? err->text : "no counters");
   }
   return rc < 0 ? rc : kl__profile_from_reply(&e->profile, reply, &in);
 }
@@ -441,8 +441,7 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
                          int cold) {
   double peak_gbps = 0, l2 = 0;
   int rc;
-  if (c->backend == KL_BACKEND_CUDA &&
-      (rc = kl__worker_memory(&peak_gbps, &l2, w)) < 0)
+  if (kl_case_on_gpu(c) && (rc = kl__worker_memory(&peak_gbps, &l2, w)) < 0)
     return worker_failure(r, rc, NULL, "reading the device's bandwidth");
   for (size_t i = 0; i < r->nshapes; i++) {
     shape_entry *e = &r->shapes[i];
@@ -450,7 +449,7 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
     int s = kl_case_shape_find(c, e->res.name);
     if (!e->res.timed || kl_case_roofline(&bytes, NULL, c, s) < 0 || bytes <= 0)
       continue;
-    if (c->backend == KL_BACKEND_CUDA) {
+    if (kl_case_on_gpu(c)) {
       if (peak_gbps <= 0 || (!cold && bytes < 4 * l2)) continue;
       bound_us = bytes / (peak_gbps * 1e3);
       slack = ROOFLINE_SLACK_DEVICE;
@@ -472,7 +471,7 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
                   "work skipped or hidden from the timer",
                   e->res.name, t, bytes, bytes / (t * 1e3), bound_us / t,
                   bytes / (bound_us * 1e3),
-                  c->backend == KL_BACKEND_CUDA ? ", DRAM peak" : ", memcpy");
+                  kl_case_on_gpu(c) ? ", DRAM peak" : ", memcpy");
   }
   return 0;
 }
@@ -604,11 +603,6 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
                       const kl_bench_options *o, bool compare,
                       const kl__bench_plugins *p) {
   *out = NULL;
-  if (o->profile && c->backend == KL_BACKEND_PYTHON)
-    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
-                     "case '%s': profiles of python cases are not built yet "
-                     "(kl bench and kl compare time them)",
-                     c->name);
   if (!p->oracle || (has_candidate(o) && !p->candidate))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "a bench needs the oracle's plugin%s",
@@ -619,7 +613,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   if (rc < 0) return rc;
   char **pnames = NULL;
   size_t npnames = 0;
-  if (o->profile && c->backend == KL_BACKEND_CUDA &&
+  if (o->profile && kl_case_on_gpu(c) &&
       (rc = kl__profile_names(&pnames, &npnames, o->profile)) < 0) {
     kl_report_free(r);
     return rc;
@@ -651,8 +645,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   kl__free(pyworker);
   if (rc < 0) goto done;
   snprintf(r->sandbox, sizeof(r->sandbox), "%s", kl__worker_sandbox(w));
-  if (c->backend == KL_BACKEND_CUDA ||
-      (c->backend == KL_BACKEND_PYTHON && !c->python_host)) {
+  if (kl_case_on_gpu(c)) {
     r->device.size = sizeof(r->device);
     if ((rc = kl_worker_device(&r->device, w)) < 0) {
       rc = setup_failure(r, rc, cand);

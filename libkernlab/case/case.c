@@ -157,6 +157,14 @@ const char *kl_case_kernel_path(const kl_case *c) {
 const char *kl_case_entry(const kl_case *c) {
   return c->entry;
 }
+int kl_case_on_gpu(const kl_case *c) {
+  return c->backend == KL_BACKEND_CUDA ||
+         (c->backend == KL_BACKEND_PYTHON && !c->python_host);
+}
+const char *kl_case_python_device(const kl_case *c) {
+  if (c->backend != KL_BACKEND_PYTHON) return NULL;
+  return c->python_host ? "host" : "cuda";
+}
 const char *kl_case_program_path(const kl_case *c) {
   return c->program_path;
 }

@@ -353,9 +353,15 @@ static void keep_failure(kl_artifact *a, const char *base) {
 static int prepare_python(kl_artifact **out, const kl_case *c,
                           const char *candidate,
                           const kl_compile_options *opts) {
-  kl_buf desc = KL_BUF_INIT, dir = KL_BUF_INIT;
+  kl_buf desc = KL_BUF_INIT, dir = KL_BUF_INIT, module = KL_BUF_INIT;
   kl_artifact *a = NULL;
-  int rc = kl__python_case_describe(&desc, c, NULL);
+  int rc = 0;
+  /* the baseline under tunables: the module's text is the candidate */
+  if (!candidate && opts->defines && opts->defines[0]) {
+    if ((rc = kl__read_file(&module, c->kernel_path)) < 0) return rc;
+    candidate = module.ptr ? module.ptr : "";
+  }
+  rc = kl__python_case_describe(&desc, c, NULL);
   if (rc < 0 || (rc = kl_compile_cache_dir(&dir, opts)) < 0) goto done;
   if (!(a = kl__calloc(1, sizeof(*a)))) {
     rc = kl__error_oom();
@@ -366,6 +372,8 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
   kl__sha256_update(&h, "python-plugin\n", 14);
   kl__sha256_update(&h, desc.ptr, desc.size + 1);
   if (candidate) kl__sha256_update(&h, candidate, strlen(candidate) + 1);
+  for (size_t i = 0; opts->defines && opts->defines[i]; i++)
+    kl__sha256_update(&h, opts->defines[i], strlen(opts->defines[i]) + 1);
   kl__sha256_hex(&h, a->key);
   char base[PATH_MAX / 2], path_py[PATH_MAX], path_json[PATH_MAX];
   if (dir.size + 66 >= sizeof(base)) {
@@ -383,21 +391,59 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
   if (candidate) {
     if ((rc = write_file_atomic(path_py, candidate, strlen(candidate))) < 0)
       goto done;
-    /* a syntax error is the candidate's compile error */
-    const char *argv[] = {
+    /* a syntax error is the candidate's compile error; tunables replace
+     * the values of the file's top-level assignments to their names */
+    const char *argv[8 + 64] = {
         "python3",
         "-c",
         "import ast, sys\n"
-        "src = open(sys.argv[1]).read()\n"
+        "path, name, defs = sys.argv[1], sys.argv[2], sys.argv[3:]\n"
+        "src = open(path, 'rb').read()\n"
+        "def fail(line, col, msg):\n"
+        "    print('%s:%s:%s: error: %s' % (name, line, col, msg))\n"
+        "    sys.exit(1)\n"
         "try:\n"
-        "    ast.parse(src, sys.argv[2])\n"
+        "    tree = ast.parse(src, name)\n"
         "except SyntaxError as e:\n"
-        "    print('%s:%s:%s: error: %s' % (e.filename, e.lineno, e.offset, "
-        "e.msg))\n"
-        "    sys.exit(1)\n",
+        "    fail(e.lineno, e.offset, e.msg)\n"
+        "starts = [0]\n"
+        "for l in src.splitlines(True):\n"
+        "    starts.append(starts[-1] + len(l))\n"
+        "edits = []\n"
+        "for d in defs:\n"
+        "    key, _, val = d.partition('=')\n"
+        "    try:\n"
+        "        ast.parse(val, mode='eval')\n"
+        "    except SyntaxError:\n"
+        "        fail(1, 1, 'tunable %s: %r is not a Python expression' % "
+        "(key, val))\n"
+        "    hits = [n.value for n in tree.body if n.__class__.__name__ in "
+        "('Assign', 'AnnAssign') and n.value is not None and any("
+        "getattr(t, 'id', None) == key for t in getattr(n, 'targets', "
+        "[getattr(n, 'target', None)]))]\n"
+        "    if not hits:\n"
+        "        print('%s: note: tunable %s: not applied, the file assigns "
+        "no %s at the top level' % (name, key, key))\n"
+        "    for v in hits:\n"
+        "        edits.append((starts[v.lineno - 1] + v.col_offset, "
+        "starts[v.end_lineno - 1] + v.end_col_offset, val.encode()))\n"
+        "for a, b, v in sorted(edits, reverse=True):\n"
+        "    src = src[:a] + v + src[b:]\n"
+        "if edits:\n"
+        "    open(path, 'wb').write(src)\n",
         path_py,
         opts->candidate_name ? opts->candidate_name : "candidate.py",
         NULL};
+    size_t na = 5; /* after the file's name */
+    for (size_t i = 0; opts->defines && opts->defines[i]; i++) {
+      if (na + 2 >= KL_ARRAY_SIZE(argv)) {
+        rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "more than 64 tunables for one candidate");
+        goto done;
+      }
+      argv[na++] = opts->defines[i];
+    }
+    argv[na] = NULL;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     kl__run_result r;
@@ -428,6 +474,7 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
 done:
   kl_buf_dispose(&desc);
   kl_buf_dispose(&dir);
+  kl_buf_dispose(&module);
   if (rc < 0) {
     kl_artifact_free(a);
     return rc;

@@ -89,7 +89,7 @@ int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   local_batch b = {ex, c, ev, n, 0, PTHREAD_MUTEX_INITIALIZER, done, payload};
   size_t nslots = ex->ndevices ? ex->ndevices : 1;
   if (nslots > n) nslots = n;
-  bool cuda = c->backend == KL_BACKEND_CUDA;
+  bool cuda = kl_case_on_gpu(c);
   if (nslots <= 1) { /* no thread for one slot */
     local_slot s = {&b, cuda && ex->ndevices ? ex->devices[0] : -1};
     slot_main(&s);
@@ -157,8 +157,7 @@ int kl__local_parse_devices(kl_executor *ex, const char *list,
  * (a worker counts them); one slot for host cases. */
 static int local_devices(kl_executor *ex, const kl_case *c) {
   if (ex->kind != EXEC_LOCAL || ex->devices_known) return 0;
-  if (c->backend != KL_BACKEND_CUDA)
-    return kl__local_parse_devices(ex, "0", "devices");
+  if (!kl_case_on_gpu(c)) return kl__local_parse_devices(ex, "0", "devices");
   /* every visible GPU: ask a worker how many there are */
   kl_worker_options wo = KL_WORKER_OPTIONS_INIT;
   wo.worker_path = ex->worker_path;

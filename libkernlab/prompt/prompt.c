@@ -64,7 +64,49 @@ static int launcher_declaration(kl_buf *b, const kl_case *c, bool cuda) {
   return kl__buf_status(b);
 }
 
+/* A python case's rules: the file, forward's contract, what is timed. */
+static int python_rules(kl_buf *b, const kl_case *c, const char *sig) {
+  const char *device = kl_case_python_device(c);
+  bool host = device && strcmp(device, "host") == 0;
+  return kl__buf_printf(
+      b,
+      "You make the Python operator of the case '%s' faster without "
+      "changing what it computes. kernlab checks every reply on fresh random "
+      "inputs against the case's oracle, then times it against the current "
+      "best with cold caches; only a statistically clear gain is kept.\n\n"
+      "Rules for every reply:\n"
+      "- Send the complete candidate file in one fenced ```python block: "
+      "its imports, every kernel and helper it needs, and forward. No "
+      "elisions (\"rest unchanged\", \"...\"), no stubs, no TODOs: such "
+      "replies are rejected unread.\n"
+      "- Keep forward at the top level, taking the case's inputs and inouts "
+      "in order:\n    %s\n"
+      "  It returns the outputs (one value, or a tuple in the case's order) "
+      "and updates inouts in place. %s\n"
+      "- Write the kernels in whatever is importable there: Triton, CuTe "
+      "DSL, cuTile, CuPy raw kernels, torch.utils.cpp_extension, PyTorch. "
+      "JIT compilation and autotuning happen in warm-up calls, which are "
+      "not timed; everything after is timed as it runs, allocations "
+      "included. Results kept from an earlier call are caught (fresh "
+      "inputs, outputs compared after timing).\n"
+      "- Plain ASCII only, in code and comments.\n"
+      "- Add one line `MEMO: <rule or idea>` naming the finding or idea this "
+      "version targets (e.g. `MEMO: fuse the five kernels into one Triton "
+      "kernel`).\n"
+      "- A module constant you are unsure of may be left to a search: "
+      "assign its default at the top level (`BLOCK = 1024`) and declare its "
+      "candidates in a comment line `# @tunable BLOCK: 256, 512, 1024`; "
+      "kernlab measures them for you.\n",
+      kl_case_name(c), sig,
+      host ? "Its values are host buffers (numpy arrays, array.array); "
+             "the call is timed on the host."
+           : "Its values are torch tensors on the GPU; every kernel it "
+             "launches, on any stream, is timed by CUPTI, copies and "
+             "memsets included.");
+}
+
 static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
+  if (kl_case_backend(c) == KL_BACKEND_PYTHON) return python_rules(b, c, sig);
   bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   kl_buf launcher = KL_BUF_INIT;
   int rc = launcher_declaration(&launcher, c, cuda);
@@ -166,6 +208,17 @@ static int best_kernel(kl_buf *b, const kl_prompt_inputs *in) {
     if (rc < 0) return rc;
     code = t.ptr ? t.ptr : "";
   }
+  if (kl_case_backend(in->c) == KL_BACKEND_PYTHON) {
+    kl__buf_printf(b, "%s (Python; uses ",
+                   in->best_code ? "The current best candidate"
+                                 : "The case's module, its forward the "
+                                   "baseline and the best so far");
+    kl__py_dsls(b, code);
+    kl__buf_printf(b, "):\n```python\n%s%s```\n", code,
+                   code[0] && code[strlen(code) - 1] == '\n' ? "" : "\n");
+    kl_buf_dispose(&t);
+    return kl__buf_status(b);
+  }
   kl__buf_printf(b, "%s (%s):\n```%s\n%s%s```\n",
                  in->best_code ? "The current best kernel"
                                : "The baseline kernel, the best so far",
@@ -204,8 +257,12 @@ static int launch_geometry(kl_buf *b, const kl_case *c, const char *sig) {
                      (long long)l.shared_bytes);
     kl__buf_putc(b, '\n');
   }
+  bool python = kl_case_backend(c) == KL_BACKEND_PYTHON;
   for (size_t i = 0; i < kl_case_tunable_count(c); i++) {
-    kl__buf_printf(b, "%s %s:", i ? ";" : "Tunables (macros):",
+    kl__buf_printf(b, "%s %s:",
+                   i        ? ";"
+                   : python ? "Tunables (module constants):"
+                            : "Tunables (macros):",
                    kl_case_tunable_name(c, i));
     for (size_t j = 0; j < kl_case_tunable_value_count(c, i); j++)
       kl__buf_printf(b, " %s", kl_case_tunable_value(c, i, j));

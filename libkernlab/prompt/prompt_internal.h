@@ -15,4 +15,15 @@ int kl__entry_signature(char **out, const kl_case *c);
  * KL_EINVALID when the baseline does not define the entry. */
 int kl__launcher_params(char **out, const kl_case *c);
 
+/* Python source (python_source.c). The parameters of the last top-level
+ * `def NAME(...)` in src, white space collapsed and comments dropped; *out
+ * NULL when src defines none. */
+int kl__py_def_params(char **out, const char *src, const char *name);
+/* How many positional arguments such parameters accept: at least
+ * *required, at most *most (SIZE_MAX with *args); `self` not counted. */
+int kl__py_arity(const char *params, size_t *required, size_t *most);
+/* The kernel languages src imports at top level, as a list for people
+ * ("Triton, PyTorch"), appended to out; "plain Python" when none. */
+int kl__py_dsls(kl_buf *out, const char *src);
+
 #endif /* KL_PROMPT_INTERNAL_H */

@@ -182,12 +182,34 @@ static char *param_types(const char *params) {
   return kl__buf_detach(&b); /* NULL when a write failed */
 }
 
+/* A python case's: `def forward(x, y)` from its module. */
+static int python_signature(char **out, const char *module, const char *path) {
+  char *params = NULL;
+  int rc = kl__py_def_params(&params, module, "forward");
+  if (rc < 0) return rc;
+  if (!params)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "%s: the module does not define 'forward'", path);
+  kl_buf b = KL_BUF_INIT;
+  kl__buf_printf(&b, "def forward(%s)", params);
+  kl__free(params);
+  if ((rc = kl__buf_status(&b)) == 0) *out = kl__buf_detach(&b);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
 int kl__entry_signature(char **out, const kl_case *c) {
   *out = NULL;
   const char *entry = kl_case_entry(c);
   kl_buf base = KL_BUF_INIT;
   int rc = kl__read_file(&base, kl_case_kernel_path(c));
   if (rc < 0) return rc;
+  if (kl_case_backend(c) == KL_BACKEND_PYTHON) {
+    rc =
+        python_signature(out, base.ptr ? base.ptr : "", kl_case_kernel_path(c));
+    kl_buf_dispose(&base);
+    return rc;
+  }
   char *clean = base.ptr ? kl__c_blank(base.ptr, base.size, false) : NULL;
   char *text = base.ptr ? kl__c_blank(base.ptr, base.size, true) : NULL;
   kl_buf_dispose(&base);
@@ -261,24 +283,42 @@ static bool contains_ci(const char *s, size_t n, const char *word) {
   return false;
 }
 
-/* The comment part of a line (from a // or a block comment), or NULL. */
-static const char *comment_part(const char *s, size_t n, size_t *len) {
-  for (size_t i = 0; i + 1 < n; i++)
-    if (s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '*')) {
+/* The comment part of a line (from a // or a block comment; in Python
+ * from a # outside a string), or NULL. */
+static const char *comment_part(const char *s, size_t n, size_t *len,
+                                bool python) {
+  char quote = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (python) {
+      if (quote) {
+        if (s[i] == '\\')
+          i++;
+        else if (s[i] == quote)
+          quote = 0;
+      } else if (s[i] == '\'' || s[i] == '"') {
+        quote = s[i];
+      } else if (s[i] == '#') {
+        *len = n - i;
+        return s + i;
+      }
+    } else if (i + 1 < n && s[i] == '/' &&
+               (s[i + 1] == '/' || s[i + 1] == '*')) {
       *len = n - i;
       return s + i;
     }
+  }
   return NULL;
 }
 
-/* A line that is only dots, bare or in a comment: "...", "// ...". */
+/* A line that is only dots, bare or in a comment: "...", "// ...",
+ * "# ...". */
 static bool dots_only(const char *s, size_t n) {
   size_t i = 0, dots = 0;
-  while (i < n && (isspace((unsigned char)s[i]) || s[i] == '/' || s[i] == '*'))
+  while (i < n && (isspace((unsigned char)s[i]) || strchr("/*#", s[i])))
     i++;
   while (i < n && s[i] == '.')
     i++, dots++;
-  while (i < n && (isspace((unsigned char)s[i]) || s[i] == '/' || s[i] == '*'))
+  while (i < n && (isspace((unsigned char)s[i]) || strchr("/*#", s[i])))
     i++;
   return dots >= 2 && i == n;
 }
@@ -298,7 +338,8 @@ static int reject(kl_reply *r, const char *fmt, ...) {
 }
 
 /* Elisions, stubs and non-ASCII bytes; 1 when one was found (r->reason). */
-static int check_lines(kl_reply *r, const char *code, int first_line) {
+static int check_lines(kl_reply *r, const char *code, int first_line,
+                       bool python) {
   int line = first_line;
   for (size_t i = 0; code[i]; line++) {
     size_t e = line_end(code, i), n = e - i;
@@ -313,17 +354,17 @@ static int check_lines(kl_reply *r, const char *code, int first_line) {
     if (dots_only(code + i, n))
       return reject(r,
                     "line %d: an elision ('...'): send the complete "
-                    "kernel section, every line of it",
+                    "code, every line of it",
                     line) < 0
                  ? -1
                  : 1;
     size_t clen = 0;
-    const char *c = comment_part(code + i, n, &clen);
+    const char *c = comment_part(code + i, n, &clen, python);
     for (size_t k = 0; c && k < KL_ARRAY_SIZE(elisions); k++)
       if (contains_ci(c, clen, elisions[k]))
         return reject(r,
                       "line %d: an elision ('%s'): send the complete "
-                      "kernel section, every line of it",
+                      "code, every line of it",
                       line, elisions[k]) < 0
                    ? -1
                    : 1;
@@ -442,8 +483,123 @@ int kl__launcher_params(char **out, const kl_case *c) {
   return rc;
 }
 
+/* A reply that is only Python: its first non-blank line (MEMO lines
+ * aside) starts like a module. */
+static size_t bare_python(const char *t, block *b) {
+  static const char *const starts[] = {"import ", "from ",  "def ",  "@",
+                                       "#",       "class ", "\"\"\""};
+  size_t i = 0;
+  for (;;) {
+    size_t s = i + strspn(t + i, " \t\r");
+    if (!t[s]) return 0;
+    if (t[s] != '\n' && strncmp(t + s, "MEMO:", 5) != 0) break;
+    i = next_line(t, i);
+  }
+  for (size_t k = 0; k < KL_ARRAY_SIZE(starts); k++)
+    if (strncmp(t + i, starts[k], strlen(starts[k])) == 0) {
+      b[0].start = i;
+      b[0].end = strlen(t);
+      b[0].line = line_at(t, i);
+      return 1;
+    }
+  return 0;
+}
+
+/* A python case's reply: one block defining forward at top level, taking
+ * the case's inputs and inouts as positional arguments. */
+static int parse_python(kl_reply *r, const char *text, const kl_case *c) {
+  kl_buf base = KL_BUF_INIT, names = KL_BUF_INIT;
+  int rc = kl__read_file(&base, kl_case_kernel_path(c));
+  if (rc < 0) return rc;
+  char *want = NULL, *got = NULL;
+  if ((rc = kl__py_def_params(&want, base.ptr ? base.ptr : "", "forward")) < 0)
+    goto done;
+  if (!want) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                   "%s: the module does not define 'forward'",
+                   kl_case_kernel_path(c));
+    goto done;
+  }
+  size_t ninputs = 0; /* what the worker passes: inputs and inouts */
+  for (size_t i = 0; i < kl_case_param_count(c); i++) {
+    kl_param_info p = KL_PARAM_INFO_INIT;
+    if (kl_case_param(&p, c, i) == 0 &&
+        (p.role == KL_ROLE_INPUT || p.role == KL_ROLE_INOUT))
+      kl__buf_printf(&names, "%s%s", ninputs++ ? ", " : "", p.name);
+  }
+  kl__buf_puts(&names, "");
+  if ((rc = kl__buf_status(&names)) < 0) goto done;
+  block b[MAX_BLOCKS];
+  size_t nb = fenced(text, b);
+  if (nb == 0) nb = bare_python(text, b);
+  size_t pick = nb, defining = 0;
+  for (size_t i = 0; i < nb; i++) {
+    char *code = kl__strndup(text + b[i].start, b[i].end - b[i].start);
+    char *params = NULL;
+    if (!code || kl__py_def_params(&params, code, "forward") < 0) {
+      kl__free(code);
+      rc = kl__error_oom();
+      goto done;
+    }
+    kl__free(code);
+    if (!params) continue;
+    if (defining++ == 0) {
+      pick = i;
+      got = params;
+    } else {
+      kl__free(params);
+    }
+  }
+  size_t required = 0, most = 0, memo_at = 0;
+  if (got) kl__py_arity(got, &required, &most);
+  if ((rc = take_memo(r, text, &memo_at)) < 0) {
+  } else if (nb == 0) {
+    rc = reject(r, "no code: put the complete Python file in one fenced "
+                   "block (```python ... ```)");
+  } else if (defining == 0) {
+    rc = reject(r,
+                "the code defines no top-level 'forward': keep "
+                "'def forward(%s)' (the case calls it with %s)",
+                want, names.ptr);
+  } else if (defining > 1) {
+    rc = reject(r,
+                "%zu code blocks define 'forward': send the Python file in "
+                "one block",
+                defining);
+  } else if (ninputs < required || ninputs > most) {
+    rc = reject(r,
+                "line %d: 'forward' takes (%s); the case calls it with %zu "
+                "positional argument%s (%s)",
+                b[pick].line, got, ninputs, ninputs == 1 ? "" : "s", names.ptr);
+  } else if (!(r->code = code_without_memo(text, &b[pick]))) {
+    rc = kl__error_oom();
+  } else if ((rc = check_lines(r, r->code, b[pick].line, true)) != 0) {
+    rc = rc < 0 ? rc : 0;
+  } else if (!r->memo) {
+    rc = reject(r, "no 'MEMO:' line: add one line naming the rule or idea "
+                   "this version targets");
+  }
+done:
+  kl__free(want);
+  kl__free(got);
+  kl_buf_dispose(&names);
+  kl_buf_dispose(&base);
+  return rc;
+}
+
 int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   *out = NULL;
+  if (kl_case_backend(c) == KL_BACKEND_PYTHON) {
+    kl_reply *r = kl__calloc(1, sizeof(*r));
+    if (!r) return kl__error_oom();
+    int rc = parse_python(r, text, c);
+    if (rc < 0) {
+      kl_reply_free(r);
+      return rc;
+    }
+    *out = r;
+    return 0;
+  }
   const char *entry = kl_case_entry(c);
   kl_buf base = KL_BUF_INIT;
   int rc = kl__read_file(&base, kl_case_kernel_path(c));
@@ -543,7 +699,7 @@ int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
                 b[pick].line, defined, got, own_launch ? want_launcher : want);
   } else if (!(r->code = code_without_memo(text, &b[pick]))) {
     rc = kl__error_oom();
-  } else if ((rc = check_lines(r, r->code, b[pick].line)) != 0) {
+  } else if ((rc = check_lines(r, r->code, b[pick].line, false)) != 0) {
     rc = rc < 0 ? rc : 0;
   } else if (!r->memo) {
     rc = reject(r, "no 'MEMO:' line: add one line naming the rule or idea "

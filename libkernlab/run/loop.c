@@ -193,7 +193,7 @@ static int write_verdict(const kl_run *r, const iteration *it) {
                    it->gate,
                    it->memo,
                    it->parent_id,
-                   r->c->backend == KL_BACKEND_CUDA,
+                   kl_case_on_gpu(r->c),
                    kl_case_roofline(&bytes, NULL, r->c, 0) == 0 && bytes > 0,
                    it->has_reply,
                    it->timed,

@@ -430,11 +430,6 @@ static int start(kl_run *r) {
 int kl_run_optimize(kl_run **out, const kl_case *c,
                     const kl_run_options *opts) {
   *out = NULL;
-  if (c->backend == KL_BACKEND_PYTHON)
-    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
-                     "case '%s': kl run does not optimize python cases yet "
-                     "(kl bench and kl compare do)",
-                     c->name);
   kl_run *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
   r->lock_fd = -1;

@@ -11,7 +11,7 @@ compare start kl-pyworker in the sandbox and run tests/python/cases/saxpy_py
            syntax error: COMPILE_ERROR at the file's line and column;
            all with the documented exit statuses (0, 3, 3)
   missing  a case whose module is not there: exit 2, path:line:column
-  not yet  kl run and kl profile refuse a python case, saying so
+(kl run and kl profile of python cases: test_python_run.py)
 usage: test_python_case.py KL SOURCE_DIR
 """
 import json
@@ -83,19 +83,6 @@ check(p.returncode == 2 and "case.yaml:10:11:" in p.stderr and
       "ops.py" in p.stderr,
       "a missing module: exit 2 at its line and column: %d %s"
       % (p.returncode, p.stderr.strip()[:300]))
-
-# what is not built for python cases yet says so (exit 1, not possible here)
-for verb, words in ((["profile", CASE], "profiles of python cases are not "
-                     "built yet"),
-                    (["run", CASE, "--iterations", "1"], "kl run does not "
-                     "optimize python cases yet")):
-    p = subprocess.run([KL] + verb, capture_output=True, text=True,
-                       env=dict(ENV, KL_LLM_PROVIDER="anthropic",
-                                ANTHROPIC_API_KEY="sk-not-used"),
-                       timeout=120)
-    check(p.returncode == 1 and words in p.stderr,
-          "kl %s on a python case: %d %s" % (verb[0], p.returncode,
-                                            p.stderr.strip()[:200]))
 
 shutil.rmtree(TMP, ignore_errors=True)
 if FAILS:
