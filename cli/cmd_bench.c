@@ -37,6 +37,10 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
   if (kl_report_objective(&obj, r) == 0)
     printf("objective: %.3f [%.3f, %.3f] %s\n", obj.speedup, obj.ci_low,
            obj.ci_high, kl_decision_name(obj.decision));
+  kl_buf notes = KL_BUF_INIT;
+  if (kl_report_python_notes_text(&notes, r) == 0 && notes.size)
+    fputs(notes.ptr, stdout);
+  kl_buf_dispose(&notes);
   kl_device_info dev = KL_DEVICE_INFO_INIT;
   if (kl_report_device(&dev, r) == 0)
     printf("device %s (%d SMs, max SM clock %.0f MHz)\n", dev.name, dev.sms,

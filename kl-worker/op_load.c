@@ -64,6 +64,32 @@ static const kl_plugin *open_plugin(const char *path, char *err,
   return pl;
 }
 
+void klw_op_notes(json_object *req) {
+  json_object *p;
+  const kl_plugin *pl = json_object_object_get_ex(req, "plugin", &p)
+                            ? klw_plugin_at(json_object_get_int64(p))
+                            : NULL;
+  if (!pl) {
+    klw_reply_error("notes: no such plugin");
+    return;
+  }
+  const char *text =
+      pl->struct_size >= offsetof(kl_plugin, notes) + sizeof(pl->notes) &&
+              pl->notes
+          ? pl->notes()
+          : NULL;
+  json_object *notes = text ? json_tokener_parse(text) : NULL;
+  if (text && !json_object_is_type(notes, json_type_object)) {
+    json_object_put(notes);
+    klw_reply_error("notes: the plugin's notes are not a JSON object");
+    return;
+  }
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(1));
+  json_object_object_add(o, "notes", notes);
+  klw_reply(o);
+}
+
 void klw_op_load(json_object *req) {
   json_object *p;
   if (!json_object_object_get_ex(req, "path", &p)) {

@@ -15,6 +15,7 @@
  *                                                -> counters (op_profile.c)
  *   {"op":"metric_passes","metrics":[...],"chip":C} -> {"passes":P}
  *   {"op":"device"(,"memory":1)}                 -> devices (op_device.c)
+ *   {"op":"notes","plugin":N}                    -> {"notes":{..}|null}
  *   {"op":"quit"}
  * Failures the worker survives answer {"ok":false,"error":"..."}; a crash
  * or hang is the parent's to notice.
@@ -35,7 +36,8 @@ static const struct {
 } ops[] = {
     {"load", klw_op_load},       {"check", klw_op_check},
     {"time", klw_op_time},       {"device", klw_op_device},
-    {"profile", klw_op_profile}, {"metric_passes", klw_op_metric_passes}};
+    {"profile", klw_op_profile}, {"metric_passes", klw_op_metric_passes},
+    {"notes", klw_op_notes}};
 
 __attribute__((visibility("default"))) int
 kl_worker_serve(kl_plugin_loader load) {

@@ -49,6 +49,9 @@ double klw_now_us(void);
 /* {"op":"load","path":P}: dlopen a plugin (or have the loader make it),
  * give it the next id. */
 void klw_op_load(json_object *req);
+/* {"op":"notes","plugin":N} -> {"ok":true,"notes":{...}|null}: what the
+ * plugin noticed about its calls (kl_plugin.notes). */
+void klw_op_notes(json_object *req);
 /* Who makes the plugins loads name (NULL: dlopen), for serve.c. */
 void klw_set_loader(kl_plugin_loader load);
 /* A loaded plugin by id, or NULL. */

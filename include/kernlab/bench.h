@@ -102,6 +102,19 @@ KL_EXTERN(const char *) kl_report_reason(const kl_report *r);
 KL_EXTERN(const char *) kl_report_gate(const kl_report *r);
 /** The compiler's output when the verdict is COMPILE_ERROR, else NULL. */
 KL_EXTERN(const char *) kl_report_compile_log(const kl_report *r);
+/** A python case's notes on one side's calls (candidate 0: the baseline
+ *  or the best it was compared with; 1: the candidate), as the text of a
+ *  JSON object: "shapes" (each shape's first_call_ms and second_call_ms:
+ *  JIT compilation and autotuning happen in the first, untimed; on the
+ *  GPU the allocations, allocated_bytes and device_mallocs of one call
+ *  after it), "autotuned" (each Triton autotuner's kernel and chosen
+ *  config) and "jit_kernels" (compiled variants per kernel). NULL when
+ *  there are none (other backends). */
+KL_EXTERN(const char *) kl_report_python_notes(const kl_report *r,
+                                               int candidate);
+/** The same notes for people, a line per side and shape, appended to out
+ *  (nothing when there are none). */
+KL_EXTERN(int) kl_report_python_notes_text(kl_buf *out, const kl_report *r);
 
 /** One shape's results. Times are microseconds. */
 typedef struct kl_shape_result {

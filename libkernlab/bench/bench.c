@@ -50,6 +50,8 @@ void kl_report_free(kl_report *r) {
   kl__free(r->candidate_name);
   kl__free(r->reason);
   kl__free(r->compile_log);
+  kl__free(r->notes_baseline);
+  kl__free(r->notes_candidate);
   kl__free(r->seeds);
   for (size_t i = 0; r->shapes && i < r->nshapes; i++) {
     kl__free(r->shapes[i].name);
@@ -718,6 +720,14 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
       goto done;
   }
   if (compare && r->verdict == KL_VERDICT_OK) rc = objective(r, c);
+  /* what the Python worker saw of the calls: warm-up, allocations */
+  if (rc == 0 && c->backend == KL_BACKEND_PYTHON) {
+    if ((compare || !cand) &&
+        kl__worker_notes(&r->notes_baseline, w, reference_side) < 0)
+      kl_error_clear();
+    if (cand && kl__worker_notes(&r->notes_candidate, w, cand_id) < 0)
+      kl_error_clear();
+  }
 done:
   for (size_t i = 0; replies && i < r->nshapes; i++)
     json_object_put(replies[i]);

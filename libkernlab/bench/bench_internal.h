@@ -40,6 +40,9 @@ struct kl_report {
   kl_device_info device;
   char timer[16];
   char sandbox[192]; /* the worker's sandbox (JSON object), or empty */
+  /* python cases: what kl-pyworker noticed of each side's calls (JSON
+   * objects: warm-up, allocations, autotuner configs), or NULL */
+  char *notes_baseline, *notes_candidate;
 };
 
 /* The plugins of one bench, by path (owned), and what compiling them

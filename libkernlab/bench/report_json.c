@@ -111,6 +111,10 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   }
   kl__buf_printf(&b, ",\"timer\":\"%s\"", r->timer[0] ? r->timer : "none");
   if (r->sandbox[0]) kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
+  if (r->notes_baseline || r->notes_candidate)
+    kl__buf_printf(&b, ",\"python\":{\"baseline\":%s,\"candidate\":%s}",
+                   r->notes_baseline ? r->notes_baseline : "null",
+                   r->notes_candidate ? r->notes_candidate : "null");
   kl__buf_printf(&b,
                  ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
                  "\"candidate_cached\":%s},\"worker_restarts\":%d}",
@@ -304,6 +308,18 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
                           json_object_get_boolean(v);
   }
   r->worker_restarts = (int)kl__json_num(doc, "worker_restarts");
+  json_object *py = kl__json_get(doc, "python");
+  char **notes[2] = {&r->notes_baseline, &r->notes_candidate};
+  static const char *const sides[2] = {"baseline", "candidate"};
+  for (int k = 0; py && k < 2; k++) {
+    json_object *n = kl__json_get(py, sides[k]);
+    if (n && json_object_is_type(n, json_type_object) &&
+        !(*notes[k] = kl__strdup(
+              json_object_to_json_string_ext(n, JSON_C_TO_STRING_PLAIN)))) {
+      rc = kl__error_oom();
+      goto fail;
+    }
+  }
   json_object *sb = kl__json_get(doc, "sandbox");
   if (sb && json_object_is_type(sb, json_type_object))
     snprintf(r->sandbox, sizeof(r->sandbox), "%s",

@@ -10,7 +10,11 @@
  *
  * A shape's values are its keys and every scalar param, as the case's
  * expressions see them; the module's inputs(shape, seed) reads them. */
+#define _GNU_SOURCE /* realpath */
 #include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../case/case_internal.h"
@@ -41,10 +45,15 @@ int kl__python_case_describe(kl_buf *out, const kl_case *c,
   json_object_object_add(o, "case", json_object_new_string(c->name));
   json_object_object_add(
       o, "device", json_object_new_string(c->python_host ? "host" : "cuda"));
-  json_object_object_add(o, "module", json_object_new_string(c->kernel_path));
+  /* absolute: the worker runs in its sandbox's folder, not the caller's */
+  char module[PATH_MAX], cand[PATH_MAX];
+  if (!realpath(c->kernel_path, module))
+    snprintf(module, sizeof(module), "%s", c->kernel_path);
+  if (candidate_path && !realpath(candidate_path, cand))
+    snprintf(cand, sizeof(cand), "%s", candidate_path);
+  json_object_object_add(o, "module", json_object_new_string(module));
   json_object_object_add(o, "candidate",
-                         candidate_path ? json_object_new_string(candidate_path)
-                                        : NULL);
+                         candidate_path ? json_object_new_string(cand) : NULL);
   for (size_t p = 0; p < c->nparams; p++) {
     json_object *q = json_object_new_object();
     json_object_object_add(q, "name",

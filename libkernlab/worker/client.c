@@ -751,6 +751,26 @@ int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w) {
   return 0;
 }
 
+int kl__worker_notes(char **out, kl_worker *w, int plugin) {
+  *out = NULL;
+  int rc = ensure_running(w);
+  if (rc < 0) return rc;
+  json_object *req = json_object_new_object(), *reply = NULL, *notes;
+  json_object_object_add(req, "op", json_object_new_string("notes"));
+  json_object_object_add(req, "plugin", json_object_new_int(plugin));
+  rc = roundtrip(&reply, w, req);
+  json_object_put(req);
+  if (rc < 0) return rc;
+  if ((rc = kl__worker_reply_status(reply, "notes")) == 0 &&
+      json_object_object_get_ex(reply, "notes", &notes) &&
+      json_object_is_type(notes, json_type_object) &&
+      !(*out = kl__strdup(
+            json_object_to_json_string_ext(notes, JSON_C_TO_STRING_PLAIN))))
+    rc = kl__error_oom();
+  json_object_put(reply);
+  return rc;
+}
+
 int kl__worker_profile(json_object **reply, kl_worker *w, int plugin, int shape,
                        char *const *metrics, size_t n, uint64_t seed) {
   *reply = NULL;

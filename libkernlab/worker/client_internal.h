@@ -18,6 +18,9 @@ char *kl__find_pyworker(void);
 /* Counters of one launch of plugin at shape (the reply as the worker sent
  * it; see libkernlab/worker/op_profile.c). Crashes and timeouts are the
  * usual KL_ECRASHED / KL_ETIMEOUT; the reply may still say ok:false. */
+/* The plugin's notes (kl_plugin.notes) as the text of a JSON object, or
+ * *out NULL when it has none. */
+int kl__worker_notes(char **out, kl_worker *w, int plugin);
 int kl__worker_profile(json_object **reply, kl_worker *w, int plugin, int shape,
                        char *const *metrics, size_t n, uint64_t seed);
 /* Check metric names and count passes: offline for a named chip (e.g.

@@ -6,7 +6,8 @@ compare start kl-pyworker in the sandbox and run tests/python/cases/saxpy_py
   bench    the baseline (the module's forward) is correct at both shapes
            against the module's reference() and timed
   compare  a list-comprehension candidate: OK, correct, timed beside the
-           baseline (no speed is asserted: this is a loaded CI machine);
+           baseline (no speed is asserted: this is a loaded CI machine),
+           each side's first two calls per shape noted (warm-up);
            a wrong one: INCORRECT naming the output and the mismatches; a
            syntax error: COMPILE_ERROR at the file's line and column;
            all with the documented exit statuses (0, 3, 3)
@@ -60,6 +61,22 @@ check(rc == 0 and r.get("verdict") == "OK" and len(shapes) == 2 and
           (s.get("baseline") or {}).get("median_us") for s in shapes),
       "kl compare, a comprehension: correct and timed beside the baseline: "
       "%s %s" % (json.dumps(r)[:300], err[-300:]))
+notes = r.get("python") or {}
+for side in ("baseline", "candidate"):
+    got = [(s.get("shape"), s.get("first_call_ms", 0) > 0,
+            s.get("second_call_ms", 0) > 0)
+           for s in (notes.get(side) or {}).get("shapes", [])]
+    check(got == [("2k", True, True), ("odd", True, True)],
+          "the %s's first two calls per shape are noted: %s"
+          % (side, notes.get(side)))
+
+# relative paths, as a user types them, from the case's parent folder
+p = subprocess.run([KL, "bench", os.path.basename(CASE), "--json",
+                    "--time-cap-ms", "200"], capture_output=True, text=True,
+                   env=ENV, timeout=600, cwd=os.path.dirname(CASE))
+check(p.returncode == 0 and '"verdict":"OK"' in p.stdout.replace(" ", ""),
+      "kl bench of a python case by a relative path: %d %s"
+      % (p.returncode, p.stderr[-300:]))
 
 rc, r, err = kl("compare", CASE, "--candidate", os.path.join(cand, "wrong.py"))
 check(rc == 3 and r.get("verdict") == "INCORRECT" and

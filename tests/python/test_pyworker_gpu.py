@@ -15,7 +15,10 @@
   kl       the same softmax as a case folder (backend: python, device:
            cuda) through kl bench and kl compare as a user runs them: the
            worker in the sandbox imports torch and triton, the Triton
-           candidate is correct and timed beside the baseline
+           candidate is correct and timed beside the baseline; the notes
+           show the baseline's allocations, Triton's JIT in the first call
+           and an autotuner's choice; kl profile has a range per kernel of
+           the PyTorch forward
 usage: test_pyworker_gpu.py BUILD_DIR SOURCE_DIR KL
 """
 import json
@@ -248,6 +251,12 @@ os.makedirs(os.path.join(CASE, "candidates"))
 shutil.copy(files["ops"], os.path.join(CASE, "ops.py"))
 shutil.copy(files["triton_fused"], os.path.join(CASE, "candidates",
                                                 "triton_fused.py"))
+with open(os.path.join(CASE, "candidates", "autotuned.py"), "w") as f:
+    f.write(TRITON.replace("@triton.jit", """@triton.autotune(
+    configs=[triton.Config({}, num_warps=2), triton.Config({}, num_warps=4),
+             triton.Config({}, num_warps=8)],
+    key=["cols"])
+@triton.jit"""))
 with open(os.path.join(CASE, "case.yaml"), "w") as f:
     f.write('''kernlab: 1
 name: softmax_py
@@ -289,6 +298,42 @@ check(rc == 0 and r.get("verdict") == "OK" and sh.get("correct") and
       (sh.get("speedup") or 0) > 1.5,
       "kl compare: the Triton candidate correct and faster than the "
       "five-kernel baseline: %s %s" % (json.dumps(r)[:400], err[-1500:]))
+notes = r.get("python") or {}
+print("  notes: %s" % json.dumps(notes)[:800])
+base = ((notes.get("baseline") or {}).get("shapes") or [{}])[0]
+check(base.get("allocations", 0) >= 3 and base.get("allocated_bytes", 0) > 0,
+      "the baseline's allocations per call are counted (its five ops make "
+      "their outputs): %s" % base)
+cnd = ((notes.get("candidate") or {}).get("shapes") or [{}])[0]
+check(cnd.get("first_call_ms", 0) > 10 * cnd.get("second_call_ms", 1e9),
+      "Triton's JIT compilation lands in the first call: %s" % cnd)
+check(any(j.get("kernel") == "softmax_rows" and j.get("variants", 0) >= 1
+          for j in (notes.get("candidate") or {}).get("jit_kernels", [])),
+      "the JIT kernel and its compiled variants are named: %s"
+      % notes.get("candidate"))
+
+rc, r, err = kl("compare", CASE, "--candidate",
+                os.path.join(CASE, "candidates", "autotuned.py"))
+tuned = ((r.get("python") or {}).get("candidate") or {}).get("autotuned", [])
+print("  autotuned: %s" % tuned)
+check(rc == 0 and r.get("verdict") == "OK" and len(tuned) == 1 and
+      tuned[0].get("kernel") == "softmax_rows" and
+      "num_warps" in (tuned[0].get("config") or ""),
+      "the autotuner's choice is reported: %s %s" % (tuned, err[-800:]))
+
+p = subprocess.run([KL, "profile", CASE, "--json"], capture_output=True,
+                   text=True, env=kenv, timeout=600)
+try:
+    pr = (json.loads(p.stdout).get("shapes") or [{}])[0].get("profile") or {}
+except ValueError:
+    pr = {}
+parts = pr.get("parts") or []
+print("  profile parts: %s" % [(x.get("name"), x.get("time_us"))
+                               for x in parts])
+check(p.returncode == 0 and len(parts) >= 3 and
+      all((x.get("time_us") or 0) > 0 for x in parts),
+      "kl profile: a range per kernel of the PyTorch forward: %s %s"
+      % ([x.get("name") for x in parts], p.stderr[-800:]))
 
 if FAILS:
     with open(os.path.join(TMP, "worker.log")) as f:
