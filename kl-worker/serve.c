@@ -33,11 +33,10 @@
 static const struct {
   const char *name;
   void (*run)(json_object *req);
-} ops[] = {
-    {"load", klw_op_load},       {"check", klw_op_check},
-    {"time", klw_op_time},       {"device", klw_op_device},
-    {"profile", klw_op_profile}, {"metric_passes", klw_op_metric_passes},
-    {"notes", klw_op_notes}};
+} ops[] = {{"load", klw_op_load},       {"check", klw_op_check},
+           {"time", klw_op_time},       {"device", klw_op_device},
+           {"profile", klw_op_profile}, {"metric_passes", klw_op_metric_passes},
+           {"notes", klw_op_notes}};
 
 __attribute__((visibility("default"))) int
 kl_worker_serve(kl_plugin_loader load) {

@@ -110,8 +110,8 @@ KL_EXTERN(const char *) kl_report_compile_log(const kl_report *r);
  *  after it), "autotuned" (each Triton autotuner's kernel and chosen
  *  config) and "jit_kernels" (compiled variants per kernel). NULL when
  *  there are none (other backends). */
-KL_EXTERN(const char *) kl_report_python_notes(const kl_report *r,
-                                               int candidate);
+KL_EXTERN(const char *)
+kl_report_python_notes(const kl_report *r, int candidate);
 /** The same notes for people, a line per side and shape, appended to out
  *  (nothing when there are none). */
 KL_EXTERN(int) kl_report_python_notes_text(kl_buf *out, const kl_report *r);
