@@ -109,6 +109,20 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def _jit_variants(fn):
+    """How many compiled variants a Triton JITFunction holds: Triton 3.x
+    keeps device_caches {device: (kernels by key, ...)}, older ones cache
+    {device: {key: kernel}}."""
+    n = 0
+    for v in (getattr(fn, "device_caches", None) or {}).values():
+        if isinstance(v, tuple) and v and isinstance(v[0], dict):
+            n += len(v[0])
+    for v in (getattr(fn, "cache", None) or {}).values():
+        if isinstance(v, dict):
+            n += len(v)
+    return n
+
+
 def _why():
     """The exception being handled, as one line plus where it was raised."""
     kind, exc, tb = sys.exc_info()
@@ -129,6 +143,7 @@ class PluginBase:
         self.desc = desc
         self.module = _import_file("kl_case_%d" % index, desc["module"])
         self.forward = self.module.forward
+        self.cand_module = None
         if desc.get("candidate"):
             cand = _import_file("kl_candidate_%d" % index, desc["candidate"])
             if not callable(getattr(cand, "forward", None)):
@@ -147,7 +162,6 @@ class PluginBase:
         self.errors = {}  # id -> bytes of the last error (kept alive)
         self.create_error = b""
         self.calls = {}  # shape -> [call record] of its first two calls
-        self.cand_module = None
 
     def _outputs(self, inst):
         """The param-indexed values of inst: its inputs, its last outputs."""
@@ -246,9 +260,7 @@ class PluginBase:
                     obj = fn
                     kind = type(obj).__name__
                 if kind == "JITFunction":
-                    cache = getattr(obj, "cache", None) or {}
-                    n = sum(len(v) for v in cache.values()
-                            if isinstance(v, dict))
+                    n = _jit_variants(obj)
                     if n:
                         jit.append({"kernel": getattr(obj, "__name__", name),
                                     "variants": n})
