@@ -40,7 +40,8 @@ static void print_param(const kl_case *c, size_t i) {
   printf("  %-10s %s%s", p.name, kl_dtype_name(p.dtype),
          p.is_pointer ? "*" : "");
   if (p.is_pointer) {
-    printf(" %s, count %s", kl_role_name(p.role), p.count);
+    printf(" %s, count %s", kl_role_name(p.role),
+           p.count ? p.count : "from the module");
     if (p.init_text && kl_case_backend(c) != KL_BACKEND_PYTHON)
       printf(", init %s", p.init_text); /* a module's inputs() makes them */
   } else if (p.value) {

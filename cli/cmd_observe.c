@@ -125,9 +125,38 @@ int cmd_observe(int argc, char **argv) {
   return status;
 }
 
+/* kl case from-kernelbench PROBLEM.py -o DIR */
+static int case_from_kernelbench(int argc, char **argv) {
+  const char *problem = NULL, *dir = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+      if (!val || !val[0])
+        return cli_usage_error("case", "%s needs a value", a);
+      dir = val;
+      i++;
+    } else if (cli_positional("case", "problem", &problem, a) != EXIT_OK) {
+      return EXIT_BAD_INPUT;
+    }
+  }
+  if (!problem || !dir)
+    return cli_usage_error("case", "from-kernelbench needs PROBLEM.py and -o");
+  kl_buf report = KL_BUF_INIT;
+  int status = EXIT_OK;
+  if (kl_case_from_kernelbench(&report, problem, dir) < 0)
+    status = cli_fail();
+  else
+    fwrite(report.ptr, 1, report.size, stdout);
+  kl_buf_dispose(&report);
+  return status;
+}
+
 int cmd_case(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "from-kernelbench") == 0)
+    return case_from_kernelbench(argc, argv);
   if (argc < 2 || strcmp(argv[1], "from-observation") != 0)
-    return cli_usage_error("case", "the only subcommand is from-observation");
+    return cli_usage_error("case", "the subcommands are from-observation and "
+                                   "from-kernelbench");
   kl_case_from_observation_options o = KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
   const char *file = NULL;
   /* --define and --type, each at most once per argument */

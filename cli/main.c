@@ -284,10 +284,12 @@ static const cli_verb cli_verbs[] = {
      "  --split R         split a bucket when p95/p25 > R (default 1.5)\n"
      "  --show FILE       summarise a recorded observation; run nothing\n"
      "  --json            the summary as JSON (docs/observe.md)\n"},
-    {"case", cmd_case, "make a case from an observation",
+    {"case", cmd_case,
+     "make a case from an observation or a KernelBench problem",
      "kl case from-observation FILE --source FILE.cu --entry NAME -o DIR "
      "[--define NAME[=V]]... [--type NAME=DTYPE]... [--share F] [--top K] "
-     "[--split R]",
+     "[--split R]\n"
+     "       kl case from-kernelbench PROBLEM.py -o DIR",
      "Writes DIR/case.yaml, kernel.cu (the source up to the entry's\n"
      "definition, without a main), the local headers it includes (\"x.h\",\n"
      "beside it as in the program) and program.md. Parameter types may be\n"
@@ -302,7 +304,16 @@ static const cli_verb cli_verbs[] = {
      "const: both marked 'confirm' in case.yaml. The case is loaded back\n"
      "and its launch geometry and scalars compared with the observation\n"
      "at every shape. Exit 2 when the signature disagrees with what was\n"
-     "observed, or DIR exists.\n"},
+     "observed, or DIR exists.\n\n"
+     "from-kernelbench reads a KernelBench problem (class Model, get_inputs,\n"
+     "get_init_inputs; read by python3's ast, not run) and writes DIR/\n"
+     "problem.py (unchanged), ops.py (Model is the baseline and the oracle;\n"
+     "models built after torch.manual_seed(42) as KernelBench does),\n"
+     "case.yaml (a python case on cuda: Model.forward's inputs, its outputs,\n"
+     "the module constants as the shape's values, tolerance 1e-2) and\n"
+     "program.md. Candidates define class ModelNew (KernelBench's format)\n"
+     "or forward. Exit 2 when the file is not such a problem (at its line\n"
+     "and column) or DIR exists.\n"},
     {"export", cmd_export, "write the best kernel back into the program",
      "kl export CASE --to FILE [--kernel FILE] [--verify CMD] [--observe CMD] "
      "[--repeat N] [--cwd DIR] [--json]",

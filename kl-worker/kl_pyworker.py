@@ -19,7 +19,9 @@ The case's module (ops.py) defines
     forward(*inputs)     -> the outputs: the baseline
 Both update the inouts in place (reference on copies of its own).
 and a candidate file defines forward(*inputs) the same way, in any DSL
-importable here (PyTorch, Triton, CuPy, CuTe DSL, cuTile ...). A host case
+importable here (PyTorch, Triton, CuPy, CuTe DSL, cuTile ...). A module
+may also define forward_of(candidate_module) -> forward, for candidates in
+another form (a KernelBench case's ModelNew class). A host case
 ("device": "host") passes objects with the buffer protocol instead (numpy
 arrays, array.array), timed by the worker's host timer.
 
@@ -146,9 +148,13 @@ class PluginBase:
         self.cand_module = None
         if desc.get("candidate"):
             cand = _import_file("kl_candidate_%d" % index, desc["candidate"])
-            if not callable(getattr(cand, "forward", None)):
+            adapt = getattr(self.module, "forward_of", None)
+            if callable(getattr(cand, "forward", None)):
+                self.forward = cand.forward
+            elif callable(adapt):  # e.g. a KernelBench ModelNew
+                self.forward = adapt(cand)
+            else:
                 raise ValueError("%s defines no forward()" % desc["candidate"])
-            self.forward = cand.forward
             self.cand_module = cand
         self.params = desc["params"]
         self.roles = [ROLES[p["role"]] for p in self.params]

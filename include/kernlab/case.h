@@ -258,6 +258,18 @@ KL_EXTERN(int)
 kl_case_new(kl_buf *out_path, const char *name,
             const kl_case_new_options *opts);
 
+/** Make the case folder `dir` (which must not exist) from a KernelBench
+ *  problem file: a `Model` nn.Module, `get_inputs()`, `get_init_inputs()`
+ *  and the module constants they read. The problem is read by python3's
+ *  ast, never run. The folder gets problem.py (unchanged), ops.py (the
+ *  contract: Model is the baseline and oracle, a candidate defines
+ *  ModelNew or forward), case.yaml (the constants are the shape's values)
+ *  and program.md; a line per file written goes to `report`.
+ *  @return 0, KL_EEXISTS, KL_EINVALID (not a KernelBench problem: a
+ *  one-line error at its line and column), KL_ENOTFOUND (no python3), KL_EIO. */
+KL_EXTERN(int)
+kl_case_from_kernelbench(kl_buf *report, const char *problem, const char *dir);
+
 /** The folder kernlab's data (templates, later rules and skills) is read
  *  from: $KERNLAB_SHARE_DIR, else `../share/kernlab` next to the loaded
  *  library, else the installed prefix, else the source tree. */

@@ -425,12 +425,14 @@ static void read_param(loader *ld, const ynode *n, case_param *p,
                  "unknown role '%s' (expected input, output or inout)",
                  role->value);
   }
-  if (!count)
+  /* a python case's module makes its tensors: a count is optional */
+  bool python = ld->backend_ok && ld->c->backend == KL_BACKEND_PYTHON;
+  if (!count && !python)
     kl__ld_err(ld, n,
                "buffer param '%s' needs a count (an element count "
                "expression)",
                p->name ? p->name : "?");
-  else
+  else if (count)
     p->count = kl__ld_compile(ld, count, "count");
   if (p->role == KL_ROLE_OUTPUT && init)
     kl__ld_err(ld, init,

@@ -68,6 +68,15 @@ static int launcher_declaration(kl_buf *b, const kl_case *c, bool cuda) {
 static int python_rules(kl_buf *b, const kl_case *c, const char *sig) {
   const char *device = kl_case_python_device(c);
   bool host = device && strcmp(device, "host") == 0;
+  kl_buf module = KL_BUF_INIT;
+  char *adapt = NULL; /* forward_of: candidates may define ModelNew */
+  int rc = kl__read_file(&module, kl_case_kernel_path(c));
+  if (rc == 0)
+    rc = kl__py_def_params(&adapt, module.ptr ? module.ptr : "", "forward_of");
+  kl_buf_dispose(&module);
+  if (rc < 0) return rc;
+  bool model_new = adapt != NULL;
+  kl__free(adapt);
   return kl__buf_printf(
       b,
       "You make the Python operator of the case '%s' faster without "
@@ -82,7 +91,7 @@ static int python_rules(kl_buf *b, const kl_case *c, const char *sig) {
       "- Keep forward at the top level, taking the case's inputs and inouts "
       "in order:\n    %s\n"
       "  It returns the outputs (one value, or a tuple in the case's order) "
-      "and updates inouts in place. %s\n"
+      "and updates inouts in place. %s\n%s"
       "- Write the kernels in whatever is importable there: Triton, CuTe "
       "DSL, cuTile, CuPy raw kernels, torch.utils.cpp_extension, PyTorch. "
       "JIT compilation and autotuning happen in warm-up calls, which are "
@@ -102,7 +111,14 @@ static int python_rules(kl_buf *b, const kl_case *c, const char *sig) {
              "the call is timed on the host."
            : "Its values are torch tensors on the GPU; every kernel it "
              "launches, on any stream, is timed by CUPTI, copies and "
-             "memsets included.");
+             "memsets included.",
+      model_new ? "- Or, in KernelBench's format, define `class "
+                  "ModelNew(nn.Module)` taking the problem's Model's "
+                  "constructor arguments, its forward taking the same "
+                  "inputs; it is built once, after torch.manual_seed(42) "
+                  "like Model, so parameters made in the same order get "
+                  "the same weights.\n"
+                : "");
 }
 
 static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {

@@ -19,6 +19,8 @@ int kl__launcher_params(char **out, const kl_case *c);
  * `def NAME(...)` in src, white space collapsed and comments dropped; *out
  * NULL when src defines none. */
 int kl__py_def_params(char **out, const char *src, const char *name);
+/* Does src define `class NAME` at the top level? */
+bool kl__py_defines_class(const char *src, const char *name);
 /* How many positional arguments such parameters accept: at least
  * *required, at most *most (SIZE_MAX with *args); `self` not counted. */
 int kl__py_arity(const char *params, size_t *required, size_t *most);

@@ -84,6 +84,20 @@ int kl__py_def_params(char **out, const char *src, const char *name) {
   return 0;
 }
 
+bool kl__py_defines_class(const char *src, const char *name) {
+  size_t n = strlen(name);
+  for (size_t i = 0; src[i]; i = line_after(src, i))
+    if (strncmp(src + i, "class", 5) == 0 &&
+        (src[i + 5] == ' ' || src[i + 5] == '\t')) {
+      size_t p = i + 5;
+      while (src[p] == ' ' || src[p] == '\t')
+        p++;
+      if (strncmp(src + p, name, n) == 0 && !ident_char(src[p + n]))
+        return true;
+    }
+  return false;
+}
+
 int kl__py_arity(const char *params, size_t *required, size_t *most) {
   *required = *most = 0;
   if (!params[0]) return 0;

@@ -532,11 +532,25 @@ static int parse_python(kl_reply *r, const char *text, const kl_case *c) {
   block b[MAX_BLOCKS];
   size_t nb = fenced(text, b);
   if (nb == 0) nb = bare_python(text, b);
+  /* a module with forward_of() takes candidates in another form too: a
+   * KernelBench case's ModelNew */
+  char *adapt = NULL;
+  if ((rc = kl__py_def_params(&adapt, base.ptr ? base.ptr : "", "forward_of")) <
+      0)
+    goto done;
+  bool model_new = adapt != NULL;
+  kl__free(adapt);
   size_t pick = nb, defining = 0;
   for (size_t i = 0; i < nb; i++) {
     char *code = kl__strndup(text + b[i].start, b[i].end - b[i].start);
     char *params = NULL;
     if (!code || kl__py_def_params(&params, code, "forward") < 0) {
+      kl__free(code);
+      rc = kl__error_oom();
+      goto done;
+    }
+    if (!params && model_new && kl__py_defines_class(code, "ModelNew") &&
+        !(params = kl__strdup("*inputs"))) {
       kl__free(code);
       rc = kl__error_oom();
       goto done;
@@ -558,9 +572,9 @@ static int parse_python(kl_reply *r, const char *text, const kl_case *c) {
                    "block (```python ... ```)");
   } else if (defining == 0) {
     rc = reject(r,
-                "the code defines no top-level 'forward': keep "
+                "the code defines no top-level 'forward'%s: keep "
                 "'def forward(%s)' (the case calls it with %s)",
-                want, names.ptr);
+                model_new ? " and no class ModelNew" : "", want, names.ptr);
   } else if (defining > 1) {
     rc = reject(r,
                 "%zu code blocks define 'forward': send the Python file in "

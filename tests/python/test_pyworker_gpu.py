@@ -19,6 +19,8 @@
            show the baseline's allocations, Triton's JIT in the first call
            and an autotuner's choice; kl profile has a range per kernel of
            the PyTorch forward
+  kernelbench  a bundled KernelBench problem made a case: its Triton
+           ModelNew correct and timed against Model, a wrong one INCORRECT
 usage: test_pyworker_gpu.py BUILD_DIR SOURCE_DIR KL
 """
 import json
@@ -334,6 +336,33 @@ check(p.returncode == 0 and len(parts) >= 3 and
       all((x.get("time_us") or 0) > 0 for x in parts),
       "kl profile: a range per kernel of the PyTorch forward: %s %s"
       % ([x.get("name") for x in parts], p.stderr[-800:]))
+
+# A KernelBench problem as a case: the bundled softmax, its Triton ModelNew
+# and a wrong ModelNew.
+KB = os.path.join(TMP, "kb_softmax")
+p = subprocess.run([KL, "case", "from-kernelbench",
+                    SRC + "/bench/kernelbench/problems/2_softmax_rows.py",
+                    "-o", KB], capture_output=True, text=True, env=kenv)
+check(p.returncode == 0, "from-kernelbench: %s" % p.stderr)
+rc, r, err = kl("compare", KB, "--candidate",
+                SRC + "/bench/kernelbench/candidates/2_softmax_rows/"
+                "triton_softmax.py")
+sh = (r.get("shapes") or [{}])[0]
+print("  kernelbench softmax: speedup %s, Model %s us, ModelNew %s us"
+      % (sh.get("speedup"), (sh.get("baseline") or {}).get("median_us"),
+         sh.get("median_us")))
+check(rc == 0 and r.get("verdict") == "OK" and sh.get("correct") and
+      (sh.get("speedup") or 0) > 0,
+      "a KernelBench ModelNew (Triton) checked against Model and timed: "
+      "%s %s" % (json.dumps(r)[:400], err[-1500:]))
+with open(os.path.join(TMP, "wrong_new.py"), "w") as f:
+    f.write("import torch\nimport torch.nn as nn\n\n\n"
+            "class ModelNew(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return torch.softmax(x, dim=0)\n")
+rc, r, err = kl("compare", KB, "--candidate", os.path.join(TMP, "wrong_new.py"))
+check(rc == 3 and r.get("verdict") == "INCORRECT",
+      "a wrong ModelNew is INCORRECT: %d %s" % (rc, json.dumps(r)[:300]))
 
 if FAILS:
     with open(os.path.join(TMP, "worker.log")) as f:
