@@ -266,7 +266,8 @@ kl_case_new(kl_buf *out_path, const char *name,
  *  ModelNew or forward), case.yaml (the constants are the shape's values)
  *  and program.md; a line per file written goes to `report`.
  *  @return 0, KL_EEXISTS, KL_EINVALID (not a KernelBench problem: a
- *  one-line error at its line and column), KL_ENOTFOUND (no python3), KL_EIO. */
+ *  one-line error at its line and column), KL_ENOTFOUND (no python3), KL_EIO.
+ */
 KL_EXTERN(int)
 kl_case_from_kernelbench(kl_buf *report, const char *problem, const char *dir);
 
