@@ -111,13 +111,10 @@ static size_t marked(const char *t, block *b) {
 }
 
 /* A reply that is only code: its first non-blank line (MEMO lines aside)
- * starts like C or CUDA. */
-static size_t bare(const char *t, block *b) {
-  static const char *const starts[] = {
-      "#",          "//",     "/*",       "extern",    "__global__",
-      "__device__", "static", "template", "typedef",   "struct",
-      "namespace",  "using",  "const",    "constexpr", "void",
-      "int",        "float",  "double",   "unsigned",  "inline"};
+ * starts with one of `starts` (indented or not, for C; at column 0 where
+ * `indented` is false, for Python). */
+static size_t bare_code(const char *t, block *b, const char *const *starts,
+                        size_t nstarts, bool indented) {
   size_t i = 0;
   for (;;) {
     size_t s = i + strspn(t + i, " \t\r");
@@ -125,8 +122,8 @@ static size_t bare(const char *t, block *b) {
     if (t[s] != '\n' && strncmp(t + s, "MEMO:", 5) != 0) break;
     i = next_line(t, i);
   }
-  size_t s = i + strspn(t + i, " \t");
-  for (size_t k = 0; k < KL_ARRAY_SIZE(starts); k++)
+  size_t s = indented ? i + strspn(t + i, " \t") : i;
+  for (size_t k = 0; k < nstarts; k++)
     if (strncmp(t + s, starts[k], strlen(starts[k])) == 0) {
       b[0].start = i;
       b[0].end = strlen(t);
@@ -134,6 +131,16 @@ static size_t bare(const char *t, block *b) {
       return 1;
     }
   return 0;
+}
+
+/* ... whose first line reads like C or CUDA */
+static size_t bare(const char *t, block *b) {
+  static const char *const starts[] = {
+      "#",          "//",     "/*",       "extern",    "__global__",
+      "__device__", "static", "template", "typedef",   "struct",
+      "namespace",  "using",  "const",    "constexpr", "void",
+      "int",        "float",  "double",   "unsigned",  "inline"};
+  return bare_code(t, b, starts, KL_ARRAY_SIZE(starts), true);
 }
 
 /* "const float *__restrict__ in, int n" -> "float*,int": types only. */
@@ -483,26 +490,11 @@ int kl__launcher_params(char **out, const kl_case *c) {
   return rc;
 }
 
-/* A reply that is only Python: its first non-blank line (MEMO lines
- * aside) starts like a module. */
+/* ... whose first line reads like a Python module */
 static size_t bare_python(const char *t, block *b) {
   static const char *const starts[] = {"import ", "from ",  "def ",  "@",
                                        "#",       "class ", "\"\"\""};
-  size_t i = 0;
-  for (;;) {
-    size_t s = i + strspn(t + i, " \t\r");
-    if (!t[s]) return 0;
-    if (t[s] != '\n' && strncmp(t + s, "MEMO:", 5) != 0) break;
-    i = next_line(t, i);
-  }
-  for (size_t k = 0; k < KL_ARRAY_SIZE(starts); k++)
-    if (strncmp(t + i, starts[k], strlen(starts[k])) == 0) {
-      b[0].start = i;
-      b[0].end = strlen(t);
-      b[0].line = line_at(t, i);
-      return 1;
-    }
-  return 0;
+  return bare_code(t, b, starts, KL_ARRAY_SIZE(starts), false);
 }
 
 /* A python case's reply: one block defining forward at top level, taking

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/internal.h"
+#include "prompt/prompt_internal.h"
 #include "kernlab/plugin.h"
 #include "kernlab/kernlab.h"
 #include "support/slurp.h"
@@ -341,6 +342,51 @@ static void test_prompt_out_of_memory(void **state) {
   kl_rules_free(rs);
 }
 
+/* Reading Python source: a top-level def's parameters (the last one
+ * wins, methods and strings do not count), how many positional arguments
+ * they take, a class at the top level, the languages imported. */
+static void test_python_source(void **state) {
+  (void)state;
+  const char *src =
+      "import torch\nimport triton.language as tl\nfrom cupy import "
+      "RawKernel\n"
+      "class Model:\n    def forward(self, a):\n        return a\n"
+      "s = \"def forward(q)\"\n"
+      "def forward(x, y):  # first\n    pass\n"
+      "def forward(x,  # the input\n            y=2, *rest, k=1, **kw):\n"
+      "    pass\n";
+  char *params = NULL;
+  assert_int_equal(kl__py_def_params(&params, src, "forward"), 0);
+  assert_string_equal(params, "x, y=2, *rest, k=1, **kw");
+  size_t req, most;
+  kl__py_arity(params, &req, &most);
+  assert_int_equal(req, 1);
+  assert_true(most == SIZE_MAX);
+  kl__free(params);
+  kl__py_arity("self, a, b=(1, 2), *, c", &req, &most);
+  assert_int_equal(req, 1);
+  assert_int_equal(most, 2);
+  kl__py_arity("a, /, b", &req, &most);
+  assert_int_equal(req, 2);
+  assert_int_equal(most, 2);
+  assert_int_equal(kl__py_def_params(&params, src, "backward"), 0);
+  assert_null(params);
+  /* unclosed: the rest of the file, for the syntax check to report */
+  assert_int_equal(kl__py_def_params(&params, "def forward(x:\n", "forward"),
+                   0);
+  assert_string_equal(params, "x:");
+  kl__free(params);
+  assert_true(kl__py_defines_class(src, "Model"));
+  assert_false(kl__py_defines_class(src, "Mod"));
+  kl_buf b = KL_BUF_INIT;
+  assert_int_equal(kl__py_dsls(&b, src), 0);
+  assert_string_equal(b.ptr, "Triton, CuPy, PyTorch");
+  kl_buf_dispose(&b);
+  assert_int_equal(kl__py_dsls(&b, "x = 1\n"), 0);
+  assert_string_equal(b.ptr, "plain Python");
+  kl_buf_dispose(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reply_corpus),
@@ -350,6 +396,7 @@ int main(void) {
       cmocka_unit_test(test_prompt_with_profiles),
       cmocka_unit_test(test_prompt_kernels_of_a_launch),
       cmocka_unit_test(test_prompt_out_of_memory),
+      cmocka_unit_test(test_python_source),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
