@@ -184,6 +184,13 @@ typedef struct kl_plugin {
    *  where the plugin cannot say, e.g. several kernels). Added after the
    *  first release of ABI 1: read it only when struct_size covers it. */
   int (*kernel_info)(void *inst, kl_plugin_kernel_info *out);
+  /** What the plugin noticed about its own calls so far, as the text of
+   *  one JSON object, or NULL (valid until the next call of any function).
+   *  The Python worker's plugins report each shape's first calls (wall
+   *  time: JIT compilation and autotuning), the allocations a call makes
+   *  and the configurations their autotuners chose. May be NULL; added
+   *  after kernel_info: read it only when struct_size covers it. */
+  const char *(*notes)(void);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -815,6 +822,7 @@ static const kl_plugin klh_plugin = {
     klh_restore, klh_launch, klh_sync, klh_reference, klh_buffer_bytes,
     klh_read, klh_check, klh_input_intact, klh_destroy, klh_last_error,
     NULL, NULL, NULL, NULL, NULL, NULL, /* no device */
+    NULL,                               /* notes */
 };
 
 KLH_EXPORT const kl_plugin *kl_plugin_v1(void);

@@ -187,6 +187,13 @@ typedef struct kl_plugin {
    *  where the plugin cannot say, e.g. several kernels). Added after the
    *  first release of ABI 1: read it only when struct_size covers it. */
   int (*kernel_info)(void *inst, kl_plugin_kernel_info *out);
+  /** What the plugin noticed about its own calls so far, as the text of
+   *  one JSON object, or NULL (valid until the next call of any function).
+   *  The Python worker's plugins report each shape's first calls (wall
+   *  time: JIT compilation and autotuning), the allocations a call makes
+   *  and the configurations their autotuners chose. May be NULL; added
+   *  after kernel_info: read it only when struct_size covers it. */
+  const char *(*notes)(void);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -1277,6 +1284,7 @@ static const kl_plugin klh_plugin = {
 #else
     klh_kernel_info,
 #endif
+    NULL, /* notes: nothing beyond the report */
 };
 
 extern "C" KLH_EXPORT const kl_plugin *kl_plugin_v1(void);
