@@ -206,37 +206,33 @@ class PluginBase:
         return list(ins)
 
     def launch(self, iid):
+        """forward on the instance's inputs. A shape's first two calls (JIT
+        compilation and autotuning happen in the first) are noted: wall
+        time from an idle device to an idle device, and what the call
+        allocated (_alloc_stats)."""
         inst = self.instances[iid]
         seen = self.calls.setdefault(inst["shape"], [])
+        noted = len(seen) < 2
         try:
-            if len(seen) < 2:  # the first calls: JIT, autotuning; noted
-                return self._noted_launch(inst, seen)
+            if noted:
+                self._idle()
+                before = self._alloc_stats()
+                t0 = time.perf_counter()
             with self._on_stream():
                 out = _as_tuple(self.forward(*inst["inputs"]))
+            if noted:
+                self._idle()
+                rec = {"ms": (time.perf_counter() - t0) * 1e3}
+                after = self._alloc_stats()
             self._check_arity(None, out)
             inst["outputs"] = out
+            if noted:
+                if before is not None and after is not None:
+                    rec.update({k: after[k] - before[k] for k in before})
+                seen.append(rec)
             return 0
         except Exception:
             return self._fail(iid, "forward: " + _why())
-
-    def _noted_launch(self, inst, seen):
-        """A shape's first or second call, timed on the wall from an idle
-        device to an idle device, with what it allocated (_alloc_stats)."""
-        self._idle()
-        before = self._alloc_stats()
-        t0 = time.perf_counter()
-        with self._on_stream():
-            out = _as_tuple(self.forward(*inst["inputs"]))
-        self._idle()
-        ms = (time.perf_counter() - t0) * 1e3
-        after = self._alloc_stats()
-        self._check_arity(None, out)
-        inst["outputs"] = out
-        rec = {"ms": ms}
-        if before is not None and after is not None:
-            rec.update({k: after[k] - before[k] for k in before})
-        seen.append(rec)
-        return 0
 
     def _idle(self):
         """Wait for the device (nothing on the host)."""
@@ -249,27 +245,27 @@ class PluginBase:
         """Triton autotuners of the candidate (or the module) and the
         configs they chose, and the variants each JIT kernel compiled."""
         tuned, jit = [], []
-        mods = [m for m in (self.cand_module, self.module) if m is not None]
-        seen = set()
-        for mod in mods[:1]:  # a candidate's own kernels, else the module's
-            for name, obj in sorted(vars(mod).items()):
-                if id(obj) in seen:
-                    continue
-                seen.add(id(obj))
+        # a candidate's own kernels, else the module's
+        mod = self.cand_module if self.cand_module is not None else self.module
+        seen = set()  # a kernel under two names is counted once
+        for name, obj in sorted(vars(mod).items()):
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            kind = type(obj).__name__
+            if kind == "Autotuner" and hasattr(obj, "best_config"):
+                fn = getattr(obj, "fn", None)
+                best = getattr(obj, "best_config", None)
+                if best is not None:
+                    tuned.append({"kernel": getattr(fn, "__name__", name),
+                                  "config": str(best)})
+                obj = fn
                 kind = type(obj).__name__
-                if kind == "Autotuner" and hasattr(obj, "best_config"):
-                    fn = getattr(obj, "fn", None)
-                    best = getattr(obj, "best_config", None)
-                    if best is not None:
-                        tuned.append({"kernel": getattr(fn, "__name__", name),
-                                      "config": str(best)})
-                    obj = fn
-                    kind = type(obj).__name__
-                if kind == "JITFunction":
-                    n = _jit_variants(obj)
-                    if n:
-                        jit.append({"kernel": getattr(obj, "__name__", name),
-                                    "variants": n})
+            if kind == "JITFunction":
+                n = _jit_variants(obj)
+                if n:
+                    jit.append({"kernel": getattr(obj, "__name__", name),
+                                "variants": n})
         return tuned, jit
 
     def notes(self):

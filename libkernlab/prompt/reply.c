@@ -503,15 +503,10 @@ static int parse_python(kl_reply *r, const char *text, const kl_case *c) {
   kl_buf base = KL_BUF_INIT, names = KL_BUF_INIT;
   int rc = kl__read_file(&base, kl_case_kernel_path(c));
   if (rc < 0) return rc;
-  char *want = NULL, *got = NULL;
-  if ((rc = kl__py_def_params(&want, base.ptr ? base.ptr : "", "forward")) < 0)
+  char *want = NULL, *got = NULL; /* want: `def forward(x, y)` */
+  if ((rc = python_signature(&want, base.ptr ? base.ptr : "",
+                             kl_case_kernel_path(c))) < 0)
     goto done;
-  if (!want) {
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                   "%s: the module does not define 'forward'",
-                   kl_case_kernel_path(c));
-    goto done;
-  }
   size_t ninputs = 0; /* what the worker passes: inputs and inouts */
   for (size_t i = 0; i < kl_case_param_count(c); i++) {
     kl_param_info p = KL_PARAM_INFO_INIT;
@@ -541,22 +536,18 @@ static int parse_python(kl_reply *r, const char *text, const kl_case *c) {
       rc = kl__error_oom();
       goto done;
     }
-    if (!params && model_new && kl__py_defines_class(code, "ModelNew") &&
-        !(params = kl__strdup("*inputs"))) {
-      kl__free(code);
-      rc = kl__error_oom();
-      goto done;
-    }
+    bool is_class =
+        !params && model_new && kl__py_defines_class(code, "ModelNew");
     kl__free(code);
-    if (!params) continue;
+    if (!params && !is_class) continue;
     if (defining++ == 0) {
       pick = i;
-      got = params;
+      got = params; /* NULL for a ModelNew: any arity */
     } else {
       kl__free(params);
     }
   }
-  size_t required = 0, most = 0, memo_at = 0;
+  size_t required = 0, most = SIZE_MAX, memo_at = 0;
   if (got) kl__py_arity(got, &required, &most);
   if ((rc = take_memo(r, text, &memo_at)) < 0) {
   } else if (nb == 0) {
@@ -565,7 +556,7 @@ static int parse_python(kl_reply *r, const char *text, const kl_case *c) {
   } else if (defining == 0) {
     rc = reject(r,
                 "the code defines no top-level 'forward'%s: keep "
-                "'def forward(%s)' (the case calls it with %s)",
+                "'%s' (the case calls it with %s)",
                 model_new ? " and no class ModelNew" : "", want, names.ptr);
   } else if (defining > 1) {
     rc = reject(r,
