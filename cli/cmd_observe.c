@@ -218,8 +218,11 @@ int cmd_case(int argc, char **argv) {
       status = EXIT_BAD_INPUT;
     }
   }
-  if (status == EXIT_OK && (!file || !o.source || !o.entry || !o.dir))
-    status = cli_usage_error("case", "needs FILE, --source, --entry and -o");
+  /* --source may be left out for a Triton kernel: the observation names
+   * its file */
+  if (status == EXIT_OK && (!file || !o.entry || !o.dir))
+    status = cli_usage_error("case", "needs FILE, --source (a CUDA "
+                                     "kernel's), --entry and -o");
   if (status != EXIT_OK) {
     free(defines);
     free(types);

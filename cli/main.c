@@ -286,7 +286,8 @@ static const cli_verb cli_verbs[] = {
      "  --json            the summary as JSON (docs/observe.md)\n"},
     {"case", cmd_case,
      "make a case from an observation or a KernelBench problem",
-     "kl case from-observation FILE --source FILE.cu --entry NAME -o DIR "
+     "kl case from-observation FILE [--source FILE.cu|FILE.py] --entry NAME "
+     "-o DIR "
      "[--define NAME[=V]]... [--type NAME=DTYPE]... [--share F] [--top K] "
      "[--split R]\n"
      "       kl case from-kernelbench PROBLEM.py -o DIR",
@@ -305,6 +306,12 @@ static const cli_verb cli_verbs[] = {
      "and its launch geometry and scalars compared with the observation\n"
      "at every shape. Exit 2 when the signature disagrees with what was\n"
      "observed, or DIR exists.\n\n"
+     "A Triton kernel a Python program called under kl observe becomes a\n"
+     "python case (--source defaults to the file the observation names):\n"
+     "kernel.py (the program without its top-level statements), the\n"
+     "configurations kept (launches.json, ranked by GPU time), ops.py\n"
+     "launching the kernel as the program did; tensors it wrote are\n"
+     "inouts to confirm (docs/observe.md).\n\n"
      "from-kernelbench reads a KernelBench problem (class Model, get_inputs,\n"
      "get_init_inputs; read by python3's ast, not run) and writes DIR/\n"
      "problem.py (unchanged), ops.py (Model is the baseline and the oracle;\n"

@@ -1147,16 +1147,40 @@ done:
   return rc;
 }
 
+static bool is_python_file(const char *path) {
+  size_t n = strlen(path);
+  return n > 3 && strcmp(path + n - 3, ".py") == 0;
+}
+
 int kl_case_from_observation(kl_buf *report, const kl_observation *o,
                              const kl_case_from_observation_options *given) {
   kl_case_from_observation_options full;
   int taken = kl__case_from_observation_options_take(&full, given);
   if (taken < 0) return taken;
   const kl_case_from_observation_options *opts = &full;
-  if (!o || !given || !opts->source || !opts->entry || !opts->dir)
+  if (o && given && opts->entry && opts->dir &&
+      kl__obs_has_python(o, opts->entry) &&
+      (!opts->source || is_python_file(opts->source))) {
+    struct stat sp;
+    if (stat(opts->dir, &sp) == 0)
+      return kl__error(KL_EEXISTS, KL_DOMAIN_NONE, "%s: already exists",
+                       opts->dir);
+    return kl__case_from_python(report, o, opts);
+  }
+  if (o && opts->source && is_python_file(opts->source))
+    return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                     "%s holds no Triton call of '%s': kl observe records a "
+                     "Python program's @triton.jit calls (python_launches)",
+                     o->path, opts->entry ? opts->entry : "?");
+  if (!o || !given || !opts->entry || !opts->dir)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "a case from an observation needs the source, the entry "
-                     "and the folder to write");
+                     "a case from an observation needs the entry and the "
+                     "folder to write");
+  if (!opts->source)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s holds no Triton call of '%s': a CUDA kernel's case "
+                     "needs its source (--source FILE.cu)",
+                     o->path, opts->entry);
   if (!kl__c_entry_valid(opts->entry))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "'%s': the entry must be a function name (maybe "

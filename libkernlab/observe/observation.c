@@ -30,6 +30,7 @@ void kl_observation_free(kl_observation *o) {
   }
   kl__free(o->launches);
   kl__free(o->kernels);
+  json_object_put(o->python);
   kl__free(o->path);
   kl__free(o->device);
   kl__free(o->cc);
@@ -191,6 +192,7 @@ static int read_launch(const reader *r, json_object *jo, kl_observation *o,
   if (!get_int(jo, "kernel", 0, (int64_t)o->nkernels - 1, &kernel))
     return bad(r, "kernel", "a launch's \"kernel\" must index \"kernels\"");
   l->kernel = (size_t)kernel;
+  get_int(jo, "pid", 0, INT64_MAX, &l->pid);
   if (!get_dim3(jo, "grid", grid_hi, l->grid))
     return bad(r, "grid",
                "a launch's \"grid\" must be [x, y, z] within "
@@ -245,6 +247,106 @@ static int read_kernel(const reader *r, json_object *jo, kl__obs_kernel *k) {
     return bad(r, "total_ns", "a kernel needs \"launches\" and \"total_ns\"");
   get_int(jo, "recorded", 0, INT64_MAX, &k->recorded);
   k->total_us = (double)total_ns / 1000.0;
+  return 0;
+}
+
+/* One argument of a Triton call: a tensor's layout or a plain value. */
+static int read_python_arg(const reader *r, json_object *a) {
+  json_object *t, *v;
+  char *name = NULL;
+  int rc = json_object_is_type(a, json_type_object)
+               ? get_string(&name, a, "name")
+               : 0;
+  kl__free(name);
+  if (rc <= 0)
+    return rc < 0 ? rc
+                  : bad(r, "args",
+                        "a python launch's argument needs a "
+                        "\"name\"");
+  if (!json_object_object_get_ex(a, "tensor", &t))
+    return json_object_object_get_ex(a, "value", &v)
+               ? 0
+               : bad(r, "args",
+                     "an argument is a \"tensor\" or has a "
+                     "\"value\"");
+  json_object *shape, *stride, *dtype;
+  if (!json_object_is_type(t, json_type_object) ||
+      !json_object_object_get_ex(t, "shape", &shape) ||
+      !json_object_object_get_ex(t, "stride", &stride) ||
+      !json_object_object_get_ex(t, "dtype", &dtype) ||
+      !json_object_is_type(shape, json_type_array) ||
+      !json_object_is_type(stride, json_type_array) ||
+      !json_object_is_type(dtype, json_type_string) ||
+      json_object_array_length(shape) != json_object_array_length(stride) ||
+      json_object_array_length(shape) > 16)
+    return bad(r, "tensor",
+               "a tensor needs \"shape\" and \"stride\" of the same "
+               "length (at most 16) and a \"dtype\"");
+  for (size_t i = 0; i < json_object_array_length(shape); i++) {
+    json_object *n = json_object_array_get_idx(shape, i);
+    json_object *s = json_object_array_get_idx(stride, i);
+    if (!json_object_is_type(n, json_type_int) ||
+        !json_object_is_type(s, json_type_int) ||
+        json_object_get_int64(n) < 0 || json_object_get_int64(s) < 0 ||
+        json_object_get_int64(n) > ((int64_t)1 << 40) ||
+        json_object_get_int64(s) > ((int64_t)1 << 40))
+      return bad(r, "shape",
+                 "a tensor's sizes and strides are whole numbers from 0 to "
+                 "2^40");
+  }
+  return 0;
+}
+
+/* "python_launches": each a Triton kernel's configuration as the Python
+ * observer saw it (inject/python/sitecustomize.py). */
+static int read_python(const reader *r, json_object *arr) {
+  static const int64_t grid_hi[3] = {2147483647, 65535, 65535};
+  if (!json_object_is_type(arr, json_type_array))
+    return bad(r, "python_launches", "\"python_launches\" must be a list");
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *c = json_object_array_get_idx(arr, i), *v;
+    int64_t n, g[3];
+    if (!json_object_is_type(c, json_type_object) ||
+        !json_object_object_get_ex(c, "kernel", &v) ||
+        !json_object_is_type(v, json_type_string) ||
+        !json_object_object_get_ex(c, "file", &v) ||
+        !json_object_is_type(v, json_type_string))
+      return bad(r, "python_launches",
+                 "a python launch needs a \"kernel\" and its \"file\"");
+    if (!get_int(c, "calls", 0, INT64_MAX, &n) ||
+        !get_int(c, "line", 1, INT32_MAX, &n) ||
+        !get_int(c, "pid", 0, INT64_MAX, &n))
+      return bad(r, "calls",
+                 "a python launch needs \"calls\", a \"line\" (from 1) "
+                 "and a \"pid\"");
+    if (!get_dim3(c, "grid", grid_hi, g))
+      return bad(r, "grid",
+                 "a python launch's \"grid\" must be [x, y, z] "
+                 "within CUDA's limits");
+    if (!json_object_object_get_ex(c, "args", &v) ||
+        !json_object_is_type(v, json_type_array) ||
+        json_object_array_length(v) > 4096)
+      return bad(r, "args", "a python launch needs an \"args\" list");
+    for (size_t a = 0; a < json_object_array_length(v); a++) {
+      int rc = read_python_arg(r, json_object_array_get_idx(v, a));
+      if (rc < 0) return rc;
+    }
+    if (json_object_object_get_ex(c, "options", &v) &&
+        !json_object_is_type(v, json_type_object))
+      return bad(r, "options",
+                 "a python launch's \"options\" must be an "
+                 "object");
+    if (json_object_object_get_ex(c, "ordinals", &v)) {
+      if (!json_object_is_type(v, json_type_array))
+        return bad(r, "ordinals", "\"ordinals\" must be a list");
+      for (size_t k = 0; k < json_object_array_length(v); k++) {
+        json_object *x = json_object_array_get_idx(v, k);
+        if (!json_object_is_type(x, json_type_int) ||
+            json_object_get_int64(x) < 0)
+          return bad(r, "ordinals", "\"ordinals\" are whole numbers from 0");
+      }
+    }
+  }
   return 0;
 }
 
@@ -307,6 +409,11 @@ static int read_observation(const reader *r, json_object *root,
       o->nlaunches++;
       return rc;
     }
+  }
+  if (json_object_object_get_ex(root, "python_launches", &v)) {
+    int rc = read_python(r, v);
+    if (rc < 0) return rc;
+    o->python = json_object_get(v);
   }
   return 0;
 }

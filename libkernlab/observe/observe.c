@@ -9,7 +9,14 @@
  * program, its arguments, the time, its exit status and the limits are
  * added, and the result is written through a temp name and read back with
  * kl_observation_load, so what the caller gets is what a later reader
- * will see. */
+ * will see.
+ *
+ * Python programs: PYTHONPATH gains python-observe/ beside the injection
+ * library, whose sitecustomize.py records each Triton kernel call by
+ * configuration (tensors' layouts, scalars, constexprs, grid) and writes
+ * py-<pid>.json to the same folder; those configurations, tagged with
+ * their pid, become the file's "python_launches" and the process's Python
+ * versions and errors join its "processes" entry. */
 #define _GNU_SOURCE /* dladdr, mkdtemp */
 #include <stddef.h>
 #include <dlfcn.h>
@@ -54,6 +61,7 @@ static char *find_inject(void) {
 
 typedef struct merged {
   json_object *kernels;   /* array of merged kernel objects */
+  json_object *python;    /* array: Triton calls by configuration */
   json_object *launches;  /* array */
   json_object *processes; /* array */
   json_object *devices;   /* array, by id */
@@ -92,6 +100,41 @@ static int64_t merge_kernel(merged *m, json_object *k) {
   return (int64_t)n;
 }
 
+/* The processes entry of pid, added when new. */
+static json_object *process_of(merged *m, int64_t pid) {
+  for (size_t i = 0; i < json_object_array_length(m->processes); i++) {
+    json_object *p = json_object_array_get_idx(m->processes, i);
+    if (int_of(p, "pid") == pid) return p;
+  }
+  json_object *p = json_object_new_object();
+  json_object_object_add(p, "pid", json_object_new_int64(pid));
+  json_object_array_add(m->processes, p);
+  return p;
+}
+
+/* A Python process's record (py-<pid>.json): its configurations, its
+ * versions and what went wrong in the observer. */
+static int merge_python(merged *m, json_object *root) {
+  json_object *v;
+  int64_t pid = int_of(root, "pid");
+  json_object *proc = process_of(m, pid);
+  if (json_object_object_get_ex(root, "versions", &v))
+    json_object_object_add(proc, "python", json_object_get(v));
+  if (json_object_object_get_ex(root, "errors", &v))
+    json_object_object_add(proc, "python_errors", json_object_get(v));
+  if (json_object_object_get_ex(root, "dropped_configs", &v))
+    json_object_object_add(proc, "python_dropped_configs", json_object_get(v));
+  if (json_object_object_get_ex(root, "configs", &v) &&
+      json_object_is_type(v, json_type_array))
+    for (size_t i = 0; i < json_object_array_length(v); i++) {
+      json_object *c = json_object_array_get_idx(v, i);
+      if (!json_object_is_type(c, json_type_object)) continue;
+      json_object_object_add(c, "pid", json_object_new_int64(pid));
+      json_object_array_add(m->python, json_object_get(c));
+    }
+  return 0;
+}
+
 static int merge_file(merged *m, const char *path) {
   kl_buf text = KL_BUF_INIT;
   int rc = kl__read_file(&text, path);
@@ -101,7 +144,13 @@ static int merge_file(merged *m, const char *path) {
                         "an injection record");
   kl_buf_dispose(&text);
   if (rc < 0) return rc;
-  json_object *proc = json_object_new_object();
+  json_object *tag;
+  if (json_object_object_get_ex(root, "kernlab_python_launches", &tag)) {
+    rc = merge_python(m, root);
+    json_object_put(root);
+    return rc;
+  }
+  json_object *proc = process_of(m, int_of(root, "pid"));
   static const char *const keep[] = {"pid",
                                      "cupti_version",
                                      "kernel_records",
@@ -111,7 +160,6 @@ static int merge_file(merged *m, const char *path) {
   for (size_t i = 0; i < KL_ARRAY_SIZE(keep); i++)
     if (json_object_object_get_ex(root, keep[i], &v))
       json_object_object_add(proc, keep[i], json_object_get(v));
-  json_object_array_add(m->processes, proc);
   if (json_object_object_get_ex(root, "devices", &v))
     for (size_t i = 0; i < json_object_array_length(v); i++) {
       json_object *d = json_object_array_get_idx(v, i);
@@ -207,6 +255,8 @@ static int write_observation(const char *path, merged *m,
   put_json(&b, m->processes);
   put_lines(&b, "kernels", m->kernels);
   put_lines(&b, "launches", m->launches);
+  if (json_object_array_length(m->python))
+    put_lines(&b, "python_launches", m->python);
   kl__buf_puts(&b, "}\n");
   json_object_put(prog);
   json_object_put(limits);
@@ -270,8 +320,8 @@ int kl_observe(kl_observation **out, const char *const *argv,
     kl__free(inject);
     return rc;
   }
-  kl_buf env[5] = {KL_BUF_INIT, KL_BUF_INIT, KL_BUF_INIT, KL_BUF_INIT,
-                   KL_BUF_INIT};
+  kl_buf env[6] = {KL_BUF_INIT, KL_BUF_INIT, KL_BUF_INIT,
+                   KL_BUF_INIT, KL_BUF_INIT, KL_BUF_INIT};
   kl__buf_printf(&env[0], "CUDA_INJECTION64_PATH=%s", inject);
   kl__buf_printf(&env[1], "KL_OBSERVE_OUT=%s", dir);
   kl__buf_printf(&env[2], "KL_OBSERVE_MAX_LAUNCHES=%lld",
@@ -280,15 +330,23 @@ int kl_observe(kl_observation **out, const char *const *argv,
                  (long long)opts.max_bytes);
   kl__buf_printf(&env[4], "KL_OBSERVE_KERNEL=%s",
                  opts.kernel ? opts.kernel : "");
+  /* python-observe/ beside the injection library, first on the path */
+  char *inject_dir = kl__path_dir(inject);
+  const char *pypath = getenv("PYTHONPATH");
+  kl__buf_printf(&env[5], "PYTHONPATH=%s/python-observe%s%s",
+                 inject_dir ? inject_dir : ".", pypath && *pypath ? ":" : "",
+                 pypath ? pypath : "");
+  kl__free(inject_dir);
   merged m = {json_object_new_array(), json_object_new_array(),
-              json_object_new_array(), json_object_new_array()};
+              json_object_new_array(), json_object_new_array(),
+              json_object_new_array()};
   kl__run_result res;
   memset(&res, 0, sizeof res);
   int rc = 0;
   for (size_t i = 0; i < KL_ARRAY_SIZE(env); i++)
     if ((rc = kl__buf_status(&env[i])) < 0) goto done;
-  const char *envv[] = {env[0].ptr, env[1].ptr, env[2].ptr,
-                        env[3].ptr, env[4].ptr, NULL};
+  const char *envv[] = {env[0].ptr, env[1].ptr, env[2].ptr, env[3].ptr,
+                        env[4].ptr, env[5].ptr, NULL};
   kl__run_extras io = {.env = envv, .inherit = !opts.capture_output};
   time_t started = time(NULL);
   double t0 = kl__now_ms();
@@ -304,6 +362,7 @@ int kl_observe(kl_observation **out, const char *const *argv,
 done:
   rmdir(dir);
   json_object_put(m.kernels);
+  json_object_put(m.python);
   json_object_put(m.launches);
   json_object_put(m.processes);
   json_object_put(m.devices);

@@ -26,6 +26,7 @@ typedef struct kl__obs_arg {
 
 typedef struct kl__obs_launch {
   size_t kernel;
+  int64_t pid; /* the process that launched it (0: not recorded) */
   int64_t grid[3], block[3], shared;
   double us; /* GPU duration; NaN when there was no record */
   bool args_known;
@@ -51,6 +52,9 @@ struct kl_observation {
   size_t nkernels;
   kl__obs_launch *launches;
   size_t nlaunches;
+  /* "python_launches": the Triton calls of Python processes, by
+   * configuration (checked when read; NULL when the file has none) */
+  struct json_object *python;
 };
 
 /* One representative configuration: a bucket (or its fast or slow half). */
@@ -78,6 +82,12 @@ int kl__obs_pick_kernel(size_t *out, const kl_observation *o, const char *name,
  * demangled one the instantiation, the function or its unqualified name
  * (spaces aside). */
 bool kl__obs_same_name(const kl__obs_kernel *k, const char *name);
+/* Does the observation hold Triton calls of `kernel` (any, when NULL)? */
+bool kl__obs_has_python(const kl_observation *o, const char *kernel);
+/* kl_case_from_observation for a Triton kernel the Python observer
+ * recorded (case_from_python.c): a python case. */
+int kl__case_from_python(kl_buf *report, const kl_observation *o,
+                         const kl_case_from_observation_options *opts);
 int kl__obs_configs_make(kl__obs_configs *out, const kl_observation *o,
                          const kl_configs_options *opts);
 void kl__obs_configs_dispose(kl__obs_configs *c);

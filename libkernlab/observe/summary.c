@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../core/json.h"
 #include "observe_internal.h"
 
 static const char *kernel_label(const kl__obs_kernel *k) {
@@ -64,6 +65,68 @@ static int text_args(kl_buf *b, const kl__obs_launch *l,
         kl__buf_printf(b, "%02x", a->bytes[a->size - 1 - k]);
     }
   }
+  return kl__buf_status(b);
+}
+
+/* The Triton kernels the Python observer saw, each once: its file and
+ * line, configurations, the program's calls and an autotuner's tries. */
+static int python_kernels(kl_buf *b, const kl_observation *o, bool json) {
+  size_t n = o->python ? json_object_array_length(o->python) : 0;
+  if (!n) return 0;
+  kl__buf_puts(b, json ? ", \"python\": ["
+                       : "\nTriton kernels the Python "
+                         "program called:\n");
+  bool first = true;
+  for (size_t i = 0; i < n; i++) {
+    json_object *r = json_object_array_get_idx(o->python, i), *v;
+    json_object_object_get_ex(r, "kernel", &v);
+    const char *name = json_object_get_string(v);
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++) {
+      json_object *w;
+      json_object_object_get_ex(json_object_array_get_idx(o->python, j),
+                                "kernel", &w);
+      seen = strcmp(json_object_get_string(w), name) == 0;
+    }
+    if (seen) continue;
+    int64_t configs = 0, calls = 0, tries = 0;
+    for (size_t j = i; j < n; j++) {
+      json_object *x = json_object_array_get_idx(o->python, j), *w;
+      json_object_object_get_ex(x, "kernel", &w);
+      if (strcmp(json_object_get_string(w), name)) continue;
+      configs++;
+      if (json_object_object_get_ex(x, "calls", &w))
+        calls += json_object_get_int64(w);
+      if (json_object_object_get_ex(x, "tries", &w))
+        tries += json_object_get_int64(w);
+    }
+    json_object *file, *line;
+    json_object_object_get_ex(r, "file", &file);
+    json_object_object_get_ex(r, "line", &line);
+    if (json) {
+      kl__buf_puts(b, first ? "{\"kernel\": " : ", {\"kernel\": ");
+      kl__buf_json_string(b, name);
+      kl__buf_puts(b, ", \"file\": ");
+      kl__buf_json_string(b, json_object_get_string(file));
+      kl__buf_printf(b,
+                     ", \"line\": %" PRId64 ", \"configs\": %" PRId64
+                     ", \"calls\": %" PRId64 ", \"tries\": %" PRId64 "}",
+                     json_object_get_int64(line), configs, calls, tries);
+    } else {
+      kl__buf_printf(b,
+                     "  %-24s %s:%" PRId64 "  %" PRId64
+                     " configuration%s, %" PRId64 " call%s",
+                     name, json_object_get_string(file),
+                     json_object_get_int64(line), configs,
+                     configs == 1 ? "" : "s", calls, calls == 1 ? "" : "s");
+      if (tries) kl__buf_printf(b, ", %" PRId64 " autotuning tries", tries);
+      kl__buf_puts(b, "\n");
+    }
+    first = false;
+  }
+  kl__buf_puts(b, json ? "]"
+                       : "a python case of one: kl case "
+                         "from-observation FILE --entry NAME -o DIR\n");
   return kl__buf_status(b);
 }
 
@@ -130,6 +193,7 @@ static int summary_text(kl_buf *b, const kl_observation *o,
                  c->nkept, c->nkept == 1 ? "" : "s", 100 * c->kept_share,
                  100 * target, 100 * kl__obs_cover(c, 3),
                  100 * kl__obs_cover(c, 5), 100 * kl__obs_cover(c, 7));
+  python_kernels(b, o, false);
   return kl__buf_status(b);
 }
 
@@ -212,7 +276,9 @@ static int summary_json(kl_buf *b, const kl_observation *o,
     if (l->args_known) kl__buf_puts(b, l->nargs ? "]" : "[]");
     kl__buf_puts(b, "}");
   }
-  kl__buf_puts(b, "]}\n");
+  kl__buf_puts(b, "]");
+  python_kernels(b, o, true);
+  kl__buf_puts(b, "}\n");
   return kl__buf_status(b);
 }
 
