@@ -11,6 +11,10 @@ KernelBench's format for kernlab) and its ModelNew candidate:
                mean(Model) / mean(ModelNew). Repeated RKB times in this
                process: the spread of that speedup between repeats, and
                each repeat's own relative standard deviation.
+  do_bench     triton.testing.do_bench on the same two models, as Triton
+               users time kernels (its own warm-up and repetitions, an L2
+               flush before each call, the mean), RKB times: the spread of
+               that speedup between repeats.
   kernlab      `kl case from-kernelbench`, then `kl compare CASE --candidate
                FILE --json` RKL times, each a fresh process: the speedup
                with its 95% interval (cold caches, CUPTI, A B B A), the
@@ -28,6 +32,8 @@ import tempfile
 import time
 
 import torch
+import triton
+import triton.testing
 
 KL, OUT = sys.argv[1], sys.argv[2]
 RKB = int(sys.argv[3]) if len(sys.argv) > 3 else 10
@@ -79,8 +85,21 @@ def kernelbench(problem, cand):
             b = kb_time(new, xs)
             rows.append((statistics.mean(a), statistics.stdev(a),
                          statistics.mean(b), statistics.stdev(b)))
+        db = []
+        for _ in range(RKB):
+            t0 = time.time()
+            a = triton.testing.do_bench(lambda: ref(*xs))
+            b = triton.testing.do_bench(lambda: new(*xs))
+            db.append((a, b, time.time() - t0))
     sp = [r[0] / r[2] for r in rows]
+    dsp = [a / b for a, b, _ in db]
     return {"correct": bool(ok),
+            "do_bench": {"ref_us": statistics.median(a for a, _, _ in db) * 1e3,
+                         "new_us": statistics.median(b for _, b, _ in db) * 1e3,
+                         "speedup_median": statistics.median(dsp),
+                         "speedup_min": min(dsp), "speedup_max": max(dsp),
+                         "wall_s_per_pair": statistics.median(
+                             w for _, _, w in db)},
             "ref_mean_us": statistics.median(r[0] for r in rows) * 1e3,
             "new_mean_us": statistics.median(r[2] for r in rows) * 1e3,
             "ref_rsd_pct": statistics.median(100 * r[1] / r[0] for r in rows),
@@ -140,6 +159,12 @@ def main():
                   % (kb["ref_mean_us"], kb["ref_rsd_pct"], kb["new_mean_us"],
                      kb["new_rsd_pct"], kb["speedup_median"], kb["repeats"],
                      kb["speedup_min"], kb["speedup_max"]))
+            d = kb["do_bench"]
+            print("  do_bench: Model %.2f us, ModelNew %.2f us; speedup "
+                  "median %.3f, %d repeats %.3f-%.3f, %.2f s a pair"
+                  % (d["ref_us"], d["new_us"], d["speedup_median"],
+                     kb["repeats"], d["speedup_min"], d["speedup_max"],
+                     d["wall_s_per_pair"]))
             if "error" in kl:
                 print("  kernlab: ERROR %s" % kl["error"])
                 continue

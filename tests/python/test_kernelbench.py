@@ -38,9 +38,10 @@ WANT = {"1_relu": (["x"], "batch_size=32 dim=131072"),
         "2_softmax_rows": (["x"], "rows=4096 cols=2048"),
         "3_rms_norm": (["x"], "batch_size=16 features=64 length=8192 "
                               "eps=1e-05"),
-        "4_matmul_square": (["A", "B"], "N=2048")}
+        "4_matmul_square": (["A", "B"], "N=2048"),
+        "5_layer_norm": (["x"], "rows=8192 features=1024")}
 problems = sorted(glob.glob(SRC + "/bench/kernelbench/problems/*.py"))
-check(len(problems) == 4, "four bundled problems: %s" % problems)
+check(len(problems) == 5, "five bundled problems: %s" % problems)
 for problem in problems:
     stem = os.path.basename(problem)[:-3]
     case = os.path.join(TMP, stem)
