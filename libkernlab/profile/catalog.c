@@ -290,6 +290,10 @@ static const kl_metric_info catalog[] = {
             "SMs idle; a fraction above a whole number is a tail."),
     DERIVED("kernels", NULL, "launch", "kernels",
             "Kernels one launch of the case ran (ranges profiled)."),
+    DERIVED("largest_kernel_pct", NULL, "launch", "%",
+            "The longest kernel's share of the profiled time of all the "
+            "kernels one launch ran (100 for one kernel): low in a chain of "
+            "similar kernels, each writing what the next reads."),
 
     /* ---- host (perf_event_open) ----------------------------------------- */
     PERF("host_cycles", "host", "cycles",

@@ -80,6 +80,8 @@ void kl_profile_free(kl_profile *p) {
   kl__free(p);
 }
 
+static void derive_operator(kl_profile *p);
+
 int kl__profile_add_part(kl_profile *p, kl_profile *part, const char *name) {
   kl_profile **grown =
       kl__realloc(p->parts, (p->nparts + 1) * sizeof(*p->parts));
@@ -90,6 +92,7 @@ int kl__profile_add_part(kl_profile *p, kl_profile *part, const char *name) {
   }
   p->parts = grown;
   p->parts[p->nparts++] = part;
+  derive_operator(p);
   return 0;
 }
 
@@ -219,6 +222,23 @@ static void set(kl_profile *p, const char *name, double v) {
   kl_metric_catalog(&ncat);
   size_t i = cat_index(name);
   if (i < ncat && isfinite(v)) p->values[i] = v;
+}
+
+/* The operator a launch is: how many kernels it ran and the longest one's
+ * share of their profiled time (100 for one kernel). A chain of short
+ * kernels of similar length is a fusion candidate. */
+static void derive_operator(kl_profile *p) {
+  if (!p->values) return; /* parts before the values: at compute() */
+  double sum = 0, most = 0;
+  for (size_t i = 0; i < p->nparts; i++) {
+    double t = p->parts[i]->time_us;
+    if (!(t > 0)) return; /* a part without a duration: no share */
+    sum += t;
+    most = t > most ? t : most;
+  }
+  size_t n = p->nparts > p->kernels ? p->nparts : p->kernels;
+  set(p, "kernels", (double)(n ? n : 1));
+  set(p, "largest_kernel_pct", p->nparts > 1 ? 100.0 * most / sum : 100.0);
 }
 
 static double ratio(double a, double b) {
@@ -398,6 +418,7 @@ static void derive_device(kl_profile *p) {
     }
   }
   if (p->kernels) set(p, "kernels", (double)p->kernels);
+  derive_operator(p);
 }
 
 static void derive_host(kl_profile *p) {
