@@ -1,10 +1,18 @@
 /* `kl bench` and `kl compare`: check, then time; for compare, interleave
- * with the baseline and decide. Exit 3 when the candidate is rejected. */
+ * with the baseline and decide. Exit 3 when the candidate is rejected. On
+ * a terminal a status line says which phase runs (rewritten in place,
+ * cleared at the end). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+static void show_phase(const char *phase, void *payload) {
+  fprintf(stderr, "\r\033[K  kl %s: %s ...", (const char *)payload, phase);
+  fflush(stderr);
+}
 
 static void print_text(const kl_report *r, bool compare, bool cold) {
   printf("%-10s %-8s %12s %25s %8s  %s\n", "shape", "correct",
@@ -39,6 +47,9 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
            obj.ci_high, kl_decision_name(obj.decision));
   kl_buf notes = KL_BUF_INIT;
   if (kl_report_python_notes_text(&notes, r) == 0 && notes.size)
+    fputs(notes.ptr, stdout);
+  kl_buf_dispose(&notes);
+  if (kl_report_phases_text(&notes, r) == 0 && notes.size)
     fputs(notes.ptr, stdout);
   kl_buf_dispose(&notes);
   kl_device_info dev = KL_DEVICE_INFO_INIT;
@@ -110,8 +121,14 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
     opts.candidate = candidate;
     opts.candidate_name = slash ? slash + 1 : candidate_path;
   }
+  bool live = !json && isatty(STDERR_FILENO);
+  if (live) {
+    opts.on_phase = show_phase;
+    opts.phase_payload = (void *)verb;
+  }
   int rc =
       compare ? kl_bench_compare(&r, c, &opts) : kl_bench_run(&r, c, &opts);
+  if (live) fputs("\r\033[K", stderr);
   if (rc < 0) {
     status = cli_fail();
     goto done;

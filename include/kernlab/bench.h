@@ -32,7 +32,11 @@ typedef enum kl_verdict {
 /** "OK", "INCORRECT", "CRASHED", "TIMEOUT", "COMPILE_ERROR", "CHEAT". */
 KL_EXTERN(const char *) kl_verdict_name(kl_verdict v);
 
-#define KL_BENCH_OPTIONS_VERSION 2
+/** Called as a bench enters each phase ("build", "worker", "checks",
+ *  "profile", "timing"), for a live view. */
+typedef void (*kl_bench_phase_fn)(const char *phase, void *payload);
+
+#define KL_BENCH_OPTIONS_VERSION 3
 typedef struct kl_bench_options {
   unsigned version;           /**< KL_BENCH_OPTIONS_VERSION */
   const char *candidate;      /**< kernel source text; NULL: the baseline */
@@ -60,11 +64,14 @@ typedef struct kl_bench_options {
                                    "NAME=VALUE", NULL-ended; NULL: none */
   const char *const *candidate_config; /**< the candidate's (or, with no
                                    candidate, the benched baseline's) */
+  /* version 3 */
+  kl_bench_phase_fn on_phase; /**< NULL: none */
+  void *phase_payload;
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT                                                  \
   {                                                                            \
     KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, \
-        NULL, NULL, -1, NULL, NULL, NULL, NULL                                 \
+        NULL, NULL, -1, NULL, NULL, NULL, NULL, NULL, NULL                     \
   }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_BENCH_OPTIONS_VERSION when built against this header) and nothing
@@ -115,6 +122,12 @@ kl_report_python_notes(const kl_report *r, int candidate);
 /** The same notes for people, a line per side and shape, appended to out
  *  (nothing when there are none). */
 KL_EXTERN(int) kl_report_python_notes_text(kl_buf *out, const kl_report *r);
+
+/** Where the bench's wall time went, one line for people ("wall 6.53 s:
+ *  build 0.22, worker 0.00, load 0.00, checks 1.68, timing 4.59 (sampling
+ *  4.22), other 0.04"), appended to out; nothing when unknown. The JSON
+ *  report has the same as "phases_ms" (docs/json.md). */
+KL_EXTERN(int) kl_report_phases_text(kl_buf *out, const kl_report *r);
 
 /** One shape's results. Times are microseconds. */
 typedef struct kl_shape_result {

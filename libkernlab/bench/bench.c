@@ -513,6 +513,8 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
                      c->name, o->shape);
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
+  const kl__report_phases none = KL__REPORT_PHASES_NONE;
+  r->phases = none;
   r->compare = compare;
   r->cold = o->time.cold;
   r->min_gain_pct = c->budget.min_gain_pct;
@@ -601,6 +603,18 @@ done:
   return rc;
 }
 
+/* Tell the caller's live view which phase begins. */
+static void phase(const kl_bench_options *o, const char *name) {
+  if (o->on_phase) o->on_phase(name, o->phase_payload);
+}
+
+/* Milliseconds since *mark, which moves to now. */
+static double lap(double *mark) {
+  double now = kl__now_ms(), ms = now - *mark;
+  *mark = now;
+  return ms;
+}
+
 int kl__bench_execute(kl_report **out, const kl_case *c,
                       const kl_bench_options *o, bool compare,
                       const kl__bench_plugins *p) {
@@ -635,6 +649,9 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   wopts.timeout_ms = o->timeout_ms;
   wopts.device = o->device;
   int base_id = -1, other_id = -1, cand_id = -1;
+  kl__report_phases *ph = &r->phases;
+  double mark = kl__now_ms(), started = mark;
+  phase(o, "worker");
   char *pyworker = NULL; /* python cases: kl-worker's Python sibling */
   if (c->backend == KL_BACKEND_PYTHON && !o->worker_path) {
     if (!(pyworker = kl__find_pyworker())) {
@@ -661,6 +678,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     }
     r->has_device = true;
   }
+  ph->worker = lap(&mark);
   if ((rc = kl_worker_load(&base_id, w, p->oracle)) < 0 ||
       (compare && p->against &&
        (rc = kl_worker_load(&other_id, w, p->against)) < 0) ||
@@ -668,15 +686,18 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     rc = setup_failure(r, rc, cand);
     goto done;
   }
+  ph->load = lap(&mark);
   int subject = cand ? cand_id : base_id;
   int reference_side = other_id >= 0 ? other_id : base_id;
   int oracle = c->ref.kind == KL_REFERENCE_HOST ? -1 : base_id;
   /* Correctness first: every shape passes before anything is timed. */
+  phase(o, "checks");
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
     int shape = only >= 0 ? only : (int)i;
     if ((rc = check_shape(r, w, subject, oracle, shape, &r->shapes[i])) < 0)
       goto done;
   }
+  ph->checks = lap(&mark);
   /* Profiles first (see profile_collect), built after the timing. */
   if (o->profile && r->verdict == KL_VERDICT_OK) {
     replies = kl__calloc(r->nshapes, sizeof(*replies));
@@ -686,6 +707,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
       goto done;
     }
   }
+  if (replies && r->verdict == KL_VERDICT_OK) phase(o, "profile");
   for (size_t i = 0; replies && i < r->nshapes && r->verdict == KL_VERDICT_OK;
        i++) {
     int shape = only >= 0 ? only : (int)i;
@@ -694,12 +716,14 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
                               &prof_ms[i], &r->shapes[i])) < 0)
       goto done;
   }
+  double profiled = lap(&mark);
   kl_time_options t = o->time;
   if (compare && t.decide_gain_pct < 0) t.decide_gain_pct = r->min_gain_pct;
   if (t.seed == 0 || t.seed == 1) t.seed = kl__derive_seed(base_seed, 1000);
   t.version = KL_TIME_OPTIONS_VERSION;
   t.verify = 1; /* the stale_outputs gate */
   t.oracle = oracle;
+  if (r->verdict == KL_VERDICT_OK) phase(o, "timing");
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
     int shape = only >= 0 ? only : (int)i;
     int ids[2] = {reference_side, cand_id};
@@ -709,6 +733,10 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
       rc = time_shape(r, w, &subject, 1, shape, &t, &r->shapes[i]);
     if (rc < 0) goto done;
   }
+  ph->timing = lap(&mark);
+  ph->sampling = 0;
+  for (size_t i = 0; i < r->nshapes; i++)
+    if (r->shapes[i].res.wall_ms > 0) ph->sampling += r->shapes[i].res.wall_ms;
   if (cand && r->verdict == KL_VERDICT_OK &&
       (rc = roofline_gate(r, c, w, t.cold)) < 0)
     goto done;
@@ -719,6 +747,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
                             &r->shapes[i])) < 0)
       goto done;
   }
+  if (replies) ph->profile = profiled + lap(&mark);
   if (compare && r->verdict == KL_VERDICT_OK) rc = objective(r, c);
   /* what the Python worker saw of the calls: warm-up, allocations */
   if (rc == 0 && c->backend == KL_BACKEND_PYTHON) {
@@ -729,6 +758,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
       kl_error_clear();
   }
 done:
+  ph->total = kl__now_ms() - started;
   for (size_t i = 0; replies && i < r->nshapes; i++)
     json_object_put(replies[i]);
   kl__free(replies);
@@ -752,8 +782,15 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *given,
   int rc = kl__bench_options_take(&o, given);
   if (rc < 0) return rc;
   kl__bench_plugins p;
+  double t0 = kl__now_ms();
+  phase(&o, "build");
   rc = kl__bench_build(&p, out, c, &o, compare);
+  double built = kl__now_ms() - t0;
   if (rc == 0 && !*out) rc = kl__bench_execute(out, c, &o, compare, &p);
+  if (rc == 0 && *out) { /* the build's own time, and the whole */
+    (*out)->phases.build = built;
+    (*out)->phases.total = kl__now_ms() - t0;
+  }
   kl__bench_plugins_dispose(&p);
   return rc;
 }
@@ -772,7 +809,8 @@ int kl_bench_compare(kl_report **out, const kl_case *c,
  * ------------------------------------------------------- */
 
 static const size_t bench_options_sizes[] = {
-    0, offsetof(kl_bench_options, against), sizeof(kl_bench_options)};
+    0, offsetof(kl_bench_options, against),
+    offsetof(kl_bench_options, on_phase), sizeof(kl_bench_options)};
 
 int kl_bench_options_init(kl_bench_options *opts, unsigned version) {
   const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;

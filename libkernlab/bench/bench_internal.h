@@ -6,6 +6,7 @@
 #define KL_BENCH_INTERNAL_H
 
 #include <json-c/json.h>
+#include <math.h>
 
 #include "../core/internal.h"
 #include "kernlab/bench.h"
@@ -16,6 +17,21 @@ typedef struct shape_entry {
   char *name; /* owned: a report outlives its case */
   kl_profile *profile;
 } shape_entry;
+
+/* Where a bench's wall time went, in ms (NaN: the phase did not run).
+ * sampling is the part of timing the samplers report as their own wall
+ * (rounds and flushes); the rest of timing is instance pools, inputs and
+ * placements. */
+typedef struct kl__report_phases {
+  double total, build, worker, load, checks, profile, timing, sampling, other;
+} kl__report_phases;
+
+#define KL__REPORT_PHASES_NONE                                                 \
+  { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN }
+/* The phases as JSON (`"phases_ms": {...}`, null where one did not run),
+ * and read back. */
+int kl__report_phases_json(kl_buf *b, const kl__report_phases *ph);
+void kl__report_phases_read(kl__report_phases *ph, json_object *o);
 
 struct kl_report {
   char *case_name, *candidate_name;
@@ -43,6 +59,7 @@ struct kl_report {
   /* python cases: what kl-pyworker noticed of each side's calls (JSON
    * objects: warm-up, allocations, autotuner configs), or NULL */
   char *notes_baseline, *notes_candidate;
+  kl__report_phases phases; /* where the wall time went */
 };
 
 /* The plugins of one bench, by path (owned), and what compiling them

@@ -3,6 +3,7 @@
  * brings its report home as this document, and the loop records it as if
  * it had run here. */
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "../core/json.h"
@@ -115,6 +116,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
     kl__buf_printf(&b, ",\"python\":{\"baseline\":%s,\"candidate\":%s}",
                    r->notes_baseline ? r->notes_baseline : "null",
                    r->notes_candidate ? r->notes_candidate : "null");
+  kl__report_phases_json(&b, &r->phases);
   kl__buf_printf(&b,
                  ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
                  "\"candidate_cached\":%s},\"worker_restarts\":%d}",
@@ -212,6 +214,71 @@ static int profiles_from(kl_report *r, json_object *doc, const char *where) {
   return rc;
 }
 
+/* The phases, in the order they run; "other" is what the bench's own
+ * steps do not cover (roofline gate, objective, notes). */
+static const char *const phase_names[] = {"total",  "build",    "worker",
+                                          "load",   "checks",   "profile",
+                                          "timing", "sampling", "other"};
+
+static double *phase_slot(kl__report_phases *ph, size_t i) {
+  double *slots[] = {&ph->total,  &ph->build,    &ph->worker,
+                     &ph->load,   &ph->checks,   &ph->profile,
+                     &ph->timing, &ph->sampling, &ph->other};
+  return slots[i];
+}
+
+int kl__report_phases_json(kl_buf *b, const kl__report_phases *in) {
+  kl__report_phases ph = *in;
+  if (isfinite(ph.total)) { /* what no phase accounts for */
+    double known = 0;
+    for (size_t i = 1; i < KL_ARRAY_SIZE(phase_names) - 1; i++)
+      if (i != 7 && isfinite(*phase_slot(&ph, i))) /* sampling is in timing */
+        known += *phase_slot(&ph, i);
+    ph.other = ph.total > known ? ph.total - known : 0;
+  }
+  kl__buf_puts(b, ",\"phases_ms\":{");
+  for (size_t i = 0; i < KL_ARRAY_SIZE(phase_names); i++) {
+    double v = *phase_slot(&ph, i);
+    kl__buf_printf(b, "%s\"%s\":", i ? "," : "", phase_names[i]);
+    if (isfinite(v))
+      kl__buf_printf(b, "%.1f", v);
+    else
+      kl__buf_puts(b, "null");
+  }
+  kl__buf_putc(b, '}');
+  return kl__buf_status(b);
+}
+
+int kl_report_phases_text(kl_buf *out, const kl_report *r) {
+  if (!out || !r || !isfinite(r->phases.total)) return 0;
+  kl__report_phases ph = r->phases;
+  double known = 0;
+  for (size_t i = 1; i < KL_ARRAY_SIZE(phase_names) - 1; i++)
+    if (i != 7 && isfinite(*phase_slot(&ph, i))) known += *phase_slot(&ph, i);
+  ph.other = ph.total > known ? ph.total - known : 0;
+  kl__buf_printf(out, "wall %.2f s:", ph.total / 1e3);
+  for (size_t i = 1; i < KL_ARRAY_SIZE(phase_names); i++) {
+    double v = *phase_slot(&ph, i);
+    if (!isfinite(v)) continue;
+    if (i == 7)
+      kl__buf_printf(out, " (sampling %.2f)", v / 1e3);
+    else
+      kl__buf_printf(out, "%s %s %.2f", i > 1 ? "," : "", phase_names[i],
+                     v / 1e3);
+  }
+  return kl__buf_puts(out, "\n");
+}
+
+void kl__report_phases_read(kl__report_phases *ph, json_object *o) {
+  for (size_t i = 0; i < KL_ARRAY_SIZE(phase_names); i++) {
+    json_object *v = o ? kl__json_get(o, phase_names[i]) : NULL;
+    *phase_slot(ph, i) = v && (json_object_is_type(v, json_type_double) ||
+                               json_object_is_type(v, json_type_int))
+                             ? json_object_get_double(v)
+                             : NAN;
+  }
+}
+
 int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   *out = NULL;
   json_object *shapes = kl__json_get(doc, "shapes"), *v;
@@ -222,6 +289,7 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
                      "%s: not a bench report (no verdict or shapes)", where);
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
+  kl__report_phases_read(&r->phases, kl__json_get(doc, "phases_ms"));
   const char *mode =
       (v = kl__json_get(doc, "mode")) ? json_object_get_string(v) : "";
   r->compare = strcmp(mode, "compare") == 0;

@@ -159,40 +159,6 @@ static const char ops_py[] =
     "        return _call(cls, xs)\n"
     "    return forward\n";
 
-/* The problem as the inspector saw it: its inputs, outputs and constants
- * (a JSON object), or a one-line error at the problem's line and column. */
-static int inspect(json_object **out, const char *problem) {
-  *out = NULL;
-  const char *argv[] = {"python3", "-c", inspect_py, problem, NULL};
-  kl__run_result res;
-  int rc = kl__run(&res, argv, NULL, 60000, 1 << 20);
-  if (rc < 0) {
-    if (rc == KL_ENOTFOUND)
-      return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS,
-                       "python3 is needed to read %s", problem);
-    return rc;
-  }
-  json_object *doc = res.exit_code == 0 && res.output.ptr
-                         ? json_tokener_parse(res.output.ptr)
-                         : NULL;
-  if (!doc) {
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                   "%s: python3 could not read "
-                   "it: %.200s",
-                   problem, res.output.ptr ? res.output.ptr : "");
-  } else if (kl__json_get(doc, "error")) {
-    rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, problem,
-                      (int)kl__json_num(doc, "line"),
-                      (int)kl__json_num(doc, "column"), NULL, "%s",
-                      json_object_get_string(kl__json_get(doc, "error")));
-    json_object_put(doc);
-  } else {
-    *out = doc;
-  }
-  kl_buf_dispose(&res.output);
-  return rc;
-}
-
 /* The case's name: the file's stem as an identifier ("19_ReLU.py" ->
  * kb_19_ReLU). */
 static void case_name(char *name, size_t cap, const char *problem) {
@@ -279,7 +245,9 @@ int kl_case_from_kernelbench(kl_buf *report, const char *problem,
          out = KL_BUF_INIT;
   json_object *doc = NULL;
   int rc = kl__read_file(&src, problem);
-  if (rc < 0 || (rc = inspect(&doc, problem)) < 0) goto done;
+  if (rc < 0 ||
+      (rc = kl__python_script(&doc, inspect_py, problem, NULL, 1 << 20)) < 0)
+    goto done;
   char name[96];
   case_name(name, sizeof(name), problem);
   if ((rc = yaml_case(&y, name, problem, doc)) < 0) goto done;

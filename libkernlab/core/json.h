@@ -32,4 +32,11 @@ bool kl__json_pair(json_object *o, const char *key, double *lo, double *hi);
 int kl__json_error_at_key(const char *text, const char *path, const char *key,
                           const char *fmt, const char *arg);
 
+/* Run python3 -c script PATH [ARG] (core/python_script.c): its one JSON
+ * object of output, or its {"error", "line", "column"} as the error
+ * `path:line:column: message` (KL_EINVALID); KL_ENOTFOUND without
+ * python3. */
+int kl__python_script(json_object **out, const char *script, const char *path,
+                      const char *arg, size_t max_output);
+
 #endif /* KL_CORE_JSON_H */

@@ -410,41 +410,19 @@ static void yaml_shape(kl_buf *y, const pyconf *c, size_t rank, double total) {
 
 static int reduce_source(kl_buf *text, kl_buf *dropped, const char *source,
                          const char *entry) {
-  const char *argv[] = {"python3", "-c", reduce_py, source, entry, NULL};
-  kl__run_result res;
-  int rc = kl__run(&res, argv, NULL, 60000, 16u << 20);
-  if (rc < 0) {
-    if (rc == KL_ENOTFOUND)
-      return kl__error(KL_ENOTFOUND, KL_DOMAIN_OS,
-                       "python3 is needed to read %s", source);
-    return rc;
-  }
-  json_object *doc = res.exit_code == 0 && res.output.ptr
-                         ? json_tokener_parse(res.output.ptr)
-                         : NULL;
-  json_object *v;
-  if (!doc) {
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                   "%s: python3 could not read it: %.200s", source,
-                   res.output.ptr ? res.output.ptr : "");
-  } else if (json_object_object_get_ex(doc, "error", &v)) {
-    rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, source,
-                      (int)int_of(doc, "line"), (int)int_of(doc, "column"),
-                      NULL, "%s", json_object_get_string(v));
-  } else {
-    rc = kl__buf_puts(text, str_of(doc, "text"));
-    json_object *d;
-    json_object_object_get_ex(doc, "dropped", &d);
-    for (size_t i = 0; rc == 0 && d && i < json_object_array_length(d); i++) {
-      json_object *e = json_object_array_get_idx(d, i);
-      rc = kl__buf_printf(
-          dropped, "- line %lld: `%s`\n",
-          (long long)json_object_get_int64(json_object_array_get_idx(e, 0)),
-          json_object_get_string(json_object_array_get_idx(e, 1)));
-    }
+  json_object *doc = NULL, *d;
+  int rc = kl__python_script(&doc, reduce_py, source, entry, 16u << 20);
+  if (rc < 0) return rc;
+  rc = kl__buf_puts(text, str_of(doc, "text"));
+  json_object_object_get_ex(doc, "dropped", &d);
+  for (size_t i = 0; rc == 0 && d && i < json_object_array_length(d); i++) {
+    json_object *e = json_object_array_get_idx(d, i);
+    rc = kl__buf_printf(
+        dropped, "- line %lld: `%s`\n",
+        (long long)json_object_get_int64(json_object_array_get_idx(e, 0)),
+        json_object_get_string(json_object_array_get_idx(e, 1)));
   }
   json_object_put(doc);
-  kl_buf_dispose(&res.output);
   return rc;
 }
 

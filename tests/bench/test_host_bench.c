@@ -105,6 +105,54 @@ static void test_bench__baseline_is_correct_and_timed(void **state) {
   kl_report_free(r);
 }
 
+static void note_phase(const char *phase, void *payload) {
+  char *seen = payload;
+  size_t n = strlen(seen);
+  snprintf(seen + n, 128 - n, "%s%s", n ? " " : "", phase);
+}
+
+/* The value of "key": in text after `after`, or -1. */
+static double json_number_after(const char *text, const char *after,
+                                const char *key) {
+  const char *p = strstr(text, after);
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  p = p ? strstr(p, pat) : NULL;
+  return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+/* The live view's phases, in order; the report's breakdown of the same
+ * bench: each phase that ran, sampling within timing, timing within the
+ * whole (structure, not speed). */
+static void test_bench__phases(void **state) {
+  (void)state;
+  char seen[128] = "";
+  kl_bench_options o = options("1M");
+  o.on_phase = note_phase;
+  o.phase_payload = seen;
+  kl_report *r = NULL;
+  if (kl_bench_run(&r, saxpy, &o)) fail_msg("%s", kl_error_last()->message);
+  assert_string_equal(seen, "build worker checks timing");
+  kl_buf b = KL_BUF_INIT;
+  assert_int_equal(kl_report_phases_text(&b, r), 0);
+  assert_non_null(strstr(b.ptr, "wall "));
+  assert_non_null(strstr(b.ptr, "checks "));
+  assert_non_null(strstr(b.ptr, "(sampling "));
+  assert_null(strstr(b.ptr, "profile"));
+  kl_buf_dispose(&b);
+  assert_int_equal(kl_report_json(&b, r), 0);
+  const char *ph = "\"phases_ms\":{";
+  assert_non_null(strstr(b.ptr, ph));
+  assert_non_null(strstr(b.ptr, "\"profile\":null"));
+  double total = json_number_after(b.ptr, ph, "total");
+  double timing = json_number_after(b.ptr, ph, "timing");
+  double sampling = json_number_after(b.ptr, ph, "sampling");
+  assert_true(total > 0 && timing > 0 && sampling > 0 && sampling <= timing &&
+              timing <= total);
+  kl_buf_dispose(&b);
+  kl_report_free(r);
+}
+
 /* The stale_outputs gate: checked correct, then caught after timing. */
 static void test_bench__replayed_result_is_cheat(void **state) {
   (void)state;
@@ -385,6 +433,7 @@ static void test_bench__json_fields(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bench__baseline_is_correct_and_timed),
+      cmocka_unit_test(test_bench__phases),
       cmocka_unit_test(test_bench__wrong_result),
       cmocka_unit_test(test_bench__replayed_result_is_cheat),
       cmocka_unit_test(test_bench__tunable_configurations),

@@ -106,6 +106,7 @@ C="$SRC/tests/bench/candidates"
 FAST="--time-cap-ms 200"
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --shape 1M $FAST
 grep -q 'verdict OK' "$TMP/out" && ok || bad "bench: no verdict line"
+grep -Eq '^wall [0-9.]+ s: build [0-9.]+, worker [0-9.]+, load [0-9.]+, checks [0-9.]+, timing [0-9.]+ \(sampling [0-9.]+\), other [0-9.]+$' "$TMP/out" && ok || bad "bench: no wall breakdown line"
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --shape 1M --json --seed 42 $FAST
 python3 - "$TMP/out" <<'PY' && ok || bad "bench --json fields"
 import json, sys
@@ -116,6 +117,16 @@ for k in ("name", "correct", "max_abs_err", "unwritten", "median_us", "ci_low_us
 assert d["verdict"] == "OK" and s["correct"] is True and s["samples"] >= 3
 assert s["stop_reason"] in ("converged", "time_cap", "max_samples"), s
 assert d["seeds"][0] != 42 and len(d["seeds"]) == 3
+# where the wall time went: every phase there, the ones that ran >= 0,
+# sampling within timing, the phases adding up to the total
+ph = d["phases_ms"]
+names = ("total", "build", "worker", "load", "checks", "profile", "timing",
+         "sampling", "other")
+assert tuple(ph) == names, ph
+assert ph["profile"] is None and all(ph[k] >= 0 for k in names if k != "profile"), ph
+assert ph["checks"] > 0 and ph["timing"] > 0 and ph["sampling"] <= ph["timing"], ph
+parts = sum(ph[k] for k in ("build", "worker", "load", "checks", "timing", "other"))
+assert abs(parts - ph["total"]) <= 0.5, (parts, ph)
 PY
 expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_wrong.c" --shape 1M $FAST
 grep -q '^kl: candidate rejected: INCORRECT: ' "$TMP/err" && ok || bad "bench: no INCORRECT line"
