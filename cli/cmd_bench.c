@@ -14,12 +14,49 @@ static void show_phase(const char *phase, void *payload) {
   fflush(stderr);
 }
 
-static void print_text(const kl_report *r, bool compare, bool cold) {
-  printf("%-10s %-8s %12s %25s %8s  %s\n", "shape", "correct",
-         compare ? "baseline_us" : "median_us",
-         compare ? "candidate_us [95% CI]" : "95% CI", "samples",
-         compare ? "speedup [95% CI] decision" : "stop");
+/* A command case: a row per metric, its values and, comparing, the
+ * improvement ratio (above 1: the candidate is better). */
+static void print_metrics(const kl_report *r, bool compare) {
+  printf("%-16s %-6s %12s %25s %6s  %s\n", "metric", "better",
+         compare ? "baseline" : "median",
+         compare ? "candidate [95% CI]" : "95% CI", "runs",
+         compare ? "improvement [95% CI] decision" : "stop");
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
+    kl_report_shape(&s, r, i);
+    const char *better = kl_report_shape_better(r, i);
+    if (!s.timed) {
+      printf("%-16s %-6s %12s\n", s.name, better, "-");
+      continue;
+    }
+    char ci[64];
+    if (compare) {
+      snprintf(ci, sizeof(ci), "%.4g [%.4g, %.4g]", s.time.median,
+               s.time.ci_low, s.time.ci_high);
+      printf("%-16s %-6s %12.4g %25s %6zu  %.3f [%.3f, %.3f] %s\n", s.name,
+             better, s.baseline.median, ci, s.time.n, s.speedup.speedup,
+             s.speedup.ci_low, s.speedup.ci_high,
+             s.speedup.decision == KL_DECISION_FASTER   ? "better"
+             : s.speedup.decision == KL_DECISION_SLOWER ? "worse"
+                                                        : "same");
+    } else {
+      snprintf(ci, sizeof(ci), "[%.4g, %.4g]", s.time.ci_low, s.time.ci_high);
+      printf("%-16s %-6s %12.4g %25s %6zu  %s\n", s.name, better, s.time.median,
+             ci, s.time.n, s.stop_reason);
+    }
+  }
+}
+
+static void print_text(const kl_report *r, bool compare, bool cold) {
+  bool command = kl_report_shape_count(r) && kl_report_shape_better(r, 0);
+  if (command)
+    print_metrics(r, compare);
+  else
+    printf("%-10s %-8s %12s %25s %8s  %s\n", "shape", "correct",
+           compare ? "baseline_us" : "median_us",
+           compare ? "candidate_us [95% CI]" : "95% CI", "samples",
+           compare ? "speedup [95% CI] decision" : "stop");
+  for (size_t i = 0; !command && i < kl_report_shape_count(r); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&s, r, i);
     const char *ok = !s.checked ? "-" : s.correct ? "yes" : "NO";
@@ -56,9 +93,13 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
   if (kl_report_device(&dev, r) == 0)
     printf("device %s (%d SMs, max SM clock %.0f MHz)\n", dev.name, dev.sms,
            dev.max_sm_clock_mhz);
-  printf("%s, times in microseconds; verdict %s\n",
-         cold ? "cold caches" : "hot caches",
-         kl_verdict_name(kl_report_verdict(r)));
+  if (command)
+    printf("the case's command measured it; verdict %s\n",
+           kl_verdict_name(kl_report_verdict(r)));
+  else
+    printf("%s, times in microseconds; verdict %s\n",
+           cold ? "cold caches" : "hot caches",
+           kl_verdict_name(kl_report_verdict(r)));
 }
 
 static int bench_or_compare(int argc, char **argv, bool compare) {

@@ -95,12 +95,21 @@ static void print_summary(const kl_case *c) {
   printf("case      %s (%s%s%s)\n", kl_case_name(c),
          kl_backend_name(kl_case_backend(c)), arch ? ", " : "",
          arch ? arch : "");
-  printf("kernel    %s in %s\n", kl_case_entry(c), kl_case_kernel_path(c));
+  bool command = kl_case_backend(c) == KL_BACKEND_COMMAND;
+  if (command) {
+    kl_buf b = KL_BUF_INIT;
+    if (kl_case_command_describe(&b, c) == 0 && b.ptr) fputs(b.ptr, stdout);
+    kl_buf_dispose(&b);
+  } else {
+    printf("kernel    %s in %s\n", kl_case_entry(c), kl_case_kernel_path(c));
+  }
   if (kl_case_program_path(c))
     printf("brief     %s\n", kl_case_program_path(c));
   kl_reference_info ref = KL_REFERENCE_INFO_INIT;
   kl_case_reference(&ref, c);
-  if (ref.kind == KL_REFERENCE_HOST)
+  if (command)
+    ; /* the command is its own check */
+  else if (ref.kind == KL_REFERENCE_HOST)
     printf("reference %s in %s, atol %g, rtol %g\n", ref.function, ref.source,
            ref.atol, ref.rtol);
   else
@@ -122,12 +131,14 @@ static void print_summary(const kl_case *c) {
     }
     putchar('\n');
   }
-  printf("params\n");
-  for (size_t i = 0; i < kl_case_param_count(c); i++)
-    print_param(c, i);
-  printf("shapes\n");
-  for (size_t s = 0; s < kl_case_shape_count(c); s++)
-    print_shape(c, s);
+  if (!command) {
+    printf("params\n");
+    for (size_t i = 0; i < kl_case_param_count(c); i++)
+      print_param(c, i);
+    printf("shapes\n");
+    for (size_t s = 0; s < kl_case_shape_count(c); s++)
+      print_shape(c, s);
+  }
   printf("ok: %s\n", kl_case_dir(c));
 }
 

@@ -26,10 +26,13 @@ typedef enum kl_verdict {
   KL_VERDICT_CRASHED,       /**< the worker died running it */
   KL_VERDICT_TIMEOUT,       /**< a request ran past its limit */
   KL_VERDICT_COMPILE_ERROR, /**< it did not compile */
-  KL_VERDICT_CHEAT          /**< an integrity gate caught it (see
+  KL_VERDICT_CHEAT,         /**< an integrity gate caught it (see
                                  kl_report_gate) */
+  KL_VERDICT_INVALID_OUTPUT /**< a command case's command printed no JSON
+                                 object with its metrics */
 } kl_verdict;
-/** "OK", "INCORRECT", "CRASHED", "TIMEOUT", "COMPILE_ERROR", "CHEAT". */
+/** "OK", "INCORRECT", "CRASHED", "TIMEOUT", "COMPILE_ERROR", "CHEAT",
+ *  "INVALID_OUTPUT". */
 KL_EXTERN(const char *) kl_verdict_name(kl_verdict v);
 
 /** Called as a bench enters each phase ("build", "worker", "checks",
@@ -150,6 +153,11 @@ typedef struct kl_shape_result {
 #define KL_SHAPE_RESULT_INIT KL_SIZED_INIT(kl_shape_result)
 
 KL_EXTERN(size_t) kl_report_shape_count(const kl_report *r);
+/** NULL when row i is a kernel time in microseconds (lower is better);
+ *  for a command case, whose rows are its metrics, "higher" or "lower":
+ *  the row's summaries are the metric's values and its speedup the
+ *  improvement ratio (above 1: the candidate is better). */
+KL_EXTERN(const char *) kl_report_shape_better(const kl_report *r, size_t i);
 KL_EXTERN(int)
 kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i);
 /** The device the report was measured on (device cases); KL_ENOTFOUND for

@@ -168,6 +168,11 @@ KL_EXTERN(const char *) kl_case_kernel_path(const kl_case *c);
 /** The kernel's function name as the case spells it: maybe qualified
  *  ("ns::kern"), maybe with template arguments ("kern<float, 128>"). */
 KL_EXTERN(const char *) kl_case_entry(const kl_case *c);
+/** A command case (backend: command) for people: its baseline file, the
+ *  command and build with their timeout, and the metrics ("metrics
+ *  tokens_per_s (higher), p50_ms (lower, weight 0.5)"), a line each,
+ *  appended to out. Nothing for other backends. */
+KL_EXTERN(int) kl_case_command_describe(kl_buf *out, const kl_case *c);
 /** A python case's kernel.device: "cuda" (torch tensors, the CUPTI timer)
  *  or "host" (buffers, the host timer); NULL for other backends. */
 KL_EXTERN(const char *) kl_case_python_device(const kl_case *c);

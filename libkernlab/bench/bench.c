@@ -26,84 +26,6 @@
 #include "../worker/client_internal.h"
 #include "bench_internal.h"
 
-const char *kl_verdict_name(kl_verdict v) {
-  switch (v) {
-  case KL_VERDICT_OK:
-    return "OK";
-  case KL_VERDICT_INCORRECT:
-    return "INCORRECT";
-  case KL_VERDICT_CRASHED:
-    return "CRASHED";
-  case KL_VERDICT_TIMEOUT:
-    return "TIMEOUT";
-  case KL_VERDICT_COMPILE_ERROR:
-    return "COMPILE_ERROR";
-  case KL_VERDICT_CHEAT:
-    return "CHEAT";
-  }
-  return "?";
-}
-
-void kl_report_free(kl_report *r) {
-  if (!r) return;
-  kl__free(r->case_name);
-  kl__free(r->candidate_name);
-  kl__free(r->reason);
-  kl__free(r->compile_log);
-  kl__free(r->notes_baseline);
-  kl__free(r->notes_candidate);
-  kl__free(r->seeds);
-  for (size_t i = 0; r->shapes && i < r->nshapes; i++) {
-    kl__free(r->shapes[i].name);
-    kl_profile_free(r->shapes[i].profile);
-  }
-  kl__free(r->shapes);
-  kl__free(r);
-}
-
-kl_verdict kl_report_verdict(const kl_report *r) {
-  return r->verdict;
-}
-const char *kl_report_reason(const kl_report *r) {
-  return r->reason;
-}
-const char *kl_report_gate(const kl_report *r) {
-  return r->gate;
-}
-const char *kl_report_compile_log(const kl_report *r) {
-  return r->compile_log;
-}
-size_t kl_report_shape_count(const kl_report *r) {
-  return r->nshapes;
-}
-
-int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
-  if (i >= r->nshapes)
-    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no shape %zu in report", i);
-  kl_shape_result full = r->shapes[i].res;
-  full.stop_reason = r->shapes[i].stop_reason;
-  return kl__result_give(out, &full, sizeof(full), sizeof(kl_shape_result),
-                         "kl_shape_result");
-}
-
-const char *kl__report_sandbox(const kl_report *r) {
-  return r && r->sandbox[0] ? r->sandbox : NULL;
-}
-
-int kl_report_device(kl_device_info *out, const kl_report *r) {
-  if (!r->has_device) return KL_ENOTFOUND;
-  return kl__result_give(out, &r->device, sizeof(r->device),
-                         sizeof(kl_device_info), "kl_device_info");
-}
-
-int kl_report_objective(kl_speedup *out, const kl_report *r) {
-  if (!r->has_objective) return KL_ENOTFOUND;
-  *out = r->objective_speedup;
-  return 0;
-}
-
-/* A launch failed for breaking the launch contract (kernlab/plugin.h): the
- * harness's or the worker's guard said so. */
 static bool breaks_launch_contract(const char *why) {
   return strstr(why, "the launch called") || strstr(why, "scratch region");
 }
@@ -781,6 +703,8 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *given,
   kl_bench_options o;
   int rc = kl__bench_options_take(&o, given);
   if (rc < 0) return rc;
+  if (c->backend == KL_BACKEND_COMMAND)
+    return kl__command_bench(out, c, &o, compare);
   kl__bench_plugins p;
   double t0 = kl__now_ms();
   phase(&o, "build");

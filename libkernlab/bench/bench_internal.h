@@ -16,6 +16,7 @@ typedef struct shape_entry {
   char stop_reason[32];
   char *name; /* owned: a report outlives its case */
   kl_profile *profile;
+  const char *better; /* a command case's metric: "higher" or "lower" */
 } shape_entry;
 
 /* Where a bench's wall time went, in ms (NaN: the phase did not run).
@@ -60,7 +61,12 @@ struct kl_report {
    * objects: warm-up, allocations, autotuner configs), or NULL */
   char *notes_baseline, *notes_candidate;
   kl__report_phases phases; /* where the wall time went */
+  bool command;             /* a command case: rows are metrics */
 };
+
+/* kl bench and kl compare of a backend: command case (command.c). */
+int kl__command_bench(kl_report **out, const kl_case *c,
+                      const kl_bench_options *o, bool compare);
 
 /* The plugins of one bench, by path (owned), and what compiling them
  * cost. against is NULL when the compare is against the oracle's plugin

@@ -13,13 +13,14 @@
 /* ---- JSON ------------------------------------------------------------------
  */
 
-static int json_summary(kl_buf *b, const kl_summary *s) {
+/* u: "_us" for kernel times, "" for a command case's metric values */
+static int json_summary(kl_buf *b, const kl_summary *s, const char *u) {
   return kl__buf_printf(b,
-                        "\"median_us\":%.6g,\"ci_low_us\":%.6g,\"ci_high_us\":"
-                        "%.6g,\"q1_us\":%.6g,\"q3_us\":%.6g,\"min_us\":%.6g,"
+                        "\"median%s\":%.6g,\"ci_low%s\":%.6g,\"ci_high%s\":"
+                        "%.6g,\"q1%s\":%.6g,\"q3%s\":%.6g,\"min%s\":%.6g,"
                         "\"samples\":%zu,\"outliers\":%zu",
-                        s->median, s->ci_low, s->ci_high, s->q1, s->q3, s->min,
-                        s->n, s->outliers);
+                        u, s->median, u, s->ci_low, u, s->ci_high, u, s->q1, u,
+                        s->q3, u, s->min, s->n, s->outliers);
 }
 
 static int json_speedup(kl_buf *b, const kl_speedup *s) {
@@ -50,22 +51,27 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   for (size_t i = 0; i < r->nshapes; i++) {
     const shape_entry *e = &r->shapes[i];
     const kl_shape_result *s = &e->res;
+    const char *u = r->command ? "" : "_us";
     kl__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
     kl__buf_json_string(&b, s->name);
-    kl__buf_printf(
-        &b, ",\"checked\":%s,\"correct\":", s->checked ? "true" : "false");
-    kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false") : "null");
-    kl__buf_printf(
-        &b,
-        ",\"max_abs_err\":%.6g,\"mismatches\":%llu,"
-        "\"unwritten\":%llu,\"nonfinite\":%llu,"
-        "\"inputs_written\":%llu,\"cold\":%s",
-        s->max_abs_err, (unsigned long long)s->mismatches,
-        (unsigned long long)s->unwritten, (unsigned long long)s->nonfinite,
-        (unsigned long long)s->inputs_written, r->cold ? "true" : "false");
+    if (e->better) kl__buf_printf(&b, ",\"better\":\"%s\"", e->better);
+    if (!r->command) { /* a metric row has no check of its own */
+      kl__buf_printf(
+          &b, ",\"checked\":%s,\"correct\":", s->checked ? "true" : "false");
+      kl__buf_puts(&b, s->checked ? (s->correct ? "true" : "false") : "null");
+    }
+    if (!r->command)
+      kl__buf_printf(
+          &b,
+          ",\"max_abs_err\":%.6g,\"mismatches\":%llu,"
+          "\"unwritten\":%llu,\"nonfinite\":%llu,"
+          "\"inputs_written\":%llu,\"cold\":%s",
+          s->max_abs_err, (unsigned long long)s->mismatches,
+          (unsigned long long)s->unwritten, (unsigned long long)s->nonfinite,
+          (unsigned long long)s->inputs_written, r->cold ? "true" : "false");
     if (s->timed) {
       kl__buf_putc(&b, ',');
-      json_summary(&b, &s->time);
+      json_summary(&b, &s->time, u);
       if (r->has_device)
         kl__buf_printf(&b, ",\"sm_clock_mhz\":%.1f,\"throttled\":%zu",
                        s->sm_clock_mhz, s->throttled);
@@ -73,13 +79,15 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
                      e->stop_reason, s->wall_ms);
       if (r->compare) {
         kl__buf_puts(&b, ",\"baseline\":{");
-        json_summary(&b, &s->baseline);
+        json_summary(&b, &s->baseline, u);
         kl__buf_puts(&b, "},");
         json_speedup(&b, &s->speedup);
       }
     } else {
-      kl__buf_puts(&b, ",\"median_us\":null,\"ci_low_us\":null,"
-                       "\"ci_high_us\":null,\"samples\":0");
+      kl__buf_printf(&b,
+                     ",\"median%s\":null,\"ci_low%s\":null,"
+                     "\"ci_high%s\":null,\"samples\":0",
+                     u, u, u);
     }
     if (e->profile) {
       kl_buf pj = KL_BUF_INIT;
@@ -111,6 +119,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
                    r->device.max_sm_clock_mhz, r->device.sms);
   }
   kl__buf_printf(&b, ",\"timer\":\"%s\"", r->timer[0] ? r->timer : "none");
+  if (r->command) kl__buf_puts(&b, ",\"backend\":\"command\"");
   if (r->sandbox[0]) kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
   if (r->notes_baseline || r->notes_candidate)
     kl__buf_printf(&b, ",\"python\":{\"baseline\":%s,\"candidate\":%s}",
@@ -296,7 +305,7 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   const char *vn = json_object_get_string(kl__json_get(doc, "verdict"));
   r->verdict = KL_VERDICT_OK;
   bool known = false;
-  for (int k = KL_VERDICT_OK; k <= KL_VERDICT_CHEAT && !known; k++)
+  for (int k = KL_VERDICT_OK; k <= KL_VERDICT_INVALID_OUTPUT && !known; k++)
     if (strcmp(vn, kl_verdict_name((kl_verdict)k)) == 0) {
       r->verdict = (kl_verdict)k;
       known = true;

@@ -110,6 +110,15 @@ void kl_case_free(kl_case *c) {
     kl__free(c->tunables[i].chosen);
   }
   kl__free(c->tunables);
+  for (size_t i = 0; c->command && i < c->ncommand; i++)
+    kl__free(c->command[i]);
+  kl__free(c->command);
+  for (size_t i = 0; c->build && i < c->nbuild; i++)
+    kl__free(c->build[i]);
+  kl__free(c->build);
+  for (size_t i = 0; i < c->nmetrics; i++)
+    kl__free(c->metrics[i].name);
+  kl__free(c->metrics);
   for (int d = 0; d < 3; d++) {
     kl_expr_free(c->grid[d]);
     kl_expr_free(c->block[d]);

@@ -48,6 +48,13 @@ typedef struct case_tunable {
   char *chosen; /* the configuration's value, or NULL: values[0] */
 } case_tunable;
 
+/* A command case's metric: a field of the JSON its command prints. */
+typedef struct case_metric {
+  char *name;
+  bool higher; /* better: higher (else lower) */
+  double weight;
+} case_metric;
+
 struct kl_case {
   char *dir, *path, *name, *description;
   kl_backend backend;
@@ -69,6 +76,12 @@ struct kl_case {
   kl_budget budget;
   case_tunable *tunables;
   size_t ntunables;
+  /* backend: command (case_command.c) */
+  char **command, **build; /* argv, NULL-ended; build may be NULL */
+  size_t ncommand, nbuild;
+  double command_timeout_s, command_time_cap_s;
+  case_metric *metrics;
+  size_t nmetrics;
   char **rule_files; /* the case's own rule files, in order */
   size_t nrule_files;
   /* the file as read: sections other modules own (llm:, webhook:) are

@@ -49,11 +49,11 @@ void kl__ld_read_header(loader *ld, const ynode *root) {
     else if (strcmp(b, "python") == 0)
       c->backend = KL_BACKEND_PYTHON, ld->backend_ok = true;
     else if (strcmp(b, "command") == 0)
-      kl__ld_err(ld, n,
-                 "backend 'command' is reserved and not implemented yet; use "
-                 "'host' or 'cuda'");
+      c->backend = KL_BACKEND_COMMAND, ld->backend_ok = true;
     else
-      kl__ld_err(ld, n, "unknown backend '%s' (expected host, cuda or python)",
+      kl__ld_err(ld, n,
+                 "unknown backend '%s' (expected host, cuda, python or "
+                 "command)",
                  b);
   }
 }

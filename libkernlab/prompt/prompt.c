@@ -510,6 +510,11 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
   const kl_prompt_inputs *in = &full;
   if (!given || !in->c)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "a prompt needs a case");
+  if (kl_case_backend(in->c) == KL_BACKEND_COMMAND)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
+                     "case '%s' runs a command: prompts for command cases "
+                     "are not built yet (kl bench and kl compare take it)",
+                     kl_case_name(in->c));
   static const struct {
     const char *name, *title;
     int system;

@@ -21,6 +21,8 @@ static kl_outcome outcome_of(kl_verdict v) {
     return KL_OUTCOME_COMPILE_ERROR;
   case KL_VERDICT_CHEAT:
     return KL_OUTCOME_CHEAT;
+  case KL_VERDICT_INVALID_OUTPUT:
+    return KL_OUTCOME_INCORRECT;
   default:
     return KL_OUTCOME_REJECTED;
   }

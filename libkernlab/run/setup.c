@@ -430,6 +430,11 @@ static int start(kl_run *r) {
 int kl_run_optimize(kl_run **out, const kl_case *c,
                     const kl_run_options *opts) {
   *out = NULL;
+  if (c && kl_case_backend(c) == KL_BACKEND_COMMAND)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
+                     "case '%s' runs a command: kl run of command cases is "
+                     "not built yet (kl bench and kl compare take it)",
+                     kl_case_name(c));
   kl_run *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
   r->lock_fd = -1;

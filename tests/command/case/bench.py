@@ -1,0 +1,33 @@
+"""A benchmark that already exists, standing in for a server's or a
+repository's own (kernlab's tests): it reads the candidate file (JSON: a
+`rate` and a `mode`), does a little work, logs a few lines and prints its
+metrics as the last JSON object on stdout. The rate is the candidate's own
+with a fraction of a percent of noise, as a real measurement has."""
+import json
+import os
+import random
+import sys
+import time
+
+cand = json.load(open(sys.argv[1]))
+mode = cand.get("mode", "ok")
+print("warming up ...")
+print("serving 64 requests")
+sys.stdout.flush()
+if mode == "fail":
+    print("error: the server refused the model", file=sys.stderr)
+    sys.exit(3)
+if mode == "hang":
+    time.sleep(60)
+if mode == "garbage":
+    print("tokens/s: fast")
+    sys.exit(0)
+rate = cand["rate"] * (1 + random.gauss(0, 0.003))
+time.sleep(0.01)
+metrics = {"tokens_per_s": rate, "p50_ms": 1000.0 / rate, "requests": 64,
+           # kernlab names the candidate in the environment too
+           "same_file": os.environ.get("KL_CANDIDATE") == sys.argv[1]}
+if mode == "missing":
+    del metrics["p50_ms"]
+print(json.dumps({"note": "an earlier object, not the last"}))
+print(json.dumps(metrics, indent=2))

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""backend: command cases (ctest label unit): a benchmark that already
+exists (tests/command/case/bench.py, standing in for a server's own) run by
+kl bench and kl compare.
+
+  check     kl check shows the baseline, command, build and metrics
+  bench     the metrics' medians and intervals from repeated runs (a
+            warm-up first), the candidate file handed over as {candidate}
+            and KL_CANDIDATE, the phases (build, timing)
+  compare   A B B A: a 30% better candidate is better on both metrics
+            (higher tokens/s, lower p50) and the objective; a 30% worse
+            one worse; the baseline's twin the same
+  verdicts  a failing command CRASHED with its stderr, a hanging one
+            TIMEOUT at the case's timeout, output without a JSON object or
+            without a metric INVALID_OUTPUT, a failing build COMPILE_ERROR
+            with its log; exit 3 each
+  errors    case files that are wrong: exit 2, path:line:column
+The metrics are the script's own numbers with 0.3% noise, not timings, so
+the decisions do not depend on how loaded the machine is.
+usage: test_command.py KL SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
+from support import FAILS, check, scratch  # noqa: E402
+
+KL, SRC = sys.argv[1], sys.argv[2]
+TMP, ENV = scratch(SRC, "kl-command-")
+CASE = os.path.join(TMP, "case")
+shutil.copytree(SRC + "/tests/command/case", CASE)
+CAND = os.path.join(CASE, "candidates")
+
+
+def kl(*args):
+    p = subprocess.run([KL] + list(args), capture_output=True, text=True,
+                       env=ENV, timeout=300)
+    print("$ kl %s -> %d" % (" ".join(args), p.returncode), flush=True)
+    return p
+
+
+def kljson(*args):
+    p = kl(*(list(args) + ["--json"]))
+    try:
+        return p.returncode, json.loads(p.stdout), p.stderr
+    except ValueError:
+        return p.returncode, {}, p.stdout[-500:] + p.stderr
+
+
+p = kl("check", CASE)
+check(p.returncode == 0 and
+      "command   python3 bench.py {candidate} (each run within 5 s, all "
+      "within 60 s)" in
+      p.stdout and "build     python3 build.py {candidate}" in p.stdout and
+      "metrics   tokens_per_s (higher), p50_ms (lower, weight 0.5)" in
+      p.stdout and "params" not in p.stdout,
+      "kl check shows the command case: %s %s" % (p.stdout, p.stderr))
+
+# ---- bench ------------------------------------------------------------------
+rc, r, err = kljson("bench", CASE)
+rows = {s.get("name"): s for s in r.get("shapes", [])}
+tps, p50 = rows.get("tokens_per_s", {}), rows.get("p50_ms", {})
+check(rc == 0 and r.get("verdict") == "OK" and r.get("backend") == "command"
+      and list(rows) == ["tokens_per_s", "p50_ms"],
+      "kl bench: OK, a row per metric: %d %s %s" % (rc, r, err))
+check(tps.get("better") == "higher" and p50.get("better") == "lower" and
+      abs(tps.get("median", 0) - 1000) < 20 and
+      abs(p50.get("median", 0) - 1.0) < 0.02 and
+      tps.get("ci_low", 0) <= tps.get("median", 0) <= tps.get("ci_high", 0)
+      and tps.get("samples", 0) >= 5 and "median_us" not in tps,
+      "the metrics' medians and intervals, in their own units: %s %s"
+      % (tps, p50))
+ph = r.get("phases_ms", {})
+check(ph.get("build", 0) > 0 and ph.get("timing", 0) > 0 and
+      ph.get("checks") == 0, "the phases: a build, the runs: %s" % ph)
+p = kl("bench", CASE)
+check(p.returncode == 0 and "tokens_per_s     higher" in p.stdout and
+      "the case's command measured it; verdict OK" in p.stdout,
+      "the text report: %s" % p.stdout)
+
+
+def compare(name):
+    return kljson("compare", CASE, "--candidate",
+                  os.path.join(CAND, name + ".json"))
+
+
+for name, want, lo, hi in (("faster", "faster", 1.25, 1.35),
+                           ("slower", "slower", 0.65, 0.75),
+                           ("same", "same", 0.97, 1.03)):
+    rc, r, err = compare(name)
+    obj = r.get("objective", {})
+    dec = [s.get("decision") for s in r.get("shapes", [])]
+    imp = [s.get("speedup", 0) for s in r.get("shapes", [])]
+    check(rc == 0 and r.get("verdict") == "OK" and
+          obj.get("decision") == want and dec == [want, want] and
+          all(lo < x < hi for x in imp) and
+          all(s.get("baseline", {}).get("median") for s in r["shapes"]),
+          "compare %s: %s on both metrics and the objective: %s %s %s %s"
+          % (name, want, dec, imp, obj, err[-300:]))
+p = kl("compare", CASE, "--candidate", os.path.join(CAND, "faster.json"))
+check(p.returncode == 0 and "better" in p.stdout and
+      "objective: " in p.stdout, "the text compare: %s" % p.stdout)
+
+# ---- verdicts ---------------------------------------------------------------
+for name, verdict, says in (
+        ("fail", "CRASHED", "exit status 3; output: error: the server "
+                            "refused the model"),
+        ("hang", "TIMEOUT", "still running after 5 s"),
+        ("garbage", "INVALID_OUTPUT", "no JSON object last on stdout"),
+        ("missing", "INVALID_OUTPUT", "metric 'p50_ms' is absent"),
+        ("broken", "COMPILE_ERROR", "the build: exit status 1")):
+    rc, r, err = compare(name)
+    check(rc == 3 and r.get("verdict") == verdict and
+          says in (r.get("reason") or ""),
+          "%s: %s, saying %r: %d %s" % (name, verdict, says, rc,
+                                        r.get("reason")))
+p = kl("compare", CASE, "--candidate", os.path.join(CAND, "broken.json"))
+check(p.returncode == 3 and "has no rate" in p.stdout + p.stderr,
+      "the build's log is shown: %s %s" % (p.stdout, p.stderr))
+
+# ---- bad case files -----------------------------------------------------------
+GOOD = open(os.path.join(CASE, "case.yaml")).read()
+
+
+def bad(what, text, want):
+    d = os.path.join(TMP, "bad")
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(CASE, d)
+    with open(os.path.join(d, "case.yaml"), "w") as f:
+        f.write(text)
+    p = kl("check", d)
+    first = (p.stderr.splitlines() or [""])[0]
+    check(p.returncode == 2 and want in p.stderr and
+          first.startswith(os.path.join(d, "case.yaml") + ":"),
+          "%s: exit 2 at the line: %d %r" % (what, p.returncode, p.stderr))
+
+
+bad("no metrics", GOOD[:GOOD.index("metrics:")],
+    "missing required key 'metrics'")
+bad("better is neither", GOOD.replace("better: higher", "better: faster"),
+    "better is 'higher' or 'lower', not 'faster'")
+bad("a metric twice", GOOD.replace("name: p50_ms", "name: tokens_per_s"),
+    "metric 'tokens_per_s' is listed twice")
+bad("an empty command", GOOD.replace(
+    'command: [python3, bench.py, "{candidate}"]', "command: []"),
+    "kernel.command needs at least the program to run")
+bad("no command", GOOD.replace(
+    '  command: [python3, bench.py, "{candidate}"]\n', ""),
+    "command")
+bad("params in a command case", GOOD + "params: []\n", "params")
+
+if FAILS:
+    print("%d failed" % len(FAILS))
+    sys.exit(1)
+shutil.rmtree(TMP, ignore_errors=True)
+print("all passed")
