@@ -22,11 +22,10 @@ usage: test_command.py KL SOURCE_DIR
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch  # noqa: E402
+from support import FAILS, check, kl_runner, scratch  # noqa: E402
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-command-")
@@ -35,19 +34,7 @@ shutil.copytree(SRC + "/tests/command/case", CASE)
 CAND = os.path.join(CASE, "candidates")
 
 
-def kl(*args):
-    p = subprocess.run([KL] + list(args), capture_output=True, text=True,
-                       env=ENV, timeout=300)
-    print("$ kl %s -> %d" % (" ".join(args), p.returncode), flush=True)
-    return p
-
-
-def kljson(*args):
-    p = kl(*(list(args) + ["--json"]))
-    try:
-        return p.returncode, json.loads(p.stdout), p.stderr
-    except ValueError:
-        return p.returncode, {}, p.stdout[-500:] + p.stderr
+kl, kljson = kl_runner(KL, ENV)
 
 
 p = kl("check", CASE)

@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch  # noqa: E402
+from support import FAILS, check, kl_runner, scratch  # noqa: E402
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-observe-py-gpu-")
@@ -44,19 +44,7 @@ except ImportError as e:
     sys.exit(77)
 
 
-def kl(*args, timeout=900):
-    p = subprocess.run([KL] + list(args), capture_output=True, text=True,
-                       env=ENV, timeout=timeout)
-    print("$ kl %s -> %d" % (" ".join(args), p.returncode), flush=True)
-    return p
-
-
-def kljson(*args):
-    p = kl(*(list(args) + ["--json"]))
-    try:
-        return p.returncode, json.loads(p.stdout), p.stderr
-    except ValueError:
-        return p.returncode, {}, p.stdout[-500:] + p.stderr
+kl, kljson = kl_runner(KL, ENV)
 
 
 # ---- observe -------------------------------------------------------------

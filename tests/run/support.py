@@ -1,6 +1,7 @@
 """What both kl run tests share: a scratch folder and environment (no user
 config, no LLM settings from the caller, a private compile cache), failure
 bookkeeping, a copy of a bundled case, and the fake LLM server."""
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +27,24 @@ def scratch(src, prefix):
     with open(tmp + "/none.yaml", "w") as f:
         f.write("# no llm configured\n")
     return tmp, env
+
+
+def kl_runner(kl_path, env, timeout=900):
+    """(kl, kljson): run kl with env, echoing the command; kljson adds
+    --json and gives (exit status, the parsed document or {}, stderr)."""
+    def kl(*args):
+        p = subprocess.run([kl_path] + list(args), capture_output=True,
+                           text=True, env=env, timeout=timeout)
+        print("$ kl %s -> %d" % (" ".join(args), p.returncode), flush=True)
+        return p
+
+    def kljson(*args):
+        p = kl(*(list(args) + ["--json"]))
+        try:
+            return p.returncode, json.loads(p.stdout), p.stderr
+        except ValueError:
+            return p.returncode, {}, p.stdout[-500:] + p.stderr
+    return kl, kljson
 
 
 def copy_case(src, name, dest):
