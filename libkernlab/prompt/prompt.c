@@ -121,8 +121,34 @@ static int python_rules(kl_buf *b, const kl_case *c, const char *sig) {
                 : "");
 }
 
+/* A command case: the candidate is a whole file the case's own benchmark
+ * builds and runs; kernlab reads its metrics. */
+static int command_rules(kl_buf *b, const kl_case *c) {
+  const char *path = kl_case_kernel_path(c), *name = strrchr(path, '/');
+  name = name ? name + 1 : path;
+  kl__buf_printf(b,
+                 "You improve the file `%s` of the case '%s'. kernlab runs "
+                 "the case's own benchmark on every reply (below: its "
+                 "command, build and the metrics it reports, each better "
+                 "higher or lower) in A B B A order against the current "
+                 "best; only a statistically clear gain on the metrics' "
+                 "weighted geometric mean is kept. A run that fails, hangs "
+                 "or reports no metrics is rejected.\n\n"
+                 "Rules for every reply:\n"
+                 "- Send the complete new `%s` in one fenced code block: "
+                 "every line of it. No elisions (\"rest unchanged\", "
+                 "\"...\"), no stubs, no TODOs: such replies are rejected "
+                 "unread.\n"
+                 "- Plain ASCII only.\n"
+                 "- Outside the block, add one line `MEMO: <idea>` naming "
+                 "what this version changes and why.\n",
+                 name, kl_case_name(c), name);
+  return kl__buf_status(b);
+}
+
 static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
   if (kl_case_backend(c) == KL_BACKEND_PYTHON) return python_rules(b, c, sig);
+  if (kl_case_backend(c) == KL_BACKEND_COMMAND) return command_rules(b, c);
   bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   kl_buf launcher = KL_BUF_INIT;
   int rc = launcher_declaration(&launcher, c, cuda);
@@ -224,6 +250,17 @@ static int best_kernel(kl_buf *b, const kl_prompt_inputs *in) {
     if (rc < 0) return rc;
     code = t.ptr ? t.ptr : "";
   }
+  if (kl_case_backend(in->c) == KL_BACKEND_COMMAND) {
+    const char *path = kl_case_kernel_path(in->c), *name = strrchr(path, '/');
+    kl__buf_printf(b, "%s `%s`:\n```\n%s%s```\n",
+                   in->best_code ? "The current best"
+                                 : "The baseline, the best "
+                                   "so far:",
+                   name ? name + 1 : path, code,
+                   code[0] && code[strlen(code) - 1] == '\n' ? "" : "\n");
+    kl_buf_dispose(&t);
+    return kl__buf_status(b);
+  }
   if (kl_case_backend(in->c) == KL_BACKEND_PYTHON) {
     kl__buf_printf(b, "%s (Python; uses ",
                    in->best_code ? "The current best candidate"
@@ -246,6 +283,8 @@ static int best_kernel(kl_buf *b, const kl_prompt_inputs *in) {
 }
 
 static int launch_geometry(kl_buf *b, const kl_case *c, const char *sig) {
+  if (kl_case_backend(c) == KL_BACKEND_COMMAND)
+    return kl_case_command_describe(b, c);
   kl__buf_printf(b, "Signature: %s\n", sig);
   for (size_t i = 0; i < kl_case_shape_count(c); i++) {
     kl_launch l;
@@ -456,7 +495,7 @@ static int join(char **out, const kl_prompt *p, int system,
   kl_buf b = KL_BUF_INIT;
   if (!system) kl__buf_printf(&b, "# Iteration %d\n\n", in->iteration);
   for (size_t i = 0; i < p->n; i++)
-    if (p->s[i].system == system)
+    if (p->s[i].system == system && p->s[i].text.size) /* empty: n/a */
       kl__buf_printf(&b, "## %s\n\n%s\n", p->s[i].title,
                      p->s[i].text.ptr ? p->s[i].text.ptr : "");
   return (*out = kl__buf_detach(&b)) ? 0 : KL_ENOMEM;
@@ -466,6 +505,12 @@ static int join(char **out, const kl_prompt *p, int system,
 static int fill(kl_buf *b, size_t i, const kl_prompt_inputs *in,
                 const char *sig, const kl_prompt_shape *f,
                 const kl_diagnosis *d) {
+  /* a command case has no kernel of kernlab's to profile: no skills,
+   * bottleneck, findings, metrics or kernels (sections left empty) */
+  static const bool profiled[] = {0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0};
+  if (kl_case_backend(in->c) == KL_BACKEND_COMMAND &&
+      i < KL_ARRAY_SIZE(profiled) && profiled[i])
+    return 0;
   switch (i) {
   case 0:
     return rules_of_the_game(b, in->c, sig);
@@ -510,11 +555,6 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
   const kl_prompt_inputs *in = &full;
   if (!given || !in->c)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "a prompt needs a case");
-  if (kl_case_backend(in->c) == KL_BACKEND_COMMAND)
-    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
-                     "case '%s' runs a command: prompts for command cases "
-                     "are not built yet (kl bench and kl compare take it)",
-                     kl_case_name(in->c));
   static const struct {
     const char *name, *title;
     int system;
@@ -555,6 +595,10 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
     section *s = &p->s[i];
     s->name = plan[i].name;
     s->title = plan[i].title;
+    if (kl_case_backend(in->c) == KL_BACKEND_COMMAND && i == 6)
+      s->title = "Current best file";
+    if (kl_case_backend(in->c) == KL_BACKEND_COMMAND && i == 7)
+      s->title = "The case's benchmark";
     s->system = plan[i].system;
     s->budget = (size_t)ceil((double)plan[i].budget * scale);
     s->cut = plan[i].cut;

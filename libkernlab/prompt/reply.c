@@ -207,6 +207,14 @@ static int python_signature(char **out, const char *module, const char *path) {
 
 int kl__entry_signature(char **out, const kl_case *c) {
   *out = NULL;
+  if (kl_case_backend(c) == KL_BACKEND_COMMAND) { /* a file, no signature */
+    const char *p = kl_case_kernel_path(c), *name = strrchr(p, '/');
+    kl_buf b = KL_BUF_INIT;
+    kl__buf_printf(&b, "the file %s", name ? name + 1 : p);
+    int rc = kl__buf_status(&b);
+    if (rc == 0) *out = kl__buf_detach(&b);
+    return rc;
+  }
   const char *entry = kl_case_entry(c);
   kl_buf base = KL_BUF_INIT;
   int rc = kl__read_file(&base, kl_case_kernel_path(c));
@@ -584,12 +592,45 @@ done:
   return rc;
 }
 
+/* A command case's reply: the whole candidate file in one block. Comments
+ * (for the elision check) are read as '#' comments for the usual script
+ * and configuration files, else as C's. */
+static int parse_command(kl_reply *r, const char *text, const kl_case *c) {
+  const char *path = kl_case_kernel_path(c), *name = strrchr(path, '/');
+  name = name ? name + 1 : path;
+  const char *ext = strrchr(name, '.');
+  static const char *const hash[] = {".py",  ".sh",  ".yaml", ".yml", ".toml",
+                                     ".cfg", ".ini", ".txt",  ".json"};
+  bool hashes = false;
+  for (size_t i = 0; ext && i < KL_ARRAY_SIZE(hash); i++)
+    hashes |= strcmp(ext, hash[i]) == 0;
+  block b[MAX_BLOCKS];
+  size_t nb = fenced(text, b), memo_at = 0;
+  int rc = take_memo(r, text, &memo_at);
+  if (rc < 0) {
+  } else if (nb == 0) {
+    rc = reject(r, "no file: put the complete %s in one fenced block", name);
+  } else if (nb > 1) {
+    rc = reject(r, "%zu code blocks: send the complete %s in one block", nb,
+                name);
+  } else if (!(r->code = code_without_memo(text, &b[0]))) {
+    rc = kl__error_oom();
+  } else if ((rc = check_lines(r, r->code, b[0].line, hashes)) != 0) {
+    rc = rc < 0 ? rc : 0;
+  } else if (!r->memo) {
+    rc = reject(r, "no 'MEMO:' line: add one line naming the idea this "
+                   "version tries");
+  }
+  return rc;
+}
+
 int kl_reply_parse(kl_reply **out, const char *text, const kl_case *c) {
   *out = NULL;
-  if (kl_case_backend(c) == KL_BACKEND_PYTHON) {
+  bool command = kl_case_backend(c) == KL_BACKEND_COMMAND;
+  if (command || kl_case_backend(c) == KL_BACKEND_PYTHON) {
     kl_reply *r = kl__calloc(1, sizeof(*r));
     if (!r) return kl__error_oom();
-    int rc = parse_python(r, text, c);
+    int rc = command ? parse_command(r, text, c) : parse_python(r, text, c);
     if (rc < 0) {
       kl_reply_free(r);
       return rc;

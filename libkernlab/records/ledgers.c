@@ -24,6 +24,12 @@
 #define BENCHMARK_HEADER                                                       \
   "run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,samples,"     \
   "sm_clock_mhz,against_median_us,speedup,speedup_ci_low,speedup_ci_high"
+/* A command case's rows are its metrics, in their own units; the columns
+ * keep their places so one reader reads both. */
+#define BENCHMARK_HEADER_METRICS                                               \
+  "run,iteration,id,metric,verdict,median,ci_low,ci_high,runs,"                \
+  "sm_clock_mhz,against_median,improvement,improvement_ci_low,"                \
+  "improvement_ci_high"
 
 /* Does `have` ('\n'-ended names) name `shape`? */
 static bool listed(const char *have, const char *shape) {
@@ -57,7 +63,10 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
     else
       kl__buf_puts(&b, ",,,");
     if ((rc = kl__buf_status(&b)) == 0)
-      rc = kl__ledger_append(path, b.ptr, BENCHMARK_HEADER);
+      rc = kl__ledger_append(path, b.ptr,
+                             kl_report_shape_better(rep, i)
+                                 ? BENCHMARK_HEADER_METRICS
+                                 : BENCHMARK_HEADER);
     kl_buf_dispose(&b);
   }
   kl__free(path);

@@ -109,9 +109,11 @@ typedef int (*kl__best_fn)(const kl__solution *s, const char *source,
                            const char *line_json, void *payload);
 int kl__solution_best(const char *case_dir, const char *case_name,
                       kl__best_fn fn, void *payload);
-/* A kernel with its settings written in front as #defines. */
+/* A kernel with its settings written in front as #defines; with defines
+ * false (a command case's file, whose settings go by environment) the
+ * source alone. */
 int kl__kernel_with_settings(kl_buf *out, const char *source,
-                             char *const *config);
+                             char *const *config, bool defines);
 /* A JSON array of "NAME=VALUE" strings as a NULL-ended list (empty when
  * arr is not an array); NULL only when out of memory. */
 char **kl__config_from_json(json_object *arr);

@@ -211,7 +211,9 @@ int kl__solutions_read(const char *case_dir, kl__solution_fn fn,
  * ------------------------------------------------------ */
 
 int kl__kernel_with_settings(kl_buf *out, const char *source,
-                             char *const *config) {
+                             char *const *config, bool defines) {
+  if (!defines) /* a command case's file: its settings go by environment */
+    return kl__buf_puts(out, source);
   if (config && config[0])
     kl__buf_puts(out, "/* kernlab: the tunable settings this kernel "
                       "was measured with */\n");

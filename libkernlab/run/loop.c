@@ -239,9 +239,10 @@ static int write_diff(kl_run *r, iteration *it) {
   int rc;
   kl__buf_printf(&x, "%s/.parent.%s", it->dir, r->kernel_ext);
   kl__buf_printf(&y, "%s/.candidate.%s", it->dir, r->kernel_ext);
-  if ((rc = kl__kernel_with_settings(&a, r->st.best_source,
-                                     r->st.best_config)) < 0 ||
-      (rc = kl__kernel_with_settings(&b, it->source, it->config)) < 0)
+  bool defines = r->c->backend != KL_BACKEND_COMMAND;
+  if ((rc = kl__kernel_with_settings(&a, r->st.best_source, r->st.best_config,
+                                     defines)) < 0 ||
+      (rc = kl__kernel_with_settings(&b, it->source, it->config, defines)) < 0)
     goto done;
   pa = kl__buf_detach(&x); /* NULL when a write failed */
   pb = kl__buf_detach(&y);

@@ -430,11 +430,6 @@ static int start(kl_run *r) {
 int kl_run_optimize(kl_run **out, const kl_case *c,
                     const kl_run_options *opts) {
   *out = NULL;
-  if (c && kl_case_backend(c) == KL_BACKEND_COMMAND)
-    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
-                     "case '%s' runs a command: kl run of command cases is "
-                     "not built yet (kl bench and kl compare take it)",
-                     kl_case_name(c));
   kl_run *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
   r->lock_fd = -1;
@@ -554,13 +549,15 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
 
 typedef struct best_out {
   kl_buf *source, *info;
+  const kl_case *c;
 } best_out;
 
 static int best_text(const kl__solution *s, const char *source,
                      const char *line_json, void *payload) {
   best_out *o = payload;
   kl_buf text = KL_BUF_INIT;
-  int rc = kl__kernel_with_settings(&text, source, s->config);
+  int rc = kl__kernel_with_settings(&text, source, s->config,
+                                    o->c->backend != KL_BACKEND_COMMAND);
   if (rc < 0) goto done;
   if (o->info) {
     kl_buf_dispose(o->info);
@@ -573,7 +570,7 @@ done:
 }
 
 int kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c) {
-  best_out o = {source, info};
+  best_out o = {source, info, c};
   return kl__solution_best(c->dir, c->name, best_text, &o);
 }
 

@@ -14,6 +14,13 @@ kl bench and kl compare.
             TIMEOUT at the case's timeout, output without a JSON object or
             without a metric INVALID_OUTPUT, a failing build COMPILE_ERROR
             with its log; exit 3 each
+  llm       the prompt shows the file and the benchmark (no GPU skills);
+            kl run against a fake LLM: whole files proposed, a better one
+            ACCEPTED, a worse one REJECTED, one whose output breaks
+            INCORRECT (INVALID_OUTPUT), an elided reply INVALID_REPLY
+  run       kl run --proposer tune over a tunable the command reads from
+            its environment: the 1.2x setting accepted, benchmark.csv's
+            columns named for metrics, kl best the file as it is
   errors    case files that are wrong: exit 2, path:line:column
 The metrics are the script's own numbers with 0.3% noise, not timings, so
 the decisions do not depend on how loaded the machine is.
@@ -22,10 +29,11 @@ usage: test_command.py KL SOURCE_DIR
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, kl_runner, scratch  # noqa: E402
+from support import FAILS, check, fake_llm, kl_runner, scratch  # noqa: E402
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-command-")
@@ -107,6 +115,65 @@ for name, verdict, says in (
 p = kl("compare", CASE, "--candidate", os.path.join(CAND, "broken.json"))
 check(p.returncode == 3 and "has no rate" in p.stdout + p.stderr,
       "the build's log is shown: %s %s" % (p.stdout, p.stderr))
+
+# ---- kl run: tunables by environment ---------------------------------------
+RUN = os.path.join(TMP, "tuned")
+shutil.copytree(SRC + "/tests/command/case", RUN)
+with open(os.path.join(RUN, "case.yaml"), "a") as f:
+    f.write("tunables: { BATCH: [8, 16, 32] }\n")
+rc, r, err = kljson("run", RUN, "--proposer", "tune")
+sp = (r.get("best_speedup") or {}).get("speedup") or 0
+check(rc == 0 and r.get("verdicts", {}).get("ACCEPTED") == 1 and
+      1.15 < sp < 1.25, "kl run --proposer tune accepts a 1.2x setting: %s %s"
+      % (json.dumps(r)[:600], err[-400:]))
+rc, best, err = kljson("best", RUN)
+check(rc == 0 and best.get("config") == ["BATCH=16"],
+      "the best is BATCH=16: %s" % json.dumps(best)[:300])
+csv = open(os.path.join(RUN, "benchmark.csv")).read().splitlines() \
+    if os.path.exists(os.path.join(RUN, "benchmark.csv")) else [""]
+check(csv[0].startswith("run,iteration,id,metric,verdict,median,ci_low") and
+      any(",tokens_per_s,ACCEPTED," in ln for ln in csv),
+      "benchmark.csv names the metrics' columns: %s" % csv[:3])
+p = kl("best", RUN)
+check(p.returncode == 0 and p.stdout.strip() == '{"rate": 1000}',
+      "kl best: the candidate file as it is (its settings in --json): %r"
+      % p.stdout)
+
+# ---- kl run with a (fake) LLM proposing whole files ------------------------
+LLM = os.path.join(TMP, "llm")
+shutil.copytree(SRC + "/tests/command/case", LLM)
+p = kl("prompt", LLM)
+check(p.returncode == 0 and "You improve the file `baseline.json`" in p.stdout
+      and "## Current best file" in p.stdout and
+      "## The case's benchmark" in p.stdout and "Skills" not in p.stdout and
+      '{"rate": 1000}' in p.stdout,
+      "the prompt of a command case: the file, the benchmark, no GPU "
+      "skills: %s" % p.stdout[:600])
+srv, port, config = fake_llm(SRC, TMP, ENV, SRC + "/tests/command/replies",
+                             "sk-fake-command-key")
+try:
+    LENV = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY="sk-fake-command-key")
+    q = subprocess.run([KL, "run", LLM, "--iterations", "4", "--json"],
+                       capture_output=True, text=True, env=LENV, timeout=600)
+    try:
+        s = json.loads(q.stdout)
+    except ValueError:
+        s = {}
+    v = s.get("verdicts", {})
+    check(q.returncode == 0 and s.get("proposer") == "llm" and
+          v.get("ACCEPTED") == 1 and v.get("REJECTED") == 1 and
+          v.get("INCORRECT") == 1 and v.get("INVALID_REPLY") == 1,
+          "kl run with an LLM: a better file accepted, a worse one "
+          "rejected, a broken one INCORRECT (INVALID_OUTPUT), an elided "
+          "reply refused: %s %s" % (v, q.stderr[-600:]))
+    rc, best, err = kljson("best", LLM)
+    check(rc == 0 and best.get("verdict") == "ACCEPTED" and
+          best.get("memo") == "raise the rate",
+          "the best is the LLM's file: %s" % json.dumps(best)[:300])
+    p = kl("best", LLM)
+    check(p.stdout.strip() == '{"rate": 1400}', "kl best: %r" % p.stdout)
+finally:
+    srv.kill()
 
 # ---- bad case files -----------------------------------------------------------
 GOOD = open(os.path.join(CASE, "case.yaml")).read()
