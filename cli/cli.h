@@ -39,6 +39,7 @@ int cmd_history(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
 int cmd_observe(int argc, char **argv);
 int cmd_case(int argc, char **argv);
+int cmd_serve_bench(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* Skills from skill_dirs, the default rules, the case's rule files (c may
  * be NULL), then rule_files; every user file is read even after one failed,

@@ -321,6 +321,21 @@ static const cli_verb cli_verbs[] = {
      "program.md. Candidates define class ModelNew (KernelBench's format)\n"
      "or forward. Exit 2 when the file is not such a problem (at its line\n"
      "and column) or DIR exists.\n"},
+    {"serve-bench", cmd_serve_bench,
+     "benchmark an OpenAI-compatible server (tokens/s, TTFT, ITL)",
+     "kl serve-bench URL [--model M] [--chat] [--requests N] "
+     "[--concurrency C] [--prompt-tokens P] [--max-tokens T] [--seed S] "
+     "[--api-key-env NAME] [--timeout-ms MS] [--json]",
+     "Sends N streaming completions (default 32; --chat: chat completions)\n"
+     "to URL (http://host:port, /v1 added when missing), C at a time\n"
+     "(default 4), each a prompt of P words from a seeded generator\n"
+     "(default 128; the same seed, the same prompts) asking for T tokens\n"
+     "(default 128). Every chunk is timestamped as it arrives: output\n"
+     "tokens per second and requests per second over the run, time to\n"
+     "first token and inter-token latency (median, p90, p99). A request\n"
+     "that fails is counted with its reason and the others still measured;\n"
+     "exit 1 when any failed. The key, if the server wants one, is read\n"
+     "from the environment variable --api-key-env names (docs/json.md).\n"},
     {"export", cmd_export, "write the best kernel back into the program",
      "kl export CASE --to FILE [--kernel FILE] [--verify CMD] [--observe CMD] "
      "[--repeat N] [--cwd DIR] [--json]",

@@ -28,6 +28,7 @@
 #include "history.h"
 #include "webhook.h"
 #include "observe.h"
+#include "serve.h"
 #include "executor.h"
 
 #endif /* KERNLAB_H */
