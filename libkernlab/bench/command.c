@@ -5,7 +5,11 @@
  * the candidate's text written to a private folder under the same name.
  * `{candidate}` in the command's (and build's) argv becomes its path, and
  * KL_CANDIDATE names it in the environment, with each tunable setting
- * (NAME=VALUE) beside it. The build runs once per candidate; then every
+ * (NAME=VALUE) beside it. Both run in the worker's sandbox (core/sandbox.h:
+ * the candidate may be code the command runs, and model-written code gets
+ * no secret and no network): an allow-listed environment, no network, the
+ * case folder readable, the private folder as HOME and TMPDIR. The build
+ * runs once per candidate; then every
  * run of the command (no shell, in the case folder, within its timeout)
  * must exit 0 and print a JSON object last on stdout holding every metric
  * as a finite number. A build that fails is COMPILE_ERROR, a run that
@@ -32,6 +36,7 @@
 
 #include "../case/case_internal.h"
 #include "../core/json.h"
+#include "../core/sandbox.h"
 #include "bench_internal.h"
 
 #define TAIL 600 /* bytes of output kept in a verdict's reason */
@@ -145,11 +150,24 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
   kl__run_result res;
   memset(&res, 0, sizeof res);
   kl_buf err = KL_BUF_INIT;
-  kl__run_extras io = {.env = (const char *const *)env,
-                       .errors = doc ? &err : NULL};
+  /* the candidate may be code the command runs: the worker's sandbox
+   * (an allow-listed environment, no network, the case folder read-only,
+   * the private folder as HOME and TMPDIR) */
+  const char *readable[] = {c->dir, NULL};
+  kl__sandbox_spec spec = {cr->dir, NULL, readable,
+                           (const char *const *)env, false, false};
+  kl__sandbox sb;
+  int rc = kl__sandbox_prepare(&sb, &spec);
+  if (rc < 0) {
+    argv_free(args);
+    argv_free(env);
+    return rc;
+  }
+  kl__run_extras io = {.errors = doc ? &err : NULL, .sandbox = &sb};
   int timeout = (int)(c->command_timeout_s * 1000);
-  int rc = kl__run_io(&res, (const char *const *)args, c->dir,
-                      timeout > 0 ? timeout : 1, 4u << 20, &io);
+  rc = kl__run_io(&res, (const char *const *)args, c->dir,
+                  timeout > 0 ? timeout : 1, 4u << 20, &io);
+  kl__sandbox_dispose(&sb);
   char line[512];
   if (rc == KL_ENOTFOUND) {
     kl_error_clear();
@@ -198,6 +216,24 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
   return rc;
 }
 
+/* doc's field at a dotted path ("ttft_ms.p90": a nested object's field; a
+ * name with no such object is looked up whole first). */
+static json_object *field(json_object *doc, const char *path) {
+  json_object *v = kl__json_get(doc, path);
+  if (v) return v;
+  const char *dot = strchr(path, '.');
+  if (!dot || dot == path) return NULL;
+  char head[128];
+  size_t n = (size_t)(dot - path);
+  if (n >= sizeof head) return NULL;
+  memcpy(head, path, n);
+  head[n] = '\0';
+  json_object *inner = kl__json_get(doc, head);
+  return inner && json_object_is_type(inner, json_type_object)
+             ? field(inner, dot + 1)
+             : NULL;
+}
+
 /* One run of side s: its metrics appended, or a verdict. */
 static int measure(cmd_run *cr, int s, const char *const *config, bool keep) {
   const kl_case *c = cr->c;
@@ -207,7 +243,7 @@ static int measure(cmd_run *cr, int s, const char *const *config, bool keep) {
   if (rc < 0 || !doc) return rc;
   double v[64];
   for (size_t m = 0; m < c->nmetrics; m++) {
-    json_object *x = kl__json_get(doc, c->metrics[m].name);
+    json_object *x = field(doc, c->metrics[m].name);
     v[m] = x && (json_object_is_type(x, json_type_double) ||
                  json_object_is_type(x, json_type_int))
                ? json_object_get_double(x)

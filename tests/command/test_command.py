@@ -10,6 +10,8 @@ kl bench and kl compare.
   compare   A B B A: a 30% better candidate is better on both metrics
             (higher tokens/s, lower p50) and the objective; a 30% worse
             one worse; the baseline's twin the same
+  sandbox   the command (which may run the candidate) sees no API key of
+            ours and cannot reach this host's network
   verdicts  a failing command CRASHED with its stderr, a hanging one
             TIMEOUT at the case's timeout, output without a JSON object or
             without a metric INVALID_OUTPUT, a failing build COMPILE_ERROR
@@ -29,6 +31,7 @@ usage: test_command.py KL SOURCE_DIR
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -37,6 +40,7 @@ from support import FAILS, check, fake_llm, kl_runner, scratch  # noqa: E402
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-command-")
+ENV["ANTHROPIC_API_KEY"] = "sk-command-test-not-for-candidates"
 CASE = os.path.join(TMP, "case")
 shutil.copytree(SRC + "/tests/command/case", CASE)
 CAND = os.path.join(CASE, "candidates")
@@ -98,6 +102,20 @@ for name, want, lo, hi in (("faster", "faster", 1.25, 1.35),
 p = kl("compare", CASE, "--candidate", os.path.join(CAND, "faster.json"))
 check(p.returncode == 0 and "better" in p.stdout and
       "objective: " in p.stdout, "the text compare: %s" % p.stdout)
+
+# ---- the sandbox: no secret, no network ---------------------------------------
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(4)
+probe = os.path.join(TMP, "probe.json")
+with open(probe, "w") as f:
+    json.dump({"rate": 1000, "mode": "probe",
+               "port": listener.getsockname()[1]}, f)
+rc, r, err = kljson("bench", CASE, "--candidate", probe)
+check(rc == 0 and r.get("verdict") == "OK",
+      "the command runs sandboxed: no API key in its environment, no "
+      "network to this host: %d %s %s" % (rc, r.get("reason"), err[-300:]))
+listener.close()
 
 # ---- verdicts ---------------------------------------------------------------
 for name, verdict, says in (

@@ -6,6 +6,7 @@ with a fraction of a percent of noise, as a real measurement has."""
 import json
 import os
 import random
+import socket
 import sys
 import time
 
@@ -19,6 +20,16 @@ if mode == "fail":
     sys.exit(3)
 if mode == "hang":
     time.sleep(60)
+if mode == "probe":  # what a hostile candidate could reach
+    leaked = [k for k in os.environ if "KEY" in k or "TOKEN" in k]
+    try:
+        socket.create_connection(("127.0.0.1", cand["port"]), 2).close()
+        net = True
+    except OSError:
+        net = False
+    if leaked or net:
+        print("sandbox: leaked %s, network %s" % (leaked, net))
+        sys.exit(9)
 if mode == "garbage":
     print("tokens/s: fast")
     sys.exit(0)
