@@ -154,8 +154,8 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
    * (an allow-listed environment, no network, the case folder read-only,
    * the private folder as HOME and TMPDIR) */
   const char *readable[] = {c->dir, NULL};
-  kl__sandbox_spec spec = {cr->dir, NULL, readable,
-                           (const char *const *)env, false, false};
+  kl__sandbox_spec spec = {cr->dir, NULL, readable, (const char *const *)env,
+                           false,   false};
   kl__sandbox sb;
   int rc = kl__sandbox_prepare(&sb, &spec);
   if (rc < 0) {
