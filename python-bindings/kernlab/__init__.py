@@ -42,7 +42,8 @@ _VERSIONS = {"kl_case_options": 2, "kl_case_new_options": 1,
              "kl_harness_options": 1, "kl_time_options": 2,
              "kl_bench_options": 3, "kl_rules_options": 1,
              "kl_prompt_inputs": 1, "kl_llm_config": 1,
-             "kl_run_options": 3, "kl_history_report_options": 1}
+             "kl_run_options": 3, "kl_history_report_options": 1,
+             "kl_serve_options": 1}
 
 _c = ctypes
 _p = ctypes.c_void_p
@@ -170,6 +171,14 @@ class _HistoryReportOptions(ctypes.Structure):
                 ("links_from", _s)]
 
 
+class _ServeOptions(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint), ("url", _s), ("model", _s),
+                ("chat", _int), ("requests", _int), ("concurrency", _int),
+                ("prompt_tokens", _int), ("max_tokens", _int),
+                ("seed", ctypes.c_uint64), ("api_key_env", _s),
+                ("timeout_ms", _int)]
+
+
 _LEDGER_FN = ctypes.CFUNCTYPE(_int, _s, _int, _p)
 
 # The structures and their C names, for the layout test.
@@ -184,7 +193,8 @@ STRUCTS = {"kl_error": _Error, "kl_buf": _Buf, "kl_value": _Value,
            "kl_prompt_inputs": _PromptInputs,
            "kl_llm_config": _LlmConfig, "kl_run_event": _RunEvent,
            "kl_run_options": _RunOptions,
-           "kl_history_report_options": _HistoryReportOptions}
+           "kl_history_report_options": _HistoryReportOptions,
+           "kl_serve_options": _ServeOptions}
 
 _PP = ctypes.POINTER(_p)
 _BUFP = ctypes.POINTER(_Buf)
@@ -196,7 +206,8 @@ _INITS = {"kl_case_options": _CaseOptions, "kl_case_new_options": _NewOptions,
           "kl_rules_options": _RulesOptions,
           "kl_prompt_inputs": _PromptInputs, "kl_llm_config": _LlmConfig,
           "kl_run_options": _RunOptions,
-          "kl_history_report_options": _HistoryReportOptions}
+          "kl_history_report_options": _HistoryReportOptions,
+          "kl_serve_options": _ServeOptions}
 
 # ---- every C function used: name -> (restype, argtypes) --------------------
 _SIGNATURES = {
@@ -262,6 +273,10 @@ _SIGNATURES = {
     "kl_history_report": (_int, [_BUFP, _p,
                                  ctypes.POINTER(_HistoryReportOptions)]),
     "kl_ledger_read": (_int, [_s, _LEDGER_FN, _p]),
+    # the serving benchmark
+    "kl_serve_bench": (_int, [_PP, ctypes.POINTER(_ServeOptions)]),
+    "kl_serve_result_json": (_int, [_BUFP, _p]),
+    "kl_serve_result_free": (None, [_p]),
 }
 
 
@@ -748,6 +763,28 @@ class Case(_Handle):
     def solutions(self):
         """Every solutions.jsonl record, in order."""
         return read_ledger(os.path.join(self.dir, "solutions.jsonl"))
+
+
+def serve_bench(url, model=None, chat=False, requests=32, concurrency=4,
+                prompt_tokens=128, max_tokens=128, seed=1, api_key_env=None,
+                timeout_ms=120000):
+    """kl serve-bench: streaming requests to an OpenAI-compatible server at
+    `url`; the result as a dict (docs/json.md, "Serving benchmark"):
+    tokens_per_s, requests_per_s, ttft_ms / itl_ms / e2e_ms quantiles, ok,
+    errors and the first error. Failed requests are in the result, not
+    raised."""
+    o = _options("kl_serve_options")
+    keep = [_b(url), _b(model), _b(api_key_env)]
+    o.url, o.model, o.api_key_env = keep
+    o.chat, o.requests, o.concurrency = int(bool(chat)), requests, concurrency
+    o.prompt_tokens, o.max_tokens, o.seed = prompt_tokens, max_tokens, seed
+    o.timeout_ms = timeout_ms
+    h = _p()
+    _check(_lib.kl_serve_bench(ctypes.byref(h), ctypes.byref(o)))
+    try:
+        return _json_call(_lib.kl_serve_result_json, h)
+    finally:
+        _lib.kl_serve_result_free(h)
 
 
 def read_ledger(path):

@@ -244,3 +244,41 @@ def test_ledger_reader_locates_a_bad_line(tmp_path):
     p.write_text('{"a": 1}\n{"b": 2}\n{"torn')
     assert kernlab.read_ledger(p) == [{"a": 1}, {"b": 2}]
     assert kernlab.read_ledger(tmp_path / "missing.jsonl") == []
+
+
+def test_serve_bench_against_a_loopback_server(tmp_path, src):
+    """kernlab.serve_bench: a dict of the run, failures inside it."""
+    import sys
+    srv = subprocess.Popen([sys.executable,
+                            os.path.join(src, "tests/serve/fake_openai.py"),
+                            str(tmp_path / "log")], stdout=subprocess.PIPE,
+                           text=True, env=dict(os.environ, TTFT_MS="5",
+                                               ITL_MS="2"))
+    try:
+        url = "http://127.0.0.1:%s" % srv.stdout.readline().split()[1]
+        r = kernlab.serve_bench(url, requests=4, concurrency=2,
+                                max_tokens=6, prompt_tokens=8)
+        assert r["ok"] == 4 and r["errors"] == 0
+        assert r["output_tokens"] == 24 and r["tokens_per_s"] > 0
+        assert r["ttft_ms"]["n"] == 4 and r["itl_ms"]["n"] == 20
+        bad = kernlab.serve_bench(url, model="error500", requests=2)
+        assert bad["ok"] == 0 and bad["errors"] == 2
+        assert bad["error"] == "HTTP status 500"
+    finally:
+        srv.kill()
+    with pytest.raises(kernlab.KernlabError):
+        kernlab.serve_bench("ftp://nowhere")
+
+
+def test_command_case_bench(tmp_path, src):
+    """A backend: command case through the same Case.bench: a row per
+    metric, in the metric's own unit."""
+    import shutil
+    shutil.copytree(os.path.join(src, "tests/command/case"),
+                    tmp_path / "cmd")
+    with kernlab.load_case(tmp_path / "cmd") as c:
+        rep = c.bench()
+    assert rep["verdict"] == "OK" and rep["backend"] == "command"
+    rows = {s["name"]: s for s in rep["shapes"]}
+    assert rows["tokens_per_s"]["better"] == "higher"
+    assert abs(rows["tokens_per_s"]["median"] - 1000) < 20
