@@ -346,25 +346,43 @@ static json_object *shape_of(json_object *report, const char *name) {
 static int gather_shapes(rp_run *run, const kl_case *c,
                          json_object *const *chain, size_t nchain,
                          json_object *base_report) {
-  size_t n = kl_case_shape_count(c);
+  /* a command case's rows are its metrics, in their own units */
+  bool command = kl_case_backend(c) == KL_BACKEND_COMMAND;
+  json_object *metric_rows =
+      command ? kl__json_get(base_report, "shapes") : NULL;
+  size_t n = !command ? kl_case_shape_count(c)
+             : metric_rows && json_object_is_type(metric_rows, json_type_array)
+                 ? json_object_array_length(metric_rows)
+                 : 0;
+  const char *med = command ? "median" : "median_us",
+             *lo_key = command ? "ci_low" : "ci_low_us",
+             *hi_key = command ? "ci_high" : "ci_high_us";
   if (!(run->shapes = kl__calloc(n ? n : 1, sizeof(rp_shape))))
     return kl__error_oom();
   run->nshapes = n;
   for (size_t k = 0; k < n; k++) {
     rp_shape *s = &run->shapes[k];
-    if (!(s->name = kl__strdup(kl_case_shape_name(c, k))))
-      return kl__error_oom();
-    kl_case_roofline(&s->bytes, &s->flops, c, k);
+    json_object *row =
+        command ? json_object_array_get_idx(metric_rows, k) : NULL;
+    const char *name =
+        command ? kl__json_text(row, "name") : kl_case_shape_name(c, k);
+    if (!(s->name = kl__strdup(name ? name : "?"))) return kl__error_oom();
+    if (command) {
+      const char *better = kl__json_text(row, "better");
+      s->better = better && strcmp(better, "higher") == 0 ? "higher" : "lower";
+    } else {
+      kl_case_roofline(&s->bytes, &s->flops, c, k);
+    }
     json_object *b = shape_of(base_report, s->name);
-    s->has_base = kl__json_number(b, "median_us", &s->base_us) &&
-                  kl__json_number(b, "ci_low_us", &s->base_lo) &&
-                  kl__json_number(b, "ci_high_us", &s->base_hi);
+    s->has_base = kl__json_number(b, med, &s->base_us) &&
+                  kl__json_number(b, lo_key, &s->base_lo) &&
+                  kl__json_number(b, hi_key, &s->base_hi);
     if (nchain == 0) continue;
     /* chain[0] is the best's report: its candidate times are the best's */
     json_object *top = shape_of(chain[0], s->name);
-    s->has_best = kl__json_number(top, "median_us", &s->best_us) &&
-                  kl__json_number(top, "ci_low_us", &s->best_lo) &&
-                  kl__json_number(top, "ci_high_us", &s->best_hi);
+    s->has_best = kl__json_number(top, med, &s->best_us) &&
+                  kl__json_number(top, lo_key, &s->best_lo) &&
+                  kl__json_number(top, hi_key, &s->best_hi);
     double logsum = 0, var = 0;
     bool ok = true;
     for (size_t i = 0; ok && i < nchain; i++) {

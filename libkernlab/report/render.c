@@ -189,10 +189,23 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
     kl__buf_printf(b, "| %d | x%.3f | [%.3f, %.3f] |\n", it->iteration,
                    it->vs_base, it->vb_lo, it->vb_hi);
   }
-  kl__buf_puts(b, "\n## Per shape\n\n| shape | baseline µs | best µs | "
-                  "speedup [95%] | achieved | of roofline | bottleneck "
-                  "before → after |\n|---|---:|---:|---|---|---:|---|\n");
-  for (size_t k = 0; k < run->nshapes; k++) {
+  bool metrics = run->nshapes && run->shapes[0].better;
+  if (metrics) { /* a command case: its metrics, in their own units */
+    kl__buf_puts(b, "\n## Per metric\n\n| metric | better | baseline | "
+                    "best | improvement [95%] |\n|---|---|---:|---:|---|\n");
+    for (size_t k = 0; k < run->nshapes; k++) {
+      const rp_shape *s = &run->shapes[k];
+      shape_cells cl;
+      shape_row(&cl, s);
+      kl__buf_printf(b, "| %s | %s | %s | %s | %s |\n", s->name, s->better,
+                     cl.base, cl.best, cl.speedup);
+    }
+  } else {
+    kl__buf_puts(b, "\n## Per shape\n\n| shape | baseline µs | best µs | "
+                    "speedup [95%] | achieved | of roofline | bottleneck "
+                    "before → after |\n|---|---:|---:|---|---|---:|---|\n");
+  }
+  for (size_t k = 0; !metrics && k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
     shape_cells cl;
     shape_row(&cl, s);
@@ -589,11 +602,29 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
   if (rc < 0) return rc;
   kl__buf_puts(b, "<h2>Every candidate, by verdict</h2>\n");
   scatter_svg(b, run);
-  kl__buf_puts(b, "<h2>Per shape</h2>\n<table><tr><th>shape</th><th>"
-                  "baseline µs</th><th>best µs</th><th>speedup "
-                  "[95%]</th><th>achieved</th><th>of roofline</th>"
-                  "<th>bottleneck before → after</th></tr>\n");
-  for (size_t k = 0; k < run->nshapes; k++) {
+  bool metrics = run->nshapes && run->shapes[0].better;
+  if (metrics) { /* a command case: its metrics, in their own units */
+    kl__buf_puts(b, "<h2>Per metric</h2>\n<table><tr><th>metric</th><th>"
+                    "better</th><th>baseline</th><th>best</th><th>"
+                    "improvement [95%]</th></tr>\n");
+    for (size_t k = 0; k < run->nshapes; k++) {
+      const rp_shape *s = &run->shapes[k];
+      shape_cells cl;
+      shape_row(&cl, s);
+      kl__buf_puts(b, "<tr><td>");
+      esc(b, s->name);
+      kl__buf_printf(b,
+                     "</td><td>%s</td><td class=\"n\">%s</td><td "
+                     "class=\"n\">%s</td><td>%s</td></tr>\n",
+                     s->better, cl.base, cl.best, cl.speedup);
+    }
+  } else {
+    kl__buf_puts(b, "<h2>Per shape</h2>\n<table><tr><th>shape</th><th>"
+                    "baseline µs</th><th>best µs</th><th>speedup "
+                    "[95%]</th><th>achieved</th><th>of roofline</th>"
+                    "<th>bottleneck before → after</th></tr>\n");
+  }
+  for (size_t k = 0; !metrics && k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
     shape_cells cl;
     shape_row(&cl, s);

@@ -31,6 +31,8 @@ typedef struct rp_finding {
 
 typedef struct rp_shape {
   char *name;
+  const char *better;  /* a command case's metric: "higher" or "lower";
+                          NULL for a shape's time in µs */
   double bytes, flops; /* the case's roofline */
   bool has_base, has_best;
   double base_us, base_lo, base_hi;

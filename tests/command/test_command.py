@@ -152,6 +152,10 @@ csv = open(os.path.join(RUN, "benchmark.csv")).read().splitlines() \
 check(csv[0].startswith("run,iteration,id,metric,verdict,median,ci_low") and
       any(",tokens_per_s,ACCEPTED," in ln for ln in csv),
       "benchmark.csv names the metrics' columns: %s" % csv[:3])
+p = kl("report", RUN)
+check(p.returncode == 0 and "## Per metric" in p.stdout and
+      "| tokens_per_s | higher |" in p.stdout and "## Per shape" not in
+      p.stdout, "kl report shows the metrics: %s" % p.stdout[:800])
 p = kl("best", RUN)
 check(p.returncode == 0 and p.stdout.strip() == '{"rate": 1000}',
       "kl best: the candidate file as it is (its settings in --json): %r"
