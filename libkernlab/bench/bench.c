@@ -485,6 +485,11 @@ int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
                     const kl_bench_options *o, bool compare) {
   memset(p, 0, sizeof(*p));
   *failed = NULL;
+  if (c->backend == KL_BACKEND_COMMAND) /* nothing to build and ship */
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
+                     "case '%s' runs a command: it is measured on this "
+                     "machine (the local executor), not shipped to another",
+                     c->name);
   int only;
   kl_report *r = NULL;
   int rc = report_new(&r, &only, c, o, compare);

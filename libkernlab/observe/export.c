@@ -805,6 +805,12 @@ int kl_export(kl_buf *summary, const kl_case *c,
   if (!c || !given || !opts->to)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_export needs a case and the file to write");
+  if (kl_case_backend(c) == KL_BACKEND_COMMAND || !kl_case_entry(c))
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
+                     "case '%s' runs a command: its best is a whole file, "
+                     "which kl best %s -o FILE writes (kl export replaces a "
+                     "kernel inside a program)",
+                     kl_case_name(c), kl_case_dir(c));
   if ((opts->verify && !opts->verify[0]) ||
       (opts->observe && !opts->observe[0]))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,

@@ -400,6 +400,11 @@ static int share_indistinct(pool *p, cand *base, cand **bests, int *group,
 }
 
 int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
+  if (c->backend == KL_BACKEND_COMMAND || c->backend == KL_BACKEND_PYTHON)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
+                     "%s: a dispatcher is C or CUDA code choosing a kernel "
+                     "per shape; a %s case has no such kernels",
+                     c->name, kl_backend_name(c->backend));
   pool p = {c, NULL, 0, 0};
   variant vars[MAX_SHAPES + 1];
   int chosen[MAX_SHAPES], group[MAX_SHAPES], geo[MAX_SHAPES];

@@ -156,6 +156,19 @@ p = kl("report", RUN)
 check(p.returncode == 0 and "## Per metric" in p.stdout and
       "| tokens_per_s | higher |" in p.stdout and "## Per shape" not in
       p.stdout, "kl report shows the metrics: %s" % p.stdout[:800])
+target = os.path.join(TMP, "deployed.json")
+shutil.copy(os.path.join(RUN, "baseline.json"), target)
+for args, what in ((["export", RUN, "--to", target], "kl export"),
+                   (["best", RUN, "--dispatch"], "kl best --dispatch"),
+                   (["harness", RUN], "kl harness"),
+                   (["profile", RUN], "kl profile")):
+    p = kl(*args)
+    check(p.returncode == 1 and p.stderr.startswith("kl: ") and
+          len(p.stderr.strip().splitlines()) == 1,
+          "%s of a command case: one line, exit 1: %d %r"
+          % (what, p.returncode, p.stderr))
+check(open(target).read() == open(os.path.join(RUN, "baseline.json")).read(),
+      "the export target is untouched")
 p = kl("best", RUN)
 check(p.returncode == 0 and p.stdout.strip() == '{"rate": 1000}',
       "kl best: the candidate file as it is (its settings in --json): %r"
