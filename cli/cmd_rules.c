@@ -37,6 +37,9 @@ static void print_text(const kl_diagnosis *d, const char *label) {
     printf("  %s %s: %s\n", sev_label(f.severity), f.id, f.finding);
     printf("         action: %s\n", f.action);
     if (f.skill) printf("         skill: %s\n", f.skill);
+    if (f.without)
+      printf("         decided without: %s (it holds whatever they are)\n",
+             f.without);
   }
   if (nf == 0) printf("  no rule fired\n");
   for (size_t i = 0; i < nu; i++) {

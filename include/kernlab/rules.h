@@ -119,9 +119,12 @@ typedef struct kl_finding {
   const char *group;
   const char *finding; /**< the template with the values filled in */
   const char *action;
-  const char *skill; /**< NULL when the rule names none */
-  double margin;     /**< how far past its threshold the main comparison
-                          of `when` is: |a - b| / max(|a|, |b|), 0..1 */
+  const char *skill;   /**< NULL when the rule names none */
+  double margin;       /**< how far past its threshold the main comparison
+                            of `when` is: |a - b| / max(|a|, |b|), 0..1 */
+  const char *without; /**< the metrics the profile lacked, ", "-separated,
+                            when `when` held whatever their values (a rule
+                            decides on what is present); NULL otherwise */
 } kl_finding;
 #define KL_FINDING_INIT KL_SIZED_INIT(kl_finding)
 /** Fired rules, most severe first, then by margin, then in rule order. */

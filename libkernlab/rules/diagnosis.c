@@ -2,7 +2,10 @@
  *
  * Each rule reads the names in its `when`; they are looked up in the
  * profile (catalog, Nsight Compute and raw CUPTI names alike). A rule with
- * a name the profile lacks is "not evaluated (missing: ...)", and one whose
+ * a name the profile lacks is decided on what is present when it can be
+ * (`interval`: the condition holds, or fails, whatever the missing values
+ * are; a finding says which it did without), else it is "not evaluated
+ * (missing: ...)", and one whose
  * expression fails (a division by zero) is not evaluated with the error:
  * neither is ever counted as passed. A rule that fires gets its templates
  * filled in and a margin: how far past its threshold the first comparison
@@ -18,6 +21,7 @@
 
 typedef struct fired {
   char *id, *group, *finding, *action, *skill;
+  char *without; /* the missing names it fired without, or NULL */
   kl_severity severity;
   double margin;
   size_t order;
@@ -58,6 +62,7 @@ void kl_diagnosis_free(kl_diagnosis *d) {
     kl__free(f->group);
     kl__free(f->finding);
     kl__free(f->action);
+    kl__free(f->without);
     kl__free(f->skill);
   }
   for (size_t i = 0; i < d->nuneval; i++) {
@@ -110,6 +115,101 @@ static bool margin_of(double *m, const kl_expr *e, const kl_expr_node *n,
   for (size_t i = 0; i < n->nargs; i++)
     if (margin_of(m, e, n->args[i], vars)) return true;
   return false;
+}
+
+/* ---- deciding on what is present ---------------------------------------- */
+
+/* The values n can take over every value of the names the profile lacks,
+ * as an interval [lo, hi] (a truth is [0,0], [1,1] or [0,1]). A subtree
+ * whose names are all present is evaluated exactly; a missing name is
+ * anything; max and min, negation, + - * and the comparisons, and, or and
+ * not narrow it; anything else over a missing name is anything. So a rule
+ * whose condition holds (or fails) whatever the missing values are is
+ * decided without them: max(dram, l2) >= 60 with DRAM at 91%. */
+static void interval(double *lo, double *hi, const kl_expr *e,
+                     const kl_expr_node *n, const kl_vars *vars) {
+  kl_value v;
+  if (kl_expr__eval_node(&v, e, n, vars) == 0) {
+    *lo = *hi = v.f;
+    return;
+  }
+  kl_error_clear();
+  *lo = -INFINITY, *hi = INFINITY;
+  double a0, a1, b0, b1;
+  switch (n->kind) {
+  case NODE_NEG:
+    interval(&a0, &a1, e, n->left, vars);
+    *lo = -a1, *hi = -a0;
+    return;
+  case NODE_NOT:
+    interval(&a0, &a1, e, n->left, vars);
+    *lo = a0 == 0 && a1 == 0 ? 1 : 0; /* known false: true */
+    *hi = (a0 > 0 || a1 < 0) ? 0 : 1; /* known true: false */
+    return;
+  case NODE_CALL: {
+    bool mx = strcmp(n->name, "max") == 0, mn = strcmp(n->name, "min") == 0;
+    if ((!mx && !mn) || n->nargs == 0) return;
+    *lo = mx ? -INFINITY : INFINITY, *hi = *lo;
+    for (size_t i = 0; i < n->nargs; i++) {
+      interval(&a0, &a1, e, n->args[i], vars);
+      *lo = mx ? fmax(*lo, a0) : fmin(*lo, a0);
+      *hi = mx ? fmax(*hi, a1) : fmin(*hi, a1);
+    }
+    return;
+  }
+  case NODE_BINARY:
+    break;
+  default:
+    return;
+  }
+  interval(&a0, &a1, e, n->left, vars);
+  interval(&b0, &b1, e, n->right, vars);
+  bool at = a0 > 0 || a1 < 0, af = a0 == 0 && a1 == 0;
+  bool bt = b0 > 0 || b1 < 0, bf = b0 == 0 && b1 == 0;
+  switch (n->op) {
+  case OP_AND:
+    *lo = at && bt, *hi = !(af || bf);
+    return;
+  case OP_OR:
+    *lo = at || bt, *hi = !(af && bf);
+    return;
+  case OP_LT:
+  case OP_GT:
+  case OP_LE:
+  case OP_GE: {
+    bool gt = n->op == OP_GT || n->op == OP_GE,
+         strict = n->op == OP_LT || n->op == OP_GT;
+    double l0 = gt ? a0 : b0, l1 = gt ? a1 : b1; /* l > r (or >=) */
+    double r0 = gt ? b0 : a0, r1 = gt ? b1 : a1;
+    bool yes = strict ? l0 > r1 : l0 >= r1, no = strict ? l1 <= r0 : l1 < r0;
+    *lo = yes, *hi = !no;
+    return;
+  }
+  case OP_ADD:
+    *lo = a0 + b0, *hi = a1 + b1;
+    break;
+  case OP_SUB:
+    *lo = a0 - b1, *hi = a1 - b0;
+    break;
+  case OP_MUL: {
+    double p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+    *lo = fmin(fmin(p[0], p[1]), fmin(p[2], p[3]));
+    *hi = fmax(fmax(p[0], p[1]), fmax(p[2], p[3]));
+    break;
+  }
+  default:
+    return;
+  }
+  if (isnan(*lo) || isnan(*hi)) *lo = -INFINITY, *hi = INFINITY;
+}
+
+/* 1: the condition holds whatever the missing values are; 0: it fails
+ * whatever they are; -1: they decide. */
+static int decided(const kl_expr *e, const kl_vars *vars) {
+  double lo, hi;
+  interval(&lo, &hi, e, kl_expr__root(e), vars);
+  kl_error_clear();
+  return lo > 0 || hi < 0 ? 1 : lo == 0 && hi == 0 ? 0 : -1;
 }
 
 static char *render(const kl__template *t, const kl_vars *vars, int *rc) {
@@ -174,7 +274,19 @@ static int evaluate_rule(kl_diagnosis *d, const rule *r, const kl_profile *p,
       if (ts[t]->parts[i].expr &&
           (rc = lookup(vars, NULL, ts[t]->parts[i].expr, p)) < 0)
         goto done;
-  if (missing.size) {
+  int known = missing.size ? decided(r->when, vars) : -1;
+  if (missing.size && known == 1) { /* fires without the missing values */
+    if ((rc = add_fired(d, r, vars, order)) == 0 &&
+        !(d->fired[d->nfired - 1].without = kl__buf_detach(&missing)))
+      rc = kl__error_oom();
+  } else if (missing.size && known == 0) {
+    if ((rc = KL__GROW(d->passed, d->cap_passed, d->npassed + 1)) == 0) {
+      if ((d->passed[d->npassed] = kl__strdup(r->id)))
+        d->npassed++;
+      else
+        rc = kl__error_oom();
+    }
+  } else if (missing.size) {
     rc = add_unevaluated(d, r, &missing, NULL);
   } else if (kl_expr_eval(&v, r->when, vars) < 0) {
     char text[600];
@@ -254,6 +366,7 @@ int kl_diagnosis_fired(kl_finding *into, const kl_diagnosis *d, size_t i) {
   out->action = f->action;
   out->skill = f->skill;
   out->margin = f->margin;
+  out->without = f->without;
   return kl__result_give(into, &full, sizeof(full), sizeof(kl_finding),
                          "kl_finding");
 }
@@ -327,7 +440,12 @@ int kl_diagnosis_json(kl_buf *out, const kl_diagnosis *d) {
     kl__buf_json_string(&b, f->action);
     kl__buf_puts(&b, ",\"skill\":");
     kl__buf_json_string(&b, f->skill);
-    kl__buf_printf(&b, ",\"margin\":%.4g}", f->margin);
+    kl__buf_printf(&b, ",\"margin\":%.4g", f->margin);
+    if (f->without) {
+      kl__buf_puts(&b, ",\"decided_without\":");
+      json_names(&b, f->without);
+    }
+    kl__buf_putc(&b, '}');
   }
   kl__buf_puts(&b, "],\"not_evaluated\":[");
   for (size_t i = 0; i < d->nuneval; i++) {

@@ -146,15 +146,21 @@ static int run_table(const char *path, const char *yaml_fmt,
   return cases;
 }
 
-/* when | metrics | fires, silent, missing: a, b, eval: error */
+/* when | metrics | fires, fires without: a, silent, missing: a, b,
+ * eval: error */
 static void check_when(kl_diagnosis *d, char **f) {
   const char *when = f[0], *metrics = f[1], *want = f[2];
   kl_finding fi = KL_FINDING_INIT;
   kl_unevaluated u = KL_UNEVALUATED_INIT;
   bool fired = find(d, "t", &fi) != NULL;
   bool uneval = find_unevaluated(d, "t", &u) != NULL;
-  if (strcmp(want, "fires") == 0 && !fired)
-    fail_msg("'%s' over %s: did not fire", when, metrics);
+  if (strcmp(want, "fires") == 0 && (!fired || fi.without))
+    fail_msg("'%s' over %s: did not fire on every value", when, metrics);
+  if (strncmp(want, "fires without: ", 15) == 0 &&
+      (!fired || !fi.without || strcmp(fi.without, want + 15) != 0))
+    fail_msg("'%s' over %s: wanted it fired without %s, got %s", when, metrics,
+             want + 15,
+             fired ? (fi.without ? fi.without : "every value") : "silence");
   if (strcmp(want, "silent") == 0 &&
       (fired || uneval || kl_diagnosis_passed_count(d) != 1))
     fail_msg("'%s' over %s: not silent", when, metrics);
