@@ -24,9 +24,7 @@
  * interval and decision as kernel times, stopping once every metric is
  * decided (or known to target_rel_ci) at min_samples pairs; the objective
  * is the metrics' weighted geometric mean. */
-#define _GNU_SOURCE /* mkdtemp, realpath */
-#include <errno.h>
-#include <ftw.h>
+#define _GNU_SOURCE /* realpath */
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -41,18 +39,6 @@
 
 #define TAIL 600 /* bytes of output kept in a verdict's reason */
 
-static int remove_entry(const char *path, const struct stat *sb, int flag,
-                        struct FTW *ftw) {
-  (void)sb, (void)flag, (void)ftw;
-  remove(path);
-  return 0;
-}
-
-/* The private folder and whatever a build left in it. */
-static void remove_tree(const char *dir) {
-  nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 typedef struct side {
   char *path;     /* the candidate file */
   double *values; /* [metric][run], cap runs per metric */
@@ -65,7 +51,7 @@ typedef struct cmd_run {
   char *dir; /* private folder: candidate files */
   size_t cap, runs;
   side sides[2]; /* 0: the baseline (or the benched file), 1: the candidate */
-  double started;
+  const char *const *config[2]; /* each side's tunable settings */
 } cmd_run;
 
 static int reject(kl_report *r, kl_verdict v, const char *what,
@@ -347,8 +333,7 @@ static int sample(cmd_run *cr, bool compare) {
   /* the case's own cap: a kernel timer's (2 s) is no measure of a
    * program that runs for seconds */
   double cap_ms = cr->c->command_time_cap_s * 1000;
-  const char *const *cfg[2] = {
-      compare ? o->against_config : o->candidate_config, o->candidate_config};
+  const char *const *const *cfg = cr->config;
   kl_report *r = cr->r;
   /* a warm-up run of each side: caches, JIT, a server's first request */
   for (int s = 0; s < (compare ? 2 : 1) && r->verdict == KL_VERDICT_OK; s++) {
@@ -421,7 +406,15 @@ int kl__command_bench(kl_report **out, const kl_case *c,
   r->nshapes = c->nmetrics;
   r->shapes = kl__calloc(c->nmetrics, sizeof(*r->shapes));
   snprintf(r->timer, sizeof r->timer, "command");
-  cmd_run cr = {c, o, r, NULL, 0, 0, {{0}, {0}}, started};
+  cmd_run cr = {
+      c,
+      o,
+      r,
+      NULL,
+      0,
+      0,
+      {{0}, {0}},
+      {compare ? o->against_config : o->candidate_config, o->candidate_config}};
   size_t max = o->time.max_samples ? o->time.max_samples : 1000;
   cr.cap = max > 10000 ? 10000 : max;
   int rc = r->case_name && r->candidate_name && r->shapes ? 0 : kl__error_oom();
@@ -435,13 +428,7 @@ int kl__command_bench(kl_report **out, const kl_case *c,
               kl__calloc(c->nmetrics * cr.cap, sizeof(double))))
       rc = kl__error_oom();
   if (rc < 0) goto done;
-  const char *tmp = getenv("TMPDIR");
-  cr.dir = kl__path_join(tmp && *tmp ? tmp : "/tmp", "kl-command-XXXXXX");
-  if (!cr.dir || !mkdtemp(cr.dir)) {
-    rc = cr.dir ? kl__error_os(KL_EIO, cr.dir, "cannot create a folder")
-                : kl__error_oom();
-    goto done;
-  }
+  if ((rc = kl__sandbox_dir_named(&cr.dir, "command")) < 0) goto done;
   /* side 0: the baseline (or, compared, what the candidate is against);
    * side 1: the candidate. A bench measures side 0: the candidate, if any,
    * else the baseline. */
@@ -468,12 +455,10 @@ int kl__command_bench(kl_report **out, const kl_case *c,
   r->phases.checks = 0;
   if (o->on_phase) o->on_phase("build", o->phase_payload);
   double b0 = kl__now_ms();
-  const char *const *bcfg[2] = {
-      compare ? o->against_config : o->candidate_config, o->candidate_config};
   for (int s = 0;
        c->build && s < (compare ? 2 : 1) && r->verdict == KL_VERDICT_OK; s++)
-    if ((rc = run_program(&cr, c->build, c->nbuild, s, bcfg[s], "the build",
-                          KL_VERDICT_COMPILE_ERROR, NULL)) < 0)
+    if ((rc = run_program(&cr, c->build, c->nbuild, s, cr.config[s],
+                          "the build", KL_VERDICT_COMPILE_ERROR, NULL)) < 0)
       goto done;
   r->phases.build = kl__now_ms() - b0;
   r->compile_seconds = r->phases.build / 1e3;
@@ -491,7 +476,7 @@ done:
     kl__free(cr.sides[s].values);
   }
   if (cr.dir) {
-    remove_tree(cr.dir);
+    kl__sandbox_dir_remove(cr.dir); /* and whatever a build left there */
     kl__free(cr.dir);
   }
   if (rc < 0) {

@@ -236,15 +236,22 @@ static double *phase_slot(kl__report_phases *ph, size_t i) {
   return slots[i];
 }
 
-int kl__report_phases_json(kl_buf *b, const kl__report_phases *in) {
+/* The phases with `other`: what the total holds beyond the phases that
+ * make it up (sampling is part of timing, not a part of its own). */
+static kl__report_phases with_other(const kl__report_phases *in) {
   kl__report_phases ph = *in;
-  if (isfinite(ph.total)) { /* what no phase accounts for */
-    double known = 0;
-    for (size_t i = 1; i < KL_ARRAY_SIZE(phase_names) - 1; i++)
-      if (i != 7 && isfinite(*phase_slot(&ph, i))) /* sampling is in timing */
-        known += *phase_slot(&ph, i);
-    ph.other = ph.total > known ? ph.total - known : 0;
-  }
+  if (!isfinite(ph.total)) return ph;
+  const double parts[] = {ph.build,  ph.worker,  ph.load,
+                          ph.checks, ph.profile, ph.timing};
+  double known = 0;
+  for (size_t i = 0; i < KL_ARRAY_SIZE(parts); i++)
+    if (isfinite(parts[i])) known += parts[i];
+  ph.other = ph.total > known ? ph.total - known : 0;
+  return ph;
+}
+
+int kl__report_phases_json(kl_buf *b, const kl__report_phases *in) {
+  kl__report_phases ph = with_other(in);
   kl__buf_puts(b, ",\"phases_ms\":{");
   for (size_t i = 0; i < KL_ARRAY_SIZE(phase_names); i++) {
     double v = *phase_slot(&ph, i);
@@ -260,16 +267,12 @@ int kl__report_phases_json(kl_buf *b, const kl__report_phases *in) {
 
 int kl_report_phases_text(kl_buf *out, const kl_report *r) {
   if (!out || !r || !isfinite(r->phases.total)) return 0;
-  kl__report_phases ph = r->phases;
-  double known = 0;
-  for (size_t i = 1; i < KL_ARRAY_SIZE(phase_names) - 1; i++)
-    if (i != 7 && isfinite(*phase_slot(&ph, i))) known += *phase_slot(&ph, i);
-  ph.other = ph.total > known ? ph.total - known : 0;
+  kl__report_phases ph = with_other(&r->phases);
   kl__buf_printf(out, "wall %.2f s:", ph.total / 1e3);
   for (size_t i = 1; i < KL_ARRAY_SIZE(phase_names); i++) {
     double v = *phase_slot(&ph, i);
     if (!isfinite(v)) continue;
-    if (i == 7)
+    if (phase_slot(&ph, i) == &ph.sampling) /* within timing */
       kl__buf_printf(out, " (sampling %.2f)", v / 1e3);
     else
       kl__buf_printf(out, "%s %s %.2f", i > 1 ? "," : "", phase_names[i],

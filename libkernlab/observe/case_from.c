@@ -519,14 +519,6 @@ static bool count_expression(char *expr, size_t n, const sig_param *ps,
 /* ---- writing the case -------------------------------------------------------
  */
 
-static int write_file(const char *dir, const char *name, const kl_buf *b) {
-  char *p = kl__path_join(dir, name);
-  int rc = p ? kl__write_new_file(p, b->ptr ? b->ptr : "", b->size)
-             : kl__error_oom();
-  kl__free(p);
-  return rc;
-}
-
 /* The case's kernel.cu: the source up to the end of the entry's
  * definition, a `main` defined before it left out. */
 /* ---- templates and namespaces ------------------------------------------ */
@@ -1114,9 +1106,12 @@ static int make_case(const kl_observation *o,
                       "cannot create the case folder");
     goto done;
   }
-  if ((rc = write_file(opts->dir, "case.yaml", &yaml)) < 0 ||
-      (rc = write_file(opts->dir, "kernel.cu", &kernel)) < 0 ||
-      (rc = write_file(opts->dir, "program.md", &brief)) < 0 ||
+  if ((rc = kl__obs_write_new(opts->dir, "case.yaml", yaml.ptr, yaml.size)) <
+          0 ||
+      (rc = kl__obs_write_new(opts->dir, "kernel.cu", kernel.ptr,
+                              kernel.size)) < 0 ||
+      (rc = kl__obs_write_new(opts->dir, "program.md", brief.ptr, brief.size)) <
+          0 ||
       (rc = copy_headers(opts->dir, opts->source, st)) < 0 ||
       (rc = cross_check(opts->dir, &w)) < 0 || !report)
     goto done;

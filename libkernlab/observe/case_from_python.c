@@ -219,14 +219,22 @@ typedef struct pyconf {
   int same_as; /* 1-based rank of the kept config with the same layouts */
 } pyconf;
 
+int kl__obs_write_new(const char *dir, const char *name, const char *text,
+                      size_t n) {
+  char *p = kl__path_join(dir, name);
+  int rc = p ? kl__write_new_file(p, text ? text : "", n) : kl__error_oom();
+  kl__free(p);
+  return rc;
+}
+
+/* A string field of a record the reader checked, "" when absent. */
 static const char *str_of(json_object *o, const char *key) {
-  json_object *v;
-  return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
+  const char *t = kl__json_text(o, key);
+  return t ? t : "";
 }
 
 static int64_t int_of(json_object *o, const char *key) {
-  json_object *v;
-  return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+  return (int64_t)kl__json_num(o, key);
 }
 
 bool kl__obs_has_python(const kl_observation *o, const char *kernel) {
@@ -426,14 +434,6 @@ static int reduce_source(kl_buf *text, kl_buf *dropped, const char *source,
   return rc;
 }
 
-static int write_in(const char *dir, const char *name, const char *text,
-                    size_t n) {
-  char *p = kl__path_join(dir, name);
-  int rc = p ? kl__write_new_file(p, text, n) : kl__error_oom();
-  kl__free(p);
-  return rc;
-}
-
 int kl__case_from_python(kl_buf *report, const kl_observation *o,
                          const kl_case_from_observation_options *opts) {
   const char *entry = opts->entry;
@@ -588,12 +588,15 @@ int kl__case_from_python(kl_buf *report, const kl_observation *o,
   char *cands = kl__path_join(opts->dir, "candidates");
   rc = cands ? kl__mkdir_p(cands) : kl__error_oom();
   kl__free(cands);
-  if (rc < 0 || (rc = write_in(opts->dir, "case.yaml", y.ptr, y.size)) < 0 ||
-      (rc = write_in(opts->dir, "kernel.py", kernel.ptr ? kernel.ptr : "",
-                     kernel.size)) < 0 ||
-      (rc = write_in(opts->dir, "launches.json", js, strlen(js))) < 0 ||
-      (rc = write_in(opts->dir, "ops.py", ops_py, sizeof ops_py - 1)) < 0 ||
-      (rc = write_in(opts->dir, "program.md", md.ptr, md.size)) < 0 ||
+  if (rc < 0 ||
+      (rc = kl__obs_write_new(opts->dir, "case.yaml", y.ptr, y.size)) < 0 ||
+      (rc = kl__obs_write_new(opts->dir, "kernel.py",
+                              kernel.ptr ? kernel.ptr : "", kernel.size)) < 0 ||
+      (rc = kl__obs_write_new(opts->dir, "launches.json", js, strlen(js))) <
+          0 ||
+      (rc = kl__obs_write_new(opts->dir, "ops.py", ops_py, sizeof ops_py - 1)) <
+          0 ||
+      (rc = kl__obs_write_new(opts->dir, "program.md", md.ptr, md.size)) < 0 ||
       (rc = kl_case_load(&back, opts->dir, NULL)) < 0 || !report)
     goto done;
   kl__buf_printf(report,

@@ -82,6 +82,10 @@ int kl__obs_pick_kernel(size_t *out, const kl_observation *o, const char *name,
  * demangled one the instantiation, the function or its unqualified name
  * (spaces aside). */
 bool kl__obs_same_name(const kl__obs_kernel *k, const char *name);
+/* A new file `name` in the case folder `dir` (case_from_python.c; both
+ * case writers use it): KL_EEXISTS rather than overwrite. */
+int kl__obs_write_new(const char *dir, const char *name, const char *text,
+                      size_t n);
 /* Does the observation hold Triton calls of `kernel` (any, when NULL)? */
 bool kl__obs_has_python(const kl_observation *o, const char *kernel);
 /* kl_case_from_observation for a Triton kernel the Python observer

@@ -64,23 +64,17 @@ double kl_serve_result_tokens_per_s(const kl_serve_result *r) {
 
 /* ---- statistics --------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The q-quantile of n values (sorted in place), linear between ranks;
- * NaN for none. */
-static double quantile(double *x, size_t n, double q) {
+/* The q-quantile of n sorted values, linear between ranks; NaN for none
+ * (the run sorts its samples once, when it ends). */
+static double quantile(const double *x, size_t n, double q) {
   if (!n) return NAN;
-  qsort(x, n, sizeof *x, cmp_double);
   double pos = q * (double)(n - 1);
   size_t lo = (size_t)pos;
   double f = pos - (double)lo;
   return lo + 1 < n ? x[lo] * (1 - f) + x[lo + 1] * f : x[lo];
 }
 
-static void json_dist(kl_buf *b, const char *name, double *x, size_t n) {
+static void json_dist(kl_buf *b, const char *name, const double *x, size_t n) {
   kl__buf_printf(b, ",\"%s\":{\"n\":%zu", name, n);
   static const struct {
     const char *key;
@@ -126,7 +120,7 @@ int kl_serve_result_json(kl_buf *out, const kl_serve_result *r) {
 }
 
 int kl_serve_result_text(kl_buf *out, const kl_serve_result *r) {
-  double *t = r->ttft_ms, *g = r->itl_ms;
+  const double *t = r->ttft_ms, *g = r->itl_ms;
   kl__buf_printf(out,
                  "%s %s (model %s): %d requests, %d at a time, %d-word "
                  "prompts, up to %d tokens\n",
@@ -165,6 +159,15 @@ int kl_serve_options_init(kl_serve_options *opts, unsigned version) {
 #ifdef KL_HAVE_CURL
 #include <curl/curl.h>
 #include <pthread.h>
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void sort(double *x, size_t n) {
+  if (n) qsort(x, n, sizeof *x, cmp_double); /* x may be NULL when n is 0 */
+}
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_setup(void) {
@@ -409,6 +412,9 @@ static int run(kl_serve_result *r, const kl_serve_options *o) {
   for (int i = 0; s && i < o->concurrency; i++)
     if (s[i].h) finish(&s[i], m, CURLE_ABORTED_BY_CALLBACK, r, &end);
   r->wall_s = (end - t0) / 1e3;
+  sort(r->ttft_ms, r->nttft);
+  sort(r->itl_ms, r->nitl);
+  sort(r->e2e_ms, r->ne2e);
   if (m) curl_multi_cleanup(m);
   kl__free(s);
   kl_buf_dispose(&url);
