@@ -50,12 +50,17 @@ int cli_load_rules(kl_rules **out, const kl_case *c,
                    const char *const *rule_files, size_t nrules,
                    const char *const *skill_dirs, size_t nskills,
                    kl_diag_fn on_diag, void *payload);
+/* Which recorded profiles to take: by shape, by kernel name (up to its
+ * '(' or '<'), by ncu's launch ID; NULL fields take all. */
+typedef struct cli_profile_pick {
+  const char *shape, *kernel, *launch;
+} cli_profile_pick;
 /* Recorded profiles from a file (kl profile --json, a profile, a flat
- * export), as (shape, profile) pairs borrowed from *l; only one shape
- * when `only` is given. The caller frees *shapes and *l, also on failure.
- * Returns the exit status. */
+ * export, an ncu CSV export or .ncu-rep), as (name, profile) pairs
+ * borrowed from *l, those `pick` picks (NULL: all). The caller frees
+ * *shapes and *l, also on failure. Returns the exit status. */
 int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes, size_t *n,
-                      const char *path, const char *only);
+                      const char *path, const cli_profile_pick *pick);
 /* Check, time briefly and profile a case (opts->profile names the set),
  * as kl profile does; prints why it failed. Returns the exit status. */
 int cli_profile_run(kl_report **out, const kl_case *c,

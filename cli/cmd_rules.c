@@ -6,6 +6,7 @@
  * the loaded rules and the skill catalog. Exit 2 for bad rule files or
  * metrics, 1 when no metrics could be taken, 3 when the candidate is
  * rejected. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@
 #define MAX_FILES 32
 
 typedef struct rules_args {
-  const char *case_path, *candidate, *shape, *metrics;
+  const char *case_path, *candidate, *shape, *metrics, *kernel, *launch;
   const char *rule_files[MAX_FILES], *skill_dirs[MAX_FILES];
   size_t nrules, nskills;
   bool json, lint, list;
@@ -40,6 +41,7 @@ static void print_text(const kl_diagnosis *d, const char *label) {
     if (f.without)
       printf("         decided without: %s (it holds whatever they are)\n",
              f.without);
+    if (f.stand_ins) printf("         stand-ins: %s\n", f.stand_ins);
   }
   if (nf == 0) printf("  no rule fired\n");
   for (size_t i = 0; i < nu; i++) {
@@ -49,6 +51,27 @@ static void print_text(const kl_diagnosis *d, const char *label) {
   }
   printf("  %zu fired, %zu passed, %zu not evaluated\n", nf,
          kl_diagnosis_passed_count(d), nu);
+  size_t na = kl_diagnosis_advice_count(d), agreed = 0;
+  if (na) printf("  Nsight Compute's own advice, by its estimated speedup:\n");
+  for (size_t i = 0; i < na; i++) {
+    const char *agrees, *covers;
+    const kl_ncu_advice *a = kl_diagnosis_advice(d, i, &agrees, &covers);
+    char est[48] = "";
+    if (!isnan(a->speedup_pct))
+      snprintf(est, sizeof(est), " est. %.3g%%%s%s", a->speedup_pct,
+               a->speedup_type[0] ? " " : "", a->speedup_type);
+    size_t len = strlen(a->text);
+    printf("    %s%s %s: %.*s%s\n", a->type, est, a->rule,
+           len > 160 ? 157 : (int)len, a->text, len > 160 ? "..." : "");
+    if (agrees) {
+      printf("         agrees with kernlab: %s\n", agrees);
+      agreed++;
+    } else if (covers) {
+      printf("         names kernlab's %s, not evaluated on these metrics\n",
+             covers);
+    }
+  }
+  if (na) printf("  %zu of %zu agree with a fired rule\n", agreed, na);
 }
 
 /* One diagnosis per shape's profile. */
@@ -58,7 +81,9 @@ static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes, size_t n,
   if (json && n > 1) printf("{\"shapes\":[");
   for (size_t i = 0; i < n; i++) {
     kl_diagnosis *d;
-    const char *name = shapes[i].name;
+    const char *name = shapes[i].name,
+               *own = kl_profile_name(shapes[i].profile);
+    bool kernel = name && own && strcmp(name, own) == 0; /* an ncu export */
     if (kl_rules_evaluate(&d, rs, shapes[i].profile) < 0) {
       kl_buf_dispose(&b);
       return cli_fail();
@@ -69,8 +94,8 @@ static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes, size_t n,
         kl_buf_dispose(&b);
         return cli_fail();
       }
-      /* the shape's name goes first in its object */
-      printf("%s{\"shape\":", i ? "," : "");
+      /* the shape's (an ncu export's kernel's) name goes first */
+      printf("%s{\"%s\":", i ? "," : "", kernel ? "kernel" : "shape");
       if (name)
         cli_json_string(stdout, name);
       else
@@ -78,7 +103,8 @@ static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes, size_t n,
       printf(",%.*s", (int)(b.size - 2), b.ptr + 1);
     } else {
       char label[300];
-      snprintf(label, sizeof(label), "shape %s", name ? name : "?");
+      snprintf(label, sizeof(label), "%s %s", kernel ? "kernel" : "shape",
+               name ? name : "?");
       print_text(d, n == 1 && !name ? "profile" : label);
     }
     kl_diagnosis_free(d);
@@ -114,11 +140,50 @@ static int diagnose(const kl_rules *rs, const kl_prompt_shape *shapes, size_t n,
   return EXIT_OK;
 }
 
-static int from_metrics(const kl_rules *rs, const rules_args *a) {
+/* `kl rules CASE --shape S --metrics EXPORT`: an ncu export's kernels ran
+ * the case at shape S, so they get its roofline (an export has none); a
+ * kernlab recording keeps its own and is picked by the shape's name. */
+static int case_roofline(kl_profile_list *l, kl_prompt_shape *shapes, size_t *n,
+                         const kl_case *c, const char *shape) {
+  int at = kl_case_shape_find(c, shape);
+  double bytes = 0, flops = 0;
+  if (at < 0) {
+    cli_error("%s: no shape '%s'", kl_case_path(c), shape);
+    return EXIT_BAD_INPUT;
+  }
+  if (kl_case_roofline(&bytes, &flops, c, (size_t)at) < 0) return cli_fail();
+  size_t kept = 0;
+  for (size_t k = 0; k < *n; k++) {
+    size_t i = 0;
+    while (i < kl_profile_list_count(l) &&
+           kl_profile_list_get(l, i) != shapes[k].profile)
+      i++;
+    if (kl_profile_list_launch(l, i)) { /* an ncu export's kernel */
+      if (kl_profile_list_set_roofline(l, i, bytes, flops) < 0)
+        return cli_fail();
+    } else if (!shapes[k].name || strcmp(shapes[k].name, shape) != 0) {
+      continue;
+    }
+    shapes[kept++] = shapes[k];
+  }
+  *n = kept;
+  if (kept == 0) {
+    cli_error("%s: no profile for shape '%s'", "--metrics", shape);
+    return EXIT_BAD_INPUT;
+  }
+  return EXIT_OK;
+}
+
+static int from_metrics(const kl_rules *rs, const kl_case *c,
+                        const rules_args *a) {
   kl_profile_list *l;
   kl_prompt_shape *shapes;
   size_t n;
-  int status = cli_read_profiles(&l, &shapes, &n, a->metrics, a->shape);
+  bool roofline = c && a->shape;
+  cli_profile_pick pick = {roofline ? NULL : a->shape, a->kernel, a->launch};
+  int status = cli_read_profiles(&l, &shapes, &n, a->metrics, &pick);
+  if (status == EXIT_OK && roofline)
+    status = case_roofline(l, shapes, &n, c, a->shape);
   if (status == EXIT_OK) status = diagnose(rs, shapes, n, a->json);
   free(shapes);
   kl_profile_list_free(l);
@@ -240,7 +305,8 @@ static int parse_args(rules_args *a, int argc, char **argv) {
       a->lint = true;
     else if (strcmp(o, "--candidate") == 0 || strcmp(o, "--shape") == 0 ||
              strcmp(o, "--metrics") == 0 || strcmp(o, "--rules") == 0 ||
-             strcmp(o, "--skills") == 0) {
+             strcmp(o, "--skills") == 0 || strcmp(o, "--kernel") == 0 ||
+             strcmp(o, "--launch") == 0) {
       if (!val || !val[0])
         return cli_usage_error("rules", "%s needs a value", o);
       i++;
@@ -250,6 +316,10 @@ static int parse_args(rules_args *a, int argc, char **argv) {
         a->shape = val;
       else if (strcmp(o, "--metrics") == 0)
         a->metrics = val;
+      else if (strcmp(o, "--kernel") == 0)
+        a->kernel = val;
+      else if (strcmp(o, "--launch") == 0)
+        a->launch = val;
       else if (strcmp(o, "--skills") == 0 && a->nskills < MAX_FILES)
         a->skill_dirs[a->nskills++] = val;
       else if (strcmp(o, "--rules") == 0 && a->nrules < MAX_FILES)
@@ -270,6 +340,9 @@ static int parse_args(rules_args *a, int argc, char **argv) {
     return cli_usage_error("rules", "--lint needs rule files");
   if (!a->lint && !a->list && !a->case_path && !a->metrics)
     return cli_usage_error("rules", "give a case, or --metrics FILE");
+  if ((a->kernel || a->launch) && !a->metrics)
+    return cli_usage_error("rules", "--kernel and --launch pick from "
+                                    "--metrics FILE");
   if (a->candidate && (a->metrics || !a->case_path))
     return cli_usage_error("rules", "--candidate needs a case to profile "
                                     "(and no --metrics)");
@@ -291,7 +364,7 @@ int cmd_rules(int argc, char **argv) {
   if (a.list)
     status = list(rs, a.json);
   else if (a.metrics)
-    status = from_metrics(rs, &a);
+    status = from_metrics(rs, c, &a);
   else
     status = from_case(rs, c, &a);
 done:

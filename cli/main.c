@@ -93,7 +93,8 @@ static const cli_verb cli_verbs[] = {
     {"rules", cmd_rules, "diagnose a kernel: rules over its metrics",
      "kl rules CASE [--candidate FILE] [--shape NAME] [--rules FILE]... "
      "[--json]\n"
-     "       kl rules [CASE] --metrics FILE [--rules FILE]... [--json]\n"
+     "       kl rules [CASE [--shape NAME]] --metrics FILE [--kernel NAME]\n"
+     "                [--launch ID] [--rules FILE]... [--json]\n"
      "       kl rules --lint FILE...\n"
      "       kl rules --list [--json]",
      "Profiles the case like kl profile (standard set), or reads recorded\n"
@@ -106,16 +107,23 @@ static const cli_verb cli_verbs[] = {
      "path:line:column: message), 1 when no metrics could be taken.\n"
      "\n"
      "  --metrics FILE  recorded metrics: the output of kl profile --json, a\n"
-     "                  profile object, or a flat {\"<metric>\": value, ...}\n"
-     "                  as Nsight Compute exports; no GPU needed\n"
+     "                  profile object, a flat {\"<metric>\": value, ...},\n"
+     "                  Nsight Compute's ncu --csv --page raw (any units) or\n"
+     "                  --page details (its rule results shown beside\n"
+     "                  kernlab's), or an .ncu-rep (read by ncu --import);\n"
+     "                  one diagnosis per kernel; no GPU needed. With CASE\n"
+     "                  and --shape, an ncu export gets that shape's roofline\n"
+     "  --kernel NAME   from --metrics, the kernels of that name only\n"
+     "  --launch ID     from --metrics, ncu's launch (its ID column) only\n"
      "  --rules FILE    more rules (repeatable)\n"
      "  --skills DIR    more skills, <id>.md each (repeatable)\n"
      "  --shape NAME    one shape only\n"
      "  --lint FILE...  check rule files without metrics\n"
      "  --list          the loaded rules and the skill catalog\n"
      "  --json          {\"bottleneck\", \"verdict\", \"fired\": [...],\n"
-     "                  \"not_evaluated\": [...], \"passed\": [...]} for one\n"
-     "                  profile; {\"shapes\": [...]} of those for several\n"},
+     "                  \"not_evaluated\": [...], \"passed\": [...],\n"
+     "                  \"ncu_advice\": [...]} for one profile; {\"shapes\":\n"
+     "                  [...]} of those for several\n"},
     {"prompt", cmd_prompt, "print the prompt a model would get",
      "kl prompt CASE [--metrics FILE] [--best FILE] [--iteration N] "
      "[--rules FILE]... [--json]",

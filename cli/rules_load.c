@@ -50,32 +50,51 @@ int cli_load_rules(kl_rules **out, const kl_case *c,
   return rc;
 }
 
+/* Does profile i of l match what the user picked? A kernel name matches
+ * a profile named by it or a part of that name up to '(' or '<'. */
+static bool picked(const kl_profile_list *l, size_t i,
+                   const cli_profile_pick *pick) {
+  const char *name = kl_profile_list_name(l, i),
+             *launch = kl_profile_list_launch(l, i);
+  if (pick->shape && (!name || strcmp(name, pick->shape) != 0)) return false;
+  if (pick->launch && (!launch || strcmp(launch, pick->launch) != 0))
+    return false;
+  if (pick->kernel) {
+    size_t n = strlen(pick->kernel);
+    if (!name || strncmp(name, pick->kernel, n) != 0 ||
+        (name[n] && name[n] != '(' && name[n] != '<'))
+      return false;
+  }
+  return true;
+}
+
 int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes, size_t *n,
-                      const char *path, const char *only) {
-  char *text = NULL;
+                      const char *path, const cli_profile_pick *pick) {
+  static const cli_profile_pick all = {0};
+  if (!pick) pick = &all;
   *l = NULL;
   *shapes = NULL;
   *n = 0;
-  int status = cli_read_file(&text, path);
-  if (status) return status;
-  if (kl_profile_list_from_json(l, text, path) < 0) {
-    free(text);
-    return cli_fail();
-  }
-  free(text);
+  if (kl_profile_list_read(l, path) < 0) return cli_fail();
   size_t count = kl_profile_list_count(*l);
   if (!(*shapes = calloc(count ? count : 1, sizeof(**shapes)))) {
     cli_error("out of memory");
     return EXIT_FAILED;
   }
   for (size_t i = 0; i < count; i++) {
-    const char *name = kl_profile_list_name(*l, i);
-    if (only && (!name || strcmp(name, only) != 0)) continue;
-    (*shapes)[*n].name = name;
+    if (!picked(*l, i, pick)) continue;
+    (*shapes)[*n].name = kl_profile_list_name(*l, i);
     (*shapes)[(*n)++].profile = kl_profile_list_get(*l, i);
   }
   if (*n == 0) {
-    cli_error("%s: no profile for shape '%s'", path, only ? only : "");
+    cli_error("%s: no profile for %s '%s'", path,
+              pick->shape    ? "shape"
+              : pick->kernel ? "kernel"
+                             : "launch",
+              pick->shape    ? pick->shape
+              : pick->kernel ? pick->kernel
+              : pick->launch ? pick->launch
+                             : "");
     return EXIT_BAD_INPUT;
   }
   return EXIT_OK;

@@ -1,6 +1,7 @@
 /* libFuzzer target: recorded metrics (kl profile --json, profile objects,
- * flat exports), read from files users pass to kl rules --metrics; every
- * profile read is also diagnosed by the default rules. Built by
+ * flat exports, Nsight Compute's CSV pages: the CSV reader and ncu.c),
+ * read from files users pass to kl rules --metrics; every profile read is
+ * also diagnosed by the default rules. Built by
  * scripts/fuzz.sh; replayed under ctest by fuzz/replay.c. */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_text(data, size);
   if (!text) return 0;
   kl_profile_list *l;
-  if (kl_profile_list_from_json(&l, text, "fuzz.json") == 0) {
+  if (kl_profile_list_from_text(&l, text, "fuzz.metrics") == 0) {
     for (size_t i = 0; i < kl_profile_list_count(l); i++) {
       kl_diagnosis *d;
       kl_buf b = KL_BUF_INIT;

@@ -72,6 +72,22 @@ typedef struct kl_profile_list kl_profile_list; /* opaque */
 KL_EXTERN(int)
 kl_profile_list_from_json(kl_profile_list **out, const char *json,
                           const char *path);
+/** As kl_profile_list_from_json, or an Nsight Compute CSV export: the
+ *  output of `ncu --csv --page raw` (any --print-units) or `--page details`
+ *  (with or without --print-details all), written by ncu run live (its
+ *  ==PROF== lines and the program's output ahead of the header are
+ *  skipped) or by `ncu --import`. One profile per kernel, named by the
+ *  kernel, with ncu's ID as its launch; a details page's rule results are
+ *  the profile's advice (kl_profile_advice). */
+KL_EXTERN(int)
+kl_profile_list_from_text(kl_profile_list **out, const char *text,
+                          const char *path);
+/** A file of recorded metrics, as kl_profile_list_from_text reads; an
+ *  Nsight Compute report (a path ending in .ncu-rep) is exported by
+ *  `ncu --import` (its raw page for the values, its details page for the
+ *  advice), which needs ncu on PATH. @return 0, KL_EINVALID, KL_ENOTFOUND
+ *  (no such file, or no ncu for a report), KL_ENOMEM. */
+KL_EXTERN(int) kl_profile_list_read(kl_profile_list **out, const char *path);
 KL_EXTERN(size_t) kl_profile_list_count(const kl_profile_list *l);
 /** The i-th profile, borrowed from the list; NULL past the end. */
 KL_EXTERN(const kl_profile *)
@@ -79,6 +95,17 @@ kl_profile_list_get(const kl_profile_list *l, size_t i);
 /** The shape it was taken at, or NULL when the form does not say. */
 KL_EXTERN(const char *)
 kl_profile_list_name(const kl_profile_list *l, size_t i);
+/** ncu's ID of the kernel (its launch in the report), or NULL when the
+ *  form does not say. */
+KL_EXTERN(const char *)
+kl_profile_list_launch(const kl_profile_list *l, size_t i);
+/** Give profile i the roofline of the shape it ran (a case's bytes and
+ *  FLOPs, kl_case_roofline) when the recording has none, as an ncu export
+ *  has not: its roofline values and verdict are computed again.
+ *  @return 0, KL_EINVALID (no such profile), KL_ENOMEM. */
+KL_EXTERN(int)
+kl_profile_list_set_roofline(kl_profile_list *l, size_t i, double bytes,
+                             double flops);
 KL_EXTERN(void) kl_profile_list_free(kl_profile_list *l);
 
 KL_EXTERN(kl_bottleneck) kl_profile_bottleneck(const kl_profile *p);
@@ -101,8 +128,31 @@ KL_EXTERN(const char *) kl_profile_note(const kl_profile *p);
  *  @return 0, KL_ENOTFOUND (not in this profile). */
 KL_EXTERN(int)
 kl_profile_value(double *v, const kl_profile *p, const char *name);
+/** Where a value came from when it is a stand-in for what kernlab
+ *  measures (a recorded export's nearest metric: "Nsight Compute's
+ *  gpu__dram_throughput..."), by kernlab or Nsight Compute name; NULL
+ *  when it is kernlab's own or absent. */
+KL_EXTERN(const char *)
+kl_profile_stand_in(const kl_profile *p, const char *name);
 /** Passes the profile took (device), 0 for host counters. */
 KL_EXTERN(size_t) kl_profile_passes(const kl_profile *p);
+
+/** One of Nsight Compute's own rule results, read from a --page details
+ *  export (its OPT, INF and WRN lines). */
+typedef struct kl_ncu_advice {
+  const char *rule;         /**< ncu's rule: "UncoalescedGlobalAccess" */
+  const char *type;         /**< "OPT", "INF" or "WRN" */
+  const char *section;      /**< the section it belongs to */
+  const char *text;         /**< its description */
+  const char *speedup_type; /**< "global", "local" or "" */
+  double speedup_pct;       /**< ncu's estimated speedup; NAN when none */
+} kl_ncu_advice;
+/** Nsight Compute's advice on this kernel, ranked by estimated speedup
+ *  (largest first; those without one last): 0 unless the profile was read
+ *  from an ncu details export. */
+KL_EXTERN(size_t) kl_profile_advice_count(const kl_profile *p);
+KL_EXTERN(const kl_ncu_advice *)
+kl_profile_advice(const kl_profile *p, size_t i);
 
 /** kl_profile_json flags: key metrics by Nsight Compute's names (values
  *  without one go under "kernlab_only"). */

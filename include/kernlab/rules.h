@@ -119,12 +119,15 @@ typedef struct kl_finding {
   const char *group;
   const char *finding; /**< the template with the values filled in */
   const char *action;
-  const char *skill;   /**< NULL when the rule names none */
-  double margin;       /**< how far past its threshold the main comparison
-                            of `when` is: |a - b| / max(|a|, |b|), 0..1 */
-  const char *without; /**< the metrics the profile lacked, ", "-separated,
-                            when `when` held whatever their values (a rule
-                            decides on what is present); NULL otherwise */
+  const char *skill;     /**< NULL when the rule names none */
+  double margin;         /**< how far past its threshold the main comparison
+                              of `when` is: |a - b| / max(|a|, |b|), 0..1 */
+  const char *without;   /**< the metrics the profile lacked, ", "-separated,
+                              when `when` held whatever their values (a rule
+                              decides on what is present); NULL otherwise */
+  const char *stand_ins; /**< values it read that were stand-ins for what
+                              kernlab measures, "name: source; ..." (an
+                              ncu export's nearest metric); NULL when none */
 } kl_finding;
 #define KL_FINDING_INIT KL_SIZED_INIT(kl_finding)
 /** Fired rules, most severe first, then by margin, then in rule order. */
@@ -146,6 +149,16 @@ KL_EXTERN(int)
 kl_diagnosis_unevaluated(kl_unevaluated *out, const kl_diagnosis *d, size_t i);
 /** Rules that were evaluated and did not fire. */
 KL_EXTERN(size_t) kl_diagnosis_passed_count(const kl_diagnosis *d);
+/** Nsight Compute's own advice on the profile (kl_profile_advice), ranked
+ *  by its estimated speedup. *agrees (when given) is the fired rule of this
+ *  diagnosis that names the same problem, or NULL; *covers, when none
+ *  agrees, the rule naming it that could not be evaluated on these metrics
+ *  (ncu saw what the export does not carry), or NULL. The advice is the
+ *  diagnosis's; NULL past the end. */
+KL_EXTERN(size_t) kl_diagnosis_advice_count(const kl_diagnosis *d);
+KL_EXTERN(const kl_ncu_advice *)
+kl_diagnosis_advice(const kl_diagnosis *d, size_t i, const char **agrees,
+                    const char **covers);
 
 /** The full text of the fired rules' skills, at most `max` distinct ones
  *  (a prompt uses 5), in the order of kl_diagnosis_fired. */

@@ -3,8 +3,8 @@
  * An entry is collected from CUPTI under its Nsight Compute name (source
  * "cupti"), computed here from others (source "derived"), or counted on the
  * host by perf_event_open (source "perf"). The quick and standard sets are
- * the "cupti" entries carrying their bit: quick is 22 names in 3 passes on
- * GH100, standard 65 names in 12 (the worker counts passes on the chip
+ * the "cupti" entries carrying their bit: quick is 24 names in 3 passes on
+ * GH100, standard 67 names in 12 (the worker counts passes on the chip
  * before profiling; tests/profile checks both bounds offline). ncu's
  * sm__throughput is in neither set: alone it costs 8 passes on GH100 and
  * adds 4 to the standard set, so the SM side is read from its cheaper parts
@@ -83,6 +83,21 @@ static const kl_metric_info catalog[] = {
     CUPTI("l1tex_throughput_pct",
           "l1tex__throughput.avg.pct_of_peak_sustained_active", "roofline", "%",
           S, "L1/texture throughput against its peak."),
+    /* the quick set's L2 and L1 sides: lts__throughput and
+     * l1tex__throughput cost 6 more passes on GH100; these parts of them,
+     * the ones that bound the bundled kernels, fit in its 3 (the standard
+     * set has them too, as quick is a subset of it) */
+    CUPTI("l2_xbar_pct",
+          "lts__xbar2lts_cycles_active.avg.pct_of_peak_sustained_elapsed",
+          "roofline", "%", Q,
+          "Cycles the crossbar delivered requests to L2, against peak: the "
+          "part of L2 throughput the quick set reads."),
+    CUPTI("l1_wavefronts_pct",
+          "l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_active",
+          "roofline", "%", Q,
+          "L1 data-pipe wavefronts of loads and stores against peak, over "
+          "active cycles: the part of L1/shared throughput the quick set "
+          "reads."),
     CUPTI("dram_bandwidth", "dram__bytes.sum.per_second", "roofline", "bytes/s",
           S, "DRAM bytes per second while the kernel ran (profiled launch)."),
     CUPTI("sm_clock", "sm__cycles_elapsed.avg.per_second", "roofline", "Hz", Q,

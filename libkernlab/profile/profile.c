@@ -26,6 +26,10 @@ typedef struct raw_value {
   double value;
 } raw_value;
 
+typedef struct raw_stand_in {
+  char *name, *source;
+} raw_stand_in;
+
 struct kl_profile {
   char *set, *backend, *chip, *replay, *note, *verdict, *limiter;
   size_t passes, kernels;
@@ -42,6 +46,10 @@ struct kl_profile {
   char *name;         /* a part's kernel name, or NULL */
   kl_profile **parts; /* every kernel of a launch that ran several */
   size_t nparts;
+  kl_ncu_advice *advice; /* Nsight Compute's rule results, ranked */
+  size_t nadvice, cap_advice;
+  raw_stand_in *stand_ins; /* values taken from a stand-in, and which */
+  size_t nstand_ins, cap_stand_ins;
 };
 
 const char *kl_bottleneck_name(kl_bottleneck b) {
@@ -77,7 +85,91 @@ void kl_profile_free(kl_profile *p) {
   for (size_t i = 0; i < p->nparts; i++)
     kl_profile_free(p->parts[i]);
   kl__free(p->parts);
+  for (size_t i = 0; i < p->nadvice; i++)
+    kl__ncu_advice_dispose(&p->advice[i]);
+  kl__free(p->advice);
+  for (size_t i = 0; i < p->nstand_ins; i++) {
+    kl__free(p->stand_ins[i].name);
+    kl__free(p->stand_ins[i].source);
+  }
+  kl__free(p->stand_ins);
   kl__free(p);
+}
+
+int kl__profile_add_stand_in(kl_profile *p, const char *name,
+                             const char *source) {
+  if (KL__GROW(p->stand_ins, p->cap_stand_ins, p->nstand_ins + 1) < 0)
+    return KL_ENOMEM;
+  raw_stand_in *s = &p->stand_ins[p->nstand_ins];
+  if (!(s->name = kl__strdup(name)) || !(s->source = kl__strdup(source))) {
+    kl__free(s->name);
+    return kl__error_oom();
+  }
+  p->nstand_ins++;
+  return 0;
+}
+
+const char *kl_profile_stand_in(const kl_profile *p, const char *name) {
+  const kl_metric_info *m = name ? kl_metric_find(name) : NULL;
+  for (size_t i = 0; p && name && i < p->nstand_ins; i++)
+    if (strcmp(p->stand_ins[i].name, name) == 0 ||
+        (m && strcmp(p->stand_ins[i].name, m->name) == 0))
+      return p->stand_ins[i].source;
+  return NULL;
+}
+
+void kl__ncu_advice_dispose(kl_ncu_advice *a) {
+  kl__free((char *)a->rule);
+  kl__free((char *)a->type);
+  kl__free((char *)a->section);
+  kl__free((char *)a->text);
+  kl__free((char *)a->speedup_type);
+  memset(a, 0, sizeof(*a));
+}
+
+/* Ranked: the largest estimated speedup first, those without one last, in
+ * the order ncu gave them. */
+static bool ranks_before(const kl_ncu_advice *a, const kl_ncu_advice *b) {
+  if (isnan(b->speedup_pct)) return !isnan(a->speedup_pct);
+  return !isnan(a->speedup_pct) && a->speedup_pct > b->speedup_pct;
+}
+
+int kl__profile_add_advice(kl_profile *p, const kl_ncu_advice *a) {
+  if (KL__GROW(p->advice, p->cap_advice, p->nadvice + 1) < 0) return KL_ENOMEM;
+  kl_ncu_advice c = {0};
+  c.speedup_pct = a->speedup_pct;
+  if (!(c.rule = kl__strdup(a->rule ? a->rule : "")) ||
+      !(c.type = kl__strdup(a->type ? a->type : "")) ||
+      !(c.section = kl__strdup(a->section ? a->section : "")) ||
+      !(c.text = kl__strdup(a->text ? a->text : "")) ||
+      !(c.speedup_type = kl__strdup(a->speedup_type ? a->speedup_type : ""))) {
+    kl__ncu_advice_dispose(&c);
+    return kl__error_oom();
+  }
+  size_t at = p->nadvice;
+  while (at > 0 && ranks_before(&c, &p->advice[at - 1]))
+    at--;
+  memmove(&p->advice[at + 1], &p->advice[at],
+          (p->nadvice - at) * sizeof(*p->advice));
+  p->advice[at] = c;
+  p->nadvice++;
+  return 0;
+}
+
+int kl__profile_set_name(kl_profile *p, const char *name) {
+  char *copy = name ? kl__strdup(name) : NULL;
+  if (name && !copy) return kl__error_oom();
+  kl__free(p->name);
+  p->name = copy;
+  return 0;
+}
+
+size_t kl_profile_advice_count(const kl_profile *p) {
+  return p ? p->nadvice : 0;
+}
+
+const kl_ncu_advice *kl_profile_advice(const kl_profile *p, size_t i) {
+  return p && i < p->nadvice ? &p->advice[i] : NULL;
 }
 
 static void derive_operator(kl_profile *p);
@@ -337,6 +429,11 @@ static const char *const stall_reasons[] = {"long_scoreboard",
                                             "selected"};
 #define NSTALLS (sizeof(stall_reasons) / sizeof(stall_reasons[0]))
 
+const char *const *kl__profile_stall_reasons(size_t *n) {
+  *n = NSTALLS;
+  return stall_reasons;
+}
+
 /* The busiest SM unit and what it is: ncu's sm__throughput where it was
  * collected, else the largest of its cheaper parts (issue slots, the
  * pipes); L1/shared throughput counts as SM-side too. NAN when none. */
@@ -354,6 +451,7 @@ static double busiest_sm_unit(const kl_profile *p, const char **what) {
       *what = parts[i];
     }
   double l1 = get(p, "l1tex_throughput_pct");
+  if (!isfinite(l1)) l1 = get(p, "l1_wavefronts_pct"); /* the quick set */
   if (isfinite(l1) && !(l1 <= sm)) {
     sm = l1;
     *what = "L1/shared throughput";
@@ -489,6 +587,7 @@ static int classify_device(kl_profile *p) {
   double t = p->time_us > 0 ? p->time_us : get(p, "duration_ns") / 1000.0;
   double dram = get(p, "dram_throughput_pct");
   double l2 = get(p, "l2_throughput_pct");
+  if (!isfinite(l2)) l2 = get(p, "l2_xbar_pct"); /* the quick set */
   double offchip = max2(dram, l2);
   const char *sm_what;
   double sm = busiest_sm_unit(p, &sm_what);
@@ -562,6 +661,27 @@ static int classify_host(kl_profile *p) {
                  ipc, mpki, get(p, "host_branch_miss_pct"));
 }
 
+/* Without the kernel's attributes kernlab cannot compute occupancy; a
+ * value recorded under Nsight Compute's name stands in for it, said so. */
+static int occupancy_stand_ins(kl_profile *p) {
+  static const char *const names[] = {
+      "theoretical_occupancy_pct", "occupancy_limit_registers",
+      "occupancy_limit_warps", "occupancy_limit_blocks", "waves_per_sm"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    const kl_metric_info *m = kl_metric_find(names[i]);
+    if (!m || !m->ncu_name || !raw_get(p, m->ncu_name) ||
+        kl_profile_stand_in(p, names[i]))
+      continue;
+    char source[200];
+    snprintf(source, sizeof(source),
+             "Nsight Compute's %s (no kernel attributes to compute it from)",
+             m->ncu_name);
+    int rc = kl__profile_add_stand_in(p, names[i], source);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
 /* Catalog values from the raw ones, then derived values and the verdict. */
 static int compute(kl_profile *p) {
   size_t ncat;
@@ -585,10 +705,25 @@ static int compute(kl_profile *p) {
     derive_device(p);
   else
     derive_host(p);
+  if (device && !p->has_kernel && (rc = occupancy_stand_ins(p)) < 0) return rc;
   if (p->nraw == 0)
     return verdict(p, KL_BOTTLENECK_UNKNOWN, "%s",
                    p->note ? p->note : "no counters were collected");
   return device ? classify_device(p) : classify_host(p);
+}
+
+int kl__profile_set_roofline(kl_profile *p, double bytes, double flops) {
+  p->has_roofline = true;
+  p->bytes = bytes;
+  p->flops = flops;
+  kl__free(p->values);
+  kl__free(p->verdict);
+  kl__free(p->limiter);
+  p->values = NULL;
+  p->verdict = p->limiter = NULL;
+  int rc = compute(p);
+  if (rc == 0) derive_operator(p);
+  return rc;
 }
 
 /* ---- building

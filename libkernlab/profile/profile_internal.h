@@ -37,4 +37,27 @@ int kl__profile_add_part(kl_profile *p, kl_profile *part, const char *name);
 int kl__profile_unavailable(kl_profile **out, const kl_profile_inputs *in,
                             const char *backend, const char *why);
 
+/* The stall reasons kernlab counts (smsp__warps_issue_stalled_<r>.sum). */
+const char *const *kl__profile_stall_reasons(size_t *n);
+/* Add one of Nsight Compute's rule results, copied, at its rank. */
+int kl__profile_add_advice(kl_profile *p, const kl_ncu_advice *a);
+void kl__ncu_advice_dispose(kl_ncu_advice *a);
+/* Say that the value of `name` (a catalog name) came from `source`, a
+ * stand-in for what kernlab measures (kl_profile_stand_in). */
+int kl__profile_add_stand_in(kl_profile *p, const char *name,
+                             const char *source);
+/* Give a recorded profile the case's roofline (bytes and FLOPs of its
+ * shape) and compute its values and verdict again. */
+int kl__profile_set_roofline(kl_profile *p, double bytes, double flops);
+/* Name a profile (the kernel it describes); a copy is kept. */
+int kl__profile_set_name(kl_profile *p, const char *name);
+
+/* Nsight Compute CSV exports (ncu.c). sniff: the text holds ncu's header
+ * line. read: one profile per kernel of a raw or details page, with each
+ * kernel's short name and ncu's ID for it (all three arrays and their
+ * strings the caller's). @return 0, KL_EINVALID (located), KL_ENOMEM. */
+bool kl__ncu_csv_sniff(const char *text);
+int kl__ncu_csv_read(kl_profile ***out, char ***names, char ***ids, size_t *n,
+                     const char *text, const char *path);
+
 #endif /* KL_PROFILE_INTERNAL_H */

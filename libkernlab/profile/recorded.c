@@ -1,13 +1,14 @@
-/* Recorded metrics: profiles read back from JSON.
+/* Recorded metrics: profiles read back from JSON or Nsight Compute's CSV.
  *
- * Three forms are accepted, told apart by their keys: a profile object
+ * Three JSON forms are accepted, told apart by their keys: a profile object
  * (kl_profile_json's output, a report's "profile"; it has "raw"), the whole
  * output of `kl profile --json` (it has "shapes"; one profile per shape),
  * and a flat object of metric values keyed by Nsight Compute or CUPTI
  * names, as other tools export them. Each becomes a kl_profile computed
  * again from its raw values, so derived values and the verdict follow this
- * version of kernlab, not the one that recorded them. Errors carry the
- * line and column of the offending text. */
+ * version of kernlab, not the one that recorded them. An `ncu --csv`
+ * export (raw or details page) is read by ncu.c, one profile per kernel.
+ * Errors carry the line and column of the offending text. */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,8 @@
 struct kl_profile_list {
   kl_profile **items;
   char **names;
-  size_t count, cap_items, cap_names;
+  char **launches; /* ncu's ID of each kernel, or NULL */
+  size_t count, cap_items, cap_names, cap_launches;
 };
 
 /* A metric value: a JSON number, or a string holding one ("71.2"). */
@@ -171,23 +173,38 @@ void kl_profile_list_free(kl_profile_list *l) {
   for (size_t i = 0; i < l->count; i++) {
     kl_profile_free(l->items[i]);
     kl__free(l->names[i]);
+    kl__free(l->launches[i]);
   }
   kl__free(l->items);
   kl__free(l->names);
+  kl__free(l->launches);
   kl__free(l);
 }
 
-static int list_add(kl_profile_list *l, kl_profile *p, const char *name) {
-  char *copy = name ? kl__strdup(name) : NULL;
+/* Takes p, name and launch (freed on failure). */
+static int list_take(kl_profile_list *l, kl_profile *p, char *name,
+                     char *launch) {
   if (KL__GROW(l->items, l->cap_items, l->count + 1) < 0 ||
-      KL__GROW(l->names, l->cap_names, l->count + 1) < 0 || (name && !copy)) {
-    kl__free(copy);
+      KL__GROW(l->names, l->cap_names, l->count + 1) < 0 ||
+      KL__GROW(l->launches, l->cap_launches, l->count + 1) < 0) {
+    kl__free(name);
+    kl__free(launch);
     kl_profile_free(p);
     return kl__error_oom();
   }
   l->items[l->count] = p;
-  l->names[l->count++] = copy;
+  l->launches[l->count] = launch;
+  l->names[l->count++] = name;
   return 0;
+}
+
+static int list_add(kl_profile_list *l, kl_profile *p, const char *name) {
+  char *copy = name ? kl__strdup(name) : NULL;
+  if (name && !copy) {
+    kl_profile_free(p);
+    return kl__error_oom();
+  }
+  return list_take(l, p, copy, NULL);
 }
 
 /* `kl profile --json`: {"shapes":[{"name":..,"profile":{..}}, ...]} */
@@ -217,6 +234,118 @@ static int from_report(kl_profile_list *l, json_object *shapes,
                         "this report holds no profiles (was it made by "
                         "`kl profile --json`?)");
   return 0;
+}
+
+/* An Nsight Compute CSV export: one profile per kernel, named by it. */
+static int from_ncu_csv(kl_profile_list *l, const char *text,
+                        const char *path) {
+  kl_profile **ps;
+  char **names, **ids;
+  size_t n;
+  int rc = kl__ncu_csv_read(&ps, &names, &ids, &n, text, path);
+  if (rc < 0) return rc;
+  size_t i = 0;
+  for (; rc == 0 && i < n; i++)
+    rc = list_take(l, ps[i], names[i], ids[i]);
+  for (; i < n; i++) { /* what a failed take left */
+    kl_profile_free(ps[i]);
+    kl__free(names[i]);
+    kl__free(ids[i]);
+  }
+  kl__free(ps);
+  kl__free(names);
+  kl__free(ids);
+  return rc;
+}
+
+int kl_profile_list_from_text(kl_profile_list **out, const char *text,
+                              const char *path) {
+  if (!kl__ncu_csv_sniff(text))
+    return kl_profile_list_from_json(out, text, path);
+  *out = NULL;
+  kl_profile_list *l = kl__calloc(1, sizeof(*l));
+  if (!l) return kl__error_oom();
+  int rc = from_ncu_csv(l, text, path);
+  if (rc < 0) {
+    kl_profile_list_free(l);
+    return rc;
+  }
+  *out = l;
+  return 0;
+}
+
+/* `ncu --import REPORT --csv ...`'s output, or KL_ENOTFOUND without ncu
+ * (the error says so) and KL_EINVALID when ncu refuses the report. */
+static int ncu_import(kl_buf *out, const char *report, const char *page,
+                      const char *extra, const char *extra_value) {
+  const char *argv[] = {"ncu", "--import", report,      "--csv", "--page",
+                        page,  extra,      extra_value, NULL};
+  kl__run_result res = {0};
+  kl__run_extras io = {0};
+  kl_buf errors = KL_BUF_INIT;
+  io.errors = &errors;
+  int rc = kl__run_io(&res, argv, NULL, 600000, (size_t)1 << 30, &io);
+  if (rc == KL_ENOTFOUND)
+    rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
+                   "%s: reading an .ncu-rep takes Nsight Compute's ncu "
+                   "(ncu --import), which is not on PATH; export it where "
+                   "ncu is installed: ncu --import %s --csv --page details "
+                   "--print-details all > report.csv",
+                   report, report);
+  else if (rc == 0 && (res.exit_code != 0 || res.output.size == 0))
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                   "%s: ncu --import failed (exit %d): %.300s", report,
+                   res.exit_code, errors.ptr ? errors.ptr : "");
+  if (rc == 0) kl__buf_give(out, &res.output);
+  kl_buf_dispose(&res.output);
+  kl_buf_dispose(&errors);
+  return rc;
+}
+
+/* An .ncu-rep: its raw page in base units for the values, its details
+ * page for ncu's rule results, joined by kernel ID. */
+static int from_ncu_report(kl_profile_list **out, const char *path) {
+  kl_buf raw = KL_BUF_INIT, details = KL_BUF_INIT;
+  kl_profile_list *l = NULL, *d = NULL;
+  int rc = ncu_import(&raw, path, "raw", "--print-units", "base");
+  if (rc == 0) rc = ncu_import(&details, path, "details", NULL, NULL);
+  if (rc == 0) rc = kl_profile_list_from_text(&l, raw.ptr, path);
+  if (rc == 0) rc = kl_profile_list_from_text(&d, details.ptr, path);
+  for (size_t i = 0; rc == 0 && i < l->count; i++)
+    for (size_t j = 0; rc == 0 && j < d->count; j++) {
+      if (!l->launches[i] || !d->launches[j] ||
+          strcmp(l->launches[i], d->launches[j]) != 0)
+        continue;
+      for (size_t a = 0; rc == 0 && a < kl_profile_advice_count(d->items[j]);
+           a++)
+        rc = kl__profile_add_advice(l->items[i],
+                                    kl_profile_advice(d->items[j], a));
+    }
+  kl_buf_dispose(&raw);
+  kl_buf_dispose(&details);
+  kl_profile_list_free(d);
+  if (rc < 0) {
+    kl_profile_list_free(l);
+    l = NULL;
+  }
+  *out = l;
+  return rc;
+}
+
+static bool ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), t = strlen(tail);
+  return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+int kl_profile_list_read(kl_profile_list **out, const char *path) {
+  *out = NULL;
+  if (ends_with(path, ".ncu-rep")) return from_ncu_report(out, path);
+  kl_buf text = KL_BUF_INIT;
+  int rc = kl__read_file(&text, path);
+  if (rc == 0)
+    rc = kl_profile_list_from_text(out, text.ptr ? text.ptr : "", path);
+  kl_buf_dispose(&text);
+  return rc;
 }
 
 int kl_profile_list_from_json(kl_profile_list **out, const char *json,
@@ -263,4 +392,16 @@ const kl_profile *kl_profile_list_get(const kl_profile_list *l, size_t i) {
 
 const char *kl_profile_list_name(const kl_profile_list *l, size_t i) {
   return i < l->count ? l->names[i] : NULL;
+}
+
+int kl_profile_list_set_roofline(kl_profile_list *l, size_t i, double bytes,
+                                 double flops) {
+  if (i >= l->count || !l->items[i])
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no profile %zu (of %zu)", i,
+                     l->count);
+  return kl__profile_set_roofline(l->items[i], bytes, flops);
+}
+
+const char *kl_profile_list_launch(const kl_profile_list *l, size_t i) {
+  return i < l->count ? l->launches[i] : NULL;
 }

@@ -345,6 +345,22 @@ static int findings(kl_buf *b, const kl_diagnosis *d) {
                    kl_severity_name(f.severity), f.id, f.finding, f.action);
   }
   if (kl_diagnosis_fired_count(d) == 0) kl__buf_puts(b, "No rule fired.\n");
+  /* Nsight Compute's own recommendations, where the profile came from an
+   * ncu report: the first few it expects most from */
+  size_t shown = 0;
+  for (size_t i = 0; i < kl_diagnosis_advice_count(d) && shown < 6; i++) {
+    const char *agrees;
+    const kl_ncu_advice *a = kl_diagnosis_advice(d, i, &agrees, NULL);
+    if (strcmp(a->type, "INF") == 0) continue;
+    if (shown++ == 0)
+      kl__buf_puts(b, "Nsight Compute's own advice (by its estimated "
+                      "speedup):\n");
+    kl__buf_printf(b, "- [ncu %s %s", a->type, a->rule);
+    if (!isnan(a->speedup_pct))
+      kl__buf_printf(b, ", est. %.3g%%", a->speedup_pct);
+    kl__buf_printf(b, "] %s%s%s%s\n", a->text, agrees ? " (kernlab's " : "",
+                   agrees ? agrees : "", agrees ? " agrees)" : "");
+  }
   return kl__buf_status(b);
 }
 

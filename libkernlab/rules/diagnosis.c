@@ -21,11 +21,18 @@
 
 typedef struct fired {
   char *id, *group, *finding, *action, *skill;
-  char *without; /* the missing names it fired without, or NULL */
+  char *without;   /* the missing names it fired without, or NULL */
+  char *stand_ins; /* "name: source; ..." of values from stand-ins */
   kl_severity severity;
   double margin;
   size_t order;
 } fired;
+
+typedef struct advice {
+  kl_ncu_advice a; /* strings owned */
+  char *agrees;    /* the fired rule naming the same problem, or NULL */
+  char *covers;    /* else the not-evaluated rule naming it, or NULL */
+} advice;
 
 typedef struct unevaluated {
   char *id, *missing, *reason;
@@ -40,6 +47,8 @@ struct kl_diagnosis {
   size_t nuneval, cap_uneval;
   char **passed;
   size_t npassed, cap_passed;
+  advice *advice; /* Nsight Compute's rule results, ranked as the profile's */
+  size_t nadvice;
 };
 
 const char *kl_severity_name(kl_severity s) {
@@ -54,8 +63,21 @@ const char *kl_severity_name(kl_severity s) {
   return "unknown";
 }
 
+static void advice_dispose(advice *v) {
+  kl__free((char *)v->a.rule);
+  kl__free((char *)v->a.type);
+  kl__free((char *)v->a.section);
+  kl__free((char *)v->a.text);
+  kl__free((char *)v->a.speedup_type);
+  kl__free(v->agrees);
+  kl__free(v->covers);
+}
+
 void kl_diagnosis_free(kl_diagnosis *d) {
   if (!d) return;
+  for (size_t i = 0; i < d->nadvice; i++)
+    advice_dispose(&d->advice[i]);
+  kl__free(d->advice);
   for (size_t i = 0; i < d->nfired; i++) {
     fired *f = &d->fired[i];
     kl__free(f->id);
@@ -63,6 +85,7 @@ void kl_diagnosis_free(kl_diagnosis *d) {
     kl__free(f->finding);
     kl__free(f->action);
     kl__free(f->without);
+    kl__free(f->stand_ins);
     kl__free(f->skill);
   }
   for (size_t i = 0; i < d->nuneval; i++) {
@@ -242,6 +265,35 @@ static int add_fired(kl_diagnosis *d, const rule *r, const kl_vars *vars,
   return rc;
 }
 
+/* "name: source; ..." for the values of e the profile took from a stand-in
+ * (an ncu export's nearest metric), each name once. */
+static int stand_ins_of(kl_buf *out, const kl_expr *e, const kl_profile *p) {
+  for (size_t i = 0; i < kl_expr_name_count(e); i++) {
+    const char *name = kl_expr_name(e, i),
+               *source = kl_profile_stand_in(p, name);
+    if (!source) continue;
+    char key[160];
+    snprintf(key, sizeof(key), "%s: ", name);
+    if (out->ptr && strstr(out->ptr, key)) continue;
+    kl__buf_printf(out, "%s%s%s", out->size ? "; " : "", key, source);
+  }
+  return kl__buf_status(out);
+}
+
+/* The stand-ins a fired rule read, in `when` or its texts. */
+static int note_stand_ins(fired *f, const rule *r, const kl_profile *p) {
+  kl_buf b = KL_BUF_INIT;
+  const kl__template *ts[2] = {r->finding, r->action};
+  int rc = stand_ins_of(&b, r->when, p);
+  for (int t = 0; rc == 0 && t < 2; t++)
+    for (size_t i = 0; rc == 0 && i < ts[t]->count; i++)
+      if (ts[t]->parts[i].expr) rc = stand_ins_of(&b, ts[t]->parts[i].expr, p);
+  if (rc == 0 && b.size && !(f->stand_ins = kl__buf_detach(&b)))
+    rc = kl__error_oom();
+  kl_buf_dispose(&b);
+  return rc;
+}
+
 static int add_unevaluated(kl_diagnosis *d, const rule *r, kl_buf *missing,
                            const char *error) {
   if (KL__GROW(d->uneval, d->cap_uneval, d->nuneval + 1) < 0) return KL_ENOMEM;
@@ -275,6 +327,7 @@ static int evaluate_rule(kl_diagnosis *d, const rule *r, const kl_profile *p,
           (rc = lookup(vars, NULL, ts[t]->parts[i].expr, p)) < 0)
         goto done;
   int known = missing.size ? decided(r->when, vars) : -1;
+  size_t nfired = d->nfired;
   if (missing.size && known == 1) { /* fires without the missing values */
     if ((rc = add_fired(d, r, vars, order)) == 0 &&
         !(d->fired[d->nfired - 1].without = kl__buf_detach(&missing)))
@@ -301,6 +354,8 @@ static int evaluate_rule(kl_diagnosis *d, const rule *r, const kl_profile *p,
     else
       rc = kl__error_oom();
   }
+  if (rc == 0 && d->nfired > nfired)
+    rc = note_stand_ins(&d->fired[d->nfired - 1], r, p);
 done:
   kl_buf_dispose(&missing);
   kl_vars_free(vars);
@@ -312,6 +367,59 @@ static int by_rank(const void *pa, const void *pb) {
   if (a->severity != b->severity) return a->severity > b->severity ? -1 : 1;
   if (a->margin != b->margin) return a->margin > b->margin ? -1 : 1;
   return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Nsight Compute's own advice on the profile, each with the fired rule
+ * that agrees with it, or else the rule that names the same problem but
+ * could not be evaluated on these metrics (a details page lacks the
+ * coalescing counters ncu's own rule read). */
+static int add_advice(kl_diagnosis *d, const kl_profile *p) {
+  size_t n = kl_profile_advice_count(p);
+  if (n == 0) return 0;
+  const char **ids = kl__calloc(d->nfired ? d->nfired : 1, sizeof(*ids)),
+             **unev = kl__calloc(d->nuneval ? d->nuneval : 1, sizeof(*unev));
+  if (!ids || !unev || !(d->advice = kl__calloc(n, sizeof(*d->advice)))) {
+    kl__free(ids);
+    kl__free(unev);
+    return kl__error_oom();
+  }
+  for (size_t i = 0; i < d->nfired; i++)
+    ids[i] = d->fired[i].id;
+  for (size_t i = 0; i < d->nuneval; i++)
+    unev[i] = d->uneval[i].id;
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    const kl_ncu_advice *a = kl_profile_advice(p, i);
+    advice *v = &d->advice[d->nadvice++];
+    const char *agrees = kl__ncu_advice_agrees(a, ids, d->nfired);
+    const char *covers =
+        agrees ? NULL : kl__ncu_advice_agrees(a, unev, d->nuneval);
+    if (covers && !(v->covers = kl__strdup(covers))) rc = kl__error_oom();
+    v->a.speedup_pct = a->speedup_pct;
+    if (!(v->a.rule = kl__strdup(a->rule)) ||
+        !(v->a.type = kl__strdup(a->type)) ||
+        !(v->a.section = kl__strdup(a->section)) ||
+        !(v->a.text = kl__strdup(a->text)) ||
+        !(v->a.speedup_type = kl__strdup(a->speedup_type)) ||
+        (agrees && !(v->agrees = kl__strdup(agrees))))
+      rc = kl__error_oom();
+  }
+  kl__free(ids);
+  kl__free(unev);
+  return rc;
+}
+
+size_t kl_diagnosis_advice_count(const kl_diagnosis *d) {
+  return d->nadvice;
+}
+
+const kl_ncu_advice *kl_diagnosis_advice(const kl_diagnosis *d, size_t i,
+                                         const char **agrees,
+                                         const char **covers) {
+  if (i >= d->nadvice) return NULL;
+  if (agrees) *agrees = d->advice[i].agrees;
+  if (covers) *covers = d->advice[i].covers;
+  return &d->advice[i].a;
 }
 
 int kl_rules_evaluate(kl_diagnosis **out, const kl_rules *rs,
@@ -329,6 +437,10 @@ int kl_rules_evaluate(kl_diagnosis **out, const kl_rules *rs,
     return rc;
   }
   if (d->nfired > 1) qsort(d->fired, d->nfired, sizeof(*d->fired), by_rank);
+  if ((rc = add_advice(d, p)) < 0) {
+    kl_diagnosis_free(d);
+    return rc;
+  }
   *out = d;
   return 0;
 }
@@ -367,6 +479,7 @@ int kl_diagnosis_fired(kl_finding *into, const kl_diagnosis *d, size_t i) {
   out->skill = f->skill;
   out->margin = f->margin;
   out->without = f->without;
+  out->stand_ins = f->stand_ins;
   return kl__result_give(into, &full, sizeof(full), sizeof(kl_finding),
                          "kl_finding");
 }
@@ -445,6 +558,10 @@ int kl_diagnosis_json(kl_buf *out, const kl_diagnosis *d) {
       kl__buf_puts(&b, ",\"decided_without\":");
       json_names(&b, f->without);
     }
+    if (f->stand_ins) {
+      kl__buf_puts(&b, ",\"stand_ins\":");
+      kl__buf_json_string(&b, f->stand_ins);
+    }
     kl__buf_putc(&b, '}');
   }
   kl__buf_puts(&b, "],\"not_evaluated\":[");
@@ -463,7 +580,34 @@ int kl_diagnosis_json(kl_buf *out, const kl_diagnosis *d) {
     kl__buf_puts(&b, i ? "," : "");
     kl__buf_json_string(&b, d->passed[i]);
   }
-  kl__buf_puts(&b, "]}");
+  kl__buf_putc(&b, ']');
+  if (d->nadvice) kl__buf_puts(&b, ",\"ncu_advice\":[");
+  for (size_t i = 0; i < d->nadvice; i++) {
+    const advice *v = &d->advice[i];
+    kl__buf_puts(&b, i ? ",{\"rule\":" : "{\"rule\":");
+    kl__buf_json_string(&b, v->a.rule);
+    kl__buf_puts(&b, ",\"type\":");
+    kl__buf_json_string(&b, v->a.type);
+    kl__buf_puts(&b, ",\"section\":");
+    kl__buf_json_string(&b, v->a.section);
+    kl__buf_puts(&b, ",\"text\":");
+    kl__buf_json_string(&b, v->a.text);
+    if (isnan(v->a.speedup_pct)) {
+      kl__buf_puts(&b, ",\"speedup_pct\":null");
+    } else {
+      kl__buf_printf(
+          &b, ",\"speedup_pct\":%.4g,\"speedup_type\":", v->a.speedup_pct);
+      kl__buf_json_string(&b, v->a.speedup_type);
+    }
+    kl__buf_puts(&b, ",\"agrees\":");
+    kl__buf_json_string(&b, v->agrees); /* null when none */
+    if (v->covers) {
+      kl__buf_puts(&b, ",\"names_not_evaluated\":");
+      kl__buf_json_string(&b, v->covers);
+    }
+    kl__buf_putc(&b, '}');
+  }
+  kl__buf_puts(&b, d->nadvice ? "]}" : "}");
   int rc = kl__buf_status(&b);
   if (rc == 0) kl__buf_give(out, &b);
   return rc;

@@ -66,6 +66,11 @@ struct kl_rules {
   void *payload;
 };
 
+/* The id among `fired` (kernlab's fired rules) that names the problem ncu's
+ * rule result `a` names, or NULL (ncu_advice.c). */
+const char *kl__ncu_advice_agrees(const kl_ncu_advice *a,
+                                  const char *const *fired, size_t nfired);
+
 void kl__skill_clear(skill *s);
 const skill *kl__skill_find(const kl_rules *rs, const char *id);
 

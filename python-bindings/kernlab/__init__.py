@@ -235,6 +235,9 @@ _SIGNATURES = {
     "kl_report_json": (_int, [_BUFP, _p]),
     # profiles and rules
     "kl_profile_list_from_json": (_int, [_PP, _s, _s]),
+    "kl_profile_list_from_text": (_int, [_PP, _s, _s]),
+    "kl_profile_list_read": (_int, [_PP, _s]),
+    "kl_profile_list_launch": (_s, [_p, _size]),
     "kl_profile_list_count": (_size, [_p]),
     "kl_profile_list_get": (_p, [_p, _size]),
     "kl_profile_list_name": (_s, [_p, _size]),
@@ -446,22 +449,32 @@ class _Handle:
 
 
 class Profiles(_Handle):
-    """Profiles per shape (kl profile --json, a profile object, or a flat
-    {"<ncu metric>": value} export)."""
+    """Profiles per shape (kl profile --json, a profile object, a flat
+    {"<ncu metric>": value} export) or per kernel (Nsight Compute's
+    `--csv --page raw` or `--page details` text; from_file also reads an
+    .ncu-rep through ncu --import)."""
     _free = staticmethod(lambda h: _lib.kl_profile_list_free(h))
 
-    def __init__(self, text, name="profile.json"):
-        if isinstance(text, dict):
-            text = json.dumps(text)
-        h = _p()
-        _check(_lib.kl_profile_list_from_json(ctypes.byref(h), _b(text),
-                                              _b(name)))
+    def __init__(self, text, name="profile.json", _handle=None):
+        h = _handle
+        if h is None:
+            if isinstance(text, dict):
+                text = json.dumps(text)
+            h = _p()
+            _check(_lib.kl_profile_list_from_text(ctypes.byref(h), _b(text),
+                                                  _b(name)))
         super().__init__(h)
 
     @classmethod
     def from_file(cls, path):
-        with open(path) as f:
-            return cls(f.read(), str(path))
+        h = _p()
+        _check(_lib.kl_profile_list_read(ctypes.byref(h), _b(str(path))))
+        return cls(None, str(path), _handle=h)
+
+    def launches(self):
+        """Nsight Compute's ID of each kernel (None for kernlab's forms)."""
+        return [_str(_lib.kl_profile_list_launch(self._handle, i))
+                for i in range(len(self))]
 
     def __len__(self):
         return _lib.kl_profile_list_count(self._handle)

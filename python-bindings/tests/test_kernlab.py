@@ -172,6 +172,18 @@ def test_rules_and_prompt_from_recorded_profiles(src):
         assert ei.value.name == "EINVALID"
     with kernlab.Rules() as rs:
         assert len(rs) >= 20
+        # Nsight Compute's exports: one profile per kernel, ncu's advice
+        ncu = os.path.join(src, "tests", "profile", "fixtures", "ncu_h100")
+        with kernlab.Profiles.from_file(
+                os.path.join(ncu, "llmc_layernorm2.raw.csv")) as pl:
+            assert pl.names() == ["mean_kernel", "rstd_kernel",
+                                  "normalization_kernel"]
+            assert pl.launches() == ["0", "1", "2"]
+        d = rs.evaluate(kernlab.Profiles.from_file(
+            os.path.join(ncu, "transpose_f32.square4k.details-all.csv")))
+        advice = d["shapes"][0]["ncu_advice"]
+        assert advice[0]["type"] == "OPT"
+        assert {a["agrees"] for a in advice} >= {"stall_drain"}
     bad = os.path.join(src, "tests", "rules", "bad")
     with pytest.raises(kernlab.KernlabError) as ei:
         kernlab.Rules(files=[os.path.join(bad, sorted(os.listdir(bad))[0])])

@@ -214,6 +214,25 @@ has "$TMP/err" "$TMP/flat.json:2:2: metric 'sm__throughput.avg.pct_of_peak_susta
 printf '{"dram__throughput.avg.pct_of_peak_sustained_elapsed": 85}\n' >"$TMP/flat.json"
 expect 0 "$KL" rules --metrics "$TMP/flat.json"
 grep -q '^  not evaluated: severe_memory_bound (missing: l2_throughput_pct, sm_busy_pct)$' "$TMP/out" && ok || bad "flat metrics: not evaluated, never passed"
+# Nsight Compute's exports (tests/profile/fixtures/ncu_h100)
+N=$SRC/tests/profile/fixtures/ncu_h100
+expect 0 "$KL" rules --metrics "$N/llmc_layernorm2.raw.csv"
+grep -c '^kernel [a-z_]*: ' "$TMP/out" | grep -qx 3 && ok || bad "three kernels, three diagnoses"
+expect 0 "$KL" rules --metrics "$N/llmc_layernorm2.raw.csv" --kernel rstd_kernel --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["kernel"] == "rstd_kernel" and d["bottleneck"] == "latency_bound"' "$TMP/out" && ok || bad "--kernel picks one"
+expect 0 "$KL" rules --metrics "$N/llmc_layernorm2.raw.csv" --launch 2
+grep -q '^kernel normalization_kernel: ' "$TMP/out" && ok || bad "--launch picks ncu's ID"
+expect 2 "$KL" rules --metrics "$N/llmc_layernorm2.raw.csv" --kernel nope
+has "$TMP/err" "kl: $N/llmc_layernorm2.raw.csv: no profile for kernel 'nope'"
+expect 2 "$KL" rules --kernel x
+expect 0 "$KL" rules "$SRC/cases/transpose_f32" --shape square4k --metrics "$N/transpose_f32.square4k.details.csv"
+grep -q "^         names kernlab's uncoalesced_stores, not evaluated on these metrics$" "$TMP/out" && ok || bad "ncu's advice names what the page cannot evaluate"
+printf '"ID","Process ID","Kernel Name","gpu__time_duration.sum"\n"","","","ns"\n"0","1","k","12"x\n' >"$TMP/bad.csv"
+expect 2 "$KL" rules --metrics "$TMP/bad.csv"
+has "$TMP/err" "$TMP/bad.csv:3:17: text after a quoted field's closing quote"
+expect 2 "$KL" rules --metrics "$TMP/absent.ncu-rep"
+expect 0 "$KL" rules "$SRC/cases/transpose_f32" --shape square4k --metrics "$N/transpose_f32.square4k.raw.csv"
+grep -q '^  medium far_from_roofline: The kernel takes 293.9 us' "$TMP/out" && ok || bad "an ncu export gets the case's roofline"
 printf -- '- id: low_ipc\n  severity: high\n  when: ipc < 0.9\n  finding: "mine {ipc:.2f}"\n  action: none\n' >"$TMP/mine.yaml"
 expect 0 "$KL" rules --metrics "$R/fixtures/h200/vector_add.json" --shape 64M --rules "$TMP/mine.yaml"
 grep -q '^  high   low_ipc: mine 0.1[0-9]$' "$TMP/out" && ok || bad "--rules replaces a default rule"
