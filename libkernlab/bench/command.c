@@ -48,7 +48,8 @@ typedef struct cmd_run {
   const kl_case *c;
   const kl_bench_options *o;
   kl_report *r;
-  char *dir; /* private folder: candidate files */
+  char *dir;      /* private folder: candidate files */
+  char *case_dir; /* the case's folder, absolute: the command's cwd */
   size_t cap, runs;
   side sides[2]; /* 0: the baseline (or the benched file), 1: the candidate */
   const char *const *config[2]; /* each side's tunable settings */
@@ -137,11 +138,13 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
   memset(&res, 0, sizeof res);
   kl_buf err = KL_BUF_INIT;
   /* the candidate may be code the command runs: the worker's sandbox
-   * (an allow-listed environment, no network, the case folder read-only,
-   * the private folder as HOME and TMPDIR) */
-  const char *readable[] = {c->dir, NULL};
-  kl__sandbox_spec spec = {cr->dir, NULL, readable, (const char *const *)env,
-                           false,   false};
+   * (an allow-listed environment, no network or a loopback of its own, the
+   * case folder read-only, the private folder as HOME and TMPDIR) */
+  const char *readable[] = {cr->case_dir, NULL};
+  kl__sandbox_spec spec = {.dir = cr->dir,
+                           .readable = readable,
+                           .env = (const char *const *)env,
+                           .loopback = c->command_loopback};
   kl__sandbox sb;
   int rc = kl__sandbox_prepare(&sb, &spec);
   if (rc < 0) {
@@ -151,7 +154,7 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
   }
   kl__run_extras io = {.errors = doc ? &err : NULL, .sandbox = &sb};
   int timeout = (int)(c->command_timeout_s * 1000);
-  rc = kl__run_io(&res, (const char *const *)args, c->dir,
+  rc = kl__run_io(&res, (const char *const *)args, cr->case_dir,
                   timeout > 0 ? timeout : 1, 4u << 20, &io);
   kl__sandbox_dispose(&sb);
   char line[512];
@@ -406,15 +409,11 @@ int kl__command_bench(kl_report **out, const kl_case *c,
   r->nshapes = c->nmetrics;
   r->shapes = kl__calloc(c->nmetrics, sizeof(*r->shapes));
   snprintf(r->timer, sizeof r->timer, "command");
-  cmd_run cr = {
-      c,
-      o,
-      r,
-      NULL,
-      0,
-      0,
-      {{0}, {0}},
-      {compare ? o->against_config : o->candidate_config, o->candidate_config}};
+  cmd_run cr = {.c = c,
+                .o = o,
+                .r = r,
+                .config = {compare ? o->against_config : o->candidate_config,
+                           o->candidate_config}};
   size_t max = o->time.max_samples ? o->time.max_samples : 1000;
   cr.cap = max > 10000 ? 10000 : max;
   int rc = r->case_name && r->candidate_name && r->shapes ? 0 : kl__error_oom();
@@ -429,6 +428,12 @@ int kl__command_bench(kl_report **out, const kl_case *c,
       rc = kl__error_oom();
   if (rc < 0) goto done;
   if ((rc = kl__sandbox_dir_named(&cr.dir, "command")) < 0) goto done;
+  /* the child enters its private folder first: a case given by a relative
+   * path is named absolutely */
+  if (!(cr.case_dir = realpath(c->dir, NULL))) {
+    rc = kl__error_os(KL_ENOTFOUND, c->dir, "cannot read");
+    goto done;
+  }
   /* side 0: the baseline (or, compared, what the candidate is against);
    * side 1: the candidate. A bench measures side 0: the candidate, if any,
    * else the baseline. */
@@ -479,6 +484,7 @@ done:
     kl__sandbox_dir_remove(cr.dir); /* and whatever a build left there */
     kl__free(cr.dir);
   }
+  kl__free(cr.case_dir);
   if (rc < 0) {
     kl_report_free(r);
     return rc;

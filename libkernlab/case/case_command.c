@@ -8,6 +8,8 @@
  *     build: [make, "SRC={candidate}"]              # optional, per candidate
  *     timeout_s: 120                                # per run
  *     time_cap_s: 60                                # all the runs
+ *     network: loopback    # optional: a loopback of its own (a server and
+ *                          # its benchmark inside); default none
  *   metrics:
  *     - { name: tokens_per_s, better: higher }
  *     - { name: p50_ms, better: lower, weight: 0.5 }
@@ -44,8 +46,8 @@ static char **read_argv(loader *ld, const ynode *n, const char *what,
 
 static void read_command_kernel(loader *ld, const ynode *k) {
   kl_case *c = ld->c;
-  static const char *const keys[] = {"source", "command", "build", "timeout_s",
-                                     "time_cap_s"};
+  static const char *const keys[] = {"source",    "command",    "build",
+                                     "timeout_s", "time_cap_s", "network"};
   kl__ld_check_keys(ld, k, keys, KL_ARRAY_SIZE(keys), "kernel");
   kl__ld_require(ld, k, "source", "kernel");
   kl__ld_require(ld, k, "command", "kernel");
@@ -62,6 +64,18 @@ static void read_command_kernel(loader *ld, const ynode *k) {
   c->command_time_cap_s = 60;
   if ((n = kl__ld_map_get(k, "time_cap_s")))
     kl__ld_real_number(ld, n, "kernel.time_cap_s", 0, &c->command_time_cap_s);
+  const char *net;
+  if ((n = kl__ld_map_get(k, "network")) &&
+      (net = kl__ld_scalar(ld, n, "kernel.network"))) {
+    if (strcmp(net, "loopback") == 0)
+      c->command_loopback = true;
+    else if (strcmp(net, "none") != 0)
+      kl__ld_err(ld, n,
+                 "kernel.network is none or loopback (a loopback of the "
+                 "command's own: a server and its benchmark inside), not "
+                 "'%s'",
+                 net);
+  }
 }
 
 static void read_metrics(loader *ld, const ynode *m) {
@@ -115,6 +129,9 @@ int kl_case_command_describe(kl_buf *out, const kl_case *c) {
   put_argv(out, "command", c->command, c->ncommand);
   kl__buf_printf(out, " (each run within %g s, all within %g s)\n",
                  c->command_timeout_s, c->command_time_cap_s);
+  if (c->command_loopback)
+    kl__buf_puts(out, "network   a loopback of its own (127.0.0.1 inside the "
+                      "sandbox; nothing else reachable)\n");
   if (c->build) {
     put_argv(out, "build", c->build, c->nbuild);
     kl__buf_puts(out, "\n");

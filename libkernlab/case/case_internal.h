@@ -80,6 +80,7 @@ struct kl_case {
   char **command, **build; /* argv, NULL-ended; build may be NULL */
   size_t ncommand, nbuild;
   double command_timeout_s, command_time_cap_s;
+  bool command_loopback; /* kernel.network: loopback */
   case_metric *metrics;
   size_t nmetrics;
   char **rule_files; /* the case's own rule files, in order */

@@ -17,7 +17,11 @@
  * of its own a process has only a loopback device that is down: no
  * address, its host's included, can be reached. Where Landlock has network
  * rules (ABI 4) TCP bind and connect are refused as well. A machine where
- * none of these works runs no candidate code.
+ * none of these works runs no candidate code. A sandbox with a loopback of
+ * its own (a serving benchmark: a server and its client in one sandbox)
+ * brings that device up and leaves TCP to Landlock unhandled: 127.0.0.1 is
+ * the namespace's own, and nothing else has a route. It needs a namespace;
+ * the seccomp fallback, which refuses inet sockets, cannot give one.
  *
  * Files (Landlock, where the kernel has it). Writes only to the process's
  * own folder, the folders the caller names, /dev and /dev/shm and its own
@@ -53,6 +57,7 @@
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <net/if.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -63,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -285,6 +291,22 @@ static int enter_net(int method) {
   default:
     return -1;
   }
+}
+
+/* The namespace's loopback device up (its addresses come with it). */
+static int loopback_up(void) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof(ifr));
+  memcpy(ifr.ifr_name, "lo", 3);
+  int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+  if (rc == 0) {
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+  }
+  close(s);
+  return rc;
 }
 
 /* In a child: does `method` take the network away here? */
@@ -559,7 +581,7 @@ static int build_ruleset(kl__sandbox *sb, const kl__sandbox_spec *spec) {
   if (abi < 1) return 0;
   struct ll_ruleset_attr attr = {READ_RIGHTS | write_rights(abi), 0, 0};
   size_t size = sizeof(uint64_t);
-  if (abi >= 4) {
+  if (abi >= 4 && !spec->loopback) { /* loopback: the namespace is all */
     attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
     size = 2 * sizeof(uint64_t);
   }
@@ -637,14 +659,15 @@ static int drop_caps(unsigned long long keep) {
 
 static char summary[192];
 
-static void describe(char *out, size_t cap, int net, bool files, bool limits,
-                     const char *caps) {
+static void describe(char *out, size_t cap, int net, bool loopback, bool files,
+                     bool limits, const char *caps) {
   snprintf(out, cap,
-           "{\"environment\":\"allow-list\",\"network\":\"%s\","
+           "{\"environment\":\"allow-list\",\"network\":\"%s%s\","
            "\"files\":\"%s\",\"landlock_abi\":%d,\"capabilities\":\"%s\","
            "\"limits\":%s}",
-           net_names[net], files ? "landlock" : "unconfined", landlock_abi(),
-           caps, limits ? "true" : "false");
+           net_names[net], loopback ? "+loopback" : "",
+           files ? "landlock" : "unconfined", landlock_abi(), caps,
+           limits ? "true" : "false");
 }
 
 static const char *caps_name(bool dropped, unsigned long long keep) {
@@ -654,8 +677,8 @@ static const char *caps_name(bool dropped, unsigned long long keep) {
 const char *kl__sandbox_summary(void) {
   pthread_once(&probe_once, probe_net);
   if (!summary[0])
-    describe(summary, sizeof(summary), net_method, landlock_abi() >= 1, true,
-             caps_name(geteuid() == 0, 0));
+    describe(summary, sizeof(summary), net_method, false, landlock_abi() >= 1,
+             true, caps_name(geteuid() == 0, 0));
   return summary;
 }
 
@@ -679,8 +702,15 @@ int kl__sandbox_prepare(kl__sandbox *sb, const kl__sandbox_spec *spec) {
                      "this machine cannot take the network away from "
                      "candidate code (no network namespace, user namespace "
                      "or seccomp filter works here): nothing is run");
+  if (spec->loopback && net_method != NET_NETNS && net_method != NET_USERNS)
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_OS,
+                     "a loopback of its own needs a network namespace, and "
+                     "this machine gives none (root or user namespaces "
+                     "refused); only its seccomp filter works, which refuses "
+                     "every inet socket: nothing is run");
   kl__secrets_hide_environ();
   sb->net = net_method;
+  sb->loopback = spec->loopback;
   sb->limits = spec->limits;
   sb->drop_caps = geteuid() == 0;
   if (sb->drop_caps && spec->gpu_counters && counters_admin_only())
@@ -692,8 +722,9 @@ int kl__sandbox_prepare(kl__sandbox *sb, const kl__sandbox_spec *spec) {
     kl__sandbox_dispose(sb);
     return rc;
   }
-  describe(sb->describe, sizeof(sb->describe), sb->net, sb->ruleset >= 0,
-           sb->limits, caps_name(sb->drop_caps, sb->keep_caps));
+  describe(sb->describe, sizeof(sb->describe), sb->net, sb->loopback,
+           sb->ruleset >= 0, sb->limits,
+           caps_name(sb->drop_caps, sb->keep_caps));
   return 0;
 }
 
@@ -727,6 +758,7 @@ int kl__sandbox_enter(const kl__sandbox *sb) {
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
   if (enter_net(sb->net) != 0) return -1;
+  if (sb->loopback && loopback_up() != 0) return -1;
   if (sb->ruleset >= 0) {
     /* the CUDA driver writes to its own /proc entries (cuInit fails with
      * CUDA_ERROR_OPERATING_SYSTEM otherwise); /proc/self is this child's

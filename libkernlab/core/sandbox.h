@@ -23,6 +23,11 @@ typedef struct kl__sandbox_spec {
   bool limits;                 /* CPU, file size, open files, no core */
   bool gpu_counters;           /* as root, keep CAP_SYS_ADMIN where the
                                   NVIDIA driver keeps counters to admins */
+  bool loopback;               /* a loopback of its own, up: it may serve
+                                  and connect on 127.0.0.1 and ::1 of its
+                                  own namespace, and reach nothing else
+                                  (a server and its benchmark inside);
+                                  needs a network namespace */
 } kl__sandbox_spec;
 
 typedef struct kl__sandbox {
@@ -32,13 +37,15 @@ typedef struct kl__sandbox {
   int ruleset; /* Landlock ruleset, -1 when the kernel has none */
   int net;     /* how the network is taken away (sandbox.c) */
   bool limits;
+  bool loopback;  /* bring its namespace's loopback up */
   bool drop_caps; /* root: drop every capability but keep_caps */
   unsigned long long keep_caps;
   char describe[192]; /* JSON object: what holds, for the records */
 } kl__sandbox;
 
 /* Build a sandbox for one child. KL_ENOMEM; KL_EUNSUPPORTED when this
- * machine can take the network from no process (the error says why). */
+ * machine can take the network from no process, or a loopback of its own
+ * was asked for where only the seccomp filter works (the error says why). */
 int kl__sandbox_prepare(kl__sandbox *sb, const kl__sandbox_spec *spec);
 void kl__sandbox_dispose(kl__sandbox *sb);
 /* In the forked child before exec (system calls only): limits,

@@ -11,7 +11,11 @@ kl bench and kl compare.
             (higher tokens/s, lower p50) and the objective; a 30% worse
             one worse; the baseline's twin the same
   sandbox   the command (which may run the candidate) sees no API key of
-            ours and cannot reach this host's network
+            ours and cannot reach this host's network; with
+            `network: loopback` it may serve and connect on a loopback of
+            its own (a server and its benchmark inside), still reaching
+            neither this host's listener nor any other address; without
+            it the same command cannot listen
   verdicts  a failing command CRASHED with its stderr, a hanging one
             TIMEOUT at the case's timeout, output without a JSON object or
             without a metric INVALID_OUTPUT, a failing build COMPILE_ERROR
@@ -23,6 +27,13 @@ kl bench and kl compare.
   run       kl run --proposer tune over a tunable the command reads from
             its environment: the 1.2x setting accepted, benchmark.csv's
             columns named for metrics, kl best the file as it is
+  serving   tests/command/serving: a model server (tests/serve/
+            fake_openai.py, a token every itl_ms) started with the
+            candidate inside the sandbox on its own loopback and measured
+            by kl serve-bench: kl bench reads its tokens/s and TTFT, kl
+            compare calls a 2x faster server faster and a 2x slower one
+            slower on both, kl run --proposer tune accepts 4 streams
+            against 2
   errors    case files that are wrong: exit 2, path:line:column
 The metrics are the script's own numbers with 0.3% noise, not timings, so
 the decisions do not depend on how loaded the machine is.
@@ -99,6 +110,14 @@ for name, want, lo, hi in (("faster", "faster", 1.25, 1.35),
           all(s.get("baseline", {}).get("median") for s in r["shapes"]),
           "compare %s: %s on both metrics and the objective: %s %s %s %s"
           % (name, want, dec, imp, obj, err[-300:]))
+# a case named by a relative path, as a user types it (the command's cwd
+# is the case folder, absolute, inside the sandbox)
+p = subprocess.run([KL, "bench", os.path.basename(CASE), "--candidate",
+                    os.path.join("case", "candidates", "faster.json")],
+                   cwd=TMP, env=ENV, capture_output=True, text=True)
+check(p.returncode == 0 and "verdict OK" in p.stdout,
+      "kl bench case (a relative path): %d %s %s" %
+      (p.returncode, p.stdout[-200:], p.stderr[-300:]))
 p = kl("compare", CASE, "--candidate", os.path.join(CAND, "faster.json"))
 check(p.returncode == 0 and "better" in p.stdout and
       "objective: " in p.stdout, "the text compare: %s" % p.stdout)
@@ -115,6 +134,31 @@ rc, r, err = kljson("bench", CASE, "--candidate", probe)
 check(rc == 0 and r.get("verdict") == "OK",
       "the command runs sandboxed: no API key in its environment, no "
       "network to this host: %d %s %s" % (rc, r.get("reason"), err[-300:]))
+loop = os.path.join(TMP, "loopback.json")
+with open(loop, "w") as f:
+    json.dump({"rate": 1000, "mode": "loopback",
+               "port": listener.getsockname()[1]}, f)
+rc, r, err = kljson("bench", CASE, "--candidate", loop)
+check(rc == 3 and r.get("verdict") == "CRASHED" and
+      "no loopback" in r.get("reason", ""),
+      "without network: loopback the command cannot listen: %d %s" %
+      (rc, r.get("reason")))
+LOOP = os.path.join(TMP, "loopcase")
+shutil.copytree(CASE, LOOP)
+with open(os.path.join(LOOP, "case.yaml")) as f:
+    text = f.read().replace("  timeout_s: 5\n", "  timeout_s: 5\n  network: loopback\n")
+with open(os.path.join(LOOP, "case.yaml"), "w") as f:
+    f.write(text)
+p = kl("check", LOOP)
+check(p.returncode == 0 and "network   a loopback of its own" in p.stdout,
+      "kl check shows the loopback: %s" % p.stdout[-300:])
+rc, r, err = kljson("bench", LOOP, "--candidate", loop)
+if "needs a network namespace" in err:
+    print("skipped the loopback part: %s" % err.strip()[-200:])
+else:
+    check(rc == 0 and r.get("verdict") == "OK",
+          "network: loopback: a server and its client inside, nothing "
+          "outside reached: %d %s %s" % (rc, r.get("reason"), err[-300:]))
 listener.close()
 
 # ---- verdicts ---------------------------------------------------------------
@@ -210,6 +254,40 @@ try:
 finally:
     srv.kill()
 
+# ---- a serving case: a server and kl serve-bench in the sandbox ----------------
+SERVE = os.path.join(TMP, "serving")
+shutil.copytree(SRC + "/tests/command/serving", SERVE)
+shutil.copy(SRC + "/tests/serve/fake_openai.py", SERVE)
+SENV = dict(ENV, PATH=os.path.dirname(os.path.abspath(KL)) + os.pathsep +
+            ENV.get("PATH", ""))
+skl, skljson = kl_runner(KL, SENV)
+rc, r, err = skljson("bench", SERVE)
+if "needs a network namespace" in err:
+    print("skipped the serving case: %s" % err.strip()[-200:])
+else:
+    rows = {s.get("name"): s for s in r.get("shapes", [])}
+    tps = rows.get("tokens_per_s", {}).get("median", 0)
+    ttft = rows.get("ttft_ms.median", {}).get("median", 0)
+    # 16 tokens a request, one every 8 ms after 20 ms, 4 at a time
+    check(rc == 0 and r.get("verdict") == "OK" and 100 < tps < 700 and
+          15 < ttft < 500, "kl bench of a serving case: the server's tokens/s "
+          "and time to first token: %d %s %s %s" % (rc, tps, ttft, err[-300:]))
+    for name, want in (("faster", "faster"), ("slower", "slower")):
+        rc, r, err = skljson("compare", SERVE, "--candidate",
+                             os.path.join(SERVE, "candidates", name + ".json"))
+        dec = [s.get("decision") for s in r.get("shapes", [])]
+        check(rc == 0 and r.get("verdict") == "OK" and
+              dec == [want, want] and
+              r.get("objective", {}).get("decision") == want,
+              "kl compare of a serving case, %s: %s %s %s" %
+              (name, dec, r.get("objective"), err[-300:]))
+    with open(os.path.join(SERVE, "case.yaml"), "a") as f:
+        f.write("tunables: { STREAMS: [2, 4] }\n")
+    rc, r, err = skljson("run", SERVE, "--proposer", "tune")
+    check(rc == 0 and r.get("verdicts", {}).get("ACCEPTED") == 1,
+          "kl run over a serving case: 4 streams against 2 accepted: %s %s" %
+          (json.dumps(r)[:400], err[-300:]))
+
 # ---- bad case files -----------------------------------------------------------
 GOOD = open(os.path.join(CASE, "case.yaml")).read()
 
@@ -240,6 +318,9 @@ bad("no command", GOOD.replace(
     '  command: [python3, bench.py, "{candidate}"]\n', ""),
     "command")
 bad("params in a command case", GOOD + "params: []\n", "params")
+bad("a network that is not one", GOOD.replace(
+    "  timeout_s: 5\n", "  timeout_s: 5\n  network: wifi\n"),
+    "kernel.network is none or loopback")
 
 if FAILS:
     print("%d failed" % len(FAILS))

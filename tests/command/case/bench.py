@@ -30,6 +30,28 @@ if mode == "probe":  # what a hostile candidate could reach
     if leaked or net:
         print("sandbox: leaked %s, network %s" % (leaked, net))
         sys.exit(9)
+if mode == "loopback":  # a server and its benchmark, both in the sandbox
+    try:
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        cli = socket.create_connection(("127.0.0.1", srv.getsockname()[1]), 2)
+        conn, _ = srv.accept()
+        cli.sendall(b"token")
+        assert conn.recv(5) == b"token"
+    except OSError as e:
+        print("no loopback: %s" % e, file=sys.stderr)
+        sys.exit(4)
+    reached = []
+    for host, port in (("127.0.0.1", cand["port"]), ("192.0.2.1", 80)):
+        try:  # the host's listener, an address outside
+            socket.create_connection((host, port), 2).close()
+            reached.append(host)
+        except OSError:
+            pass
+    if reached:
+        print("sandbox: the loopback reached %s" % reached)
+        sys.exit(9)
 if mode == "garbage":
     print("tokens/s: fast")
     sys.exit(0)
