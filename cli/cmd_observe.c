@@ -304,7 +304,7 @@ static void print_step(const char *line, void *payload) {
 
 int cmd_export(int argc, char **argv) {
   kl_export_options o = KL_EXPORT_OPTIONS_INIT;
-  const char *path = NULL, *verify = NULL, *observe = NULL;
+  const char *path = NULL, *verify = NULL, *observe = NULL, *measure = NULL;
   bool json = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -313,7 +313,8 @@ int cmd_export(int argc, char **argv) {
       json = true;
     } else if (strcmp(a, "--to") == 0 || strcmp(a, "--verify") == 0 ||
                strcmp(a, "--observe") == 0 || strcmp(a, "--cwd") == 0 ||
-               strcmp(a, "--kernel") == 0) {
+               strcmp(a, "--kernel") == 0 || strcmp(a, "--measure") == 0 ||
+               strcmp(a, "--metric") == 0 || strcmp(a, "--better") == 0) {
       if (!val || !val[0])
         return cli_usage_error("export", "%s needs a value", a);
       if (strcmp(a, "--to") == 0)
@@ -324,6 +325,18 @@ int cmd_export(int argc, char **argv) {
         verify = val;
       else if (strcmp(a, "--observe") == 0)
         observe = val;
+      else if (strcmp(a, "--measure") == 0)
+        measure = val;
+      else if (strcmp(a, "--metric") == 0)
+        o.metric = val;
+      else if (strcmp(a, "--better") == 0 &&
+               (strcmp(val, "higher") == 0 || strcmp(val, "lower") == 0))
+        o.higher = strcmp(val, "higher") == 0;
+      else if (strcmp(a, "--better") == 0)
+        return cli_usage_error("export",
+                               "--better is higher or lower, not "
+                               "'%s'",
+                               val);
       else
         o.cwd = val;
       i++;
@@ -341,15 +354,23 @@ int cmd_export(int argc, char **argv) {
   }
   if (!path || !o.to)
     return cli_usage_error("export", "needs CASE and --to FILE");
+  if (measure && observe)
+    return cli_usage_error("export", "--observe or --measure, not both");
+  if (measure && !o.metric)
+    return cli_usage_error("export", "--measure needs --metric NAME (a field "
+                                     "of its JSON, as tokens_per_s)");
   char **vargv = verify ? split_words("--verify", verify) : NULL;
   char **oargv = observe ? split_words("--observe", observe) : NULL;
-  if ((verify && !vargv) || (observe && !oargv)) {
+  char **margv = measure ? split_words("--measure", measure) : NULL;
+  if ((verify && !vargv) || (observe && !oargv) || (measure && !margv)) {
     free_words(vargv);
     free_words(oargv);
+    free_words(margv);
     return EXIT_BAD_INPUT;
   }
   o.verify = (const char *const *)vargv;
   o.observe = (const char *const *)oargv;
+  o.measure = (const char *const *)margv;
   o.on_step = print_step;
   kl_case *c = NULL;
   kl_buf summary = KL_BUF_INIT;
@@ -365,5 +386,6 @@ int cmd_export(int argc, char **argv) {
   kl_case_free(c);
   free_words(vargv);
   free_words(oargv);
+  free_words(margv);
   return status;
 }

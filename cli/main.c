@@ -346,7 +346,11 @@ static const cli_verb cli_verbs[] = {
      "from the environment variable --api-key-env names (docs/json.md).\n"},
     {"export", cmd_export, "write the best kernel back into the program",
      "kl export CASE --to FILE [--kernel FILE] [--verify CMD] [--observe CMD] "
-     "[--repeat N] [--cwd DIR] [--json]",
+     "[--repeat N] [--cwd DIR] [--json]\n"
+     "       kl export CASE --to FILE [--verify CMD] --measure CMD --metric "
+     "NAME\n"
+     "                [--better higher|lower] [--repeat N] [--cwd DIR] "
+     "[--json]",
      "Backs FILE up (in CASE/exports/ID/), replaces the entry's definition\n"
      "in it (or the lines between // kl:begin and // kl:end) with the\n"
      "case's best kernel (kl best), runs --verify, and with --observe\n"
@@ -364,6 +368,12 @@ static const cli_verb cli_verbs[] = {
      "a context maker for the program, and each ENTRY<<<...>>>(args) after it\n"
      "becomes kernlab_launch(args, kl_export_ctx(stream)); before and after\n"
      "are then every kernel's GPU time in the program.\n"
+     "\n"
+     "--measure CMD instead of --observe: the program's own benchmark, run\n"
+     "--repeat times before and after; it prints a JSON object last on\n"
+     "stdout and --metric NAME (a dotted path: tokens_per_s, ttft_ms.median)\n"
+     "must get better (--better higher, the default, or lower) by the case's\n"
+     "min_gain_pct: a model server measured by kl serve-bench, say.\n"
      "\n"
      "  --timeout S  per command (default 600)\n"
      "  --json       print the export's result record\n"},

@@ -145,7 +145,7 @@ kl_case_from_observation(kl_buf *report, const kl_observation *o,
 /** Progress lines of kl_export ("backup: ...", "verify: ok"). */
 typedef void (*kl_export_step_fn)(const char *line, void *payload);
 
-#define KL_EXPORT_OPTIONS_VERSION 2
+#define KL_EXPORT_OPTIONS_VERSION 3
 typedef struct kl_export_options {
   unsigned version;           /**< KL_EXPORT_OPTIONS_VERSION */
   const char *to;             /**< the program's source file (required) */
@@ -162,9 +162,21 @@ typedef struct kl_export_options {
   /** A kernel section to export instead of the best (e.g. a dispatcher
    *  from kl best --dispatch); NULL: the best. */
   const char *kernel;
+  /* version 3 */
+  /** Instead of observing, a benchmark of the program (argv, no shell):
+   *  it prints a JSON object last on stdout, and `metric` (a dotted path:
+   *  "tokens_per_s", "ttft_ms.median") is what must get better, by the
+   *  case's min_gain_pct, between `repeat` runs before and after, e.g. a
+   *  model server's tokens/s measured by kl serve-bench. NULL: none. */
+  const char *const *measure;
+  const char *metric; /**< required with measure */
+  int higher;         /**< 1: higher is better (default), 0: lower */
 } kl_export_options;
 #define KL_EXPORT_OPTIONS_INIT                                                 \
-  { KL_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL }
+  {                                                                            \
+    KL_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, \
+        NULL, NULL, 1                                                          \
+  }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_EXPORT_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is

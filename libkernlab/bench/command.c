@@ -181,18 +181,7 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
                 : doc && err.size ? &err
                                   : &res.output);
   } else if (rc == 0 && doc) {
-    /* the last line of stdout that starts a JSON object parsing to the
-     * end of the output */
-    const char *text = res.output.ptr ? res.output.ptr : "";
-    *doc = NULL;
-    for (size_t i = strlen(text); i-- > 0 && !*doc;)
-      if (text[i] == '{' && (i == 0 || text[i - 1] == '\n')) {
-        json_object *o = json_tokener_parse(text + i);
-        if (o && json_object_is_type(o, json_type_object))
-          *doc = o;
-        else
-          json_object_put(o);
-      }
+    *doc = kl__json_last_object(res.output.ptr ? res.output.ptr : "");
     if (!*doc)
       rc = reject(cr->r, KL_VERDICT_INVALID_OUTPUT,
                   "the command printed no JSON object last on stdout",
@@ -205,24 +194,6 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
   return rc;
 }
 
-/* doc's field at a dotted path ("ttft_ms.p90": a nested object's field; a
- * name with no such object is looked up whole first). */
-static json_object *field(json_object *doc, const char *path) {
-  json_object *v = kl__json_get(doc, path);
-  if (v) return v;
-  const char *dot = strchr(path, '.');
-  if (!dot || dot == path) return NULL;
-  char head[128];
-  size_t n = (size_t)(dot - path);
-  if (n >= sizeof head) return NULL;
-  memcpy(head, path, n);
-  head[n] = '\0';
-  json_object *inner = kl__json_get(doc, head);
-  return inner && json_object_is_type(inner, json_type_object)
-             ? field(inner, dot + 1)
-             : NULL;
-}
-
 /* One run of side s: its metrics appended, or a verdict. */
 static int measure(cmd_run *cr, int s, const char *const *config, bool keep) {
   const kl_case *c = cr->c;
@@ -232,7 +203,7 @@ static int measure(cmd_run *cr, int s, const char *const *config, bool keep) {
   if (rc < 0 || !doc) return rc;
   double v[64];
   for (size_t m = 0; m < c->nmetrics; m++) {
-    json_object *x = field(doc, c->metrics[m].name);
+    json_object *x = kl__json_path(doc, c->metrics[m].name);
     v[m] = x && (json_object_is_type(x, json_type_double) ||
                  json_object_is_type(x, json_type_int))
                ? json_object_get_double(x)

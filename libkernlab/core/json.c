@@ -100,3 +100,29 @@ bool kl__json_pair(json_object *o, const char *key, double *lo, double *hi) {
   *hi = json_object_get_double(json_object_array_get_idx(v, 1));
   return true;
 }
+
+json_object *kl__json_last_object(const char *text) {
+  for (size_t i = strlen(text); i-- > 0;)
+    if (text[i] == '{' && (i == 0 || text[i - 1] == '\n')) {
+      json_object *o = json_tokener_parse(text + i);
+      if (o && json_object_is_type(o, json_type_object)) return o;
+      json_object_put(o);
+    }
+  return NULL;
+}
+
+json_object *kl__json_path(json_object *doc, const char *path) {
+  json_object *v = kl__json_get(doc, path);
+  if (v) return v;
+  const char *dot = strchr(path, '.');
+  if (!dot || dot == path) return NULL;
+  char head[128];
+  size_t n = (size_t)(dot - path);
+  if (n >= sizeof head) return NULL;
+  memcpy(head, path, n);
+  head[n] = '\0';
+  json_object *inner = kl__json_get(doc, head);
+  return inner && json_object_is_type(inner, json_type_object)
+             ? kl__json_path(inner, dot + 1)
+             : NULL;
+}

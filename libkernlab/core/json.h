@@ -27,6 +27,13 @@ const char *kl__json_text(json_object *o, const char *key);
 int kl__json_dup(char **dst, json_object *o, const char *key);
 /* o[key] as [low, high]; false when it is not a pair of numbers. */
 bool kl__json_pair(json_object *o, const char *key, double *lo, double *hi);
+/* The JSON object a program printed last: the last line of `text` that
+ * starts an object parsing to the end of the text (earlier output may be
+ * anything); NULL when there is none. The caller puts it. */
+json_object *kl__json_last_object(const char *text);
+/* doc's field at a dotted path ("ttft_ms.p90": a nested object's field; a
+ * name with no such object is looked up whole first), or NULL. */
+json_object *kl__json_path(json_object *doc, const char *path);
 /* KL_EINVALID located at the first "key" in text (json-c keeps no
  * positions; 1:1 when absent), message fmt with one string argument. */
 int kl__json_error_at_key(const char *text, const char *path, const char *key,

@@ -17,8 +17,11 @@
  *   6. keep the change when median(before) / median(after) - 1 reaches the
  *      case's min_gain_pct; otherwise restore and rebuild.
  * Times are the kernel's total GPU time in the program (every launch of
- * every instantiation of the entry), from the observations. Commands run
- * from argv lists, never a shell. */
+ * every instantiation of the entry), from the observations. With --measure
+ * instead of --observe, steps 1 and 5 run the program's own benchmark
+ * (a model server's tokens/s through kl serve-bench, say) and the number
+ * it prints under --metric must get better (higher or lower) by
+ * min_gain_pct. Commands run from argv lists, never a shell. */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <ctype.h>
@@ -222,6 +225,60 @@ static int observe(exporter *x, const char *side, double *us, int *n) {
   }
   kl_buf_dispose(&filter);
   return rc;
+}
+
+/* One run of the benchmark: the metric it printed, recorded either way. */
+static int measure_once(exporter *x, const char *side, int i, double *v) {
+  kl__run_result res;
+  int rc =
+      kl__run(&res, x->o.measure, x->o.cwd, x->o.timeout_s * 1000, 4u << 20);
+  json_object *doc = NULL, *val = NULL;
+  char line[512];
+  if (rc == 0 && (res.timed_out || res.exit_code != 0))
+    rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
+                   "the measure command %s (%s): %s",
+                   res.timed_out ? "timed out" : "failed", side,
+                   last_line(&res.output, line, sizeof line));
+  if (rc == 0) {
+    doc = kl__json_last_object(res.output.ptr ? res.output.ptr : "");
+    val = doc ? kl__json_path(doc, x->o.metric) : NULL;
+    if (!val || !(json_object_is_type(val, json_type_double) ||
+                  json_object_is_type(val, json_type_int)))
+      rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
+                     "the measure command printed no number '%s' in a JSON "
+                     "object last on stdout (%s)",
+                     x->o.metric, side);
+    else
+      *v = json_object_get_double(val);
+  }
+  json_object *f =
+      rc == 0
+          ? fields("metric", json_object_new_string(x->o.metric), "value",
+                   json_object_new_double(*v))
+          : fields("error", json_object_new_string(kl_error_last()->message),
+                   NULL, NULL);
+  record(x, side, f);
+  if (rc == 0)
+    step(x, "measure %s %d/%d: %s %g", side, i + 1, x->o.repeat, x->o.metric,
+         *v);
+  json_object_put(doc);
+  kl_buf_dispose(&res.output);
+  return rc;
+}
+
+/* Run the benchmark `repeat` times; the metric each time. */
+static int measure(exporter *x, const char *side, double *v, int *n) {
+  int rc = 0;
+  for (int i = 0; rc == 0 && i < x->o.repeat; i++) {
+    double value = 0;
+    if ((rc = measure_once(x, side, i, &value)) == 0) v[(*n)++] = value;
+  }
+  return rc;
+}
+
+/* Before or after: the program observed, or its benchmark run. */
+static int take_side(exporter *x, const char *side, double *v, int *n) {
+  return x->o.measure ? measure(x, side, v, n) : observe(x, side, v, n);
 }
 
 /* ---- the kernel section -----------------------------------------------------
@@ -728,13 +785,20 @@ static int run_export(exporter *x, kl_buf *summary) {
   json_object_object_add(f, "observe",
                          x->o.observe ? argv_json(x->o.observe) : NULL);
   json_object_object_add(f, "repeat", json_object_new_int(x->o.repeat));
+  if (x->o.measure) {
+    json_object_object_add(f, "measure", argv_json(x->o.measure));
+    json_object_object_add(f, "metric", json_object_new_string(x->o.metric));
+    json_object_object_add(
+        f, "better", json_object_new_string(x->o.higher ? "higher" : "lower"));
+  }
   if ((rc = record(x, "start", f)) < 0) goto done;
   step(x, "export %s: best %s of case %s into %s", x->id,
        best_id ? best_id : "?", kl_case_name(x->c), x->o.to);
 
-  if (x->o.observe) {
+  bool measured = x->o.observe || x->o.measure;
+  if (measured) {
     if ((rc = verify(x, "verify (before)")) < 0 ||
-        (rc = observe(x, "before", x->before, &x->nbefore)) < 0) {
+        (rc = take_side(x, "before", x->before, &x->nbefore)) < 0) {
       summarize(x, summary, "failed", kl_error_last()->message, best_id);
       goto done; /* nothing was changed yet */
     }
@@ -760,25 +824,34 @@ static int run_export(exporter *x, kl_buf *summary) {
     rc = roll_back(x, summary, best_id, "verify failed");
     goto done;
   }
-  if (!x->o.observe) {
+  if (!measured) {
     rc = summarize(x, summary, "kept_unmeasured",
-                   "no program to observe was given", best_id);
+                   "no program to observe or measure was given", best_id);
     goto done;
   }
-  if ((rc = observe(x, "after", x->after, &x->nafter)) < 0) {
-    rc = roll_back(x, summary, best_id, "observing failed");
+  if ((rc = take_side(x, "after", x->after, &x->nafter)) < 0) {
+    rc = roll_back(x, summary, best_id,
+                   x->o.measure ? "measuring failed" : "observing failed");
     goto done;
   }
   kl_budget budget = KL_BUDGET_INIT;
   kl_case_budget(&budget, x->c);
   double mb = median(x->before, x->nbefore), ma = median(x->after, x->nafter);
-  double gain = ma > 0 ? 100.0 * (mb / ma - 1.0) : 0;
+  /* the improvement: less time, or more (fewer) of what is measured */
+  double ratio = x->o.measure && x->o.higher ? (mb > 0 ? ma / mb : 0)
+                                             : (ma > 0 ? mb / ma : 0);
+  double gain = 100.0 * (ratio - 1.0);
   char why[256];
-  snprintf(why, sizeof why,
-           "%s: %.1f us -> %.1f us in the program (x%.3f, %+.1f%%; needs "
-           "+%.1f%%)",
-           kl_case_entry(x->c), mb, ma, ma > 0 ? mb / ma : 0, gain,
-           budget.min_gain_pct);
+  if (x->o.measure)
+    snprintf(why, sizeof why,
+             "%s: %g -> %g (%s is better; x%.3f, %+.1f%%; needs +%.1f%%)",
+             x->o.metric, mb, ma, x->o.higher ? "higher" : "lower", ratio, gain,
+             budget.min_gain_pct);
+  else
+    snprintf(why, sizeof why,
+             "%s: %.1f us -> %.1f us in the program (x%.3f, %+.1f%%; needs "
+             "+%.1f%%)",
+             kl_case_entry(x->c), mb, ma, ratio, gain, budget.min_gain_pct);
   if (gain >= budget.min_gain_pct) {
     step(x, "kept: %s", why);
     rc = summarize(x, summary, "kept", why, best_id);
@@ -812,9 +885,17 @@ int kl_export(kl_buf *summary, const kl_case *c,
                      "kernel inside a program)",
                      kl_case_name(c), kl_case_dir(c));
   if ((opts->verify && !opts->verify[0]) ||
-      (opts->observe && !opts->observe[0]))
+      (opts->observe && !opts->observe[0]) ||
+      (opts->measure && !opts->measure[0]))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "an empty verify or observe command");
+                     "an empty verify, observe or measure command");
+  if (opts->measure && opts->observe)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "observe or measure, not both: one says what got faster");
+  if (opts->measure && (!opts->metric || !opts->metric[0]))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "a measure command needs the metric it must improve "
+                     "(--metric NAME: a field of its JSON, as tokens_per_s)");
   if (opts->repeat < 0 || opts->repeat > 32 || opts->timeout_s < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "repeat must be 1 to 32 and the timeout positive");
@@ -843,7 +924,8 @@ int kl_export(kl_buf *summary, const kl_case *c,
  * ------------------------------------------------------- */
 
 static const size_t export_options_sizes[] = {
-    0, offsetof(kl_export_options, kernel), sizeof(kl_export_options)};
+    0, offsetof(kl_export_options, kernel),
+    offsetof(kl_export_options, measure), sizeof(kl_export_options)};
 
 int kl_export_options_init(kl_export_options *opts, unsigned version) {
   const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;

@@ -12,7 +12,8 @@
               observation's, buffer counts found as rows*cols when the
               allocations are exact, else per shape; a signature that
               disagrees, a bad file and an existing folder are exit 2
-  export      a host case's best written into a copy of a "program": the
+  export      a host case's best written into a copy of a "program" (also
+              decided by the program's own benchmark, --measure): the
               entry's definition replaced (the rest of the file kept, and
               the lines between kl:begin/kl:end when present), verify
               kept; a failing verify restores the file byte for byte;
@@ -455,9 +456,60 @@ check(p.returncode == 0 and "// kl:begin\n/* kernlab export" in new and
       "\n// kl:end\n" in new and "/* wrong */" not in new,
       "between markers: %s" % new[:400])
 
+# --measure: the program's own benchmark decides (a server's tokens/s);
+# this one reports 1500 tokens/s once the file holds kernlab's kernel
+measure = prog + "/measure.py"
+with open(measure, "w") as f:
+    f.write("import json, sys\n"
+            "text = open(sys.argv[1]).read()\n"
+            "if 'FAIL' in text: sys.exit(1)\n"
+            "print('warming up')\n"
+            "rate = 1500 if 'kernlab export' in text else 1000\n"
+            "print(json.dumps({'server': {'tokens_per_s': rate}}))\n")
+n_exports = 3
+for better, rc_want, result in (("higher", 0, "kept"),
+                                ("lower", 3, "rolled_back")):
+    with open(target, "w") as f:
+        f.write(program)
+    p = kl("export", case, "--to", target, "--measure",
+           "python3 measure.py prog.c", "--metric", "server.tokens_per_s",
+           "--better", better, "--repeat", "2", "--cwd", prog, "--json")
+    n_exports += 1
+    res = json.loads(p.stdout or "{}")
+    with open(target) as f:
+        now = f.read()
+    check(p.returncode == rc_want and res.get("result") == result and
+          res.get("before_us") == [1000, 1000] and
+          res.get("after_us") == [1500, 1500] and
+          (("kernlab export" in now) == (result == "kept")),
+          "--measure, %s is better: %s (%d %s %s)" %
+          (better, result, p.returncode, res, p.stderr[-300:]))
+with open(target, "w") as f:
+    f.write(program.replace("helper(1)", "helper(1) /* FAIL */"))
+p = kl("export", case, "--to", target, "--measure", "python3 measure.py prog.c",
+       "--metric", "server.tokens_per_s", "--cwd", prog)
+n_exports += 1
+check(p.returncode == 3 and "measure command failed" in p.stderr,
+      "a failing benchmark: nothing changed (%d %s)" % (p.returncode, p.stderr))
+with open(target, "w") as f:
+    f.write(program)
+p = kl("export", case, "--to", target, "--measure", "python3 measure.py prog.c",
+       "--metric", "tokens_per_s", "--cwd", prog)
+n_exports += 1
+check(p.returncode == 3 and "no number 'tokens_per_s'" in p.stderr,
+      "a metric it does not print (%d %s)" % (p.returncode, p.stderr))
+p = kl("export", case, "--to", target, "--measure", "python3 measure.py prog.c")
+check(p.returncode == 2 and "--metric" in p.stderr, "--measure needs --metric")
+p = kl("export", case, "--to", target, "--measure", "true", "--metric", "x",
+       "--observe", "true")
+check(p.returncode == 2, "--observe or --measure")
+p = kl("export", case, "--to", target, "--measure", "true", "--metric", "x",
+       "--better", "faster")
+check(p.returncode == 2, "--better is higher or lower")
+
 steps = [json.loads(line) for line in open(case + "/export.jsonl")]
 kinds = [s["step"] for s in steps]
-check(kinds.count("start") == 3 and kinds.count("result") == 3 and
+check(kinds.count("start") == n_exports and kinds.count("result") == n_exports and
       "restore" in kinds and "backup" in kinds and "verify" in kinds,
       "every step in export.jsonl: %s" % kinds)
 p = kl("export", case, "--to", TMP + "/nothere.c")
