@@ -333,7 +333,8 @@ static const cli_verb cli_verbs[] = {
      "benchmark an OpenAI-compatible server (tokens/s, TTFT, ITL)",
      "kl serve-bench URL [--model M] [--chat] [--requests N] "
      "[--concurrency C] [--prompt-tokens P] [--max-tokens T] [--seed S] "
-     "[--api-key-env NAME] [--timeout-ms MS] [--json]",
+     "[--api-key-env NAME] [--timeout-ms MS] [--json]\n"
+     "       [--ready-timeout S] [--start -- SERVER ARGV...]",
      "Sends N streaming completions (default 32; --chat: chat completions)\n"
      "to URL (http://host:port, /v1 added when missing), C at a time\n"
      "(default 4), each a prompt of P words from a seeded generator\n"
@@ -343,7 +344,12 @@ static const cli_verb cli_verbs[] = {
      "first token and inter-token latency (median, p90, p99). A request\n"
      "that fails is counted with its reason and the others still measured;\n"
      "exit 1 when any failed. The key, if the server wants one, is read\n"
-     "from the environment variable --api-key-env names (docs/json.md).\n"},
+     "from the environment variable --api-key-env names (docs/json.md).\n"
+     "\n"
+     "--start -- SERVER ARGV... starts the server first (its output to\n"
+     "stderr), waits until URL's port accepts a connection (--ready-timeout\n"
+     "S, default 60; a server that exits first is an error), measures it and\n"
+     "stops it: what a backend: serving case runs once per measurement.\n"},
     {"export", cmd_export, "write the best kernel back into the program",
      "kl export CASE --to FILE [--kernel FILE] [--verify CMD] [--observe CMD] "
      "[--repeat N] [--cwd DIR] [--json]\n"

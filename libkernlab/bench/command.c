@@ -34,6 +34,7 @@
 
 #include "../case/case_internal.h"
 #include "../core/json.h"
+#include "../worker/client_internal.h"
 #include "../core/sandbox.h"
 #include "bench_internal.h"
 
@@ -72,10 +73,12 @@ static int reject(kl_report *r, kl_verdict v, const char *what,
   return 0;
 }
 
-/* argv with every "{candidate}" replaced by path. */
+/* argv with every "{candidate}" replaced by path, and an argument "{kl}"
+ * (a serving case's command) by the kl program. */
 static char **substitute(char *const *argv, size_t n, const char *path) {
   char **out = kl__calloc(n + 1, sizeof(char *));
   for (size_t i = 0; out && i < n; i++) {
+    if (strcmp(argv[i], "{kl}") == 0 && (out[i] = kl__find_kl())) continue;
     kl_buf b = KL_BUF_INIT;
     const char *s = argv[i], *hit;
     while ((hit = strstr(s, "{candidate}"))) {

@@ -116,6 +116,9 @@ void kl_case_free(kl_case *c) {
   for (size_t i = 0; c->build && i < c->nbuild; i++)
     kl__free(c->build[i]);
   kl__free(c->build);
+  for (size_t i = 0; c->server && i < c->nserver; i++)
+    kl__free(c->server[i]);
+  kl__free(c->server);
   for (size_t i = 0; i < c->nmetrics; i++)
     kl__free(c->metrics[i].name);
   kl__free(c->metrics);

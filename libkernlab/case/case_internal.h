@@ -81,6 +81,10 @@ struct kl_case {
   size_t ncommand, nbuild;
   double command_timeout_s, command_time_cap_s;
   bool command_loopback; /* kernel.network: loopback */
+  char **server;         /* backend: serving: kernel.server (argv) */
+  size_t nserver;
+  bool serving; /* backend: serving: the command is kl serve-bench
+                   --start -- kernel.server (case_command.c) */
   case_metric *metrics;
   size_t nmetrics;
   char **rule_files; /* the case's own rule files, in order */

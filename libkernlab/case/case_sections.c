@@ -50,10 +50,12 @@ void kl__ld_read_header(loader *ld, const ynode *root) {
       c->backend = KL_BACKEND_PYTHON, ld->backend_ok = true;
     else if (strcmp(b, "command") == 0)
       c->backend = KL_BACKEND_COMMAND, ld->backend_ok = true;
+    else if (strcmp(b, "serving") == 0) /* a command case, written for it */
+      c->backend = KL_BACKEND_COMMAND, c->serving = true, ld->backend_ok = true;
     else
       kl__ld_err(ld, n,
-                 "unknown backend '%s' (expected host, cuda, python or "
-                 "command)",
+                 "unknown backend '%s' (expected host, cuda, python, "
+                 "command or serving)",
                  b);
   }
 }

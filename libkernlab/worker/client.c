@@ -102,6 +102,19 @@ static char *find_worker(const char *given) {
   return NULL;
 }
 
+char *kl__find_kl(void) {
+  const char *env = getenv("KERNLAB_KL");
+  if (env && env[0]) return kl__strdup(env);
+  char *worker = find_worker(NULL);
+  char *dir = worker ? kl__path_dir(worker) : NULL;
+  char *kl = dir ? kl__path_join(dir, "../../bin/kl") : NULL;
+  kl__free(worker);
+  kl__free(dir);
+  if (kl && executable(kl)) return kl;
+  kl__free(kl);
+  return kl__strdup("kl");
+}
+
 char *kl__find_pyworker(void) {
   const char *env = getenv("KERNLAB_PYWORKER");
   char *found = NULL;

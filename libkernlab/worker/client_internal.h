@@ -14,6 +14,11 @@ const char *kl__worker_sandbox(const kl_worker *w);
  * kl-worker this library would start. NULL, with the error set, when
  * there is none; the caller frees it. */
 char *kl__find_pyworker(void);
+/* The `kl` program: $KERNLAB_KL, else bin/kl of the prefix the kl-worker
+ * this library would start lies in (libexec/kernlab/../../bin/kl), else
+ * "kl" (looked up on PATH when run). The caller frees it; NULL only when
+ * out of memory. */
+char *kl__find_kl(void);
 
 /* Counters of one launch of plugin at shape (the reply as the worker sent
  * it; see libkernlab/worker/op_profile.c). Crashes and timeouts are the

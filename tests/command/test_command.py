@@ -27,13 +27,13 @@ kl bench and kl compare.
   run       kl run --proposer tune over a tunable the command reads from
             its environment: the 1.2x setting accepted, benchmark.csv's
             columns named for metrics, kl best the file as it is
-  serving   tests/command/serving: a model server (tests/serve/
-            fake_openai.py, a token every itl_ms) started with the
-            candidate inside the sandbox on its own loopback and measured
-            by kl serve-bench: kl bench reads its tokens/s and TTFT, kl
-            compare calls a 2x faster server faster and a 2x slower one
-            slower on both, kl run --proposer tune accepts 4 streams
-            against 2
+  serving   tests/command/serving, a `backend: serving` case: a model
+            server (tests/serve/fake_openai.py, a token every itl_ms)
+            started with the candidate by kl serve-bench --start inside
+            the sandbox on its own loopback: kl check shows it, kl bench
+            reads its tokens/s and TTFT, kl compare calls a 2x faster
+            server faster and a 2x slower one slower on both, kl run
+            with a (fake) model that proposes the faster server accepts it
   errors    case files that are wrong: exit 2, path:line:column
 The metrics are the script's own numbers with 0.3% noise, not timings, so
 the decisions do not depend on how loaded the machine is.
@@ -258,9 +258,14 @@ finally:
 SERVE = os.path.join(TMP, "serving")
 shutil.copytree(SRC + "/tests/command/serving", SERVE)
 shutil.copy(SRC + "/tests/serve/fake_openai.py", SERVE)
-SENV = dict(ENV, PATH=os.path.dirname(os.path.abspath(KL)) + os.pathsep +
-            ENV.get("PATH", ""))
+SENV = dict(ENV)
 skl, skljson = kl_runner(KL, SENV)
+p = skl("check", SERVE)
+check(p.returncode == 0 and "server    python3 server.py {candidate} 8000" in
+      p.stdout and "serve-bench http://127.0.0.1:8000 --json" in p.stdout and
+      "tokens_per_s (higher), ttft_ms.median (lower, weight 0.5)" in p.stdout
+      and "network   a loopback of its own" in p.stdout,
+      "kl check shows the serving case: %s %s" % (p.stdout, p.stderr))
 rc, r, err = skljson("bench", SERVE)
 if "needs a network namespace" in err:
     print("skipped the serving case: %s" % err.strip()[-200:])
@@ -281,12 +286,30 @@ else:
               r.get("objective", {}).get("decision") == want,
               "kl compare of a serving case, %s: %s %s %s" %
               (name, dec, r.get("objective"), err[-300:]))
-    with open(os.path.join(SERVE, "case.yaml"), "a") as f:
-        f.write("tunables: { STREAMS: [2, 4] }\n")
-    rc, r, err = skljson("run", SERVE, "--proposer", "tune")
-    check(rc == 0 and r.get("verdicts", {}).get("ACCEPTED") == 1,
-          "kl run over a serving case: 4 streams against 2 accepted: %s %s" %
-          (json.dumps(r)[:400], err[-300:]))
+    with open(os.path.join(SERVE, "candidates", "faster.json")) as f:
+        reply = ("Halve the latency.\n\n```json\n" + f.read() +
+                 "```\nMEMO: a faster server\n")
+    replies = os.path.join(TMP, "serving-replies")
+    os.makedirs(replies)
+    os.makedirs(TMP + "/serving-llm")
+    with open(os.path.join(replies, "001.txt"), "w") as f:
+        f.write(reply)
+    srv, port, config = fake_llm(SRC, TMP + "/serving-llm", SENV, replies,
+                                 "sk-fake-serving-key")
+    try:
+        q = subprocess.run([KL, "run", SERVE, "--iterations", "1", "--json"],
+                           capture_output=True, text=True, timeout=600,
+                           env=dict(SENV, KL_CONFIG=config,
+                                    ANTHROPIC_API_KEY="sk-fake-serving-key"))
+        try:
+            r = json.loads(q.stdout)
+        except ValueError:
+            r = {}
+        check(q.returncode == 0 and r.get("verdicts", {}).get("ACCEPTED") == 1,
+              "kl run over a serving case: the model's faster server "
+              "accepted: %s %s" % (json.dumps(r)[:400], q.stderr[-300:]))
+    finally:
+        srv.kill()
 
 # ---- bad case files -----------------------------------------------------------
 GOOD = open(os.path.join(CASE, "case.yaml")).read()
@@ -318,6 +341,28 @@ bad("no command", GOOD.replace(
     '  command: [python3, bench.py, "{candidate}"]\n', ""),
     "command")
 bad("params in a command case", GOOD + "params: []\n", "params")
+SGOOD = open(os.path.join(SRC, "tests/command/serving/case.yaml")).read()
+for what, text, want in (
+        ("a port past 65535", SGOOD.replace("port: 8000", "port: 70000"),
+         "serving.port is at most 65535"),
+        ("no server", SGOOD.replace(
+            '  server: [python3, server.py, "{candidate}", "8000"]\n', ""),
+         "missing required key 'server'"),
+        ("a command in a serving case", SGOOD.replace(
+            "  timeout_s: 30\n", "  timeout_s: 30\n  command: [true]\n"),
+         "command"),
+        ("serving in a command case", GOOD + "serving: { port: 1 }\n",
+         "serving")):
+    d = os.path.join(TMP, "badserving")
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(SRC + "/tests/command/serving", d)
+    with open(os.path.join(d, "case.yaml"), "w") as f:
+        f.write(text)
+    p = kl("check", d)
+    first = (p.stderr.splitlines() or [""])[0]
+    check(p.returncode == 2 and want in p.stderr and
+          first.startswith(os.path.join(d, "case.yaml") + ":"),
+          "%s: exit 2 at the line: %d %r" % (what, p.returncode, p.stderr))
 bad("a network that is not one", GOOD.replace(
     "  timeout_s: 5\n", "  timeout_s: 5\n  network: wifi\n"),
     "kernel.network is none or loopback")

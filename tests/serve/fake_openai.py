@@ -8,7 +8,8 @@ usage chunk and `data: [DONE]`. The model name picks a failure: "error500"
 answers HTTP 500, "cut" stops the stream halfway without [DONE]. Every
 finished stream is logged (argv[1], JSON lines) with the time each chunk
 was sent, so a test compares kernlab's rates with the server's own.
-Prints "PORT <n>" first, then serves until killed."""
+Prints "PORT <n>" first (the port PORT says, else any free one), then
+serves until killed."""
 import http.server
 import json
 import os
@@ -80,6 +81,6 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
-srv = Server(("127.0.0.1", 0), Handler)
+srv = Server(("127.0.0.1", int(os.environ.get("PORT", "0"))), Handler)
 print("PORT %d" % srv.server_address[1], flush=True)
 srv.serve_forever()
