@@ -143,6 +143,8 @@ int cmd_serve_bench(int argc, char **argv) {
       o.model = val, i++;
     else if (strcmp(a, "--api-key-env") == 0 && val)
       o.api_key_env = val, i++;
+    else if (strcmp(a, "--prompts") == 0 && val)
+      o.prompts = val, i++;
     else if (strcmp(a, "--requests") == 0)
       status = whole("serve-bench", a, val, &o.requests), i++;
     else if (strcmp(a, "--concurrency") == 0)

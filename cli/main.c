@@ -334,7 +334,8 @@ static const cli_verb cli_verbs[] = {
      "kl serve-bench URL [--model M] [--chat] [--requests N] "
      "[--concurrency C] [--prompt-tokens P] [--max-tokens T] [--seed S] "
      "[--api-key-env NAME] [--timeout-ms MS] [--json]\n"
-     "       [--ready-timeout S] [--start -- SERVER ARGV...]",
+     "       [--prompts FILE] [--ready-timeout S] [--start -- SERVER "
+     "ARGV...]",
      "Sends N streaming completions (default 32; --chat: chat completions)\n"
      "to URL (http://host:port, /v1 added when missing), C at a time\n"
      "(default 4), each a prompt of P words from a seeded generator\n"
@@ -346,6 +347,9 @@ static const cli_verb cli_verbs[] = {
      "exit 1 when any failed. The key, if the server wants one, is read\n"
      "from the environment variable --api-key-env names (docs/json.md).\n"
      "\n"
+     "--prompts FILE sends the file's prompts (one a line, in order, again\n"
+     "from the first when the requests outnumber them) instead of\n"
+     "generated ones.\n"
      "--start -- SERVER ARGV... starts the server first (its output to\n"
      "stderr), waits until URL's port accepts a connection (--ready-timeout\n"
      "S, default 60; a server that exits first is an error), measures it and\n"

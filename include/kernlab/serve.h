@@ -22,7 +22,7 @@
 
 KL_BEGIN_DECLS
 
-#define KL_SERVE_OPTIONS_VERSION 1
+#define KL_SERVE_OPTIONS_VERSION 2
 typedef struct kl_serve_options {
   unsigned version;        /**< KL_SERVE_OPTIONS_VERSION */
   const char *url;         /**< the server: http://host:port, with or
@@ -37,9 +37,14 @@ typedef struct kl_serve_options {
   const char *api_key_env; /**< an environment variable holding the key
                                 (sent as a bearer token); NULL: none */
   int timeout_ms;          /**< per request; 0: 120000 */
+  /* version 2 */
+  const char *prompts; /**< a file of prompts, one a line (empty lines
+                            skipped), sent in order and again from the
+                            first when the requests outnumber them; NULL:
+                            the seeded generator */
 } kl_serve_options;
 #define KL_SERVE_OPTIONS_INIT                                                  \
-  { KL_SERVE_OPTIONS_VERSION, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, 0 }
+  { KL_SERVE_OPTIONS_VERSION, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, 0, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows.
  *  @return 0, KL_EINVALID for an unknown version. */
 KL_EXTERN(int) kl_serve_options_init(kl_serve_options *opts, unsigned version);

@@ -18,6 +18,7 @@
  * from the environment variable named, registered as a secret and never
  * written anywhere. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,7 +148,8 @@ int kl_serve_result_text(kl_buf *out, const kl_serve_result *r) {
 /* ---- options --------------------------------------------------------------
  */
 
-static const size_t serve_options_sizes[] = {0, sizeof(kl_serve_options)};
+static const size_t serve_options_sizes[] = {
+    0, offsetof(kl_serve_options, prompts), sizeof(kl_serve_options)};
 
 int kl_serve_options_init(kl_serve_options *opts, unsigned version) {
   const kl_serve_options defaults = KL_SERVE_OPTIONS_INIT;
@@ -206,12 +208,17 @@ static uint64_t xorshift(uint64_t *s) {
   return *s = x;
 }
 
-/* The request body: a prompt of n words, streamed. */
-static char *request_body(const kl_serve_options *o, uint64_t *rng) {
+/* The request body: the given prompt, or one of n generated words,
+ * streamed. */
+static char *request_body(const kl_serve_options *o, uint64_t *rng,
+                          const char *given) {
   kl_buf p = KL_BUF_INIT, b = KL_BUF_INIT;
-  for (int i = 0; i < o->prompt_tokens; i++)
-    kl__buf_printf(&p, "%s%s", i ? " " : "",
-                   words[xorshift(rng) % KL_ARRAY_SIZE(words)]);
+  if (given)
+    kl__buf_puts(&p, given);
+  else
+    for (int i = 0; i < o->prompt_tokens; i++)
+      kl__buf_printf(&p, "%s%s", i ? " " : "",
+                     words[xorshift(rng) % KL_ARRAY_SIZE(words)]);
   kl__buf_puts(&b, "{\"model\":");
   kl__buf_json_string(&b, o->model);
   if (o->chat) {
@@ -305,10 +312,10 @@ static size_t on_bytes(char *data, size_t size, size_t n, void *ud) {
 }
 
 static int start(stream *s, CURLM *m, const char *url, const char *auth,
-                 const kl_serve_options *o, uint64_t *rng) {
+                 const kl_serve_options *o, uint64_t *rng, const char *prompt) {
   memset(s, 0, sizeof *s);
   s->chat = o->chat != 0;
-  if (!(s->body = request_body(o, rng)) || !(s->h = curl_easy_init()))
+  if (!(s->body = request_body(o, rng, prompt)) || !(s->h = curl_easy_init()))
     return kl__error_oom();
   s->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
   if (auth) s->hdrs = curl_slist_append(s->hdrs, auth);
@@ -367,7 +374,8 @@ static void finish(stream *s, CURLM *m, CURLcode cc, kl_serve_result *r,
   s->h = NULL;
 }
 
-static int run(kl_serve_result *r, const kl_serve_options *o) {
+static int run(kl_serve_result *r, const kl_serve_options *o,
+               char *const *prompts, size_t nprompts) {
   pthread_once(&curl_once, curl_setup);
   /* the endpoint: URL[/v1]/completions or /chat/completions */
   kl_buf url = KL_BUF_INIT, auth = KL_BUF_INIT;
@@ -393,7 +401,8 @@ static int run(kl_serve_result *r, const kl_serve_options *o) {
   while (rc == 0 && (sent < o->requests || active > 0)) {
     for (int i = 0; rc == 0 && i < o->concurrency && sent < o->requests; i++)
       if (!s[i].h) {
-        rc = start(&s[i], m, url.ptr, auth.ptr, o, &rng);
+        rc = start(&s[i], m, url.ptr, auth.ptr, o, &rng,
+                   nprompts ? prompts[(size_t)sent % nprompts] : NULL);
         if (rc == 0) sent++, active++;
       }
     int running = 0;
@@ -420,6 +429,35 @@ static int run(kl_serve_result *r, const kl_serve_options *o) {
   kl_buf_dispose(&url);
   if (auth.ptr) memset(auth.ptr, 0, auth.size);
   kl_buf_dispose(&auth);
+  return rc;
+}
+#endif
+
+#ifdef KL_HAVE_CURL
+/* A file of prompts, one a line; empty lines skipped. */
+static int read_prompts(char ***out, size_t *n, const char *path) {
+  kl_buf text = KL_BUF_INIT;
+  size_t cap = 0;
+  int rc = kl__read_file(&text, path);
+  for (const char *p = text.ptr; rc == 0 && p && *p;) {
+    size_t len = strcspn(p, "\n");
+    size_t end = len;
+    while (end > 0 && (p[end - 1] == '\r' || p[end - 1] == ' '))
+      end--;
+    if (end > 0) {
+      char *line = kl__strndup(p, end);
+      if (!line || KL__GROW(*out, cap, *n + 1) < 0) {
+        kl__free(line);
+        rc = kl__error_oom();
+        break;
+      }
+      (*out)[(*n)++] = line;
+    }
+    p += len + (p[len] == '\n');
+  }
+  kl_buf_dispose(&text);
+  if (rc == 0 && *n == 0)
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: no prompt in it", path);
   return rc;
 }
 #endif
@@ -460,13 +498,19 @@ int kl_serve_bench(kl_serve_result **out, const kl_serve_options *given) {
   r->chat = o.chat;
   r->requests = o.requests;
   r->concurrency = o.concurrency;
-  r->prompt_tokens = o.prompt_tokens;
+  r->prompt_tokens = o.prompts ? 0 : o.prompt_tokens; /* 0: from a file */
   r->max_tokens = o.max_tokens;
   r->ttft_ms = kl__calloc((size_t)o.requests, sizeof(double));
   r->e2e_ms = kl__calloc((size_t)o.requests, sizeof(double));
   if (!r->url || !r->model || !r->endpoint || !r->ttft_ms || !r->e2e_ms)
     rc = kl__error_oom();
-  if (rc == 0) rc = run(r, &o);
+  char **prompts = NULL;
+  size_t nprompts = 0;
+  if (rc == 0 && o.prompts) rc = read_prompts(&prompts, &nprompts, o.prompts);
+  if (rc == 0) rc = run(r, &o, prompts, nprompts);
+  for (size_t i = 0; i < nprompts; i++)
+    kl__free(prompts[i]);
+  kl__free(prompts);
   if (rc < 0) {
     kl_serve_result_free(r);
     return rc;

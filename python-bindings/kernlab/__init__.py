@@ -43,7 +43,7 @@ _VERSIONS = {"kl_case_options": 2, "kl_case_new_options": 1,
              "kl_bench_options": 3, "kl_rules_options": 1,
              "kl_prompt_inputs": 1, "kl_llm_config": 1,
              "kl_run_options": 3, "kl_history_report_options": 1,
-             "kl_serve_options": 1}
+             "kl_serve_options": 2}
 
 _c = ctypes
 _p = ctypes.c_void_p
@@ -176,7 +176,7 @@ class _ServeOptions(ctypes.Structure):
                 ("chat", _int), ("requests", _int), ("concurrency", _int),
                 ("prompt_tokens", _int), ("max_tokens", _int),
                 ("seed", ctypes.c_uint64), ("api_key_env", _s),
-                ("timeout_ms", _int)]
+                ("timeout_ms", _int), ("prompts", _s)]
 
 
 _LEDGER_FN = ctypes.CFUNCTYPE(_int, _s, _int, _p)
@@ -780,15 +780,16 @@ class Case(_Handle):
 
 def serve_bench(url, model=None, chat=False, requests=32, concurrency=4,
                 prompt_tokens=128, max_tokens=128, seed=1, api_key_env=None,
-                timeout_ms=120000):
+                timeout_ms=120000, prompts=None):
     """kl serve-bench: streaming requests to an OpenAI-compatible server at
     `url`; the result as a dict (docs/json.md, "Serving benchmark"):
     tokens_per_s, requests_per_s, ttft_ms / itl_ms / e2e_ms quantiles, ok,
     errors and the first error. Failed requests are in the result, not
-    raised."""
+    raised. `prompts`: a file of prompts, one a line, instead of the
+    seeded generator."""
     o = _options("kl_serve_options")
-    keep = [_b(url), _b(model), _b(api_key_env)]
-    o.url, o.model, o.api_key_env = keep
+    keep = [_b(url), _b(model), _b(api_key_env), _b(prompts)]
+    o.url, o.model, o.api_key_env, o.prompts = keep
     o.chat, o.requests, o.concurrency = int(bool(chat)), requests, concurrency
     o.prompt_tokens, o.max_tokens, o.seed = prompt_tokens, max_tokens, seed
     o.timeout_ms = timeout_ms

@@ -72,6 +72,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
         with lock, open(LOG, "a") as f:
             f.write(json.dumps({"path": self.path, "sent": sent,
+                                "prompt": req.get("prompt") or
+                                req.get("messages", [{}])[0].get("content"),
                                 "arrived": arrived, "done": time.time(),
                                 "auth": self.headers.get("Authorization")
                                 == "Bearer sk-serve-test-key"}) + "\n")

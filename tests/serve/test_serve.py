@@ -9,6 +9,7 @@ at a known rate (tests/serve/fake_openai.py; ctest label unit).
              them overlap so
   chat       /v1/chat/completions; the key from --api-key-env reaches the
              server as a bearer token and no output shows it
+  prompts    --prompts FILE: its lines in order, again from the first
   errors     HTTP 500 and streams cut short are errors with their reason
              (exit 1); a server that goes away mid-run: a clear error, and
              what the finished requests measured is kept
@@ -113,6 +114,27 @@ try:
     check(rc == 1 and r.get("errors") == 2 and
           "without data: [DONE]" in (r.get("error") or ""),
           "a stream cut short is an error: %s" % r)
+finally:
+    srv.kill()
+
+# prompts from a file: sent in order, again from the first
+srv, url, log = server("prompts", ttft=5, itl=2)
+try:
+    pf = os.path.join(TMP, "prompts.txt")
+    with open(pf, "w") as f:
+        f.write("first prompt here\n\nsecond one\r\nthird prompt of five words\n")
+    rc, r, err = bench(url, "--prompts", pf, "--requests", "4",
+                       "--concurrency", "1", "--max-tokens", "2")
+    sent = [x.get("prompt") for x in streams(log)]
+    check(rc == 0 and r.get("ok") == 4 and r.get("prompt_tokens") == 0 and
+          sent == ["first prompt here", "second one",
+                   "third prompt of five words", "first prompt here"],
+          "--prompts: the file's prompts in order, then again: %s %s %s" %
+          (rc, sent, err[-200:]))
+    with open(pf, "w") as f:
+        f.write("\n\n")
+    rc, r, err = bench(url, "--prompts", pf)
+    check(rc == 2 and "no prompt in it" in err, "an empty prompts file: %s" % err)
 finally:
     srv.kill()
 
