@@ -97,11 +97,22 @@ PluginStruct._fields_ = [
     ("notes", NOTES)]
 
 
-def _import_file(name, path):
+def _import_file(name, path, stands_for=None):
+    """The module in the file at path. A candidate (kept in the compile
+    cache) stands for the case's module file, as a CUDA candidate stands
+    for the case's kernel file: its __file__ is that file's path, so code
+    that finds its neighbours from __file__ (a KernelBench case's ops.py
+    finds problem.py) runs the same from a candidate; the case's folder is
+    on sys.path for both (a module beside it imports)."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None:
         raise ImportError("cannot import %s" % path)
     mod = importlib.util.module_from_spec(spec)
+    home = os.path.dirname(os.path.abspath(stands_for or path))
+    if home not in sys.path:
+        sys.path.insert(0, home)
+    if stands_for:
+        mod.__file__ = os.path.abspath(stands_for)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
@@ -147,7 +158,8 @@ class PluginBase:
         self.forward = self.module.forward
         self.cand_module = None
         if desc.get("candidate"):
-            cand = _import_file("kl_candidate_%d" % index, desc["candidate"])
+            cand = _import_file("kl_candidate_%d" % index, desc["candidate"],
+                                desc["module"])
             adapt = getattr(self.module, "forward_of", None)
             if callable(getattr(cand, "forward", None)):
                 self.forward = cand.forward
@@ -759,6 +771,7 @@ def main():
     LOADER = ctypes.CFUNCTYPE(VOIDP, ctypes.c_char_p, VOIDP, ctypes.c_size_t)
 
     def load(path, err, errlen):
+        desc = {}
         try:
             with open(path.decode()) as f:
                 desc = json.load(f)
@@ -769,8 +782,16 @@ def main():
             plugins.append(pl)
             return ctypes.addressof(pl.struct)
         except BaseException:
-            msg = ("%s: %s" % (path.decode(errors="replace"), _why())).encode(
-                "utf-8", "replace")[:max(0, errlen - 1)]
+            # the description's own fault names it; the module's or the
+            # candidate's names their file (the cached candidate's as
+            # "candidate")
+            why = _why()
+            if not desc:
+                why = "%s: %s" % (path.decode(errors="replace"), why)
+            elif desc.get("candidate"):
+                why = why.replace(os.path.basename(desc["candidate"]),
+                                  "candidate")
+            msg = why.encode("utf-8", "replace")[:max(0, errlen - 1)]
             ctypes.memmove(err, msg + b"\0", len(msg) + 1)
             return None
 

@@ -11,6 +11,9 @@ compare start kl-pyworker in the sandbox and run tests/python/cases/saxpy_py
            a wrong one: INCORRECT naming the output and the mismatches; a
            syntax error: COMPILE_ERROR at the file's line and column;
            all with the documented exit statuses (0, 3, 3)
+  neighbours  candidates that import a module beside the case's module or
+           find a file from __file__ load as if they were that module
+           a candidate whose import raises: CRASHED, its line named
   missing  a case whose module is not there: exit 2, path:line:column
 (kl run and kl profile of python cases: test_python_run.py)
 usage: test_python_case.py KL SOURCE_DIR
@@ -90,6 +93,47 @@ check(rc == 3 and r.get("verdict") == "COMPILE_ERROR" and
       "syntax_error.py:1:18: error:" in (r.get("reason") or ""),
       "a syntax error: COMPILE_ERROR at its line and column: %d %s"
       % (rc, r.get("reason")))
+
+# A candidate stands for the case's module file, as people write modules:
+# one imports a helper beside it, another finds a data file from __file__
+# (a KernelBench case's ops.py finds problem.py so), both from the cache.
+near = os.path.join(TMP, "neighbours")
+shutil.copytree(CASE, near)
+with open(os.path.join(near, "saxpy_helpers.py"), "w") as f:
+    f.write("def scale():\n    return 2.5\n")
+with open(os.path.join(near, "scale.txt"), "w") as f:
+    f.write("2.5\n")
+with open(os.path.join(TMP, "uses_helper.py"), "w") as f:
+    f.write("import array\nfrom saxpy_helpers import scale\n\n\n"
+            "def forward(y, x):\n"
+            "    a = scale()\n"
+            "    y[:] = array.array('f', [a * b + c for b, c in zip(x, y)])\n"
+            "    return ()\n")
+with open(os.path.join(TMP, "uses_file.py"), "w") as f:
+    f.write("import array\nimport os\n\n"
+            "with open(os.path.join(os.path.dirname(__file__), 'scale.txt')) "
+            "as f:\n    A = float(f.read())\n\n\n"
+            "def forward(y, x):\n"
+            "    y[:] = array.array('f', [A * b + c for b, c in zip(x, y)])\n"
+            "    return ()\n")
+for name in ("uses_helper.py", "uses_file.py"):
+    rc, r, err = kl("compare", near, "--candidate", os.path.join(TMP, name))
+    check(rc == 0 and r.get("verdict") == "OK" and
+          all(s.get("correct") for s in r.get("shapes") or [{}]),
+          "a candidate that reads its neighbours (%s) loads from the cache "
+          "as if beside the module: %d %s %s"
+          % (name, rc, r.get("reason"), err[-300:]))
+
+with open(os.path.join(TMP, "no_such_import.py"), "w") as f:
+    f.write("import array\nimport kl_no_such_module\n\n\n"
+            "def forward(y, x):\n    return ()\n")
+rc, r, err = kl("compare", CASE, "--candidate",
+                os.path.join(TMP, "no_such_import.py"))
+check(rc == 3 and r.get("verdict") == "CRASHED" and
+      "loading the candidate" in (r.get("reason") or "") and
+      "kl_no_such_module' (candidate:2)" in (r.get("reason") or ""),
+      "a candidate whose import fails: CRASHED at its line, not kernlab's "
+      "error: %d %s %s" % (rc, r.get("reason"), err[-300:]))
 
 broken = os.path.join(TMP, "broken")
 shutil.copytree(CASE, broken)
