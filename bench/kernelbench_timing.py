@@ -20,6 +20,7 @@ KernelBench's format for kernlab) and its ModelNew candidate:
                with its 95% interval (cold caches, CUPTI, A B B A), the
                medians, the wall time of the command.
 usage: kernelbench_timing.py KL OUT_DIR [RKB=10] [RKL=3]
+KL_KB_ONLY=1_relu,5_layer_norm (problem stems) times those problems only.
 """
 import glob
 import importlib.util
@@ -38,6 +39,7 @@ import triton.testing
 KL, OUT = sys.argv[1], sys.argv[2]
 RKB = int(sys.argv[3]) if len(sys.argv) > 3 else 10
 RKL = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+ONLY = [s for s in os.environ.get("KL_KB_ONLY", "").split(",") if s]
 HERE = os.path.dirname(os.path.abspath(__file__))
 TMP = tempfile.mkdtemp(prefix="kl-kernelbench-")
 ENV = dict(os.environ, KERNLAB_CACHE_DIR=os.path.join(TMP, "cache"))
@@ -145,6 +147,8 @@ def main():
     for problem in sorted(glob.glob(os.path.join(HERE, "kernelbench",
                                                  "problems", "*.py"))):
         stem = os.path.basename(problem)[:-3]
+        if ONLY and stem not in ONLY:
+            continue
         for cand in sorted(glob.glob(os.path.join(
                 HERE, "kernelbench", "candidates", stem, "*.py"))):
             kb = kernelbench(problem, cand)

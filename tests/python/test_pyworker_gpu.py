@@ -53,50 +53,17 @@ def check(ok, what):
 
 
 TMP = tempfile.mkdtemp(prefix="kl-pyworker-")
-OPS = '''
-import torch
+SOFTMAX = os.path.join(SRC, "tests", "python", "cases", "softmax_torch")
 
-def inputs(shape, seed):
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    return (torch.randn(shape["rows"], shape["cols"], device="cuda",
-                        generator=g),)
 
-def reference(x):
-    return torch.softmax(x.double(), dim=-1).float()
+def read(*path):
+    with open(os.path.join(SOFTMAX, *path)) as f:
+        return f.read()
 
-def forward(x):
-    m = x.max(dim=-1, keepdim=True).values
-    e = torch.exp(x - m)
-    return e / e.sum(dim=-1, keepdim=True)
-'''
-TRITON = '''
-import torch
-import triton
-import triton.language as tl
 
-@triton.jit
-def softmax_rows(out_ptr, in_ptr, stride, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    x = tl.load(in_ptr + row * stride + offs, mask=mask, other=-float("inf"))
-    x = x - tl.max(x, axis=0)
-    e = tl.exp(x)
-    tl.store(out_ptr + row * stride + offs, e / tl.sum(e, axis=0), mask=mask)
-
-def forward(x):
-    rows, cols = x.shape
-    out = torch.empty_like(x)
-    softmax_rows[(rows,)](out, x, x.stride(0), cols,
-                          BLOCK=triton.next_power_of_2(cols))
-    return out
-'''
-TORCH = '''
-import torch
-
-def forward(x):
-    return torch.softmax(x, dim=-1)
-'''
+OPS = read("ops.py")
+TRITON = read("candidates", "triton_fused.py")
+TORCH = read("candidates", "torch_softmax.py")
 WRONG = '''
 def forward(x):
     return x * 0.5
@@ -249,31 +216,13 @@ finally:
 
 # The same case as a user writes it, through the CLI.
 CASE = os.path.join(TMP, "softmax_py")
-os.makedirs(os.path.join(CASE, "candidates"))
-shutil.copy(files["ops"], os.path.join(CASE, "ops.py"))
-shutil.copy(files["triton_fused"], os.path.join(CASE, "candidates",
-                                                "triton_fused.py"))
+shutil.copytree(SOFTMAX, CASE)
 with open(os.path.join(CASE, "candidates", "autotuned.py"), "w") as f:
     f.write(TRITON.replace("@triton.jit", """@triton.autotune(
     configs=[triton.Config({}, num_warps=2), triton.Config({}, num_warps=4),
              triton.Config({}, num_warps=8)],
     key=["cols"])
 @triton.jit"""))
-with open(os.path.join(CASE, "case.yaml"), "w") as f:
-    f.write('''kernlab: 1
-name: softmax_py
-description: softmax over rows in PyTorch, a Python device case
-backend: python
-kernel: { module: ops.py, device: cuda }
-params:
-  - { name: x, type: f32*, role: input, count: rows * cols }
-  - { name: y, type: f32*, role: output, count: rows * cols }
-  - { name: rows, type: i32 }
-  - { name: cols, type: i32 }
-shapes:
-  - { name: r4k_c1k, rows: 4096, cols: 1024 }
-reference: { atol: 1e-5, rtol: 1e-5 }
-''')
 kenv = dict(os.environ, KERNLAB_CACHE_DIR=os.path.join(TMP, "cache"))
 
 
