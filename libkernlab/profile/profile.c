@@ -624,14 +624,22 @@ static int classify_device(kl_profile *p) {
                    get(p, "ipc"));
   double share;
   const char *stall = top_stall(p, &share);
+  /* theoretical occupancy and waves need the launch's attributes, which a
+   * python case's kernels do not give: a clause only for what is known */
+  char theo[48] = "", waves[32] = "", top[96] = "";
+  double t_occ = get(p, "theoretical_occupancy_pct"),
+         w = get(p, "waves_per_sm");
+  if (isfinite(t_occ))
+    snprintf(theo, sizeof(theo), " of %.1f%% theoretical", t_occ);
+  if (isfinite(w)) snprintf(waves, sizeof(waves), ", %.2f waves", w);
+  if (stall)
+    snprintf(top, sizeof(top), "; top stall %s (%.1f%% of stalls)", stall,
+             share);
   return verdict(p, KL_BOTTLENECK_LATENCY,
                  "nothing near peak (DRAM %.1f%%, %s %.1f%%, under %.0f%%); "
-                 "achieved occupancy %.1f%% of %.1f%% theoretical, %.2f "
-                 "waves%s%s (%.1f%% of stalls)",
+                 "achieved occupancy %.1f%%%s%s%s",
                  offchip, sm_what, sm, BUSY_PCT,
-                 get(p, "achieved_occupancy_pct"),
-                 get(p, "theoretical_occupancy_pct"), get(p, "waves_per_sm"),
-                 stall ? "; top stall " : "", stall ? stall : "", share);
+                 get(p, "achieved_occupancy_pct"), theo, waves, top);
 }
 
 static int classify_host(kl_profile *p) {

@@ -338,6 +338,33 @@ static void test_host_verdicts(void **state) {
   assert_int_equal(host(""), KL_BOTTLENECK_UNKNOWN);
 }
 
+/* A latency-bound kernel whose launch attributes are unknown (a Triton
+ * kernel in a python case's profile): no theoretical occupancy, no waves,
+ * no stalls; the verdict says what it knows, never "nan". */
+static void test_latency_verdict_without_launch(void **state) {
+  (void)state;
+  kl_profile *p;
+  const char *json =
+      "{\"set\":\"standard\",\"backend\":\"cuda\",\"time_us\":50,"
+      "\"raw\":{\"gpu__time_duration.sum\":50000,"
+      "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\":20,"
+      "\"lts__throughput.avg.pct_of_peak_sustained_elapsed\":15,"
+      "\"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed\":"
+      "20,\"sm__throughput.avg.pct_of_peak_sustained_elapsed\":18,"
+      "\"smsp__issue_active.avg.pct_of_peak_sustained_active\":18,"
+      "\"l1tex__throughput.avg.pct_of_peak_sustained_active\":10,"
+      "\"sm__warps_active.avg.pct_of_peak_sustained_active\":28.1}}";
+  if (kl_profile_from_json(&p, json, "triton"))
+    fail_msg("%s", kl_error_last()->message);
+  const char *v = kl_profile_verdict(p);
+  print_message("%s\n", v);
+  assert_int_equal(kl_profile_bottleneck(p), KL_BOTTLENECK_LATENCY);
+  assert_non_null(strstr(v, "achieved occupancy 28.1%"));
+  assert_null(strstr(v, "nan"));
+  assert_null(strstr(v, "theoretical"));
+  kl_profile_free(p);
+}
+
 static void test_bad_profiles(void **state) {
   (void)state;
   kl_profile *p = NULL;
@@ -385,6 +412,7 @@ int main(void) {
       cmocka_unit_test(test_launch_bound_and_round_trip),
       cmocka_unit_test(test_parts_of_a_launch),
       cmocka_unit_test(test_host_verdicts),
+      cmocka_unit_test(test_latency_verdict_without_launch),
       cmocka_unit_test(test_bad_profiles),
       cmocka_unit_test(test_out_of_memory),
   };
