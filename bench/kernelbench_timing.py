@@ -22,6 +22,7 @@ KernelBench's format for kernlab) and its ModelNew candidate:
 usage: kernelbench_timing.py KL OUT_DIR [RKB=10] [RKL=3]
 KL_KB_ONLY=1_relu,5_layer_norm (problem stems) times those problems only.
 """
+import csv
 import glob
 import importlib.util
 import json
@@ -138,6 +139,48 @@ def kernlab(problem, cand):
     return {"runs": runs}
 
 
+NCU_SCRIPT = """import importlib.util, sys, torch
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+p, c = load(sys.argv[1], "kb_problem"), load(sys.argv[2], "kb_candidate")
+torch.manual_seed(42)
+m = c.ModelNew(*p.get_init_inputs()).cuda()
+torch.manual_seed(0)
+xs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in p.get_inputs()]
+with torch.no_grad():
+    for _ in range(int(sys.argv[3])):
+        m(*xs)
+torch.cuda.synchronize()
+"""
+UNIT_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0,
+           "ms": 1e3, "msecond": 1e3}
+
+
+def ncu_time(problem, cand, kernel):
+    """ncu's median gpu__time_duration (us) of kernel over 6 launches."""
+    script = os.path.join(TMP, "ncu_forward.py")
+    with open(script, "w") as f:
+        f.write(NCU_SCRIPT)
+    p = subprocess.run(["ncu", "--clock-control", "none", "--metrics",
+                        "gpu__time_duration.sum", "-k", "regex:^%s$" % kernel,
+                        "--csv", sys.executable, script, problem, cand, "6"],
+                       capture_output=True, text=True, timeout=300)
+    rows = list(csv.reader(p.stdout.splitlines()))
+    try:
+        h = next(i for i, r in enumerate(rows) if "Metric Value" in r)
+    except StopIteration:
+        return {"error": (p.stdout + p.stderr)[-300:]}
+    head = rows[h]
+    vi, ui = head.index("Metric Value"), head.index("Metric Unit")
+    vals = [float(r[vi].replace(",", "")) * UNIT_US[r[ui].strip()]
+            for r in rows[h + 1:] if len(r) == len(head)]
+    return {"kernel": kernel, "median_us": statistics.median(vals),
+            "launches": len(vals)} if vals else {"error": "no launches"}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     dev = torch.cuda.get_device_name()
@@ -153,8 +196,13 @@ def main():
                 HERE, "kernelbench", "candidates", stem, "*.py"))):
             kb = kernelbench(problem, cand)
             kl = kernlab(problem, cand)
+            jit = (((kl.get("runs") or [{}])[0].get("notes") or {})
+                   .get("jit_kernels") or [])
+            nc = ncu_time(problem, cand, jit[0]["kernel"]) if jit else \
+                {"error": "no JIT kernel named in kernlab's notes"}
             row = {"problem": stem, "candidate": os.path.basename(cand),
-                   "device": dev, "kernelbench": kb, "kernlab": kl}
+                   "device": dev, "kernelbench": kb, "kernlab": kl,
+                   "ncu": nc}
             out.write(json.dumps(row) + "\n")
             out.flush()
             print("%s / %s" % (stem, os.path.basename(cand)))
@@ -179,6 +227,15 @@ def main():
                       % (r["verdict"], r["base_us"] or 0, r["cand_us"] or 0,
                          r["speedup"] or 0, ci[0], ci[1], r["decision"],
                          r["wall_s"]))
+            if "error" in nc:
+                print("  ncu: %s" % nc["error"])
+            else:
+                kmed = statistics.median(r["cand_us"] or 0
+                                         for r in kl["runs"])
+                print("  ncu: %s %.2f us (median of %d launches); kernlab's "
+                      "ModelNew median %.2f us, %+.1f%%"
+                      % (nc["kernel"], nc["median_us"], nc["launches"], kmed,
+                         100 * (kmed / nc["median_us"] - 1)))
             n = (kl["runs"][0].get("notes") or {})
             if n.get("shapes"):
                 print("  kernlab notes: first call %.1f ms, then %.3f ms; %s"
