@@ -27,6 +27,7 @@
  * measurement and its own check. Each metric is a row of the report
  * (libkernlab/bench/command.c), the objective their weighted geometric
  * mean. */
+#include <stdio.h>
 #include <string.h>
 
 #include "loader.h"

@@ -224,7 +224,8 @@ static int compile_sandboxed(kl__run_result *r, const char *const *argv,
   }
   const char *writable[] = {cache, NULL};
   const char *readable[] = {cache, c->dir, prefix, NULL};
-  kl__sandbox_spec spec = {dir, writable, readable, NULL, true, false};
+  kl__sandbox_spec spec = {
+      .dir = dir, .writable = writable, .readable = readable, .limits = true};
   kl__sandbox sb;
   rc = kl__sandbox_prepare(&sb, &spec);
   if (rc == 0) {

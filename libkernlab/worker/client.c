@@ -180,8 +180,11 @@ static int prepare_sandbox(kl__sandbox *sb, kl_worker *w) {
   if (w->visible) env[n++] = visible.ptr;
   if (!getenv("OMP_WAIT_POLICY"))
     env[n++] = "OMP_WAIT_POLICY=PASSIVE"; /* idle pool threads sleep */
-  kl__sandbox_spec spec = {w->dir, NULL, (const char *const *)w->readable,
-                           env,    true, true};
+  kl__sandbox_spec spec = {.dir = w->dir,
+                           .readable = (const char *const *)w->readable,
+                           .env = env,
+                           .limits = true,
+                           .gpu_counters = true};
   /* a folder that does not exist yet gets no rule (Landlock needs one to
    * open): remember which did, before the rules are made */
   for (size_t i = 0; w->readable && w->readable[i]; i++)

@@ -56,7 +56,7 @@ static int in_child(int (*fn)(void)) {
 
 static int seccomp_child(void) {
   setenv("KL_SANDBOX_NET", "seccomp", 1);
-  kl__sandbox_spec spec = {scratch, NULL, NULL, NULL, false, false};
+  kl__sandbox_spec spec = {.dir = scratch};
   kl__sandbox sb;
   if (kl__sandbox_prepare(&sb, &spec) < 0) return 10;
   if (!strstr(sb.describe, "\"network\":\"seccomp\"")) return 11;
@@ -94,7 +94,7 @@ static void test_sandbox__environment_is_an_allow_list(void **state) {
   setenv("LC_ALL", "C", 1);
   setenv("OMP_NUM_THREADS", "2", 1);
   const char *env[] = {"EXTRA=1", "OMP_NUM_THREADS=1", NULL};
-  kl__sandbox_spec spec = {scratch, NULL, NULL, env, true, false};
+  kl__sandbox_spec spec = {.dir = scratch, .env = env, .limits = true};
   kl__sandbox sb;
   assert_int_equal(kl__sandbox_prepare(&sb, &spec), 0);
   char home[128], tmp[128];
@@ -142,7 +142,8 @@ static char home[160], secret[200], allowed[200], outside[200];
 static int confined_child(void) {
   setenv("HOME", home, 1);
   const char *readable[] = {allowed, NULL};
-  kl__sandbox_spec spec = {scratch, NULL, readable, NULL, true, false};
+  kl__sandbox_spec spec = {
+      .dir = scratch, .readable = readable, .limits = true};
   kl__sandbox sb;
   if (kl__sandbox_prepare(&sb, &spec) < 0) return 20;
   if (kl__sandbox_enter(&sb) < 0) return 21;
@@ -208,7 +209,7 @@ static void test_sandbox__a_child_that_cannot_start_is_an_error(void **state) {
   (void)state;
   char gone[128];
   snprintf(gone, sizeof(gone), "%s/gone", scratch);
-  kl__sandbox_spec spec = {gone, NULL, NULL, NULL, false, false};
+  kl__sandbox_spec spec = {.dir = gone};
   kl__sandbox sb;
   assert_int_equal(kl__sandbox_prepare(&sb, &spec), 0);
   kl__run_extras io;
