@@ -3,7 +3,8 @@
  *
  * The live view prints one line per finished iteration (verdict, speedup
  * against the best, best against the baseline, budget left); on a terminal
- * a status line shows what is running now and is rewritten in place. With
+ * a status line shows what is running now (down to the evaluation's step:
+ * build, worker, checks, timing, profile) and is rewritten in place. With
  * --json only the summary document goes to stdout. Ctrl-C stops the run
  * after the current step; `--resume RUN` continues it. */
 #include <signal.h>
@@ -30,9 +31,12 @@ static void live(const kl_run_event *e, void *payload) {
   view *v = payload;
   if (v->quiet) return;
   if (strcmp(e->phase, "done") != 0) {
+    char phase[40];
+    snprintf(phase, sizeof(phase), "%s%s%s", e->phase, e->step ? ": " : "",
+             e->step ? e->step : "");
     if (v->tty)
-      fprintf(stderr, "\r\033[K  iter %3d  %-8s %-9s %.50s", e->iteration,
-              e->proposer ? e->proposer : "", e->phase, e->what ? e->what : "");
+      fprintf(stderr, "\r\033[K  iter %3d  %-8s %-17s %.50s", e->iteration,
+              e->proposer ? e->proposer : "", phase, e->what ? e->what : "");
     return;
   }
   if (v->tty) fputs("\r\033[K", stderr);

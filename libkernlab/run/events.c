@@ -5,26 +5,46 @@
 
 #include "run_internal.h"
 
+/* An event with the run's budget and best as they are now. */
+static void event_of(kl_run_event *e, kl_run *r, int iteration,
+                     const char *phase, const char *proposer,
+                     const char *what) {
+  memset(e, 0, sizeof(*e));
+  e->run = r->id;
+  e->iteration = iteration;
+  e->phase = phase;
+  e->proposer = proposer;
+  e->what = what;
+  e->outcome = KL_OUTCOME_BASELINE;
+  e->best_speedup = r->st.best_vs_base.speedup;
+  e->iterations_left = (int)(r->max_iterations - r->st.done);
+  e->wall_s = kl__run_spent_wall_s(r);
+  e->worker_s = r->worker_s;
+  e->usd = r->usd;
+}
+
 void kl__run_emit(kl_run *r, int iteration, const char *phase,
                   const char *proposer, const char *what, kl_outcome o,
                   const char *reason, double speedup) {
   if (!r->o.on_event) return;
   kl_run_event e;
-  memset(&e, 0, sizeof(e));
-  e.run = r->id;
-  e.iteration = iteration;
-  e.phase = phase;
-  e.proposer = proposer;
-  e.what = what;
+  event_of(&e, r, iteration, phase, proposer, what);
   e.outcome = o;
   e.reason = reason;
   e.speedup = speedup;
-  e.best_speedup = r->st.best_vs_base.speedup;
-  e.iterations_left = (int)(r->max_iterations - r->st.done);
-  e.wall_s = kl__run_spent_wall_s(r);
-  e.worker_s = r->worker_s;
-  e.usd = r->usd;
   r->o.on_event(&e, r->o.payload);
+}
+
+/* A bench's phases while an iteration is measured or profiled: the same
+ * event with its step. Called from the local executor's slot threads as
+ * well; the run's state it reads is not written while they run. */
+void kl__run_relay_step(const char *step, void *payload) {
+  kl__run_step *s = payload;
+  if (!s->r->o.on_event) return;
+  kl_run_event e;
+  event_of(&e, s->r, s->iteration, s->phase, s->proposer, s->what);
+  e.step = step;
+  s->r->o.on_event(&e, s->r->o.payload);
 }
 
 /* What happened is kept for the summary (wh_status). */

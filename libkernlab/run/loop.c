@@ -38,6 +38,20 @@ static kl_bench_options bench_options(const kl_run *r, int iteration) {
   return b;
 }
 
+/* Relay the bench's phases of an evaluation to the run's events, as steps
+ * of `phase` (the live view shows them). */
+static void relay_steps(kl_bench_options *o, kl__run_step *s, kl_run *r,
+                        int iteration, const char *phase, const char *proposer,
+                        const char *what) {
+  s->r = r;
+  s->iteration = iteration;
+  s->phase = phase;
+  s->proposer = proposer;
+  s->what = what;
+  o->on_phase = kl__run_relay_step;
+  o->phase_payload = s;
+}
+
 /* Evaluate ev[0..n) through the run's executor (a remote one writes the
  * batch under runs/<id>/batches/<name>). The seconds they took count as
  * worker time. < 0: the executor gave up (the error says why); an
@@ -99,6 +113,8 @@ static int profile_and_diagnose(kl_run *r, const char *dir, int iteration,
   kl__run_emit(r, iteration, "profile", NULL, NULL, KL_OUTCOME_BASELINE, NULL,
                0);
   kl_bench_options b = bench_options(r, iteration + 500000);
+  kl__run_step step;
+  relay_steps(&b, &step, r, iteration, "profile", NULL, NULL);
   b.profile = set;
   b.candidate = source;
   b.candidate_config = (const char *const *)config;
@@ -385,6 +401,8 @@ int kl__run_baseline(kl_run *r) {
   memset(&ev, 0, sizeof(ev));
   ev.o = bench_options(r, 0);
   ev.o.candidate_config = (const char *const *)it.config;
+  kl__run_step step;
+  relay_steps(&ev.o, &step, r, 0, "measure", "baseline", "the case's kernel");
   if ((rc = evaluate(r, &ev, 1, "iter_000")) == 0 && ev.rc < 0)
     rc = eval_error(&ev);
   it.worker_s = ev.seconds;
@@ -520,6 +538,8 @@ static int settle(kl_run *r, iteration *it, kl_report **rep, bool *gave_up) {
   kl__eval ev;
   char cname[32], name[48];
   compare_eval(&ev, r, it, cname, sizeof(cname));
+  kl__run_step step;
+  relay_steps(&ev.o, &step, r, it->n, "measure", it->proposer, it->memo);
   snprintf(name, sizeof(name), "iter_%03d_recheck", it->n);
   kl__run_emit(r, it->n, "measure", it->proposer, it->memo, KL_OUTCOME_BASELINE,
                "against a best accepted in its batch", 0);
@@ -607,11 +627,12 @@ int kl__run_batch(kl_run *r) {
   proposal *ps = kl__calloc(want, sizeof(*ps));
   iteration *its = kl__calloc(want, sizeof(*its));
   kl__eval *evs = kl__calloc(want, sizeof(*evs));
+  kl__run_step *steps = kl__calloc(want, sizeof(*steps));
   size_t *at = kl__calloc(want, sizeof(*at)); /* iteration -> evaluation */
   char(*cnames)[32] = kl__calloc(want, sizeof(*cnames));
   int base = r->st.next_iteration, rc = 0, prc = 0;
   size_t n = 0, nev = 0;
-  if (!ps || !its || !evs || !at || !cnames) {
+  if (!ps || !its || !evs || !steps || !at || !cnames) {
     rc = kl__error_oom();
     goto done;
   }
@@ -643,6 +664,8 @@ int kl__run_batch(kl_run *r) {
     at[k] = SIZE_MAX;
     if (its[k].outcome == KL_OUTCOME_INVALID_REPLY) continue;
     compare_eval(&evs[nev], r, &its[k], cnames[k], sizeof(cnames[k]));
+    relay_steps(&evs[nev].o, &steps[nev], r, its[k].n, "measure",
+                its[k].proposer, its[k].memo);
     kl__run_emit(r, its[k].n, "measure", its[k].proposer, its[k].memo,
                  KL_OUTCOME_BASELINE, NULL, 0);
     at[k] = nev++;
@@ -704,6 +727,7 @@ done:
   kl__free(ps);
   kl__free(its);
   kl__free(evs);
+  kl__free(steps);
   kl__free(at);
   kl__free(cnames);
   return rc;

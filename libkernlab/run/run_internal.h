@@ -101,6 +101,14 @@ void kl__run_source_hash(const char *source, char hex[65]);
 char *kl__run_key(const char *hash, char *const *config);
 
 /* ---- events.c ---- */
+/* Where a bench's phases are relayed to the run's events (an evaluation's
+ * kl_bench_options.phase_payload; it lives as long as the evaluation). */
+typedef struct kl__run_step {
+  kl_run *r;
+  int iteration;
+  const char *phase, *proposer, *what;
+} kl__run_step;
+void kl__run_relay_step(const char *step, void *payload);
 void kl__run_emit(kl_run *r, int iteration, const char *phase,
                   const char *proposer, const char *what, kl_outcome o,
                   const char *reason, double speedup);

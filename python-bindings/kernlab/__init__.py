@@ -141,7 +141,7 @@ class _RunEvent(ctypes.Structure):
                 ("proposer", _s), ("what", _s), ("outcome", _int),
                 ("reason", _s), ("speedup", _dbl), ("best_speedup", _dbl),
                 ("iterations_left", _int), ("wall_s", _dbl),
-                ("worker_s", _dbl), ("usd", _dbl)]
+                ("worker_s", _dbl), ("usd", _dbl), ("step", _s)]
 
 
 _EVENT_FN = ctypes.CFUNCTYPE(None, ctypes.POINTER(_RunEvent), _p)
@@ -668,7 +668,9 @@ class Case(_Handle):
 
         propose(best_source, iteration) -> (source, memo) | None is a
         proposer written in Python (None: nothing left to try); on_event
-        gets a dict per step ("propose", "measure", "profile", "done").
+        gets a dict per step ("propose", "measure", "profile", "done"; while
+        measuring or profiling, "step" names the evaluation's: "build",
+        "worker", "checks", "timing", "profile").
         An exception in either stops the run ("proposer_error") and is
         raised again here once the records are whole."""
         failure = []
@@ -699,7 +701,7 @@ class Case(_Handle):
                           "best_speedup": e.best_speedup,
                           "iterations_left": e.iterations_left,
                           "wall_s": e.wall_s, "worker_s": e.worker_s,
-                          "usd": e.usd})
+                          "usd": e.usd, "step": _str(e.step)})
             except BaseException as ex:  # noqa: BLE001
                 failure.append(ex)
 
