@@ -768,15 +768,20 @@ static int klh_clock_read_all(klh_probe_ring *r, double *mhz, uint64_t max,
 /* ==== kernlab CUDA harness runtime (frozen) ====
  * The plugin ABI of kernlab/plugin.h over device buffers and, in the
  * standalone form, a main() that checks every shape on three seeds and
- * times it with CUDA events. Inputs are generated on the host (the common
- * part above), copied to the device, and kept on the host as pristine
- * copies (to catch a kernel that writes its inputs) and, for inouts, on the
- * device too (restored device-to-device between timing samples).
+ * times it with CUDA events. Inputs are generated on the device by a
+ * counter-based generator (element i of a param is a pure function of the
+ * seed, the param and i, so every placement and process gets the same
+ * values without the host making hundreds of megabytes), outputs poisoned
+ * there too; inouts are kept on the device as prepared (restored
+ * device-to-device between timing samples). The host reads the inputs back
+ * only when it needs them: a host reference, the inputs-unchanged check.
  *
  * Every CUDA call is checked, and the last error after every launch. An
  * error that poisons the context (an illegal address, a trap) cannot be
  * recovered in this process: the runtime prints it and exits, so that
  * kernlab's worker reports CRASHED and starts a clean process. */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <unistd.h> /* _exit */
 
@@ -797,7 +802,10 @@ typedef struct klh_inst {
   void *dbuf[KLH_NPARAMS];      /* device buffers */
   void *dpristine[KLH_NPARAMS]; /* inouts as prepared, outputs as
                                    poisoned, on the device */
-  void *pristine[KLH_NPARAMS];  /* inputs and inouts as prepared, host */
+  void *pristine[KLH_NPARAMS];  /* inputs and inouts as prepared, host:
+                                   read back when first needed */
+  bool host_has[KLH_NPARAMS];   /* pristine[] holds this seed's values */
+  uint64_t seed;                /* of the last prepare */
   void *stage[KLH_NPARAMS];     /* host staging for reads and checks */
   uint64_t bytes[KLH_NPARAMS];
   kl_launch_ctx ctx; /* what a launcher gets */
@@ -994,37 +1002,156 @@ done:
   return 0;
 }
 
-/* Copies go on the instance's own stream, which is then synchronised: a
- * plain cudaMemcpy from pageable memory may return before its DMA lands,
- * and the kernels run on a non-blocking stream that would not wait for it
- * (a GPU test caught kernels reading half-copied inputs). */
+/* ---- inputs made on the device ------------------------------------------
+ * splitmix64's output function over a key and a counter: element i of
+ * param p under seed s is klh_d_bits(klh_fill_key(s, p), i), whichever
+ * thread, placement or process makes it. Normal variates take two
+ * counters each (Box-Muller, the cosine half). */
+static uint64_t klh_fill_key(uint64_t seed, int p) {
+  uint64_t x = seed ^ ((uint64_t)(p + 1) * 0xd1342543de82ef95ull);
+  return klh_splitmix(&x);
+}
+
+__device__ static uint64_t klh_d_bits(uint64_t key, uint64_t i) {
+  uint64_t z = key + (i + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+__device__ static double klh_d_unit(uint64_t key, uint64_t i) { /* [0, 1) */
+  return (double)(klh_d_bits(key, i) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+extern "C" __global__ void klh_fill_inputs(void *buf, uint64_t n, int dtype,
+                                           int kind, double a, double b,
+                                           uint64_t key) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    double v;
+    switch (kind) {
+    case KLH_INIT_NORMAL: {
+      double u1 = 1.0 - klh_d_unit(key, 2 * i); /* (0, 1] */
+      v = a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * klh_d_unit(key, 2 * i + 1));
+      break;
+    }
+    case KLH_INIT_UNIFORM: v = a + (b - a) * klh_d_unit(key, i); break;
+    case KLH_INIT_CONSTANT: v = a; break;
+    case KLH_INIT_ARANGE: v = a + (double)i * b; break;
+    case KLH_INIT_RANDINT:
+      v = a + (double)(klh_d_bits(key, i) % (uint64_t)(b - a + 1));
+      break;
+    default: v = 0; break;
+    }
+    switch (dtype) {
+    case KLH_F64: ((double *)buf)[i] = v; break;
+    case KLH_F32: ((float *)buf)[i] = (float)v; break;
+    case KLH_F16:
+      ((unsigned short *)buf)[i] = __half_as_ushort(__float2half_rn((float)v));
+      break;
+    case KLH_BF16:
+      ((unsigned short *)buf)[i] =
+          __bfloat16_as_ushort(__float2bfloat16_rn((float)v));
+      break;
+    case KLH_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
+    case KLH_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
+    case KLH_I16: ((int16_t *)buf)[i] = (int16_t)v; break;
+    case KLH_I8: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case KLH_U64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
+    case KLH_U32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
+    case KLH_U16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+    default: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    }
+  }
+}
+
+/* The poison pattern (klh_poison_value's, `size` bytes) in n elements. */
+extern "C" __global__ void klh_fill_poison(void *buf, uint64_t n, int size,
+                                           uint64_t pattern) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    switch (size) {
+    case 8: ((uint64_t *)buf)[i] = pattern; break;
+    case 4: ((uint32_t *)buf)[i] = (uint32_t)pattern; break;
+    case 2: ((uint16_t *)buf)[i] = (uint16_t)pattern; break;
+    default: ((uint8_t *)buf)[i] = (uint8_t)pattern; break;
+    }
+}
+
+static unsigned klh_fill_blocks(uint64_t n) {
+  uint64_t b = (n + 255) / 256;
+  return (unsigned)(b < 1 ? 1 : b > 4096 ? 4096 : b);
+}
+
+/* Param q's values under `seed`, made on the device into dst. */
+static int klh_make_inputs(klh_inst *in, int q, void *dst, uint64_t seed) {
+  uint64_t n = (uint64_t)klh_elems[in->shape][q];
+  klh_fill_inputs<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
+      dst, n, klh_dtypes[q], klh_init_kind[q], klh_init_a[q], klh_init_b[q],
+      klh_fill_key(seed, q));
+  KLH_CUDA(in, cudaGetLastError());
+  return 0;
+}
+
+/* Everything on the instance's own stream, which is then synchronised
+ * (the kernels run on a non-blocking stream that would not wait for work
+ * elsewhere). */
 static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
   klh_inst *in = (klh_inst *)p;
   in->poison = poison ? 1 : 0;
+  in->seed = seed;
   for (int q = 0; q < KLH_NPARAMS; q++) {
     if (!klh_is_buffer(q))
       continue;
     uint64_t n = (uint64_t)klh_elems[in->shape][q];
+    in->host_has[q] = false;
     if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
-      klh_poison_fill(klh_dtypes[q], in->poison, in->stage[q], n);
-      KLH_CUDA(in, cudaMemcpyAsync(in->dbuf[q], in->stage[q],
+      unsigned char pat[8] = {0};
+      uint64_t word = 0;
+      klh_poison_value(klh_dtypes[q], in->poison, pat);
+      memcpy(&word, pat, sizeof(word)); /* the first `size` bytes count */
+      klh_fill_poison<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
+          in->dbuf[q], n, (int)klh_dtype_size[klh_dtypes[q]], word);
+      KLH_CUDA(in, cudaGetLastError());
+      KLH_CUDA(in, cudaMemcpyAsync(in->dpristine[q], in->dbuf[q],
                                    (size_t)in->bytes[q],
-                                   cudaMemcpyHostToDevice, in->stream));
-      KLH_CUDA(in, cudaMemcpyAsync(in->dpristine[q], in->stage[q],
-                                   (size_t)in->bytes[q],
-                                   cudaMemcpyHostToDevice, in->stream));
+                                   cudaMemcpyDeviceToDevice, in->stream));
     } else {
-      klh_fill_cached(q, in->shape, in->pristine[q], n, seed);
-      KLH_CUDA(in, cudaMemcpyAsync(in->dbuf[q], in->pristine[q],
-                                   (size_t)in->bytes[q],
-                                   cudaMemcpyHostToDevice, in->stream));
+      if (klh_make_inputs(in, q, in->dbuf[q], seed))
+        return 1;
       if (in->dpristine[q])
-        KLH_CUDA(in, cudaMemcpyAsync(in->dpristine[q], in->pristine[q],
+        KLH_CUDA(in, cudaMemcpyAsync(in->dpristine[q], in->dbuf[q],
                                      (size_t)in->bytes[q],
-                                     cudaMemcpyHostToDevice, in->stream));
+                                     cudaMemcpyDeviceToDevice, in->stream));
     }
   }
   KLH_CUDA(in, cudaStreamSynchronize(in->stream));
+  return 0;
+}
+
+/* The host copy of input or inout q as prepared: the inout's pristine
+ * device copy, or an input made again (a kernel may have written the
+ * buffer since), read back once per prepare. */
+static int klh_host_pristine(klh_inst *in, int q) {
+  if (in->host_has[q])
+    return 0;
+  void *src = in->dpristine[q], *tmp = NULL;
+  if (!src) {
+    KLH_CUDA(in, cudaMalloc(&tmp, (size_t)in->bytes[q]));
+    if (klh_make_inputs(in, q, tmp, in->seed)) {
+      cudaFree(tmp);
+      return 1;
+    }
+    src = tmp;
+  }
+  cudaError_t e = cudaMemcpyAsync(in->pristine[q], src, (size_t)in->bytes[q],
+                                  cudaMemcpyDeviceToHost, in->stream);
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(in->stream);
+  if (tmp)
+    cudaFree(tmp);
+  KLH_CUDA(in, e);
+  in->host_has[q] = true;
   return 0;
 }
 
@@ -1096,6 +1223,8 @@ static int klh_reference(void *p, void *const *want) {
     args[q] = NULL;
     if (!klh_is_buffer(q))
       continue;
+    if (klh_roles[q] != KL_PLUGIN_ROLE_OUTPUT && klh_host_pristine(in, q))
+      return 1;
     if (klh_roles[q] == KL_PLUGIN_ROLE_INPUT) {
       args[q] = in->pristine[q];
     } else if (want[q]) {
@@ -1139,7 +1268,7 @@ static int klh_input_intact(void *p, int32_t q) {
   klh_inst *in = (klh_inst *)p;
   if (q < 0 || q >= KLH_NPARAMS || klh_roles[q] != KL_PLUGIN_ROLE_INPUT)
     return 1;
-  if (klh_read(p, q, in->stage[q], in->bytes[q]))
+  if (klh_read(p, q, in->stage[q], in->bytes[q]) || klh_host_pristine(in, q))
     return 0;
   return memcmp(in->stage[q], in->pristine[q], (size_t)in->bytes[q]) == 0;
 }
