@@ -28,20 +28,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, kl_runner, scratch  # noqa: E402
+from support import (FAILS, check, kl_runner, require_cuda_torch,  # noqa: E402
+                     scratch)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-observe-py-gpu-")
-if (shutil.which("nvidia-smi") is None or
-        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
-    print("skipped: no CUDA device here")
-    sys.exit(77)
-try:
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-except ImportError as e:
-    print("skipped: %s" % e)
-    sys.exit(77)
+require_cuda_torch()
 
 
 kl, kljson = kl_runner(KL, ENV)

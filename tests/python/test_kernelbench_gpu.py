@@ -31,18 +31,10 @@ import time
 KL, SRC = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[3:]
 sys.path.insert(0, os.path.join(SRC, "tests", "run"))
-from support import FAILS, check, fake_llm, scratch  # noqa: E402
+from support import (FAILS, check, fake_llm, require_cuda_torch,  # noqa: E402
+                     scratch)
 
-if (shutil.which("nvidia-smi") is None or
-        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
-    print("skipped: no CUDA device here")
-    sys.exit(77)
-try:
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-except ImportError as e:
-    print("skipped: %s" % e)
-    sys.exit(77)
+require_cuda_torch()
 
 TMP, ENV = scratch(SRC, "kl-kernelbench-gpu-")
 KEY = "sk-fake-kernelbench-gpu-key"

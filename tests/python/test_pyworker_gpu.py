@@ -32,16 +32,10 @@ import sys
 import tempfile
 
 BUILD, SRC, KL = sys.argv[1], sys.argv[2], sys.argv[3]
-if (shutil.which("nvidia-smi") is None or
-        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
-    print("skipped: no CUDA device here")
-    sys.exit(77)
-try:
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-except ImportError as e:
-    print("skipped: %s" % e)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(SRC, "tests", "run"))
+from support import require_cuda_torch  # noqa: E402
+
+require_cuda_torch()
 
 FAILS = []
 

@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 FAILS = []
@@ -86,3 +87,18 @@ def fake_llm(src, tmp, env, script_dir, key):
                 "  prices:\n    fake-model: {input: 1000, output: 1000}\n"
                 % port)
     return srv, port, config
+
+
+def require_cuda_torch():
+    """Exit 77 (ctest's skip) without a CUDA device, torch or triton."""
+    if (shutil.which("nvidia-smi") is None or
+            subprocess.run(["nvidia-smi", "-L"],
+                           capture_output=True).returncode):
+        print("skipped: no CUDA device here")
+        sys.exit(77)
+    try:
+        import torch  # noqa: F401
+        import triton  # noqa: F401
+    except ImportError as e:
+        print("skipped: %s" % e)
+        sys.exit(77)
