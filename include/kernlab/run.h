@@ -65,11 +65,11 @@ typedef struct kl_run_event {
   double best_speedup;          /**< the best so far against the baseline */
   int iterations_left;          /**< of the iteration budget */
   double wall_s, worker_s, usd; /**< spent so far */
-  const char *step;             /**< "measure" and "profile": the step of the
-                                     evaluation running now ("build", "worker",
-                                     "checks", "timing", "profile": kl_bench_phase_fn's
-                                     names), NULL as the phase begins and for a remote
-                                     executor's evaluations */
+  /** "measure" and "profile": the step of the evaluation running now
+   *  ("build", "worker", "checks", "timing", "profile": kl_bench_phase_fn's
+   *  names); NULL as the phase begins and for a remote executor's
+   *  evaluations. */
+  const char *step;
 } kl_run_event;
 typedef void (*kl_run_event_fn)(const kl_run_event *e, void *payload);
 
