@@ -189,30 +189,27 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
     kl__buf_printf(b, "| %d | x%.3f | [%.3f, %.3f] |\n", it->iteration,
                    it->vs_base, it->vb_lo, it->vb_hi);
   }
+  /* a command case: its metrics, in their own units; else the shapes */
   bool metrics = run->nshapes && run->shapes[0].better;
-  if (metrics) { /* a command case: its metrics, in their own units */
-    kl__buf_puts(b, "\n## Per metric\n\n| metric | better | baseline | "
-                    "best | improvement [95%] |\n|---|---|---:|---:|---|\n");
-    for (size_t k = 0; k < run->nshapes; k++) {
-      const rp_shape *s = &run->shapes[k];
-      shape_cells cl;
-      shape_row(&cl, s);
-      kl__buf_printf(b, "| %s | %s | %s | %s | %s |\n", s->name, s->better,
-                     cl.base, cl.best, cl.speedup);
-    }
-  } else {
-    kl__buf_puts(b, "\n## Per shape\n\n| shape | baseline µs | best µs | "
-                    "speedup [95%] | achieved | of roofline | bottleneck "
-                    "before → after |\n|---|---:|---:|---|---|---:|---|\n");
-  }
-  for (size_t k = 0; !metrics && k < run->nshapes; k++) {
+  kl__buf_puts(b, metrics ? "\n## Per metric\n\n| metric | better | "
+                            "baseline | best | improvement [95%] |\n"
+                            "|---|---|---:|---:|---|\n"
+                          : "\n## Per shape\n\n| shape | baseline µs | "
+                            "best µs | speedup [95%] | achieved | of "
+                            "roofline | bottleneck before → after |\n"
+                            "|---|---:|---:|---|---|---:|---|\n");
+  for (size_t k = 0; k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
     shape_cells cl;
     shape_row(&cl, s);
-    kl__buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s → %s |\n", s->name,
-                   cl.base, cl.best, cl.speedup, cl.rate, cl.roof,
-                   s->bottleneck_before ? s->bottleneck_before : "-",
-                   s->bottleneck_after ? s->bottleneck_after : "-");
+    if (metrics)
+      kl__buf_printf(b, "| %s | %s | %s | %s | %s |\n", s->name, s->better,
+                     cl.base, cl.best, cl.speedup);
+    else
+      kl__buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s → %s |\n", s->name,
+                     cl.base, cl.best, cl.speedup, cl.rate, cl.roof,
+                     s->bottleneck_before ? s->bottleneck_before : "-",
+                     s->bottleneck_after ? s->bottleneck_after : "-");
   }
   if (any_parts(run)) {
     kl__buf_puts(b, "\n## Kernels of a launch\n\nA launch that runs "
@@ -602,34 +599,29 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
   if (rc < 0) return rc;
   kl__buf_puts(b, "<h2>Every candidate, by verdict</h2>\n");
   scatter_svg(b, run);
+  /* a command case: its metrics, in their own units; else the shapes */
   bool metrics = run->nshapes && run->shapes[0].better;
-  if (metrics) { /* a command case: its metrics, in their own units */
-    kl__buf_puts(b, "<h2>Per metric</h2>\n<table><tr><th>metric</th><th>"
-                    "better</th><th>baseline</th><th>best</th><th>"
-                    "improvement [95%]</th></tr>\n");
-    for (size_t k = 0; k < run->nshapes; k++) {
-      const rp_shape *s = &run->shapes[k];
-      shape_cells cl;
-      shape_row(&cl, s);
-      kl__buf_puts(b, "<tr><td>");
-      esc(b, s->name);
-      kl__buf_printf(b,
-                     "</td><td>%s</td><td class=\"n\">%s</td><td "
-                     "class=\"n\">%s</td><td>%s</td></tr>\n",
-                     s->better, cl.base, cl.best, cl.speedup);
-    }
-  } else {
-    kl__buf_puts(b, "<h2>Per shape</h2>\n<table><tr><th>shape</th><th>"
-                    "baseline µs</th><th>best µs</th><th>speedup "
-                    "[95%]</th><th>achieved</th><th>of roofline</th>"
-                    "<th>bottleneck before → after</th></tr>\n");
-  }
-  for (size_t k = 0; !metrics && k < run->nshapes; k++) {
+  kl__buf_puts(b, metrics ? "<h2>Per metric</h2>\n<table><tr><th>metric</th>"
+                            "<th>better</th><th>baseline</th><th>best</th>"
+                            "<th>improvement [95%]</th></tr>\n"
+                          : "<h2>Per shape</h2>\n<table><tr><th>shape</th>"
+                            "<th>baseline µs</th><th>best µs</th><th>"
+                            "speedup [95%]</th><th>achieved</th><th>of "
+                            "roofline</th><th>bottleneck before → after"
+                            "</th></tr>\n");
+  for (size_t k = 0; k < run->nshapes; k++) {
     const rp_shape *s = &run->shapes[k];
     shape_cells cl;
     shape_row(&cl, s);
     kl__buf_puts(b, "<tr><td>");
     esc(b, s->name);
+    if (metrics) {
+      kl__buf_printf(b,
+                     "</td><td>%s</td><td class=\"n\">%s</td><td "
+                     "class=\"n\">%s</td><td>%s</td></tr>\n",
+                     s->better, cl.base, cl.best, cl.speedup);
+      continue;
+    }
     kl__buf_printf(b,
                    "</td><td class=\"n\">%s</td><td class=\"n\">%s"
                    "</td><td>%s</td><td>%s</td><td class=\"n\">%s"
