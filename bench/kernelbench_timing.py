@@ -22,7 +22,6 @@ KernelBench's format for kernlab) and its ModelNew candidate:
 usage: kernelbench_timing.py KL OUT_DIR [RKB=10] [RKL=3]
 KL_KB_ONLY=1_relu,5_layer_norm (problem stems) times those problems only.
 """
-import csv
 import glob
 import importlib.util
 import json
@@ -36,6 +35,9 @@ import time
 import torch
 import triton
 import triton.testing
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ncu_csv  # noqa: E402  (bench/ncu_csv.py)
 
 KL, OUT = sys.argv[1], sys.argv[2]
 RKB = int(sys.argv[3]) if len(sys.argv) > 3 else 10
@@ -155,8 +157,6 @@ with torch.no_grad():
         m(*xs)
 torch.cuda.synchronize()
 """
-UNIT_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0,
-           "ms": 1e3, "msecond": 1e3}
 
 
 def ncu_time(problem, cand, kernel):
@@ -168,17 +168,12 @@ def ncu_time(problem, cand, kernel):
                         "gpu__time_duration.sum", "-k", "regex:^%s$" % kernel,
                         "--csv", sys.executable, script, problem, cand, "6"],
                        capture_output=True, text=True, timeout=300)
-    rows = list(csv.reader(p.stdout.splitlines()))
-    try:
-        h = next(i for i, r in enumerate(rows) if "Metric Value" in r)
-    except StopIteration:
+    vals = [x["gpu__time_duration.sum"] for x in ncu_csv.launches(p.stdout)
+            if "gpu__time_duration.sum" in x]
+    if not vals:
         return {"error": (p.stdout + p.stderr)[-300:]}
-    head = rows[h]
-    vi, ui = head.index("Metric Value"), head.index("Metric Unit")
-    vals = [float(r[vi].replace(",", "")) * UNIT_US[r[ui].strip()]
-            for r in rows[h + 1:] if len(r) == len(head)]
     return {"kernel": kernel, "median_us": statistics.median(vals),
-            "launches": len(vals)} if vals else {"error": "no launches"}
+            "launches": len(vals)}
 
 
 def main():

@@ -28,15 +28,13 @@ observed=$(wall "$BUILD/bin/kl" observe -o "$APP/obs.json" --kernel scale_add --
 echo "wall: program alone ${plain}s, under kl observe ${observed}s (x$(python3 -c "print('%.2f' % ($observed / $plain))"))"
 "$BUILD/bin/kl" observe -o "$OUT/observe_app.json" --kernel scale_add -- "$APP/app" >"$OUT/observe_app.txt"
 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:'^scale_add' --csv "$APP/app" 2>/dev/null >"$APP/ncu.csv"
-python3 - "$OUT/observe_app.json" "$APP/ncu.csv" <<'PY'
-import csv, json, statistics, sys
+python3 - "$OUT/observe_app.json" "$APP/ncu.csv" "$SRC/bench" <<'PY'
+import json, statistics, sys
+sys.path.insert(0, sys.argv[3])
+import ncu_csv
 obs = json.load(open(sys.argv[1]))
 ours = [l["duration_ns"] / 1000 for l in obs["launches"]]
-rows = list(csv.reader(open(sys.argv[2])))
-h = next(i for i, r in enumerate(rows) if "Metric Value" in r)
-vi, ui = rows[h].index("Metric Value"), rows[h].index("Metric Unit")
-scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3}
-ncu = [float(r[vi].replace(",", "")) * scale.get(r[ui], 1) for r in rows[h + 1:] if len(r) > vi]
+ncu = [x["gpu__time_duration.sum"] for x in ncu_csv.launches(open(sys.argv[2]).read())]
 print("launches: kl observe %d, ncu %d" % (len(ours), len(ncu)))
 if len(ours) == len(ncu):
     # per configuration (the program launches them in blocks)

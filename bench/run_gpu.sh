@@ -33,18 +33,10 @@ for skip in 6 31; do
   ncu --clock-control none --metrics gpu__time_duration.sum -k regex:'^copy$' \
       --launch-skip $skip --launch-count 10 --csv /tmp/kl-copy 2>/dev/null \
     | python3 -c '
-import csv, statistics, sys, json
-rows = list(csv.reader(sys.stdin))
-# the harness prints JSON lines too: start at the header row of ncu
-h = next(i for i, r in enumerate(rows) if "Metric Value" in r)
-head = rows[h]; vi = head.index("Metric Value"); ui = head.index("Metric Unit")
-vals = []
-for r in rows[h + 1:]:
-    if len(r) != len(head):
-        continue
-    v = float(r[vi].replace(",", "")); u = r[ui]
-    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
-    vals.append(v * scale[u.strip()])
+import json, statistics, sys
+sys.path.insert(0, sys.argv[2])
+import ncu_csv  # the harness prints JSON lines too: ncu_csv starts at its header
+vals = [x["gpu__time_duration.sum"] for x in ncu_csv.launches(sys.stdin.read())]
 print(json.dumps({"anchor": "ncu_gpu_time_duration", "skip": int(sys.argv[1]), "median_us": statistics.median(vals), "launches": len(vals)}))
-' $skip
+' $skip "$SRC/bench"
 done | tee -a "$OUT/anchors.jsonl"

@@ -3,37 +3,22 @@
 own wall (CUDA events), and ncu's reading of the kernel after it (median
 duration, DRAM bytes read and written) beside ncu's own cache control.
 usage: flush_table.py N ROUNDS COST_TXT NCU_CSV ANCHOR_CSV"""
-import csv
 import json
+import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ncu_csv  # noqa: E402  (bench/ncu_csv.py)
+
 N, ROUNDS = int(sys.argv[1]), int(sys.argv[2])
 COST, NCU, ANCHOR = sys.argv[3], sys.argv[4], sys.argv[5]
-SCALE = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0,
-         "ms": 1e3, "msecond": 1e3, "byte": 1e-6, "Kbyte": 1e-3,
-         "Mbyte": 1.0, "Gbyte": 1e3, "KB": 1e-3, "MB": 1.0, "GB": 1e3}
 
 
 def launches(path):
     """[{metric: value in us or MB}] per profiled launch, in launch order."""
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    try:
-        h = next(i for i, r in enumerate(rows) if "Metric Value" in r)
-    except StopIteration:
-        return []
-    head = rows[h]
-    at = {k: head.index(k) for k in ("ID", "Metric Name", "Metric Unit",
-                                      "Metric Value")}
-    by_id = {}
-    for r in rows[h + 1:]:
-        if len(r) != len(head):
-            continue
-        v = float(r[at["Metric Value"]].replace(",", ""))
-        v *= SCALE.get(r[at["Metric Unit"]].strip(), 1.0)
-        by_id.setdefault(int(r[at["ID"]]), {})[r[at["Metric Name"]]] = v
-    return [by_id[k] for k in sorted(by_id)]
+    with open(path) as f:
+        return ncu_csv.launches(f.read())
 
 
 def med(rows, name):
