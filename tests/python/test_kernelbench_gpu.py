@@ -59,7 +59,7 @@ def forward(x):
 '''
 
 
-def kl(what, *args, env=None):
+def kl(*args, env=None):
     """(exit status, the --json document or {}, stderr, wall seconds)."""
     t0 = time.time()
     p = subprocess.run([KL] + list(args) + ["--json"], capture_output=True,
@@ -113,7 +113,7 @@ for name, case, cand, wrong, kb in cases():
     print("== %s (%s)" % (name, os.path.basename(cand)), flush=True)
     row = {"case": name, "candidate": os.path.basename(cand)}
 
-    rc, r, err, row["bench_s"] = kl("bench", "bench", case)
+    rc, r, err, row["bench_s"] = kl("bench", case)
     sh = first_shape(r)
     check(rc == 0 and r.get("verdict") == "OK" and sh.get("correct") and
           (sh.get("median_us") or 0) > 0,
@@ -121,7 +121,7 @@ for name, case, cand, wrong, kb in cases():
           % (name, json.dumps(r)[:300], err[-800:]))
     row["baseline_us"] = sh.get("median_us")
 
-    rc, r, err, row["compare_s"] = kl("compare", "compare", case,
+    rc, r, err, row["compare_s"] = kl("compare", case,
                                       "--candidate", cand)
     sh = first_shape(r)
     check(rc == 0 and r.get("verdict") == "OK" and sh.get("correct") and
@@ -131,7 +131,7 @@ for name, case, cand, wrong, kb in cases():
     row["speedup"], row["ci"] = sh.get("speedup"), sh.get("speedup_ci")
     row["decision"] = sh.get("decision")
 
-    rc, r, err, row["profile_s"] = kl("profile", "profile", case)
+    rc, r, err, row["profile_s"] = kl("profile", case)
     prof = first_shape(r).get("profile") or {}
     parts = prof.get("parts") or []
     ranges = parts or [prof]
@@ -141,7 +141,7 @@ for name, case, cand, wrong, kb in cases():
           % (name, json.dumps(prof)[:300], err[-800:]))
     row["kernels"] = [x.get("name") for x in parts] or [prof.get("name")]
 
-    rc, r, err, row["rules_s"] = kl("rules", "rules", case)
+    rc, r, err, row["rules_s"] = kl("rules", case)
     d = r if "fired" in r else first_shape(r)
     verdict = d.get("verdict")
     check(rc == 0 and verdict and isinstance(d.get("fired"), list),
@@ -165,7 +165,7 @@ for name, case, cand, wrong, kb in cases():
                                  script, KEY)
     lenv = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY=KEY)
     try:
-        rc, s, err, row["run_s"] = kl("run", "run", case, "--iterations",
+        rc, s, err, row["run_s"] = kl("run", case, "--iterations",
                                       "2", "--patience", "5", "--profile",
                                       "quick", env=lenv)
     finally:
