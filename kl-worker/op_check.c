@@ -1,7 +1,12 @@
 /* {"op":"check"}: the candidate against the oracle on fresh seeds, with
  * poisoned outputs (a second pattern re-checks an element equal to the
  * first), inputs that must stay intact, and outputs that must be final
- * once launch and sync returned (work after return). */
+ * once launch and sync returned (work after return).
+ *
+ * Per seed the candidate runs first and the oracle after it, so that no
+ * candidate code runs while the oracle's outputs wait on the device for
+ * the comparison (check.c); device plugins compare, snapshot and check
+ * inputs on the device, without reading a buffer back. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <json-c/json.h>
@@ -14,23 +19,25 @@
 
 #include "worker_internal.h"
 
-/* Launch the candidate on inputs of `seed` with poison pattern `poison` and
- * compare every output with want. -2 when the candidate's launch or sync
- * failed (its own doing: a bad geometry, a launcher breaking the launch
- * contract), -1 when preparing did. */
-static int run_and_compare(const kl_plugin *pl, void *inst, uint64_t seed,
-                           int poison, void **want, klw_tally *t) {
+/* Launch the candidate on inputs of `seed` with poison pattern `poison`;
+ * *launch_us is the wall time of launch and sync. -2 when the candidate's
+ * launch or sync failed (its own doing: a bad geometry, a launcher breaking
+ * the launch contract), -1 when preparing did. */
+static int run_candidate(const kl_plugin *pl, void *inst, uint64_t seed,
+                         int poison, double *launch_us, klw_tally *t) {
   memset(t, 0, sizeof(*t));
   if (pl->prepare(inst, seed, poison)) {
     snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
     return -1;
   }
+  double t0 = klw_now_us();
   if (klw_launch(pl, inst) || pl->sync(inst)) {
     snprintf(t->detail, sizeof(t->detail), "launch failed: %s",
              klw_launch_error(pl, inst));
     return -2;
   }
-  return klw_compare_outputs(pl, inst, want, t);
+  *launch_us = klw_now_us() - t0;
+  return 0;
 }
 
 /* ---- work after return ----------------------------------------------------
@@ -60,17 +67,25 @@ static int busy_threads(void) {
   return busy;
 }
 
-/* The outputs must be final once launch and sync have returned: read them,
- * wait a while (twice the launch, 2 ms to 100 ms), read them again. Bytes
- * that changed were written by work the call did not wait for (a thread it
- * left running, a stream nobody synchronised), which no timer of the call
- * sees. Host plugins also may not leave threads running. Adds to
- * *late_bytes and *threads. */
+/* The outputs must be final once launch and sync have returned: copy them,
+ * wait a while (twice the launch, 2 ms to 100 ms), compare. Bytes that
+ * changed were written by work the call did not wait for (a thread it left
+ * running, a stream nobody synchronised), which no timer of the call sees.
+ * Device plugins keep the copy on the device (snapshot, changed_bytes);
+ * others are read back. Host plugins also may not leave threads running.
+ * Adds to *late_bytes and *threads. */
 static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
                          uint64_t *late_bytes, int *threads) {
   void *before[256] = {0};
+  bool snapped[256] = {0};
+  bool device = KLW_ENTRY(pl, snapshot) && KLW_ENTRY(pl, changed_bytes) &&
+                !klw_host_checks();
   for (int p = 0; p < pl->nparams; p++) {
     if (!klw_is_checked(pl, p)) continue;
+    if (device) {
+      snapped[p] = pl->snapshot(inst, p) == 0;
+      continue;
+    }
     uint64_t bytes = pl->buffer_bytes(inst, p);
     if ((before[p] = malloc(bytes ? (size_t)bytes : 1)))
       pl->read(inst, p, before[p], bytes);
@@ -81,6 +96,8 @@ static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
   nanosleep(&ts, NULL);
   if (strcmp(pl->backend, "host") == 0) *threads += busy_threads();
   for (int p = 0; p < pl->nparams; p++) {
+    uint64_t n = 0;
+    if (snapped[p] && pl->changed_bytes(inst, p, &n) == 0) *late_bytes += n;
     if (!before[p]) continue;
     uint64_t bytes = pl->buffer_bytes(inst, p);
     unsigned char *after = malloc(bytes ? (size_t)bytes : 1);
@@ -90,6 +107,15 @@ static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
     free(after);
     free(before[p]);
   }
+}
+
+static json_object *seed_result(uint64_t seed, bool correct,
+                                const char *detail) {
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, "seed", json_object_new_int64((int64_t)seed));
+  json_object_object_add(r, "correct", json_object_new_boolean(correct));
+  json_object_object_add(r, "detail", json_object_new_string(detail));
+  return r;
 }
 
 void klw_op_check(json_object *req) {
@@ -107,79 +133,45 @@ void klw_op_check(json_object *req) {
     klw_reply_error("check: oracle and candidate have different signatures");
     return;
   }
-  void *inst = NULL, *oinst = NULL;
-  void *want[256] = {0};
+  void *inst = NULL;
+  klw_want want = {.orc = orc};
+  json_object *results = NULL;
+  char err[256];
   if (pl->nparams > 256 || pl->create(&inst, shape)) {
     klw_reply_error("check: create: %s", pl->last_error(NULL));
     return;
   }
-  if (orc && orc->create(&oinst, shape)) {
+  if (orc && orc->create(&want.oinst, shape)) {
     klw_reply_error("check: create oracle: %s", orc->last_error(NULL));
     klw_destroy(pl, inst);
     return;
   }
-  for (int p = 0; p < pl->nparams; p++) {
-    if (!klw_is_checked(pl, p)) continue;
-    uint64_t bytes = pl->buffer_bytes(inst, p);
-    if (orc && orc->buffer_bytes(oinst, p) != bytes) {
+  for (int p = 0; orc && p < pl->nparams; p++)
+    if (klw_is_checked(pl, p) &&
+        orc->buffer_bytes(want.oinst, p) != pl->buffer_bytes(inst, p)) {
       klw_reply_error("check: oracle's %s has another size",
                       pl->param_names[p]);
       goto done;
     }
-    if (!(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
-      klw_reply_error("check: out of memory");
-      goto done;
-    }
-  }
-  json_object *results = json_object_new_array();
+  results = json_object_new_array();
   size_t nseeds = json_object_array_length(seeds);
   for (size_t i = 0; i < nseeds; i++) {
     uint64_t seed =
         (uint64_t)json_object_get_int64(json_object_array_get_idx(seeds, i));
-    /* the oracle's outputs on the same inputs */
-    if (orc) {
-      if (orc->prepare(oinst, seed, 0) || orc->launch(oinst) ||
-          orc->sync(oinst)) {
-        json_object_put(results);
-        klw_reply_error("check: oracle failed: %s", orc->last_error(oinst));
-        goto done;
-      }
-      for (int p = 0; p < pl->nparams; p++)
-        if (want[p]) orc->read(oinst, p, want[p], orc->buffer_bytes(oinst, p));
-    } else {
-      pl->prepare(inst, seed, 0);
-      int rc = pl->reference(inst, want);
-      if (rc == KL_PLUGIN_NO_REFERENCE) {
-        json_object_put(results);
-        klw_reply_error("check: the case's oracle is the baseline: load it and "
-                        "pass it as the oracle");
-        goto done;
-      }
-      if (rc) {
-        json_object_put(results);
-        klw_reply_error("check: reference failed: %s", pl->last_error(inst));
-        goto done;
-      }
-    }
     klw_tally t, t2;
-    double t0 = klw_now_us();
-    int ran = run_and_compare(pl, inst, seed, 0, want, &t);
+    double launch_us = 0;
+    int ran = run_candidate(pl, inst, seed, 0, &launch_us, &t);
     if (ran == -2) { /* the candidate's verdict, not the worker's error */
-      json_object *r = json_object_new_object();
-      json_object_object_add(r, "seed", json_object_new_int64((int64_t)seed));
-      json_object_object_add(r, "correct", json_object_new_boolean(0));
-      json_object_object_add(r, "detail", json_object_new_string(t.detail));
-      json_object_array_add(results, r);
+      json_object_array_add(results, seed_result(seed, false, t.detail));
       continue;
     }
     if (ran) {
-      json_object_put(results);
       klw_reply_error("check: %s", t.detail);
       goto done;
     }
     uint64_t late_bytes = 0;
     int threads = 0;
-    settle_check(pl, inst, klw_now_us() - t0, &late_bytes, &threads);
+    settle_check(pl, inst, launch_us, &late_bytes, &threads);
     uint64_t inputs_written = 0;
     char input_detail[160] = "";
     for (int p = 0; p < pl->nparams; p++)
@@ -190,16 +182,23 @@ void klw_op_check(json_object *req) {
                    "%s: input written by the kernel", pl->param_names[p]);
         inputs_written++;
       }
+    /* the oracle's outputs on the same inputs, made after the candidate ran */
+    int rc = klw_want_compute(&want, pl, inst, seed, err, sizeof(err));
+    if (rc || klw_compare_outputs(pl, inst, &want, &t) < 0) {
+      klw_reply_error("check: %s", rc ? err : t.detail);
+      goto done;
+    }
     /* An element equal to the first poison pattern may be a real result:
-     * run once more with the second pattern and keep the smaller count. */
-    if (t.unwritten > 0 && run_and_compare(pl, inst, seed, 1, want, &t2) == 0 &&
+     * run once more with the second pattern (the oracle again after it)
+     * and keep the smaller count. */
+    if (t.unwritten > 0 &&
+        run_candidate(pl, inst, seed, 1, &launch_us, &t2) == 0 &&
+        klw_want_compute(&want, pl, inst, seed, err, sizeof(err)) == 0 &&
+        klw_compare_outputs(pl, inst, &want, &t2) == 0 &&
         t2.unwritten < t.unwritten)
       t = t2;
-    json_object *r = json_object_new_object();
-    json_object_object_add(r, "seed", json_object_new_int64((int64_t)seed));
-    json_object_object_add(
-        r, "correct",
-        json_object_new_boolean(!t.mismatches && !inputs_written));
+    json_object *r = seed_result(seed, !t.mismatches && !inputs_written,
+                                 t.detail[0] ? t.detail : input_detail);
     json_object_object_add(r, "mismatches",
                            json_object_new_int64((int64_t)t.mismatches));
     json_object_object_add(r, "unwritten",
@@ -213,18 +212,16 @@ void klw_op_check(json_object *req) {
     json_object_object_add(r, "late_bytes",
                            json_object_new_int64((int64_t)late_bytes));
     json_object_object_add(r, "busy_threads", json_object_new_int(threads));
-    json_object_object_add(
-        r, "detail",
-        json_object_new_string(t.detail[0] ? t.detail : input_detail));
     json_object_array_add(results, r);
   }
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));
   json_object_object_add(o, "results", results);
+  results = NULL;
   klw_reply(o);
 done:
-  for (int p = 0; p < pl->nparams; p++)
-    free(want[p]);
+  json_object_put(results);
+  klw_want_release(&want, pl);
   klw_destroy(pl, inst);
-  if (orc) orc->destroy(oinst);
+  if (orc) orc->destroy(want.oinst);
 }

@@ -16,35 +16,18 @@
  * 0, or -1 with t->detail when the comparison itself could not run. */
 static int verify_timed(const kl_plugin *pl, void *inst, int shape,
                         const kl_plugin *orc, uint64_t seed, klw_tally *t) {
-  void *want[256] = {0}, *oinst = NULL;
+  klw_want want = {.orc = orc};
   int rc = -1;
-  if (pl->nparams > 256) {
-    snprintf(t->detail, sizeof(t->detail), "too many params");
+  if (orc && orc->create(&want.oinst, shape)) {
+    snprintf(t->detail, sizeof(t->detail), "oracle: %s", orc->last_error(NULL));
     return -1;
   }
-  for (int p = 0; p < pl->nparams; p++) {
-    uint64_t bytes = pl->buffer_bytes(inst, p);
-    if (klw_is_checked(pl, p) &&
-        !(want[p] = malloc(bytes ? (size_t)bytes : 1))) {
-      snprintf(t->detail, sizeof(t->detail), "out of memory");
-      goto done;
-    }
-  }
-  if (orc) {
-    if (orc->create(&oinst, shape) || orc->prepare(oinst, seed, 0) ||
-        orc->launch(oinst) || orc->sync(oinst)) {
-      snprintf(t->detail, sizeof(t->detail), "oracle: %s",
-               orc->last_error(oinst));
-      goto done;
-    }
-    for (int p = 0; p < pl->nparams; p++)
-      if (want[p]) orc->read(oinst, p, want[p], pl->buffer_bytes(inst, p));
-  } else if (pl->reference(inst, want)) {
-    snprintf(t->detail, sizeof(t->detail), "reference: %s",
-             pl->last_error(inst));
+  char err[sizeof(t->detail)];
+  if (klw_want_compute(&want, pl, inst, seed, err, sizeof(err))) {
+    snprintf(t->detail, sizeof(t->detail), "%s", err);
     goto done;
   }
-  if (klw_compare_outputs(pl, inst, want, t) < 0) goto done;
+  if (klw_compare_outputs(pl, inst, &want, t) < 0) goto done;
   if (t->mismatches) {
     char first[sizeof(t->detail)];
     snprintf(first, sizeof(first), "%s", t->detail);
@@ -55,9 +38,8 @@ static int verify_timed(const kl_plugin *pl, void *inst, int shape,
   }
   rc = 0;
 done:
-  for (int p = 0; p < pl->nparams; p++)
-    free(want[p]);
-  if (oinst) orc->destroy(oinst);
+  klw_want_release(&want, pl);
+  if (want.oinst) orc->destroy(want.oinst);
   return rc;
 }
 

@@ -88,12 +88,43 @@ typedef struct klw_tally {
   char detail[160];
 } klw_tally;
 
+/* A plugin's entry `member`, or NULL when the plugin's struct_size does not
+ * cover it (built against an older plugin.h) or it has none. */
+#define KLW_ENTRY(pl, member)                                                  \
+  ((pl)->struct_size >= offsetof(kl_plugin, member) + sizeof((pl)->member)     \
+       ? (pl)->member                                                          \
+       : NULL)
+
+/* KERNLAB_HOST_CHECKS is set (not "0"): compare and snapshot on the host
+ * even where the device could. */
+bool klw_host_checks(void);
+
 /* Is parameter p one the check compares (an output or in-out)? */
 bool klw_is_checked(const kl_plugin *pl, int p);
-/* Compare every output `inst` holds with want[], adding to *t (the first
+
+/* The oracle's outputs for one seed: another plugin's instance run on the
+ * same inputs, whose outputs stay on the device when both plugins compare
+ * there (KLW_ENTRY check_device, device_buffer), else read back into
+ * host[]; or, without an oracle plugin, the candidate's own host
+ * reference in host[]. One per request, its host buffers made on first
+ * need and kept for every seed. */
+typedef struct klw_want {
+  const kl_plugin *orc;
+  void *oinst;
+  bool on_device; /* the last klw_want_compute left them there */
+  void *host[256];
+} klw_want;
+
+/* Run the oracle (orc/oinst of w, or pl's reference on inst, which was
+ * prepared with seed) on seed's inputs. 0; KL_PLUGIN_NO_REFERENCE when pl
+ * has no reference and w no oracle; -1 with err on failure. */
+int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
+                     uint64_t seed, char *err, size_t errlen);
+void klw_want_release(klw_want *w, const kl_plugin *pl);
+/* Compare every output `inst` holds with w's, adding to *t (the first
  * problem goes to t->detail). 0, or -1 with t->detail when a comparison
  * could not run. */
-int klw_compare_outputs(const kl_plugin *pl, void *inst, void *const *want,
+int klw_compare_outputs(const kl_plugin *pl, void *inst, const klw_want *w,
                         klw_tally *t);
 /* {"op":"check",...}: fresh seeds, poisoned outputs, inputs intact, work
  * after return. */

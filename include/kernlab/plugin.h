@@ -179,6 +179,21 @@ typedef struct kl_plugin {
    *  and the configurations their autotuners chose. May be NULL; added
    *  after kernel_info: read it only when struct_size covers it. */
   const char *(*notes)(void);
+  /* Checks on the device, added after notes: read them only when
+   * struct_size covers them; NULL where the plugin has none (the worker
+   * then reads buffers back and compares on the host). All synchronous. */
+  /** Param p's buffer as a device address of the plugin's context (the
+   *  device's primary context, which every plugin of a process shares),
+   *  NULL for a scalar. */
+  void *(*device_buffer)(void *inst, int32_t p);
+  /** check() with `want` a device address of the same context (another
+   *  instance's device_buffer), compared on the device. */
+  int (*check_device)(void *inst, int32_t p, const void *want,
+                      kl_plugin_check *result);
+  /** Keep a copy of param p's buffer as it is now, for changed_bytes. */
+  int (*snapshot)(void *inst, int32_t p);
+  /** *n = the bytes of param p's buffer that differ from its snapshot. */
+  int (*changed_bytes)(void *inst, int32_t p, uint64_t *n);
 } kl_plugin;
 
 /** The plugin's one exported function. */

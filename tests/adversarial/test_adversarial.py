@@ -8,7 +8,9 @@ cuda (label gpu, exit 77 without a device): vector_add and reduce_sum_f32.
 A CUDA candidate is a kernel the harness launches on its stream; a sample
 spans every kernel on every stream and sync waits for the device, so work
 on another stream is timed and waited for (docs/integrity.md); the host
-suite's other_thread stands for work left running after return.
+suite's other_thread stands for work left running after return, and
+late_thread.cu is a launcher whose thread goes on launching into its
+output (caught on the device: snapshot, pause, changed bytes).
 Every candidate goes through `kl compare --json`, the path the loop takes
 before it accepts anything; a CHEAT or INCORRECT verdict there means the
 loop records it as such and keeps the best it had."""
@@ -229,6 +231,8 @@ def cuda_suite():
     expect(va, os.path.join(gpu_cands, "vector_add_writes_input.cu"),
            "INCORRECT", None, r"wrote its input")
     expect(va, c("nan_output.cu"), "INCORRECT", None, r"NaN")
+    expect(va, c("late_thread.cu"), "CHEAT", "work_after_return",
+           r"work went on after the launch returned", "--shape", "1M")
     honest(va, os.path.join(gpu_cands, "vector_add_float4.cu"))
     honest(rs, c("reduce_honest.cu"))
 

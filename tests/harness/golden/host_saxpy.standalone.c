@@ -191,6 +191,21 @@ typedef struct kl_plugin {
    *  and the configurations their autotuners chose. May be NULL; added
    *  after kernel_info: read it only when struct_size covers it. */
   const char *(*notes)(void);
+  /* Checks on the device, added after notes: read them only when
+   * struct_size covers them; NULL where the plugin has none (the worker
+   * then reads buffers back and compares on the host). All synchronous. */
+  /** Param p's buffer as a device address of the plugin's context (the
+   *  device's primary context, which every plugin of a process shares),
+   *  NULL for a scalar. */
+  void *(*device_buffer)(void *inst, int32_t p);
+  /** check() with `want` a device address of the same context (another
+   *  instance's device_buffer), compared on the device. */
+  int (*check_device)(void *inst, int32_t p, const void *want,
+                      kl_plugin_check *result);
+  /** Keep a copy of param p's buffer as it is now, for changed_bytes. */
+  int (*snapshot)(void *inst, int32_t p);
+  /** *n = the bytes of param p's buffer that differ from its snapshot. */
+  int (*changed_bytes)(void *inst, int32_t p, uint64_t *n);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -444,19 +459,29 @@ static void klh_set(int dtype, void *buf, uint64_t i, double v) {
 
 /* Poison: a NaN with a payload no arithmetic produces (floats), or a byte
  * pattern (integers). Two patterns, so that an integer result that happens
- * to equal one of them is told apart from an unwritten element. */
+ * to equal one of them is told apart from an unwritten element. Pattern 0
+ * is one byte repeated (all ones for floats: a negative NaN with a full
+ * payload, where GPUs make 0x7fffffff and x86 0xffc00000), so restoring it
+ * between timed samples is a memset: written, nothing read. */
+static int klh_poison_byte(int dtype) { /* pattern 0's byte */
+  return dtype <= KLH_BF16 ? 0xff : 0xa5;
+}
+
 static void klh_poison_value(int dtype, int which, unsigned char *out) {
-  static const uint64_t f64[2] = {0x7ff4a5a5a5a5a5a5ull, 0x7ff45a5a5a5a5a5aull};
-  static const uint32_t f32[2] = {0x7fa5a5a5u, 0x7fda5a5au};
-  static const uint16_t f16[2] = {0x7da5u, 0x7e5au};
-  static const uint16_t bf16[2] = {0x7fa5u, 0x7fdau};
+  static const uint64_t f64 = 0x7ff45a5a5a5a5a5aull;
+  static const uint32_t f32 = 0x7fda5a5au;
+  static const uint16_t f16 = 0x7e5au, bf16 = 0x7fdau;
   size_t n = klh_dtype_size[dtype];
+  if (which == 0) {
+    memset(out, klh_poison_byte(dtype), n);
+    return;
+  }
   switch (dtype) {
-  case KLH_F64: memcpy(out, &f64[which], 8); break;
-  case KLH_F32: memcpy(out, &f32[which], 4); break;
-  case KLH_F16: memcpy(out, &f16[which], 2); break;
-  case KLH_BF16: memcpy(out, &bf16[which], 2); break;
-  default: memset(out, which ? 0x5a : 0xa5, n); break;
+  case KLH_F64: memcpy(out, &f64, 8); break;
+  case KLH_F32: memcpy(out, &f32, 4); break;
+  case KLH_F16: memcpy(out, &f16, 2); break;
+  case KLH_BF16: memcpy(out, &bf16, 2); break;
+  default: memset(out, 0x5a, n); break;
   }
 }
 
@@ -565,6 +590,10 @@ static void klh_fill_cached(int p, int32_t shape, void *buf, uint64_t n,
 static void klh_poison_fill(int dt, int poison, void *buf, uint64_t n) {
   unsigned char pat[8];
   size_t sz = klh_dtype_size[dt];
+  if (poison == 0) {
+    memset(buf, klh_poison_byte(dt), (size_t)(n * sz));
+    return;
+  }
   klh_poison_value(dt, poison, pat);
   for (uint64_t i = 0; i < n; i++)
     memcpy((unsigned char *)buf + i * sz, pat, sz);
@@ -824,6 +853,7 @@ static const kl_plugin klh_plugin = {
     klh_read, klh_check, klh_input_intact, klh_destroy, klh_last_error,
     NULL, NULL, NULL, NULL, NULL, NULL, /* no device */
     NULL,                               /* notes */
+    NULL, NULL, NULL, NULL, /* checks on the device: the host's own */
 };
 
 KLH_EXPORT const kl_plugin *kl_plugin_v1(void);

@@ -194,6 +194,21 @@ typedef struct kl_plugin {
    *  and the configurations their autotuners chose. May be NULL; added
    *  after kernel_info: read it only when struct_size covers it. */
   const char *(*notes)(void);
+  /* Checks on the device, added after notes: read them only when
+   * struct_size covers them; NULL where the plugin has none (the worker
+   * then reads buffers back and compares on the host). All synchronous. */
+  /** Param p's buffer as a device address of the plugin's context (the
+   *  device's primary context, which every plugin of a process shares),
+   *  NULL for a scalar. */
+  void *(*device_buffer)(void *inst, int32_t p);
+  /** check() with `want` a device address of the same context (another
+   *  instance's device_buffer), compared on the device. */
+  int (*check_device)(void *inst, int32_t p, const void *want,
+                      kl_plugin_check *result);
+  /** Keep a copy of param p's buffer as it is now, for changed_bytes. */
+  int (*snapshot)(void *inst, int32_t p);
+  /** *n = the bytes of param p's buffer that differ from its snapshot. */
+  int (*changed_bytes)(void *inst, int32_t p, uint64_t *n);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -508,19 +523,29 @@ static void klh_set(int dtype, void *buf, uint64_t i, double v) {
 
 /* Poison: a NaN with a payload no arithmetic produces (floats), or a byte
  * pattern (integers). Two patterns, so that an integer result that happens
- * to equal one of them is told apart from an unwritten element. */
+ * to equal one of them is told apart from an unwritten element. Pattern 0
+ * is one byte repeated (all ones for floats: a negative NaN with a full
+ * payload, where GPUs make 0x7fffffff and x86 0xffc00000), so restoring it
+ * between timed samples is a memset: written, nothing read. */
+static int klh_poison_byte(int dtype) { /* pattern 0's byte */
+  return dtype <= KLH_BF16 ? 0xff : 0xa5;
+}
+
 static void klh_poison_value(int dtype, int which, unsigned char *out) {
-  static const uint64_t f64[2] = {0x7ff4a5a5a5a5a5a5ull, 0x7ff45a5a5a5a5a5aull};
-  static const uint32_t f32[2] = {0x7fa5a5a5u, 0x7fda5a5au};
-  static const uint16_t f16[2] = {0x7da5u, 0x7e5au};
-  static const uint16_t bf16[2] = {0x7fa5u, 0x7fdau};
+  static const uint64_t f64 = 0x7ff45a5a5a5a5a5aull;
+  static const uint32_t f32 = 0x7fda5a5au;
+  static const uint16_t f16 = 0x7e5au, bf16 = 0x7fdau;
   size_t n = klh_dtype_size[dtype];
+  if (which == 0) {
+    memset(out, klh_poison_byte(dtype), n);
+    return;
+  }
   switch (dtype) {
-  case KLH_F64: memcpy(out, &f64[which], 8); break;
-  case KLH_F32: memcpy(out, &f32[which], 4); break;
-  case KLH_F16: memcpy(out, &f16[which], 2); break;
-  case KLH_BF16: memcpy(out, &bf16[which], 2); break;
-  default: memset(out, which ? 0x5a : 0xa5, n); break;
+  case KLH_F64: memcpy(out, &f64, 8); break;
+  case KLH_F32: memcpy(out, &f32, 4); break;
+  case KLH_F16: memcpy(out, &f16, 2); break;
+  case KLH_BF16: memcpy(out, &bf16, 2); break;
+  default: memset(out, 0x5a, n); break;
   }
 }
 
@@ -629,6 +654,10 @@ static void klh_fill_cached(int p, int32_t shape, void *buf, uint64_t n,
 static void klh_poison_fill(int dt, int poison, void *buf, uint64_t n) {
   unsigned char pat[8];
   size_t sz = klh_dtype_size[dt];
+  if (poison == 0) {
+    memset(buf, klh_poison_byte(dt), (size_t)(n * sz));
+    return;
+  }
   klh_poison_value(dt, poison, pat);
   for (uint64_t i = 0; i < n; i++)
     memcpy((unsigned char *)buf + i * sz, pat, sz);
@@ -794,6 +823,13 @@ static int klh_clock_read_all(klh_probe_ring *r, double *mhz, uint64_t max,
       return klh_cuda_fail((inst), #call, klh_e_);                            \
   } while (0)
 
+/* What a device check counts (checks on the device, below). */
+typedef struct klh_dres {
+  unsigned long long mismatches, unwritten, nonfinite;
+  unsigned long long max_err_bits; /* a double >= 0: its bits order alike */
+  unsigned long long first_bad;    /* ~0: none */
+} klh_dres;
+
 typedef struct klh_inst {
   int32_t shape;
   int32_t poison;
@@ -807,6 +843,8 @@ typedef struct klh_inst {
   bool host_has[KLH_NPARAMS];   /* pristine[] holds this seed's values */
   uint64_t seed;                /* of the last prepare */
   void *stage[KLH_NPARAMS];     /* host staging for reads and checks */
+  void *dsnap[KLH_NPARAMS];     /* klh_snapshot's copies, made when asked */
+  klh_dres *dres;               /* the device checks' counts */
   uint64_t bytes[KLH_NPARAMS];
   kl_launch_ctx ctx; /* what a launcher gets */
   void *scratch[KLH_SCRATCH_MAX];
@@ -865,12 +903,16 @@ static void klh_destroy(void *p) {
       cudaFree(in->dbuf[i]);
     if (in->dpristine[i])
       cudaFree(in->dpristine[i]);
+    if (in->dsnap[i])
+      cudaFree(in->dsnap[i]);
     free(in->pristine[i]);
     free(in->stage[i]);
   }
   for (int k = 0; k < KLH_SCRATCH_MAX; k++)
     if (in->scratch[k])
       cudaFree(in->scratch[k]);
+  if (in->dres)
+    cudaFree(in->dres);
   if (in->own_stream && in->stream)
     cudaStreamDestroy(in->stream);
   free(in);
@@ -972,6 +1014,7 @@ static int klh_create(void **out, int32_t shape) {
     }
     klh_ctx_init(in, dev);
   }
+  KLH_CREATE(cudaMalloc(&in->dres, sizeof(klh_dres)));
   for (int p = 0; p < KLH_NPARAMS; p++) {
     if (!klh_is_buffer(p))
       continue;
@@ -1023,46 +1066,77 @@ __device__ static double klh_d_unit(uint64_t key, uint64_t i) { /* [0, 1) */
   return (double)(klh_d_bits(key, i) >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* Element i of a param made by init `kind` (a, b) under key. */
+__device__ static double klh_d_value(int kind, double a, double b,
+                                     uint64_t key, uint64_t i) {
+  switch (kind) {
+  case KLH_INIT_NORMAL: {
+    double u1 = 1.0 - klh_d_unit(key, 2 * i); /* (0, 1] */
+    return a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * klh_d_unit(key, 2 * i + 1));
+  }
+  case KLH_INIT_UNIFORM: return a + (b - a) * klh_d_unit(key, i);
+  case KLH_INIT_CONSTANT: return a;
+  case KLH_INIT_ARANGE: return a + (double)i * b;
+  case KLH_INIT_RANDINT:
+    return a + (double)(klh_d_bits(key, i) % (uint64_t)(b - a + 1));
+  default: return 0;
+  }
+}
+
+/* v as stored in an element of dtype: its bytes, zero-extended. */
+__device__ static uint64_t klh_d_encode(int dtype, double v) {
+  switch (dtype) {
+  case KLH_F64: return (uint64_t)__double_as_longlong(v);
+  case KLH_F32: return __float_as_uint((float)v);
+  case KLH_F16: return __half_as_ushort(__float2half_rn((float)v));
+  case KLH_BF16: return __bfloat16_as_ushort(__float2bfloat16_rn((float)v));
+  case KLH_I64: return (uint64_t)(int64_t)v;
+  case KLH_I32: return (uint32_t)(int32_t)v;
+  case KLH_I16: return (uint16_t)(int16_t)v;
+  case KLH_I8: return (uint8_t)(int8_t)v;
+  case KLH_U64: return (uint64_t)v;
+  case KLH_U32: return (uint32_t)v;
+  case KLH_U16: return (uint16_t)v;
+  default: return (uint8_t)v;
+  }
+}
+
+__device__ static int klh_d_size(int dtype) {
+  switch (dtype) {
+  case KLH_F64: case KLH_I64: case KLH_U64: return 8;
+  case KLH_F32: case KLH_I32: case KLH_U32: return 4;
+  case KLH_F16: case KLH_BF16: case KLH_I16: case KLH_U16: return 2;
+  default: return 1;
+  }
+}
+
+/* Element i's bytes (`size` of them), zero-extended. */
+__device__ static uint64_t klh_d_load(int size, const void *buf, uint64_t i) {
+  switch (size) {
+  case 8: return ((const uint64_t *)buf)[i];
+  case 4: return ((const uint32_t *)buf)[i];
+  case 2: return ((const uint16_t *)buf)[i];
+  default: return ((const uint8_t *)buf)[i];
+  }
+}
+
+__device__ static void klh_d_store(int size, void *buf, uint64_t i,
+                                   uint64_t bits) {
+  switch (size) {
+  case 8: ((uint64_t *)buf)[i] = bits; break;
+  case 4: ((uint32_t *)buf)[i] = (uint32_t)bits; break;
+  case 2: ((uint16_t *)buf)[i] = (uint16_t)bits; break;
+  default: ((uint8_t *)buf)[i] = (uint8_t)bits; break;
+  }
+}
+
 extern "C" __global__ void klh_fill_inputs(void *buf, uint64_t n, int dtype,
                                            int kind, double a, double b,
                                            uint64_t key) {
+  int size = klh_d_size(dtype);
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
-       i += (uint64_t)gridDim.x * blockDim.x) {
-    double v;
-    switch (kind) {
-    case KLH_INIT_NORMAL: {
-      double u1 = 1.0 - klh_d_unit(key, 2 * i); /* (0, 1] */
-      v = a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * klh_d_unit(key, 2 * i + 1));
-      break;
-    }
-    case KLH_INIT_UNIFORM: v = a + (b - a) * klh_d_unit(key, i); break;
-    case KLH_INIT_CONSTANT: v = a; break;
-    case KLH_INIT_ARANGE: v = a + (double)i * b; break;
-    case KLH_INIT_RANDINT:
-      v = a + (double)(klh_d_bits(key, i) % (uint64_t)(b - a + 1));
-      break;
-    default: v = 0; break;
-    }
-    switch (dtype) {
-    case KLH_F64: ((double *)buf)[i] = v; break;
-    case KLH_F32: ((float *)buf)[i] = (float)v; break;
-    case KLH_F16:
-      ((unsigned short *)buf)[i] = __half_as_ushort(__float2half_rn((float)v));
-      break;
-    case KLH_BF16:
-      ((unsigned short *)buf)[i] =
-          __bfloat16_as_ushort(__float2bfloat16_rn((float)v));
-      break;
-    case KLH_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
-    case KLH_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
-    case KLH_I16: ((int16_t *)buf)[i] = (int16_t)v; break;
-    case KLH_I8: ((int8_t *)buf)[i] = (int8_t)v; break;
-    case KLH_U64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-    case KLH_U32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-    case KLH_U16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
-    default: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-    }
-  }
+       i += (uint64_t)gridDim.x * blockDim.x)
+    klh_d_store(size, buf, i, klh_d_encode(dtype, klh_d_value(kind, a, b, key, i)));
 }
 
 /* The poison pattern (klh_poison_value's, `size` bytes) in n elements. */
@@ -1070,12 +1144,16 @@ extern "C" __global__ void klh_fill_poison(void *buf, uint64_t n, int size,
                                            uint64_t pattern) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x)
-    switch (size) {
-    case 8: ((uint64_t *)buf)[i] = pattern; break;
-    case 4: ((uint32_t *)buf)[i] = (uint32_t)pattern; break;
-    case 2: ((uint16_t *)buf)[i] = (uint16_t)pattern; break;
-    default: ((uint8_t *)buf)[i] = (uint8_t)pattern; break;
-    }
+    klh_d_store(size, buf, i, pattern);
+}
+
+/* klh_poison_value's pattern as the element's bytes, zero-extended. */
+static uint64_t klh_poison_word(int dtype, int which) {
+  unsigned char pat[8] = {0};
+  uint64_t word = 0;
+  klh_poison_value(dtype, which, pat);
+  memcpy(&word, pat, sizeof(word)); /* little-endian: the first bytes */
+  return word;
 }
 
 static unsigned klh_fill_blocks(uint64_t n) {
@@ -1106,12 +1184,9 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
     uint64_t n = (uint64_t)klh_elems[in->shape][q];
     in->host_has[q] = false;
     if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
-      unsigned char pat[8] = {0};
-      uint64_t word = 0;
-      klh_poison_value(klh_dtypes[q], in->poison, pat);
-      memcpy(&word, pat, sizeof(word)); /* the first `size` bytes count */
       klh_fill_poison<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
-          in->dbuf[q], n, (int)klh_dtype_size[klh_dtypes[q]], word);
+          in->dbuf[q], n, (int)klh_dtype_size[klh_dtypes[q]],
+          klh_poison_word(klh_dtypes[q], in->poison));
       KLH_CUDA(in, cudaGetLastError());
       KLH_CUDA(in, cudaMemcpyAsync(in->dpristine[q], in->dbuf[q],
                                    (size_t)in->bytes[q],
@@ -1155,10 +1230,16 @@ static int klh_host_pristine(klh_inst *in, int q) {
   return 0;
 }
 
+/* Outputs poisoned with pattern 0 by a memset (written, nothing read: half
+ * the traffic of a copy), anything else copied back from the device's
+ * pristine copy. */
 static int klh_restore(void *p) {
   klh_inst *in = (klh_inst *)p;
   for (int q = 0; q < KLH_NPARAMS; q++)
-    if (in->dpristine[q])
+    if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT && in->poison == 0)
+      KLH_CUDA(in, cudaMemsetAsync(in->dbuf[q], klh_poison_byte(klh_dtypes[q]),
+                                   (size_t)in->bytes[q], in->stream));
+    else if (in->dpristine[q])
       KLH_CUDA(in, cudaMemcpyAsync(in->dbuf[q], in->dpristine[q],
                                    (size_t)in->bytes[q],
                                    cudaMemcpyDeviceToDevice, in->stream));
@@ -1264,13 +1345,254 @@ static int klh_check(void *p, int32_t q, const void *want,
   return 0;
 }
 
+/* ---- checks on the device -----------------------------------------------
+ * The worker compares a candidate's outputs with the oracle's where both
+ * lie (two plugins of one process share the device's primary context), so
+ * nothing is read back: each thread walks a grid stride, a warp sums its
+ * lanes' counts with shuffles, and one lane per warp adds them to the
+ * instance's klh_dres with atomics. The counts are klh_compare's
+ * (runtime_common.inc), element for element. */
+
+__device__ static double klh_d_get(int dtype, const void *buf, uint64_t i) {
+  switch (dtype) {
+  case KLH_F64: return ((const double *)buf)[i];
+  case KLH_F32: return ((const float *)buf)[i];
+  case KLH_F16:
+    return __half2float(__ushort_as_half(((const unsigned short *)buf)[i]));
+  case KLH_BF16:
+    return __bfloat162float(
+        __ushort_as_bfloat16(((const unsigned short *)buf)[i]));
+  case KLH_I64: return (double)((const int64_t *)buf)[i];
+  case KLH_I32: return ((const int32_t *)buf)[i];
+  case KLH_I16: return ((const int16_t *)buf)[i];
+  case KLH_I8: return ((const int8_t *)buf)[i];
+  case KLH_U64: return (double)((const uint64_t *)buf)[i];
+  case KLH_U32: return ((const uint32_t *)buf)[i];
+  case KLH_U16: return ((const uint16_t *)buf)[i];
+  default: return ((const uint8_t *)buf)[i];
+  }
+}
+
+/* Lane 0 of each warp adds the warp's counts to *res. Every thread of the
+ * grid calls it (no thread leaves its loop early). */
+__device__ static void klh_d_tally(klh_dres *res, unsigned long long mism,
+                                   unsigned long long unw,
+                                   unsigned long long nonf, double max_err,
+                                   unsigned long long first) {
+  unsigned long long err = (unsigned long long)__double_as_longlong(max_err);
+  for (int o = 16; o > 0; o /= 2) {
+    mism += __shfl_down_sync(0xffffffffu, mism, o);
+    unw += __shfl_down_sync(0xffffffffu, unw, o);
+    nonf += __shfl_down_sync(0xffffffffu, nonf, o);
+    unsigned long long e = __shfl_down_sync(0xffffffffu, err, o);
+    unsigned long long f = __shfl_down_sync(0xffffffffu, first, o);
+    err = e > err ? e : err;
+    first = f < first ? f : first;
+  }
+  if ((threadIdx.x & 31) != 0)
+    return;
+  if (mism)
+    atomicAdd(&res->mismatches, mism);
+  if (unw)
+    atomicAdd(&res->unwritten, unw);
+  if (nonf)
+    atomicAdd(&res->nonfinite, nonf);
+  if (err)
+    atomicMax(&res->max_err_bits, err);
+  if (first != ~0ull)
+    atomicMin(&res->first_bad, first);
+}
+
+extern "C" __global__ void klh_compare_outputs(
+    const void *got, const void *want, uint64_t n, int dtype, int is_output,
+    uint64_t poison, double atol, double rtol, klh_dres *res) {
+  int size = klh_d_size(dtype);
+  bool is_float = dtype <= KLH_BF16, exact = !is_float && atol == 0 && rtol == 0;
+  unsigned long long mism = 0, unw = 0, nonf = 0, first = ~0ull;
+  double max_err = 0;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    uint64_t raw = klh_d_load(size, got, i);
+    bool bad;
+    if (is_output && raw == poison) {
+      unw++;
+      bad = true;
+    } else if (exact) {
+      bad = raw != klh_d_load(size, want, i);
+      if (bad)
+        max_err = fmax(max_err, fabs(klh_d_get(dtype, got, i) -
+                                     klh_d_get(dtype, want, i)));
+    } else {
+      double g = klh_d_get(dtype, got, i), w = klh_d_get(dtype, want, i);
+      if (isnan(w)) {
+        bad = !isnan(g);
+      } else if (isnan(g) || isinf(g)) {
+        bad = !(isinf(g) && g == w);
+        nonf += bad;
+      } else if (isinf(w)) {
+        bad = true;
+      } else {
+        double e = fabs(g - w);
+        max_err = e > max_err ? e : max_err;
+        bad = !(e <= atol + rtol * fabs(w));
+      }
+    }
+    if (bad) {
+      mism++;
+      first = i < first ? i : first;
+    }
+  }
+  klh_d_tally(res, mism, unw, nonf, max_err, first);
+}
+
+/* Elements of an input that no longer hold what klh_fill_inputs made. */
+extern "C" __global__ void klh_count_changed_inputs(
+    const void *buf, uint64_t n, int dtype, int kind, double a, double b,
+    uint64_t key, klh_dres *res) {
+  int size = klh_d_size(dtype);
+  unsigned long long changed = 0, first = ~0ull;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    if (klh_d_load(size, buf, i) !=
+        klh_d_encode(dtype, klh_d_value(kind, a, b, key, i))) {
+      changed++;
+      first = i < first ? i : first;
+    }
+  klh_d_tally(res, changed, 0, 0, 0, first);
+}
+
+/* Bytes that differ between two buffers of `bytes`, 8 at a time (cudaMalloc
+ * aligns both), the tail one by one. */
+extern "C" __global__ void klh_count_changed_bytes(const void *x,
+                                                   const void *y,
+                                                   uint64_t bytes,
+                                                   klh_dres *res) {
+  const uint64_t *a = (const uint64_t *)x, *b = (const uint64_t *)y;
+  uint64_t words = bytes / 8;
+  unsigned long long changed = 0;
+  uint64_t start = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+  for (uint64_t i = start; i < words; i += (uint64_t)gridDim.x * blockDim.x) {
+    uint64_t d = a[i] ^ b[i];
+    for (int k = 0; d && k < 8; k++)
+      changed += ((d >> (8 * k)) & 0xff) != 0;
+  }
+  for (uint64_t i = words * 8 + start; i < bytes;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    changed += ((const unsigned char *)x)[i] != ((const unsigned char *)y)[i];
+  klh_d_tally(res, changed, 0, 0, 0, ~0ull);
+}
+
+/* Zero the instance's klh_dres before a count. */
+static int klh_dres_clear(klh_inst *in) {
+  static const klh_dres none = {0, 0, 0, 0, ~0ull};
+  KLH_CUDA(in, cudaMemcpyAsync(in->dres, &none, sizeof(none),
+                               cudaMemcpyHostToDevice, in->stream));
+  return 0;
+}
+
+/* Wait for the count and copy it out. */
+static int klh_dres_read(klh_inst *in, klh_dres *out) {
+  KLH_CUDA(in, cudaGetLastError());
+  KLH_CUDA(in, cudaMemcpyAsync(out, in->dres, sizeof(*out),
+                               cudaMemcpyDeviceToHost, in->stream));
+  KLH_CUDA(in, cudaStreamSynchronize(in->stream));
+  return 0;
+}
+
+static int klh_output_param(klh_inst *in, int32_t q, const char *what) {
+  if (q >= 0 && q < KLH_NPARAMS && (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT ||
+                                    klh_roles[q] == KL_PLUGIN_ROLE_INOUT))
+    return 1;
+  snprintf(in->error, sizeof(in->error), "%s: param %d is not an output",
+           what, (int)q);
+  return 0;
+}
+
+static void *klh_device_buffer(void *p, int32_t q) {
+  klh_inst *in = (klh_inst *)p;
+  return q >= 0 && q < KLH_NPARAMS ? in->dbuf[q] : NULL;
+}
+
+static int klh_check_device(void *p, int32_t q, const void *want,
+                            kl_plugin_check *res) {
+  klh_inst *in = (klh_inst *)p;
+  memset(res, 0, sizeof(*res));
+  res->first_bad = -1;
+  if (!klh_output_param(in, q, "check_device"))
+    return 1;
+  uint64_t n = (uint64_t)klh_elems[in->shape][q];
+  klh_dres d;
+  /* the kernel may have worked on other streams: wait for the device */
+  KLH_CUDA(in, cudaDeviceSynchronize());
+  if (klh_dres_clear(in))
+    return 1;
+  klh_compare_outputs<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
+      in->dbuf[q], want, n, klh_dtypes[q],
+      klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT,
+      klh_poison_word(klh_dtypes[q], in->poison), klh_atol, klh_rtol, in->dres);
+  if (klh_dres_read(in, &d))
+    return 1;
+  res->elements = n;
+  res->mismatches = d.mismatches;
+  res->unwritten = d.unwritten;
+  res->nonfinite = d.nonfinite;
+  memcpy(&res->max_abs_err, &d.max_err_bits, sizeof(double));
+  res->first_bad = d.first_bad == ~0ull ? -1 : (int64_t)d.first_bad;
+  return 0;
+}
+
+/* Made again and compared on the device: nothing read back. */
 static int klh_input_intact(void *p, int32_t q) {
   klh_inst *in = (klh_inst *)p;
   if (q < 0 || q >= KLH_NPARAMS || klh_roles[q] != KL_PLUGIN_ROLE_INPUT)
     return 1;
-  if (klh_read(p, q, in->stage[q], in->bytes[q]) || klh_host_pristine(in, q))
+  uint64_t n = (uint64_t)klh_elems[in->shape][q];
+  klh_dres d;
+  if (cudaDeviceSynchronize() != cudaSuccess || klh_dres_clear(in))
     return 0;
-  return memcmp(in->stage[q], in->pristine[q], (size_t)in->bytes[q]) == 0;
+  klh_count_changed_inputs<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
+      in->dbuf[q], n, klh_dtypes[q], klh_init_kind[q], klh_init_a[q],
+      klh_init_b[q], klh_fill_key(in->seed, q), in->dres);
+  if (klh_dres_read(in, &d))
+    return 0;
+  return d.mismatches == 0;
+}
+
+/* A device copy of buffer q as it is now, made on first use. */
+static int klh_snapshot(void *p, int32_t q) {
+  klh_inst *in = (klh_inst *)p;
+  if (q < 0 || q >= KLH_NPARAMS || !klh_is_buffer(q)) {
+    snprintf(in->error, sizeof(in->error), "snapshot: bad param %d", (int)q);
+    return 1;
+  }
+  if (!in->dsnap[q])
+    KLH_CUDA(in, cudaMalloc(&in->dsnap[q], (size_t)in->bytes[q]));
+  KLH_CUDA(in, cudaDeviceSynchronize());
+  KLH_CUDA(in, cudaMemcpyAsync(in->dsnap[q], in->dbuf[q], (size_t)in->bytes[q],
+                               cudaMemcpyDeviceToDevice, in->stream));
+  KLH_CUDA(in, cudaStreamSynchronize(in->stream));
+  return 0;
+}
+
+static int klh_changed_bytes(void *p, int32_t q, uint64_t *n) {
+  klh_inst *in = (klh_inst *)p;
+  *n = 0;
+  if (q < 0 || q >= KLH_NPARAMS || !in->dsnap[q]) {
+    snprintf(in->error, sizeof(in->error),
+             "changed_bytes: param %d has no snapshot", (int)q);
+    return 1;
+  }
+  klh_dres d;
+  KLH_CUDA(in, cudaDeviceSynchronize());
+  if (klh_dres_clear(in))
+    return 1;
+  klh_count_changed_bytes<<<klh_fill_blocks(in->bytes[q] / 8 + 1), 256, 0,
+                            in->stream>>>(in->dsnap[q], in->dbuf[q],
+                                          in->bytes[q], in->dres);
+  if (klh_dres_read(in, &d))
+    return 1;
+  *n = d.mismatches;
+  return 0;
 }
 
 /* ---- cold caches and the SM clock ----------------------------------------
@@ -1365,6 +1687,7 @@ static const kl_plugin klh_plugin = {
     klh_kernel_info,
 #endif
     NULL, /* notes: nothing beyond the report */
+    klh_device_buffer, klh_check_device, klh_snapshot, klh_changed_bytes,
 };
 
 extern "C" KLH_EXPORT const kl_plugin *kl_plugin_v1(void);
