@@ -128,8 +128,8 @@ KL_EXTERN(int) kl_report_python_notes_text(kl_buf *out, const kl_report *r);
 
 /** Where the bench's wall time went, one line for people ("wall 6.53 s:
  *  build 0.22, worker 0.00, load 0.00, checks 1.68, timing 4.59 (sampling
- *  4.22), other 0.04"), appended to out; nothing when unknown. The JSON
- *  report has the same as "phases_ms" (docs/json.md). */
+ *  4.22), gates 0.00, other 0.04"), appended to out; nothing when unknown. The
+ * JSON report has the same as "phases_ms" (docs/json.md). */
 KL_EXTERN(int) kl_report_phases_text(kl_buf *out, const kl_report *r);
 
 /** One shape's results. Times are microseconds. */

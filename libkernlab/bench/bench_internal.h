@@ -24,11 +24,12 @@ typedef struct shape_entry {
  * (rounds and flushes); the rest of timing is instance pools, inputs and
  * placements. */
 typedef struct kl__report_phases {
-  double total, build, worker, load, checks, profile, timing, sampling, other;
+  double total, build, worker, load, checks, profile, timing, sampling, gates,
+      other;
 } kl__report_phases;
 
 #define KL__REPORT_PHASES_NONE                                                 \
-  { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN }
+  { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN }
 /* The phases as JSON (`"phases_ms": {...}`, null where one did not run),
  * and read back. */
 int kl__report_phases_json(kl_buf *b, const kl__report_phases *ph);

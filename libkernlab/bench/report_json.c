@@ -224,15 +224,15 @@ static int profiles_from(kl_report *r, json_object *doc, const char *where) {
 }
 
 /* The phases, in the order they run; "other" is what the bench's own
- * steps do not cover (roofline gate, objective, notes). */
-static const char *const phase_names[] = {"total",  "build",    "worker",
-                                          "load",   "checks",   "profile",
-                                          "timing", "sampling", "other"};
+ * steps do not cover (objective, notes). */
+static const char *const phase_names[] = {
+    "total",   "build",  "worker",   "load",  "checks",
+    "profile", "timing", "sampling", "gates", "other"};
 
 static double *phase_slot(kl__report_phases *ph, size_t i) {
-  double *slots[] = {&ph->total,  &ph->build,    &ph->worker,
-                     &ph->load,   &ph->checks,   &ph->profile,
-                     &ph->timing, &ph->sampling, &ph->other};
+  double *slots[] = {&ph->total,  &ph->build,   &ph->worker, &ph->load,
+                     &ph->checks, &ph->profile, &ph->timing, &ph->sampling,
+                     &ph->gates,  &ph->other};
   return slots[i];
 }
 
@@ -241,8 +241,8 @@ static double *phase_slot(kl__report_phases *ph, size_t i) {
 static kl__report_phases with_other(const kl__report_phases *in) {
   kl__report_phases ph = *in;
   if (!isfinite(ph.total)) return ph;
-  const double parts[] = {ph.build,  ph.worker,  ph.load,
-                          ph.checks, ph.profile, ph.timing};
+  const double parts[] = {ph.build,   ph.worker, ph.load, ph.checks,
+                          ph.profile, ph.timing, ph.gates};
   double known = 0;
   for (size_t i = 0; i < KL_ARRAY_SIZE(parts); i++)
     if (isfinite(parts[i])) known += parts[i];

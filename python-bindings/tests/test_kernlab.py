@@ -225,14 +225,15 @@ def test_run_with_a_python_proposer(small_matmul):
         assert [e["outcome"] for e in done] == ["BASELINE", "ACCEPTED",
                                                 "COMPILE_ERROR"]
         # the evaluations' own steps come through while they measure: the
-        # baseline's and the accepted one's checks and timing, in order;
-        # the typo stops at its build
+        # baseline's and the accepted one's checks, timing and roofline
+        # gate, in order; the typo stops at its build
         steps = {}
         for e in events:
             if e["phase"] == "measure" and e["step"]:
                 steps.setdefault(e["iteration"], []).append(e["step"])
-        assert steps[0] == ["build", "worker", "checks", "timing"], steps
-        assert steps[1] == ["build", "worker", "checks", "timing"], steps
+        measured = ["build", "worker", "checks", "timing", "gates"]
+        assert steps[0] == measured, steps
+        assert steps[1] == measured, steps
         assert steps[2] == ["build"], steps
         assert all(e["step"] is None for e in events
                    if e["phase"] in ("propose", "done"))

@@ -149,6 +149,21 @@ static void test_bench__phases(void **state) {
   double sampling = json_number_after(b.ptr, ph, "sampling");
   assert_true(total > 0 && timing > 0 && sampling > 0 && sampling <= timing &&
               timing <= total);
+  assert_non_null(strstr(b.ptr, "\"gates\":null")); /* no candidate */
+  kl_buf_dispose(&b);
+  kl_report_free(r);
+  /* a candidate (the baseline's own source) passes the roofline gate */
+  seen[0] = '\0';
+  o.candidate = "void saxpy(float *y, const float *x, float a, int n) {\n"
+                "  for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];\n}\n";
+  if (kl_bench_run(&r, saxpy, &o)) fail_msg("%s", kl_error_last()->message);
+  assert_string_equal(seen, "build worker checks timing gates");
+  assert_int_equal(kl_report_json(&b, r), 0);
+  double gates = json_number_after(b.ptr, ph, "gates");
+  assert_true(gates >= 0 && gates <= json_number_after(b.ptr, ph, "total"));
+  kl_buf_dispose(&b);
+  assert_int_equal(kl_report_phases_text(&b, r), 0);
+  assert_non_null(strstr(b.ptr, ", gates "));
   kl_buf_dispose(&b);
   kl_report_free(r);
 }

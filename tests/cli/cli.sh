@@ -121,9 +121,11 @@ assert d["seeds"][0] != 42 and len(d["seeds"]) == 3
 # sampling within timing, the phases adding up to the total
 ph = d["phases_ms"]
 names = ("total", "build", "worker", "load", "checks", "profile", "timing",
-         "sampling", "other")
+         "sampling", "gates", "other")
 assert tuple(ph) == names, ph
-assert ph["profile"] is None and all(ph[k] >= 0 for k in names if k != "profile"), ph
+# no profile asked for, and the roofline gate is a candidate's
+assert ph["profile"] is None and ph["gates"] is None, ph
+assert all(ph[k] >= 0 for k in names if k not in ("profile", "gates")), ph
 assert ph["checks"] > 0 and ph["timing"] > 0 and ph["sampling"] <= ph["timing"], ph
 parts = sum(ph[k] for k in ("build", "worker", "load", "checks", "timing", "other"))
 assert abs(parts - ph["total"]) <= 0.5, (parts, ph)
