@@ -16,7 +16,12 @@
  * allowed again: a plugin from a folder it may not read restarts it with
  * that folder allowed), writes only to its own folder. Everything it sends
  * back, replies and the tail of its log alike, passes through the redactor
- * (core/secrets.c) before anyone sees it. */
+ * (core/secrets.c) before anyone sees it.
+ *
+ * A worker told to quit is not waited for: tearing down its CUDA context
+ * takes it 100-150 ms, which nobody needs to sit through. Its pid goes on a
+ * short list that later calls reap without blocking (killing one that
+ * lingers); an orphan left at exit is reaped by whoever inherits it. */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <dlfcn.h>
@@ -25,6 +30,7 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,12 +440,54 @@ static int ensure_running(kl_worker *w) {
   return 0;
 }
 
+/* ---- workers on their way out ---------------------------------------- */
+
+#define LEAVING_MAX 16
+#define LEAVING_KILL_MS 5000.0
+static struct {
+  pid_t pid;
+  double since; /* kl__now_ms() when told to quit */
+} leaving[LEAVING_MAX];
+static size_t nleaving;
+static pthread_mutex_t leaving_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Reap those that have left; kill those told to quit too long ago. */
+static void reap_leaving(void) {
+  pthread_mutex_lock(&leaving_lock);
+  double now = kl__now_ms();
+  for (size_t i = 0; i < nleaving;) {
+    pid_t got = waitpid(leaving[i].pid, NULL, WNOHANG);
+    if (got == leaving[i].pid || (got < 0 && errno == ECHILD)) {
+      leaving[i] = leaving[--nleaving];
+      continue;
+    }
+    if (now - leaving[i].since > LEAVING_KILL_MS) kill(leaving[i].pid, SIGKILL);
+    i++;
+  }
+  pthread_mutex_unlock(&leaving_lock);
+}
+
+/* Hand a worker told to quit to reap_leaving; false when the list is
+ * full (then the caller waits, as before). */
+static bool leave_later(pid_t pid) {
+  pthread_mutex_lock(&leaving_lock);
+  bool room = nleaving < LEAVING_MAX;
+  if (room) {
+    leaving[nleaving].pid = pid;
+    leaving[nleaving].since = kl__now_ms();
+    nleaving++;
+  }
+  pthread_mutex_unlock(&leaving_lock);
+  return room;
+}
+
 int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   *out = NULL;
   kl_worker_options full;
   int rc = kl__worker_options_take(&full, given);
   if (rc < 0) return rc;
   const kl_worker_options *opts = &full;
+  reap_leaving();
   kl_worker *w = kl__calloc(1, sizeof(*w));
   if (!w) return kl__error_oom();
   w->sock = w->log_fd = -1;
@@ -492,12 +540,22 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
 
 void kl_worker_free(kl_worker *w) {
   if (!w) return;
+  reap_leaving();
   if (w->sock >= 0) {
     send_line(w, "{\"op\":\"quit\"}");
-    /* give it a moment to leave by itself, then make sure */
-    for (int i = 0; i < 50 && waitpid(w->pid, NULL, WNOHANG) == 0; i++)
-      usleep(2000);
-    kill_worker(w);
+    pid_t got = w->pid > 0 ? waitpid(w->pid, NULL, WNOHANG) : -1;
+    if (got != 0 || leave_later(w->pid)) {
+      /* gone already, or leaving by itself: reap_leaving collects it */
+      w->pid = -1;
+    } else {
+      /* give it a moment to leave by itself, then make sure */
+      for (int i = 0; i < 50 && w->pid > 0; i++)
+        if (waitpid(w->pid, NULL, WNOHANG) != 0)
+          w->pid = -1; /* reaped (or not ours to reap) */
+        else
+          usleep(2000);
+    }
+    kill_worker(w); /* closes the socket; kills only a worker still here */
   }
   if (w->log_fd >= 0) close(w->log_fd);
   for (size_t i = 0; i < w->nloaded; i++)
