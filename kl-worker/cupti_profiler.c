@@ -3,6 +3,17 @@
  * How: the profiler is initialised once per worker (chip name and counter
  * availability of the device; ~0.65 s on an H200), and a host object with
  * its config image is built once per metric set and kept (6-66 ms each).
+ * The range profiler stays enabled between profiles of one metric set
+ * (until another set is asked for, or the worker quits: klw_prof_release),
+ * and a throwaway session of the same set primes it: the first Start after
+ * an enable took 200-250 ms on an H200 (per profile, per shape, when each
+ * enabled and disabled it) and left dirty lines in the L2 that the
+ * profiled kernel then wrote back (transpose at 4k x 4k: 78 MB of DRAM
+ * writes against ncu's 51). Primed and kept, a first Start takes 20-36
+ * ms. (A session of another set on the same enabled profiler read back
+ * NaN for every metric: a one-metric priming session broke every profile
+ * after it, so another set enables afresh.)
+ *
  * A profile is auto range (one range per kernel) with *user* replay: for
  * every pass the caller's prepare hook restores the inouts, flushes the L2
  * and synchronises, then the launch runs between Start and Stop. That makes
@@ -62,6 +73,9 @@ typedef struct config {
 static struct {
   bool ready;
   CUcontext ctx;
+  CUpti_RangeProfiler_Object *obj; /* enabled for one config at a time */
+  char *obj_key;                   /* that config's names */
+  bool primed;
   char chip[32];
   uint8_t *availability;
   config cache[CACHE_SLOTS];
@@ -459,11 +473,13 @@ void klw_prof_result_dispose(klw_prof_result *r) {
 static klw_prof_status run_passes(CUpti_RangeProfiler_Object *obj,
                                   const klw_prof_hooks *hooks,
                                   CUpti_ProfilerReplayMode mode,
-                                  size_t *passes_run, char *err,
-                                  size_t errlen) {
+                                  size_t *passes_run, double *first_ms,
+                                  char *err, size_t errlen) {
   CUptiResult r;
   *passes_run = 0;
+  double t0 = now_ms();
   for (size_t pass = 0; pass < 256; pass++) {
+    if (pass == 1) *first_ms = now_ms() - t0;
     if (hooks->prepare(hooks->arg)) {
       snprintf(err, errlen, "preparing pass %zu failed", pass);
       return KLW_PROF_ERROR;
@@ -483,10 +499,93 @@ static klw_prof_status run_passes(CUpti_RangeProfiler_Object *obj,
     if (r != CUPTI_SUCCESS)
       return fail(r, "cuptiRangeProfilerStop", err, errlen);
     (*passes_run)++;
-    if (tp.isAllPassSubmitted || mode == CUPTI_KernelReplay) return KLW_PROF_OK;
+    if (tp.isAllPassSubmitted || mode == CUPTI_KernelReplay) {
+      if (pass == 0) *first_ms = now_ms() - t0;
+      return KLW_PROF_OK;
+    }
   }
   snprintf(err, errlen, "CUPTI wanted more than 256 passes");
   return KLW_PROF_ERROR;
+}
+
+/* Size and initialise a counter data image for `names` and set the config
+ * of one session on prof.obj. *data is the caller's to free. */
+static klw_prof_status set_session(const config *cfg, const char *const *names,
+                                   size_t n, CUpti_ProfilerReplayMode mode,
+                                   uint8_t **data, size_t *size, char *err,
+                                   size_t errlen) {
+  CUptiResult r;
+  *data = NULL;
+  CUpti_RangeProfiler_GetCounterDataSize_Params dsp = {
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE,
+      NULL,
+      prof.obj,
+      (const char **)names,
+      n,
+      MAX_RANGES,
+      MAX_RANGES,
+      0};
+  if ((r = api.rp_data_size(&dsp)) != CUPTI_SUCCESS)
+    return fail(r, "cuptiRangeProfilerGetCounterDataSize", err, errlen);
+  if (!(*data = malloc(dsp.counterDataSize))) {
+    snprintf(err, errlen, "out of memory");
+    return KLW_PROF_ERROR;
+  }
+  *size = dsp.counterDataSize;
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params ip = {
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE, NULL,
+      prof.obj, dsp.counterDataSize, *data};
+  if ((r = api.rp_data_init(&ip)) != CUPTI_SUCCESS)
+    return fail(r, "cuptiRangeProfilerCounterDataImageInitialize", err, errlen);
+  CUpti_RangeProfiler_SetConfig_Params cp = {
+      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE, NULL, prof.obj};
+  cp.configSize = cfg->image_size;
+  cp.pConfig = cfg->image;
+  cp.counterDataImageSize = dsp.counterDataSize;
+  cp.pCounterDataImage = *data;
+  cp.range = CUPTI_AutoRange;
+  cp.replayMode = mode;
+  cp.maxRangesPerPass = MAX_RANGES;
+  cp.numNestingLevels = 1;
+  cp.minNestingLevel = 1;
+  cp.passIndex = 0;
+  cp.targetNestingLevel = 1;
+  if ((r = api.rp_set_config(&cp)) != CUPTI_SUCCESS)
+    return fail(r, "cuptiRangeProfilerSetConfig", err, errlen);
+  return KLW_PROF_OK;
+}
+
+/* The throwaway session before the first profile of a config: the same
+ * metrics, every pass run on the caller's launch, decoded and dropped. A
+ * failure is not the profile's: the real session reports its own. */
+static void prime(const config *cfg, const char *const *names, size_t n,
+                  const klw_prof_hooks *hooks) {
+  char err[256];
+  uint8_t *data = NULL;
+  size_t size = 0, passes = 0;
+  double first = 0;
+  prof.primed = true;
+  if (set_session(cfg, names, n, CUPTI_UserReplay, &data, &size, err,
+                  sizeof err) == KLW_PROF_OK &&
+      run_passes(prof.obj, hooks, CUPTI_UserReplay, &passes, &first, err,
+                 sizeof err) == KLW_PROF_OK) {
+    /* decoded, so that CUPTI holds nothing of this image once it is freed */
+    CUpti_RangeProfiler_DecodeData_Params dp = {
+        CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE, NULL, prof.obj, 0};
+    api.rp_decode(&dp);
+  }
+  free(data);
+}
+
+void klw_prof_release(void) {
+  free(prof.obj_key);
+  prof.obj_key = NULL;
+  prof.primed = false;
+  if (!prof.obj) return;
+  CUpti_RangeProfiler_Disable_Params xp = {
+      CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, NULL, prof.obj};
+  api.rp_disable(&xp);
+  prof.obj = NULL;
 }
 
 klw_prof_status klw_prof_collect(const char *const *names, size_t n,
@@ -507,68 +606,48 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
 
   CUptiResult r;
   uint8_t *data = NULL;
-  CUpti_RangeProfiler_Enable_Params ep = {
-      CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE, NULL, prof.ctx, NULL};
-  if ((r = api.rp_enable(&ep)) != CUPTI_SUCCESS)
-    return fail(r, "cuptiRangeProfilerEnable", err, errlen);
-  CUpti_RangeProfiler_Object *obj = ep.pRangeProfilerObject;
-  CUpti_RangeProfiler_GetCounterDataSize_Params dsp = {
-      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE,
-      NULL,
-      obj,
-      (const char **)names,
-      n,
-      MAX_RANGES,
-      MAX_RANGES,
-      0};
-  if ((r = api.rp_data_size(&dsp)) != CUPTI_SUCCESS) {
-    st = fail(r, "cuptiRangeProfilerGetCounterDataSize", err, errlen);
-    goto done;
+  size_t data_size = 0;
+  /* another config than the one enabled: enable afresh (sessions of two
+   * configs on one enabled profiler read back nothing) */
+  if (prof.obj && (!prof.obj_key || strcmp(prof.obj_key, cfg->key) != 0))
+    klw_prof_release();
+  if (!prof.obj) {
+    CUpti_RangeProfiler_Enable_Params ep = {
+        CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE, NULL, prof.ctx, NULL};
+    if ((r = api.rp_enable(&ep)) != CUPTI_SUCCESS)
+      return fail(r, "cuptiRangeProfilerEnable", err, errlen);
+    prof.obj = ep.pRangeProfilerObject;
+    prof.obj_key = strdup(cfg->key);
   }
-  if (!(data = malloc(dsp.counterDataSize))) {
-    snprintf(err, errlen, "out of memory");
-    st = KLW_PROF_ERROR;
-    goto done;
+  if (!prof.primed) { /* once per config, like the start-up */
+    double p0 = now_ms();
+    prime(cfg, names, n, hooks);
+    out->init_ms += now_ms() - p0;
   }
+  CUpti_RangeProfiler_Object *obj = prof.obj;
   static const CUpti_ProfilerReplayMode modes[2] = {CUPTI_UserReplay,
                                                     CUPTI_KernelReplay};
-  double c0 = now_ms();
   size_t passes_run = 0;
   /* KERNLAB_PROFILE_REPLAY=kernel: CUPTI's kernel replay (for comparing) */
   const char *want = getenv("KERNLAB_PROFILE_REPLAY");
   int first_mode = want && strcmp(want, "kernel") == 0;
   for (int m = first_mode; m < 2; m++) {
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params ip = {
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE,
-        NULL, obj, dsp.counterDataSize, data};
-    if ((r = api.rp_data_init(&ip)) != CUPTI_SUCCESS) {
-      st = fail(r, "cuptiRangeProfilerCounterDataImageInitialize", err, errlen);
-      goto done;
-    }
-    CUpti_RangeProfiler_SetConfig_Params cp = {
-        CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE, NULL, obj};
-    cp.configSize = cfg->image_size;
-    cp.pConfig = cfg->image;
-    cp.counterDataImageSize = dsp.counterDataSize;
-    cp.pCounterDataImage = data;
-    cp.range = CUPTI_AutoRange;
-    cp.replayMode = modes[m];
-    cp.maxRangesPerPass = MAX_RANGES;
-    cp.numNestingLevels = 1;
-    cp.minNestingLevel = 1;
-    cp.passIndex = 0;
-    cp.targetNestingLevel = 1;
-    if ((r = api.rp_set_config(&cp)) != CUPTI_SUCCESS) {
-      st = fail(r, "cuptiRangeProfilerSetConfig", err, errlen);
+    double s0 = now_ms();
+    free(data);
+    st = set_session(cfg, names, n, modes[m], &data, &data_size, err, errlen);
+    if (st) {
       if (m == 0 && st == KLW_PROF_ERROR) continue; /* try kernel replay */
       goto done;
     }
     out->replay = m == 0 ? "user" : "kernel";
-    st = run_passes(obj, hooks, modes[m], &passes_run, err, errlen);
+    out->setup_ms = now_ms() - s0;
+    double c0 = now_ms();
+    st = run_passes(obj, hooks, modes[m], &passes_run, &out->first_pass_ms, err,
+                    errlen);
+    out->collect_ms = now_ms() - c0;
     break;
   }
   if (st) goto done;
-  out->collect_ms = now_ms() - c0;
 
   double d0 = now_ms();
   CUpti_RangeProfiler_DecodeData_Params dp = {
@@ -580,7 +659,7 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
   out->dropped_ranges = dp.numOfRangeDropped;
   CUpti_RangeProfiler_GetCounterDataInfo_Params gp = {
       CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE, NULL, data,
-      dsp.counterDataSize, 0};
+      data_size, 0};
   if ((r = api.rp_data_info(&gp)) != CUPTI_SUCCESS) {
     st = fail(r, "cuptiRangeProfilerGetCounterDataInfo", err, errlen);
     goto done;
@@ -604,7 +683,7 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
         CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE,
         NULL,
         data,
-        dsp.counterDataSize,
+        data_size,
         i,
         "/",
         NULL};
@@ -617,7 +696,7 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
         NULL,
         cfg->host,
         data,
-        dsp.counterDataSize,
+        data_size,
         i,
         (const char **)names,
         n,
@@ -628,10 +707,8 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
     }
   }
   out->decode_ms = now_ms() - d0;
-done:;
-  CUpti_RangeProfiler_Disable_Params xp = {
-      CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, NULL, obj};
-  api.rp_disable(&xp);
+done:
+  if (st) klw_prof_release(); /* start over next time, not mid-session */
   free(data);
   if (st) klw_prof_result_dispose(out);
   return st;

@@ -26,12 +26,14 @@ typedef struct klw_prof_result {
   char chip[32];
   const char *replay; /* "user" or "kernel" (static strings) */
   size_t passes, nranges, nmetrics, dropped_ranges;
-  double *values;     /* nranges x nmetrics, range-major */
-  char **range_names; /* nranges, each its kernel's name or NULL */
-  double init_ms;     /* profiler start-up in this call (0 once done) */
-  double config_ms;   /* building the config image (0 when cached) */
-  double collect_ms;  /* the passes */
-  double decode_ms;   /* decoding and evaluating */
+  double *values;       /* nranges x nmetrics, range-major */
+  char **range_names;   /* nranges, each its kernel's name or NULL */
+  double init_ms;       /* profiler start-up in this call (0 once done) */
+  double config_ms;     /* building the config image (0 when cached) */
+  double setup_ms;      /* enabling the range profiler, its config set */
+  double first_pass_ms; /* of collect_ms: the first pass */
+  double collect_ms;    /* the passes */
+  double decode_ms;     /* decoding and evaluating */
 } klw_prof_result;
 
 /* Offline (chip given, e.g. "GH100") or for the current context's device
@@ -45,6 +47,9 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
                                  const klw_prof_hooks *hooks,
                                  klw_prof_result *out, char *err,
                                  size_t errlen);
+/* Disable the range profiler, which stays enabled between profiles: the
+ * counters are the device's, and the next worker must find them free. */
+void klw_prof_release(void);
 void klw_prof_result_dispose(klw_prof_result *r);
 
 #endif /* KLW_CUPTI_PROFILER_H */

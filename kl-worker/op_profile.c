@@ -6,7 +6,8 @@
  *              "metrics":[names],"ranges":[[values per name] per kernel],
  *              "range_names":[each range's kernel name, or null],
  *              "kernel":{launch, attributes, occupancy API, device limits},
- *              "init_ms","config_ms","collect_ms","decode_ms",
+ *              "init_ms","config_ms","setup_ms","collect_ms",
+ *              "first_pass_ms","decode_ms",
  *              "dropped_ranges"}
  *   host   -> {"ok":true,"backend":"host","runs":k,"events":{name:count per
  *              run},"note":why-not-when-no-counters}
@@ -223,8 +224,11 @@ static void profile_device(const kl_plugin *pl, void *inst, const char **names,
   if (have_info) json_object_object_add(o, "kernel", kernel_json(&info));
   json_object_object_add(o, "init_ms", json_object_new_double(res.init_ms));
   json_object_object_add(o, "config_ms", json_object_new_double(res.config_ms));
+  json_object_object_add(o, "setup_ms", json_object_new_double(res.setup_ms));
   json_object_object_add(o, "collect_ms",
                          json_object_new_double(res.collect_ms));
+  json_object_object_add(o, "first_pass_ms",
+                         json_object_new_double(res.first_pass_ms));
   json_object_object_add(o, "decode_ms", json_object_new_double(res.decode_ms));
   /* CONCURRENT_KERNEL tracing instruments kernel code: counts taken with
    * it on include CUPTI's own instructions */
@@ -317,6 +321,12 @@ void klw_op_profile(json_object *req) {
     profile_host(pl, inst, cold);
   }
   klw_destroy(pl, inst);
+}
+
+void klw_profile_release(void) {
+#ifdef KL_HAVE_CUPTI
+  klw_prof_release();
+#endif
 }
 
 void klw_op_metric_passes(json_object *req) {

@@ -16,7 +16,7 @@
  *   {"op":"metric_passes","metrics":[...],"chip":C} -> {"passes":P}
  *   {"op":"device"(,"memory":1)}                 -> devices (op_device.c)
  *   {"op":"notes","plugin":N}                    -> {"notes":{..}|null}
- *   {"op":"quit"}
+ *   {"op":"quit"} -> {"ok":true} once the device's counters are free
  * Failures the worker survives answer {"ok":false,"error":"..."}; a crash
  * or hang is the parent's to notice.
  *
@@ -53,6 +53,12 @@ kl_worker_serve(kl_plugin_loader load) {
     }
     const char *name = json_object_get_string(op);
     if (strcmp(name, "quit") == 0) {
+      /* the counters first: the parent starts the next worker as soon as
+       * this answers, without waiting for this process to end */
+      klw_profile_release();
+      json_object *o = json_object_new_object();
+      json_object_object_add(o, "ok", json_object_new_boolean(1));
+      klw_reply(o);
       json_object_put(req);
       return 0;
     }

@@ -220,5 +220,8 @@ void klw_op_profile(json_object *req);
 /* {"op":"metric_passes"}: check names and count passes, offline for a
  * named chip or for this device (op_profile.c). */
 void klw_op_metric_passes(json_object *req);
+/* Give the device's counters back (the profiler stays enabled between
+ * profiles); serve.c calls it on quit, before it answers. */
+void klw_profile_release(void);
 
 #endif /* KLW_WORKER_INTERNAL_H */

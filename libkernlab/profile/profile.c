@@ -33,7 +33,8 @@ typedef struct raw_stand_in {
 struct kl_profile {
   char *set, *backend, *chip, *replay, *note, *verdict, *limiter;
   size_t passes, kernels;
-  double init_ms, config_ms, collect_ms, decode_ms, wall_ms;
+  double init_ms, config_ms, setup_ms, collect_ms, first_pass_ms, decode_ms,
+      wall_ms;
   double time_us;
   bool has_roofline;
   double bytes, flops;
@@ -939,7 +940,9 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
   p->passes = passes > 0 ? (size_t)passes : 0;
   p->init_ms = kl__json_num(reply, "init_ms");
   p->config_ms = kl__json_num(reply, "config_ms");
+  p->setup_ms = kl__json_num(reply, "setup_ms");
   p->collect_ms = kl__json_num(reply, "collect_ms");
+  p->first_pass_ms = kl__json_num(reply, "first_pass_ms");
   p->decode_ms = kl__json_num(reply, "decode_ms");
   if (!p->backend) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "profile: no backend");
@@ -1030,11 +1033,19 @@ int kl_profile_json(kl_buf *out, const kl_profile *p, unsigned flags) {
   kl__buf_printf(&b, ",\"passes\":%zu,\"kernels\":%zu", p->passes, p->kernels);
   kl__buf_puts(&b, ",\"time_us\":");
   json_num(&b, p->time_us > 0 ? p->time_us : NAN);
-  kl__buf_printf(&b,
-                 ",\"wall_ms\":%.4g,\"init_ms\":%.4g,\"config_ms\":%.4g,"
-                 "\"collect_ms\":%.4g,\"decode_ms\":%.4g",
-                 p->wall_ms, p->init_ms, p->config_ms, p->collect_ms,
-                 p->decode_ms);
+  const struct {
+    const char *key;
+    double ms;
+  } times[] = {
+      {"wall_ms", p->wall_ms},       {"init_ms", p->init_ms},
+      {"config_ms", p->config_ms},   {"setup_ms", p->setup_ms},
+      {"collect_ms", p->collect_ms}, {"first_pass_ms", p->first_pass_ms},
+      {"decode_ms", p->decode_ms}};
+  for (size_t i = 0; i < KL_ARRAY_SIZE(times); i++) {
+    kl__buf_printf(&b, ",\"%s\":", times[i].key);
+    json_num(&b, isfinite(times[i].ms) ? round(times[i].ms * 1e4) / 1e4
+                                       : times[i].ms);
+  }
   if (p->has_roofline)
     kl__buf_printf(&b, ",\"roofline\":{\"bytes\":%.17g,\"flops\":%.17g}",
                    p->bytes, p->flops);

@@ -18,9 +18,10 @@
  * back, replies and the tail of its log alike, passes through the redactor
  * (core/secrets.c) before anyone sees it.
  *
- * A worker told to quit is not waited for: tearing down its CUDA context
- * takes it 100-150 ms, which nobody needs to sit through. Its pid goes on a
- * short list that later calls reap without blocking (killing one that
+ * A worker told to quit is waited for only until it answers (it gives the
+ * device's counters back first), not until it ends: tearing down its CUDA
+ * context takes it 100-150 ms, which nobody needs to sit through. Its pid goes
+ * on a short list that later calls reap without blocking (killing one that
  * lingers); an orphan left at exit is reaped by whoever inherits it. */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -440,6 +441,26 @@ static int ensure_running(kl_worker *w) {
   return 0;
 }
 
+/* The worker answers "quit" once it has given the device's counters back
+ * (a profiler left enabled in a worker on its way out would make the next
+ * worker's busy): wait for that line, or the end of the socket, or `ms`. */
+static void await_quit(kl_worker *w, int ms) {
+  int64_t deadline = (int64_t)kl__now_ms() + ms;
+  char buf[256];
+  for (;;) {
+    if (w->inbox.size && memchr(w->inbox.ptr, '\n', w->inbox.size)) return;
+    int64_t left = deadline - (int64_t)kl__now_ms();
+    if (left <= 0) return;
+    struct pollfd pfd = {w->sock, POLLIN, 0};
+    int n = poll(&pfd, 1, (int)left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    ssize_t got = recv(w->sock, buf, sizeof buf, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0 || memchr(buf, '\n', (size_t)got)) return;
+  }
+}
+
 /* ---- workers on their way out ---------------------------------------- */
 
 #define LEAVING_MAX 16
@@ -542,7 +563,7 @@ void kl_worker_free(kl_worker *w) {
   if (!w) return;
   reap_leaving();
   if (w->sock >= 0) {
-    send_line(w, "{\"op\":\"quit\"}");
+    if (send_line(w, "{\"op\":\"quit\"}") == 0) await_quit(w, 2000);
     pid_t got = w->pid > 0 ? waitpid(w->pid, NULL, WNOHANG) : -1;
     if (got != 0 || leave_later(w->pid)) {
       /* gone already, or leaving by itself: reap_leaving collects it */
