@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where an evaluation's wall time goes on the GPU (issue 26): the commands
-# of the issue's table, each a fresh process, run twice (the second with
+# of the issue's table and two python cases, each a fresh process, run twice (the second with
 # the compile cache warm is the row), with the report's phases_ms beside
 # the process's own wall time.
 # usage: bench/phases.sh BUILD_DIR OUT_DIR
@@ -48,5 +48,11 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 row "kl bench transpose_f32 --shape square4k" bench "$SRC/cases/transpose_f32" --shape square4k
 row "kl compare transpose_f32 tiled.cu (4 shapes)" compare "$SRC/cases/transpose_f32" --candidate "$SRC/cases/transpose_f32/candidates/tiled.cu"
 row "kl compare softmax_f32 warp_per_row.cu" compare "$SRC/cases/softmax_f32" --candidate "$SRC/cases/softmax_f32/candidates/warp_per_row.cu"
+# python cases (the worker imports torch; Triton compiles in the first call)
+row "kl compare softmax_torch triton_fused.py (python)" compare "$SRC/tests/python/cases/softmax_torch" --candidate "$SRC/tests/python/cases/softmax_torch/candidates/triton_fused.py"
+KB=$(mktemp -d /tmp/kl-phases-kb-XXXXXX)/case # the worker's sandbox hides $HOME
+if "$KL" case from-kernelbench "$SRC/bench/kernelbench/problems/2_softmax_rows.py" -o "$KB" >/dev/null 2>&1; then
+  row "kl compare KernelBench 2_softmax_rows triton_softmax.py (python)" compare "$KB" --candidate "$SRC/bench/kernelbench/candidates/2_softmax_rows/triton_softmax.py"
+fi
 row "kl profile transpose_f32 --shape square4k --set quick" profile "$SRC/cases/transpose_f32" --shape square4k --set quick
 row "kl profile transpose_f32 --shape square4k (standard)" profile "$SRC/cases/transpose_f32" --shape square4k
