@@ -940,9 +940,11 @@ int kl__profile_from_reply(kl_profile **out, json_object *reply,
   p->passes = passes > 0 ? (size_t)passes : 0;
   p->init_ms = kl__json_num(reply, "init_ms");
   p->config_ms = kl__json_num(reply, "config_ms");
-  p->setup_ms = kl__json_num(reply, "setup_ms");
   p->collect_ms = kl__json_num(reply, "collect_ms");
-  p->first_pass_ms = kl__json_num(reply, "first_pass_ms");
+  /* newer than the rest: null (NAN) in what older workers recorded */
+  if (!kl__json_number(reply, "setup_ms", &p->setup_ms)) p->setup_ms = NAN;
+  if (!kl__json_number(reply, "first_pass_ms", &p->first_pass_ms))
+    p->first_pass_ms = NAN;
   p->decode_ms = kl__json_num(reply, "decode_ms");
   if (!p->backend) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "profile: no backend");

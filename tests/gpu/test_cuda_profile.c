@@ -91,6 +91,21 @@ static double value(const kl_profile *p, const char *name) {
   return v;
 }
 
+/* A profile's own cost, from its JSON: "key":number, or NAN. */
+static double cost(const kl_profile *p, const char *key) {
+  kl_buf b = KL_BUF_INIT;
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  double v = NAN;
+  if (kl_profile_json(&b, p, 0) == 0) {
+    const char *at = strstr(b.ptr, pat);
+    if (at && strncmp(at + strlen(pat), "null", 4) != 0)
+      v = strtod(at + strlen(pat), NULL);
+  }
+  kl_buf_dispose(&b);
+  return v;
+}
+
 static void test_vector_add_memory_bound(void **state) {
   (void)state;
   if (!have_gpu) skip();
@@ -100,7 +115,18 @@ static void test_vector_add_memory_bound(void **state) {
     kl_report_shape(&s, r, i);
     const kl_profile *p = kl_report_profile(r, i);
     assert_non_null(p);
-    print_message("%s: %s\n", s.name, kl_profile_verdict(p));
+    print_message("%s: %s; init %.1f, setup %.1f, passes %.1f (first %.1f) "
+                  "ms\n",
+                  s.name, kl_profile_verdict(p), cost(p, "init_ms"),
+                  cost(p, "setup_ms"), cost(p, "collect_ms"),
+                  cost(p, "first_pass_ms"));
+    /* one worker for every shape: the profiler's start-up and priming
+     * are the first shape's alone, and every shape reads real counters
+     * (a profiler kept enabled between them once read back NaN) */
+    assert_true(i == 0 ? cost(p, "init_ms") > 0 : cost(p, "init_ms") == 0);
+    assert_true(cost(p, "setup_ms") >= 0 && cost(p, "first_pass_ms") >= 0);
+    assert_true(cost(p, "first_pass_ms") <= cost(p, "collect_ms"));
+    assert_true(value(p, "dram_bytes_read") > 0);
     assert_true(kl_profile_passes(p) <= 15);
     if (s.time.median < 20) /* a small shape may be launch-bound */
       continue;

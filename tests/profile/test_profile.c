@@ -212,6 +212,11 @@ static void test_launch_bound_and_round_trip(void **state) {
   assert_int_equal(kl_profile_json(&b2, q, 0), 0);
   assert_string_equal(b.ptr, b2.ptr);
   kl_profile_free(q);
+  /* a profile recorded before setup_ms and first_pass_ms existed: null,
+   * never a bare nan */
+  assert_non_null(strstr(b.ptr, "\"setup_ms\":null"));
+  assert_non_null(strstr(b.ptr, "\"first_pass_ms\":null"));
+  assert_null(strstr(b.ptr, "nan"));
   /* --ncu-names keys: ncu's name where it has one */
   assert_int_equal(kl_profile_json(&b2, p, KL_PROFILE_NCU_NAMES), 0);
   assert_non_null(strstr(
