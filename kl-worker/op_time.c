@@ -104,6 +104,9 @@ static klw_time_req parse_time_req(json_object *req) {
 }
 
 void klw_op_time(json_object *req) {
+  /* an enabled range profiler (kept between profiles) slows what is timed
+   * after it: transpose at 4k x 4k read 256.5 us against 253.8 us */
+  klw_profile_release();
   json_object *ids;
   if (!json_object_object_get_ex(req, "plugins", &ids)) {
     klw_reply_error("time: no plugins");

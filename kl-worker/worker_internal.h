@@ -221,7 +221,8 @@ void klw_op_profile(json_object *req);
  * named chip or for this device (op_profile.c). */
 void klw_op_metric_passes(json_object *req);
 /* Give the device's counters back (the profiler stays enabled between
- * profiles); serve.c calls it on quit, before it answers. */
+ * profiles); serve.c calls it on quit, before it answers, and op_time.c
+ * before it times anything. */
 void klw_profile_release(void);
 
 #endif /* KLW_WORKER_INTERNAL_H */
