@@ -615,12 +615,9 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   if (cand && (rc = kl_worker_load(&cand_id, w, p->candidate)) < 0) {
     /* the worker refused the candidate's plugin (its import raised, its
      * library did not load): the candidate's verdict, not kernlab's error */
-    const kl_error *e = kl_error_last();
-    const char *why = e ? e->message : kl_strerror(rc);
-    size_t n = strlen(p->candidate); /* "worker: <its path>: why" */
-    if (!strncmp(why, "worker: ", 8) && !strncmp(why + 8, p->candidate, n) &&
-        !strncmp(why + 8 + n, ": ", 2))
-      why += 10 + n;
+    const char *why = kl__worker_load_refused(w);
+    if (!why)
+      why = kl_error_last() ? kl_error_last()->message : kl_strerror(rc);
     rc = rc == KL_EINVALID
              ? reject(r, KL_VERDICT_CRASHED, "loading the candidate: %s", why)
              : setup_failure(r, rc, cand);

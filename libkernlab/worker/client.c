@@ -63,7 +63,8 @@ struct kl_worker {
   int log_fd; /* the worker's stdout and stderr */
   int restarts;
   bool started_once;
-  char **loaded; /* plugin paths, by id */
+  char **loaded;      /* plugin paths, by id */
+  char *load_refused; /* the worker's reason for the last load it refused */
   size_t nloaded, cap_loaded;
   kl_buf inbox;    /* bytes read past the last reply */
   char **readable; /* folders its sandbox lets it read (NULL-ended) */
@@ -419,8 +420,16 @@ static int load_in_worker(kl_worker *w, const char *path, int want_id) {
   json_object_object_add(req, "path", json_object_new_string(path));
   int rc = roundtrip(&reply, w, req);
   json_object_put(req);
+  kl__free(w->load_refused);
+  w->load_refused = NULL;
   if (rc < 0) return rc;
   rc = check_ok(reply, path);
+  json_object *why;
+  if (rc < 0 && json_object_object_get_ex(reply, "error", &why) &&
+      !(w->load_refused = kl__strdup(json_object_get_string(why)))) {
+    json_object_put(reply);
+    return kl__error_oom();
+  }
   if (rc == 0 && (!json_object_object_get_ex(reply, "id", &id) ||
                   json_object_get_int(id) != want_id))
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -582,6 +591,7 @@ void kl_worker_free(kl_worker *w) {
   for (size_t i = 0; i < w->nloaded; i++)
     kl__free(w->loaded[i]);
   kl__free(w->loaded);
+  kl__free(w->load_refused);
   kl_buf_dispose(&w->inbox);
   kl__sandbox_dir_remove(w->dir);
   kl__free(w->dir);
@@ -592,6 +602,10 @@ void kl_worker_free(kl_worker *w) {
   kl__free(w->readable);
   kl__free(w->granted);
   kl__free(w);
+}
+
+const char *kl__worker_load_refused(const kl_worker *w) {
+  return w->load_refused;
 }
 
 const char *kl__worker_sandbox(const kl_worker *w) {

@@ -10,6 +10,10 @@
 /* What the worker's sandbox holds, as a JSON object (core/sandbox.c);
  * borrowed, lives as long as w. */
 const char *kl__worker_sandbox(const kl_worker *w);
+/* The worker's own reason (redacted) for the last load it refused, as it
+ * gave it: no "worker: <path>: " before it. NULL after a load that worked
+ * or failed otherwise (a crash, a timeout); borrowed, until the next load. */
+const char *kl__worker_load_refused(const kl_worker *w);
 /* The Python worker (kl-pyworker): $KERNLAB_PYWORKER, else beside the
  * kl-worker this library would start. NULL, with the error set, when
  * there is none; the caller frees it. */
