@@ -9,13 +9,16 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "kernlab/kernlab.h"
 #include "support/slurp.h"
+#include "worker/client_internal.h"
 
 #define SRC KL_SOURCE_DIR
 #define CAND SRC "/tests/bench/candidates/"
@@ -325,12 +328,72 @@ static void test_bench__worker_survives_a_crash(void **state) {
   assert_int_equal(kl_worker_time(&s, w, &good, 1, 0, &t), 0);
   assert_true(s.n >= 3 && s.us[0][0] > 0);
   kl_samples_dispose(&s);
-  /* a file that is not a plugin is refused without killing anything */
+  /* a file that is not a plugin is refused without killing anything, and
+   * the worker's own reason is there, without the client's prefix */
   assert_int_equal(kl_worker_load(&good, w, "/etc/hostname"), KL_EINVALID);
+  const char *why = kl__worker_load_refused(w);
+  assert_non_null(why);
+  assert_true(why[0] && strncmp(why, "worker:", 7) != 0);
+  assert_int_equal(kl_worker_load(&good, w, kl_artifact_path(good_a)), 0);
+  assert_null(kl__worker_load_refused(w));
   kl_worker_free(w);
   kl_artifact_free(good_a);
   kl_artifact_free(bad_a);
   free(bad);
+}
+
+/* This process's children that are kl-workers (any state, zombies too). */
+static int worker_children(void) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f =
+        e->d_name[0] >= '0' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+    if (!f) continue;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+    long ppid = 0;
+    char state;
+    if (open && close && sscanf(close + 2, "%c %ld", &state, &ppid) == 2 &&
+        ppid == (long)getpid() && strncmp(open + 1, "kl-worker", 9) == 0)
+      n++;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* kl_worker_free waits for the worker's answer to quit, not for its end:
+ * workers on their way out are reaped by later calls, never more than 16
+ * of them at once, and none left once they have all gone. Structure, not
+ * speed: the bound is the list's, the end a generous wait. */
+static void test_bench__workers_leave_without_waiting(void **state) {
+  (void)state;
+  kl_artifact *a;
+  assert_int_equal(kl_compile_plugin(&a, saxpy, NULL, &copts), 0);
+  for (int i = 0; i < 40; i++) {
+    kl_worker *w;
+    int id;
+    assert_int_equal(kl_worker_create(&w, NULL), 0);
+    assert_int_equal(kl_worker_load(&id, w, kl_artifact_path(a)), 0);
+    kl_worker_free(w);
+    int n = worker_children();
+    if (n > 16) fail_msg("%d workers after %d frees", n, i + 1);
+  }
+  int left = worker_children();
+  for (int tries = 0; left > 0 && tries < 600; tries++) {
+    usleep(50000);
+    kl_worker *w; /* a create reaps those that have left */
+    assert_int_equal(kl_worker_create(&w, NULL), 0);
+    kl_worker_free(w);
+    left = worker_children();
+  }
+  assert_int_equal(left, 0);
+  kl_artifact_free(a);
 }
 
 /* The default compile cache lives under the home, which the worker's
@@ -459,6 +522,7 @@ int main(void) {
       cmocka_unit_test(test_bench__hang_is_timeout),
       cmocka_unit_test(test_bench__compile_error),
       cmocka_unit_test(test_bench__worker_survives_a_crash),
+      cmocka_unit_test(test_bench__workers_leave_without_waiting),
       cmocka_unit_test(test_bench__cache_made_after_the_worker_started),
       cmocka_unit_test(test_bench__faster_candidate_is_faster),
       cmocka_unit_test(test_bench__baseline_against_itself_is_same),
