@@ -361,36 +361,18 @@ static int worker_lost(kl_worker *w, bool timed_out, int timeout_ms) {
 }
 
 /* Send a request and wait for its reply (a parsed object, caller puts). */
-static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
-  *out = NULL;
-  const char *line =
-      json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-  if (send_line(w, line) < 0) return worker_lost(w, false, 0);
-  int64_t deadline = (int64_t)kl__now_ms() + w->timeout_ms;
+/* What fill_line found. */
+enum { LINE_READY = 1, LINE_LATE = 0, LINE_CLOSED = -1 };
+
+/* Read what the worker sends into the inbox until it holds a whole line
+ * (LINE_READY), the deadline passes (LINE_LATE) or the socket ends
+ * (LINE_CLOSED); KL_ENOMEM. */
+static int fill_line(kl_worker *w, int64_t deadline) {
   for (;;) {
-    char *nl = w->inbox.size ? memchr(w->inbox.ptr, '\n', w->inbox.size) : NULL;
-    if (nl) {
-      size_t used = (size_t)(nl - w->inbox.ptr) + 1;
-      kl_buf text = KL_BUF_INIT;
-      if (kl__buf_put(&text, w->inbox.ptr, used - 1) < 0 ||
-          kl__redact(&text) < 0) {
-        kl_buf_dispose(&text);
-        return kl__error_oom();
-      }
-      json_object *reply = json_tokener_parse(text.ptr);
-      kl_buf_dispose(&text);
-      memmove(w->inbox.ptr, w->inbox.ptr + used, w->inbox.size - used);
-      w->inbox.size -= used;
-      if (!reply) {
-        kill_worker(w);
-        return kl__error(KL_ECRASHED, KL_DOMAIN_NONE,
-                         "the worker sent a reply that is not JSON");
-      }
-      *out = reply;
-      return 0;
-    }
+    if (w->inbox.size && memchr(w->inbox.ptr, '\n', w->inbox.size))
+      return LINE_READY;
     int64_t left = deadline - (int64_t)kl__now_ms();
-    if (left <= 0) return worker_lost(w, true, w->timeout_ms);
+    if (left <= 0) return LINE_LATE;
     struct pollfd pfd = {w->sock, POLLIN, 0};
     int n = poll(&pfd, 1, (int)left);
     if (n < 0 && errno == EINTR) continue;
@@ -398,9 +380,38 @@ static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
     if (kl__buf_grow(&w->inbox, 65536) < 0) return KL_ENOMEM;
     ssize_t got = recv(w->sock, w->inbox.ptr + w->inbox.size, 65536, 0);
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return worker_lost(w, false, 0);
+    if (got <= 0) return LINE_CLOSED;
     w->inbox.size += (size_t)got;
   }
+}
+
+static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
+  *out = NULL;
+  const char *line =
+      json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+  if (send_line(w, line) < 0) return worker_lost(w, false, 0);
+  int got = fill_line(w, (int64_t)kl__now_ms() + w->timeout_ms);
+  if (got == KL_ENOMEM) return KL_ENOMEM;
+  if (got == LINE_LATE) return worker_lost(w, true, w->timeout_ms);
+  if (got == LINE_CLOSED) return worker_lost(w, false, 0);
+  char *nl = memchr(w->inbox.ptr, '\n', w->inbox.size);
+  size_t used = (size_t)(nl - w->inbox.ptr) + 1;
+  kl_buf text = KL_BUF_INIT;
+  if (kl__buf_put(&text, w->inbox.ptr, used - 1) < 0 || kl__redact(&text) < 0) {
+    kl_buf_dispose(&text);
+    return kl__error_oom();
+  }
+  json_object *reply = json_tokener_parse(text.ptr);
+  kl_buf_dispose(&text);
+  memmove(w->inbox.ptr, w->inbox.ptr + used, w->inbox.size - used);
+  w->inbox.size -= used;
+  if (!reply) {
+    kill_worker(w);
+    return kl__error(KL_ECRASHED, KL_DOMAIN_NONE,
+                     "the worker sent a reply that is not JSON");
+  }
+  *out = reply;
+  return 0;
 }
 
 static int check_ok(json_object *reply, const char *what) {
@@ -448,26 +459,6 @@ static int ensure_running(kl_worker *w) {
   for (size_t i = 0; i < w->nloaded; i++)
     if ((rc = load_in_worker(w, w->loaded[i], (int)i)) < 0) return rc;
   return 0;
-}
-
-/* The worker answers "quit" once it has given the device's counters back
- * (a profiler left enabled in a worker on its way out would make the next
- * worker's busy): wait for that line, or the end of the socket, or `ms`. */
-static void await_quit(kl_worker *w, int ms) {
-  int64_t deadline = (int64_t)kl__now_ms() + ms;
-  char buf[256];
-  for (;;) {
-    if (w->inbox.size && memchr(w->inbox.ptr, '\n', w->inbox.size)) return;
-    int64_t left = deadline - (int64_t)kl__now_ms();
-    if (left <= 0) return;
-    struct pollfd pfd = {w->sock, POLLIN, 0};
-    int n = poll(&pfd, 1, (int)left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    ssize_t got = recv(w->sock, buf, sizeof buf, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0 || memchr(buf, '\n', (size_t)got)) return;
-  }
 }
 
 /* ---- workers on their way out ---------------------------------------- */
@@ -572,7 +563,11 @@ void kl_worker_free(kl_worker *w) {
   if (!w) return;
   reap_leaving();
   if (w->sock >= 0) {
-    if (send_line(w, "{\"op\":\"quit\"}") == 0) await_quit(w, 2000);
+    /* it answers once it has given the device's counters back (a
+     * profiler left enabled in a worker on its way out would make the next
+     * worker's busy): wait for that line, the socket's end, or 2 s */
+    if (send_line(w, "{\"op\":\"quit\"}") == 0)
+      fill_line(w, (int64_t)kl__now_ms() + 2000);
     pid_t got = w->pid > 0 ? waitpid(w->pid, NULL, WNOHANG) : -1;
     if (got != 0 || leave_later(w->pid)) {
       /* gone already, or leaving by itself: reap_leaving collects it */
