@@ -45,6 +45,8 @@ static int load(kl_worker *w, const kl_case *c, const char *src) {
 typedef struct one {
   double median, rel_ci, wall_ms, wall_per_sample, flush_us, mhz;
   size_t n, throttled;
+  double request_ms; /* the whole request, as the client saw it */
+  kl_time_costs costs;
 } one;
 
 static one measure(kl_worker *w, int id, int shape, int cold, int cap_ms) {
@@ -52,20 +54,64 @@ static one measure(kl_worker *w, int id, int shape, int cold, int cap_ms) {
   t.cold = cold;
   if (cap_ms) t.time_cap_ms = cap_ms;
   kl_samples s = KL_SAMPLES_INIT;
+  double t0 = now_ms();
   CHECK(kl_worker_time(&s, w, &id, 1, shape, &t));
+  double request_ms = now_ms() - t0;
   kl_summary sum;
   kl_stats_summarize(&sum, s.us[0], s.n);
   one o = {sum.median, sum.rel_ci, s.wall_ms, s.wall_ms * 1000.0 / s.n,
-           s.flush_us, 0,          s.n,       0};
+           s.flush_us, 0,          s.n,       0,
+           request_ms, s.costs};
   if (s.mhz[0]) {
     kl_summary clk;
     kl_stats_summarize(&clk, s.mhz[0], s.n);
     o.mhz = clk.median;
     for (size_t i = 0; i < s.n; i++)
-      o.throttled += s.mhz[0][i] < 0.97 * clk.median;
+      if (s.mhz[0][i] < 0.97 * clk.median) {
+        if (!o.throttled)
+          fprintf(stderr, "  sample %zu of %zu: SM %.0f MHz (median %.0f)\n", i,
+                  s.n, s.mhz[0][i], clk.median);
+        o.throttled++;
+      }
   }
   kl_samples_dispose(&s);
   return o;
+}
+
+/* Where one measurement's time went: the request, phase by phase, and per
+ * sample what the device did (its idle time is the span less the work). */
+static void costs_line(const char *label, const char *mode, const one *o) {
+  const kl_time_costs *c = &o->costs;
+  double n = o->n ? (double)o->n : 1;
+  double idle = c->dev_span_us - c->dev_restore_us - c->dev_flush_us -
+                c->dev_probe_us - c->dev_timed_us;
+  fprintf(stderr,
+          "%-6s %s request %.2f ms (%zu samples, %zu windows): setup %.2f, "
+          "warm-up %.2f, placements %.2f, queue %.2f, wait %.2f, collect "
+          "%.2f, verify %.2f ms; a sample on the device: restore %.2f, flush "
+          "%.2f, probe %.2f, timed %.2f, idle %.2f us (span %.2f us; idle "
+          "before restore %.2f, flush %.2f, probe %.2f, timed work %.2f); "
+          "outside the device's span: %.2f us a sample\n",
+          label, mode, o->request_ms, o->n, c->dev_windows, c->setup_ms,
+          c->warmup_ms, c->place_ms, c->queue_ms, c->wait_ms, c->collect_ms,
+          c->verify_ms, c->dev_restore_us / n, c->dev_flush_us / n,
+          c->dev_probe_us / n, c->dev_timed_us / n, idle / n,
+          c->dev_span_us / n, c->dev_idle_before_restore_us / n,
+          c->dev_idle_before_flush_us / n, c->dev_idle_before_probe_us / n,
+          c->dev_idle_before_work_us / n,
+          (o->wall_ms * 1000.0 - c->dev_span_us) / n);
+  printf("{\"bench\":\"cuda_costs\",\"size\":\"%s\",\"mode\":\"%s\","
+         "\"request_ms\":%.3f,\"samples\":%zu,\"windows\":%zu,"
+         "\"setup_ms\":%.3f,\"warmup_ms\":%.3f,\"place_ms\":%.3f,"
+         "\"queue_ms\":%.3f,\"wait_ms\":%.3f,\"collect_ms\":%.3f,"
+         "\"verify_ms\":%.3f,\"restore_us\":%.3f,\"flush_us\":%.3f,"
+         "\"probe_us\":%.3f,\"timed_us\":%.3f,\"idle_us\":%.3f,"
+         "\"span_us\":%.3f}\n",
+         label, mode, o->request_ms, o->n, c->dev_windows, c->setup_ms,
+         c->warmup_ms, c->place_ms, c->queue_ms, c->wait_ms, c->collect_ms,
+         c->verify_ms, c->dev_restore_us / n, c->dev_flush_us / n,
+         c->dev_probe_us / n, c->dev_timed_us / n, idle / n,
+         c->dev_span_us / n);
 }
 
 static void size_bench(kl_worker *w, int id, int shape, const char *label,
@@ -91,6 +137,8 @@ static void size_bench(kl_worker *w, int id, int shape, const char *label,
   one hot = measure(w, id, shape, 0, 0);
   one quick = measure(w, id, shape, 1, 50); /* T6: 50 ms of sampling */
   double rsd = 100 * sqrt(var) / mean;
+  costs_line(label, "cold", &first);
+  costs_line(label, "hot", &hot);
   fprintf(stderr,
           "%-6s cold median %8.3f us, rsd(%d) %.3f%%, %5.1f ms/measurement; "
           "cold sample wall %.2f us = kernel + flush %.2f + %.2f us; hot "

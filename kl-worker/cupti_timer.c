@@ -52,8 +52,11 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
 }
 
 static int classify(const char *name) {
-  if (name && strcmp(name, "klh_l2_flush") == 0) return KLW_FLUSH;
-  if (name && strcmp(name, "klh_clock_probe") == 0) return KLW_PROBE;
+  if (!name) return KLW_WORK;
+  if (strcmp(name, "klh_l2_flush") == 0) return KLW_FLUSH;
+  if (strcmp(name, "klh_l2_flush_mark") == 0) return KLW_FLUSH_MARK;
+  if (strcmp(name, "klh_clock_probe") == 0) return KLW_PROBE;
+  if (strncmp(name, "klh_restore_", 12) == 0) return KLW_RESTORE;
   return KLW_WORK;
 }
 

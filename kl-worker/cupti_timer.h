@@ -6,7 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { KLW_WORK = 0, KLW_FLUSH = 1, KLW_PROBE = 2, KLW_COPY = 3 };
+enum {
+  KLW_WORK = 0,
+  KLW_FLUSH = 1,      /* klh_l2_flush */
+  KLW_PROBE = 2,      /* klh_clock_probe: a sample's marker */
+  KLW_COPY = 3,       /* a copy or memset: work when a launch queued it */
+  KLW_RESTORE = 4,    /* klh_restore_*: the harness's restores */
+  KLW_FLUSH_MARK = 5, /* klh_l2_flush_mark: a flush and a sample's marker */
+  KLW_KINDS = 6
+};
 
 /* A kernel's, a copy's or a memset's record. */
 typedef struct klw_kernel {
@@ -14,8 +22,7 @@ typedef struct klw_kernel {
   uint32_t correlation;         /* the launch's correlation id (launch order) */
   uint32_t runtime_correlation; /* a copy's runtime call's, or 0 */
   uint32_t stream;
-  int kind; /* KLW_WORK, KLW_FLUSH (klh_l2_flush), KLW_PROBE, KLW_COPY (a
-               copy or memset: work when queued inside a launch) */
+  int kind; /* KLW_WORK, ... above */
 } klw_kernel;
 
 /* libcupti, opened once (RTLD_GLOBAL); NULL with a message. */

@@ -94,7 +94,10 @@ PluginStruct._fields_ = [
     ("last_error", LAST_ERROR), ("flush", ONE), ("clock_mark", MARK),
     ("clock_read", CLOCK_READ), ("stream", STREAM),
     ("set_stream", SET_STREAM), ("kernel_info", VOIDP),
-    ("notes", NOTES)]
+    ("notes", NOTES),
+    # checks on the device: none here (the worker compares on the host)
+    ("device_buffer", VOIDP), ("check_device", VOIDP), ("snapshot", VOIDP),
+    ("changed_bytes", VOIDP), ("flush_mark", ONE)]
 
 
 def _import_file(name, path, stands_for=None):
@@ -393,6 +396,7 @@ class PluginBase:
         if self.device:  # a host plugin leaves them NULL: the host timer
             s.flush = keep(ONE, iid(self.flush), 1)
             s.clock_mark = keep(MARK, iid(self.clock_mark), 1)
+            s.flush_mark = keep(ONE, iid(self.flush_mark), 1)
             s.clock_read = keep(CLOCK_READ, iid(self.clock_read), 1)
             s.stream = keep(STREAM, iid(self.stream_of), None)
             s.set_stream = keep(SET_STREAM, iid(self.set_stream), 1)
@@ -558,6 +562,13 @@ class TorchPlugin(PluginBase):
 
     def flush(self, iid):
         if self.dev.kl_device_flush(VOIDP(self.stream.cuda_stream)):
+            return self._fail(iid, "flush: " +
+                              self.dev.kl_device_error().decode())
+        return 0
+
+    def flush_mark(self, iid):
+        if self.dev.kl_device_flush_mark(self.probes,
+                                         VOIDP(self.stream.cuda_stream)):
             return self._fail(iid, "flush: " +
                               self.dev.kl_device_error().decode())
         return 0
@@ -762,6 +773,7 @@ def main():
             lib.kl_device_flush.argtypes = [VOIDP]
             lib.kl_device_probes_new.restype = VOIDP
             lib.kl_device_clock_mark.argtypes = [VOIDP, VOIDP, ctypes.c_int]
+            lib.kl_device_flush_mark.argtypes = [VOIDP, VOIDP]
             lib.kl_device_clock_read.argtypes = [
                 VOIDP, ctypes.POINTER(ctypes.c_double), ctypes.c_uint64,
                 ctypes.POINTER(ctypes.c_uint64)]

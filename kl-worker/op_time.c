@@ -127,6 +127,7 @@ void klw_op_time(json_object *req) {
   s.inst = inst;
   s.np = np;
   const klw_timer *timer = NULL;
+  double t_setup = klw_now_us();
   for (int k = 0; k < np; k++) {
     int64_t id = json_object_get_int64(json_object_array_get_idx(ids, k));
     if (!(pl[k] = klw_plugin_at(id))) {
@@ -159,7 +160,7 @@ void klw_op_time(json_object *req) {
     timer = &klw_timer_host;
   }
   const char *reason;
-  double start_us;
+  double start_us, setup_us = klw_now_us() - t_setup;
   if (klw_sample(&s, timer, &reason, &start_us) < 0) {
     klw_reply_error("time: %s", s.err);
     goto done;
@@ -169,14 +170,28 @@ void klw_op_time(json_object *req) {
   void *last = NULL;
   size_t block = 0;
   timer->last(&s, &last, &block);
+  double t_verify = klw_now_us();
   if (tr.verify && verify_last(pl[np - 1], last, tr.shape,
                                tr.oracle >= 0 ? klw_plugin_at(tr.oracle) : NULL,
                                tr.seed, block, &vt[np - 1]) < 0) {
     klw_reply_error("time: verify: %s", vt[np - 1].detail);
     goto done;
   }
+  double verify_us = klw_now_us() - t_verify;
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(1));
+  json_object *costs = json_object_new_object();
+  const struct {
+    const char *name;
+    double us;
+  } cost[] = {{"setup_ms", setup_us},   {"warmup_ms", s.warmup_us},
+              {"place_ms", s.place_us}, {"queue_ms", s.queue_us},
+              {"wait_ms", s.wait_us},   {"collect_ms", s.collect_us},
+              {"verify_ms", verify_us}};
+  for (size_t i = 0; i < sizeof(cost) / sizeof(cost[0]); i++)
+    json_object_object_add(costs, cost[i].name,
+                           json_object_new_double(cost[i].us / 1000.0));
+  json_object_object_add(o, "costs", costs);
   if (tr.verify) json_object_object_add(o, "verify", verify_json(vt, np));
   json_object *all = json_object_new_array();
   for (int k = 0; k < np; k++) {
@@ -188,8 +203,12 @@ void klw_op_time(json_object *req) {
   json_object_object_add(o, "samples", all);
   timer->reply(&s, o);
   json_object_object_add(o, "stop_reason", json_object_new_string(reason));
+  /* the sampling wall: placement sets made between windows and the
+   * stale-outputs gate are the costs' place_ms and verify_ms */
   json_object_object_add(
-      o, "wall_ms", json_object_new_double((klw_now_us() - start_us) / 1000.0));
+      o, "wall_ms",
+      json_object_new_double(
+          (klw_now_us() - start_us - s.ready_us - verify_us) / 1000.0));
   json_object_object_add(o, "block_rounds",
                          json_object_new_int64((int64_t)s.block_rounds));
   klw_reply(o);

@@ -2,9 +2,9 @@
  * flush and the SM clock probe of the CUDA harness (cuda_probes.inc, the
  * same text), on a stream the caller names (a torch or CuPy stream: the
  * runtime's and the driver's stream handles are one). The Python worker's
- * plugins call these from their flush, clock_mark and clock_read, so the
- * CUPTI timer cuts a Python candidate's samples at the same markers as a
- * CUDA candidate's. Built as PTX for compute_75: the driver compiles it
+ * plugins call these from their flush, clock_mark, flush_mark and
+ * clock_read, so the CUPTI timer cuts a Python candidate's samples at the
+ * same markers as a CUDA candidate's. Built as PTX for compute_75: the driver compiles it
  * for the device at load. */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -32,6 +32,11 @@ KL_DEVICE_API int kl_device_clock_mark(void *probes, void *stream,
                                        int spin_ns) {
   return klh_clock_mark_on((klh_probe_ring *)probes, (cudaStream_t)stream,
                            spin_ns, last_error, sizeof(last_error));
+}
+
+KL_DEVICE_API int kl_device_flush_mark(void *probes, void *stream) {
+  return klh_flush_mark_on((klh_probe_ring *)probes, (cudaStream_t)stream,
+                           last_error, sizeof(last_error));
 }
 
 KL_DEVICE_API int kl_device_clock_read(void *probes, double *mhz,

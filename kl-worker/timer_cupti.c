@@ -1,17 +1,20 @@
 /* The device's timer: CUPTI activity records.
  *
  * Device samples without a host round trip per sample: each round queues,
- * per plugin, [restore][flush][marker/clock probe][kernel ...] on one shared
- * stream; blocks rotate through a pool of instance sets made up front (the
- * placements: up to six, each prepared once and warmed up, so nothing is
- * allocated or copied while sampling); the device is synchronised once per
- * window of about 128 rounds, and the kernel records are cut into samples
- * at the markers in launch (correlation) order. A sample's time is the span
- * from its first kernel's start to its last kernel's end, on any stream:
- * work a candidate hides on another stream is counted, and so are the
- * copies and memsets a launch queues. The SM clock is
- * measured before every cold sample (a probe kernel), and before one round
- * in eight when hot. */
+ * per plugin, [restore][flush + marker][kernel ...] (cold; a plugin without
+ * flush_mark: [restore][flush][marker]) or [restore][marker][kernel ...]
+ * (hot) on one shared stream; blocks rotate through a pool of instance sets
+ * (the placements: up to six, each made, prepared once and warmed up before
+ * the first window that uses it, so nothing is allocated or copied while a
+ * window runs); the device is synchronised once per window of about 128
+ * rounds, and the kernel records are cut into samples at the markers in
+ * launch (correlation) order. A sample's
+ * time is the span from its first kernel's start to its last kernel's end,
+ * on any stream: work a candidate hides on another stream is counted, and
+ * so are the copies and memsets a launch queues. The SM clock is measured
+ * before every cold sample (over the flush, or by a probe kernel), and
+ * before one round in eight when hot. The reply's device_timeline says
+ * where the device's time went: busy by role, idle by what ended the gap. */
 #ifdef KL_HAVE_CUPTI
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +28,23 @@ typedef struct dev_sample_ref {
   size_t index; /* sample index within the plugin */
 } dev_sample_ref;
 
+/* What a record was for, on the device's timeline. */
+enum { ROLE_WORK, ROLE_FLUSH, ROLE_PROBE, ROLE_RESTORE, ROLES };
+static const char *const role_names[ROLES] = {"work", "flush", "probe",
+                                              "restore"};
+
 typedef struct dev_state {
   void **pool; /* npool sets of np instances; set 0 is inst[] */
   size_t npool, window, throttle_probe;
   dev_sample_ref *refs;
   size_t nrefs;
-  double flush_us_sum; /* the flush kernels' durations, for the reply */
-  size_t flush_count;
+  size_t flush_count; /* flushes sampled, for the mean in the reply */
+  /* the device's timeline while sampling, summed over windows (us): from
+   * a window's first record to its last, the records' durations by role,
+   * the device's idle time by the role of what ended it, and the samples'
+   * spans */
+  double span_us, busy_us[ROLES], idle_us[ROLES], timed_us;
+  size_t windows;
 } dev_state;
 
 static int cmp_correlation(const void *a, const void *b) {
@@ -41,26 +54,74 @@ static int cmp_correlation(const void *a, const void *b) {
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static int cmp_start(const void *a, const void *b) {
+  const klw_kernel *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A copy or memset is work when a launch queued it; otherwise it is the
+ * harness's (a restore between samples). */
+static bool copy_in_launch(const klw_kernel *r) {
+  return klw_copy_in_launch(r->correlation) ||
+         (r->runtime_correlation && klw_copy_in_launch(r->runtime_correlation));
+}
+
+static int role(const klw_kernel *r) {
+  switch (r->kind) {
+  case KLW_FLUSH:
+  case KLW_FLUSH_MARK:
+    return ROLE_FLUSH;
+  case KLW_PROBE:
+    return ROLE_PROBE;
+  case KLW_RESTORE:
+    return ROLE_RESTORE;
+  case KLW_COPY:
+    return copy_in_launch(r) ? ROLE_WORK : ROLE_RESTORE;
+  default:
+    return ROLE_WORK;
+  }
+}
+
+/* A window's timeline: its span, the records' time by role, and the idle
+ * gaps (from the latest end so far to the next start, records in start
+ * order) by the role of the record that ended them. */
+static void timeline(dev_state *d, const klw_kernel *k, size_t nk) {
+  klw_kernel *c = malloc(nk * sizeof(*c));
+  if (!c) return;
+  memcpy(c, k, nk * sizeof(*c));
+  qsort(c, nk, sizeof(*c), cmp_start);
+  uint64_t first = 0, reach = 0;
+  for (size_t i = 0; i < nk; i++) {
+    if (c[i].end <= c[i].start) continue;
+    int r = role(&c[i]);
+    d->busy_us[r] += (double)(c[i].end - c[i].start) / 1000.0;
+    if (r == ROLE_FLUSH) d->flush_count++;
+    if (!reach)
+      first = c[i].start;
+    else if (c[i].start > reach)
+      d->idle_us[r] += (double)(c[i].start - reach) / 1000.0;
+    if (c[i].end > reach) reach = c[i].end;
+  }
+  if (reach > first) {
+    d->span_us += (double)(reach - first) / 1000.0;
+    d->windows++;
+  }
+  free(c);
+}
+
 /* Cut this window's records into samples; 0 or -1 with a message. */
 static int attribute(dev_state *d, klw_kernel *k, size_t nk,
                      const dev_sample_ref *refs, size_t nrefs, double **us,
                      char *err, size_t errlen) {
-  for (size_t i = 0; i < nk; i++)
-    if (k[i].kind == KLW_FLUSH && k[i].end > k[i].start) {
-      d->flush_us_sum += (double)(k[i].end - k[i].start) / 1000.0;
-      d->flush_count++;
-    }
-  /* a copy or memset is work when a launch queued it; the harness's own
-   * (restores between samples) are dropped */
+  timeline(d, k, nk);
+  /* the harness's restores are dropped, a launch's copies are work, a
+   * flush that marks is a marker */
   size_t kept = 0;
   for (size_t i = 0; i < nk; i++) {
-    if (k[i].kind == KLW_COPY) {
-      if (!klw_copy_in_launch(k[i].correlation) &&
-          !(k[i].runtime_correlation &&
-            klw_copy_in_launch(k[i].runtime_correlation)))
-        continue;
-      k[i].kind = KLW_WORK;
-    }
+    int r = role(&k[i]);
+    if (r == ROLE_RESTORE || k[i].kind == KLW_FLUSH) continue;
+    if (r == ROLE_WORK) k[i].kind = KLW_WORK;
+    if (k[i].kind == KLW_FLUSH_MARK) k[i].kind = KLW_PROBE;
     k[kept++] = k[i];
   }
   nk = kept;
@@ -84,6 +145,7 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
           return -1;
         }
         us[refs[cur].plugin][refs[cur].index] = (double)(hi - lo) / 1000.0;
+        d->timed_us += (double)(hi - lo) / 1000.0;
       }
       if (end) break;
       if (s >= nrefs) {
@@ -117,13 +179,16 @@ static int share_stream(const kl_plugin **pl, void **inst, int np) {
   return 0;
 }
 
-/* Discard what the warm-up and the pool left: clock readings and kernel
- * records. */
+/* Discard what the warm-up and the placement sets left: clock readings
+ * and kernel records. */
 static void discard(klw_sampling *s) {
+  /* read into a buffer of their own: the samples' readings so far stay */
+  double junk[4096];
   for (int k = 0; k < s->np; k++) {
     uint64_t got;
     if (k == 0 || s->pl[k] != s->pl[0])
-      s->pl[k]->clock_read(s->inst[k], s->mhz[k], s->tr->max_n, &got);
+      s->pl[k]->clock_read(s->inst[k], junk, sizeof(junk) / sizeof(junk[0]),
+                           &got);
   }
   klw_kernel *recs = NULL;
   size_t nrecs = 0, dropped = 0;
@@ -149,6 +214,19 @@ static int dev_start(klw_sampling *s) {
   return 0;
 }
 
+/* What comes before a sample: the restore, then in cold mode the flush,
+ * and the marker (measuring the SM clock when spin_ns > 0). A cold sample's
+ * flush is its marker where the plugin can (flush_mark: one launch, the
+ * clock measured over the flush), a launch fewer. */
+static int prelude(klw_sampling *s, int k, void *inst, int spin_ns) {
+  const kl_plugin *pl = s->pl[k];
+  int (*flush_mark)(void *) = KLW_ENTRY(pl, flush_mark);
+  if (pl->restore(inst)) return -1;
+  if (s->tr->cold && flush_mark) return flush_mark(inst) ? -1 : 0;
+  if (s->tr->cold && pl->flush(inst)) return -1;
+  return pl->clock_mark(inst, spin_ns) ? -1 : 0;
+}
+
 /* Warm up round by round; the last round, timed on the host, sizes the
  * placement blocks. */
 static int dev_warmup(klw_sampling *s, double *round_us) {
@@ -156,10 +234,7 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
   for (int i = 0; i < warm; i++) {
     double t0 = klw_now_us();
     for (int k = 0; k < s->np; k++) {
-      if (s->pl[k]->restore(s->inst[k]) ||
-          (s->tr->cold && s->pl[k]->flush(s->inst[k])) ||
-          s->pl[k]->clock_mark(s->inst[k], 2000) ||
-          klw_launch(s->pl[k], s->inst[k])) {
+      if (prelude(s, k, s->inst[k], 2000) || klw_launch(s->pl[k], s->inst[k])) {
         snprintf(s->err, sizeof(s->err), "warm-up: %s",
                  klw_launch_error(s->pl[k], s->inst[k]));
         return -1;
@@ -177,8 +252,10 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
 }
 
 /* The pool: up to six sets of instances (as memory allows: 8 GiB of
- * buffers at most), each prepared on its block's inputs and warmed up, all
- * on one stream; a window holds whole blocks, about 128 rounds. */
+ * buffers at most), set 0 the request's own; the others are made as the
+ * rounds reach them (dev_ready): a measurement whose blocks are few (long
+ * blocks, a short time cap) makes only those it uses. A window holds whole
+ * blocks, about 128 rounds. */
 static int dev_place(klw_sampling *s, size_t *window) {
   dev_state *d = s->state;
   size_t br = s->block_rounds;
@@ -202,10 +279,24 @@ static int dev_place(klw_sampling *s, size_t *window) {
   }
   for (int k = 0; k < s->np; k++)
     d->pool[k] = s->inst[k];
-  for (size_t b = 1; b < d->npool; b++)
+  return 0;
+}
+
+/* Before a window is queued: the sets its rounds use that do not exist
+ * yet, each prepared on its block's inputs and warmed up on the shared
+ * stream; then the device is synchronised and what they left (kernel
+ * records, clock readings) discarded, so the window's records are its
+ * own. */
+static int dev_ready(klw_sampling *s, size_t first, size_t rounds) {
+  dev_state *d = s->state;
+  bool made = false;
+  for (size_t r = first; r < first + rounds; r++) {
+    size_t b = (r / s->block_rounds) % d->npool;
     for (int k = 0; k < s->np; k++) {
       void **slot = &d->pool[b * (size_t)s->np + (size_t)k];
+      if (*slot) continue;
       const kl_plugin *pl = s->pl[k];
+      made = true;
       if (pl->create(slot, s->tr->shape) ||
           pl->prepare(*slot, klw_block_seed(s->tr->seed, b), 0) ||
           pl->set_stream(*slot, s->pl[0]->stream(s->inst[0])) ||
@@ -216,6 +307,8 @@ static int dev_place(klw_sampling *s, size_t *window) {
         return -1;
       }
     }
+  }
+  if (!made) return 0;
   if (s->pl[0]->sync(s->inst[0])) {
     snprintf(s->err, sizeof(s->err), "%s", s->pl[0]->last_error(s->inst[0]));
     return -1;
@@ -235,8 +328,7 @@ static void **dev_set(klw_sampling *s, size_t round) {
 static int dev_mark(klw_sampling *s, int k, void *inst) {
   dev_state *d = s->state;
   int spin = s->tr->cold || d->throttle_probe++ % 8 == 0 ? 2000 : 0;
-  if (s->pl[k]->restore(inst) || (s->tr->cold && s->pl[k]->flush(inst)) ||
-      s->pl[k]->clock_mark(inst, spin)) {
+  if (prelude(s, k, inst, spin)) {
     snprintf(s->err, sizeof(s->err), "launch: %s", s->pl[k]->last_error(inst));
     return -1;
   }
@@ -259,10 +351,12 @@ static int dev_launch(klw_sampling *s, int k, void *inst, size_t index) {
 static int dev_collect(klw_sampling *s) {
   dev_state *d = s->state;
   const kl_plugin **pl = s->pl;
+  double t0 = klw_now_us();
   if (pl[0]->sync(s->inst[0])) { /* every set shares inst[0]'s stream */
     snprintf(s->err, sizeof(s->err), "%s", pl[0]->last_error(s->inst[0]));
     return -1;
   }
+  s->wait_us += klw_now_us() - t0;
   /* Clock readings live in the plugin's shared object: two plugins may
    * be one object (an A/A comparison compiles to one cache entry), so
    * read each object once and hand its readings out in launch order. */
@@ -324,11 +418,27 @@ static void dev_reply(klw_sampling *s, json_object *o) {
   json_object_object_add(o, "timer", json_object_new_string("cupti"));
   json_object_object_add(
       o, "flush_us",
-      json_object_new_double(d->flush_count ? d->flush_us_sum / d->flush_count
-                                            : 0));
+      json_object_new_double(
+          d->flush_count ? d->busy_us[ROLE_FLUSH] / d->flush_count : 0));
   json_object_object_add(o, "flush_bytes", json_object_new_double(0));
   json_object_object_add(o, "placements",
                          json_object_new_int64((int64_t)d->npool));
+  json_object *tl = json_object_new_object();
+  json_object_object_add(tl, "windows",
+                         json_object_new_int64((int64_t)d->windows));
+  json_object_object_add(tl, "span_us", json_object_new_double(d->span_us));
+  json_object *busy = json_object_new_object(),
+              *idle = json_object_new_object();
+  for (int r = 0; r < ROLES; r++) {
+    json_object_object_add(busy, role_names[r],
+                           json_object_new_double(d->busy_us[r]));
+    json_object_object_add(idle, role_names[r],
+                           json_object_new_double(d->idle_us[r]));
+  }
+  json_object_object_add(tl, "busy_us", busy);
+  json_object_object_add(tl, "idle_before_us", idle);
+  json_object_object_add(tl, "timed_us", json_object_new_double(d->timed_us));
+  json_object_object_add(o, "device_timeline", tl);
 }
 
 static void dev_stop(klw_sampling *s) {
@@ -344,7 +454,7 @@ static void dev_stop(klw_sampling *s) {
   s->state = NULL;
 }
 
-const klw_timer klw_timer_cupti = {"cupti",  dev_start, dev_warmup, dev_place,
-                                   dev_set,  dev_mark,  dev_launch, dev_collect,
-                                   dev_last, dev_reply, dev_stop};
+const klw_timer klw_timer_cupti = {
+    "cupti",  dev_start,  dev_warmup,  dev_place, dev_ready, dev_set,
+    dev_mark, dev_launch, dev_collect, dev_last,  dev_reply, dev_stop};
 #endif /* KL_HAVE_CUPTI */

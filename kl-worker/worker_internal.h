@@ -158,26 +158,36 @@ typedef struct klw_sampling {
   size_t n;            /* rounds sampled */
   double *us[2];       /* per plugin, max_n each: the samples */
   double *mhz[2];      /* per plugin: the SM clock of each sample (device) */
-  char err[512];       /* why the sampler stopped on an error */
-  void *state;         /* the timer's */
+  /* where the wall time went, in us (the reply's "costs"): the timer's
+   * start and the warm-up, the placement sets, queueing rounds (the host
+   * timer: timing them), waiting for the device at each window's end (the
+   * device timer adds it in collect), and the host's work after that
+   * (records cut into samples, clocks, the stopping rule) */
+  double warmup_us, place_us, queue_us, wait_us, collect_us;
+  double ready_us; /* of place_us: sets made between windows (not part of
+                      the sampling wall the reply reports) */
+  char err[512];   /* why the sampler stopped on an error */
+  void *state;     /* the timer's */
 } klw_sampling;
 
 /* How samples are taken: the host's clock or CUPTI's records. The sampler
  * calls start (before anything), warmup (returns one round's time, which
- * sizes the placement blocks), place (the placement sets; how many rounds
- * one collection window holds), then per round the instance set to use
- * (set), and per sample mark (restore, flush, marker/clock probe) and
- * launch (the kernel: timed now by the host, queued on the device), and
- * collect after each window (the device syncs and cuts its records into
- * samples); last names the instance the candidate's last timed outputs are
- * in and the placement block of its inputs; reply adds the timer's own
- * fields; stop releases what start and place made. Errors: -1 with
- * s->err. */
+ * sizes the placement blocks), place (the placement pool; the largest
+ * window of rounds the timer queues between collections), then per window
+ * ready (may be NULL: what the window's rounds need, made before they are
+ * queued), per round the instance set to use (set), and per sample mark
+ * (restore, flush, marker/clock probe) and launch (the kernel: timed now by
+ * the host, queued on the device), and collect after each window (the
+ * device syncs and cuts its records into samples); last names the instance
+ * the candidate's last timed outputs are in and the placement block of its
+ * inputs; reply adds the timer's own fields; stop releases what start and
+ * place made. Errors: -1 with s->err. */
 typedef struct klw_timer {
   const char *name;
   int (*start)(klw_sampling *s);
   int (*warmup)(klw_sampling *s, double *round_us);
   int (*place)(klw_sampling *s, size_t *window);
+  int (*ready)(klw_sampling *s, size_t first, size_t rounds);
   void **(*set)(klw_sampling *s, size_t round);
   int (*mark)(klw_sampling *s, int k, void *inst);
   int (*launch)(klw_sampling *s, int k, void *inst, size_t index);

@@ -128,6 +128,32 @@ typedef struct kl_time_options {
  *  never overrun. @return 0, KL_EINVALID for an unknown version. */
 KL_EXTERN(int) kl_time_options_init(kl_time_options *opts, unsigned version);
 
+/** Where one time request's wall time went, as the worker measured it
+ *  (milliseconds), and for device plugins what the device did while
+ *  sampling (microseconds, summed over the sampling windows; 0 for host
+ *  plugins). The device's idle time between samples is dev_span_us less
+ *  the four kinds of work. */
+typedef struct kl_time_costs {
+  double setup_ms;       /**< the request's instances made and prepared */
+  double warmup_ms;      /**< the timer started, warm-up rounds */
+  double place_ms;       /**< the placement sets made */
+  double queue_ms;       /**< rounds queued (host plugins: and timed) */
+  double wait_ms;        /**< waiting for the device at each window's end */
+  double collect_ms;     /**< records cut into samples, the stopping rule */
+  double verify_ms;      /**< the stale-outputs gate (verify) */
+  double dev_span_us;    /**< each window's first record's start to its
+                              last record's end */
+  double dev_restore_us; /**< restores between samples (memsets, copies) */
+  double dev_flush_us;   /**< cold-cache flushes */
+  double dev_probe_us;   /**< sample markers and SM clock probes */
+  double dev_timed_us;   /**< the samples themselves */
+  /** the device's idle time by what followed it: the gaps before
+   *  restores, flushes, probes and the timed work */
+  double dev_idle_before_restore_us, dev_idle_before_flush_us,
+      dev_idle_before_probe_us, dev_idle_before_work_us;
+  size_t dev_windows; /**< sampling windows (one synchronisation each) */
+} kl_time_costs;
+
 /** Samples of one time request: us[k][i] is plugin k's i-th sample, in
  *  microseconds; with two plugins, samples i of both were taken back to
  *  back (order alternating each round). */
@@ -138,7 +164,9 @@ typedef struct kl_samples {
   double *us[2];
   char stop_reason[32]; /**< "converged", "decided", "time_cap" or
                              "max_samples" */
-  double wall_ms;       /**< sampling wall time, flushes included */
+  double wall_ms;       /**< sampling wall time, flushes included (the
+                             placement sets made between windows and the
+                             stale-outputs gate are in costs) */
   double flush_bytes;   /**< bytes read per cold flush (host) */
   double flush_us;      /**< device: mean duration of the L2 flush kernel */
   double *mhz[2];       /**< device plugins: the SM clock measured just
@@ -154,6 +182,7 @@ typedef struct kl_samples {
                              from the oracle after timing (only the last
                              plugin is verified) */
   char stale_detail[2][160]; /**< the first of them */
+  kl_time_costs costs;       /**< where the request's time went */
 } kl_samples;
 #define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
 /** Free what *s holds; *s is empty again and keeps its size. */

@@ -739,6 +739,34 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
   int64_t used = obj_int(reply, "block_rounds");
   out->block_rounds = used > 0 ? (size_t)used : block;
   out->placements = (size_t)obj_int(reply, "placements");
+  json_object *c, *idle; /* idle: a member of c */
+  if (json_object_object_get_ex(reply, "costs", &c)) {
+    kl_time_costs *k = &out->costs;
+    k->setup_ms = obj_double(c, "setup_ms");
+    k->warmup_ms = obj_double(c, "warmup_ms");
+    k->place_ms = obj_double(c, "place_ms");
+    k->queue_ms = obj_double(c, "queue_ms");
+    k->wait_ms = obj_double(c, "wait_ms");
+    k->collect_ms = obj_double(c, "collect_ms");
+    k->verify_ms = obj_double(c, "verify_ms");
+  }
+  if (json_object_object_get_ex(reply, "device_timeline", &c)) {
+    kl_time_costs *k = &out->costs;
+    k->dev_span_us = obj_double(c, "span_us");
+    k->dev_timed_us = obj_double(c, "timed_us");
+    k->dev_windows = (size_t)obj_int(c, "windows");
+    if (json_object_object_get_ex(c, "busy_us", &idle)) {
+      k->dev_restore_us = obj_double(idle, "restore");
+      k->dev_flush_us = obj_double(idle, "flush");
+      k->dev_probe_us = obj_double(idle, "probe");
+    }
+    if (json_object_object_get_ex(c, "idle_before_us", &idle)) {
+      k->dev_idle_before_restore_us = obj_double(idle, "restore");
+      k->dev_idle_before_flush_us = obj_double(idle, "flush");
+      k->dev_idle_before_probe_us = obj_double(idle, "probe");
+      k->dev_idle_before_work_us = obj_double(idle, "work");
+    }
+  }
   if (json_object_object_get_ex(reply, "verify", &ver) &&
       json_object_array_length(ver) == nplugins) {
     out->verified = 1;

@@ -327,6 +327,10 @@ static void test_bench__worker_survives_a_crash(void **state) {
   kl_samples s = KL_SAMPLES_INIT;
   assert_int_equal(kl_worker_time(&s, w, &good, 1, 0, &t), 0);
   assert_true(s.n >= 3 && s.us[0][0] > 0);
+  /* where the time went: the host timer times as it queues; no device */
+  assert_true(s.costs.queue_ms > 0 && s.costs.setup_ms >= 0 &&
+              s.costs.wait_ms == 0 && s.costs.dev_windows == 0 &&
+              s.costs.dev_span_us == 0);
   kl_samples_dispose(&s);
   /* a file that is not a plugin is refused without killing anything, and
    * the worker's own reason is there, without the client's prefix */

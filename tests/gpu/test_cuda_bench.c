@@ -236,6 +236,23 @@ static void test_gpu__side_stream_work_is_counted(void **state) {
   kl_samples sb = KL_SAMPLES_INIT, ss = KL_SAMPLES_INIT;
   assert_int_equal(kl_worker_time(&sb, w, &b, 1, 1, &t), 0);
   assert_int_equal(kl_worker_time(&ss, w, &side, 1, 1, &t), 0);
+  /* where the time went: the device's timeline adds up, a cold sample's
+   * flush is its marker (no probe kernels), and every sample has its own
+   * SM clock reading (placement sets made between windows leave none) */
+  const kl_time_costs *k = &sb.costs;
+  assert_true(k->dev_windows >= 1 && k->queue_ms > 0 && k->setup_ms >= 0);
+  assert_true(k->dev_timed_us > 0 && k->dev_flush_us > 0 &&
+              k->dev_restore_us > 0 && k->dev_probe_us == 0);
+  assert_true(k->dev_timed_us + k->dev_flush_us + k->dev_restore_us <=
+              k->dev_span_us * 1.001);
+  for (size_t i = 0; i < sb.n; i++)
+    assert_true(sb.mhz[0][i] > 100);
+  kl_time_options hot = t;
+  hot.cold = 0;
+  kl_samples sh = KL_SAMPLES_INIT;
+  assert_int_equal(kl_worker_time(&sh, w, &b, 1, 1, &hot), 0);
+  assert_true(sh.costs.dev_flush_us == 0 && sh.costs.dev_probe_us > 0);
+  kl_samples_dispose(&sh);
   kl_summary mb, ms;
   kl_stats_summarize(&mb, sb.us[0], sb.n);
   kl_stats_summarize(&ms, ss.us[0], ss.n);

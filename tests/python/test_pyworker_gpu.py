@@ -176,7 +176,9 @@ try:
         check(r.get("ok") and len(samples) >= 10 and med > 0 and
               r.get("timer") == "cupti" and
               min((r.get("sm_clock_mhz") or [[0]])[0] or [0]) > 100,
-              "time %s: CUPTI samples, SM clocks from the probe: %s" % (name, json.dumps(r)[:400]))
+              "time %s: CUPTI samples, SM clocks from the probe: %s; "
+              "clocks %s" % (name, json.dumps(r)[:400],
+                             ((r.get("sm_clock_mhz") or [[]])[0])[:12]))
         ver = (r.get("verify") or [{}])[0]
         check(ver.get("mismatches", 1) == 0,
               "time %s: the timed outputs are right: %s" % (name, ver))

@@ -206,6 +206,12 @@ typedef struct kl_plugin {
   int (*snapshot)(void *inst, int32_t p);
   /** *n = the bytes of param p's buffer that differ from its snapshot. */
   int (*changed_bytes)(void *inst, int32_t p, uint64_t *n);
+  /** flush() and clock_mark() in one launch, before a cold sample: a kernel
+   *  named klh_l2_flush_mark flushes, marks where the sample begins and
+   *  measures the SM clock while it runs. Added after changed_bytes: read
+   *  it only when struct_size covers it; NULL where the plugin has none
+   *  (the worker then calls flush and clock_mark). */
+  int (*flush_mark)(void *inst);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -872,6 +878,7 @@ static const kl_plugin klh_plugin = {
     NULL, NULL, NULL, NULL, NULL, NULL, /* no device */
     NULL,                               /* notes */
     NULL, NULL, NULL, NULL, /* checks on the device: the host's own */
+    NULL,                   /* flush_mark: no device */
 };
 
 KLH_EXPORT const kl_plugin *kl_plugin_v1(void);

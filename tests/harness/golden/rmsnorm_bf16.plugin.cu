@@ -209,6 +209,12 @@ typedef struct kl_plugin {
   int (*snapshot)(void *inst, int32_t p);
   /** *n = the bytes of param p's buffer that differ from its snapshot. */
   int (*changed_bytes)(void *inst, int32_t p, uint64_t *n);
+  /** flush() and clock_mark() in one launch, before a cold sample: a kernel
+   *  named klh_l2_flush_mark flushes, marks where the sample begins and
+   *  measures the SM clock while it runs. Added after changed_bytes: read
+   *  it only when struct_size covers it; NULL where the plugin has none
+   *  (the worker then calls flush and clock_mark). */
+  int (*flush_mark)(void *inst);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -727,8 +733,9 @@ static int klh_cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 /* The device's cold-cache flush and SM clock probe: the kernels the CUPTI
- * timer knows by name (klh_l2_flush, klh_clock_probe; kl-worker's
- * cupti_timer.c) and the calls that launch them on a stream. One text for
+ * timer knows by name (klh_l2_flush, klh_l2_flush_mark, klh_clock_probe;
+ * kl-worker's cupti_timer.c) and the calls that launch them on a stream.
+ * One text for
  * the CUDA harness (emitted before cuda_runtime.inc) and for the Python
  * worker's device library (kl-worker/python_device.cu includes it), so a
  * Python candidate is flushed and probed exactly like a CUDA one. Errors:
@@ -758,6 +765,39 @@ extern "C" __global__ void klh_l2_flush(const int4 *buf, size_t n, int *sink) {
     *sink = acc;
 }
 
+/* klh_l2_flush that also marks where a sample begins and measures the SM
+ * clock: thread 0 of block 0 reads SM cycles and the global timer before
+ * and after its block's share of the flush (about half the flush, tens of
+ * us: a longer window than klh_clock_probe's spin), so a cold sample needs
+ * no probe launch of its own. out as klh_clock_probe's. */
+extern "C" __global__ void klh_l2_flush_mark(const int4 *buf, size_t n,
+                                             int *sink,
+                                             unsigned long long *out) {
+  unsigned long long t0 = 0, t1, c0 = 0, c1;
+  bool timer = blockIdx.x == 0 && threadIdx.x == 0;
+  if (timer) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    c0 = clock64();
+  }
+  int acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    int4 v = __ldcg(buf + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff)
+    *sink = acc;
+  if (blockIdx.x == 0) {
+    __syncthreads();
+    if (timer) {
+      c1 = clock64();
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+      out[0] = c1 - c0;
+      out[1] = t1 - t0;
+    }
+  }
+}
+
 /* One thread spins for spin_ns and records SM cycles and nanoseconds of the
  * global timer: their ratio is the SM clock just before the sample. With
  * spin_ns = 0 it only marks where a sample begins in the kernel records. */
@@ -785,7 +825,7 @@ typedef struct klh_probe_ring {
   uint64_t count;
 } klh_probe_ring;
 
-static int klh_flush_on(cudaStream_t stream, char *err, size_t errlen) {
+static int klh_flush_ready(char *err, size_t errlen) {
   if (!klh_flush_buf) {
     int dev = 0, l2 = 0;
     KLH_PROBE_CUDA(cudaGetDevice(&dev));
@@ -797,14 +837,19 @@ static int klh_flush_on(cudaStream_t stream, char *err, size_t errlen) {
     KLH_PROBE_CUDA(cudaDeviceSynchronize());
     klh_flush_n = bytes / sizeof(int4);
   }
+  return 0;
+}
+
+static int klh_flush_on(cudaStream_t stream, char *err, size_t errlen) {
+  if (klh_flush_ready(err, errlen))
+    return 1;
   klh_l2_flush<<<1024, 512, 0, stream>>>(klh_flush_buf, klh_flush_n,
                                          klh_flush_sink);
   KLH_PROBE_CUDA(cudaGetLastError());
   return 0;
 }
 
-static int klh_clock_mark_on(klh_probe_ring *r, cudaStream_t stream,
-                             int spin_ns, char *err, size_t errlen) {
+static int klh_ring_ready(klh_probe_ring *r, char *err, size_t errlen) {
   if (!r->dev) {
     KLH_PROBE_CUDA(cudaMalloc(&r->dev, KLH_PROBES * 2 * sizeof(*r->dev)));
     if (!(r->host = (unsigned long long *)malloc(KLH_PROBES * 2 *
@@ -813,6 +858,27 @@ static int klh_clock_mark_on(klh_probe_ring *r, cudaStream_t stream,
       return 1;
     }
   }
+  return 0;
+}
+
+/* The flush, as the marker of the sample after it, its clock reading the
+ * ring's next. */
+static int klh_flush_mark_on(klh_probe_ring *r, cudaStream_t stream,
+                             char *err, size_t errlen) {
+  if (klh_flush_ready(err, errlen) || klh_ring_ready(r, err, errlen))
+    return 1;
+  klh_l2_flush_mark<<<1024, 512, 0, stream>>>(
+      klh_flush_buf, klh_flush_n, klh_flush_sink,
+      r->dev + 2 * (r->count % KLH_PROBES));
+  r->count++;
+  KLH_PROBE_CUDA(cudaGetLastError());
+  return 0;
+}
+
+static int klh_clock_mark_on(klh_probe_ring *r, cudaStream_t stream,
+                             int spin_ns, char *err, size_t errlen) {
+  if (klh_ring_ready(r, err, errlen))
+    return 1;
   klh_clock_probe<<<1, 1, 0, stream>>>(r->dev + 2 * (r->count % KLH_PROBES),
                                        spin_ns);
   r->count++;
@@ -885,8 +951,7 @@ typedef struct klh_inst {
   cudaStream_t stream;
   bool own_stream;
   void *dbuf[KLH_NPARAMS];      /* device buffers */
-  void *dpristine[KLH_NPARAMS]; /* inouts as prepared, outputs as
-                                   poisoned, on the device */
+  void *dpristine[KLH_NPARAMS]; /* inouts as prepared, on the device */
   void *pristine[KLH_NPARAMS];  /* inputs and inouts as prepared, host:
                                    read back when first needed */
   bool host_has[KLH_NPARAMS];   /* pristine[] holds this seed's values */
@@ -1070,7 +1135,7 @@ static int klh_create(void **out, int32_t shape) {
     in->bytes[p] =
         (uint64_t)klh_elems[shape][p] * klh_dtype_size[klh_dtypes[p]];
     KLH_CREATE(cudaMalloc(&in->dbuf[p], (size_t)in->bytes[p]));
-    if (klh_roles[p] != KL_PLUGIN_ROLE_INPUT)
+    if (klh_roles[p] == KL_PLUGIN_ROLE_INOUT)
       KLH_CREATE(cudaMalloc(&in->dpristine[p], (size_t)in->bytes[p]));
     if (klh_roles[p] != KL_PLUGIN_ROLE_OUTPUT &&
         !(in->pristine[p] = malloc((size_t)in->bytes[p]))) {
@@ -1188,12 +1253,19 @@ extern "C" __global__ void klh_fill_inputs(void *buf, uint64_t n, int dtype,
     klh_d_store(size, buf, i, klh_d_encode(dtype, klh_d_value(kind, a, b, key, i)));
 }
 
-/* The poison pattern (klh_poison_value's, `size` bytes) in n elements. */
-extern "C" __global__ void klh_fill_poison(void *buf, uint64_t n, int size,
-                                           uint64_t pattern) {
-  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+/* An output poisoned with any pattern, 16 bytes a thread and step; `bytes`
+ * need not be a multiple of 16 (the tail, a multiple of the element size,
+ * is `word`'s first bytes: every element size divides 16). The CUPTI timer
+ * knows it by name (klh_restore_*) and leaves it out of the samples. */
+extern "C" __global__ void klh_restore_poison(uint4 *buf, uint64_t bytes,
+                                              uint4 word) {
+  uint64_t n16 = bytes / 16;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n16;
        i += (uint64_t)gridDim.x * blockDim.x)
-    klh_d_store(size, buf, i, pattern);
+    buf[i] = word;
+  if (blockIdx.x == 0 && threadIdx.x < bytes % 16)
+    ((unsigned char *)(buf + n16))[threadIdx.x] =
+        ((const unsigned char *)&word)[threadIdx.x];
 }
 
 /* klh_poison_value's pattern as the element's bytes, zero-extended. */
@@ -1208,6 +1280,20 @@ static uint64_t klh_poison_word(int dtype, int which) {
 static unsigned klh_fill_blocks(uint64_t n) {
   uint64_t b = (n + 255) / 256;
   return (unsigned)(b < 1 ? 1 : b > 4096 ? 4096 : b);
+}
+
+/* Output q poisoned with pattern `which`, on the instance's stream. */
+static int klh_poison_output(klh_inst *in, int q, int which) {
+  unsigned char pat[8];
+  uint4 word;
+  size_t size = klh_dtype_size[klh_dtypes[q]];
+  klh_poison_value(klh_dtypes[q], which, pat);
+  for (size_t b = 0; b < sizeof(word); b++)
+    ((unsigned char *)&word)[b] = pat[b % size];
+  klh_restore_poison<<<klh_fill_blocks(in->bytes[q] / 16), 256, 0,
+                       in->stream>>>((uint4 *)in->dbuf[q], in->bytes[q], word);
+  KLH_CUDA(in, cudaGetLastError());
+  return 0;
 }
 
 /* Param q's values under `seed`, made on the device into dst. */
@@ -1233,13 +1319,8 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
     uint64_t n = (uint64_t)klh_elems[in->shape][q];
     in->host_has[q] = false;
     if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
-      klh_fill_poison<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
-          in->dbuf[q], n, (int)klh_dtype_size[klh_dtypes[q]],
-          klh_poison_word(klh_dtypes[q], in->poison));
-      KLH_CUDA(in, cudaGetLastError());
-      KLH_CUDA(in, cudaMemcpyAsync(in->dpristine[q], in->dbuf[q],
-                                   (size_t)in->bytes[q],
-                                   cudaMemcpyDeviceToDevice, in->stream));
+      if (klh_poison_output(in, q, in->poison))
+        return 1;
     } else {
       if (klh_make_inputs(in, q, in->dbuf[q], seed))
         return 1;
@@ -1279,19 +1360,26 @@ static int klh_host_pristine(klh_inst *in, int q) {
   return 0;
 }
 
-/* Outputs poisoned with pattern 0 by a memset (written, nothing read: half
- * the traffic of a copy), anything else copied back from the device's
- * pristine copy. */
+/* Outputs poisoned again (pattern 0, one byte repeated, by a memset:
+ * written, nothing read, half the traffic of a copy), inouts copied back
+ * from their pristine device copy. On the H200 a poisoning kernel took 13.5
+ * us for 40 MB where the memset takes 10.0, and the device idled the same
+ * 4.3-4.9 us after either before the next kernel (bench_cuda's timeline,
+ * 2026-11-26). */
 static int klh_restore(void *p) {
   klh_inst *in = (klh_inst *)p;
   for (int q = 0; q < KLH_NPARAMS; q++)
-    if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT && in->poison == 0)
+    if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT && in->poison == 0) {
       KLH_CUDA(in, cudaMemsetAsync(in->dbuf[q], klh_poison_byte(klh_dtypes[q]),
                                    (size_t)in->bytes[q], in->stream));
-    else if (in->dpristine[q])
+    } else if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
+      if (klh_poison_output(in, q, in->poison))
+        return 1;
+    } else if (in->dpristine[q]) {
       KLH_CUDA(in, cudaMemcpyAsync(in->dbuf[q], in->dpristine[q],
                                    (size_t)in->bytes[q],
                                    cudaMemcpyDeviceToDevice, in->stream));
+    }
   return 0;
 }
 
@@ -1655,6 +1743,12 @@ static int klh_flush(void *p) {
 
 static klh_probe_ring klh_probes; /* the plugin's, all instances alike */
 
+static int klh_flush_mark(void *p) {
+  klh_inst *in = (klh_inst *)p;
+  return klh_flush_mark_on(&klh_probes, in->stream, in->error,
+                           sizeof(in->error));
+}
+
 static int klh_clock_mark(void *p, int spin_ns) {
   klh_inst *in = (klh_inst *)p;
   return klh_clock_mark_on(&klh_probes, in->stream, spin_ns, in->error,
@@ -1737,6 +1831,7 @@ static const kl_plugin klh_plugin = {
 #endif
     NULL, /* notes: nothing beyond the report */
     klh_device_buffer, klh_check_device, klh_snapshot, klh_changed_bytes,
+    klh_flush_mark,
 };
 
 extern "C" KLH_EXPORT const kl_plugin *kl_plugin_v1(void);
