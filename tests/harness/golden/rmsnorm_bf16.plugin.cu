@@ -419,6 +419,13 @@ static const void *const klh_entry_fns[KLH_NSHAPES] = {
 #define KLH_EXPORT
 #endif
 
+/* What the host and the device both run (the per-element comparison). */
+#ifdef __CUDACC__
+#define KLH_HD __host__ __device__
+#else
+#define KLH_HD
+#endif
+
 enum { KLH_F64, KLH_F32, KLH_F16, KLH_BF16, KLH_I64, KLH_I32, KLH_I16,
        KLH_I8, KLH_U64, KLH_U32, KLH_U16, KLH_U8 };
 enum { KLH_INIT_NONE, KLH_INIT_NORMAL, KLH_INIT_UNIFORM, KLH_INIT_CONSTANT,
@@ -604,47 +611,67 @@ static void klh_poison_value(int dtype, int which, unsigned char *out) {
   }
 }
 
+/* One element's verdict, the one rule of the host's comparison (klh_compare)
+ * and the device's (klh_compare_outputs in cuda_runtime.inc). unwritten: the
+ * element still holds the poison pattern; exact: integers with no tolerance,
+ * judged by their bytes (same_bits); g and w the element's and the oracle's
+ * values (read only where the verdict needs them: callers pass 0 when
+ * unwritten or when exact and same_bits). err counts toward max_abs_err. */
+typedef struct klh_elem {
+  int bad, unwritten, nonfinite;
+  double err;
+} klh_elem;
+
+static KLH_HD klh_elem klh_judge(int unwritten, int exact, int same_bits,
+                                 double g, double w, double atol,
+                                 double rtol) {
+  klh_elem e = {0, 0, 0, 0.0};
+  if (unwritten) {
+    e.unwritten = e.bad = 1;
+  } else if (exact) {
+    e.bad = !same_bits;
+    if (e.bad)
+      e.err = fabs(g - w);
+  } else if (isnan(w)) {
+    e.bad = !isnan(g);
+  } else if (isnan(g) || isinf(g)) {
+    e.bad = !(isinf(g) && g == w);
+    e.nonfinite = e.bad;
+  } else if (isinf(w)) {
+    e.bad = 1;
+  } else {
+    e.err = fabs(g - w);
+    e.bad = !(e.err <= atol + rtol * fabs(w));
+  }
+  return e;
+}
+
 /* Compare n elements of `got` with `want` (host memory): elements equal to
  * the poison pattern `poison` are unwritten (outputs only). */
 static void klh_compare(int dt, int is_output, int poison, const void *gotp,
                         const void *want, uint64_t n, kl_plugin_check *res) {
   const unsigned char *got = (const unsigned char *)gotp;
+  const unsigned char *wb = (const unsigned char *)want;
   size_t sz = klh_dtype_size[dt];
   unsigned char pat[8];
   klh_poison_value(dt, poison, pat);
-  int is_float = dt <= KLH_BF16;
+  int exact = dt > KLH_BF16 && klh_atol == 0 && klh_rtol == 0;
   memset(res, 0, sizeof(*res));
   res->first_bad = -1;
   for (uint64_t i = 0; i < n; i++) {
-    int bad = 0;
-    if (is_output && memcmp(got + i * sz, pat, sz) == 0) {
-      res->unwritten++;
-      bad = 1;
-    } else if (!is_float && klh_atol == 0 && klh_rtol == 0) {
-      bad = memcmp(got + i * sz, (const unsigned char *)want + i * sz, sz) != 0;
-      if (bad) {
-        double e = fabs(klh_get(dt, got, i) - klh_get(dt, want, i));
-        if (e > res->max_abs_err)
-          res->max_abs_err = e;
-      }
-    } else {
-      double g = klh_get(dt, got, i), w = klh_get(dt, want, i);
-      if (isnan(w)) {
-        bad = !isnan(g);
-      } else if (isnan(g) || isinf(g)) {
-        bad = !(isinf(g) && g == w);
-        if (bad)
-          res->nonfinite++;
-      } else if (isinf(w)) {
-        bad = 1;
-      } else {
-        double e = fabs(g - w);
-        if (e > res->max_abs_err)
-          res->max_abs_err = e;
-        bad = !(e <= klh_atol + klh_rtol * fabs(w));
-      }
+    int unw = is_output && memcmp(got + i * sz, pat, sz) == 0;
+    int same = exact && !unw && memcmp(got + i * sz, wb + i * sz, sz) == 0;
+    double g = 0, w = 0;
+    if (!unw && !same) {
+      g = klh_get(dt, got, i);
+      w = klh_get(dt, want, i);
     }
-    if (bad) {
+    klh_elem e = klh_judge(unw, exact, same, g, w, klh_atol, klh_rtol);
+    res->unwritten += (uint64_t)e.unwritten;
+    res->nonfinite += (uint64_t)e.nonfinite;
+    if (e.err > res->max_abs_err)
+      res->max_abs_err = e.err;
+    if (e.bad) {
       res->mismatches++;
       if (res->first_bad < 0)
         res->first_bad = (int64_t)i;
@@ -1487,8 +1514,8 @@ static int klh_check(void *p, int32_t q, const void *want,
  * lie (two plugins of one process share the device's primary context), so
  * nothing is read back: each thread walks a grid stride, a warp sums its
  * lanes' counts with shuffles, and one lane per warp adds them to the
- * instance's klh_dres with atomics. The counts are klh_compare's
- * (runtime_common.inc), element for element. */
+ * instance's klh_dres with atomics. Each element is judged by klh_judge
+ * (runtime_common.inc), the host's klh_compare's own rule. */
 
 __device__ static double klh_d_get(int dtype, const void *buf, uint64_t i) {
   switch (dtype) {
@@ -1550,31 +1577,18 @@ extern "C" __global__ void klh_compare_outputs(
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x) {
     uint64_t raw = klh_d_load(size, got, i);
-    bool bad;
-    if (is_output && raw == poison) {
-      unw++;
-      bad = true;
-    } else if (exact) {
-      bad = raw != klh_d_load(size, want, i);
-      if (bad)
-        max_err = fmax(max_err, fabs(klh_d_get(dtype, got, i) -
-                                     klh_d_get(dtype, want, i)));
-    } else {
-      double g = klh_d_get(dtype, got, i), w = klh_d_get(dtype, want, i);
-      if (isnan(w)) {
-        bad = !isnan(g);
-      } else if (isnan(g) || isinf(g)) {
-        bad = !(isinf(g) && g == w);
-        nonf += bad;
-      } else if (isinf(w)) {
-        bad = true;
-      } else {
-        double e = fabs(g - w);
-        max_err = e > max_err ? e : max_err;
-        bad = !(e <= atol + rtol * fabs(w));
-      }
+    int unwritten = is_output && raw == poison;
+    int same = exact && !unwritten && raw == klh_d_load(size, want, i);
+    double g = 0, w = 0;
+    if (!unwritten && !same) {
+      g = klh_d_get(dtype, got, i);
+      w = klh_d_get(dtype, want, i);
     }
-    if (bad) {
+    klh_elem e = klh_judge(unwritten, exact, same, g, w, atol, rtol);
+    unw += (unsigned long long)e.unwritten;
+    nonf += (unsigned long long)e.nonfinite;
+    max_err = e.err > max_err ? e.err : max_err;
+    if (e.bad) {
       mism++;
       first = i < first ? i : first;
     }
