@@ -75,7 +75,6 @@ static struct {
   CUcontext ctx;
   CUpti_RangeProfiler_Object *obj; /* enabled for one config at a time */
   char *obj_key;                   /* that config's names */
-  bool primed;
   char chip[32];
   uint8_t *availability;
   config cache[CACHE_SLOTS];
@@ -564,7 +563,6 @@ static void prime(const config *cfg, const char *const *names, size_t n,
   uint8_t *data = NULL;
   size_t size = 0, passes = 0;
   double first = 0;
-  prof.primed = true;
   if (set_session(cfg, names, n, CUPTI_UserReplay, &data, &size, err,
                   sizeof err) == KLW_PROF_OK &&
       run_passes(prof.obj, hooks, CUPTI_UserReplay, &passes, &first, err,
@@ -580,7 +578,6 @@ static void prime(const config *cfg, const char *const *names, size_t n,
 void klw_prof_release(void) {
   free(prof.obj_key);
   prof.obj_key = NULL;
-  prof.primed = false;
   if (!prof.obj) return;
   CUpti_RangeProfiler_Disable_Params xp = {
       CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, NULL, prof.obj};
@@ -618,8 +615,7 @@ klw_prof_status klw_prof_collect(const char *const *names, size_t n,
       return fail(r, "cuptiRangeProfilerEnable", err, errlen);
     prof.obj = ep.pRangeProfilerObject;
     prof.obj_key = strdup(cfg->key);
-  }
-  if (!prof.primed) { /* once per config, like the start-up */
+    /* primed once per enable (and so per config), like the start-up */
     double p0 = now_ms();
     prime(cfg, names, n, hooks);
     out->init_ms += now_ms() - p0;
