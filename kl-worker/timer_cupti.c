@@ -8,13 +8,13 @@
  * the first window that uses it, so nothing is allocated or copied while a
  * window runs); the device is synchronised once per window of about 128
  * rounds, and the kernel records are cut into samples at the markers in
- * launch (correlation) order. A sample's
- * time is the span from its first kernel's start to its last kernel's end,
- * on any stream: work a candidate hides on another stream is counted, and
- * so are the copies and memsets a launch queues. The SM clock is measured
- * before every cold sample (over the flush, or by a probe kernel), and
- * before one round in eight when hot. The reply's device_timeline says
- * where the device's time went: busy by role, idle by what ended the gap. */
+ * launch (correlation) order. A sample's time is the span from its first
+ * kernel's start to its last kernel's end, on any stream: work a candidate
+ * hides on another stream is counted, and so are the copies and memsets a
+ * launch queues. The SM clock is measured before every cold sample (over
+ * the flush, or by a probe kernel), and before one round in eight when
+ * hot. The reply's device_timeline says where the device's time went: busy
+ * by role, idle by what ended the gap. */
 #ifdef KL_HAVE_CUPTI
 #include <stdio.h>
 #include <stdlib.h>

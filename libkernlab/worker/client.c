@@ -739,7 +739,7 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
   int64_t used = obj_int(reply, "block_rounds");
   out->block_rounds = used > 0 ? (size_t)used : block;
   out->placements = (size_t)obj_int(reply, "placements");
-  json_object *c, *idle; /* idle: a member of c */
+  json_object *c, *part;
   if (json_object_object_get_ex(reply, "costs", &c)) {
     kl_time_costs *k = &out->costs;
     k->setup_ms = obj_double(c, "setup_ms");
@@ -755,16 +755,16 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
     k->dev_span_us = obj_double(c, "span_us");
     k->dev_timed_us = obj_double(c, "timed_us");
     k->dev_windows = (size_t)obj_int(c, "windows");
-    if (json_object_object_get_ex(c, "busy_us", &idle)) {
-      k->dev_restore_us = obj_double(idle, "restore");
-      k->dev_flush_us = obj_double(idle, "flush");
-      k->dev_probe_us = obj_double(idle, "probe");
+    if (json_object_object_get_ex(c, "busy_us", &part)) {
+      k->dev_restore_us = obj_double(part, "restore");
+      k->dev_flush_us = obj_double(part, "flush");
+      k->dev_probe_us = obj_double(part, "probe");
     }
-    if (json_object_object_get_ex(c, "idle_before_us", &idle)) {
-      k->dev_idle_before_restore_us = obj_double(idle, "restore");
-      k->dev_idle_before_flush_us = obj_double(idle, "flush");
-      k->dev_idle_before_probe_us = obj_double(idle, "probe");
-      k->dev_idle_before_work_us = obj_double(idle, "work");
+    if (json_object_object_get_ex(c, "idle_before_us", &part)) {
+      k->dev_idle_before_restore_us = obj_double(part, "restore");
+      k->dev_idle_before_flush_us = obj_double(part, "flush");
+      k->dev_idle_before_probe_us = obj_double(part, "probe");
+      k->dev_idle_before_work_us = obj_double(part, "work");
     }
   }
   if (json_object_object_get_ex(reply, "verify", &ver) &&
