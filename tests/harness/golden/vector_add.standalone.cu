@@ -1294,7 +1294,6 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
   for (int q = 0; q < KLH_NPARAMS; q++) {
     if (!klh_is_buffer(q))
       continue;
-    uint64_t n = (uint64_t)klh_elems[in->shape][q];
     in->host_has[q] = false;
     if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
       if (klh_poison_output(in, q, in->poison))
