@@ -94,8 +94,9 @@ int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
     if (t->ready) {
       t0 = klw_now_us();
       if (t->ready(s, s->n, rounds) < 0) return -1;
-      s->ready_us += klw_now_us() - t0;
-      s->place_us += klw_now_us() - t0;
+      double made = klw_now_us() - t0;
+      s->ready_us += made;
+      s->place_us += made;
     }
     t0 = klw_now_us();
     for (size_t r = 0; r < rounds; r++) {

@@ -360,7 +360,6 @@ static int worker_lost(kl_worker *w, bool timed_out, int timeout_ms) {
                    tail[0] ? "; it printed: " : "", tail);
 }
 
-/* Send a request and wait for its reply (a parsed object, caller puts). */
 /* What fill_line found. */
 enum { LINE_READY = 1, LINE_LATE = 0, LINE_CLOSED = -1 };
 
@@ -385,6 +384,7 @@ static int fill_line(kl_worker *w, int64_t deadline) {
   }
 }
 
+/* Send a request and wait for its reply (a parsed object, caller puts). */
 static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
   *out = NULL;
   const char *line =
