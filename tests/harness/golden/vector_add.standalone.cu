@@ -713,11 +713,10 @@ static int klh_cmp_double(const void *a, const void *b) {
 /* The device's cold-cache flush and SM clock probe: the kernels the CUPTI
  * timer knows by name (klh_l2_flush, klh_l2_flush_mark, klh_clock_probe;
  * kl-worker's cupti_timer.c) and the calls that launch them on a stream.
- * One text for
- * the CUDA harness (emitted before cuda_runtime.inc) and for the Python
- * worker's device library (kl-worker/python_device.cu includes it), so a
- * Python candidate is flushed and probed exactly like a CUDA one. Errors:
- * 1, with the failing call in err. */
+ * One text for the CUDA harness (emitted before cuda_runtime.inc) and for
+ * the Python worker's device library (kl-worker/python_device.cu includes
+ * it), so a Python candidate is flushed and probed exactly like a CUDA one.
+ * Errors: 1, with the failing call in err. */
 
 #define KLH_PROBE_CUDA(call)                                                  \
   do {                                                                        \
