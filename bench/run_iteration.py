@@ -1,19 +1,29 @@
 #!/usr/bin/env python3
 """What one `kl run` iteration costs on the GPU, the model's latency left
-out (issue 26's loop targets): transpose_f32 with the four scripted replies
-of tests/run/replies_transpose from the fake LLM server on localhost (the
-tiled kernel ACCEPTED, a copy INCORRECT, a typo COMPILE_ERROR, half the
-rows INCORRECT), once with the quick profile and once with the standard
-one, each run after a warm-up run that fills the compile cache. Prints a
-Markdown table of each iteration's wall time from the records
-(`cost.wall_s`), by verdict.
+out (issue 26's loop targets), with the worker kept between evaluations
+(the default) and with a fresh one for each (`--fresh-worker`), measured
+side by side in one process of this script:
+
+  cuda    transpose_f32 with the four scripted replies of
+          tests/run/replies_transpose from the fake LLM server on localhost
+          (the tiled kernel ACCEPTED, a copy INCORRECT, a typo
+          COMPILE_ERROR, half the rows INCORRECT), with the quick profile
+          and with the standard one
+  python  tests/python/cases/softmax_torch with three replies: the fused
+          Triton kernel (ACCEPTED), a wrong forward (INCORRECT), PyTorch's
+          own softmax (after the failure: a fresh worker either way), quick
+          profile
+
+A warm-up run of each case fills the compile cache first. Prints a Markdown
+table of each iteration's wall time from the records (`cost.wall_s`) and
+the worker's `worker_served` from its report (how many evaluations the
+worker had finished before it).
 usage: run_iteration.py KL OUT_DIR"""
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 KL, OUT = sys.argv[1], sys.argv[2]
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,40 +32,90 @@ from support import copy_case, fake_llm, scratch  # noqa: E402
 
 TMP, ENV = scratch(SRC, "kl-run-iter-")
 ENV["KERNLAB_CACHE_DIR"] = os.path.join(TMP, "cache")
+KEY = "sk-fake-bench-key"
+SOFTMAX = os.path.join(SRC, "tests", "python", "cases", "softmax_torch")
+
+
+def python_replies(folder):
+    os.makedirs(folder)
+    texts = [open(os.path.join(SOFTMAX, "candidates", "triton_fused.py")).read(),
+             "import torch\n\n\ndef forward(x):\n    return torch.ones_like(x)\n",
+             open(os.path.join(SOFTMAX, "candidates",
+                               "torch_softmax.py")).read()]
+    for i, text in enumerate(texts):
+        with open(os.path.join(folder, "%03d.txt" % (i + 1)), "w") as f:
+            f.write("A candidate.\n\n```python\n%s```\nMEMO: reply %d\n"
+                    % (text, i + 1))
+    return folder
+
+
+def served(case, run, iteration):
+    path = "%s/runs/%s/iter_%03d/report.json" % (case, run, iteration)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f).get("worker_served")
+
+
+def one_run(kind, label, make_case, replies, iterations, args):
+    rows = []
+    os.makedirs(os.path.join(TMP, label))
+    srv, _, config = fake_llm(SRC, os.path.join(TMP, label), ENV, replies, KEY)
+    env = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY=KEY)
+    try:
+        case = make_case(os.path.join(TMP, label, "case"))
+        p = subprocess.run([KL, "run", case, "--json", "--iterations",
+                            str(iterations), "--patience", "10", "--seed", "9"]
+                           + args, capture_output=True, text=True, env=env,
+                           timeout=900)
+        if p.returncode != 0:
+            print("kl run failed (%d): %s" % (p.returncode, p.stderr[-800:]))
+            sys.exit(1)
+        run = json.loads(p.stdout)["run"]
+        with open(case + "/solutions.jsonl") as f:
+            for r in map(json.loads, f):
+                if r["run"] == run:
+                    rows.append((kind, " ".join(args), r["iteration"],
+                                 r["verdict"], r["cost"]["wall_s"],
+                                 r["cost"]["worker_s"],
+                                 served(case, run, r["iteration"])))
+    finally:
+        srv.kill()
+    return rows
+
+
+def cuda_case(dest):
+    return copy_case(SRC, "transpose_f32", dest)
+
+
+def python_case(dest):
+    shutil.copytree(SOFTMAX, dest)
+    return dest
+
+
 rows = []
-srv, port, config = fake_llm(SRC, TMP, ENV,
-                             SRC + "/tests/run/replies_transpose",
-                             "sk-fake-bench-key")
-env = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY="sk-fake-bench-key")
-try:
-    for profile in ("quick", "standard"):
-        for attempt in ("warm-up", "measured"):
-            case = copy_case(SRC, "transpose_f32",
-                             os.path.join(TMP, "%s-%s" % (profile, attempt)))
-            p = subprocess.run([KL, "run", case, "--json", "--iterations", "4",
-                                "--patience", "10", "--seed", "9",
-                                "--profile", profile],
-                               capture_output=True, text=True, env=env,
-                               timeout=900)
-            if p.returncode != 0:
-                print("kl run failed (%d): %s" % (p.returncode, p.stderr[-800:]))
-                sys.exit(1)
-            if attempt == "warm-up":
-                continue
-            run = json.loads(p.stdout)["run"]
-            with open(case + "/solutions.jsonl") as f:
-                for r in map(json.loads, f):
-                    if r["run"] == run:
-                        rows.append((profile, r["iteration"], r["verdict"],
-                                     r["cost"]["wall_s"],
-                                     r["cost"]["worker_s"]))
-finally:
-    srv.kill()
+cuda_replies = SRC + "/tests/run/replies_transpose"
+py_replies = python_replies(os.path.join(TMP, "py-replies"))
+one_run("cuda", "warm-cuda", cuda_case, cuda_replies, 4, ["--profile", "quick"])
+one_run("python", "warm-py", python_case, py_replies, 3,
+        ["--profile", "quick"])
+n = 0
+for profile in ("quick", "standard"):
+    for worker in ([], ["--fresh-worker"]):
+        n += 1
+        rows += one_run("cuda", "cuda-%d" % n, cuda_case, cuda_replies, 4,
+                        ["--profile", profile] + worker)
+for worker in ([], ["--fresh-worker"]):
+    n += 1
+    rows += one_run("python", "py-%d" % n, python_case, py_replies, 3,
+                    ["--profile", "quick"] + worker)
 with open(os.path.join(OUT, "run_iteration.json"), "w") as f:
     json.dump(rows, f)
-print("| profile | iteration | verdict | wall s | worker s |")
-print("|---|---|---|---|---|")
-for profile, it, verdict, wall, worker in rows:
-    print("| %s | %d | %s | %.2f | %.2f |" % (profile, it, verdict, wall,
-                                             worker))
+print("| case | options | iteration | verdict | wall s | worker s "
+      "| worker_served |")
+print("|---|---|---|---|---|---|---|")
+for kind, opts, it, verdict, wall, worker, srv_n in rows:
+    print("| %s | %s | %d | %s | %.2f | %.2f | %s |"
+          % (kind, opts, it, verdict, wall, worker,
+             "-" if srv_n is None else srv_n))
 shutil.rmtree(TMP, ignore_errors=True)

@@ -179,6 +179,10 @@ int cmd_run(int argc, char **argv) {
       o.no_webhook = 1;
       continue;
     }
+    if (strcmp(a, "--fresh-worker") == 0) {
+      x.eo.fresh_workers = 1;
+      continue;
+    }
     if (takes) {
       if (!val || !val[0]) return cli_usage_error("run", "%s needs a value", a);
       i++;

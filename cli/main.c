@@ -150,6 +150,7 @@ static const cli_verb cli_verbs[] = {
      " [--patience N] [--max-wall S] [--max-worker-seconds S] [--max-usd D]"
      " [--resume RUN] [--replay RUN] [--seed N] [--no-webhook] [--json]"
      " [--batch N] [--executor local|ssh|slurm] [--devices LIST]"
+     " [--fresh-worker]"
      " [--host H] [--ssh-option O] [--remote-kl P] [--remote-dir D]"
      " [--partition P] [--gpus N] [--sbatch-option O] [--retries N]",
      "Iteration 0 checks, times, profiles and diagnoses the baseline; each\n"
@@ -195,6 +196,9 @@ static const cli_verb cli_verbs[] = {
      "                   slots); the records depend on N, not on the GPUs\n"
      "  --executor K     local (default), ssh or slurm\n"
      "  --devices LIST   local: GPUs 0,1,... (default every visible one)\n"
+     "  --fresh-worker   local: a new worker process for every evaluation\n"
+     "                   (default: a GPU's worker is kept while candidates\n"
+     "                   pass, ended after any that fails)\n"
      "  --host H         ssh: [user@]host, kernlab installed there\n"
      "  --ssh-option O   ssh: one more ssh argument (repeatable)\n"
      "  --remote-kl P    ssh, slurm: kl there (default kl; slurm: this kl)\n"

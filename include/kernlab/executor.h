@@ -11,6 +11,13 @@
  *   local  one worker per selected GPU (devices "0,1", or every visible
  *          one), evaluations in parallel; a host case gets one slot per
  *          listed device (default one: parallel host timings share cores).
+ *          A slot keeps its worker from one evaluation to the next (no
+ *          new process, CUDA context, profiler or Python imports per
+ *          candidate) for as long as the evaluations in it pass every
+ *          check; after a crash, a timeout, wrong outputs, a gate or an
+ *          error the worker is ended and the next evaluation starts a
+ *          fresh one. `fresh_workers` starts one per evaluation always.
+ *          Kept workers end with kl_executor_free.
  *   ssh    compile here, evaluate on `host` with kernlab installed there
  *          (`remote_kl evaluate`), through the user's own ssh with
  *          connection sharing; the batch's plugins, case and seeds go
@@ -34,7 +41,7 @@
 
 KL_BEGIN_DECLS
 
-#define KL_EXECUTOR_OPTIONS_VERSION 1
+#define KL_EXECUTOR_OPTIONS_VERSION 2
 typedef struct kl_executor_options {
   unsigned version;    /**< KL_EXECUTOR_OPTIONS_VERSION */
   const char *kind;    /**< "local", "ssh", "slurm"; NULL: the config's,
@@ -58,11 +65,14 @@ typedef struct kl_executor_options {
                                 config's, else 3 */
   const char *worker_path; /**< local: the worker; NULL: found as
                               kl_worker_create does */
+  /* version 2 */
+  int fresh_workers; /**< local: a new worker for every evaluation (0: a
+                          slot's worker is kept while evaluations pass) */
 } kl_executor_options;
 #define KL_EXECUTOR_OPTIONS_INIT                                               \
   {                                                                            \
     KL_EXECUTOR_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, \
-        NULL, -1, NULL                                                         \
+        NULL, -1, NULL, 0                                                      \
   }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_EXECUTOR_OPTIONS_VERSION when built against this header) and nothing

@@ -542,9 +542,17 @@ static double lap(double *mark) {
   return ms;
 }
 
+/* The plugin at path in w: through the kept worker's table when there is
+ * one (loaded once a run), else loaded into w now. */
+static int load_plugin(int *id, kl_worker *w, kl__kept_worker *keep,
+                       const char *path) {
+  return keep ? kl__kept_worker_load(id, keep, path)
+              : kl_worker_load(id, w, path);
+}
+
 int kl__bench_execute(kl_report **out, const kl_case *c,
                       const kl_bench_options *o, bool compare,
-                      const kl__bench_plugins *p) {
+                      const kl__bench_plugins *p, kl__kept_worker *keep) {
   *out = NULL;
   if (!p->oracle || (has_candidate(o) && !p->candidate))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -564,6 +572,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   json_object **replies = NULL; /* profile replies, per shape */
   double *prof_ms = NULL;
   kl_worker *w = NULL;
+  int restarts_before = 0;
   r->compile_seconds = p->compile_seconds;
   r->baseline_cached = p->oracle_cached;
   r->candidate_cached = p->candidate_cached;
@@ -587,9 +596,12 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     }
     wopts.worker_path = pyworker;
   }
-  rc = kl_worker_create(&w, &wopts);
+  rc = keep ? kl__kept_worker_take(&w, keep, &wopts)
+            : kl_worker_create(&w, &wopts);
   kl__free(pyworker);
   if (rc < 0) goto done;
+  restarts_before = kl_worker_restarts(w);
+  r->worker_served = keep ? keep->served : 0;
   snprintf(r->sandbox, sizeof(r->sandbox), "%s", kl__worker_sandbox(w));
   if (kl_case_on_gpu(c)) {
     r->device.size = sizeof(r->device);
@@ -606,13 +618,13 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     r->has_device = true;
   }
   ph->worker = lap(&mark);
-  if ((rc = kl_worker_load(&base_id, w, p->oracle)) < 0 ||
+  if ((rc = load_plugin(&base_id, w, keep, p->oracle)) < 0 ||
       (compare && p->against &&
-       (rc = kl_worker_load(&other_id, w, p->against)) < 0)) {
+       (rc = load_plugin(&other_id, w, keep, p->against)) < 0)) {
     rc = setup_failure(r, rc, cand);
     goto done;
   }
-  if (cand && (rc = kl_worker_load(&cand_id, w, p->candidate)) < 0) {
+  if (cand && (rc = load_plugin(&cand_id, w, keep, p->candidate)) < 0) {
     /* the worker refused the candidate's plugin (its import raised, its
      * library did not load): the candidate's verdict, not kernlab's error */
     const char *why = kl__worker_load_refused(w);
@@ -703,8 +715,12 @@ done:
   kl__free(replies);
   kl__free(prof_ms);
   kl__profile_names_free(pnames, npnames);
-  if (w) r->worker_restarts = kl_worker_restarts(w);
-  kl_worker_free(w);
+  if (w) r->worker_restarts = kl_worker_restarts(w) - restarts_before;
+  if (keep) /* kept only after a clean evaluation */
+    kl__kept_worker_after(keep, rc == 0 && r->verdict == KL_VERDICT_OK &&
+                                    r->worker_restarts == 0);
+  else
+    kl_worker_free(w);
   if (rc < 0) {
     kl_report_free(r);
     return rc;
@@ -713,9 +729,10 @@ done:
   return 0;
 }
 
-/* Build here, then execute here. */
-static int run(kl_report **out, const kl_case *c, const kl_bench_options *given,
-               bool compare) {
+/* Build here, then execute here (in keep's worker, if given). */
+int kl__bench_in(kl_report **out, const kl_case *c,
+                 const kl_bench_options *given, bool compare,
+                 kl__kept_worker *keep) {
   *out = NULL;
   kl_bench_options o;
   int rc = kl__bench_options_take(&o, given);
@@ -727,7 +744,7 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *given,
   phase(&o, "build");
   rc = kl__bench_build(&p, out, c, &o, compare);
   double built = kl__now_ms() - t0;
-  if (rc == 0 && !*out) rc = kl__bench_execute(out, c, &o, compare, &p);
+  if (rc == 0 && !*out) rc = kl__bench_execute(out, c, &o, compare, &p, keep);
   if (rc == 0 && *out) { /* the build's own time, and the whole */
     (*out)->phases.build = built;
     (*out)->phases.total = kl__now_ms() - t0;
@@ -738,12 +755,12 @@ static int run(kl_report **out, const kl_case *c, const kl_bench_options *given,
 
 int kl_bench_run(kl_report **out, const kl_case *c,
                  const kl_bench_options *opts) {
-  return run(out, c, opts, false);
+  return kl__bench_in(out, c, opts, false, NULL);
 }
 
 int kl_bench_compare(kl_report **out, const kl_case *c,
                      const kl_bench_options *opts) {
-  return run(out, c, opts, true);
+  return kl__bench_in(out, c, opts, true, NULL);
 }
 
 /* ---- versioned options

@@ -10,6 +10,7 @@
 
 #include "../core/internal.h"
 #include "kernlab/bench.h"
+#include "kernlab/worker.h"
 
 typedef struct shape_entry {
   kl_shape_result res;
@@ -54,6 +55,7 @@ struct kl_report {
   bool baseline_cached, candidate_cached;
   double compile_seconds;
   int worker_restarts;
+  int worker_served; /* evaluations its worker served before this one */
   bool has_device;
   kl_device_info device;
   char timer[16];
@@ -86,11 +88,46 @@ void kl__bench_plugins_dispose(kl__bench_plugins *p);
  * not an error: *failed is then its report (COMPILE_ERROR) and p empty. */
 int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
                     const kl_bench_options *o, bool compare);
+/* A worker kept between evaluations (the local executor keeps one per
+ * device for a run): started by the first evaluation that needs it, its
+ * plugins loaded once by path, so that later evaluations pay neither the
+ * process, the CUDA context, the profiler's initialisation nor a Python
+ * worker's imports again. It is kept only after an evaluation whose every
+ * check passed and in which it never restarted: after anything else (a
+ * crash, a timeout, wrong outputs, a gate, an error of kernlab) it is
+ * ended, and the next evaluation starts a fresh one, so that no candidate
+ * that misbehaved leaves anything behind for the next. Zeroed memory is
+ * an empty one. */
+typedef struct kl__kept_worker {
+  kl_worker *w;
+  char *worker_path; /* the program it runs ("" for the default) */
+  int device;
+  char **paths; /* plugins loaded in it, by id */
+  size_t npaths, cap_paths;
+  int served; /* evaluations it finished */
+} kl__kept_worker;
+/* End k's worker (if any) and forget its plugins. */
+void kl__kept_worker_end(kl__kept_worker *k);
+/* k's worker for an evaluation under wopts (started now if k has none, or
+ * if it runs another program or on another device). */
+int kl__kept_worker_take(kl_worker **w, kl__kept_worker *k,
+                         const kl_worker_options *wopts);
+/* The plugin at path in k's worker: its id, loaded now if it is new. */
+int kl__kept_worker_load(int *id, kl__kept_worker *k, const char *path);
+/* After an evaluation: keep the worker if it was clean (every check
+ * passed, no restart, no error), else end it. */
+void kl__kept_worker_after(kl__kept_worker *k, bool clean);
+
 /* The rest of kl_bench_run / kl_bench_compare, with plugins already
- * built (here or elsewhere, for this case). */
+ * built (here or elsewhere, for this case); in keep's worker when keep is
+ * not NULL (else in a worker of its own). */
 int kl__bench_execute(kl_report **out, const kl_case *c,
                       const kl_bench_options *o, bool compare,
-                      const kl__bench_plugins *p);
+                      const kl__bench_plugins *p, kl__kept_worker *keep);
+/* kl_bench_run (compare false) or kl_bench_compare, through keep's worker
+ * (NULL: a worker of its own). */
+int kl__bench_in(kl_report **out, const kl_case *c, const kl_bench_options *o,
+                 bool compare, kl__kept_worker *keep);
 
 /* The sandbox the report's candidates ran in (a JSON object), or NULL. */
 const char *kl__report_sandbox(const kl_report *r);

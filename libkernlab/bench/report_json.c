@@ -128,9 +128,11 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__report_phases_json(&b, &r->phases);
   kl__buf_printf(&b,
                  ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
-                 "\"candidate_cached\":%s},\"worker_restarts\":%d}",
+                 "\"candidate_cached\":%s},\"worker_restarts\":%d,"
+                 "\"worker_served\":%d}",
                  r->compile_seconds, r->baseline_cached ? "true" : "false",
-                 r->candidate_cached ? "true" : "false", r->worker_restarts);
+                 r->candidate_cached ? "true" : "false", r->worker_restarts,
+                 r->worker_served);
   int rc = kl__buf_status(&b);
   if (rc == 0) kl__buf_give(out, &b);
   return rc;
@@ -388,6 +390,7 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
                           json_object_get_boolean(v);
   }
   r->worker_restarts = (int)kl__json_num(doc, "worker_restarts");
+  r->worker_served = (int)kl__json_num(doc, "worker_served");
   json_object *py = kl__json_get(doc, "python");
   char **notes[2] = {&r->notes_baseline, &r->notes_candidate};
   static const char *const sides[2] = {"baseline", "candidate"};

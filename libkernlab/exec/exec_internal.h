@@ -56,6 +56,11 @@ struct kl_executor {
   char **ssh_options, **sbatch_options;
   int gpus, retries;
   char control_path[160]; /* ssh: the shared connection's socket */
+  /* local: a worker kept per slot (slot i runs on devices[i]) between
+   * evaluations, ndevices of them (or one); none with fresh_workers */
+  kl__kept_worker *kept;
+  size_t nkept;
+  bool fresh_workers;
 };
 
 /* Evaluate ev[0..n) for case c. batch_dir: where ssh and slurm write the

@@ -25,6 +25,9 @@ void kl_executor_free(kl_executor *ex) {
   kl__free(ex->worker_path);
   kl__strv_free(ex->ssh_options);
   kl__strv_free(ex->sbatch_options);
+  for (size_t i = 0; i < ex->nkept; i++)
+    kl__kept_worker_end(&ex->kept[i]);
+  kl__free(ex->kept);
   kl__free(ex);
 }
 
@@ -196,6 +199,7 @@ int kl_executor_create(kl_executor **out, const kl_executor_options *opts) {
       (rc = set_list(&ex->sbatch_options, o->sbatch_options,
                      cv.sbatch_options)) < 0)
     goto fail;
+  ex->fresh_workers = o->fresh_workers != 0;
   ex->gpus = o->gpus >= 0 ? o->gpus : cv.gpus >= 0 ? cv.gpus : 1;
   ex->retries = o->retries >= 0 ? o->retries : cv.retries >= 0 ? cv.retries : 3;
   const char *devices = o->devices ? o->devices : cv.devices;
@@ -272,7 +276,9 @@ int kl__executor_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
 /* ---- versioned options
  * ------------------------------------------------------- */
 
-static const size_t executor_options_sizes[] = {0, sizeof(kl_executor_options)};
+static const size_t executor_options_sizes[] = {
+    0, offsetof(kl_executor_options, fresh_workers),
+    sizeof(kl_executor_options)};
 
 int kl_executor_options_init(kl_executor_options *opts, unsigned version) {
   const kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;

@@ -1,11 +1,14 @@
 /* The local executor: one thread per device, each taking the next
- * evaluation of the batch and running it in its own worker on its own GPU
- * (kl_bench_compare or kl_bench_run with that device). A
+ * evaluation of the batch and running it in a worker on its own GPU
+ * (kl_bench_compare's or kl_bench_run's path with that device). A
  * comparison's two sides always share one worker, so one decision is
- * always measured on one GPU. A batch folder's evaluations (kl evaluate)
- * come built and only execute. Threads share nothing but the batch's next
- * index; the compile cache takes concurrent writers (temporary names are
- * per thread). */
+ * always measured on one GPU. Each slot keeps its worker from one
+ * evaluation to the next while they pass (bench_internal.h: the kept
+ * worker; ended with the executor), unless fresh_workers asks for one per
+ * evaluation. A batch folder's evaluations (kl evaluate) come built and
+ * only execute. Threads share nothing but the batch's next index; the
+ * compile cache takes concurrent writers (temporary names are per
+ * thread). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@ typedef struct local_batch {
 typedef struct local_slot {
   local_batch *b;
   int device;
+  kl__kept_worker *keep; /* the slot's kept worker; NULL: one each */
 } local_slot;
 
 /* Where an evaluation ran, as the records show it. */
@@ -54,17 +58,16 @@ static int where_local(kl__eval *e, int device, double started) {
 }
 
 static void evaluate_one(kl__eval *e, const kl_case *c, int device,
-                         const char *worker_path) {
+                         const char *worker_path, kl__kept_worker *keep) {
   double t0 = kl__now_ms();
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   kl_bench_options o = e->o;
   o.device = device;
   if (!o.worker_path) o.worker_path = worker_path;
-  int rc = e->prebuilt
-               ? kl__bench_execute(&e->report, c, &o, e->compare, &e->plugins)
-           : e->compare ? kl_bench_compare(&e->report, c, &o)
-                        : kl_bench_run(&e->report, c, &o);
+  int rc = e->prebuilt ? kl__bench_execute(&e->report, c, &o, e->compare,
+                                           &e->plugins, keep)
+                       : kl__bench_in(&e->report, c, &o, e->compare, keep);
   e->seconds = (kl__now_ms() - t0) / 1000.0;
   if (rc == 0) rc = where_local(e, device, wall.tv_sec + wall.tv_nsec / 1e9);
   if (rc < 0) kl__eval_failed(e, rc);
@@ -78,7 +81,7 @@ static void *slot_main(void *arg) {
     size_t i = b->next < b->n ? b->next++ : b->n;
     pthread_mutex_unlock(&b->lock);
     if (i >= b->n) break;
-    evaluate_one(&b->ev[i], b->c, s->device, b->ex->worker_path);
+    evaluate_one(&b->ev[i], b->c, s->device, b->ex->worker_path, s->keep);
     if (b->done) b->done(&b->ev[i], b->payload);
   }
   return NULL;
@@ -90,8 +93,14 @@ int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   size_t nslots = ex->ndevices ? ex->ndevices : 1;
   if (nslots > n) nslots = n;
   bool cuda = kl_case_on_gpu(c);
+  size_t nkept = ex->ndevices ? ex->ndevices : 1;
+  if (!ex->fresh_workers && !ex->kept) {
+    if (!(ex->kept = kl__calloc(nkept, sizeof(*ex->kept))))
+      return kl__error_oom();
+    ex->nkept = nkept;
+  }
   if (nslots <= 1) { /* no thread for one slot */
-    local_slot s = {&b, cuda && ex->ndevices ? ex->devices[0] : -1};
+    local_slot s = {&b, cuda && ex->ndevices ? ex->devices[0] : -1, ex->kept};
     slot_main(&s);
     return 0;
   }
@@ -106,6 +115,7 @@ int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
   for (size_t i = 0; i < nslots; i++) {
     slots[i].b = &b;
     slots[i].device = cuda ? ex->devices[i] : -1;
+    slots[i].keep = ex->kept && i < ex->nkept ? &ex->kept[i] : NULL;
     if (pthread_create(&threads[i], NULL, slot_main, &slots[i]) != 0) break;
     started++;
   }

@@ -61,6 +61,17 @@ def runs_records(case, run):
     return [r for r in ledger(case, "solutions.jsonl") if r["run"] == run]
 
 
+def served(case, summary, iteration):
+    """worker_served of an iteration's report: the evaluations its worker
+    had finished before it (-1: no report)."""
+    path = "%s/runs/%s/iter_%03d/report.json" % (case, summary.get("run", ""),
+                                                 iteration)
+    if not os.path.exists(path):
+        return -1
+    with open(path) as f:
+        return json.load(f).get("worker_served", -1)
+
+
 def check_ledgers(case):
     sols = ledger(case, "solutions.jsonl")
     ids = [r["id"] for r in sols]
@@ -116,10 +127,16 @@ case = small_case("budgets")
 s = run_json(case, "--iterations", "2", "--seed", "7")
 check(s.get("stop_reason") == "iterations" and s.get("iterations") == 2,
       "--iterations 2: %s" % s)
-s = run_json(case, "--patience", "1", "--iterations", "8", "--seed", "7")
+# the baseline's evaluations passed: iteration 1 ran in the same worker
+check(served(case, s, 1) >= 1, "iteration 1 in the worker kept since the "
+      "baseline: worker_served %s" % served(case, s, 1))
+s = run_json(case, "--patience", "1", "--iterations", "8", "--seed", "7",
+             "--fresh-worker")
 check(s.get("stop_reason") == "patience" and s.get("iterations") == 2,
       "--patience 1 stops after the first iteration without an acceptance: "
       "%s" % s)
+check(served(case, s, 1) == 0, "--fresh-worker: a new worker for iteration "
+      "1, worker_served %s" % served(case, s, 1))
 s = run_json(case, "--max-wall", "0.001")
 check(s.get("stop_reason") == "wall_time" and s.get("iterations") == 0,
       "--max-wall: %s" % s)
@@ -145,6 +162,15 @@ try:
             "TIMEOUT", "COMPILE_ERROR", "INVALID_REPLY", "CHEAT"]
     check(got == want, "scripted verdicts %s, want %s" % (got, want))
     recs = runs_records(case, s.get("run", ""))
+    # a worker is kept while its candidates pass, ended after one that did
+    # not: ACCEPTED, REJECTED and INCORRECT run in the worker kept since the
+    # baseline; the crash after the wrong one, and the timeout after the
+    # crash, each in a fresh one; the CHEAT after the compile error too
+    if got == want:
+        kept = [served(case, s, i) for i in range(1, 9)]
+        check(all(k >= 1 for k in kept[:3]) and kept[3] == 0 and
+              kept[4] == 0 and kept[7] == 0,
+              "worker_served of iterations 1-8: %s" % kept)
     if len(recs) == 9:
         check(recs[8]["gate"] == "stale_outputs", "CHEAT names its gate")
         check(recs[7]["gate"] == "elisions_and_stubs",
