@@ -8,15 +8,20 @@ side by side in one process of this script:
           tests/run/replies_transpose from the fake LLM server on localhost
           (the tiled kernel ACCEPTED, a copy INCORRECT, a typo
           COMPILE_ERROR, half the rows INCORRECT), with the quick profile
-          and with the standard one
+          and with the standard one; the fake server takes 2 s a reply
   python  tests/python/cases/softmax_torch with three replies: the fused
           Triton kernel (ACCEPTED), a wrong forward (INCORRECT), PyTorch's
-          own softmax (after the failure: a fresh worker either way), quick
-          profile
+          own softmax (after the failure: a fresh worker either way, but
+          with the kept worker's policy one started while the model
+          answers), quick profile; the fake server takes 5 s a reply
+
+The delays (FAKE_LLM_DELAY) stand for a model's latency, so that what
+overlaps it shows; `worker_s` leaves them out.
 
 A warm-up run of each case fills the compile cache first. Prints a Markdown
-table of each iteration's wall time from the records (`cost.wall_s`) and
-the worker's `worker_served` from its report (how many evaluations the
+table of each iteration's time from the records: `cost.worker_s` (its
+evaluations: the iteration without the model's latency), `cost.wall_s`
+(with it), and `worker_served` from its report (how many evaluations the
 worker had finished before it).
 usage: run_iteration.py KL OUT_DIR"""
 import json
@@ -57,10 +62,12 @@ def served(case, run, iteration):
         return json.load(f).get("worker_served")
 
 
-def one_run(kind, label, make_case, replies, iterations, args):
+def one_run(kind, label, make_case, replies, iterations, args, delay=0):
     rows = []
     os.makedirs(os.path.join(TMP, label))
-    srv, _, config = fake_llm(SRC, os.path.join(TMP, label), ENV, replies, KEY)
+    srv, _, config = fake_llm(SRC, os.path.join(TMP, label),
+                              dict(ENV, FAKE_LLM_DELAY=str(delay)), replies,
+                              KEY)
     env = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY=KEY)
     try:
         case = make_case(os.path.join(TMP, label, "case"))
@@ -104,18 +111,18 @@ for profile in ("quick", "standard"):
     for worker in ([], ["--fresh-worker"]):
         n += 1
         rows += one_run("cuda", "cuda-%d" % n, cuda_case, cuda_replies, 4,
-                        ["--profile", profile] + worker)
+                        ["--profile", profile] + worker, delay=2)
 for worker in ([], ["--fresh-worker"]):
     n += 1
     rows += one_run("python", "py-%d" % n, python_case, py_replies, 3,
-                    ["--profile", "quick"] + worker)
+                    ["--profile", "quick"] + worker, delay=5)
 with open(os.path.join(OUT, "run_iteration.json"), "w") as f:
     json.dump(rows, f)
-print("| case | options | iteration | verdict | wall s | worker s "
+print("| case | options | iteration | verdict | worker s | wall s "
       "| worker_served |")
 print("|---|---|---|---|---|---|---|")
 for kind, opts, it, verdict, wall, worker, srv_n in rows:
     print("| %s | %s | %d | %s | %.2f | %.2f | %s |"
-          % (kind, opts, it, verdict, wall, worker,
+          % (kind, opts, it, verdict, worker, wall,
              "-" if srv_n is None else srv_n))
 shutil.rmtree(TMP, ignore_errors=True)

@@ -1,5 +1,6 @@
 /* {"op":"device"}: the CUDA device the worker sees, its clocks, memory
- * peak and L2, and the sandbox it runs in. The driver is opened at run time
+ * peak and L2, and the sandbox it runs in; with "context":1 it also makes
+ * the device's primary context. The driver is opened at run time
  * (dlopen): a worker built with CUDA still runs host cases where there is
  * no driver. */
 #define _GNU_SOURCE
@@ -101,6 +102,16 @@ void klw_op_device(json_object *req) {
             measured = copy_gbps(h, dev);
           copy = measured > 0 ? measured : 0;
         }
+        /* a worker started ahead of its evaluation makes the context now
+         * (the runtime and torch both use the primary one), not in its
+         * first check; the reference is held for the process's life */
+        typedef int (*ctx_fn)();
+        ctx_fn retain = (ctx_fn)dlsym(h, "cuDevicePrimaryCtxRetain"),
+               set = (ctx_fn)dlsym(h, "cuCtxSetCurrent");
+        static void *ctx;
+        if (klw_get_int(req, "context", 0) && !ctx && retain && set &&
+            retain(&ctx, dev) == 0)
+          set(ctx);
       }
     }
   }

@@ -7,6 +7,8 @@
 
 #include <json-c/json.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "../core/internal.h"
 #include "kernlab/bench.h"
@@ -96,8 +98,11 @@ int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
  * check passed and in which it never restarted: after anything else (a
  * crash, a timeout, wrong outputs, a gate, an error of kernlab) it is
  * ended, and the next evaluation starts a fresh one, so that no candidate
- * that misbehaved leaves anything behind for the next. Zeroed memory is
- * an empty one. */
+ * that misbehaved leaves anything behind for the next. The fresh one is
+ * started at once, in a thread of its own, loads the case's baseline (a
+ * Python case: imports torch and the case's module) and makes its CUDA
+ * context while the caller records, asks the model and compiles; the next evaluation waits for it
+ * only if it is not ready yet. Zeroed memory is an empty one. */
 typedef struct kl__kept_worker {
   kl_worker *w;
   char *worker_path; /* the program it runs ("" for the default) */
@@ -105,6 +110,13 @@ typedef struct kl__kept_worker {
   char **paths; /* plugins loaded in it, by id */
   size_t npaths, cap_paths;
   int served; /* evaluations it finished */
+  /* the replacement being started (kept.c): its thread, its process id
+   * once it runs, and whether it is no longer wanted */
+  pthread_t spare;
+  bool spare_running;
+  _Atomic int spare_pid, spare_abandon;
+  kl_worker_options spare_opts; /* also the last evaluation's timeout */
+  char *spare_base;             /* the baseline it is to load */
 } kl__kept_worker;
 /* End k's worker (if any) and forget its plugins. */
 void kl__kept_worker_end(kl__kept_worker *k);
@@ -115,7 +127,7 @@ int kl__kept_worker_take(kl_worker **w, kl__kept_worker *k,
 /* The plugin at path in k's worker: its id, loaded now if it is new. */
 int kl__kept_worker_load(int *id, kl__kept_worker *k, const char *path);
 /* After an evaluation: keep the worker if it was clean (every check
- * passed, no restart, no error), else end it. */
+ * passed, no restart, no error), else end it and start its replacement. */
 void kl__kept_worker_after(kl__kept_worker *k, bool clean);
 
 /* The rest of kl_bench_run / kl_bench_compare, with plugins already

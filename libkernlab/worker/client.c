@@ -603,6 +603,10 @@ const char *kl__worker_load_refused(const kl_worker *w) {
   return w->load_refused;
 }
 
+int kl__worker_pid(const kl_worker *w) {
+  return w->sock >= 0 ? (int)w->pid : -1;
+}
+
 const char *kl__worker_sandbox(const kl_worker *w) {
   return w->sandbox;
 }
@@ -839,14 +843,17 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
 }
 
 /* The worker's answer to a device request (caller puts); `memory` asks
- * for the memory bandwidth too (it may cost a measurement). */
-static int device_reply(json_object **reply, kl_worker *w, bool memory) {
+ * for the memory bandwidth too (it may cost a measurement), `context` for
+ * the device's primary context to be made now. */
+static int device_reply(json_object **reply, kl_worker *w, bool memory,
+                        bool context) {
   *reply = NULL;
   int rc = ensure_running(w);
   if (rc < 0) return rc;
   json_object *req = json_object_new_object();
   json_object_object_add(req, "op", json_object_new_string("device"));
   if (memory) json_object_object_add(req, "memory", json_object_new_int(1));
+  if (context) json_object_object_add(req, "context", json_object_new_int(1));
   rc = roundtrip(reply, w, req);
   json_object_put(req);
   if (rc == 0 && (rc = check_ok(*reply, "device")) < 0) {
@@ -859,7 +866,7 @@ static int device_reply(json_object **reply, kl_worker *w, bool memory) {
 int kl_worker_device(kl_device_info *into, kl_worker *w) {
   kl_device_info full = KL_DEVICE_INFO_INIT, *out = &full;
   json_object *reply, *v;
-  int rc = device_reply(&reply, w, false);
+  int rc = device_reply(&reply, w, false, false);
   if (rc < 0) return rc;
   out->count = (int)obj_int(reply, "count");
   out->sms = (int)obj_int(reply, "sms");
@@ -873,9 +880,16 @@ int kl_worker_device(kl_device_info *into, kl_worker *w) {
                          "kl_device_info");
 }
 
+int kl__worker_warm(kl_worker *w) {
+  json_object *reply;
+  int rc = device_reply(&reply, w, false, true);
+  json_object_put(reply);
+  return rc;
+}
+
 int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w) {
   json_object *reply;
-  int rc = device_reply(&reply, w, true);
+  int rc = device_reply(&reply, w, true, false);
   if (rc < 0) return rc;
   *peak_gbps = obj_double(reply, "memory_peak_gbps");
   *l2_bytes = obj_double(reply, "l2_bytes");

@@ -10,6 +10,11 @@
 /* What the worker's sandbox holds, as a JSON object (core/sandbox.c);
  * borrowed, lives as long as w. */
 const char *kl__worker_sandbox(const kl_worker *w);
+/* Have the worker make its device's CUDA context now (where there is a
+ * device; nothing otherwise), so that its first request later does not. */
+int kl__worker_warm(kl_worker *w);
+/* The worker's process id (-1: none runs now). */
+int kl__worker_pid(const kl_worker *w);
 /* The worker's own reason (redacted) for the last load it refused, as it
  * gave it: no "worker: <path>: " before it. NULL after a load that worked
  * or failed otherwise (a crash, a timeout); borrowed, until the next load. */

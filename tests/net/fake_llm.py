@@ -95,6 +95,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if count == 0:
                 return self.send(503, err)
             path = os.path.join(d, "%03d.txt" % ((n - 1) % count + 1))
+            # a model's latency, where a benchmark wants one
+            time.sleep(float(os.environ.get("FAKE_LLM_DELAY", "0")))
             with open(path) as f:
                 return self.send(200, ok_reply(api, f.read(), 2, None))
         if scen == "ok":
