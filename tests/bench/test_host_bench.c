@@ -12,12 +12,14 @@
 #include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "kernlab/kernlab.h"
 #include "support/slurp.h"
+#include "bench/bench_internal.h"
 #include "worker/client_internal.h"
 
 #define SRC KL_SOURCE_DIR
@@ -392,7 +394,7 @@ static void test_bench__workers_leave_without_waiting(void **state) {
   }
   /* they end by themselves, nobody waiting */
   for (int tries = 0; worker_children(false) > 0 && tries < 600; tries++)
-    usleep(50000);
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
   assert_int_equal(worker_children(false), 0);
   /* and a new worker's start reaps them: only it is left */
   kl_worker *w;
@@ -507,12 +509,81 @@ static void test_bench__json_fields(void **state) {
                           "\"speedup_ci\":[",
                           "\"decision\":",
                           "\"objective\":{\"name\":"
-                          "\"geomean_speedup\""};
+                          "\"geomean_speedup\"",
+                          "\"worker_served\":0"};
   for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
     if (!strstr(b.ptr, fields[i]))
       fail_msg("JSON lacks %s: %s", fields[i], b.ptr);
   kl_buf_dispose(&b);
   kl_report_free(r);
+}
+
+/* kl__bench_in through a kept worker (the local executor's, per slot): one
+ * worker serves evaluation after evaluation while they pass, each plugin
+ * loaded once; a failure ends it and starts its replacement, which has
+ * the baseline loaded when the next evaluation takes it; ending a kept
+ * worker kills a replacement still starting. Structure, not time. */
+static kl_report *kept_run(kl__kept_worker *k, const char *file, bool compare) {
+  kl_bench_options o = options("1M");
+  o.time.time_cap_ms = 100;
+  char *src = file ? kl_test_slurp(file) : NULL;
+  if (file) assert_non_null(src);
+  o.candidate = src;
+  kl_report *r = NULL;
+  if (kl__bench_in(&r, saxpy, &o, compare, k))
+    fail_msg("%s", kl_error_last()->message);
+  free(src);
+  return r;
+}
+
+static void test_bench__kept_worker(void **state) {
+  (void)state;
+  kl__kept_worker k;
+  memset(&k, 0, sizeof(k));
+  kl_report *r = kept_run(&k, NULL, false); /* the baseline: a fresh one */
+  assert_int_equal(kl_report_verdict(r), KL_VERDICT_OK);
+  assert_int_equal(r->worker_served, 0);
+  kl_report_free(r);
+  assert_non_null(k.w);
+  assert_int_equal(k.served, 1);
+  assert_int_equal((int)k.npaths, 1);
+  int pid = kl__worker_pid(k.w);
+  assert_true(pid > 0);
+  /* the same candidate twice: one worker, the plugin loaded once */
+  size_t loaded = 0;
+  for (int i = 0; i < 2; i++) {
+    r = kept_run(&k, SRC "/cases/host_saxpy/kernel.c", true);
+    assert_int_equal(kl_report_verdict(r), KL_VERDICT_OK);
+    assert_int_equal(r->worker_served, 1 + i);
+    kl_report_free(r);
+    assert_int_equal(kl__worker_pid(k.w), pid);
+    if (i == 0) loaded = k.npaths;
+  }
+  assert_true(loaded >= 1 && loaded <= 2);
+  assert_int_equal(k.npaths, loaded);
+  r = kept_run(&k, CAND "saxpy_wrong.c", true);
+  expect_verdict(r, KL_VERDICT_INCORRECT, "mismatches");
+  assert_int_equal(r->worker_served, 3);
+  kl_report_free(r);
+  /* ended, and its replacement starting with the baseline */
+  assert_true(k.spare_running);
+  assert_int_equal(k.served, 0);
+  r = kept_run(&k, NULL, false);
+  assert_int_equal(kl_report_verdict(r), KL_VERDICT_OK);
+  assert_int_equal(r->worker_served, 0);
+  kl_report_free(r);
+  assert_false(k.spare_running);
+  assert_non_null(k.w);
+  assert_true(kl__worker_pid(k.w) != pid);
+  assert_int_equal((int)k.npaths, 1);
+  /* a crash: ended, and the replacement killed when the keeper ends */
+  r = kept_run(&k, CAND "saxpy_segfault.c", false);
+  expect_verdict(r, KL_VERDICT_CRASHED, NULL);
+  kl_report_free(r);
+  assert_true(k.spare_running);
+  kl__kept_worker_end(&k);
+  assert_null(k.w);
+  assert_false(k.spare_running);
 }
 
 int main(void) {
@@ -534,6 +605,7 @@ int main(void) {
       cmocka_unit_test(test_bench__faster_candidate_is_faster),
       cmocka_unit_test(test_bench__baseline_against_itself_is_same),
       cmocka_unit_test(test_bench__json_fields),
+      cmocka_unit_test(test_bench__kept_worker),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
