@@ -101,8 +101,9 @@ int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
  * that misbehaved leaves anything behind for the next. The fresh one is
  * started at once, in a thread of its own, loads the case's baseline (a
  * Python case: imports torch and the case's module) and makes its CUDA
- * context while the caller records, asks the model and compiles; the next evaluation waits for it
- * only if it is not ready yet. Zeroed memory is an empty one. */
+ * context while the caller records, asks the model and compiles; the next
+ * evaluation waits for it only if it is not ready yet. Zeroed memory is an
+ * empty one. */
 typedef struct kl__kept_worker {
   kl_worker *w;
   char *worker_path; /* the program it runs ("" for the default) */
