@@ -251,6 +251,10 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     return rc;
   }
   if (rc < 0) return worker_failure(r, rc, e->res.name, "timing");
+  kl__report_phases *ph = &r->phases; /* timing's parts besides sampling */
+  ph->placements =
+      (ph->placements >= 0 ? ph->placements : 0) + s.costs.place_ms;
+  ph->verify = (ph->verify >= 0 ? ph->verify : 0) + s.costs.verify_ms;
   if (s.verified && s.stale[n - 1]) {
     /* correct when checked, wrong once its inputs changed under timing */
     rc = reject(r, KL_VERDICT_CHEAT,
@@ -686,6 +690,8 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   ph->sampling = 0;
   for (size_t i = 0; i < r->nshapes; i++)
     if (r->shapes[i].res.wall_ms > 0) ph->sampling += r->shapes[i].res.wall_ms;
+  if (!(ph->placements >= 0)) /* no time request answered */
+    ph->placements = ph->verify = NAN;
   if (cand && r->verdict == KL_VERDICT_OK) {
     phase(o, "gates");
     if ((rc = roofline_gate(r, c, w, t.cold)) < 0) goto done;

@@ -24,15 +24,16 @@ typedef struct shape_entry {
 
 /* Where a bench's wall time went, in ms (NaN: the phase did not run).
  * sampling is the part of timing the samplers report as their own wall
- * (rounds and flushes); the rest of timing is instance pools, inputs and
- * placements. */
+ * (rounds and flushes), placements the placement sets made between its
+ * windows (fresh inputs each), verify the stale-outputs gate after it;
+ * the rest of timing is the requests' instances, warm-up and replies. */
 typedef struct kl__report_phases {
-  double total, build, worker, load, checks, profile, timing, sampling, gates,
-      other;
+  double total, build, worker, load, checks, profile, timing, sampling,
+      placements, verify, gates, other;
 } kl__report_phases;
 
 #define KL__REPORT_PHASES_NONE                                                 \
-  { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN }
+  { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN }
 /* The phases as JSON (`"phases_ms": {...}`, null where one did not run),
  * and read back. */
 int kl__report_phases_json(kl_buf *b, const kl__report_phases *ph);

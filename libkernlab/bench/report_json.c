@@ -226,16 +226,22 @@ static int profiles_from(kl_report *r, json_object *doc, const char *where) {
 }
 
 /* The phases, in the order they run; "other" is what the bench's own
- * steps do not cover (objective, notes). */
+ * steps do not cover (objective, notes). sampling, placements and verify
+ * are parts of timing. */
 static const char *const phase_names[] = {
-    "total",   "build",  "worker",   "load",  "checks",
-    "profile", "timing", "sampling", "gates", "other"};
+    "total",  "build",    "worker",     "load",   "checks", "profile",
+    "timing", "sampling", "placements", "verify", "gates",  "other"};
 
 static double *phase_slot(kl__report_phases *ph, size_t i) {
-  double *slots[] = {&ph->total,  &ph->build,   &ph->worker, &ph->load,
-                     &ph->checks, &ph->profile, &ph->timing, &ph->sampling,
-                     &ph->gates,  &ph->other};
+  double *slots[] = {&ph->total,      &ph->build,   &ph->worker, &ph->load,
+                     &ph->checks,     &ph->profile, &ph->timing, &ph->sampling,
+                     &ph->placements, &ph->verify,  &ph->gates,  &ph->other};
   return slots[i];
+}
+
+static bool within_timing(const kl__report_phases *ph, const double *slot) {
+  return slot == &ph->sampling || slot == &ph->placements ||
+         slot == &ph->verify;
 }
 
 /* The phases with `other`: what the total holds beyond the phases that
@@ -271,15 +277,20 @@ int kl_report_phases_text(kl_buf *out, const kl_report *r) {
   if (!out || !r || !isfinite(r->phases.total)) return 0;
   kl__report_phases ph = with_other(&r->phases);
   kl__buf_printf(out, "wall %.2f s:", ph.total / 1e3);
+  bool open = false; /* within timing's brackets */
   for (size_t i = 1; i < KL_ARRAY_SIZE(phase_names); i++) {
     double v = *phase_slot(&ph, i);
     if (!isfinite(v)) continue;
-    if (phase_slot(&ph, i) == &ph.sampling) /* within timing */
-      kl__buf_printf(out, " (sampling %.2f)", v / 1e3);
-    else
-      kl__buf_printf(out, "%s %s %.2f", i > 1 ? "," : "", phase_names[i],
-                     v / 1e3);
+    bool inner = within_timing(&ph, phase_slot(&ph, i));
+    if (open && !inner) kl__buf_putc(out, ')');
+    kl__buf_printf(out, "%s%s %.2f",
+                   inner   ? (open ? ", " : " (")
+                   : i > 1 ? ", "
+                           : " ",
+                   phase_names[i], v / 1e3);
+    open = inner;
   }
+  if (open) kl__buf_putc(out, ')');
   return kl__buf_puts(out, "\n");
 }
 

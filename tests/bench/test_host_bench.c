@@ -143,6 +143,7 @@ static void test_bench__phases(void **state) {
   assert_non_null(strstr(b.ptr, "wall "));
   assert_non_null(strstr(b.ptr, "checks "));
   assert_non_null(strstr(b.ptr, "(sampling "));
+  assert_non_null(strstr(b.ptr, ", verify "));
   assert_null(strstr(b.ptr, "profile"));
   kl_buf_dispose(&b);
   assert_int_equal(kl_report_json(&b, r), 0);
@@ -152,8 +153,14 @@ static void test_bench__phases(void **state) {
   double total = json_number_after(b.ptr, ph, "total");
   double timing = json_number_after(b.ptr, ph, "timing");
   double sampling = json_number_after(b.ptr, ph, "sampling");
+  double placements = json_number_after(b.ptr, ph, "placements");
+  double verify = json_number_after(b.ptr, ph, "verify");
   assert_true(total > 0 && timing > 0 && sampling > 0 && sampling <= timing &&
               timing <= total);
+  /* timing's parts: made, sampled and verified within it (0.1 ms a value
+   * of rounding) */
+  assert_true(placements >= 0 && verify > 0 &&
+              sampling + placements + verify <= timing + 0.3);
   assert_non_null(strstr(b.ptr, "\"gates\":null")); /* no candidate */
   kl_buf_dispose(&b);
   kl_report_free(r);
