@@ -106,11 +106,9 @@ int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
  * evaluation waits for it only if it is not ready yet. Zeroed memory is an
  * empty one. */
 typedef struct kl__kept_worker {
-  kl_worker *w;
+  kl_worker *w;      /* its plugins: kl__worker_plugin_paths */
   char *worker_path; /* the program it runs ("" for the default) */
   int device;
-  char **paths; /* plugins loaded in it, by id */
-  size_t npaths, cap_paths;
   int served; /* evaluations it finished */
   /* the replacement being started (kept.c): its thread, its process id
    * once it runs, and whether it is no longer wanted */

@@ -30,19 +30,13 @@ static void *spare_main(void *arg) {
   }
   atomic_store(&k->spare_pid, kl__worker_pid(k->w));
   int id = -1;
-  if (!base || atomic_load(&k->spare_abandon)) {
-    kl__free(base);
-  } else if (KL__GROW(k->paths, k->cap_paths, 1) == 0 &&
-             kl_worker_load(&id, k->w, base) == 0 && id == 0 &&
-             kl__worker_warm(k->w) == 0) {
-    k->paths[0] = base;
-    k->npaths = 1;
-  } else { /* the next evaluation will say why */
-    kl_error_clear();
-    kl__free(base);
+  if (base && !atomic_load(&k->spare_abandon) &&
+      (kl_worker_load(&id, k->w, base) < 0 || kl__worker_warm(k->w) < 0)) {
+    kl_error_clear(); /* the next evaluation will say why */
     kl_worker_free(k->w);
     k->w = NULL;
   }
+  kl__free(base);
   return NULL;
 }
 
@@ -61,9 +55,6 @@ void kl__kept_worker_end(kl__kept_worker *k) {
     spare_join(k);
   }
   kl_worker_free(k->w);
-  for (size_t i = 0; i < k->npaths; i++)
-    kl__free(k->paths[i]);
-  kl__free(k->paths);
   kl__free(k->worker_path);
   kl__free(k->spare_base);
   memset(k, 0, sizeof(*k));
@@ -93,38 +84,26 @@ int kl__kept_worker_take(kl_worker **out, kl__kept_worker *k,
 }
 
 int kl__kept_worker_load(int *id, kl__kept_worker *k, const char *path) {
-  for (size_t i = 0; i < k->npaths; i++)
-    if (strcmp(k->paths[i], path) == 0) {
+  size_t n;
+  char *const *paths = kl__worker_plugin_paths(k->w, &n);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(paths[i], path) == 0) {
       *id = (int)i;
       return 0;
     }
-  char *copy = kl__strdup(path);
-  if (!copy || KL__GROW(k->paths, k->cap_paths, k->npaths + 1) < 0) {
-    kl__free(copy);
-    return kl__error_oom();
-  }
-  int rc = kl_worker_load(id, k->w, path);
-  if (rc < 0) {
-    kl__free(copy);
-    return rc;
-  }
-  if (*id != (int)k->npaths) { /* loaded past the kept worker's back */
-    kl__free(copy);
-    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "worker: %s loaded under an unexpected id", path);
-  }
-  k->paths[k->npaths++] = copy;
-  return 0;
+  return kl_worker_load(id, k->w, path);
 }
 
 /* End k's worker and start its replacement in a thread (spare_main),
  * with the baseline it had loaded first. Without memory or a thread, the
  * next evaluation starts one itself. */
 static void replace(kl__kept_worker *k) {
+  size_t n;
+  char *const *paths = kl__worker_plugin_paths(k->w, &n);
   char *wp = kl__strdup(k->worker_path);
-  char *base = k->npaths ? kl__strdup(k->paths[0]) : NULL;
+  char *base = n ? kl__strdup(paths[0]) : NULL;
   int device = k->device, timeout_ms = k->spare_opts.timeout_ms;
-  bool had_base = k->npaths > 0;
+  bool had_base = n > 0;
   kl__kept_worker_end(k);
   if (!wp || (!base && had_base)) {
     kl__free(wp);
@@ -149,7 +128,9 @@ static void replace(kl__kept_worker *k) {
 
 void kl__kept_worker_after(kl__kept_worker *k, bool clean) {
   if (!k->w) return;
-  if (clean && k->npaths < KEPT_MAX_PLUGINS) {
+  size_t n;
+  kl__worker_plugin_paths(k->w, &n);
+  if (clean && n < KEPT_MAX_PLUGINS) {
     k->served++;
     return;
   }

@@ -90,14 +90,13 @@ static void *slot_main(void *arg) {
 int kl__local_evaluate(kl_executor *ex, const kl_case *c, kl__eval *ev,
                        size_t n, kl__eval_done_fn done, void *payload) {
   local_batch b = {ex, c, ev, n, 0, PTHREAD_MUTEX_INITIALIZER, done, payload};
-  size_t nslots = ex->ndevices ? ex->ndevices : 1;
-  if (nslots > n) nslots = n;
+  size_t nall = ex->ndevices ? ex->ndevices : 1; /* slot i: devices[i] */
+  size_t nslots = nall < n ? nall : n;
   bool cuda = kl_case_on_gpu(c);
-  size_t nkept = ex->ndevices ? ex->ndevices : 1;
   if (!ex->fresh_workers && !ex->kept) {
-    if (!(ex->kept = kl__calloc(nkept, sizeof(*ex->kept))))
+    if (!(ex->kept = kl__calloc(nall, sizeof(*ex->kept))))
       return kl__error_oom();
-    ex->nkept = nkept;
+    ex->nkept = nall;
   }
   if (nslots <= 1) { /* no thread for one slot */
     local_slot s = {&b, cuda && ex->ndevices ? ex->devices[0] : -1, ex->kept};

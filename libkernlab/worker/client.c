@@ -603,6 +603,11 @@ const char *kl__worker_load_refused(const kl_worker *w) {
   return w->load_refused;
 }
 
+char *const *kl__worker_plugin_paths(const kl_worker *w, size_t *n) {
+  *n = w->nloaded;
+  return w->loaded;
+}
+
 int kl__worker_pid(const kl_worker *w) {
   return w->sock >= 0 ? (int)w->pid : -1;
 }

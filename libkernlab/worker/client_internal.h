@@ -13,6 +13,9 @@ const char *kl__worker_sandbox(const kl_worker *w);
 /* Have the worker make its device's CUDA context now (where there is a
  * device; nothing otherwise), so that its first request later does not. */
 int kl__worker_warm(kl_worker *w);
+/* The plugin paths loaded into w, by id (*n of them); borrowed, until the
+ * next load. */
+char *const *kl__worker_plugin_paths(const kl_worker *w, size_t *n);
 /* The worker's process id (-1: none runs now). */
 int kl__worker_pid(const kl_worker *w);
 /* The worker's own reason (redacted) for the last load it refused, as it
