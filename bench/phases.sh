@@ -36,15 +36,16 @@ prof = [((s.get("profile") or {}).get("wall_ms"), (s.get("profile") or {}).get("
 def ms(k):
     v = p.get(k)
     return "-" if v is None else "%.0f" % v
-print("| %s | %.2f s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+print("| %s | %.2f s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
     label, t1 - t0, ms("total"), ms("build"), ms("worker"), ms("load"),
-    ms("checks"), ms("timing"), ms("sampling"), ms("placements"),
+    ms("checks"), ms("oracle"), ms("settle"), ms("timing"), ms("setup"),
+    ms("sampling"), ms("placements"),
     ms("verify"), ms("profile"), ms("gates"), ms("other"),
     ", ".join("%s/%s" % (w, i) for w, i in prof if w is not None) or "-"))
 EOF
 }
-echo "| command | process wall | total ms | build | worker | load | checks | timing | sampling | placements | verify | profile | gates | other | profile wall/init ms per shape |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| command | process wall | total ms | build | worker | load | checks | oracle | settle | timing | setup | sampling | placements | verify | profile | gates | other | profile wall/init ms per shape |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 row "kl bench transpose_f32 --shape square4k" bench "$SRC/cases/transpose_f32" --shape square4k
 row "kl compare transpose_f32 tiled.cu (4 shapes)" compare "$SRC/cases/transpose_f32" --candidate "$SRC/cases/transpose_f32/candidates/tiled.cu"
 row "kl compare softmax_f32 warp_per_row.cu" compare "$SRC/cases/softmax_f32" --candidate "$SRC/cases/softmax_f32/candidates/warp_per_row.cu"

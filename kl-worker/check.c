@@ -4,7 +4,9 @@
  * oracle instance's device buffer); anything else is read back and compared
  * on the host by the candidate's plugin, as everything is with
  * KERNLAB_HOST_CHECKS=1 in the worker's environment (the GPU test that the
- * two ways agree; anyone who doubts the device's). */
+ * two ways agree; anyone who doubts the device's). A check that keeps the
+ * oracle's outputs (instances.c) compares with the kept ones where they
+ * exist and are proved unchanged, and hands over those it computes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +42,67 @@ static int host_buffers(klw_want *w, const kl_plugin *pl, void *inst, char *err,
   return 0;
 }
 
+/* The request's oracle instance, taken on first need; its outputs must
+ * be the candidate's sizes. */
+static int oracle_instance(klw_want *w, const kl_plugin *pl, void *inst,
+                           char *err, size_t errlen) {
+  const kl_plugin *orc = w->orc;
+  if (!w->oinst &&
+      klw_instance_take(orc, w->shape, w->pooled, &w->oinst) != 0) {
+    w->oinst = NULL;
+    snprintf(err, errlen, "create oracle: %s", orc->last_error(NULL));
+    return -1;
+  }
+  for (int p = 0; p < pl->nparams; p++)
+    if (klw_is_checked(pl, p) &&
+        orc->buffer_bytes(w->oinst, p) != pl->buffer_bytes(inst, p)) {
+      snprintf(err, errlen, "oracle's %s has another size", pl->param_names[p]);
+      return -1;
+    }
+  return 0;
+}
+
+/* Hand the outputs just computed to the kept store (w->keep >= 0); on
+ * success w compares with them and no longer owns them. */
+static void keep_outputs(klw_want *w, const kl_plugin *pl, void *inst,
+                         uint64_t seed) {
+  if (w->keep < 0) return;
+  if (w->on_device) {
+    if ((w->from = klw_kept_device(w->keep, w->shape, seed, w->orc, w->oinst)))
+      w->oinst = NULL; /* the store's now; the next seed takes another */
+    return;
+  }
+  uint64_t bytes[256] = {0};
+  for (int p = 0; p < pl->nparams; p++)
+    if (w->host[p]) bytes[p] = pl->buffer_bytes(inst, p);
+  if ((w->from =
+           klw_kept_host(w->keep, w->shape, seed, pl->nparams, w->host, bytes)))
+    memset(w->host, 0, sizeof(w->host));
+}
+
 int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
                      uint64_t seed, char *err, size_t errlen) {
   const kl_plugin *orc = w->orc;
   w->on_device = false;
+  w->kept_hit = false;
+  w->from = NULL;
   if (pl->nparams > 256) {
     snprintf(err, errlen, "too many params");
     return -1;
+  }
+  bool device = on_device(pl, orc);
+  if (w->keep >= 0) {
+    /* kept on the device only where the plugin can prove them unchanged */
+    if (device && !(KLW_ENTRY(orc, snapshot) && KLW_ENTRY(orc, changed_bytes)))
+      w->keep = -1;
+    bool changed = false;
+    if (w->keep >= 0 &&
+        (w->from = klw_kept_find(w->keep, w->shape, seed, device, &changed))) {
+      w->on_device = device;
+      w->kept_hit = true;
+      return 0;
+    }
+    w->kept_changed |= changed;
   }
   if (!orc) {
     if (host_buffers(w, pl, inst, err, errlen)) return -1;
@@ -61,15 +117,18 @@ int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
       snprintf(err, errlen, "reference failed: %s", pl->last_error(inst));
       return -1;
     }
+    keep_outputs(w, pl, inst, seed);
     return 0;
   }
+  if (oracle_instance(w, pl, inst, err, errlen)) return -1;
   if (orc->prepare(w->oinst, seed, 0) || orc->launch(w->oinst) ||
       orc->sync(w->oinst)) {
     snprintf(err, errlen, "oracle failed: %s", orc->last_error(w->oinst));
     return -1;
   }
-  if (on_device(pl, orc)) {
+  if (device) {
     w->on_device = true;
+    keep_outputs(w, pl, inst, seed);
     return 0;
   }
   if (host_buffers(w, pl, inst, err, errlen)) return -1;
@@ -80,6 +139,7 @@ int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
                orc->last_error(w->oinst));
       return -1;
     }
+  keep_outputs(w, pl, inst, seed);
   return 0;
 }
 
@@ -88,6 +148,9 @@ void klw_want_release(klw_want *w, const kl_plugin *pl) {
     free(w->host[p]);
     w->host[p] = NULL;
   }
+  if (w->oinst) klw_instance_give(w->orc, w->shape, w->oinst, w->pooled);
+  w->oinst = NULL;
+  w->from = NULL;
 }
 
 int klw_compare_outputs(const kl_plugin *pl, void *inst, const klw_want *w,
@@ -95,10 +158,11 @@ int klw_compare_outputs(const kl_plugin *pl, void *inst, const klw_want *w,
   for (int p = 0; p < pl->nparams; p++) {
     if (!klw_is_checked(pl, p)) continue;
     kl_plugin_check r;
-    int rc =
-        w->on_device
-            ? pl->check_device(inst, p, w->orc->device_buffer(w->oinst, p), &r)
-            : pl->check(inst, p, w->host[p], &r);
+    const void *want = w->from        ? klw_kept_output(w->from, p)
+                       : w->on_device ? w->orc->device_buffer(w->oinst, p)
+                                      : w->host[p];
+    int rc = w->on_device ? pl->check_device(inst, p, want, &r)
+                          : pl->check(inst, p, want, &r);
     if (rc) {
       snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
       return -1;

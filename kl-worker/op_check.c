@@ -5,8 +5,13 @@
  *
  * Per seed the candidate runs first and the oracle after it, so that no
  * candidate code runs while the oracle's outputs wait on the device for
- * the comparison (check.c); device plugins compare, snapshot and check
- * inputs on the device, without reading a buffer back. */
+ * the comparison (check.c); outputs kept from an earlier check
+ * ("keep_oracle", instances.c) are proved unchanged just before they are
+ * compared with. Device plugins compare, snapshot and check inputs on the
+ * device, without reading a buffer back. With "pool":1 the instances come
+ * from the pool and go back to it. Each seed's result says how long the
+ * work-after-return pause and the oracle took (settle_ms, oracle_ms) and
+ * whether kept outputs served (oracle_kept). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <json-c/json.h>
@@ -123,6 +128,7 @@ void klw_op_check(json_object *req) {
   int64_t oracle_id = klw_get_int(req, "oracle", -1);
   const kl_plugin *orc = oracle_id >= 0 ? klw_plugin_at(oracle_id) : NULL;
   int shape = (int)klw_get_int(req, "shape", 0);
+  bool pooled = klw_get_int(req, "pool", 0) != 0;
   json_object *seeds;
   if (!pl || (oracle_id >= 0 && !orc) ||
       !json_object_object_get_ex(req, "seeds", &seeds)) {
@@ -134,25 +140,15 @@ void klw_op_check(json_object *req) {
     return;
   }
   void *inst = NULL;
-  klw_want want = {.orc = orc};
+  klw_want want = KLW_WANT_INIT(orc, shape, pooled);
+  want.keep = (int)klw_get_int(req, "keep_oracle", -1);
   json_object *results = NULL;
   char err[256];
-  if (pl->nparams > 256 || pl->create(&inst, shape)) {
+  bool all_correct = true, replied = false;
+  if (pl->nparams > 256 || klw_instance_take(pl, shape, pooled, &inst)) {
     klw_reply_error("check: create: %s", pl->last_error(NULL));
     return;
   }
-  if (orc && orc->create(&want.oinst, shape)) {
-    klw_reply_error("check: create oracle: %s", orc->last_error(NULL));
-    klw_destroy(pl, inst);
-    return;
-  }
-  for (int p = 0; orc && p < pl->nparams; p++)
-    if (klw_is_checked(pl, p) &&
-        orc->buffer_bytes(want.oinst, p) != pl->buffer_bytes(inst, p)) {
-      klw_reply_error("check: oracle's %s has another size",
-                      pl->param_names[p]);
-      goto done;
-    }
   results = json_object_new_array();
   size_t nseeds = json_object_array_length(seeds);
   for (size_t i = 0; i < nseeds; i++) {
@@ -163,6 +159,7 @@ void klw_op_check(json_object *req) {
     int ran = run_candidate(pl, inst, seed, 0, &launch_us, &t);
     if (ran == -2) { /* the candidate's verdict, not the worker's error */
       json_object_array_add(results, seed_result(seed, false, t.detail));
+      all_correct = false;
       continue;
     }
     if (ran) {
@@ -171,7 +168,9 @@ void klw_op_check(json_object *req) {
     }
     uint64_t late_bytes = 0;
     int threads = 0;
+    double t0 = klw_now_us();
     settle_check(pl, inst, launch_us, &late_bytes, &threads);
+    double settle_us = klw_now_us() - t0;
     uint64_t inputs_written = 0;
     char input_detail[160] = "";
     for (int p = 0; p < pl->nparams; p++)
@@ -182,8 +181,12 @@ void klw_op_check(json_object *req) {
                    "%s: input written by the kernel", pl->param_names[p]);
         inputs_written++;
       }
-    /* the oracle's outputs on the same inputs, made after the candidate ran */
+    /* the oracle's outputs on the same inputs, made after the candidate ran
+     * (or kept from an earlier check and proved unchanged now) */
+    t0 = klw_now_us();
     int rc = klw_want_compute(&want, pl, inst, seed, err, sizeof(err));
+    double oracle_us = klw_now_us() - t0;
+    bool kept = want.kept_hit;
     if (rc || klw_compare_outputs(pl, inst, &want, &t) < 0) {
       klw_reply_error("check: %s", rc ? err : t.detail);
       goto done;
@@ -197,8 +200,10 @@ void klw_op_check(json_object *req) {
         klw_compare_outputs(pl, inst, &want, &t2) == 0 &&
         t2.unwritten < t.unwritten)
       t = t2;
-    json_object *r = seed_result(seed, !t.mismatches && !inputs_written,
-                                 t.detail[0] ? t.detail : input_detail);
+    bool correct = !t.mismatches && !inputs_written;
+    all_correct &= correct && !late_bytes && !threads;
+    json_object *r =
+        seed_result(seed, correct, t.detail[0] ? t.detail : input_detail);
     json_object_object_add(r, "mismatches",
                            json_object_new_int64((int64_t)t.mismatches));
     json_object_object_add(r, "unwritten",
@@ -212,6 +217,11 @@ void klw_op_check(json_object *req) {
     json_object_object_add(r, "late_bytes",
                            json_object_new_int64((int64_t)late_bytes));
     json_object_object_add(r, "busy_threads", json_object_new_int(threads));
+    json_object_object_add(r, "settle_ms",
+                           json_object_new_double(settle_us / 1000.0));
+    json_object_object_add(r, "oracle_ms",
+                           json_object_new_double(oracle_us / 1000.0));
+    json_object_object_add(r, "oracle_kept", json_object_new_boolean(kept));
     json_object_array_add(results, r);
   }
   json_object *o = json_object_new_object();
@@ -219,9 +229,11 @@ void klw_op_check(json_object *req) {
   json_object_object_add(o, "results", results);
   results = NULL;
   klw_reply(o);
+  replied = true;
 done:
   json_object_put(results);
   klw_want_release(&want, pl);
-  klw_destroy(pl, inst);
-  if (orc) orc->destroy(want.oinst);
+  /* a candidate that failed a check is not used again in this evaluation:
+   * its instance is not kept for one */
+  klw_instance_give(pl, shape, inst, pooled && all_correct && replied);
 }

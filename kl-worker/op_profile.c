@@ -303,8 +303,9 @@ void klw_op_profile(json_object *req) {
     klw_reply_error("profile: 'metrics' must be 1 to %d names", MAX_METRICS);
     return;
   }
+  bool pooled = klw_get_int(req, "pool", 0) != 0;
   void *inst = NULL;
-  if (pl->create(&inst, shape)) {
+  if (klw_instance_take(pl, shape, pooled, &inst)) {
     klw_reply_error("profile: create: %s", pl->last_error(NULL));
     return;
   }
@@ -320,7 +321,7 @@ void klw_op_profile(json_object *req) {
   } else {
     profile_host(pl, inst, cold);
   }
-  klw_destroy(pl, inst);
+  klw_instance_give(pl, shape, inst, pooled);
 }
 
 void klw_profile_release(void) {

@@ -2,7 +2,10 @@
  * (sampler.c) and the timer their backend needs (timer_host.c for host
  * code, timer_cupti.c for device code); then the stale_outputs gate: the
  * outputs the candidate's last timed launch left are checked against the
- * oracle on the same inputs. */
+ * oracle on the same inputs. With "pool":1 the request's instances (the
+ * first placement set, the gate's oracle) come from the pool and go back
+ * to it (instances.c); the other placement sets are made for the request
+ * alone. */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +18,10 @@
  * or, when orc is NULL, the plugin's own reference), adding to *t. Returns
  * 0, or -1 with t->detail when the comparison itself could not run. */
 static int verify_timed(const kl_plugin *pl, void *inst, int shape,
-                        const kl_plugin *orc, uint64_t seed, klw_tally *t) {
-  klw_want want = {.orc = orc};
+                        const kl_plugin *orc, uint64_t seed, bool pooled,
+                        klw_tally *t) {
+  klw_want want = KLW_WANT_INIT(orc, shape, pooled);
   int rc = -1;
-  if (orc && orc->create(&want.oinst, shape)) {
-    snprintf(t->detail, sizeof(t->detail), "oracle: %s", orc->last_error(NULL));
-    return -1;
-  }
   char err[sizeof(t->detail)];
   if (klw_want_compute(&want, pl, inst, seed, err, sizeof(err))) {
     snprintf(t->detail, sizeof(t->detail), "%s", err);
@@ -39,7 +39,6 @@ static int verify_timed(const kl_plugin *pl, void *inst, int shape,
   rc = 0;
 done:
   klw_want_release(&want, pl);
-  if (want.oinst) orc->destroy(want.oinst);
   return rc;
 }
 
@@ -53,7 +52,7 @@ done:
  * repeat. */
 static int verify_last(const kl_plugin *pl, void *inst, int shape,
                        const kl_plugin *orc, uint64_t seed, size_t block,
-                       klw_tally *t) {
+                       bool pooled, klw_tally *t) {
   if (block == 0) {
     block = 1;
     if (pl->prepare(inst, klw_block_seed(seed, block), 0) ||
@@ -63,7 +62,8 @@ static int verify_last(const kl_plugin *pl, void *inst, int shape,
       return -1;
     }
   }
-  return verify_timed(pl, inst, shape, orc, klw_block_seed(seed, block), t);
+  return verify_timed(pl, inst, shape, orc, klw_block_seed(seed, block), pooled,
+                      t);
 }
 
 /* The "verify" member of a time reply: one entry per timed plugin. */
@@ -97,6 +97,7 @@ static klw_time_req parse_time_req(json_object *req) {
   t.decide_gain = klw_get_double(req, "decide_gain_pct", -1);
   t.verify = (int)klw_get_int(req, "verify", 0);
   t.oracle = (int)klw_get_int(req, "oracle", -1);
+  t.pooled = klw_get_int(req, "pool", 0) != 0;
   if (t.block_rounds < 1) t.block_rounds = 1;
   if (t.min_n < 1) t.min_n = 1;
   if (t.max_n < t.min_n) t.max_n = t.min_n;
@@ -127,6 +128,7 @@ void klw_op_time(json_object *req) {
   s.inst = inst;
   s.np = np;
   const klw_timer *timer = NULL;
+  bool timed = false;
   double t_setup = klw_now_us();
   for (int k = 0; k < np; k++) {
     int64_t id = json_object_get_int64(json_object_array_get_idx(ids, k));
@@ -134,7 +136,8 @@ void klw_op_time(json_object *req) {
       klw_reply_error("time: no plugin %d", (int)id);
       goto done;
     }
-    if (pl[k]->create(&inst[k], tr.shape)) {
+    if (klw_instance_take(pl[k], tr.shape, tr.pooled, &inst[k])) {
+      inst[k] = NULL;
       klw_reply_error("time: create: %s", pl[k]->last_error(NULL));
       goto done;
     }
@@ -173,7 +176,7 @@ void klw_op_time(json_object *req) {
   double t_verify = klw_now_us();
   if (tr.verify && verify_last(pl[np - 1], last, tr.shape,
                                tr.oracle >= 0 ? klw_plugin_at(tr.oracle) : NULL,
-                               tr.seed, block, &vt[np - 1]) < 0) {
+                               tr.seed, block, tr.pooled, &vt[np - 1]) < 0) {
     klw_reply_error("time: verify: %s", vt[np - 1].detail);
     goto done;
   }
@@ -212,10 +215,13 @@ void klw_op_time(json_object *req) {
   json_object_object_add(o, "block_rounds",
                          json_object_new_int64((int64_t)s.block_rounds));
   klw_reply(o);
+  timed = true;
 done:
   if (timer) timer->stop(&s);
   for (int k = 0; k < np; k++) {
-    if (pl[k] && inst[k]) klw_destroy(pl[k], inst[k]);
+    /* two sides of one plugin (A/A) are two instances: both go back */
+    if (pl[k] && inst[k])
+      klw_instance_give(pl[k], tr.shape, inst[k], tr.pooled && timed);
     free(s.us[k]);
     free(s.mhz[k]);
   }

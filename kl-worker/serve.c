@@ -16,6 +16,9 @@
  *   {"op":"metric_passes","metrics":[...],"chip":C} -> {"passes":P}
  *   {"op":"device"(,"memory":1)}                 -> devices (op_device.c)
  *   {"op":"notes","plugin":N}                    -> {"notes":{..}|null}
+ *   {"op":"release"}      -> {"released":n}: the pooled instances destroyed
+ *   ("pool":1 in check, time and profile: instances.c; "keep_oracle":K in
+ *    check: the oracle's outputs kept)
  *   {"op":"quit"} -> {"ok":true} once the device's counters are free
  * Failures the worker survives answer {"ok":false,"error":"..."}; a crash
  * or hang is the parent's to notice.
@@ -36,7 +39,7 @@ static const struct {
 } ops[] = {{"load", klw_op_load},       {"check", klw_op_check},
            {"time", klw_op_time},       {"device", klw_op_device},
            {"profile", klw_op_profile}, {"metric_passes", klw_op_metric_passes},
-           {"notes", klw_op_notes}};
+           {"notes", klw_op_notes},     {"release", klw_op_release}};
 
 __attribute__((visibility("default"))) int
 kl_worker_serve(kl_plugin_loader load) {

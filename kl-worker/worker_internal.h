@@ -102,22 +102,35 @@ bool klw_host_checks(void);
 /* Is parameter p one the check compares (an output or in-out)? */
 bool klw_is_checked(const kl_plugin *pl, int p);
 
+/* The oracle's outputs kept for (key, shape, seed) (instances.c). */
+typedef struct klw_kept klw_kept;
+
 /* The oracle's outputs for one seed: another plugin's instance run on the
  * same inputs, whose outputs stay on the device when both plugins compare
  * there (KLW_ENTRY check_device, device_buffer), else read back into
  * host[]; or, without an oracle plugin, the candidate's own host
- * reference in host[]. One per request, its host buffers made on first
- * need and kept for every seed. */
+ * reference in host[]; or outputs kept from an earlier check (keep >= 0,
+ * instances.c). One per request: its oracle instance taken on first need
+ * (from the pool when `pooled`), its host buffers made on first need. */
 typedef struct klw_want {
   const kl_plugin *orc;
   void *oinst;
-  bool on_device; /* the last klw_want_compute left them there */
+  int shape;
+  bool pooled;
+  int keep;             /* keep the outputs under this key; -1: not kept */
+  bool on_device;       /* the last klw_want_compute left them there */
+  bool kept_hit;        /* ... and they were kept from an earlier check */
+  bool kept_changed;    /* kept outputs found changed (and made again) */
+  const klw_kept *from; /* the kept outputs served, or NULL */
   void *host[256];
 } klw_want;
+#define KLW_WANT_INIT(orc_, shape_, pooled_)                                   \
+  { .orc = (orc_), .shape = (shape_), .pooled = (pooled_), .keep = -1 }
 
-/* Run the oracle (orc/oinst of w, or pl's reference on inst, which was
- * prepared with seed) on seed's inputs. 0; KL_PLUGIN_NO_REFERENCE when pl
- * has no reference and w no oracle; -1 with err on failure. */
+/* Run the oracle (orc of w, or pl's reference on inst, which was prepared
+ * with seed) on seed's inputs, or find its outputs kept. 0;
+ * KL_PLUGIN_NO_REFERENCE when pl has no reference and w no oracle; -1 with
+ * err on failure. */
 int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
                      uint64_t seed, char *err, size_t errlen);
 void klw_want_release(klw_want *w, const kl_plugin *pl);
@@ -130,6 +143,41 @@ int klw_compare_outputs(const kl_plugin *pl, void *inst, const klw_want *w,
  * after return. */
 void klw_op_check(json_object *req);
 
+/* ---- instances.c
+ * ---------------------------------------------------------------- */
+
+/* An instance of pl at shape: an idle one from the pool (use_pool) or a
+ * new one. 0, or create's nonzero (pl->last_error(NULL) says why). */
+int klw_instance_take(const kl_plugin *pl, int shape, bool use_pool,
+                      void **inst);
+/* Done with inst (NULL: nothing): into the pool (use_pool, while it has
+ * room), else destroyed. */
+void klw_instance_give(const kl_plugin *pl, int shape, void *inst,
+                       bool use_pool);
+/* Destroy every pooled instance; how many there were. */
+size_t klw_instances_release(void);
+/* {"op":"release"} -> {"ok":true,"released":n} */
+void klw_op_release(json_object *req);
+
+/* Kept outputs of (key, shape, seed) kept the `device` way, proved unchanged
+ * since they were made; NULL when there are none, or when they had changed
+ * (*changed: they are dropped, and the log says so). */
+const klw_kept *klw_kept_find(int key, int shape, uint64_t seed, bool device,
+                              bool *changed);
+/* Keep the outputs oinst (of orc) holds, snapshotted now; the store owns
+ * oinst from then on. NULL (oinst still the caller's) when they do not fit
+ * or the snapshot failed. */
+const klw_kept *klw_kept_device(int key, int shape, uint64_t seed,
+                                const kl_plugin *orc, void *oinst);
+/* Keep host[p] (bytes[p] long; NULL: not an output), hashed now; the store
+ * owns the buffers from then on. NULL (still the caller's) when they do not
+ * fit. */
+const klw_kept *klw_kept_host(int key, int shape, uint64_t seed, int nparams,
+                              void *const *host, const uint64_t *bytes);
+/* Output p of k: a device pointer when klw_kept_on_device, else host. */
+const void *klw_kept_output(const klw_kept *k, int p);
+bool klw_kept_on_device(const klw_kept *k);
+
 /* ---- op_time.c, sampler.c, timer_*.c
  * ---------------------------------------------- */
 
@@ -139,8 +187,9 @@ typedef struct klw_time_req {
   size_t min_n, max_n, block_rounds;
   double target, cap_us, decide_gain;
   uint64_t seed;
-  int verify; /* re-check the timed outputs against oracle (stale_outputs) */
-  int oracle; /* plugin id, or -1: the timed plugin's own reference */
+  int verify;  /* re-check the timed outputs against oracle (stale_outputs) */
+  int oracle;  /* plugin id, or -1: the timed plugin's own reference */
+  bool pooled; /* the first placement set and the oracle from the pool */
 } klw_time_req;
 
 /* One measurement as the sampler runs it: what to time (one plugin, or

@@ -39,7 +39,7 @@ KL_EXTERN(const char *) kl_verdict_name(kl_verdict v);
  *  "profile", "timing"), for a live view. */
 typedef void (*kl_bench_phase_fn)(const char *phase, void *payload);
 
-#define KL_BENCH_OPTIONS_VERSION 3
+#define KL_BENCH_OPTIONS_VERSION 4
 typedef struct kl_bench_options {
   unsigned version;           /**< KL_BENCH_OPTIONS_VERSION */
   const char *candidate;      /**< kernel source text; NULL: the baseline */
@@ -70,11 +70,17 @@ typedef struct kl_bench_options {
   /* version 3 */
   kl_bench_phase_fn on_phase; /**< NULL: none */
   void *phase_payload;
+  /* version 4 */
+  uint64_t check_seed; /**< 0: the checks' seeds derive from `seed`; else
+                            from this one alone, whatever `seed` is: a run
+                            gives every evaluation the same, so that a
+                            worker kept for the run makes the oracle's
+                            outputs once per seed and shape */
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT                                                  \
   {                                                                            \
     KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, \
-        NULL, NULL, -1, NULL, NULL, NULL, NULL, NULL, NULL                     \
+        NULL, NULL, -1, NULL, NULL, NULL, NULL, NULL, NULL, 0                  \
   }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_BENCH_OPTIONS_VERSION when built against this header) and nothing

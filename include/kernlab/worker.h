@@ -79,6 +79,11 @@ typedef struct kl_check_result {
                             sync had returned (work left running) */
   int busy_threads;    /**< host: threads still running after the
                             launch returned */
+  double settle_ms;    /**< the pause of the work-after-return check */
+  double oracle_ms;    /**< making the oracle's outputs for this seed (or
+                            proving kept ones unchanged) */
+  int oracle_kept;     /**< the oracle's outputs were kept from an earlier
+                            check on this seed, not computed again */
 } kl_check_result;
 #define KL_CHECK_RESULT_INIT KL_SIZED_INIT(kl_check_result)
 

@@ -146,6 +146,12 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
   if (rc < 0) return worker_failure(r, rc, e->res.name, "check");
   e->res.checked = 1;
   e->res.correct = 1;
+  kl__report_phases *ph = &r->phases;
+  for (size_t i = 0; i < r->nseeds; i++) {
+    ph->oracle = (ph->oracle >= 0 ? ph->oracle : 0) + res[i].oracle_ms;
+    ph->settle = (ph->settle >= 0 ? ph->settle : 0) + res[i].settle_ms;
+    r->oracle_kept += res[i].oracle_kept != 0;
+  }
   for (size_t i = 0; i < r->nseeds; i++) {
     if (!res[i].late_bytes && !res[i].busy_threads) continue;
     e->res.correct = 0;
@@ -252,6 +258,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   }
   if (rc < 0) return worker_failure(r, rc, e->res.name, "timing");
   kl__report_phases *ph = &r->phases; /* timing's parts besides sampling */
+  ph->setup = (ph->setup >= 0 ? ph->setup : 0) + s.costs.setup_ms;
   ph->placements =
       (ph->placements >= 0 ? ph->placements : 0) + s.costs.place_ms;
   ph->verify = (ph->verify >= 0 ? ph->verify : 0) + s.costs.verify_ms;
@@ -582,7 +589,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   r->candidate_cached = p->candidate_cached;
   uint64_t base_seed = o->seed ? o->seed : fresh_seed();
   for (size_t i = 0; i < r->nseeds; i++)
-    r->seeds[i] = kl__derive_seed(base_seed, i);
+    r->seeds[i] = kl__derive_seed(o->check_seed ? o->check_seed : base_seed, i);
   bool cand = p->candidate != NULL;
   kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
   wopts.worker_path = o->worker_path;
@@ -640,6 +647,10 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     goto done;
   }
   ph->load = lap(&mark);
+  /* one evaluation's instances made once (check, profile, timing); a
+   * worker kept for a run on fixed check seeds keeps the oracle's outputs */
+  kl__worker_pool(w, true);
+  kl__worker_keep_oracle(w, keep && o->check_seed ? base_id : -1);
   int subject = cand ? cand_id : base_id;
   int reference_side = other_id >= 0 ? other_id : base_id;
   int oracle = c->ref.kind == KL_REFERENCE_HOST ? -1 : base_id;
@@ -720,11 +731,21 @@ done:
   kl__free(prof_ms);
   kl__profile_names_free(pnames, npnames);
   if (w) r->worker_restarts = kl_worker_restarts(w) - restarts_before;
-  if (keep) /* kept only after a clean evaluation */
-    kl__kept_worker_after(keep, rc == 0 && r->verdict == KL_VERDICT_OK &&
-                                    r->worker_restarts == 0);
-  else
+  if (keep) { /* kept only after a clean evaluation, its pool let go */
+    bool clean =
+        rc == 0 && r->verdict == KL_VERDICT_OK && r->worker_restarts == 0;
+    if (clean && kl__worker_release(w) < 0) {
+      clean = false; /* a worker that cannot let go is not kept */
+      kl_error_clear();
+    }
+    if (w) {
+      kl__worker_pool(w, false);
+      kl__worker_keep_oracle(w, -1);
+    }
+    kl__kept_worker_after(keep, clean);
+  } else {
     kl_worker_free(w);
+  }
   if (rc < 0) {
     kl_report_free(r);
     return rc;
@@ -772,7 +793,8 @@ int kl_bench_compare(kl_report **out, const kl_case *c,
 
 static const size_t bench_options_sizes[] = {
     0, offsetof(kl_bench_options, against),
-    offsetof(kl_bench_options, on_phase), sizeof(kl_bench_options)};
+    offsetof(kl_bench_options, on_phase),
+    offsetof(kl_bench_options, check_seed), sizeof(kl_bench_options)};
 
 int kl_bench_options_init(kl_bench_options *opts, unsigned version) {
   const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;

@@ -23,17 +23,20 @@ typedef struct shape_entry {
 } shape_entry;
 
 /* Where a bench's wall time went, in ms (NaN: the phase did not run).
- * sampling is the part of timing the samplers report as their own wall
- * (rounds and flushes), placements the placement sets made between its
- * windows (fresh inputs each), verify the stale-outputs gate after it;
- * the rest of timing is the requests' instances, warm-up and replies. */
+ * oracle and settle are parts of checks: making the oracle's outputs (or
+ * proving kept ones unchanged) and the work-after-return pause. setup,
+ * sampling, placements and verify are parts of timing: the requests'
+ * instances made (or taken from the pool) and prepared, the samplers' own
+ * wall (rounds and flushes), the placement sets made between windows
+ * (fresh inputs each), the stale-outputs gate after it; the rest of
+ * timing is warm-up and replies. */
 typedef struct kl__report_phases {
-  double total, build, worker, load, checks, profile, timing, sampling,
-      placements, verify, gates, other;
+  double total, build, worker, load, checks, oracle, settle, profile, timing,
+      setup, sampling, placements, verify, gates, other;
 } kl__report_phases;
 
 #define KL__REPORT_PHASES_NONE                                                 \
-  { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN }
+  { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN }
 /* The phases as JSON (`"phases_ms": {...}`, null where one did not run),
  * and read back. */
 int kl__report_phases_json(kl_buf *b, const kl__report_phases *ph);
@@ -59,6 +62,8 @@ struct kl_report {
   double compile_seconds;
   int worker_restarts;
   int worker_served; /* evaluations its worker served before this one */
+  int oracle_kept;   /* seed checks that compared with the oracle's outputs
+                        kept by the worker from an earlier check */
   bool has_device;
   kl_device_info device;
   char timer[16];

@@ -4,6 +4,7 @@
  * it had run here. */
 #include <stdio.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "../core/json.h"
@@ -129,10 +130,10 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__buf_printf(&b,
                  ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
                  "\"candidate_cached\":%s},\"worker_restarts\":%d,"
-                 "\"worker_served\":%d}",
+                 "\"worker_served\":%d,\"oracle_kept\":%d}",
                  r->compile_seconds, r->baseline_cached ? "true" : "false",
                  r->candidate_cached ? "true" : "false", r->worker_restarts,
-                 r->worker_served);
+                 r->worker_served, r->oracle_kept);
   int rc = kl__buf_status(&b);
   if (rc == 0) kl__buf_give(out, &b);
   return rc;
@@ -225,23 +226,28 @@ static int profiles_from(kl_report *r, json_object *doc, const char *where) {
   return rc;
 }
 
-/* The phases, in the order they run; "other" is what the bench's own
- * steps do not cover (objective, notes). sampling, placements and verify
- * are parts of timing. */
-static const char *const phase_names[] = {
-    "total",  "build",    "worker",     "load",   "checks", "profile",
-    "timing", "sampling", "placements", "verify", "gates",  "other"};
+/* The phases, in the order they run, each with the phase it is a part of
+ * (NULL: a phase of its own); "other" is what the bench's own steps do not
+ * cover (objective, notes). */
+static const struct {
+  const char *name, *part_of;
+  size_t offset;
+} phases[] = {
+#define PHASE(name, part_of)                                                   \
+  { #name, part_of, offsetof(kl__report_phases, name) }
+    PHASE(total, NULL),        PHASE(build, NULL),
+    PHASE(worker, NULL),       PHASE(load, NULL),
+    PHASE(checks, NULL),       PHASE(oracle, "checks"),
+    PHASE(settle, "checks"),   PHASE(profile, NULL),
+    PHASE(timing, NULL),       PHASE(setup, "timing"),
+    PHASE(sampling, "timing"), PHASE(placements, "timing"),
+    PHASE(verify, "timing"),   PHASE(gates, NULL),
+    PHASE(other, NULL)
+#undef PHASE
+};
 
 static double *phase_slot(kl__report_phases *ph, size_t i) {
-  double *slots[] = {&ph->total,      &ph->build,   &ph->worker, &ph->load,
-                     &ph->checks,     &ph->profile, &ph->timing, &ph->sampling,
-                     &ph->placements, &ph->verify,  &ph->gates,  &ph->other};
-  return slots[i];
-}
-
-static bool within_timing(const kl__report_phases *ph, const double *slot) {
-  return slot == &ph->sampling || slot == &ph->placements ||
-         slot == &ph->verify;
+  return (double *)((char *)ph + phases[i].offset);
 }
 
 /* The phases with `other`: what the total holds beyond the phases that
@@ -261,9 +267,9 @@ static kl__report_phases with_other(const kl__report_phases *in) {
 int kl__report_phases_json(kl_buf *b, const kl__report_phases *in) {
   kl__report_phases ph = with_other(in);
   kl__buf_puts(b, ",\"phases_ms\":{");
-  for (size_t i = 0; i < KL_ARRAY_SIZE(phase_names); i++) {
+  for (size_t i = 0; i < KL_ARRAY_SIZE(phases); i++) {
     double v = *phase_slot(&ph, i);
-    kl__buf_printf(b, "%s\"%s\":", i ? "," : "", phase_names[i]);
+    kl__buf_printf(b, "%s\"%s\":", i ? "," : "", phases[i].name);
     if (isfinite(v))
       kl__buf_printf(b, "%.1f", v);
     else
@@ -277,17 +283,17 @@ int kl_report_phases_text(kl_buf *out, const kl_report *r) {
   if (!out || !r || !isfinite(r->phases.total)) return 0;
   kl__report_phases ph = with_other(&r->phases);
   kl__buf_printf(out, "wall %.2f s:", ph.total / 1e3);
-  bool open = false; /* within timing's brackets */
-  for (size_t i = 1; i < KL_ARRAY_SIZE(phase_names); i++) {
+  bool open = false; /* within a phase's brackets (its parts) */
+  for (size_t i = 1; i < KL_ARRAY_SIZE(phases); i++) {
     double v = *phase_slot(&ph, i);
     if (!isfinite(v)) continue;
-    bool inner = within_timing(&ph, phase_slot(&ph, i));
+    bool inner = phases[i].part_of != NULL;
     if (open && !inner) kl__buf_putc(out, ')');
     kl__buf_printf(out, "%s%s %.2f",
                    inner   ? (open ? ", " : " (")
                    : i > 1 ? ", "
                            : " ",
-                   phase_names[i], v / 1e3);
+                   phases[i].name, v / 1e3);
     open = inner;
   }
   if (open) kl__buf_putc(out, ')');
@@ -295,8 +301,8 @@ int kl_report_phases_text(kl_buf *out, const kl_report *r) {
 }
 
 void kl__report_phases_read(kl__report_phases *ph, json_object *o) {
-  for (size_t i = 0; i < KL_ARRAY_SIZE(phase_names); i++) {
-    json_object *v = o ? kl__json_get(o, phase_names[i]) : NULL;
+  for (size_t i = 0; i < KL_ARRAY_SIZE(phases); i++) {
+    json_object *v = o ? kl__json_get(o, phases[i].name) : NULL;
     *phase_slot(ph, i) = v && (json_object_is_type(v, json_type_double) ||
                                json_object_is_type(v, json_type_int))
                              ? json_object_get_double(v)
@@ -402,6 +408,7 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   }
   r->worker_restarts = (int)kl__json_num(doc, "worker_restarts");
   r->worker_served = (int)kl__json_num(doc, "worker_served");
+  r->oracle_kept = (int)kl__json_num(doc, "oracle_kept");
   json_object *py = kl__json_get(doc, "python");
   char **notes[2] = {&r->notes_baseline, &r->notes_candidate};
   static const char *const sides[2] = {"baseline", "candidate"};

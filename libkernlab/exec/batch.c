@@ -82,15 +82,16 @@ static int eval_json(kl_buf *b, size_t i, const kl__eval *e, bool first) {
       b,
       "},\"compile_seconds\":%.6g,\"oracle_cached\":%s,"
       "\"candidate_cached\":%s,\"check_seeds\":%d,\"seed\":\"%" PRIu64 "\","
+      "\"check_seed\":\"%" PRIu64 "\","
       "\"timeout_ms\":%d,\"time\":{\"cold\":%d,\"warmup\":%d,"
       "\"min_samples\":%zu,\"max_samples\":%zu,\"target_rel_ci\":%.17g,"
       "\"time_cap_ms\":%d,\"seed\":\"%" PRIu64 "\",\"block_rounds\":%zu,"
       "\"decide_gain_pct\":%.17g}}",
       e->plugins.compile_seconds, e->plugins.oracle_cached ? "true" : "false",
       e->plugins.candidate_cached ? "true" : "false", o->check_seeds, o->seed,
-      o->timeout_ms, t->cold, t->warmup, t->min_samples, t->max_samples,
-      t->target_rel_ci, t->time_cap_ms, t->seed, t->block_rounds,
-      t->decide_gain_pct);
+      o->check_seed, o->timeout_ms, t->cold, t->warmup, t->min_samples,
+      t->max_samples, t->target_rel_ci, t->time_cap_ms, t->seed,
+      t->block_rounds, t->decide_gain_pct);
   return kl__buf_status(b);
 }
 

@@ -44,6 +44,7 @@ static int eval_from(kl__eval *e, const char *dir, json_object *j) {
   o.profile = kl__json_text(j, "profile");
   o.check_seeds = (int)kl__json_num(j, "check_seeds");
   o.seed = u64_of(j, "seed");
+  o.check_seed = u64_of(j, "check_seed"); /* 0 in batches written before it */
   o.timeout_ms = (int)kl__json_num(j, "timeout_ms");
   if (t) {
     o.time.cold = (int)kl__json_num(t, "cold");

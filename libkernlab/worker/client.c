@@ -73,6 +73,9 @@ struct kl_worker {
                     running worker's sandbox holds a rule for it */
   size_t cap_granted;
   char sandbox[192]; /* what its sandbox holds (JSON object) */
+  bool pool;         /* check, time and profile requests say "pool":1 */
+  int keep_oracle;   /* check requests keep the oracle's outputs under it;
+                        -1: none */
 };
 
 void kl_samples_dispose(kl_samples *s) {
@@ -513,6 +516,7 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   if (!w) return kl__error_oom();
   w->sock = w->log_fd = -1;
   w->pid = -1;
+  w->keep_oracle = -1;
   w->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
   if (opts && opts->device >= 0) {
     /* pick the device-th entry of an existing CUDA_VISIBLE_DEVICES list */
@@ -672,6 +676,10 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
   for (size_t i = 0; i < nseeds; i++)
     json_object_array_add(jseeds, json_object_new_int64((int64_t)seeds[i]));
   json_object_object_add(req, "seeds", jseeds);
+  if (w->pool) json_object_object_add(req, "pool", json_object_new_int(1));
+  if (w->keep_oracle >= 0)
+    json_object_object_add(req, "keep_oracle",
+                           json_object_new_int(w->keep_oracle));
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
   if (rc < 0) return rc;
@@ -694,6 +702,10 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
     out->max_abs_err = obj_double(r, "max_abs_err");
     out->late_bytes = (uint64_t)obj_int(r, "late_bytes");
     out->busy_threads = (int)obj_int(r, "busy_threads");
+    out->settle_ms = obj_double(r, "settle_ms");
+    out->oracle_ms = obj_double(r, "oracle_ms");
+    out->oracle_kept = json_object_object_get_ex(r, "oracle_kept", &v) &&
+                       json_object_get_boolean(v);
     if (json_object_object_get_ex(r, "detail", &v))
       snprintf(out->detail, sizeof(out->detail), "%s",
                json_object_get_string(v));
@@ -835,6 +847,7 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
     json_object_object_add(req, "verify", json_object_new_int(1));
     json_object_object_add(req, "oracle", json_object_new_int(opts->oracle));
   }
+  if (w->pool) json_object_object_add(req, "pool", json_object_new_int(1));
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
   if (rc < 0) return rc;
@@ -936,8 +949,28 @@ int kl__worker_profile(json_object **reply, kl_worker *w, int plugin, int shape,
   for (size_t i = 0; i < n; i++)
     json_object_array_add(names, json_object_new_string(metrics[i]));
   json_object_object_add(req, "metrics", names);
+  if (w->pool) json_object_object_add(req, "pool", json_object_new_int(1));
   rc = roundtrip(reply, w, req);
   json_object_put(req);
+  return rc;
+}
+
+void kl__worker_pool(kl_worker *w, bool on) {
+  w->pool = on;
+}
+
+void kl__worker_keep_oracle(kl_worker *w, int key) {
+  w->keep_oracle = key;
+}
+
+int kl__worker_release(kl_worker *w) {
+  if (w->sock < 0) return 0; /* nothing pooled in a worker not running */
+  json_object *req = json_object_new_object(), *reply = NULL;
+  json_object_object_add(req, "op", json_object_new_string("release"));
+  int rc = roundtrip(&reply, w, req);
+  json_object_put(req);
+  if (rc == 0) rc = check_ok(reply, "release");
+  json_object_put(reply);
   return rc;
 }
 

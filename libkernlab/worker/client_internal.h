@@ -3,6 +3,7 @@
 #define KL_CLIENT_INTERNAL_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernlab/worker.h"
@@ -48,6 +49,15 @@ int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,
  * KL_EUNSUPPORTED (no counters here: permissions, vGPU, no CUPTI), with the
  * worker's message. */
 int kl__worker_reply_status(json_object *reply, const char *what);
+/* Whether w's check, time and profile requests take their instances from
+ * the worker's pool and give them back to it (kl-worker/instances.c): one
+ * evaluation's shapes are made once for its check, profile and timing. */
+void kl__worker_pool(kl_worker *w, bool on);
+/* Destroy the worker's pooled instances (nothing when no worker runs). */
+int kl__worker_release(kl_worker *w);
+/* Whether w's checks keep the oracle's outputs in the worker under `key`
+ * (-1: they do not), for later checks on the same seeds to compare with. */
+void kl__worker_keep_oracle(kl_worker *w, int key);
 /* Device 0's theoretical DRAM bandwidth (2 x memory clock x bus width) in
  * GB/s and its L2 size in bytes; both 0 where there is no device. */
 int kl__worker_memory(double *peak_gbps, double *l2_bytes, kl_worker *w);

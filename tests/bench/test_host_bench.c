@@ -142,7 +142,10 @@ static void test_bench__phases(void **state) {
   assert_int_equal(kl_report_phases_text(&b, r), 0);
   assert_non_null(strstr(b.ptr, "wall "));
   assert_non_null(strstr(b.ptr, "checks "));
-  assert_non_null(strstr(b.ptr, "(sampling "));
+  assert_non_null(strstr(b.ptr, " (oracle "));
+  assert_non_null(strstr(b.ptr, ", settle "));
+  assert_non_null(strstr(b.ptr, " (setup "));
+  assert_non_null(strstr(b.ptr, ", sampling "));
   assert_non_null(strstr(b.ptr, ", verify "));
   assert_null(strstr(b.ptr, "profile"));
   kl_buf_dispose(&b);
@@ -155,12 +158,20 @@ static void test_bench__phases(void **state) {
   double sampling = json_number_after(b.ptr, ph, "sampling");
   double placements = json_number_after(b.ptr, ph, "placements");
   double verify = json_number_after(b.ptr, ph, "verify");
+  double setup = json_number_after(b.ptr, ph, "setup");
+  double checks = json_number_after(b.ptr, ph, "checks");
+  double oracle = json_number_after(b.ptr, ph, "oracle");
+  double settle = json_number_after(b.ptr, ph, "settle");
   assert_true(total > 0 && timing > 0 && sampling > 0 && sampling <= timing &&
               timing <= total);
   /* timing's parts: made, sampled and verified within it (0.1 ms a value
    * of rounding) */
-  assert_true(placements >= 0 && verify > 0 &&
-              sampling + placements + verify <= timing + 0.3);
+  assert_true(setup >= 0 && placements >= 0 && verify > 0 &&
+              setup + sampling + placements + verify <= timing + 0.4);
+  /* the checks' parts: the host reference run on three seeds, the pause
+   * of at least 2 ms after each launch */
+  assert_true(oracle > 0 && settle >= 3 * 2.0 &&
+              oracle + settle <= checks + 0.2);
   assert_non_null(strstr(b.ptr, "\"gates\":null")); /* no candidate */
   kl_buf_dispose(&b);
   kl_report_free(r);
@@ -533,6 +544,7 @@ static void test_bench__json_fields(void **state) {
 static kl_report *kept_run(kl__kept_worker *k, const char *file, bool compare) {
   kl_bench_options o = options("1M");
   o.time.time_cap_ms = 100;
+  o.check_seed = 77; /* a run's: every evaluation checked on its seeds */
   char *src = file ? kl_test_slurp(file) : NULL;
   if (file) assert_non_null(src);
   o.candidate = src;
@@ -556,6 +568,7 @@ static void test_bench__kept_worker(void **state) {
   kl_report *r = kept_run(&k, NULL, false); /* the baseline: a fresh one */
   assert_int_equal(kl_report_verdict(r), KL_VERDICT_OK);
   assert_int_equal(r->worker_served, 0);
+  assert_int_equal(r->oracle_kept, 0); /* made here, kept for later */
   kl_report_free(r);
   assert_non_null(k.w);
   assert_int_equal(k.served, 1);
@@ -568,6 +581,8 @@ static void test_bench__kept_worker(void **state) {
     r = kept_run(&k, SRC "/cases/host_saxpy/kernel.c", true);
     assert_int_equal(kl_report_verdict(r), KL_VERDICT_OK);
     assert_int_equal(r->worker_served, 1 + i);
+    /* the oracle's outputs of the baseline's check served all 3 seeds */
+    assert_int_equal(r->oracle_kept, 3);
     kl_report_free(r);
     assert_int_equal(kl__worker_pid(k.w), pid);
     if (i == 0) loaded = loaded_in(&k);
@@ -577,6 +592,7 @@ static void test_bench__kept_worker(void **state) {
   r = kept_run(&k, CAND "saxpy_wrong.c", true);
   expect_verdict(r, KL_VERDICT_INCORRECT, "mismatches");
   assert_int_equal(r->worker_served, 3);
+  assert_true(r->oracle_kept >= 1); /* rejected on kept outputs */
   kl_report_free(r);
   /* ended, and its replacement starting with the baseline */
   assert_true(k.spare_running);
@@ -584,6 +600,7 @@ static void test_bench__kept_worker(void **state) {
   r = kept_run(&k, NULL, false);
   assert_int_equal(kl_report_verdict(r), KL_VERDICT_OK);
   assert_int_equal(r->worker_served, 0);
+  assert_int_equal(r->oracle_kept, 0); /* a new process keeps nothing */
   kl_report_free(r);
   assert_false(k.spare_running);
   assert_non_null(k.w);

@@ -106,7 +106,7 @@ C="$SRC/tests/bench/candidates"
 FAST="--time-cap-ms 200"
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --shape 1M $FAST
 grep -q 'verdict OK' "$TMP/out" && ok || bad "bench: no verdict line"
-grep -Eq '^wall [0-9.]+ s: build [0-9.]+, worker [0-9.]+, load [0-9.]+, checks [0-9.]+, timing [0-9.]+ \(sampling [0-9.]+, placements [0-9.]+, verify [0-9.]+\), other [0-9.]+$' "$TMP/out" && ok || bad "bench: no wall breakdown line"
+grep -Eq '^wall [0-9.]+ s: build [0-9.]+, worker [0-9.]+, load [0-9.]+, checks [0-9.]+ \(oracle [0-9.]+, settle [0-9.]+\), timing [0-9.]+ \(setup [0-9.]+, sampling [0-9.]+, placements [0-9.]+, verify [0-9.]+\), other [0-9.]+$' "$TMP/out" && ok || bad "bench: no wall breakdown line"
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --shape 1M --json --seed 42 $FAST
 python3 - "$TMP/out" <<'PY' && ok || bad "bench --json fields"
 import json, sys
@@ -120,14 +120,16 @@ assert d["seeds"][0] != 42 and len(d["seeds"]) == 3
 # where the wall time went: every phase there, the ones that ran >= 0,
 # sampling within timing, the phases adding up to the total
 ph = d["phases_ms"]
-names = ("total", "build", "worker", "load", "checks", "profile", "timing",
-         "sampling", "placements", "verify", "gates", "other")
+names = ("total", "build", "worker", "load", "checks", "oracle", "settle",
+         "profile", "timing", "setup", "sampling", "placements", "verify",
+         "gates", "other")
 assert tuple(ph) == names, ph
 # no profile asked for, and the roofline gate is a candidate's
 assert ph["profile"] is None and ph["gates"] is None, ph
 assert all(ph[k] >= 0 for k in names if k not in ("profile", "gates")), ph
 assert ph["checks"] > 0 and ph["timing"] > 0 and ph["sampling"] <= ph["timing"], ph
-assert ph["sampling"] + ph["placements"] + ph["verify"] <= ph["timing"] + 0.3, ph
+assert ph["setup"] + ph["sampling"] + ph["placements"] + ph["verify"] <= ph["timing"] + 0.4, ph
+assert ph["oracle"] > 0 and ph["oracle"] + ph["settle"] <= ph["checks"] + 0.2, ph
 parts = sum(ph[k] for k in ("build", "worker", "load", "checks", "timing", "other"))
 assert abs(parts - ph["total"]) <= 0.5, (parts, ph)
 PY
