@@ -36,11 +36,11 @@ prof = [((s.get("profile") or {}).get("wall_ms"), (s.get("profile") or {}).get("
 def ms(k):
     v = p.get(k)
     return "-" if v is None else "%.0f" % v
-print("| %s | %.2f s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-    label, t1 - t0, ms("total"), ms("build"), ms("worker"), ms("load"),
-    ms("checks"), ms("oracle"), ms("settle"), ms("timing"), ms("setup"),
-    ms("sampling"), ms("placements"),
-    ms("verify"), ms("profile"), ms("gates"), ms("other"),
+cols = ("total", "build", "worker", "load", "checks", "oracle", "settle",
+        "timing", "setup", "sampling", "placements", "verify", "profile",
+        "gates", "other")
+print("| %s | %.2f s | %s | %s |" % (
+    label, t1 - t0, " | ".join(ms(k) for k in cols),
     ", ".join("%s/%s" % (w, i) for w, i in prof if w is not None) or "-"))
 EOF
 }

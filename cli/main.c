@@ -154,7 +154,8 @@ static const cli_verb cli_verbs[] = {
      " [--host H] [--ssh-option O] [--remote-kl P] [--remote-dir D]"
      " [--partition P] [--gpus N] [--sbatch-option O] [--retries N]",
      "Iteration 0 checks, times, profiles and diagnoses the baseline; each\n"
-     "later one takes a proposal, compiles it, checks it on fresh seeds,\n"
+     "later one takes a proposal, compiles it, checks it on the run's seeds\n"
+     "(new each run; the kept worker makes the oracle's outputs once),\n"
      "compares it with the best so far (interleaved, one worker), applies the\n"
      "integrity gates and decides: ACCEPTED (the objective's 95% interval\n"
      "above 1 and at least the case's min_gain_pct), REJECTED, INCORRECT,\n"

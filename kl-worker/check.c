@@ -48,7 +48,7 @@ static int oracle_instance(klw_want *w, const kl_plugin *pl, void *inst,
                            char *err, size_t errlen) {
   const kl_plugin *orc = w->orc;
   if (!w->oinst &&
-      klw_instance_take(orc, w->shape, w->pooled, &w->oinst) != 0) {
+      klw_instance_take(orc, w->shape, w->pooled, &w->oinst, NULL) != 0) {
     w->oinst = NULL;
     snprintf(err, errlen, "create oracle: %s", orc->last_error(NULL));
     return -1;

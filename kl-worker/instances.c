@@ -89,8 +89,9 @@ size_t klw_instances_release(void) {
 }
 
 int klw_instance_take(const kl_plugin *pl, int shape, bool use_pool,
-                      void **inst) {
+                      void **inst, bool *made) {
   *inst = NULL;
+  if (made) *made = false;
   for (size_t i = npool; use_pool && i-- > 0;)
     if (pool[i].pl == pl && pool[i].shape == shape) {
       *inst = pool[i].inst;
@@ -98,6 +99,7 @@ int klw_instance_take(const kl_plugin *pl, int shape, bool use_pool,
       pool[i] = pool[--npool];
       return 0;
     }
+  if (made) *made = true;
   int rc = pl->create(inst, shape);
   if (rc && (npool || nkept)) {
     /* memory held for later may be what this one lacks */

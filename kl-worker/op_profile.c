@@ -305,7 +305,7 @@ void klw_op_profile(json_object *req) {
   }
   bool pooled = klw_get_int(req, "pool", 0) != 0;
   void *inst = NULL;
-  if (klw_instance_take(pl, shape, pooled, &inst)) {
+  if (klw_instance_take(pl, shape, pooled, &inst, NULL)) {
     klw_reply_error("profile: create: %s", pl->last_error(NULL));
     return;
   }

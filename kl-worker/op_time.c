@@ -136,7 +136,7 @@ void klw_op_time(json_object *req) {
       klw_reply_error("time: no plugin %d", (int)id);
       goto done;
     }
-    if (klw_instance_take(pl[k], tr.shape, tr.pooled, &inst[k])) {
+    if (klw_instance_take(pl[k], tr.shape, tr.pooled, &inst[k], NULL)) {
       inst[k] = NULL;
       klw_reply_error("time: create: %s", pl[k]->last_error(NULL));
       goto done;

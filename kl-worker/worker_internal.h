@@ -147,9 +147,10 @@ void klw_op_check(json_object *req);
  * ---------------------------------------------------------------- */
 
 /* An instance of pl at shape: an idle one from the pool (use_pool) or a
- * new one. 0, or create's nonzero (pl->last_error(NULL) says why). */
+ * new one (*made, when made is not NULL). 0, or create's nonzero
+ * (pl->last_error(NULL) says why). */
 int klw_instance_take(const kl_plugin *pl, int shape, bool use_pool,
-                      void **inst);
+                      void **inst, bool *made);
 /* Done with inst (NULL: nothing): into the pool (use_pool, while it has
  * room), else destroyed. */
 void klw_instance_give(const kl_plugin *pl, int shape, void *inst,

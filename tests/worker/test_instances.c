@@ -63,27 +63,30 @@ static void test_instances__pool(void **state) {
   kl_plugin a = fake(), b = fake();
   created = destroyed = 0;
   void *x, *y, *z;
-  assert_int_equal(klw_instance_take(&a, 0, true, &x), 0);
+  assert_int_equal(klw_instance_take(&a, 0, true, &x, NULL), 0);
   klw_instance_give(&a, 0, x, true);
   assert_int_equal(destroyed, 0);
   /* another shape, another plugin: made anew */
-  assert_int_equal(klw_instance_take(&a, 1, true, &y), 0);
-  assert_int_equal(klw_instance_take(&b, 0, true, &z), 0);
+  assert_int_equal(klw_instance_take(&a, 1, true, &y, NULL), 0);
+  assert_int_equal(klw_instance_take(&b, 0, true, &z, NULL), 0);
   assert_ptr_not_equal(y, x);
   assert_ptr_not_equal(z, x);
   assert_int_equal(created, 3);
-  /* the same plugin and shape: the one given back */
+  /* the same plugin and shape: the one given back, not made */
   void *again;
-  assert_int_equal(klw_instance_take(&a, 0, true, &again), 0);
+  bool made = true;
+  assert_int_equal(klw_instance_take(&a, 0, true, &again, &made), 0);
   assert_ptr_equal(again, x);
+  assert_false(made);
   assert_int_equal(created, 3);
   /* not pooled: destroyed at once, and never taken from the pool */
   klw_instance_give(&a, 0, again, false);
   assert_int_equal(destroyed, 1);
   klw_instance_give(&a, 1, y, true);
   void *fresh;
-  assert_int_equal(klw_instance_take(&a, 1, false, &fresh), 0);
+  assert_int_equal(klw_instance_take(&a, 1, false, &fresh, &made), 0);
   assert_ptr_not_equal(fresh, y);
+  assert_true(made);
   klw_instance_give(&a, 1, fresh, false);
   klw_instance_give(&b, 0, z, true);
   /* release destroys what the pool holds */
@@ -93,7 +96,7 @@ static void test_instances__pool(void **state) {
   /* the pool's bound: past 16, instances are destroyed when given back */
   void *many[20];
   for (int i = 0; i < 20; i++)
-    assert_int_equal(klw_instance_take(&a, 2, false, &many[i]), 0);
+    assert_int_equal(klw_instance_take(&a, 2, false, &many[i], NULL), 0);
   for (int i = 0; i < 20; i++)
     klw_instance_give(&a, 2, many[i], true);
   assert_int_equal(destroyed, 4 + 4);
@@ -105,18 +108,18 @@ static void test_instances__create_fails_once(void **state) {
   kl_plugin a = fake();
   created = destroyed = 0;
   void *x, *y;
-  assert_int_equal(klw_instance_take(&a, 0, true, &x), 0);
+  assert_int_equal(klw_instance_take(&a, 0, true, &x, NULL), 0);
   klw_instance_give(&a, 0, x, true);
   /* the first try fails: what the pool held goes, and the second try
    * makes one */
   fail_creates = 1;
-  assert_int_equal(klw_instance_take(&a, 1, true, &y), 0);
+  assert_int_equal(klw_instance_take(&a, 1, true, &y, NULL), 0);
   assert_int_equal(destroyed, 1);
   assert_int_equal(klw_instances_release(), 0);
   klw_instance_give(&a, 1, y, false);
   /* with nothing held, a failure is the caller's */
   fail_creates = 1;
-  assert_int_equal(klw_instance_take(&a, 1, true, &y), 1);
+  assert_int_equal(klw_instance_take(&a, 1, true, &y, NULL), 1);
   assert_null(y);
   fail_creates = 0;
 }
