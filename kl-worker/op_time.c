@@ -219,9 +219,11 @@ void klw_op_time(json_object *req) {
 done:
   if (timer) timer->stop(&s);
   for (int k = 0; k < np; k++) {
-    /* two sides of one plugin (A/A) are two instances: both go back */
+    /* a device instance after the first runs on the first one's stream
+     * (share_stream), which it does not own: not one to keep */
     if (pl[k] && inst[k])
-      klw_instance_give(pl[k], tr.shape, inst[k], tr.pooled && timed);
+      klw_instance_give(pl[k], tr.shape, inst[k],
+                        tr.pooled && timed && (k == 0 || !pl[k]->flush));
     free(s.us[k]);
     free(s.mhz[k]);
   }
