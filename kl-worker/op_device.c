@@ -15,6 +15,20 @@
 /* ---- devices (CUDA)
  * ---------------------------------------------------------- */
 
+/* The device's primary context (the runtime and torch both use it),
+ * retained once for the process's life and made current here. 0, or the
+ * driver's error. */
+static int primary_context(void *h, int dev) {
+  typedef int (*fn)();
+  static void *ctx;
+  fn retain = (fn)dlsym(h, "cuDevicePrimaryCtxRetain"),
+     set = (fn)dlsym(h, "cuCtxSetCurrent");
+  if (!retain || !set) return -1;
+  int rc = ctx ? 0 : retain(&ctx, dev);
+  if (rc) ctx = NULL;
+  return rc ? rc : set(ctx);
+}
+
 /* Device-to-device copy bandwidth in GB/s (bytes read plus bytes written),
  * the best of three 256 MiB copies timed with events; 0 when any call
  * fails. The driver's memory-clock attribute reads 0 on recent drivers, so
@@ -22,9 +36,7 @@
  * ({"op":"device","memory":1}). */
 static double copy_gbps(void *h, int dev) {
   typedef int (*fn)();
-  fn ctx_retain = (fn)dlsym(h, "cuDevicePrimaryCtxRetain"),
-     ctx_set = (fn)dlsym(h, "cuCtxSetCurrent"),
-     alloc = (fn)dlsym(h, "cuMemAlloc_v2"),
+  fn alloc = (fn)dlsym(h, "cuMemAlloc_v2"),
      mfree = (fn)dlsym(h, "cuMemFree_v2"),
      copy = (fn)dlsym(h, "cuMemcpyDtoDAsync_v2"),
      ev_create = (fn)dlsym(h, "cuEventCreate"),
@@ -32,15 +44,15 @@ static double copy_gbps(void *h, int dev) {
      ev_sync = (fn)dlsym(h, "cuEventSynchronize"),
      ev_elapsed = (fn)dlsym(h, "cuEventElapsedTime"),
      ev_destroy = (fn)dlsym(h, "cuEventDestroy_v2");
-  if (!ctx_retain || !ctx_set || !alloc || !mfree || !copy || !ev_create ||
-      !ev_record || !ev_sync || !ev_elapsed || !ev_destroy)
+  if (!alloc || !mfree || !copy || !ev_create || !ev_record || !ev_sync ||
+      !ev_elapsed || !ev_destroy)
     return 0;
-  void *ctx = NULL, *e0 = NULL, *e1 = NULL;
+  void *e0 = NULL, *e1 = NULL;
   unsigned long long a = 0, b = 0;
   size_t bytes = (size_t)256 << 20;
   double best = 0;
-  if (ctx_retain(&ctx, dev) || ctx_set(ctx) || alloc(&a, bytes) ||
-      alloc(&b, bytes) || ev_create(&e0, 0) || ev_create(&e1, 0))
+  if (primary_context(h, dev) || alloc(&a, bytes) || alloc(&b, bytes) ||
+      ev_create(&e0, 0) || ev_create(&e1, 0))
     goto done;
   for (int i = 0; i < 4; i++) {
     float ms = 0;
@@ -102,16 +114,9 @@ void klw_op_device(json_object *req) {
             measured = copy_gbps(h, dev);
           copy = measured > 0 ? measured : 0;
         }
-        /* a worker started ahead of its evaluation makes the context now
-         * (the runtime and torch both use the primary one), not in its
-         * first check; the reference is held for the process's life */
-        typedef int (*ctx_fn)();
-        ctx_fn retain = (ctx_fn)dlsym(h, "cuDevicePrimaryCtxRetain"),
-               set = (ctx_fn)dlsym(h, "cuCtxSetCurrent");
-        static void *ctx;
-        if (klw_get_int(req, "context", 0) && !ctx && retain && set &&
-            retain(&ctx, dev) == 0)
-          set(ctx);
+        /* a worker started ahead of its evaluation makes the context now,
+         * not in its first check */
+        if (klw_get_int(req, "context", 0)) primary_context(h, dev);
       }
     }
   }

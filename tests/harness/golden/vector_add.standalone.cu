@@ -728,10 +728,10 @@ static int klh_cmp_double(const void *a, const void *b) {
     }                                                                         \
   } while (0)
 
-/* Reads every 16-byte word of a buffer twice the L2 size: afterwards the L2
- * holds none of the kernel's data and, unlike a memset, no dirty lines that
- * the timed kernel would pay to write back. */
-extern "C" __global__ void klh_l2_flush(const int4 *buf, size_t n, int *sink) {
+/* This thread's share of reading every 16-byte word of buf, through the
+ * L2 (the two flush kernels' common part). */
+static __device__ __forceinline__ void klh_flush_read(const int4 *buf,
+                                                      size_t n, int *sink) {
   int acc = 0;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
@@ -740,6 +740,13 @@ extern "C" __global__ void klh_l2_flush(const int4 *buf, size_t n, int *sink) {
   }
   if (acc == 0x7fffffff) /* never true in practice; keeps the loads alive */
     *sink = acc;
+}
+
+/* Reads every 16-byte word of a buffer twice the L2 size: afterwards the L2
+ * holds none of the kernel's data and, unlike a memset, no dirty lines that
+ * the timed kernel would pay to write back. */
+extern "C" __global__ void klh_l2_flush(const int4 *buf, size_t n, int *sink) {
+  klh_flush_read(buf, n, sink);
 }
 
 /* klh_l2_flush that also marks where a sample begins and measures the SM
@@ -756,14 +763,7 @@ extern "C" __global__ void klh_l2_flush_mark(const int4 *buf, size_t n,
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     c0 = clock64();
   }
-  int acc = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    int4 v = __ldcg(buf + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x7fffffff)
-    *sink = acc;
+  klh_flush_read(buf, n, sink);
   if (blockIdx.x == 0) {
     __syncthreads();
     if (timer) {
