@@ -105,20 +105,39 @@ int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
     w->kept_changed |= changed;
   }
   if (!orc) {
-    if (host_buffers(w, pl, inst, err, errlen)) return -1;
-    int rc = pl->reference(inst, w->host);
-    if (rc == KL_PLUGIN_NO_REFERENCE) {
-      snprintf(err, errlen,
-               "the case's oracle is the baseline: load it and "
-               "pass it as the oracle");
-      return rc;
+    /* Outputs kept for later candidates come from the baseline's own
+     * reference (plugin `keep`) on its own instance: a candidate's plugin
+     * holds the case's reference too, but beside the candidate's code. */
+    const kl_plugin *rp = pl,
+                    *kp = w->keep >= 0 ? klw_plugin_at(w->keep) : NULL;
+    void *rinst = inst, *own = NULL;
+    if (w->keep >= 0 &&
+        (!kp || kp->nparams != pl->nparams ||
+         klw_instance_take(kp, w->shape, w->pooled, &own, NULL) ||
+         kp->prepare(own, seed, 0))) {
+      if (own) klw_instance_give(kp, w->shape, own, false);
+      own = NULL;
+      w->keep = -1; /* not kept, as before: the candidate's reference */
+    } else if (own) {
+      rp = kp;
+      rinst = own;
     }
-    if (rc) {
-      snprintf(err, errlen, "reference failed: %s", pl->last_error(inst));
-      return -1;
+    int rc = host_buffers(w, pl, inst, err, errlen);
+    if (rc == 0) {
+      rc = rp->reference(rinst, w->host);
+      if (rc == KL_PLUGIN_NO_REFERENCE) {
+        snprintf(err, errlen,
+                 "the case's oracle is the baseline: load it and "
+                 "pass it as the oracle");
+      } else if (rc) {
+        snprintf(err, errlen, "reference failed: %s", rp->last_error(rinst));
+        rc = -1;
+      } else {
+        keep_outputs(w, pl, inst, seed);
+      }
     }
-    keep_outputs(w, pl, inst, seed);
-    return 0;
+    if (own) klw_instance_give(kp, w->shape, own, w->pooled);
+    return rc;
   }
   if (oracle_instance(w, pl, inst, err, errlen)) return -1;
   if (orc->prepare(w->oinst, seed, 0) || orc->launch(w->oinst) ||

@@ -541,18 +541,23 @@ static void test_bench__json_fields(void **state) {
  * loaded once; a failure ends it and starts its replacement, which has
  * the baseline loaded when the next evaluation takes it; ending a kept
  * worker kills a replacement still starting. Structure, not time. */
-static kl_report *kept_run(kl__kept_worker *k, const char *file, bool compare) {
-  kl_bench_options o = options("1M");
+static kl_report *kept_run_of(kl__kept_worker *k, kl_case *c, const char *shape,
+                              const char *file, bool compare) {
+  kl_bench_options o = options(shape);
   o.time.time_cap_ms = 100;
   o.check_seed = 77; /* a run's: every evaluation checked on its seeds */
   char *src = file ? kl_test_slurp(file) : NULL;
   if (file) assert_non_null(src);
   o.candidate = src;
   kl_report *r = NULL;
-  if (kl__bench_in(&r, saxpy, &o, compare, k))
+  if (kl__bench_in(&r, c, &o, compare, k))
     fail_msg("%s", kl_error_last()->message);
   free(src);
   return r;
+}
+
+static kl_report *kept_run(kl__kept_worker *k, const char *file, bool compare) {
+  return kept_run_of(k, saxpy, "1M", file, compare);
 }
 
 static size_t loaded_in(const kl__kept_worker *k) {
@@ -616,6 +621,27 @@ static void test_bench__kept_worker(void **state) {
   assert_false(k.spare_running);
 }
 
+/* A host reference kept for a run: made by the baseline's plugin in its
+ * own evaluation, then served to a candidate's checks. */
+static void test_bench__kept_reference(void **state) {
+  (void)state;
+  kl__kept_worker k;
+  memset(&k, 0, sizeof(k));
+  kl_report *r = kept_run_of(&k, matmul, "n256", NULL, false);
+  assert_int_equal(kl_report_verdict(r), KL_VERDICT_OK);
+  assert_int_equal(r->oracle_kept, 0);
+  kl_report_free(r);
+  r = kept_run_of(&k, matmul, "n256", SRC "/cases/host_matmul/kernel.c", true);
+  assert_int_equal(kl_report_verdict(r), KL_VERDICT_OK);
+  assert_int_equal(r->oracle_kept, 3);
+  kl_report_free(r);
+  r = kept_run_of(&k, matmul, "n256", CAND "matmul_unwritten.c", true);
+  expect_verdict(r, KL_VERDICT_INCORRECT, "never written");
+  assert_true(r->oracle_kept >= 1);
+  kl_report_free(r);
+  kl__kept_worker_end(&k);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bench__baseline_is_correct_and_timed),
@@ -636,6 +662,7 @@ int main(void) {
       cmocka_unit_test(test_bench__baseline_against_itself_is_same),
       cmocka_unit_test(test_bench__json_fields),
       cmocka_unit_test(test_bench__kept_worker),
+      cmocka_unit_test(test_bench__kept_reference),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
