@@ -650,7 +650,8 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   /* one evaluation's instances made once (check, profile, timing); a
    * worker kept for a run on fixed check seeds keeps the oracle's outputs */
   kl__worker_pool(w, true);
-  kl__worker_keep_oracle(w, keep && o->check_seed ? base_id : -1);
+  kl__worker_keep_oracle(w,
+                         keep && !keep->once && o->check_seed ? base_id : -1);
   int subject = cand ? cand_id : base_id;
   int reference_side = other_id >= 0 ? other_id : base_id;
   int oracle = c->ref.kind == KL_REFERENCE_HOST ? -1 : base_id;
@@ -731,7 +732,9 @@ done:
   kl__free(prof_ms);
   kl__profile_names_free(pnames, npnames);
   if (w) r->worker_restarts = kl_worker_restarts(w) - restarts_before;
-  if (keep) { /* kept only after a clean evaluation, its pool let go */
+  if (keep && keep->once) {
+    /* the caller ends it */
+  } else if (keep) { /* kept only after a clean evaluation, its pool let go */
     bool clean =
         rc == 0 && r->verdict == KL_VERDICT_OK && r->worker_restarts == 0;
     if (clean && kl__worker_release(w) < 0) {
@@ -766,10 +769,25 @@ int kl__bench_in(kl_report **out, const kl_case *c,
     return kl__command_bench(out, c, &o, compare);
   kl__bench_plugins p;
   double t0 = kl__now_ms();
+  /* A bench of its own starts its worker, and the device's context, while
+   * it builds: a candidate's first compile takes seconds, the worker and
+   * the context about 0.2 s. (A Python case builds nothing.) */
+  kl__kept_worker own;
+  memset(&own, 0, sizeof(own));
+  if (!keep && c->backend != KL_BACKEND_PYTHON) {
+    kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
+    wopts.worker_path = o.worker_path;
+    wopts.timeout_ms = o.timeout_ms;
+    wopts.device = o.device;
+    own.once = true;
+    kl__kept_worker_start(&own, &wopts);
+    keep = &own;
+  }
   phase(&o, "build");
   rc = kl__bench_build(&p, out, c, &o, compare);
   double built = kl__now_ms() - t0;
   if (rc == 0 && !*out) rc = kl__bench_execute(out, c, &o, compare, &p, keep);
+  kl__kept_worker_end(&own);
   if (rc == 0 && *out) { /* the build's own time, and the whole */
     (*out)->phases.build = built;
     (*out)->phases.total = kl__now_ms() - t0;

@@ -122,6 +122,8 @@ typedef struct kl__kept_worker {
   _Atomic int spare_pid, spare_abandon;
   kl_worker_options spare_opts; /* also the last evaluation's timeout */
   char *spare_base;             /* the baseline it is to load */
+  bool once; /* a bench of its own (kl__bench_in): started ahead of the
+                build, ended by its caller after the one evaluation */
 } kl__kept_worker;
 /* End k's worker (if any) and forget its plugins. */
 void kl__kept_worker_end(kl__kept_worker *k);
@@ -134,6 +136,10 @@ int kl__kept_worker_load(int *id, kl__kept_worker *k, const char *path);
 /* After an evaluation: keep the worker if it was clean (every check
  * passed, no restart, no error), else end it and start its replacement. */
 void kl__kept_worker_after(kl__kept_worker *k, bool clean);
+/* Start k's worker in a thread under wopts, making the device's context,
+ * while the caller does something else (compiles); the next take joins it.
+ * Without a thread, take starts one itself. */
+void kl__kept_worker_start(kl__kept_worker *k, const kl_worker_options *wopts);
 
 /* The rest of kl_bench_run / kl_bench_compare, with plugins already
  * built (here or elsewhere, for this case); in keep's worker when keep is

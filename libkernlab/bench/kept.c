@@ -30,8 +30,9 @@ static void *spare_main(void *arg) {
   }
   atomic_store(&k->spare_pid, kl__worker_pid(k->w));
   int id = -1;
-  if (base && !atomic_load(&k->spare_abandon) &&
-      (kl_worker_load(&id, k->w, base) < 0 || kl__worker_warm(k->w) < 0)) {
+  if (!atomic_load(&k->spare_abandon) &&
+      ((base && kl_worker_load(&id, k->w, base) < 0) ||
+       kl__worker_warm(k->w) < 0)) {
     kl_error_clear(); /* the next evaluation will say why */
     kl_worker_free(k->w);
     k->w = NULL;
@@ -94,6 +95,25 @@ int kl__kept_worker_load(int *id, kl__kept_worker *k, const char *path) {
   return kl_worker_load(id, k->w, path);
 }
 
+/* Start spare_main on k (its spare_opts and spare_base set). */
+static void spare_start(kl__kept_worker *k) {
+  if (pthread_create(&k->spare, NULL, spare_main, k) == 0) {
+    k->spare_running = true;
+  } else {
+    kl__free(k->spare_base);
+    k->spare_base = NULL;
+  }
+}
+
+void kl__kept_worker_start(kl__kept_worker *k, const kl_worker_options *wopts) {
+  const char *path = wopts->worker_path ? wopts->worker_path : "";
+  if (k->w || k->spare_running || !(k->worker_path = kl__strdup(path))) return;
+  k->device = wopts->device;
+  k->spare_opts = *wopts;
+  k->spare_opts.worker_path = k->worker_path[0] ? k->worker_path : NULL;
+  spare_start(k);
+}
+
 /* End k's worker and start its replacement in a thread (spare_main),
  * with the baseline it had loaded first. Without memory or a thread, the
  * next evaluation starts one itself. */
@@ -118,16 +138,11 @@ static void replace(kl__kept_worker *k) {
   k->device = device;
   k->spare_opts = o;
   k->spare_base = base;
-  if (pthread_create(&k->spare, NULL, spare_main, k) == 0) {
-    k->spare_running = true;
-  } else {
-    kl__free(k->spare_base);
-    k->spare_base = NULL;
-  }
+  spare_start(k);
 }
 
 void kl__kept_worker_after(kl__kept_worker *k, bool clean) {
-  if (!k->w) return;
+  if (!k->w || k->once) return; /* once: its caller ends it */
   size_t n;
   kl__worker_plugin_paths(k->w, &n);
   if (clean && n < KEPT_MAX_PLUGINS) {
