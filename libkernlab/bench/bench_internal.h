@@ -136,9 +136,10 @@ int kl__kept_worker_load(int *id, kl__kept_worker *k, const char *path);
 /* After an evaluation: keep the worker if it was clean (every check
  * passed, no restart, no error), else end it and start its replacement. */
 void kl__kept_worker_after(kl__kept_worker *k, bool clean);
-/* Start k's worker in a thread under wopts, making the device's context,
- * while the caller does something else (compiles); the next take joins it.
- * Without a thread, take starts one itself. */
+/* Start k's worker under wopts now and have it make the device's context
+ * while the caller does something else (compiles), without waiting for
+ * it; the next take uses it. If it cannot start, take tries again and says
+ * why. */
 void kl__kept_worker_start(kl__kept_worker *k, const kl_worker_options *wopts);
 
 /* The rest of kl_bench_run / kl_bench_compare, with plugins already

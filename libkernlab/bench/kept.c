@@ -111,7 +111,11 @@ void kl__kept_worker_start(kl__kept_worker *k, const kl_worker_options *wopts) {
   k->device = wopts->device;
   k->spare_opts = *wopts;
   k->spare_opts.worker_path = k->worker_path[0] ? k->worker_path : NULL;
-  spare_start(k);
+  /* no thread: the process is started here, and makes its context while
+   * the caller goes on; a failure is the evaluation's to meet again */
+  if (kl_worker_create(&k->w, &k->spare_opts) < 0 ||
+      kl__worker_warm_begin(k->w) < 0)
+    kl_error_clear();
 }
 
 /* End k's worker and start its replacement in a thread (spare_main),

@@ -73,6 +73,7 @@ struct kl_worker {
                     running worker's sandbox holds a rule for it */
   size_t cap_granted;
   char sandbox[192]; /* what its sandbox holds (JSON object) */
+  int pending;       /* replies owed for requests sent without waiting */
   bool pool;         /* check, time and profile requests say "pool":1 */
   int keep_oracle;   /* check requests keep the oracle's outputs under it;
                         -1: none */
@@ -158,6 +159,7 @@ static void reap(kl_worker *w, int *status) {
   if (w->sock >= 0) close(w->sock);
   w->sock = -1;
   w->inbox.size = 0;
+  w->pending = 0; /* a worker gone owes no replies */
 }
 
 static void kill_worker(kl_worker *w) {
@@ -387,9 +389,30 @@ static int fill_line(kl_worker *w, int64_t deadline) {
   }
 }
 
+/* Read and drop the replies owed for requests sent without waiting
+ * (kl__worker_warm_begin), each within `timeout_ms`. */
+static int drain_pending(kl_worker *w, int timeout_ms) {
+  while (w->pending > 0) {
+    int got = fill_line(w, (int64_t)kl__now_ms() + timeout_ms);
+    if (got == KL_ENOMEM) return KL_ENOMEM;
+    if (got != LINE_READY) {
+      w->pending = 0;
+      return worker_lost(w, got == LINE_LATE, timeout_ms);
+    }
+    char *nl = memchr(w->inbox.ptr, '\n', w->inbox.size);
+    size_t used = (size_t)(nl - w->inbox.ptr) + 1;
+    memmove(w->inbox.ptr, w->inbox.ptr + used, w->inbox.size - used);
+    w->inbox.size -= used;
+    w->pending--;
+  }
+  return 0;
+}
+
 /* Send a request and wait for its reply (a parsed object, caller puts). */
 static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
   *out = NULL;
+  int rc = drain_pending(w, w->timeout_ms);
+  if (rc < 0) return rc;
   const char *line =
       json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
   if (send_line(w, line) < 0) return worker_lost(w, false, 0);
@@ -570,8 +593,11 @@ void kl_worker_free(kl_worker *w) {
     /* it answers once it has given the device's counters back (a
      * profiler left enabled in a worker on its way out would make the next
      * worker's busy): wait for that line, the socket's end, or 2 s */
-    if (send_line(w, "{\"op\":\"quit\"}") == 0)
+    if (drain_pending(w, 2000) == 0 && w->sock >= 0 &&
+        send_line(w, "{\"op\":\"quit\"}") == 0)
       fill_line(w, (int64_t)kl__now_ms() + 2000);
+    else
+      kl_error_clear(); /* leaving anyway */
     pid_t got = w->pid > 0 ? waitpid(w->pid, NULL, WNOHANG) : -1;
     if (got != 0 || leave_later(w->pid)) {
       /* gone already, or leaving by itself: reap_leaving collects it */
@@ -896,6 +922,17 @@ int kl_worker_device(kl_device_info *into, kl_worker *w) {
   json_object_put(reply);
   return kl__result_give(into, &full, sizeof(full), sizeof(kl_device_info),
                          "kl_device_info");
+}
+
+int kl__worker_warm_begin(kl_worker *w) {
+  int rc = ensure_running(w);
+  if (rc < 0) return rc;
+  rc = drain_pending(w, w->timeout_ms);
+  if (rc < 0) return rc;
+  if (send_line(w, "{\"op\":\"device\",\"context\":1}") < 0)
+    return worker_lost(w, false, 0);
+  w->pending++;
+  return 0;
 }
 
 int kl__worker_warm(kl_worker *w) {

@@ -14,6 +14,10 @@ const char *kl__worker_sandbox(const kl_worker *w);
 /* Have the worker make its device's CUDA context now (where there is a
  * device; nothing otherwise), so that its first request later does not. */
 int kl__worker_warm(kl_worker *w);
+/* The same without waiting: the request is sent, and its reply read (and
+ * dropped) before the next request's, so the worker makes the context
+ * while the caller does something else. */
+int kl__worker_warm_begin(kl_worker *w);
 /* The plugin paths loaded into w, by id (*n of them); borrowed, until the
  * next load. */
 char *const *kl__worker_plugin_paths(const kl_worker *w, size_t *n);
