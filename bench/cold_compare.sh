@@ -14,6 +14,7 @@ for tree in new old; do
   for i in 1 2 3; do
     export KERNLAB_CACHE_DIR=/tmp/cc-$tree-$i
     rm -rf $KERNLAB_CACHE_DIR
+    mkdir -p $KERNLAB_CACHE_DIR # empty: the compile is cold, the folder there
     for pass in cold warm; do
       t0=$(date +%s.%N)
       $KL compare cases/transpose_f32 --candidate cases/transpose_f32/candidates/tiled.cu --json > $O/cc.json 2>/dev/null
