@@ -7,6 +7,7 @@
 // between operations shows as (round - sum of operations).
 //
 // usage: graph_gaps [FLOATS] [ROUNDS]   (default 10M floats: 40 MB a buffer)
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -20,15 +21,8 @@
     }                                                                         \
   } while (0)
 
-__global__ void flush_read(const int4 *buf, size_t n, int *sink) {
-  int acc = 0;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    int4 v = __ldcg(buf + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x7fffffff) *sink = acc;
-}
+// the harness's own flush (klh_l2_flush, klh_flush_on), as kernlab runs it
+#include "../../libkernlab/harness/cuda_probes.inc"
 
 __global__ void copy(float4 *dst, const float4 *src, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -37,16 +31,18 @@ __global__ void copy(float4 *dst, const float4 *src, size_t n) {
 }
 
 static float *in, *out;
-static int4 *fbuf;
-static int *sink;
-static size_t nfloat, nflush;
+static size_t nfloat;
 static cudaStream_t st;
+static char err[256];
 
 enum { RESTORE = 1, FLUSH = 2, KERNEL = 4 };
 
 static void queue(int ops) {
   if (ops & RESTORE) CK(cudaMemsetAsync(out, 0xff, nfloat * 4, st));
-  if (ops & FLUSH) flush_read<<<1024, 512, 0, st>>>(fbuf, nflush, sink);
+  if ((ops & FLUSH) && klh_flush_on(st, err, sizeof(err))) {
+    fprintf(stderr, "%s\n", err);
+    exit(1);
+  }
   if (ops & KERNEL)
     copy<<<1056, 256, 0, st>>>((float4 *)out, (const float4 *)in, nfloat / 4);
 }
@@ -91,17 +87,17 @@ int main(int argc, char **argv) {
   int rounds = argc > 2 ? atoi(argv[2]) : 512;
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
-  nflush = 2 * (size_t)p.l2CacheSize / sizeof(int4);
   CK(cudaMalloc(&in, nfloat * 4));
   CK(cudaMalloc(&out, nfloat * 4));
-  CK(cudaMalloc(&fbuf, nflush * sizeof(int4)));
-  CK(cudaMalloc(&sink, sizeof(int)));
   CK(cudaMemset(in, 0, nfloat * 4));
-  CK(cudaMemset(fbuf, 0, nflush * sizeof(int4)));
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  if (klh_flush_ready(err, sizeof(err))) { /* its buffer, before capture */
+    fprintf(stderr, "%s\n", err);
+    return 1;
+  }
   printf("%s, L2 %d MB, buffers %.0f MB, flush reads %.0f MB, %d rounds\n",
          p.name, p.l2CacheSize >> 20, nfloat * 4 / 1e6,
-         nflush * sizeof(int4) / 1e6, rounds);
+         klh_flush_n * sizeof(int4) / 1e6, rounds);
   double alone[8] = {0};
   for (int op : {RESTORE, FLUSH, KERNEL}) alone[op] = per_round(op, rounds, 0);
   printf("alone (us a round, launches): restore %.2f, flush %.2f, kernel %.2f\n",
