@@ -592,12 +592,14 @@ void kl_worker_free(kl_worker *w) {
   if (w->sock >= 0) {
     /* it answers once it has given the device's counters back (a
      * profiler left enabled in a worker on its way out would make the next
-     * worker's busy): wait for that line, the socket's end, or 2 s */
-    if (drain_pending(w, 2000) == 0 && w->sock >= 0 &&
-        send_line(w, "{\"op\":\"quit\"}") == 0)
+     * worker's busy): wait for that line, the socket's end, or 2 s. One
+     * still answering a request sent without waiting (making its context:
+     * nothing of the device to give back) is killed instead. */
+    if (w->pending > 0) {
+      if (w->pid > 0) kill(w->pid, SIGKILL);
+    } else if (send_line(w, "{\"op\":\"quit\"}") == 0) {
       fill_line(w, (int64_t)kl__now_ms() + 2000);
-    else
-      kl_error_clear(); /* leaving anyway */
+    }
     pid_t got = w->pid > 0 ? waitpid(w->pid, NULL, WNOHANG) : -1;
     if (got != 0 || leave_later(w->pid)) {
       /* gone already, or leaving by itself: reap_leaving collects it */
