@@ -95,14 +95,13 @@ int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
     /* kept on the device only where the plugin can prove them unchanged */
     if (device && !(KLW_ENTRY(orc, snapshot) && KLW_ENTRY(orc, changed_bytes)))
       w->keep = -1;
-    bool changed = false;
+    bool changed; /* the log says so; they are made again below */
     if (w->keep >= 0 &&
         (w->from = klw_kept_find(w->keep, w->shape, seed, device, &changed))) {
       w->on_device = device;
       w->kept_hit = true;
       return 0;
     }
-    w->kept_changed |= changed;
   }
   if (!orc) {
     /* Outputs kept for later candidates come from the baseline's own

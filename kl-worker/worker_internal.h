@@ -119,9 +119,8 @@ typedef struct klw_want {
   bool pooled;
   int keep;             /* keep the outputs under this key; -1: not kept */
   bool on_device;       /* the last klw_want_compute left them there */
-  bool kept_hit;        /* ... and they were kept from an earlier check */
-  bool kept_changed;    /* kept outputs found changed (and made again) */
-  const klw_kept *from; /* the kept outputs served, or NULL */
+  bool kept_hit;        /* the last one found them kept by an earlier check */
+  const klw_kept *from; /* the kept outputs compared with, or NULL */
   void *host[256];
 } klw_want;
 #define KLW_WANT_INIT(orc_, shape_, pooled_)                                   \

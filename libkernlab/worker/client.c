@@ -389,6 +389,19 @@ static int fill_line(kl_worker *w, int64_t deadline) {
   }
 }
 
+/* The length of the inbox's first line, its newline included (fill_line
+ * found one). */
+static size_t first_line_size(const kl_worker *w) {
+  const char *nl = memchr(w->inbox.ptr, '\n', w->inbox.size);
+  return (size_t)(nl - w->inbox.ptr) + 1;
+}
+
+/* Forget the inbox's first `used` bytes. */
+static void inbox_drop(kl_worker *w, size_t used) {
+  memmove(w->inbox.ptr, w->inbox.ptr + used, w->inbox.size - used);
+  w->inbox.size -= used;
+}
+
 /* Read and drop the replies owed for requests sent without waiting
  * (kl__worker_warm_begin), each within `timeout_ms`. */
 static int drain_pending(kl_worker *w, int timeout_ms) {
@@ -399,10 +412,7 @@ static int drain_pending(kl_worker *w, int timeout_ms) {
       w->pending = 0;
       return worker_lost(w, got == LINE_LATE, timeout_ms);
     }
-    char *nl = memchr(w->inbox.ptr, '\n', w->inbox.size);
-    size_t used = (size_t)(nl - w->inbox.ptr) + 1;
-    memmove(w->inbox.ptr, w->inbox.ptr + used, w->inbox.size - used);
-    w->inbox.size -= used;
+    inbox_drop(w, first_line_size(w));
     w->pending--;
   }
   return 0;
@@ -420,8 +430,7 @@ static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
   if (got == KL_ENOMEM) return KL_ENOMEM;
   if (got == LINE_LATE) return worker_lost(w, true, w->timeout_ms);
   if (got == LINE_CLOSED) return worker_lost(w, false, 0);
-  char *nl = memchr(w->inbox.ptr, '\n', w->inbox.size);
-  size_t used = (size_t)(nl - w->inbox.ptr) + 1;
+  size_t used = first_line_size(w);
   kl_buf text = KL_BUF_INIT;
   if (kl__buf_put(&text, w->inbox.ptr, used - 1) < 0 || kl__redact(&text) < 0) {
     kl_buf_dispose(&text);
@@ -429,8 +438,7 @@ static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
   }
   json_object *reply = json_tokener_parse(text.ptr);
   kl_buf_dispose(&text);
-  memmove(w->inbox.ptr, w->inbox.ptr + used, w->inbox.size - used);
-  w->inbox.size -= used;
+  inbox_drop(w, used);
   if (!reply) {
     kill_worker(w);
     return kl__error(KL_ECRASHED, KL_DOMAIN_NONE,
