@@ -18,6 +18,8 @@ Each goes through
                KernelBench case, asks for ModelNew)
 
 and each command's wall time is printed (the table in bench/README.md).
+Two small problems check where a KernelBench case's inputs are made: on the
+GPU, and on the host when get_inputs() needs it (numpy).
 usage: test_kernelbench_gpu.py KL SOURCE_DIR [PROBLEM_STEM...]
 """
 import glob
@@ -192,6 +194,54 @@ for name, case, cand, wrong, kb in cases():
             check(words in prompt, "%s: the prompt says %r" % (name, words))
     row["run"] = verdicts
     ROWS.append(row)
+
+# Where a KernelBench case's get_inputs() makes its tensors: on the GPU
+# (its factory calls that name no device), and on the host, reseeded, when
+# it needs the host (here numpy).
+INPUTS_PROBLEM = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x * 2.0
+
+
+n = 65536
+
+
+def get_inputs():
+%s
+
+
+def get_init_inputs():
+    return []
+'''
+WHERE = {"made_on_gpu": "    x = torch.randn(n)\n"
+                        "    assert x.is_cuda, 'made on the host'\n"
+                        "    return [x]",
+         "needs_the_host": "    x = torch.randn(n)\n"
+                           "    return [torch.from_numpy(x.numpy())]"}
+if not ONLY:
+    try:
+        import numpy  # noqa: F401  the host variant needs it
+    except ImportError:
+        del WHERE["needs_the_host"]
+    for stem, body in sorted(WHERE.items()):
+        problem = os.path.join(TMP, stem + ".py")
+        with open(problem, "w") as f:
+            f.write(INPUTS_PROBLEM % body)
+        d = os.path.join(TMP, "kb_" + stem)
+        p = subprocess.run([KL, "case", "from-kernelbench", problem, "-o", d],
+                           capture_output=True, text=True, env=ENV)
+        rc, r, err, _ = kl("bench", d)
+        check(p.returncode == 0 and rc == 0 and r.get("verdict") == "OK" and
+              first_shape(r).get("correct"),
+              "inputs %s: kl bench correct: %s %s"
+              % (stem, json.dumps(r)[:300], (p.stderr + err)[-800:]))
 
 print("\n| case / candidate | bench | compare | profile | rules | run (2 replies)"
       " | speedup [95% CI] | kernels | verdict |")
