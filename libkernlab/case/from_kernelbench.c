@@ -3,7 +3,8 @@
  * constants they read).
  *
  * The problem is read, never run: python3's ast (started here, with no
- * torch needed) lists Model.forward's parameters, the module's numeric
+ * torch needed) lists Model.forward's parameters (those with defaults
+ * only where get_inputs()'s returns list them), the module's numeric
  * constants and whether forward returns a tuple. The case folder gets the
  * problem unchanged (problem.py), a contract module (ops.py, the text
  * below) that makes the problem a python case, case.yaml (the constants are
@@ -66,6 +67,19 @@ static const char inspect_py[] =
     "    fail(fwd[0].lineno, fwd[0].col_offset + 1, 'Model.forward takes "
     "*%s: name its inputs' % a.vararg.arg)\n"
     "names = [x.arg for x in a.posonlyargs + a.args][1:]\n"
+    "# parameters with defaults (LSTM's h0=None) are inputs only where\n"
+    "# get_inputs() gives them: count what its returns list\n"
+    "lens = set()\n"
+    "for n in ast.walk(top['get_inputs']):\n"
+    "    if isinstance(n, ast.Return):\n"
+    "        v = n.value\n"
+    "        literal = isinstance(v, (ast.List, ast.Tuple)) and not any(\n"
+    "            isinstance(e, ast.Starred) for e in v.elts)\n"
+    "        lens.add(len(v.elts) if literal else None)\n"
+    "given = lens.pop() if len(lens) == 1 else None\n"
+    "required = len(names) - min(len(a.defaults), len(names))\n"
+    "if given is not None and required <= given < len(names):\n"
+    "    names = names[:given]\n"
     "outs = 1\n"
     "for n in ast.walk(fwd[0]):\n"
     "    if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple):\n"

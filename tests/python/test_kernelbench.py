@@ -3,8 +3,10 @@
 test_pyworker_gpu.py): each bundled problem (bench/kernelbench/problems)
 becomes a case folder that loads, with Model.forward's inputs as params, one
 output, the module constants as the shape's values and KernelBench's
-tolerance; the prompt offers ModelNew; files that are not KernelBench
-problems are exit 2 at their line and column; an existing folder is kept.
+tolerance; a forward parameter with a default is an input only where
+get_inputs() gives it; the prompt offers ModelNew; files that are not
+KernelBench problems are exit 2 at their line and column; an existing folder
+is kept.
 usage: test_kernelbench.py KL SOURCE_DIR
 """
 import glob
@@ -86,6 +88,44 @@ p = kl("case", "from-kernelbench", problems[0], "-o",
 check(p.returncode == 2 and "exists" in p.stderr,
       "an existing folder is not overwritten: %d %s" % (p.returncode,
                                                          p.stderr.strip()))
+
+# A forward parameter with a default (KernelBench's LSTM and RNN problems:
+# forward(self, x, h0=None)) is an input only where get_inputs() gives it.
+RNN = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, h0=None, c0=None):
+        return x if h0 is None else x + h0
+
+
+n = 64
+
+
+def get_inputs():
+    return %s
+
+
+def get_init_inputs():
+    return []
+"""
+for given, want in (("[torch.rand(n)]", ["x", "out"]),
+                    ("[torch.rand(n), torch.rand(n)]", ["x", "h0", "out"])):
+    rnn = os.path.join(TMP, "rnn.py")
+    with open(rnn, "w") as f:
+        f.write(RNN % given)
+    case = os.path.join(TMP, "rnn_%d" % len(want))
+    p = kl("case", "from-kernelbench", rnn, "-o", case)
+    q = kl("check", case)
+    params = [ln.split()[0] for ln in q.stdout.splitlines()
+              if ln.startswith("  ") and ("input" in ln or "output" in ln)]
+    check(p.returncode == 0 and q.returncode == 0 and params == want,
+          "get_inputs() returning %s: params %s (want %s) %s"
+          % (given, params, want, p.stderr + q.stderr))
 
 if FAILS:
     print("%d failed" % len(FAILS))
