@@ -76,6 +76,8 @@ CLOCK_READ = FN(ctypes.c_int, VOIDP, ctypes.POINTER(ctypes.c_double),
 STREAM = FN(VOIDP, VOIDP)
 SET_STREAM = FN(ctypes.c_int, VOIDP, VOIDP)
 NOTES = FN(VOIDP)
+CHANGED = FN(ctypes.c_int, VOIDP, ctypes.c_int32,
+             ctypes.POINTER(ctypes.c_uint64))
 
 PluginStruct._fields_ = [
     ("abi_version", ctypes.c_uint32), ("struct_size", ctypes.c_uint32),
@@ -95,9 +97,10 @@ PluginStruct._fields_ = [
     ("clock_read", CLOCK_READ), ("stream", STREAM),
     ("set_stream", SET_STREAM), ("kernel_info", VOIDP),
     ("notes", NOTES),
-    # checks on the device: none here (the worker compares on the host)
-    ("device_buffer", VOIDP), ("check_device", VOIDP), ("snapshot", VOIDP),
-    ("changed_bytes", VOIDP), ("flush_mark", ONE)]
+    # checks on the device: the comparison with the oracle is the host's
+    # (check), the work-after-return copy the device's (TorchPlugin)
+    ("device_buffer", VOIDP), ("check_device", VOIDP), ("snapshot", INTACT),
+    ("changed_bytes", CHANGED), ("flush_mark", ONE)]
 
 
 def _import_file(name, path, stands_for=None):
@@ -400,6 +403,8 @@ class PluginBase:
             s.clock_read = keep(CLOCK_READ, iid(self.clock_read), 1)
             s.stream = keep(STREAM, iid(self.stream_of), None)
             s.set_stream = keep(SET_STREAM, iid(self.set_stream), 1)
+            s.snapshot = keep(INTACT, iid(self.snapshot), 1)
+            s.changed_bytes = keep(CHANGED, iid(self.changed_bytes), 1)
         s.kernel_info = None
         s.notes = keep(NOTES, self.notes, None)
         self.struct = s
@@ -520,15 +525,17 @@ class TorchPlugin(PluginBase):
         except Exception:
             return self._fail(iid, "read: " + _why())
 
+    # elements compared at a time: the comparison works in float64, so a
+    # whole 6 GB output at once would want five times that on the device
+    CHECK_CHUNK = 1 << 26
+
     def check(self, iid, p, want, res):
         torch = self.torch
         try:
             inst = self.instances[iid]
             got = self._outputs(inst)[p]
             nbytes = self.meta[inst["shape"]][p]
-            ref = self._host_view(want, nbytes, p).to(got.device
-                                                      if got is not None
-                                                      else "cpu")
+            ref = self._host_view(want, nbytes, p)
             r = res[0]
             r.elements = ref.numel()
             r.unwritten = 0
@@ -538,20 +545,27 @@ class TorchPlugin(PluginBase):
                 r.max_abs_err = float("inf")
                 r.first_bad = 0
                 return 0
-            g = got.detach().reshape(-1).double()
-            w = ref.double()
-            finite_w = torch.isfinite(w)
-            bad_nonfinite = finite_w & ~torch.isfinite(g)
-            both = finite_w & torch.isfinite(g)
-            err = torch.where(both, (g - w).abs(), torch.zeros_like(g))
-            tol = self.desc["atol"] + self.desc["rtol"] * w.abs()
-            bad = bad_nonfinite | (both & (err > tol)) | \
-                (~finite_w & (g != w) & ~(torch.isnan(g) & torch.isnan(w)))
-            r.mismatches = int(bad.sum().item())
-            r.nonfinite = int(bad_nonfinite.sum().item())
-            r.max_abs_err = float(err.max().item()) if err.numel() else 0.0
-            idx = torch.nonzero(bad)
-            r.first_bad = int(idx[0].item()) if idx.numel() else -1
+            flat = got.detach().reshape(-1)
+            r.mismatches = r.nonfinite = 0
+            r.max_abs_err = 0.0
+            r.first_bad = -1
+            for lo in range(0, flat.numel(), self.CHECK_CHUNK):
+                hi = min(flat.numel(), lo + self.CHECK_CHUNK)
+                g = flat[lo:hi].double()
+                w = ref[lo:hi].to(got.device).double()
+                finite_w = torch.isfinite(w)
+                bad_nonfinite = finite_w & ~torch.isfinite(g)
+                both = finite_w & torch.isfinite(g)
+                err = torch.where(both, (g - w).abs(), torch.zeros_like(g))
+                tol = self.desc["atol"] + self.desc["rtol"] * w.abs()
+                bad = bad_nonfinite | (both & (err > tol)) | \
+                    (~finite_w & (g != w) & ~(torch.isnan(g) & torch.isnan(w)))
+                n_bad = int(bad.sum().item())
+                r.mismatches += n_bad
+                r.nonfinite += int(bad_nonfinite.sum().item())
+                r.max_abs_err = max(r.max_abs_err, float(err.max().item()))
+                if n_bad and r.first_bad < 0:
+                    r.first_bad = lo + int(torch.nonzero(bad)[0].item())
             return 0
         except Exception:
             return self._fail(iid, "check: " + _why())
@@ -559,6 +573,49 @@ class TorchPlugin(PluginBase):
     def _intact(self, value, pristine, p):
         self.stream.synchronize()
         return self.torch.equal(value, pristine)
+
+    def _bytes(self, t):
+        """A tensor's bytes, flat, on the device (contiguous first)."""
+        return t.detach().reshape(-1).contiguous().view(self.torch.uint8)
+
+    def snapshot(self, iid, p):
+        """A device copy of param p's value as it is now, for
+        changed_bytes: the work-after-return check without reading an
+        output back (a 6 GB output read twice a seed took seconds). Only
+        the plugin's stream is waited for: work left running elsewhere
+        must not be waited out before the copy is taken."""
+        inst = self.instances[iid]
+        try:
+            t = self._outputs(inst)[p]
+            with self._on_stream():
+                copy = None if t is None else self._bytes(t).clone()
+            self.stream.synchronize()
+            inst.setdefault("snapshots", {})[p] = copy
+            return 0
+        except Exception:  # out of device memory: the worker reads back
+            inst.get("snapshots", {}).pop(p, None)
+            return self._fail(iid, "snapshot: " + _why())
+
+    def changed_bytes(self, iid, p, n):
+        inst = self.instances[iid]
+        try:
+            before = inst.get("snapshots", {}).pop(p)
+            t = self._outputs(inst)[p]
+            now = None if t is None else self._bytes(t)
+            if before is None or now is None or before.numel() != now.numel():
+                n[0] = 0 if before is None and now is None else max(
+                    0 if before is None else before.numel(),
+                    0 if now is None else now.numel())
+                return 0
+            changed = 0
+            with self._on_stream():
+                for lo in range(0, now.numel(), self.CHECK_CHUNK):
+                    hi = min(now.numel(), lo + self.CHECK_CHUNK)
+                    changed += int((now[lo:hi] != before[lo:hi]).sum().item())
+            n[0] = changed
+            return 0
+        except Exception:
+            return self._fail(iid, "changed_bytes: " + _why())
 
     def flush(self, iid):
         if self.dev.kl_device_flush(VOIDP(self.stream.cuda_stream)):

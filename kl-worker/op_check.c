@@ -76,8 +76,9 @@ static int busy_threads(void) {
  * wait a while (twice the launch, 2 ms to 100 ms), compare. Bytes that
  * changed were written by work the call did not wait for (a thread it left
  * running, a stream nobody synchronised), which no timer of the call sees.
- * Device plugins keep the copy on the device (snapshot, changed_bytes);
- * others are read back. Host plugins also may not leave threads running.
+ * Plugins that can keep the copy on the device (snapshot, changed_bytes:
+ * CUDA's and the Python worker's) do; others, and a snapshot that fails,
+ * are read back. Host plugins also may not leave threads running.
  * Adds to *late_bytes and *threads. */
 static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
                          uint64_t *late_bytes, int *threads) {
@@ -87,10 +88,8 @@ static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
                 !klw_host_checks();
   for (int p = 0; p < pl->nparams; p++) {
     if (!klw_is_checked(pl, p)) continue;
-    if (device) {
-      snapped[p] = pl->snapshot(inst, p) == 0;
-      continue;
-    }
+    /* a snapshot that fails (no device memory for the copy) is read back */
+    if (device && (snapped[p] = pl->snapshot(inst, p) == 0)) continue;
     uint64_t bytes = pl->buffer_bytes(inst, p);
     if ((before[p] = malloc(bytes ? (size_t)bytes : 1)))
       pl->read(inst, p, before[p], bytes);

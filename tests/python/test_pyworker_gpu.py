@@ -7,7 +7,9 @@
            people write them: a fused Triton kernel, a PyTorch one-liner,
            a wrong one, one that hands back results computed once
   check    the C worker's check on fresh seeds: the Triton and PyTorch
-           candidates correct, the wrong one not (mismatches counted)
+           candidates correct, the wrong one not (mismatches counted), one
+           whose thread writes the outputs after forward returned caught
+           (late bytes, from the device snapshot)
   time     the C sampler and CUPTI timer around forward(): every kernel it
            launches is timed, and its copies (a clone after the kernel) (the baseline's span covers its five kernels),
            SM clocks read from the harness's own probe, A B B A against the
@@ -78,10 +80,27 @@ import torch
 def forward(x):
     return torch.softmax(x, dim=-1).clone()
 '''
+# the right values, written by a thread 1 ms after forward returned: the
+# outputs were not final when launch and sync returned (work after return)
+LATE = '''
+import threading
+import time
+import torch
+
+def forward(x):
+    out = torch.zeros_like(x)
+
+    def later():
+        time.sleep(0.001)
+        out.copy_(torch.softmax(x, dim=-1))
+        torch.cuda.synchronize()
+    threading.Thread(target=later).start()
+    return out
+'''
 files = {}
 for name, text in (("ops", OPS), ("triton_fused", TRITON),
                    ("torch_softmax", TORCH), ("wrong", WRONG),
-                   ("stale", STALE), ("copied", COPIED)):
+                   ("stale", STALE), ("copied", COPIED), ("late", LATE)):
     files[name] = os.path.join(TMP, name + ".py")
     with open(files[name], "w") as f:
         f.write(text)
@@ -131,7 +150,8 @@ try:
     ids = {}
     for name, cand in (("baseline", None), ("triton_fused", "triton_fused"),
                        ("torch_softmax", "torch_softmax"), ("wrong", "wrong"),
-                       ("stale", "stale"), ("copied", "copied")):
+                       ("stale", "stale"), ("copied", "copied"),
+                       ("late", "late")):
         r = ask({"op": "load", "path": describe(name, cand)})
         check(r.get("ok") and r.get("nshapes") == 2,
               "load %s: %s" % (name, r))
@@ -157,6 +177,13 @@ try:
     res = (r.get("results") or [{}])[0]
     check(res.get("mismatches", 0) > 4096 * 1024 // 2,
           "the wrong candidate's mismatches are counted: %s" % res)
+
+    r = ask({"op": "check", "plugin": ids["late"], "oracle": -1, "shape": 0,
+             "seeds": [21]})
+    res = (r.get("results") or [{}])[0]
+    check(res.get("late_bytes", 0) > 0,
+          "outputs written 1 ms after forward returned are late bytes (the "
+          "device snapshot): %s" % json.dumps(r)[:400])
 
     base = {"op": "time", "shape": 0, "cold": 1, "warmup": 2,
             "min_samples": 10, "max_samples": 2000, "target_rel_ci": 0.005,
