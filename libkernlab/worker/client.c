@@ -448,7 +448,10 @@ static int roundtrip(json_object **out, kl_worker *w, json_object *req) {
   return 0;
 }
 
-static int check_ok(json_object *reply, const char *what) {
+/* A failed reply as `code`, its message once prefixed with the request
+ * ("worker: check: ...", where the worker's own text may already begin
+ * with "check: "). */
+static int reply_failed(json_object *reply, const char *what, int code) {
   json_object *ok, *err;
   if (json_object_object_get_ex(reply, "ok", &ok) &&
       json_object_get_boolean(ok))
@@ -456,7 +459,23 @@ static int check_ok(json_object *reply, const char *what) {
   const char *msg = json_object_object_get_ex(reply, "error", &err)
                         ? json_object_get_string(err)
                         : "no reason given";
-  return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: %s: %s", what, msg);
+  size_t n = strlen(what);
+  if (strncmp(msg, what, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+    msg += n + 2;
+  return kl__error(code, KL_DOMAIN_NONE, "worker: %s: %s", what, msg);
+}
+
+/* A load the worker refused: the file is not a plugin it can use (bad
+ * input). */
+static int check_ok(json_object *reply, const char *what) {
+  return reply_failed(reply, what, KL_EINVALID);
+}
+
+/* A check, time, device or release request the worker could not carry
+ * out (the device out of memory, a driver error, a case's module that
+ * raised): a runtime failure, not bad input. */
+static int request_ok(json_object *reply, const char *what) {
+  return reply_failed(reply, what, KL_ERROR);
 }
 
 static int load_in_worker(kl_worker *w, const char *path, int want_id) {
@@ -719,7 +738,7 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
   if (rc < 0) return rc;
-  if ((rc = check_ok(reply, "check")) == 0 &&
+  if ((rc = request_ok(reply, "check")) == 0 &&
       (!json_object_object_get_ex(reply, "results", &arr) ||
        json_object_array_length(arr) != nseeds))
     rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: check: short reply");
@@ -758,7 +777,7 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
 static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
                         size_t block) {
   json_object *all, *clocks, *ver, *v;
-  int rc = check_ok(reply, "time");
+  int rc = request_ok(reply, "time");
   if (rc < 0) return rc;
   if (!json_object_object_get_ex(reply, "samples", &all) ||
       json_object_array_length(all) != nplugins)
@@ -910,7 +929,7 @@ static int device_reply(json_object **reply, kl_worker *w, bool memory,
   if (context) json_object_object_add(req, "context", json_object_new_int(1));
   rc = roundtrip(reply, w, req);
   json_object_put(req);
-  if (rc == 0 && (rc = check_ok(*reply, "device")) < 0) {
+  if (rc == 0 && (rc = request_ok(*reply, "device")) < 0) {
     json_object_put(*reply);
     *reply = NULL;
   }
@@ -1016,7 +1035,7 @@ int kl__worker_release(kl_worker *w) {
   json_object_object_add(req, "op", json_object_new_string("release"));
   int rc = roundtrip(&reply, w, req);
   json_object_put(req);
-  if (rc == 0) rc = check_ok(reply, "release");
+  if (rc == 0) rc = request_ok(reply, "release");
   json_object_put(reply);
   return rc;
 }
@@ -1043,7 +1062,8 @@ int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,
 }
 
 /* A reply's failure as an error: a name the chip lacks is bad input; no
- * counters on this machine is "not possible here". */
+ * counters on this machine is "not possible here"; anything else (the
+ * profiler's own failures, a device error) a runtime failure. */
 int kl__worker_reply_status(json_object *reply, const char *what) {
   json_object *code, *err, *ok;
   if (json_object_object_get_ex(reply, "ok", &ok) &&
@@ -1055,11 +1075,11 @@ int kl__worker_reply_status(json_object *reply, const char *what) {
   const char *msg = json_object_object_get_ex(reply, "error", &err)
                         ? json_object_get_string(err)
                         : "the worker gave no reason";
-  if (!k[0])
-    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "worker: %s: %s", what, msg);
+  if (!k[0]) return reply_failed(reply, what, KL_ERROR);
   if (strcmp(k, "permission") == 0 || strcmp(k, "unavailable") == 0)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE, "%s", msg);
-  return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s", msg);
+  return kl__error(strcmp(k, "unknown_metric") == 0 ? KL_EINVALID : KL_ERROR,
+                   KL_DOMAIN_NONE, "%s", msg);
 }
 
 /* ---- versioned options

@@ -325,6 +325,12 @@ static void test_bench__worker_survives_a_crash(void **state) {
   assert_int_equal(kl_worker_check(res, w, good, good, 0, seeds, 3), 0);
   assert_int_equal(kl_worker_restarts(w), 1);
   assert_true(res[0].correct && res[1].correct && res[2].correct);
+  /* a request the worker cannot carry out is a runtime failure (exit 1),
+   * not bad input, its reason once prefixed */
+  assert_int_equal(kl_worker_check(res, w, 99, good, 0, seeds, 3), KL_ERROR);
+  assert_non_null(strstr(kl_error_last()->message, "worker: check: "));
+  assert_null(strstr(kl_error_last()->message, "check: check:"));
+  assert_int_equal(kl_worker_restarts(w), 1);
   /* a newer caller's bigger entries: laid out at its stride, the bytes
    * this library does not know left alone */
   struct {
