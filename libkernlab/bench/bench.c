@@ -732,9 +732,10 @@ done:
   kl__free(prof_ms);
   kl__profile_names_free(pnames, npnames);
   if (w) r->worker_restarts = kl_worker_restarts(w) - restarts_before;
-  if (keep && keep->once) {
-    /* the caller ends it */
-  } else if (keep) { /* kept only after a clean evaluation, its pool let go */
+  if (!keep) {
+    kl_worker_free(w);
+  } else if (!keep->once) { /* kept after a clean evaluation, its pool let go
+                             * (a bench of its own: kl__bench_in ends it) */
     bool clean =
         rc == 0 && r->verdict == KL_VERDICT_OK && r->worker_restarts == 0;
     if (clean && kl__worker_release(w) < 0) {
@@ -746,8 +747,6 @@ done:
       kl__worker_keep_oracle(w, -1);
     }
     kl__kept_worker_after(keep, clean);
-  } else {
-    kl_worker_free(w);
   }
   if (rc < 0) {
     kl_report_free(r);

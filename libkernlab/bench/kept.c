@@ -95,16 +95,6 @@ int kl__kept_worker_load(int *id, kl__kept_worker *k, const char *path) {
   return kl_worker_load(id, k->w, path);
 }
 
-/* Start spare_main on k (its spare_opts and spare_base set). */
-static void spare_start(kl__kept_worker *k) {
-  if (pthread_create(&k->spare, NULL, spare_main, k) == 0) {
-    k->spare_running = true;
-  } else {
-    kl__free(k->spare_base);
-    k->spare_base = NULL;
-  }
-}
-
 void kl__kept_worker_start(kl__kept_worker *k, const kl_worker_options *wopts) {
   const char *path = wopts->worker_path ? wopts->worker_path : "";
   if (k->w || k->spare_running || !(k->worker_path = kl__strdup(path))) return;
@@ -142,11 +132,16 @@ static void replace(kl__kept_worker *k) {
   k->device = device;
   k->spare_opts = o;
   k->spare_base = base;
-  spare_start(k);
+  if (pthread_create(&k->spare, NULL, spare_main, k) == 0) {
+    k->spare_running = true;
+  } else {
+    kl__free(k->spare_base);
+    k->spare_base = NULL;
+  }
 }
 
 void kl__kept_worker_after(kl__kept_worker *k, bool clean) {
-  if (!k->w || k->once) return; /* once: its caller ends it */
+  if (!k->w) return;
   size_t n;
   kl__worker_plugin_paths(k->w, &n);
   if (clean && n < KEPT_MAX_PLUGINS) {
