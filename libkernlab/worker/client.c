@@ -1072,10 +1072,10 @@ int kl__worker_reply_status(json_object *reply, const char *what) {
   const char *k = json_object_object_get_ex(reply, "code", &code)
                       ? json_object_get_string(code)
                       : "";
+  if (!k[0]) return reply_failed(reply, what, KL_ERROR);
   const char *msg = json_object_object_get_ex(reply, "error", &err)
                         ? json_object_get_string(err)
                         : "the worker gave no reason";
-  if (!k[0]) return reply_failed(reply, what, KL_ERROR);
   if (strcmp(k, "permission") == 0 || strcmp(k, "unavailable") == 0)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE, "%s", msg);
   return kl__error(strcmp(k, "unknown_metric") == 0 ? KL_EINVALID : KL_ERROR,
