@@ -97,7 +97,11 @@ static void test_bench__baseline_is_correct_and_timed(void **state) {
   assert_int_equal(kl_report_shape(&s, r, 0), 0);
   assert_string_equal(s.name, "1M");
   assert_true(s.checked && s.correct && s.timed);
-  assert_true(s.time.n >= 5);
+  /* the time cap wins over min_samples, never before 3 samples
+   * (docs/json.md): a slow machine (a cold 1M saxpy under ASan on a loaded
+   * 2-core box) reaches the 300 ms cap first */
+  assert_true(s.time.n >= 3);
+  if (s.time.n < 5) assert_string_equal(s.stop_reason, "time_cap");
   assert_true(s.time.ci_low <= s.time.median &&
               s.time.median <= s.time.ci_high);
   assert_true(s.time.median > 0);

@@ -129,12 +129,11 @@ try:
     # -- no kernlab there: one line at once, no retries ----------------
     nokl = case("nokl")
     args = [a if a != KL else "/nonexistent/kl" for a in SSH]
-    t0 = time.time()
     p = kl(KL, ENV, "run", nokl, *TUNE, *args, want=1)
     err = [l for l in p.stderr.splitlines() if l.strip()]
+    # retried, it would end "the connection failed N times" instead
     check(len(err) == 1 and "kl evaluate failed there (exit 127)" in err[0],
           "a missing remote kl is not one clear line: %s" % err)
-    check(time.time() - t0 < 30, "a missing remote kl was retried")
 finally:
     sshd.stop()
     FINISHED.set()
