@@ -1,4 +1,8 @@
-/* `kl check CASE [--json]`: load a case, print every error or a summary. */
+/* `kl check CASE [--json] [--tolerance]`: load a case, print every error or
+ * a summary; with --tolerance, also run the baseline's checks (compiled
+ * and run: a device case needs a device) and say whether the case's
+ * elementwise tolerance would accept a trivial output made from the
+ * oracle's (zeros, row means, rows rolled, the transpose). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,12 +156,101 @@ static int check_rule_files(const kl_case *c, check_state *st) {
   return rc;
 }
 
+/* The baseline checked at every shape: for each, the trivial outputs the
+ * elementwise tolerance accepts. Text, or a JSON object into *json.
+ * *accepts: shapes where one is accepted. */
+static int probe_tolerance(const kl_case *c, FILE *out, size_t *accepts) {
+  bool json = out != NULL;
+  kl_bench_options o = KL_BENCH_OPTIONS_INIT;
+  o.checks_only = 1;
+  kl_report *r = NULL;
+  if (kl_bench_run(&r, c, &o) < 0) return cli_fail();
+  kl_reference_info ref = KL_REFERENCE_INFO_INIT;
+  kl_case_reference(&ref, c);
+  if (kl_report_verdict(r) != KL_VERDICT_OK) {
+    cli_error("%s: the baseline fails its own check: %s", kl_case_dir(c),
+              kl_report_reason(r) ? kl_report_reason(r) : "?");
+    kl_report_free(r);
+    return EXIT_FAILED;
+  }
+  *accepts = 0;
+  size_t measured = 0;
+  double suggest = 0;
+  if (json)
+    fprintf(out, "{\"atol\":%.6g,\"rtol\":%.6g,\"shapes\":[", ref.atol,
+            ref.rtol);
+  else
+    printf("tolerance atol %g, rtol %g, against trivial outputs made from "
+           "the oracle's:\n",
+           ref.atol, ref.rtol);
+  for (size_t s = 0; s < kl_report_shape_count(r); s++) {
+    kl_shape_result sr = KL_SHAPE_RESULT_INIT;
+    kl_report_shape(&sr, r, s);
+    bool any = false, first = true;
+    if (json)
+      fprintf(out, "%s{\"name\":\"%s\",\"trivial\":[", s ? "," : "", sr.name);
+    for (int k = 0; kl_trivial_name(k); k++) {
+      kl_trivial_info t = KL_TRIVIAL_INFO_INIT;
+      if (kl_report_shape_trivial(&t, r, s, k) != 0) continue;
+      bool accepted = t.rejected == 0;
+      any |= accepted;
+      if (t.ref_rms * 1e-3 < suggest || suggest == 0)
+        suggest = t.ref_rms * 1e-3;
+      if (json) {
+        fprintf(out,
+                "%s{\"name\":\"%s\",\"output\":\"%s\",\"rel_l2\":%.6g,"
+                "\"rejected\":%llu,\"elements\":%llu,\"accepted\":%s,"
+                "\"output_rms\":%.6g}",
+                first ? "" : ",", t.name, t.output, t.rel_l2,
+                (unsigned long long)t.rejected, (unsigned long long)t.elements,
+                accepted ? "true" : "false", t.ref_rms);
+      } else {
+        if (first)
+          printf("  %-10s %s (RMS %.3g):", sr.name, t.output, t.ref_rms);
+        printf("%s %s %s (%llu/%llu outside, relative L2 %.3g)",
+               first ? "" : ",", t.name, accepted ? "ACCEPTED" : "rejected",
+               (unsigned long long)t.rejected, (unsigned long long)t.elements,
+               t.rel_l2);
+      }
+      first = false;
+    }
+    if (json)
+      fprintf(out, "],\"accepts_trivial\":%s}", any ? "true" : "false");
+    else if (first)
+      printf("  %-10s no float output to measure\n", sr.name);
+    else
+      putchar('\n');
+    measured += !first;
+    *accepts += any;
+  }
+  if (json) {
+    fprintf(out, "],\"accepts_trivial\":%s", *accepts ? "true" : "false");
+    if (*accepts) fprintf(out, ",\"suggested_atol\":%.2g", suggest);
+    fprintf(out, "}");
+  } else if (*accepts) {
+    printf("tolerance accepts a trivial output at %zu of %zu shapes: a wrong "
+           "answer like it passes the elementwise check (the scale check, "
+           "reference.trivial_margin, still rejects it); atol %.2g (a "
+           "thousandth of the smallest output RMS) would not accept it\n",
+           *accepts, measured, suggest);
+  } else if (measured) {
+    printf("tolerance separates a right answer from every trivial output at "
+           "%zu of %zu shapes\n",
+           measured, kl_report_shape_count(r));
+  }
+  kl_report_free(r);
+  return EXIT_OK;
+}
+
 int cmd_check(int argc, char **argv) {
   check_state st = {0};
   const char *path = NULL;
+  bool tolerance = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
       st.json = true;
+    else if (strcmp(argv[i], "--tolerance") == 0)
+      tolerance = true;
     else if (argv[i][0] == '-' && argv[i][1])
       return cli_usage_error("check", "unknown option '%s'", argv[i]);
     else if (path)
@@ -203,14 +296,29 @@ int cmd_check(int argc, char **argv) {
     }
   } else if (st.json) {
     kl_buf json = KL_BUF_INIT;
+    char *tol = NULL;
+    size_t tol_len = 0, accepts = 0;
+    FILE *tf = tolerance ? open_memstream(&tol, &tol_len) : NULL;
     if (kl_case_describe_json(&json, c) < 0) {
       status = cli_fail();
+    } else if (tolerance &&
+               (!tf || (status = probe_tolerance(c, tf, &accepts)))) {
+      if (!tf) status = EXIT_FAILED;
     } else {
-      printf("{\"ok\":true,\"case\":%s}\n", json.ptr);
+      if (tf) fclose(tf), tf = NULL;
+      printf("{\"ok\":true,\"case\":%s%s%s}\n", json.ptr,
+             tolerance ? ",\"tolerance\":" : "", tolerance ? tol : "");
     }
+    if (tf) fclose(tf);
+    free(tol);
     kl_buf_dispose(&json);
   } else {
     print_summary(c);
+    size_t accepts = 0;
+    if (tolerance) {
+      fflush(stdout);
+      status = probe_tolerance(c, NULL, &accepts);
+    }
   }
   free(errors);
   kl_case_free(c);

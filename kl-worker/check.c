@@ -7,6 +7,7 @@
  * two ways agree; anyone who doubts the device's). A check that keeps the
  * oracle's outputs (instances.c) compares with the kept ones where they
  * exist and are proved unchanged, and hands over those it computes. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,8 +172,41 @@ void klw_want_release(klw_want *w, const kl_plugin *pl) {
   w->from = NULL;
 }
 
+/* Param p's scale against `want` into t, where it is the output closest to
+ * a trivial one so far. */
+static void scale_output(const kl_plugin *pl, void *inst, int p,
+                         const void *want, bool on_device, klw_tally *t) {
+  kl_plugin_scale s;
+  memset(&s, 0, sizeof(s));
+  s.struct_size = sizeof(s);
+  if (KLW_ENTRY(pl, scale)(inst, p, want, on_device, &s) != 0 ||
+      !(s.ref_sq > 0))
+    return; /* integers, or an oracle of zeros: no scale to judge by */
+  if (s.max_ulp > t->max_ulp) t->max_ulp = s.max_ulp;
+  double rel = sqrt(s.err_sq / s.ref_sq), best = -1;
+  double trel[KL_PLUGIN_NTRIVIAL];
+  for (int k = 0; k < KL_PLUGIN_NTRIVIAL; k++) {
+    trel[k] = s.trivial_sq[k] < 0 ? -1 : sqrt(s.trivial_sq[k] / s.ref_sq);
+    if (trel[k] >= 0 && (best < 0 || trel[k] < best)) best = trel[k];
+  }
+  /* the worst output: error nearest the best trivial output's */
+  double ratio = best > 0 ? rel / best : rel > 0 ? INFINITY : 0;
+  if (t->scaled && !(ratio > t->scale_ratio)) return;
+  t->scale_ratio = ratio;
+  t->scaled = true;
+  snprintf(t->scale_param, sizeof(t->scale_param), "%s", pl->param_names[p]);
+  t->rel_l2 = rel;
+  for (int k = 0; k < KL_PLUGIN_NTRIVIAL; k++) {
+    t->trivial_rel[k] = trel[k];
+    t->trivial_bad[k] = s.trivial_bad[k];
+  }
+  t->elements = s.counted;
+  t->rows = s.rows;
+  t->ref_rms = s.counted ? sqrt(s.ref_sq / (double)s.counted) : 0;
+}
+
 int klw_compare_outputs(const kl_plugin *pl, void *inst, const klw_want *w,
-                        klw_tally *t) {
+                        klw_tally *t, bool scale) {
   for (int p = 0; p < pl->nparams; p++) {
     if (!klw_is_checked(pl, p)) continue;
     kl_plugin_check r;
@@ -193,6 +227,8 @@ int klw_compare_outputs(const kl_plugin *pl, void *inst, const klw_want *w,
     t->unwritten += r.unwritten;
     t->nonfinite += r.nonfinite;
     if (r.max_abs_err > t->max_abs_err) t->max_abs_err = r.max_abs_err;
+    if (scale && KLW_ENTRY(pl, scale))
+      scale_output(pl, inst, p, want, w->on_device, t);
   }
   return 0;
 }

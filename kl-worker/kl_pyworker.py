@@ -67,6 +67,20 @@ class CheckResult(ctypes.Structure):
 
 CHECK = FN(ctypes.c_int, VOIDP, ctypes.c_int32, VOIDP,
            ctypes.POINTER(CheckResult))
+
+
+class ScaleResult(ctypes.Structure):  # kl_plugin_scale
+    _fields_ = [("struct_size", ctypes.c_uint32), ("reserved", ctypes.c_uint32),
+                ("rows", ctypes.c_uint64), ("counted", ctypes.c_uint64),
+                ("err_sq", ctypes.c_double), ("ref_sq", ctypes.c_double),
+                ("trivial_sq", ctypes.c_double * 4),
+                ("trivial_bad", ctypes.c_uint64 * 4),
+                ("max_ulp", ctypes.c_double)]
+
+
+SCALE = FN(ctypes.c_int, VOIDP, ctypes.c_int32, VOIDP, ctypes.c_int32,
+           ctypes.POINTER(ScaleResult))
+NO_REFERENCE = 1  # KL_PLUGIN_NO_REFERENCE: nothing to measure
 INTACT = FN(ctypes.c_int, VOIDP, ctypes.c_int32)
 DESTROY = FN(None, VOIDP)
 LAST_ERROR = FN(VOIDP, VOIDP)
@@ -100,7 +114,7 @@ PluginStruct._fields_ = [
     # checks on the device: the comparison with the oracle is the host's
     # (check), the work-after-return copy the device's (TorchPlugin)
     ("device_buffer", VOIDP), ("check_device", VOIDP), ("snapshot", INTACT),
-    ("changed_bytes", CHANGED), ("flush_mark", ONE)]
+    ("changed_bytes", CHANGED), ("flush_mark", ONE), ("scale", SCALE)]
 
 
 def _import_file(name, path, stands_for=None):
@@ -405,6 +419,7 @@ class PluginBase:
             s.set_stream = keep(SET_STREAM, iid(self.set_stream), 1)
             s.snapshot = keep(INTACT, iid(self.snapshot), 1)
             s.changed_bytes = keep(CHANGED, iid(self.changed_bytes), 1)
+            s.scale = keep(SCALE, iid(self.scale), 1)
         s.kernel_info = None
         s.notes = keep(NOTES, self.notes, None)
         self.struct = s
@@ -569,6 +584,94 @@ class TorchPlugin(PluginBase):
             return 0
         except Exception:
             return self._fail(iid, "check: " + _why())
+
+    # scale() works a chunk at a time too, with index tensors beside it
+    SCALE_CHUNK = 1 << 24
+    MANT_BITS = {"torch.float64": 52, "torch.float32": 23,
+                 "torch.float16": 10, "torch.bfloat16": 7}
+
+    def scale(self, iid, p, want, on_device, out):
+        """kl_plugin_scale (kernlab/plugin.h): the output's distance from
+        the oracle's beside trivial outputs made from the oracle's (zeros,
+        each row's mean, the rows rolled by half, the transpose); the
+        leading axis is the output tensor's first dimension. The same sums
+        as the harness's klh_scale_host, on the device."""
+        torch = self.torch
+        try:
+            inst = self.instances[iid]
+            got = self._outputs(inst)[p]
+            ref = self._host_view(want, self.meta[inst["shape"]][p], p)
+            if (on_device or got is None or got.numel() != ref.numel() or
+                    not ref.is_floating_point()):
+                return NO_REFERENCE
+            n = ref.numel()
+            lead = got.shape[0] if got.dim() >= 2 else 1
+            r = lead if 1 < lead < n and n % lead == 0 else 1
+            cols = n // r
+            mrows, mlen = (r, cols) if cols > 1 else (1, n)
+            dev = got.device
+            with self._on_stream():
+                w_all = ref.to(dev)
+                g_all = got.detach().reshape(-1)
+                f64 = torch.float64
+                rowsum = torch.zeros(mrows, dtype=f64, device=dev)
+                rowcnt = torch.zeros(mrows, dtype=f64, device=dev)
+                step = self.SCALE_CHUNK
+                for lo in range(0, n, step):
+                    hi = min(n, lo + step)
+                    w = w_all[lo:hi].to(f64)
+                    fin = torch.isfinite(w)
+                    rows = torch.arange(lo, hi, device=dev) // mlen
+                    rowsum.index_add_(0, rows, torch.where(fin, w, 0.0))
+                    rowcnt.index_add_(0, rows, fin.to(f64))
+                mean = rowsum / rowcnt.clamp(min=1)
+                acc = torch.zeros(7, dtype=f64, device=dev)
+                bad = torch.zeros(4, dtype=torch.int64, device=dev)
+                ulp = torch.zeros((), dtype=f64, device=dev)
+                mant = self.MANT_BITS.get(str(ref.dtype), 23)
+                tiny = {52: -1021, 23: -125, 10: -13}.get(mant, -125)
+                shift = (r // 2) * cols
+                atol, rtol = self.desc["atol"], self.desc["rtol"]
+                for lo in range(0, n, step):
+                    hi = min(n, lo + step)
+                    i = torch.arange(lo, hi, device=dev)
+                    w = w_all[lo:hi].to(f64)
+                    g = g_all[lo:hi].to(f64)
+                    fin = torch.isfinite(w)
+                    both = fin & torch.isfinite(g)
+                    w0 = torch.where(fin, w, 0.0)
+                    d = torch.where(both, g - w, 0.0)
+                    acc[0] += (d * d).sum()
+                    acc[1] += (w0 * w0).sum()
+                    acc[2] += fin.sum()
+                    _, e = torch.frexp(w0.abs())
+                    e = torch.where(w0 == 0, torch.full_like(e, tiny), e)
+                    u = d.abs() / torch.ldexp(torch.ones_like(w0),
+                                              e - 1 - mant)
+                    ulp = torch.maximum(ulp, u.max())
+                    tol = atol + rtol * w0.abs()
+                    ts = [torch.zeros_like(w0), mean[i // mlen]]
+                    if r > 1:
+                        ts.append(w_all[(i + shift) % n].to(f64))
+                        ts.append(w_all[(i % r) * cols + i // r].to(f64))
+                    for k, t in enumerate(ts):
+                        ok = fin & torch.isfinite(t)
+                        dt = torch.where(ok, t - w0, 0.0)
+                        acc[3 + k] += (dt * dt).sum()
+                        bad[k] += (ok & (dt.abs() > tol)).sum()
+                vals = acc.tolist()
+                nbad = bad.tolist()
+                o = out[0]
+                o.rows = r
+                o.err_sq, o.ref_sq, o.counted = vals[0], vals[1], int(vals[2])
+                for k in range(4):
+                    applies = k < 2 or r > 1
+                    o.trivial_sq[k] = vals[3 + k] if applies else -1.0
+                    o.trivial_bad[k] = nbad[k] if applies else 0
+                o.max_ulp = float(ulp.item())
+            return 0
+        except Exception:
+            return self._fail(iid, "scale: " + _why())
 
     def _intact(self, value, pristine, p):
         self.stream.synchronize()

@@ -23,7 +23,10 @@
  * kernel), and not the harness's own restores between samples.
  *
  * The same subscriber hands the runtime's kernel launches, by symbol, to
- * whoever watches them (the profiler names its ranges so). Without CUPTI
+ * whoever watches them (the profiler names its ranges so), and notes the
+ * kernels every device launch runs, runtime and driver launches alike
+ * (Triton's go through the driver), by name: timed_work.c holds a timed
+ * launch to the kernels its checked launches ran. Without CUPTI
  * (a host-only build, or no libcupti at run time) launches run unguarded:
  * the harness's redirection by name still holds. */
 #define _GNU_SOURCE
@@ -57,6 +60,7 @@ static char guard_error[320];
 #include <dlfcn.h>
 
 #include "cupti_copy_ids.h"
+#include "cupti_launch_ids.h"
 #include "cupti_timer.h"
 
 static const CUpti_CallbackId forbidden_runtime[] = {
@@ -201,6 +205,33 @@ void klw_copies_forget(void) {
   pthread_mutex_unlock(&copies_lock);
 }
 
+/* The kernels the current launch ran (distinct names, the first
+ * KLW_LAUNCH_KERNELS), noted from any thread of the launch. */
+static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
+static klw_launch_kernels launched;
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static void note_kernel(const char *name) {
+  uint64_t h = name_hash(name);
+  pthread_mutex_lock(&kernels_lock);
+  bool known = false;
+  for (int i = 0; i < launched.n && !known; i++)
+    known = launched.hash[i] == h;
+  if (!known && launched.n < KLW_LAUNCH_KERNELS) {
+    launched.hash[launched.n] = h;
+    snprintf(launched.name[launched.n], sizeof(launched.name[0]), "%s", name);
+    launched.n++;
+  }
+  launched.total++;
+  pthread_mutex_unlock(&kernels_lock);
+}
+
 static void note(const char *name) {
   const char *none = NULL;
   atomic_compare_exchange_strong(&caught, &none, name ? name : "?");
@@ -225,11 +256,19 @@ static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain domain,
     if (kernel_watcher && cb->symbolName &&
         listed(kernel_launches, KL_ARRAY_SIZE(kernel_launches), cbid))
       kernel_watcher(cb->symbolName);
+    if (atomic_load(&in_launch) && cb->symbolName &&
+        listed(kl__launch_runtime_cbids,
+               KL_LAUNCH_IDS(kl__launch_runtime_cbids), cbid))
+      note_kernel(cb->symbolName);
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
              cb->callbackSite == CUPTI_API_ENTER) {
-    if (atomic_load(&in_launch) &&
-        listed(klw_copy_driver_cbids, KLW_COPY_IDS(klw_copy_driver_cbids),
-               cbid))
+    if (listed(kl__launch_driver_cbids, KL_LAUNCH_IDS(kl__launch_driver_cbids),
+               cbid)) { /* a kernel launch: never forbidden */
+      if (atomic_load(&in_launch) && runtime_depth == 0 && cb->symbolName)
+        note_kernel(cb->symbolName);
+    } else if (atomic_load(&in_launch) &&
+               listed(klw_copy_driver_cbids,
+                      KLW_COPY_IDS(klw_copy_driver_cbids), cbid))
       note_copy(cb->correlationId);
     else if (runtime_depth == 0 && atomic_load(&armed))
       note(cb->functionName);
@@ -267,6 +306,10 @@ static bool subscribed(void) {
     if (enable_one(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
                    klw_copy_driver_cbids[i]) != CUPTI_SUCCESS)
       return false;
+  for (size_t i = 0; i < KL_LAUNCH_IDS(kl__launch_driver_cbids); i++)
+    if (enable_one(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                   kl__launch_driver_cbids[i]) != CUPTI_SUCCESS)
+      return false;
   state = 1;
   return true;
 }
@@ -280,11 +323,17 @@ bool klw_watch_kernels(void (*watcher)(const char *symbol)) {
 int klw_launch(const kl_plugin *pl, void *inst) {
   guard_error[0] = '\0';
   if (!pl->flush || !subscribed()) { /* host plugins */
+    launched.valid = false;
     seen_before(inst);
     return pl->launch(inst);
   }
   bool judged = seen_before(inst) && strcmp(pl->backend, "cuda") == 0;
   atomic_store(&caught, NULL);
+  pthread_mutex_lock(&kernels_lock);
+  launched.n = 0;
+  launched.total = 0;
+  launched.valid = true;
+  pthread_mutex_unlock(&kernels_lock);
   atomic_store(&armed, judged);
   atomic_store(&in_launch, true);
   int rc = pl->launch(inst);
@@ -317,6 +366,16 @@ void klw_copies_forget(void) {}
 int klw_launch(const kl_plugin *pl, void *inst) {
   guard_error[0] = '\0';
   return pl->launch(inst);
+}
+#endif
+
+#ifdef KL_HAVE_CUPTI
+const klw_launch_kernels *klw_last_launch_kernels(void) {
+  return launched.valid ? &launched : NULL;
+}
+#else
+const klw_launch_kernels *klw_last_launch_kernels(void) {
+  return NULL;
 }
 #endif
 

@@ -28,8 +28,9 @@
  * *launch_us is the wall time of launch and sync. -2 when the candidate's
  * launch or sync failed (its own doing: a bad geometry, a launcher breaking
  * the launch contract), -1 when preparing did. */
-static int run_candidate(const kl_plugin *pl, void *inst, uint64_t seed,
-                         int poison, double *launch_us, klw_tally *t) {
+static int run_candidate(const kl_plugin *pl, void *inst, int shape, bool first,
+                         uint64_t seed, int poison, double *launch_us,
+                         klw_tally *t) {
   memset(t, 0, sizeof(*t));
   if (pl->prepare(inst, seed, poison)) {
     snprintf(t->detail, sizeof(t->detail), "%s", pl->last_error(inst));
@@ -42,6 +43,7 @@ static int run_candidate(const kl_plugin *pl, void *inst, uint64_t seed,
     return -2;
   }
   *launch_us = klw_now_us() - t0;
+  klw_work_checked(pl, shape, first); /* what a timed launch must run too */
   return 0;
 }
 
@@ -113,6 +115,33 @@ static void settle_check(const kl_plugin *pl, void *inst, double launch_us,
   }
 }
 
+/* The tally's scale: the output nearest a trivial one, its relative L2
+ * error and each trivial output's, and how many of a trivial output's
+ * elements the elementwise tolerance would reject. */
+static json_object *scale_json(const klw_tally *t) {
+  static const char *const names[KL_PLUGIN_NTRIVIAL] = {"zeros", "mean",
+                                                        "rolled", "transposed"};
+  json_object *s = json_object_new_object(), *rel = json_object_new_object(),
+              *bad = json_object_new_object();
+  json_object_object_add(s, "param", json_object_new_string(t->scale_param));
+  json_object_object_add(s, "rel_l2", json_object_new_double(t->rel_l2));
+  for (int k = 0; k < KL_PLUGIN_NTRIVIAL; k++) {
+    if (t->trivial_rel[k] < 0) continue;
+    json_object_object_add(rel, names[k],
+                           json_object_new_double(t->trivial_rel[k]));
+    json_object_object_add(bad, names[k],
+                           json_object_new_int64((int64_t)t->trivial_bad[k]));
+  }
+  json_object_object_add(s, "trivial", rel);
+  json_object_object_add(s, "trivial_rejected", bad);
+  json_object_object_add(s, "elements",
+                         json_object_new_int64((int64_t)t->elements));
+  json_object_object_add(s, "rows", json_object_new_int64((int64_t)t->rows));
+  json_object_object_add(s, "ref_rms", json_object_new_double(t->ref_rms));
+  json_object_object_add(s, "max_ulp", json_object_new_double(t->max_ulp));
+  return s;
+}
+
 static json_object *seed_result(uint64_t seed, bool correct,
                                 const char *detail) {
   json_object *r = json_object_new_object();
@@ -156,7 +185,8 @@ void klw_op_check(json_object *req) {
         (uint64_t)json_object_get_int64(json_object_array_get_idx(seeds, i));
     klw_tally t, t2;
     double launch_us = 0;
-    int ran = run_candidate(pl, inst, seed, 0, &launch_us, &t);
+    int ran =
+        run_candidate(pl, inst, shape, made && i == 0, seed, 0, &launch_us, &t);
     if (ran == -2) { /* the candidate's verdict, not the worker's error */
       json_object_array_add(results, seed_result(seed, false, t.detail));
       all_correct = false;
@@ -190,7 +220,7 @@ void klw_op_check(json_object *req) {
     int rc = klw_want_compute(&want, pl, inst, seed, err, sizeof(err));
     double oracle_us = klw_now_us() - t0;
     bool kept = want.kept_hit;
-    if (rc || klw_compare_outputs(pl, inst, &want, &t) < 0) {
+    if (rc || klw_compare_outputs(pl, inst, &want, &t, true) < 0) {
       klw_reply_error("check: %s", rc ? err : t.detail);
       goto done;
     }
@@ -198,9 +228,9 @@ void klw_op_check(json_object *req) {
      * run once more with the second pattern (the oracle again after it)
      * and keep the smaller count. */
     if (t.unwritten > 0 &&
-        run_candidate(pl, inst, seed, 1, &launch_us, &t2) == 0 &&
+        run_candidate(pl, inst, shape, false, seed, 1, &launch_us, &t2) == 0 &&
         klw_want_compute(&want, pl, inst, seed, err, sizeof(err)) == 0 &&
-        klw_compare_outputs(pl, inst, &want, &t2) == 0 &&
+        klw_compare_outputs(pl, inst, &want, &t2, true) == 0 &&
         t2.unwritten < t.unwritten)
       t = t2;
     bool correct = !t.mismatches && !inputs_written;
@@ -225,6 +255,7 @@ void klw_op_check(json_object *req) {
     json_object_object_add(r, "oracle_ms",
                            json_object_new_double(oracle_us / 1000.0));
     json_object_object_add(r, "oracle_kept", json_object_new_boolean(kept));
+    if (t.scaled) json_object_object_add(r, "scale", scale_json(&t));
     json_object_array_add(results, r);
   }
   json_object *o = json_object_new_object();

@@ -58,6 +58,16 @@ void klw_reply(json_object *o) {
   json_object_put(o);
 }
 
+void klw_reply_cheat(const char *gate, int culprit, const char *text) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(0));
+  json_object_object_add(o, "error", json_object_new_string(text));
+  json_object_object_add(o, "code", json_object_new_string("cheat"));
+  json_object_object_add(o, "gate", json_object_new_string(gate));
+  json_object_object_add(o, "culprit", json_object_new_int(culprit));
+  klw_reply(o);
+}
+
 void klw_reply_error(const char *fmt, ...) {
   char text[1024];
   va_list ap;

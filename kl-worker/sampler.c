@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernlab/stats.h"
 #include "worker_internal.h"
@@ -129,4 +130,11 @@ int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
     }
   }
   return 0;
+}
+
+void klw_blame_launch(klw_sampling *s, int k) {
+  if (strstr(s->err, "the launch called") || strstr(s->err, "scratch region")) {
+    s->gate = "launch_contract";
+    s->culprit = k;
+  }
 }

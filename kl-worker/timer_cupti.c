@@ -112,7 +112,7 @@ static void timeline(dev_state *d, const klw_kernel *k, size_t nk) {
 /* Cut this window's records into samples; 0 or -1 with a message. */
 static int attribute(dev_state *d, klw_kernel *k, size_t nk,
                      const dev_sample_ref *refs, size_t nrefs, double **us,
-                     char *err, size_t errlen) {
+                     int *culprit, char *err, size_t errlen) {
   timeline(d, k, nk);
   /* the harness's restores are dropped, a launch's copies are work, a
    * flush that marks is a marker */
@@ -138,11 +138,14 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
     if (end || k[i].kind == KLW_PROBE) {
       if (cur >= 0) {
         if (hi <= lo) {
+          /* checked launches ran kernels; this timed one ran none */
           snprintf(err, errlen,
-                   "sample %ld launched no timed kernel (did launch() run "
-                   "any work?)",
+                   "sample %ld launched no kernel while timed (its checked "
+                   "launches did work): the timed call must do the checked "
+                   "call's work",
                    cur);
-          return -1;
+          *culprit = refs[cur].plugin;
+          return -2;
         }
         us[refs[cur].plugin][refs[cur].index] = (double)(hi - lo) / 1000.0;
         d->timed_us += (double)(hi - lo) / 1000.0;
@@ -227,6 +230,16 @@ static int prelude(klw_sampling *s, int k, void *inst, int spin_ns) {
   return pl->clock_mark(inst, spin_ns) ? -1 : 0;
 }
 
+/* A timed launch that skipped a kernel its checked launches ran. */
+static int short_of_checked(klw_sampling *s, int k) {
+  const char *why = klw_work_timed(s->pl[k], s->tr->shape);
+  if (!why) return 0;
+  snprintf(s->err, sizeof(s->err), "%s", why);
+  s->gate = "timed_work";
+  s->culprit = k;
+  return -1;
+}
+
 /* Warm up round by round; the last round, timed on the host, sizes the
  * placement blocks. */
 static int dev_warmup(klw_sampling *s, double *round_us) {
@@ -237,8 +250,10 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
       if (prelude(s, k, s->inst[k], 2000) || klw_launch(s->pl[k], s->inst[k])) {
         snprintf(s->err, sizeof(s->err), "warm-up: %s",
                  klw_launch_error(s->pl[k], s->inst[k]));
+        klw_blame_launch(s, k);
         return -1;
       }
+      if (short_of_checked(s, k)) return -1;
     }
     if (s->pl[0]->sync(s->inst[0])) {
       snprintf(s->err, sizeof(s->err), "warm-up: %s",
@@ -340,8 +355,10 @@ static int dev_launch(klw_sampling *s, int k, void *inst, size_t index) {
   if (klw_launch(s->pl[k], inst)) {
     snprintf(s->err, sizeof(s->err), "launch: %s",
              klw_launch_error(s->pl[k], inst));
+    klw_blame_launch(s, k);
     return -1;
   }
+  if (short_of_checked(s, k)) return -1;
   d->refs[d->nrefs].plugin = k;
   d->refs[d->nrefs].index = index;
   d->nrefs++;
@@ -384,8 +401,17 @@ static int dev_collect(klw_sampling *s) {
   if (dropped) {
     snprintf(s->err, sizeof(s->err), "CUPTI dropped %zu records", dropped);
     rc = -1;
-  } else if (attribute(d, recs, nrecs, d->refs, d->nrefs, s->us, s->err,
-                       sizeof(s->err)) < 0) {
+  } else if ((rc = attribute(d, recs, nrecs, d->refs, d->nrefs, s->us,
+                             &s->culprit, s->err, sizeof(s->err))) < 0) {
+    /* no kernel in a sample: the timed code's doing where its checked
+     * launches ran one (a result handed back from memory), else a kernel
+     * that does no device work at all, which nothing can time */
+    if (rc == -2 && klw_work_expected(s->pl[s->culprit], s->tr->shape))
+      s->gate = "timed_work";
+    else if (rc == -2)
+      snprintf(s->err, sizeof(s->err),
+               "the launch runs no kernel, so there is nothing to time (its "
+               "checked launches ran none either)");
     rc = -1;
   }
   free(recs);

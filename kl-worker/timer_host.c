@@ -142,6 +142,7 @@ static int host_launch(klw_sampling *s, int k, void *inst, size_t index) {
   double t0 = klw_now_us();
   if (s->pl[k]->launch(inst) || s->pl[k]->sync(inst)) {
     snprintf(s->err, sizeof(s->err), "launch: %s", s->pl[k]->last_error(inst));
+    klw_blame_launch(s, k);
     return -1;
   }
   s->us[k][index] = klw_now_us() - t0;

@@ -36,6 +36,10 @@
 char *klw_read_line(void);
 /* Send one reply line (takes the object). */
 void klw_reply(json_object *o);
+/* A failed request that the timed (or checked) code caused: "code":
+ * "cheat", its gate and the index of the culprit plugin in the request.
+ * The client turns it into a CHEAT verdict, not a kernlab failure. */
+void klw_reply_cheat(const char *gate, int culprit, const char *text);
 void klw_reply_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 int64_t klw_get_int(json_object *req, const char *key, int64_t dflt);
@@ -66,6 +70,27 @@ const kl_plugin *klw_plugin_at(int64_t id);
  * then says why. An instance's first launch is not judged (the harness
  * makes its scratch there). */
 int klw_launch(const kl_plugin *pl, void *inst);
+/* The kernels the last klw_launch of a device plugin ran, by name (CUPTI's
+ * launch callbacks); NULL where they are not known (a host plugin, no
+ * CUPTI). Valid until the next klw_launch. */
+#define KLW_LAUNCH_KERNELS 32
+typedef struct klw_launch_kernels {
+  bool valid;
+  int n;          /* distinct names (at most the first 32) */
+  uint64_t total; /* kernel launches */
+  uint64_t hash[KLW_LAUNCH_KERNELS];
+  char name[KLW_LAUNCH_KERNELS][96]; /* the first 95 bytes of each */
+} klw_launch_kernels;
+const klw_launch_kernels *klw_last_launch_kernels(void);
+/* timed_work.c: what a plugin's checked launches ran at a shape, and
+ * whether a timed launch ran it too. klw_work_checked after each check
+ * launch (`first`: the instance's first, which may run one-time kernels);
+ * klw_work_timed after each timed launch: NULL, or why it falls short (it
+ * skipped a kernel every checked launch ran), in a static buffer. */
+void klw_work_checked(const kl_plugin *pl, int shape, bool first);
+const char *klw_work_timed(const kl_plugin *pl, int shape);
+/* Whether the plugin's checked launches at the shape ran a kernel. */
+bool klw_work_expected(const kl_plugin *pl, int shape);
 const char *klw_launch_error(const kl_plugin *pl, void *inst);
 /* Whether a copy or memset record's correlation id is one queued inside a
  * launch (its time is the sample's work); klw_copies_forget empties the
@@ -86,6 +111,18 @@ typedef struct klw_tally {
   uint64_t mismatches, unwritten, nonfinite;
   double max_abs_err;
   char detail[160];
+  /* scale (plugins with scale(), float outputs whose oracle is not all
+   * zeros): of the outputs, the one whose relative L2 error is closest to
+   * a trivial output's (kl_plugin_scale) */
+  bool scaled;
+  char scale_param[64];
+  double rel_l2;                          /* |out - want| / |want| */
+  double trivial_rel[KL_PLUGIN_NTRIVIAL]; /* the trivial outputs'; -1: n/a */
+  uint64_t trivial_bad[KL_PLUGIN_NTRIVIAL];
+  uint64_t elements, rows;
+  double ref_rms;     /* sqrt(sum want^2 / elements) of that output */
+  double scale_ratio; /* rel_l2 over the best trivial output's */
+  double max_ulp;     /* over every output */
 } klw_tally;
 
 /* A plugin's entry `member`, or NULL when the plugin's struct_size does not
@@ -134,10 +171,11 @@ int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
                      uint64_t seed, char *err, size_t errlen);
 void klw_want_release(klw_want *w, const kl_plugin *pl);
 /* Compare every output `inst` holds with w's, adding to *t (the first
- * problem goes to t->detail). 0, or -1 with t->detail when a comparison
- * could not run. */
+ * problem goes to t->detail); with `scale`, also measure each output's
+ * distance beside the trivial outputs' (t->scaled). 0, or -1 with t->detail
+ * when a comparison could not run. */
 int klw_compare_outputs(const kl_plugin *pl, void *inst, const klw_want *w,
-                        klw_tally *t);
+                        klw_tally *t, bool scale);
 /* {"op":"check",...}: fresh seeds, poisoned outputs, inputs intact, work
  * after return. */
 void klw_op_check(json_object *req);
@@ -216,7 +254,13 @@ typedef struct klw_sampling {
   double ready_us; /* of place_us: sets made between windows (not part of
                       the sampling wall the reply reports) */
   char err[512];   /* why the sampler stopped on an error */
-  void *state;     /* the timer's */
+  /* an error that is the timed code's doing, not the worker's: the gate
+   * it failed ("launch_contract": it broke the launch contract while
+   * timed; "timed_work": a sample launched no kernel) and which of the
+   * request's plugins did it; NULL: the worker's own failure */
+  const char *gate;
+  int culprit;
+  void *state; /* the timer's */
 } klw_sampling;
 
 /* How samples are taken: the host's clock or CUPTI's records. The sampler
@@ -250,6 +294,11 @@ extern const klw_timer klw_timer_host;
 #ifdef KL_HAVE_CUPTI
 extern const klw_timer klw_timer_cupti;
 #endif
+
+/* After a launch of plugin k failed while timed: where s->err says it
+ * broke the launch contract (a call a launcher may not make, a scratch
+ * region asked for after the first launch), the plugin's fault. */
+void klw_blame_launch(klw_sampling *s, int k);
 
 /* The one sampling loop (sampler.c): warm up, size the placement blocks,
  * sample rounds window by window until the interval is narrow enough,

@@ -39,7 +39,7 @@ KL_EXTERN(const char *) kl_verdict_name(kl_verdict v);
  *  "profile", "timing"), for a live view. */
 typedef void (*kl_bench_phase_fn)(const char *phase, void *payload);
 
-#define KL_BENCH_OPTIONS_VERSION 4
+#define KL_BENCH_OPTIONS_VERSION 5
 typedef struct kl_bench_options {
   unsigned version;           /**< KL_BENCH_OPTIONS_VERSION */
   const char *candidate;      /**< kernel source text; NULL: the baseline */
@@ -76,11 +76,14 @@ typedef struct kl_bench_options {
                             gives every evaluation the same, so that a
                             worker kept for the run makes the oracle's
                             outputs once per seed and shape */
+  /* version 5 */
+  int checks_only; /**< check every shape and stop: nothing is profiled or
+                        timed (kl check's tolerance probe) */
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT                                                  \
   {                                                                            \
     KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, \
-        NULL, NULL, -1, NULL, NULL, NULL, NULL, NULL, NULL, 0                  \
+        NULL, NULL, -1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0               \
   }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_BENCH_OPTIONS_VERSION when built against this header) and nothing
@@ -155,6 +158,14 @@ typedef struct kl_shape_result {
   double sm_clock_mhz;     /**< device: median SM clock over the samples */
   size_t throttled;        /**< device: samples taken under 97% of that
                                 clock, left out of the statistics */
+  /* Added after the first release (an older caller's size stops before
+   * them and still works): the output's scale over the check's seeds
+   * (docs/integrity.md), where measured (scaled). */
+  int scaled;
+  double rel_l2;       /**< the largest relative L2 error over the seeds */
+  double trivial_rel;  /**< the best trivial output's, on that seed */
+  const char *trivial; /**< which trivial output that was ("zeros", ...) */
+  double max_ulp;      /**< the largest error in units in the last place */
 } kl_shape_result;
 #define KL_SHAPE_RESULT_INIT KL_SIZED_INIT(kl_shape_result)
 
@@ -166,6 +177,25 @@ KL_EXTERN(size_t) kl_report_shape_count(const kl_report *r);
 KL_EXTERN(const char *) kl_report_shape_better(const kl_report *r, size_t i);
 KL_EXTERN(int)
 kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i);
+/** What a trivial output made from the oracle's would score at shape i
+ *  (the check's first seed): its relative L2 error, and how many of its
+ *  elements the case's elementwise tolerance rejects. */
+typedef struct kl_trivial_info {
+  size_t size; /**< KL_TRIVIAL_INFO_INIT sets it; nothing is written past it */
+  const char *name;   /**< "zeros", "mean", "rolled", "transposed" */
+  const char *output; /**< the output param it stands for */
+  double rel_l2;      /**< |trivial - oracle| / |oracle| */
+  uint64_t rejected;  /**< elements outside atol + rtol * |oracle| */
+  uint64_t elements;  /**< elements compared */
+  double ref_rms;     /**< the oracle's root mean square over the output */
+} kl_trivial_info;
+#define KL_TRIVIAL_INFO_INIT KL_SIZED_INIT(kl_trivial_info)
+/** Trivial output `which` (KL_TRIVIAL_*, kernlab/worker.h) at shape i;
+ *  KL_ENOTFOUND where it was not measured or does not apply. */
+KL_EXTERN(int)
+kl_report_shape_trivial(kl_trivial_info *out, const kl_report *r, size_t i,
+                        int which);
+
 /** The device the report was measured on (device cases); KL_ENOTFOUND for
  *  host cases. */
 KL_EXTERN(int) kl_report_device(kl_device_info *out, const kl_report *r);

@@ -106,6 +106,13 @@ typedef struct kl_reference_info {
   const char *source;   /**< path of the host reference (KL_REFERENCE_HOST) */
   const char *function; /**< its function name */
   double atol, rtol;    /**< |got - want| <= atol + rtol * |want| */
+  /* Added after the first release (an older caller's size stops before it
+   * and still works). */
+  double trivial_margin; /**< an output's relative L2 error must be this
+                              many times below that of the closest trivial
+                              output (zeros, row means, rolled, transposed;
+                              docs/integrity.md); 0: not judged. Default
+                              100 */
 } kl_reference_info;
 #define KL_REFERENCE_INFO_INIT KL_SIZED_INIT(kl_reference_info)
 

@@ -45,6 +45,43 @@ typedef struct kl_plugin_check {
   int64_t first_bad;   /**< index of the first mismatch, -1 when none */
 } kl_plugin_check;
 
+/** Trivial outputs scale() measures, in this order. */
+#define KL_PLUGIN_TRIVIAL_ZEROS 0      /**< all zeros */
+#define KL_PLUGIN_TRIVIAL_MEAN 1       /**< each row's mean of the oracle's */
+#define KL_PLUGIN_TRIVIAL_ROLLED 2     /**< the oracle's rows rolled by half */
+#define KL_PLUGIN_TRIVIAL_TRANSPOSED 3 /**< the oracle's, transposed */
+#define KL_PLUGIN_NTRIVIAL 4
+
+/** How far an output is from the oracle's, beside how far trivial outputs
+ *  made from the oracle's own are (scale()): a tolerance borrowed from
+ *  elsewhere may accept a wrong answer where the outputs are small, but a
+ *  right answer is always far closer to the oracle than any of these.
+ *  The output is read as `rows` rows of n / rows elements (the leading
+ *  axis, which the plugin knows); sums run over the elements whose oracle
+ *  value is finite, in double. */
+typedef struct kl_plugin_scale {
+  uint32_t struct_size; /**< in: sizeof(kl_plugin_scale) of the caller */
+  uint32_t reserved;
+  uint64_t rows;    /**< out: the leading axis the plugin read the output
+                         with (a generated plugin: the first factor of the
+                         case's count, `rows*cols`; Python: the tensor's first
+                         dimension); 1: one row */
+  uint64_t counted; /**< elements whose oracle value is finite */
+  double err_sq;    /**< sum of (out - want)^2 where out is finite too */
+  double ref_sq;    /**< sum of want^2 */
+  /** sum of (t - want)^2 for each trivial output t (KL_PLUGIN_TRIVIAL_*):
+   *  zeros; the mean of want's row (of the whole output when it is one
+   *  row or its rows are single elements); want rolled by rows / 2 rows
+   *  along the leading axis; want transposed (rows x cols read as cols x
+   *  rows). -1 where t does not apply (one row: no roll, no transpose). */
+  double trivial_sq[KL_PLUGIN_NTRIVIAL];
+  /** elements of t outside atol + rtol * |want| (what the elementwise
+   *  tolerance would reject); 0 where t does not apply */
+  uint64_t trivial_bad[KL_PLUGIN_NTRIVIAL];
+  double max_ulp; /**< largest |out - want| in units in the last place of
+                       want in the output's dtype */
+} kl_plugin_scale;
+
 /** A device kernel's launch at one shape and what bounds its occupancy:
  *  the kernel's attributes (cudaFuncGetAttributes), the occupancy API's
  *  answer (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and the device's
@@ -200,6 +237,15 @@ typedef struct kl_plugin {
    *  it only when struct_size covers it; NULL where the plugin has none
    *  (the worker then calls flush and clock_mark). */
   int (*flush_mark)(void *inst);
+  /** Fill *out (kl_plugin_scale: out->struct_size set by the caller) for
+   *  output or inout p against `want`, a host buffer as
+   *  check() takes it, or a device address as check_device() takes it
+   *  when want_on_device. Float outputs only (KL_PLUGIN_NO_REFERENCE for
+   *  integers: nothing to measure). Synchronous. Added after flush_mark:
+   *  read it only when struct_size covers it; NULL where the plugin has
+   *  none (the worker then reports no scale). */
+  int (*scale)(void *inst, int32_t p, const void *want, int32_t want_on_device,
+               kl_plugin_scale *out);
 } kl_plugin;
 
 /** The plugin's one exported function. */

@@ -84,7 +84,29 @@ typedef struct kl_check_result {
                             proving kept ones unchanged) */
   int oracle_kept;     /**< the oracle's outputs were kept from an earlier
                             check on this seed, not computed again */
+  /* Added after the first release: a caller whose size stops before them
+   * still works (they are not written). The scale of the output nearest a
+   * trivial one (docs/integrity.md): set where the plugin measures it
+   * (float outputs whose oracle is not all zeros). */
+  int scaled;                   /**< the fields below were measured */
+  char scale_param[64];         /**< which output */
+  double rel_l2;                /**< |out - oracle| / |oracle| (L2 norms) */
+  double trivial_rel[4];        /**< the same for zeros, the row means, the rows
+                                     rolled by half, the transpose (KL_TRIVIAL_*);
+                                     -1 where one does not apply */
+  uint64_t trivial_rejected[4]; /**< elements of each trivial output the
+                                     elementwise tolerance rejects */
+  uint64_t scale_elements;      /**< elements measured */
+  double ref_rms; /**< the oracle's root mean square over that output */
+  double max_ulp; /**< largest error in units in the last place (every
+                       float output) */
 } kl_check_result;
+#define KL_TRIVIAL_ZEROS 0
+#define KL_TRIVIAL_MEAN 1
+#define KL_TRIVIAL_ROLLED 2
+#define KL_TRIVIAL_TRANSPOSED 3
+/** "zeros", "mean", "rolled", "transposed"; NULL past them. */
+KL_EXTERN(const char *) kl_trivial_name(int which);
 #define KL_CHECK_RESULT_INIT KL_SIZED_INIT(kl_check_result)
 
 /** Check `plugin` at `shape` on each seed: the oracle is plugin `oracle`'s
@@ -188,13 +210,23 @@ typedef struct kl_samples {
                              plugin is verified) */
   char stale_detail[2][160]; /**< the first of them */
   kl_time_costs costs;       /**< where the request's time went */
+  /* Added after the first release: a caller whose size stops before
+   * them still works (they are not written). */
+  char gate[32]; /**< after KL_EREJECTED: the gate the timed code failed
+                      ("launch_contract": it broke the launch contract
+                      while timed; "timed_work": a timed sample launched
+                      no kernel); "" otherwise */
+  int culprit;   /**< after KL_EREJECTED: the index in `plugins` of the
+                      plugin that did it */
 } kl_samples;
 #define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
 /** Free what *s holds; *s is empty again and keeps its size. */
 KL_EXTERN(void) kl_samples_dispose(kl_samples *s);
 
 /** Time one or two plugins at `shape`. @return 0, KL_ECRASHED, KL_ETIMEOUT,
- *  KL_EINVALID. */
+ *  KL_EINVALID, KL_ERROR (the worker could not do it), or KL_EREJECTED: a
+ *  timed plugin behaved otherwise than when checked (out->gate and
+ *  out->culprit say how and which; no samples). */
 KL_EXTERN(int)
 kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
                size_t nplugins, int shape, const kl_time_options *opts);

@@ -137,8 +137,99 @@ static int build_side(kl_artifact **out, kl_report *r, const kl_case *c,
   return rc;
 }
 
-static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
-                       int shape, shape_entry *e) {
+/* An error this small (relative L2) is right whatever the trivial outputs
+ * are: 16 units in the last place of the output's dtype (an output the
+ * oracle makes nearly constant has trivial outputs nearly as close). */
+static double scale_floor(const kl_case *c, const char *param) {
+  kl_dtype t = KL_DTYPE_F32;
+  for (size_t p = 0; param && p < c->nparams; p++)
+    if (c->params[p].name && strcmp(c->params[p].name, param) == 0)
+      t = c->params[p].dtype;
+  double eps = t == KL_DTYPE_F64    ? 0x1p-52
+               : t == KL_DTYPE_F16  ? 0x1p-10
+               : t == KL_DTYPE_BF16 ? 0x1p-7
+                                    : 0x1p-23;
+  return 16 * eps;
+}
+
+/* A trivial output in words, for reasons. */
+static const char *kl_trivial_label(int which) {
+  static const char *const labels[] = {"zeros", "each row's mean",
+                                       "the reference's rows rolled by half",
+                                       "the reference transposed"};
+  return which >= 0 && which < 4 ? labels[which] : "?";
+}
+
+/* The best trivial output of a seed's check: its index, or -1. */
+static int best_trivial(const kl_check_result *res) {
+  int best = -1;
+  for (int k = 0; k < 4; k++)
+    if (res->trivial_rel[k] >= 0 &&
+        (best < 0 || res->trivial_rel[k] < res->trivial_rel[best]))
+      best = k;
+  return best;
+}
+
+/* The check's scale into the shape's result (the seed whose error is
+ * nearest its best trivial output's), and the gate: a candidate whose
+ * relative L2 error is not trivial_margin times below the best trivial
+ * output's is no closer to the oracle than a wrong answer is, whatever the
+ * elementwise tolerance said. */
+static int scale_gate(kl_report *r, const kl_case *c,
+                      const kl_check_result *res, shape_entry *e) {
+  const kl_check_result *worst = NULL;
+  double worst_ratio = -1;
+  for (size_t i = 0; i < r->nseeds; i++) {
+    int b = best_trivial(&res[i]);
+    if (!res[i].scaled || b < 0) continue;
+    double t = res[i].trivial_rel[b];
+    double ratio = t > 0 ? res[i].rel_l2 / t : res[i].rel_l2 > 0 ? HUGE_VAL : 0;
+    if (ratio > worst_ratio) worst_ratio = ratio, worst = &res[i];
+    if (res[i].max_ulp > e->res.max_ulp) e->res.max_ulp = res[i].max_ulp;
+  }
+  for (size_t i = 0; i < r->nseeds && !e->scale_param[0]; i++) {
+    if (!res[i].scaled) continue; /* the first seed measured, for kl check */
+    snprintf(e->scale_param, sizeof(e->scale_param), "%s", res[i].scale_param);
+    memcpy(e->trivial_rel, res[i].trivial_rel, sizeof(e->trivial_rel));
+    memcpy(e->trivial_rejected, res[i].trivial_rejected,
+           sizeof(e->trivial_rejected));
+    e->scale_elements = res[i].scale_elements;
+    e->ref_rms = res[i].ref_rms;
+  }
+  if (!worst) return 0;
+  int b = best_trivial(worst);
+  e->res.scaled = 1;
+  e->res.rel_l2 = worst->rel_l2;
+  e->res.trivial_rel = worst->trivial_rel[b];
+  e->res.trivial = kl_trivial_name(b);
+  double margin = c->ref.trivial_margin;
+  if (!(margin > 0) || worst->rel_l2 <= scale_floor(c, worst->scale_param) ||
+      worst->rel_l2 * margin <= worst->trivial_rel[b])
+    return 0;
+  e->res.correct = 0;
+  /* named: the trivial output whose error is nearest the candidate's */
+  int like = b;
+  for (int k = 0; k < 4; k++)
+    if (worst->trivial_rel[k] > 0 && worst->rel_l2 > 0 &&
+        fabs(log(worst->rel_l2 / worst->trivial_rel[k])) <
+            fabs(log(worst->rel_l2 / worst->trivial_rel[like])))
+      like = k;
+  return reject(r, KL_VERDICT_INCORRECT,
+                "shape %s, seed %llu: %s is no closer to the reference than "
+                "%s (relative L2 error %.3g, %s's %.3g; the closest trivial "
+                "output, %s, %.3g, and a right answer is %g times closer, "
+                "reference.trivial_margin): it passed the elementwise "
+                "tolerance (atol %g, rtol %g), which is too loose for this "
+                "output's scale",
+                e->res.name, (unsigned long long)worst->seed,
+                worst->scale_param, kl_trivial_label(like), worst->rel_l2,
+                kl_trivial_name(like), worst->trivial_rel[like],
+                kl_trivial_name(b), worst->trivial_rel[b], margin, c->ref.atol,
+                c->ref.rtol);
+}
+
+static int check_shape(kl_report *r, const kl_case *c, kl_worker *w, int plugin,
+                       int oracle, int shape, shape_entry *e) {
   kl_check_result res[64];
   for (size_t i = 0; i < KL_ARRAY_SIZE(res); i++)
     res[i] = (kl_check_result)KL_CHECK_RESULT_INIT;
@@ -174,7 +265,7 @@ static int check_shape(kl_report *r, kl_worker *w, int plugin, int oracle,
       e->res.max_abs_err = res[i].max_abs_err;
     if (!res[i].correct && !bad) bad = &res[i];
   }
-  if (!bad) return 0;
+  if (!bad) return scale_gate(r, c, res, e);
   e->res.correct = 0;
   if (strncmp(bad->detail, "launch failed: ", 15) == 0) {
     bool contract = breaks_launch_contract(bad->detail);
@@ -247,13 +338,19 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                       int shape, const kl_time_options *t, shape_entry *e) {
   kl_samples s = KL_SAMPLES_INIT;
   int rc = kl_worker_time(&s, w, ids, n, shape, t);
-  const kl_error *err = rc < 0 ? kl_error_last() : NULL;
-  if (rc == KL_EINVALID && err && breaks_launch_contract(err->message)) {
-    /* checked clean, then broke the contract while timed */
-    const char *why = strstr(err->message, "the launch called");
-    rc = reject(r, KL_VERDICT_CHEAT, "shape %s: while timed, %s", e->res.name,
-                why ? why : err->message);
-    r->gate = "launch_contract";
+  if (rc == KL_EREJECTED) {
+    /* checked clean, then behaved otherwise while timed (broke the launch
+     * contract, launched nothing): the timed code's verdict, whichever
+     * side it was (a baseline that does it is named as such) */
+    const char *msg = kl_error_last()->message, *why = strstr(msg, "sample ");
+    if (strcmp(s.gate, "launch_contract") == 0)
+      why = strstr(msg, "the launch called");
+    if (!why) why = strstr(msg, "scratch region");
+    bool baseline = n == 2 ? s.culprit == 0 : false;
+    rc = reject(r, KL_VERDICT_CHEAT, "shape %s: while timed, %s%s", e->res.name,
+                baseline ? "the baseline: " : "", why ? why : msg);
+    r->gate = strcmp(s.gate, "launch_contract") == 0 ? "launch_contract"
+                                                     : "timed_work";
     return rc;
   }
   if (rc < 0) return worker_failure(r, rc, e->res.name, "timing");
@@ -659,10 +756,11 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   phase(o, "checks");
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
     int shape = only >= 0 ? only : (int)i;
-    if ((rc = check_shape(r, w, subject, oracle, shape, &r->shapes[i])) < 0)
+    if ((rc = check_shape(r, c, w, subject, oracle, shape, &r->shapes[i])) < 0)
       goto done;
   }
   ph->checks = lap(&mark);
+  if (o->checks_only) goto done; /* kl check's tolerance probe */
   /* Profiles first (see profile_collect), built after the timing. */
   if (o->profile && r->verdict == KL_VERDICT_OK) {
     replies = kl__calloc(r->nshapes, sizeof(*replies));
@@ -822,9 +920,12 @@ int kl_bench_compare(kl_report **out, const kl_case *c,
  * ------------------------------------------------------- */
 
 static const size_t bench_options_sizes[] = {
-    0, offsetof(kl_bench_options, against),
+    0,
+    offsetof(kl_bench_options, against),
     offsetof(kl_bench_options, on_phase),
-    offsetof(kl_bench_options, check_seed), sizeof(kl_bench_options)};
+    offsetof(kl_bench_options, check_seed),
+    offsetof(kl_bench_options, checks_only),
+    sizeof(kl_bench_options)};
 
 int kl_bench_options_init(kl_bench_options *opts, unsigned version) {
   const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;

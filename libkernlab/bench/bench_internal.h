@@ -20,6 +20,12 @@ typedef struct shape_entry {
   char *name; /* owned: a report outlives its case */
   kl_profile *profile;
   const char *better; /* a command case's metric: "higher" or "lower" */
+  /* the trivial outputs of the check's first seed (scaled): relative L2
+   * error (-1: does not apply) and elements the tolerance rejects */
+  char scale_param[64];
+  double trivial_rel[4];
+  uint64_t trivial_rejected[4], scale_elements;
+  double ref_rms;
 } shape_entry;
 
 /* Where a bench's wall time went, in ms (NaN: the phase did not run).

@@ -1,6 +1,7 @@
 /* The report a bench makes (struct kl_report, bench_internal.h): its
  * public accessors and its release, shared by the kernel bench (bench.c),
  * the command bench (command.c) and the JSON reader (report_json.c). */
+#include <stddef.h>
 #include <string.h>
 
 #include "../profile/profile_internal.h"
@@ -63,13 +64,31 @@ const char *kl_report_shape_better(const kl_report *r, size_t i) {
   return r && i < r->nshapes ? r->shapes[i].better : NULL;
 }
 
+int kl_report_shape_trivial(kl_trivial_info *out, const kl_report *r, size_t i,
+                            int which) {
+  if (i >= r->nshapes || !kl_trivial_name(which))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no shape %zu or trivial %d",
+                     i, which);
+  const shape_entry *e = &r->shapes[i];
+  if (!e->scale_param[0] || e->trivial_rel[which] < 0) return KL_ENOTFOUND;
+  kl_trivial_info full = KL_TRIVIAL_INFO_INIT;
+  full.name = kl_trivial_name(which);
+  full.output = e->scale_param;
+  full.rel_l2 = e->trivial_rel[which];
+  full.rejected = e->trivial_rejected[which];
+  full.elements = e->scale_elements;
+  full.ref_rms = e->ref_rms;
+  return kl__result_give(out, &full, sizeof(full), sizeof(kl_trivial_info),
+                         "kl_trivial_info");
+}
+
 int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
   if (i >= r->nshapes)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no shape %zu in report", i);
   kl_shape_result full = r->shapes[i].res;
   full.stop_reason = r->shapes[i].stop_reason;
-  return kl__result_give(out, &full, sizeof(full), sizeof(kl_shape_result),
-                         "kl_shape_result");
+  return kl__result_give(out, &full, sizeof(full),
+                         offsetof(kl_shape_result, scaled), "kl_shape_result");
 }
 
 const char *kl__report_sandbox(const kl_report *r) {

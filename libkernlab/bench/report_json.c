@@ -70,6 +70,12 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
           s->max_abs_err, (unsigned long long)s->mismatches,
           (unsigned long long)s->unwritten, (unsigned long long)s->nonfinite,
           (unsigned long long)s->inputs_written, r->cold ? "true" : "false");
+    if (!r->command && s->scaled) {
+      kl__buf_printf(&b, ",\"rel_l2\":%.6g,\"trivial\":", s->rel_l2);
+      kl__buf_json_string(&b, s->trivial);
+      kl__buf_printf(&b, ",\"trivial_rel_l2\":%.6g,\"max_ulp\":%.6g",
+                     s->trivial_rel, s->max_ulp);
+    }
     if (s->timed) {
       kl__buf_putc(&b, ',');
       json_summary(&b, &s->time, u);
@@ -170,8 +176,9 @@ static void speedup_from(kl_speedup *s, json_object *o) {
 
 /* The gate's name as the static string bench.c sets. */
 static const char *known_gate(const char *name) {
-  static const char *const gates[] = {"work_after_return", "stale_outputs",
-                                      "faster_than_roofline"};
+  static const char *const gates[] = {"work_after_return",    "stale_outputs",
+                                      "faster_than_roofline", "launch_contract",
+                                      "timed_work",           "trivial_output"};
   for (size_t i = 0; name && i < sizeof(gates) / sizeof(gates[0]); i++)
     if (strcmp(name, gates[i]) == 0) return gates[i];
   return NULL;
@@ -192,6 +199,16 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
   res->unwritten = (uint64_t)kl__json_num(s, "unwritten");
   res->nonfinite = (uint64_t)kl__json_num(s, "nonfinite");
   res->inputs_written = (uint64_t)kl__json_num(s, "inputs_written");
+  if ((v = kl__json_get(s, "trivial")) &&
+      json_object_is_type(v, json_type_string)) {
+    res->scaled = 1;
+    res->rel_l2 = kl__json_num(s, "rel_l2");
+    res->trivial_rel = kl__json_num(s, "trivial_rel_l2");
+    res->max_ulp = kl__json_num(s, "max_ulp");
+    for (int k = 0; kl_trivial_name(k); k++)
+      if (strcmp(json_object_get_string(v), kl_trivial_name(k)) == 0)
+        res->trivial = kl_trivial_name(k);
+  }
   v = kl__json_get(s, "median_us");
   res->timed = v && !json_object_is_type(v, json_type_null);
   if (!res->timed) return 0;

@@ -230,7 +230,8 @@ int kl_case_budget(kl_budget *out, const kl_case *c) {
 }
 int kl_case_reference(kl_reference_info *out, const kl_case *c) {
   return kl__result_give(out, &c->ref, sizeof(c->ref),
-                         sizeof(kl_reference_info), "kl_reference_info");
+                         offsetof(kl_reference_info, trivial_margin),
+                         "kl_reference_info");
 }
 size_t kl_case_param_count(const kl_case *c) {
   return c->nparams;

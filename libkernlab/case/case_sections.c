@@ -744,6 +744,7 @@ void kl__ld_read_reference(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   c->ref.kind = KL_REFERENCE_BASELINE;
   c->ref.atol = c->ref.rtol = default_tolerance(c);
+  c->ref.trivial_margin = 100;
   bool python = ld->backend_ok && c->backend == KL_BACKEND_PYTHON;
   if (python) { /* the module's reference(), unless the baseline is */
     c->ref.kind = KL_REFERENCE_HOST;
@@ -752,8 +753,8 @@ void kl__ld_read_reference(loader *ld, const ynode *root) {
   }
   const ynode *r = kl__ld_map_get(root, "reference");
   if (!r || !kl__ld_want(ld, r, YNODE_MAP, "reference")) return;
-  static const char *const keys[] = {"kind", "source", "function", "atol",
-                                     "rtol"};
+  static const char *const keys[] = {"kind", "source", "function",
+                                     "atol", "rtol",   "trivial_margin"};
   kl__ld_check_keys(ld, r, keys, KL_ARRAY_SIZE(keys), "reference");
   const ynode *n;
   if ((n = kl__ld_map_get(r, "kind")) &&
@@ -797,6 +798,9 @@ void kl__ld_read_reference(loader *ld, const ynode *root) {
     kl__ld_real_number(ld, n, "reference.atol", 0, &c->ref.atol);
   if ((n = kl__ld_map_get(r, "rtol")))
     kl__ld_real_number(ld, n, "reference.rtol", 0, &c->ref.rtol);
+  if ((n = kl__ld_map_get(r, "trivial_margin")))
+    kl__ld_real_number(ld, n, "reference.trivial_margin", 0,
+                       &c->ref.trivial_margin);
   if (python) {
     c->ref.source = c->ref.kind == KL_REFERENCE_HOST ? c->kernel_path : NULL;
     c->ref.function = c->ref.kind == KL_REFERENCE_HOST ? "reference" : NULL;

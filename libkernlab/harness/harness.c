@@ -451,6 +451,40 @@ static const char *param_name_at(const kl_case *c, size_t i) {
   return c->params[i].name;
 }
 
+/* The leading axis of a buffer whose count is a product: `rows*cols` (or
+ * `B*H*S*D`) reads as rows (B) rows of the rest. 1 where the count is no
+ * product, or the factor does not divide it. The correctness check's
+ * trivial outputs (row means, rows rolled, the transpose) use it. */
+static int64_t leading_rows(const case_param *pa, const case_shape *sh,
+                            int64_t elements) {
+  const char *src = pa->count ? kl_expr_source(pa->count) : NULL;
+  if (!src) return 1;
+  int depth = 0;
+  const char *star = NULL;
+  for (const char *s = src; *s && !star; s++) {
+    if (*s == '(') depth++;
+    if (*s == ')') depth--;
+    if (*s == '*' && depth == 0 && s[1] != '*') star = s;
+    if ((*s == '+' || *s == '-' || *s == '/' || *s == '%') && depth == 0)
+      return 1; /* a sum or quotient at the top: no leading factor */
+  }
+  if (!star || star == src) return 1;
+  char left[256];
+  size_t n = (size_t)(star - src);
+  if (n >= sizeof(left)) return 1;
+  memcpy(left, src, n);
+  left[n] = '\0';
+  kl_expr *e = NULL;
+  kl_value v;
+  int64_t rows = 1;
+  if (kl_expr_compile(&e, left, NULL) == 0 &&
+      kl_expr_eval(&v, e, sh->vars) == 0 && v.is_int && v.i > 1 &&
+      v.i < elements && elements % v.i == 0)
+    rows = v.i;
+  kl_expr_free(e);
+  return rows;
+}
+
 static int emit_tables(kl_buf *b, const kl_case *c) {
   kl__buf_printf(b,
                  "\n#line 1 \"kernlab-harness\"\n"
@@ -513,6 +547,21 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
     }
     kl__buf_puts(b, "};\n");
   }
+  /* Per shape: each buffer's leading axis (rows of its count's product). */
+  kl__buf_puts(b,
+               "static const int64_t klh_rows[KLH_NSHAPES][KLH_NPARAMS] = {\n");
+  for (size_t s = 0; s < c->nshapes; s++) {
+    const case_shape *sh = &c->shapes[s];
+    kl__buf_puts(b, "  {");
+    for (size_t p = 0; p < c->nparams; p++)
+      kl__buf_printf(
+          b, "%s%lldLL", p ? ", " : "",
+          (long long)(c->params[p].is_pointer
+                          ? leading_rows(&c->params[p], sh, sh->elements[p])
+                          : 0));
+    kl__buf_printf(b, "}, /* %s */\n", sh->name);
+  }
+  kl__buf_puts(b, "};\n");
   return kl__buf_status(b);
 }
 

@@ -717,6 +717,34 @@ static double obj_double(json_object *o, const char *key) {
   return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
 }
 
+const char *kl_trivial_name(int which) {
+  static const char *const names[] = {"zeros", "mean", "rolled", "transposed"};
+  return which >= 0 && which < 4 ? names[which] : NULL;
+}
+
+/* A seed's "scale" object (the worker's op_check.c) into *out. */
+static void scale_from(kl_check_result *out, json_object *s) {
+  json_object *v, *rel, *bad;
+  out->scaled = 1;
+  if (json_object_object_get_ex(s, "param", &v))
+    snprintf(out->scale_param, sizeof(out->scale_param), "%s",
+             json_object_get_string(v));
+  out->rel_l2 = obj_double(s, "rel_l2");
+  out->scale_elements = (uint64_t)obj_int(s, "elements");
+  out->ref_rms = obj_double(s, "ref_rms");
+  out->max_ulp = obj_double(s, "max_ulp");
+  bool has_rel = json_object_object_get_ex(s, "trivial", &rel),
+       has_bad = json_object_object_get_ex(s, "trivial_rejected", &bad);
+  for (int k = 0; k < 4; k++) {
+    out->trivial_rel[k] =
+        has_rel && json_object_object_get_ex(rel, kl_trivial_name(k), &v)
+            ? json_object_get_double(v)
+            : -1;
+    out->trivial_rejected[k] =
+        has_bad ? (uint64_t)obj_int(bad, kl_trivial_name(k)) : 0;
+  }
+}
+
 int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
                     int oracle, int shape, const uint64_t *seeds,
                     size_t nseeds) {
@@ -764,9 +792,10 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
     if (json_object_object_get_ex(r, "detail", &v))
       snprintf(out->detail, sizeof(out->detail), "%s",
                json_object_get_string(v));
+    if (json_object_object_get_ex(r, "scale", &v)) scale_from(out, v);
     kl_check_result *to = (kl_check_result *)((char *)results + i * stride);
-    rc = kl__result_give(to, &full, sizeof(full), sizeof(kl_check_result),
-                         "kl_check_result");
+    rc = kl__result_give(to, &full, sizeof(full),
+                         offsetof(kl_check_result, scaled), "kl_check_result");
   }
   json_object_put(reply);
   return rc;
@@ -776,7 +805,19 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
  * the caller disposes on failure). */
 static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
                         size_t block) {
-  json_object *all, *clocks, *ver, *v;
+  json_object *all, *clocks, *ver, *v, *code, *gate;
+  if (json_object_object_get_ex(reply, "code", &code) &&
+      strcmp(json_object_get_string(code), "cheat") == 0 &&
+      json_object_object_get_ex(reply, "gate", &gate)) {
+    /* the timed code's doing: a verdict for the caller, not a failure */
+    snprintf(out->gate, sizeof(out->gate), "%s", json_object_get_string(gate));
+    json_object *who;
+    out->culprit = json_object_object_get_ex(reply, "culprit", &who)
+                       ? json_object_get_int(who)
+                       : (int)nplugins - 1;
+    int rc = reply_failed(reply, "time", KL_EREJECTED);
+    return rc ? rc : KL_EREJECTED;
+  }
   int rc = request_ok(reply, "time");
   if (rc < 0) return rc;
   if (!json_object_object_get_ex(reply, "samples", &all) ||
@@ -862,9 +903,9 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
   /* filled whole here, given to the caller's struct at the end (every
    * pointer it owns lies within the first version's size) */
   kl_samples got = KL_SAMPLES_INIT, *out = &got;
-  if (into->size < sizeof(kl_samples))
-    return kl__result_give(into, &got, sizeof(got), sizeof(kl_samples),
-                           "kl_samples");
+  const size_t oldest = offsetof(kl_samples, gate); /* the first release */
+  if (into->size < oldest)
+    return kl__result_give(into, &got, sizeof(got), oldest, "kl_samples");
   kl_time_options full;
   int rc = kl__time_options_take(&full, given);
   if (rc < 0) return rc;
@@ -906,11 +947,13 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
   rc = roundtrip(&reply, w, req);
   json_object_put(req);
   if (rc < 0) return rc;
-  if ((rc = samples_from(out, reply, nplugins, block)) == 0)
-    rc = kl__result_give(into, &got, sizeof(got), sizeof(kl_samples),
-                         "kl_samples");
-  else
+  if ((rc = samples_from(out, reply, nplugins, block)) == 0) {
+    rc = kl__result_give(into, &got, sizeof(got), oldest, "kl_samples");
+  } else {
     kl_samples_dispose(out);
+    if (rc == KL_EREJECTED) /* the gate and culprit, no samples */
+      kl__result_give(into, &got, sizeof(got), oldest, "kl_samples");
+  }
   json_object_put(reply);
   return rc;
 }

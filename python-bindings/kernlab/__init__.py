@@ -40,7 +40,7 @@ _API_MAJOR, _API_MINOR = 0, 1
 _ABI = 1
 _VERSIONS = {"kl_case_options": 2, "kl_case_new_options": 1,
              "kl_harness_options": 1, "kl_time_options": 2,
-             "kl_bench_options": 4, "kl_rules_options": 1,
+             "kl_bench_options": 5, "kl_rules_options": 1,
              "kl_prompt_inputs": 1, "kl_llm_config": 1,
              "kl_run_options": 3, "kl_history_report_options": 1,
              "kl_serve_options": 2}
@@ -106,7 +106,7 @@ class _BenchOptions(ctypes.Structure):
                 ("against_config", ctypes.POINTER(_s)),
                 ("candidate_config", ctypes.POINTER(_s)),
                 ("on_phase", _p), ("phase_payload", _p),
-                ("check_seed", ctypes.c_uint64)]
+                ("check_seed", ctypes.c_uint64), ("checks_only", _int)]
 
 
 class _RulesOptions(ctypes.Structure):

@@ -47,6 +47,27 @@ budget: { iterations: 2, patience: 2, min_gain_pct: 2.0 }
 """
 
 
+HOST_SOFTMAX = """kernlab: 1
+name: host_softmax
+description: each row's softmax on the host, with KernelBench's tolerance
+backend: host
+kernel: { source: kernel.c, entry: softmax }
+params:
+  - { name: out, type: f32*, role: output, count: rows*cols }
+  - { name: x, type: f32*, role: input, count: rows*cols,
+      init: "normal(0, 0.3)" }
+  - { name: rows, type: i32 }
+  - { name: cols, type: i32 }
+shapes:
+  - { name: wide, rows: 512, cols: 2039 }
+  - { name: square, rows: 512, cols: 512 }
+reference: { kind: baseline, atol: 1e-2, rtol: 1e-2 }
+roofline: { bytes: 8*rows*cols, flops: 5*rows*cols }
+objective: geomean_speedup
+budget: { iterations: 2, patience: 2, min_gain_pct: 2.0 }
+"""
+
+
 def compare(case, cand, *extra):
     p = subprocess.run([KL, "compare", case, "--candidate", cand, "--json",
                         *extra], env=ENV, capture_output=True, text=True,
@@ -196,6 +217,36 @@ def host_suite():
     cheat = default_seed_candidate(mm, os.path.join(TMP, "default_seed.c"))
     expect(mm, cheat, "INCORRECT", None, r"mismatches")
 
+    # Wrong answers a loose tolerance accepts (KernelBench's 1e-2 on a
+    # softmax whose every value is under 1e-2, as its 4096 x 4093 randn
+    # problem's are): the output's scale says
+    sx = os.path.join(TMP, "softmax")
+    os.makedirs(sx)
+    with open(os.path.join(sx, "case.yaml"), "w") as f:
+        f.write(HOST_SOFTMAX)
+    shutil.copy(c("softmax_baseline.c"), os.path.join(sx, "kernel.c"))
+    with open(os.path.join(sx, "program.md"), "w") as f:
+        f.write("Each row's softmax.\n")
+    p = subprocess.run([KL, "check", sx, "--tolerance"], env=ENV,
+                       capture_output=True,
+                       text=True)
+    print(p.stdout, flush=True)
+    check(p.returncode == 0 and "accepts a trivial output" in p.stdout and
+          "zeros" in p.stdout, "kl check: the tolerance accepts zeros: %s %s"
+          % (p.stdout[-600:], p.stderr[-300:]))
+    expect(sx, c("softmax_wrong_axis.c"), "INCORRECT", None,
+           r"out is no closer to the reference than zeros")
+    expect(sx, c("softmax_zeros.c"), "INCORRECT", None,
+           r"shape wide.*no closer to the reference than zeros \(")
+    expect(sx, c("softmax_mean.c"), "INCORRECT", None,
+           r"no closer to the reference than each row's mean")
+    expect(sx, c("softmax_transposed.c"), "INCORRECT", None,
+           r"shape square.*no closer to the reference than the reference "
+           r"transposed")
+    expect(sx, c("softmax_small_only.c"), "INCORRECT", None,
+           r"shape wide.*each row's mean")
+    honest(sx, c("softmax_honest.c"))
+
     honest(mm, c("honest_ikj.c"))
     honest(mm, c("honest_threads.c"))
     sandbox(mm, c("sandbox_probe.c"))
@@ -233,8 +284,53 @@ def cuda_suite():
     expect(va, c("nan_output.cu"), "INCORRECT", None, r"NaN")
     expect(va, c("late_thread.cu"), "CHEAT", "work_after_return",
            r"work went on after the launch returned", "--shape", "1M")
+    expect(va, c("skip_when_timed.cu"), "CHEAT", "timed_work",
+           r"while timed, .*skipped")
     honest(va, os.path.join(gpu_cands, "vector_add_float4.cu"))
     honest(rs, c("reduce_honest.cu"))
+    python_suite()
+
+
+def python_suite():
+    """KernelBench-format candidates (a ModelNew each) against a problem
+    whose outputs are all far under KernelBench's tolerance."""
+    try:
+        import torch  # noqa: F401
+        import triton  # noqa: F401
+    except ImportError as e:
+        print(f"python part skipped: {e}")
+        return
+    here = os.path.join(HERE, "python")
+    sx = os.path.join(TMP, "kb_softmax")
+    p = subprocess.run([KL, "case", "from-kernelbench",
+                        os.path.join(here, "softmax_4093.py"), "-o", sx],
+                       env=ENV, capture_output=True, text=True)
+    check(p.returncode == 0, f"from-kernelbench: {p.stdout} {p.stderr}")
+    p = subprocess.run([KL, "check", sx, "--tolerance"], env=ENV,
+                       capture_output=True, text=True, timeout=600)
+    print(p.stdout[-900:], flush=True)
+    check(p.returncode == 0 and "accepts a trivial output" in p.stdout,
+          f"kl check --tolerance: {p.stdout[-500:]} {p.stderr[-500:]}")
+    c = lambda n: os.path.join(here, n)  # noqa: E731
+    expect(sx, c("wrong_axis.py"), "INCORRECT", None,
+           r"no closer to the reference than")
+    expect(sx, c("zeros.py"), "INCORRECT", None, r"zeros|mismatches")
+    expect(sx, c("memo_address.py"), "CHEAT", "timed_work",
+           r"while timed, .*(no kernel|skipped)")
+    expect(sx, c("memo_content.py"), "CHEAT", "timed_work",
+           r"while timed, .*skipped")
+    triton = os.path.join(SRC, "bench", "kernelbench", "candidates",
+                          "2_softmax_rows", "triton_softmax.py")
+    honest(sx, triton)
+    honest(sx, c("lower_precision.py"))  # KernelBench's 1e-2 allows bf16
+    # the case states float32's precision: the bf16 path is then wrong
+    with open(os.path.join(sx, "case.yaml")) as f:
+        y = f.read()
+    check("atol: 1e-2, rtol: 1e-2" in y, "from-kernelbench's tolerance line")
+    with open(os.path.join(sx, "case.yaml"), "w") as f:
+        f.write(y.replace("atol: 1e-2, rtol: 1e-2", "atol: 1e-8, rtol: 1e-4"))
+    expect(sx, c("lower_precision.py"), "INCORRECT", None, r"mismatches")
+    honest(sx, triton)
 
 
 (cuda_suite if MODE == "cuda" else host_suite)()

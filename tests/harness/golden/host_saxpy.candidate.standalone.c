@@ -57,6 +57,43 @@ typedef struct kl_plugin_check {
   int64_t first_bad;   /**< index of the first mismatch, -1 when none */
 } kl_plugin_check;
 
+/** Trivial outputs scale() measures, in this order. */
+#define KL_PLUGIN_TRIVIAL_ZEROS 0      /**< all zeros */
+#define KL_PLUGIN_TRIVIAL_MEAN 1       /**< each row's mean of the oracle's */
+#define KL_PLUGIN_TRIVIAL_ROLLED 2     /**< the oracle's rows rolled by half */
+#define KL_PLUGIN_TRIVIAL_TRANSPOSED 3 /**< the oracle's, transposed */
+#define KL_PLUGIN_NTRIVIAL 4
+
+/** How far an output is from the oracle's, beside how far trivial outputs
+ *  made from the oracle's own are (scale()): a tolerance borrowed from
+ *  elsewhere may accept a wrong answer where the outputs are small, but a
+ *  right answer is always far closer to the oracle than any of these.
+ *  The output is read as `rows` rows of n / rows elements (the leading
+ *  axis, which the plugin knows); sums run over the elements whose oracle
+ *  value is finite, in double. */
+typedef struct kl_plugin_scale {
+  uint32_t struct_size; /**< in: sizeof(kl_plugin_scale) of the caller */
+  uint32_t reserved;
+  uint64_t rows;    /**< out: the leading axis the plugin read the output
+                         with (a generated plugin: the first factor of the
+                         case's count, `rows*cols`; Python: the tensor's first
+                         dimension); 1: one row */
+  uint64_t counted; /**< elements whose oracle value is finite */
+  double err_sq;    /**< sum of (out - want)^2 where out is finite too */
+  double ref_sq;    /**< sum of want^2 */
+  /** sum of (t - want)^2 for each trivial output t (KL_PLUGIN_TRIVIAL_*):
+   *  zeros; the mean of want's row (of the whole output when it is one
+   *  row or its rows are single elements); want rolled by rows / 2 rows
+   *  along the leading axis; want transposed (rows x cols read as cols x
+   *  rows). -1 where t does not apply (one row: no roll, no transpose). */
+  double trivial_sq[KL_PLUGIN_NTRIVIAL];
+  /** elements of t outside atol + rtol * |want| (what the elementwise
+   *  tolerance would reject); 0 where t does not apply */
+  uint64_t trivial_bad[KL_PLUGIN_NTRIVIAL];
+  double max_ulp; /**< largest |out - want| in units in the last place of
+                       want in the output's dtype */
+} kl_plugin_scale;
+
 /** A device kernel's launch at one shape and what bounds its occupancy:
  *  the kernel's attributes (cudaFuncGetAttributes), the occupancy API's
  *  answer (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and the device's
@@ -212,6 +249,15 @@ typedef struct kl_plugin {
    *  it only when struct_size covers it; NULL where the plugin has none
    *  (the worker then calls flush and clock_mark). */
   int (*flush_mark)(void *inst);
+  /** Fill *out (kl_plugin_scale: out->struct_size set by the caller) for
+   *  output or inout p against `want`, a host buffer as
+   *  check() takes it, or a device address as check_device() takes it
+   *  when want_on_device. Float outputs only (KL_PLUGIN_NO_REFERENCE for
+   *  integers: nothing to measure). Synchronous. Added after flush_mark:
+   *  read it only when struct_size covers it; NULL where the plugin has
+   *  none (the worker then reports no scale). */
+  int (*scale)(void *inst, int32_t p, const void *want, int32_t want_on_device,
+               kl_plugin_scale *out);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -283,6 +329,10 @@ static const int64_t klh_scalar_i[KLH_NSHAPES][KLH_NPARAMS] = {
 static const double klh_scalar_f[KLH_NSHAPES][KLH_NPARAMS] = {
   {0, 0, 2.5, 1048576}, /* 1M */
   {0, 0, 2.5, 16777216}, /* 16M */
+};
+static const int64_t klh_rows[KLH_NSHAPES][KLH_NPARAMS] = {
+  {1LL, 1LL, 0LL, 0LL}, /* 1M */
+  {1LL, 1LL, 0LL, 0LL}, /* 16M */
 };
 static void klh_call(void *const *b, int32_t s, const kl_launch_ctx *ctx) {
   (void)ctx;
@@ -583,6 +633,96 @@ static void klh_compare(int dt, int is_output, int poison, const void *gotp,
     }
   }
   res->elements = n;
+}
+
+/* ---- scale: an output's distance from the oracle's beside trivial ones ---
+ * (kl_plugin_scale in kernlab/plugin.h). The output is rows x cols; the
+ * row means are over cols (over everything when rows <= 1 or cols == 1);
+ * the rolled output is the oracle's moved by rows / 2 rows; the transposed
+ * one reads the oracle's rows x cols as cols x rows. Only elements whose
+ * oracle value is finite count. The device does the same in
+ * klh_scale_rows and klh_scale_elems (cuda_runtime.inc). */
+
+/* Bits of the significand of a float dtype (its unit in the last place). */
+static KLH_HD int klh_mant_bits(int dt) {
+  return dt == KLH_F64 ? 52 : dt == KLH_F32 ? 23 : dt == KLH_F16 ? 10 : 7;
+}
+
+/* |g - w| in units in the last place of w in dtype dt. */
+static KLH_HD double klh_ulps(int dt, double g, double w) {
+  int e;
+  double m = frexp(fabs(w), &e); /* |w| = m * 2^e, 0.5 <= m < 1 */
+  (void)m;
+  if (w == 0) e = dt == KLH_F64 ? -1021 : dt == KLH_F32 ? -125 : dt == KLH_F16 ? -13 : -125;
+  return fabs(g - w) / ldexp(1.0, e - 1 - klh_mant_bits(dt));
+}
+
+static KLH_HD int klh_finite(double v) {
+  return !isnan(v) && !isinf(v);
+}
+
+/* The row and column counts scale() reads an output of n elements with. */
+static KLH_HD void klh_scale_dims(uint64_t n, int64_t rows, uint64_t *r,
+                                  uint64_t *cols) {
+  *r = rows > 1 && (uint64_t)rows < n && n % (uint64_t)rows == 0
+           ? (uint64_t)rows
+           : 1;
+  *cols = n / *r;
+}
+
+static void klh_scale_host(int dt, const void *got, const void *want,
+                           uint64_t n, int64_t rows, double atol, double rtol,
+                           kl_plugin_scale *out) {
+  uint64_t r, cols;
+  klh_scale_dims(n, rows, &r, &cols);
+  out->rows = r;
+  out->counted = 0;
+  out->err_sq = out->ref_sq = out->max_ulp = 0;
+  for (int t = 0; t < KL_PLUGIN_NTRIVIAL; t++) {
+    out->trivial_sq[t] = t >= KL_PLUGIN_TRIVIAL_ROLLED && r <= 1 ? -1 : 0;
+    out->trivial_bad[t] = 0;
+  }
+  /* row means (the whole output's where its rows are single elements) */
+  uint64_t mrows = cols > 1 ? r : 1, mlen = n / mrows;
+  for (uint64_t row = 0; row < mrows; row++) {
+    double sum = 0;
+    uint64_t k = 0;
+    for (uint64_t i = row * mlen; i < (row + 1) * mlen; i++) {
+      double w = klh_get(dt, want, i);
+      if (klh_finite(w)) sum += w, k++;
+    }
+    double mean = k ? sum / (double)k : 0;
+    for (uint64_t i = row * mlen; i < (row + 1) * mlen; i++) {
+      double w = klh_get(dt, want, i);
+      if (!klh_finite(w)) continue;
+      out->trivial_sq[KL_PLUGIN_TRIVIAL_MEAN] += (mean - w) * (mean - w);
+      out->trivial_bad[KL_PLUGIN_TRIVIAL_MEAN] +=
+          !(fabs(mean - w) <= atol + rtol * fabs(w));
+    }
+  }
+  uint64_t shift = (r / 2) * cols;
+  for (uint64_t i = 0; i < n; i++) {
+    double w = klh_get(dt, want, i), g = klh_get(dt, got, i);
+    if (!klh_finite(w)) continue;
+    out->counted++;
+    out->ref_sq += w * w;
+    double tol = atol + rtol * fabs(w);
+    if (klh_finite(g)) {
+      out->err_sq += (g - w) * (g - w);
+      double u = klh_ulps(dt, g, w);
+      if (u > out->max_ulp) out->max_ulp = u;
+    }
+    out->trivial_sq[KL_PLUGIN_TRIVIAL_ZEROS] += w * w;
+    out->trivial_bad[KL_PLUGIN_TRIVIAL_ZEROS] += !(fabs(w) <= tol);
+    if (r <= 1) continue;
+    double t[2] = {klh_get(dt, want, (i + shift) % n),
+                   klh_get(dt, want, (i % r) * cols + i / r)};
+    for (int k = 0; k < 2; k++) {
+      if (!klh_finite(t[k])) continue;
+      out->trivial_sq[KL_PLUGIN_TRIVIAL_ROLLED + k] += (t[k] - w) * (t[k] - w);
+      out->trivial_bad[KL_PLUGIN_TRIVIAL_ROLLED + k] += !(fabs(t[k] - w) <= tol);
+    }
+  }
 }
 
 /* Fill param p's n elements from `seed` with its init distribution. */
@@ -889,6 +1029,24 @@ static int klh_check(void *p, int32_t q, const void *want,
   return 0;
 }
 
+static int klh_scale(void *p, int32_t q, const void *want,
+                     int32_t want_on_device, kl_plugin_scale *out) {
+  klh_inst *in = (klh_inst *)p;
+  if (q < 0 || q >= KLH_NPARAMS || klh_roles[q] == KL_PLUGIN_ROLE_SCALAR ||
+      klh_roles[q] == KL_PLUGIN_ROLE_INPUT || want_on_device ||
+      out->struct_size < sizeof(kl_plugin_scale)) {
+    snprintf(in->error, sizeof(in->error), "scale: param %d: not a host output",
+             (int)q);
+    return 1;
+  }
+  if (klh_dtypes[q] > KLH_BF16)
+    return KL_PLUGIN_NO_REFERENCE; /* integers: nothing to measure */
+  klh_scale_host(klh_dtypes[q], in->buf[q], want,
+                 (uint64_t)klh_elems[in->shape][q], klh_rows[in->shape][q],
+                 klh_atol, klh_rtol, out);
+  return 0;
+}
+
 static int klh_input_intact(void *p, int32_t q) {
   klh_inst *in = p;
   if (q < 0 || q >= KLH_NPARAMS || klh_roles[q] != KL_PLUGIN_ROLE_INPUT)
@@ -906,6 +1064,7 @@ static const kl_plugin klh_plugin = {
     NULL,                               /* notes */
     NULL, NULL, NULL, NULL, /* checks on the device: the host's own */
     NULL,                   /* flush_mark: no device */
+    klh_scale,
 };
 
 KLH_EXPORT const kl_plugin *kl_plugin_v1(void);

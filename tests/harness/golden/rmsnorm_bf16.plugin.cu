@@ -60,6 +60,43 @@ typedef struct kl_plugin_check {
   int64_t first_bad;   /**< index of the first mismatch, -1 when none */
 } kl_plugin_check;
 
+/** Trivial outputs scale() measures, in this order. */
+#define KL_PLUGIN_TRIVIAL_ZEROS 0      /**< all zeros */
+#define KL_PLUGIN_TRIVIAL_MEAN 1       /**< each row's mean of the oracle's */
+#define KL_PLUGIN_TRIVIAL_ROLLED 2     /**< the oracle's rows rolled by half */
+#define KL_PLUGIN_TRIVIAL_TRANSPOSED 3 /**< the oracle's, transposed */
+#define KL_PLUGIN_NTRIVIAL 4
+
+/** How far an output is from the oracle's, beside how far trivial outputs
+ *  made from the oracle's own are (scale()): a tolerance borrowed from
+ *  elsewhere may accept a wrong answer where the outputs are small, but a
+ *  right answer is always far closer to the oracle than any of these.
+ *  The output is read as `rows` rows of n / rows elements (the leading
+ *  axis, which the plugin knows); sums run over the elements whose oracle
+ *  value is finite, in double. */
+typedef struct kl_plugin_scale {
+  uint32_t struct_size; /**< in: sizeof(kl_plugin_scale) of the caller */
+  uint32_t reserved;
+  uint64_t rows;    /**< out: the leading axis the plugin read the output
+                         with (a generated plugin: the first factor of the
+                         case's count, `rows*cols`; Python: the tensor's first
+                         dimension); 1: one row */
+  uint64_t counted; /**< elements whose oracle value is finite */
+  double err_sq;    /**< sum of (out - want)^2 where out is finite too */
+  double ref_sq;    /**< sum of want^2 */
+  /** sum of (t - want)^2 for each trivial output t (KL_PLUGIN_TRIVIAL_*):
+   *  zeros; the mean of want's row (of the whole output when it is one
+   *  row or its rows are single elements); want rolled by rows / 2 rows
+   *  along the leading axis; want transposed (rows x cols read as cols x
+   *  rows). -1 where t does not apply (one row: no roll, no transpose). */
+  double trivial_sq[KL_PLUGIN_NTRIVIAL];
+  /** elements of t outside atol + rtol * |want| (what the elementwise
+   *  tolerance would reject); 0 where t does not apply */
+  uint64_t trivial_bad[KL_PLUGIN_NTRIVIAL];
+  double max_ulp; /**< largest |out - want| in units in the last place of
+                       want in the output's dtype */
+} kl_plugin_scale;
+
 /** A device kernel's launch at one shape and what bounds its occupancy:
  *  the kernel's attributes (cudaFuncGetAttributes), the occupancy API's
  *  answer (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and the device's
@@ -215,6 +252,15 @@ typedef struct kl_plugin {
    *  it only when struct_size covers it; NULL where the plugin has none
    *  (the worker then calls flush and clock_mark). */
   int (*flush_mark)(void *inst);
+  /** Fill *out (kl_plugin_scale: out->struct_size set by the caller) for
+   *  output or inout p against `want`, a host buffer as
+   *  check() takes it, or a device address as check_device() takes it
+   *  when want_on_device. Float outputs only (KL_PLUGIN_NO_REFERENCE for
+   *  integers: nothing to measure). Synchronous. Added after flush_mark:
+   *  read it only when struct_size covers it; NULL where the plugin has
+   *  none (the worker then reports no scale). */
+  int (*scale)(void *inst, int32_t p, const void *want, int32_t want_on_device,
+               kl_plugin_scale *out);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -366,6 +412,12 @@ static const double klh_scalar_f[KLH_NSHAPES][KLH_NPARAMS] = {
   {0, 0, 0, 16384, 3072, 9.9999999999999995e-07}, /* medium */
   {0, 0, 0, 32768, 3072, 9.9999999999999995e-07}, /* large */
   {0, 0, 0, 75600, 3072, 9.9999999999999995e-07}, /* xlarge */
+};
+static const int64_t klh_rows[KLH_NSHAPES][KLH_NPARAMS] = {
+  {4096LL, 4096LL, 1LL, 0LL, 0LL, 0LL}, /* small */
+  {16384LL, 16384LL, 1LL, 0LL, 0LL, 0LL}, /* medium */
+  {32768LL, 32768LL, 1LL, 0LL, 0LL, 0LL}, /* large */
+  {75600LL, 75600LL, 1LL, 0LL, 0LL, 0LL}, /* xlarge */
 };
 static const int64_t klh_grid[KLH_NSHAPES][3] = {
   {4096LL, 1LL, 1LL}, /* small */
@@ -680,6 +732,96 @@ static void klh_compare(int dt, int is_output, int poison, const void *gotp,
   res->elements = n;
 }
 
+/* ---- scale: an output's distance from the oracle's beside trivial ones ---
+ * (kl_plugin_scale in kernlab/plugin.h). The output is rows x cols; the
+ * row means are over cols (over everything when rows <= 1 or cols == 1);
+ * the rolled output is the oracle's moved by rows / 2 rows; the transposed
+ * one reads the oracle's rows x cols as cols x rows. Only elements whose
+ * oracle value is finite count. The device does the same in
+ * klh_scale_rows and klh_scale_elems (cuda_runtime.inc). */
+
+/* Bits of the significand of a float dtype (its unit in the last place). */
+static KLH_HD int klh_mant_bits(int dt) {
+  return dt == KLH_F64 ? 52 : dt == KLH_F32 ? 23 : dt == KLH_F16 ? 10 : 7;
+}
+
+/* |g - w| in units in the last place of w in dtype dt. */
+static KLH_HD double klh_ulps(int dt, double g, double w) {
+  int e;
+  double m = frexp(fabs(w), &e); /* |w| = m * 2^e, 0.5 <= m < 1 */
+  (void)m;
+  if (w == 0) e = dt == KLH_F64 ? -1021 : dt == KLH_F32 ? -125 : dt == KLH_F16 ? -13 : -125;
+  return fabs(g - w) / ldexp(1.0, e - 1 - klh_mant_bits(dt));
+}
+
+static KLH_HD int klh_finite(double v) {
+  return !isnan(v) && !isinf(v);
+}
+
+/* The row and column counts scale() reads an output of n elements with. */
+static KLH_HD void klh_scale_dims(uint64_t n, int64_t rows, uint64_t *r,
+                                  uint64_t *cols) {
+  *r = rows > 1 && (uint64_t)rows < n && n % (uint64_t)rows == 0
+           ? (uint64_t)rows
+           : 1;
+  *cols = n / *r;
+}
+
+static void klh_scale_host(int dt, const void *got, const void *want,
+                           uint64_t n, int64_t rows, double atol, double rtol,
+                           kl_plugin_scale *out) {
+  uint64_t r, cols;
+  klh_scale_dims(n, rows, &r, &cols);
+  out->rows = r;
+  out->counted = 0;
+  out->err_sq = out->ref_sq = out->max_ulp = 0;
+  for (int t = 0; t < KL_PLUGIN_NTRIVIAL; t++) {
+    out->trivial_sq[t] = t >= KL_PLUGIN_TRIVIAL_ROLLED && r <= 1 ? -1 : 0;
+    out->trivial_bad[t] = 0;
+  }
+  /* row means (the whole output's where its rows are single elements) */
+  uint64_t mrows = cols > 1 ? r : 1, mlen = n / mrows;
+  for (uint64_t row = 0; row < mrows; row++) {
+    double sum = 0;
+    uint64_t k = 0;
+    for (uint64_t i = row * mlen; i < (row + 1) * mlen; i++) {
+      double w = klh_get(dt, want, i);
+      if (klh_finite(w)) sum += w, k++;
+    }
+    double mean = k ? sum / (double)k : 0;
+    for (uint64_t i = row * mlen; i < (row + 1) * mlen; i++) {
+      double w = klh_get(dt, want, i);
+      if (!klh_finite(w)) continue;
+      out->trivial_sq[KL_PLUGIN_TRIVIAL_MEAN] += (mean - w) * (mean - w);
+      out->trivial_bad[KL_PLUGIN_TRIVIAL_MEAN] +=
+          !(fabs(mean - w) <= atol + rtol * fabs(w));
+    }
+  }
+  uint64_t shift = (r / 2) * cols;
+  for (uint64_t i = 0; i < n; i++) {
+    double w = klh_get(dt, want, i), g = klh_get(dt, got, i);
+    if (!klh_finite(w)) continue;
+    out->counted++;
+    out->ref_sq += w * w;
+    double tol = atol + rtol * fabs(w);
+    if (klh_finite(g)) {
+      out->err_sq += (g - w) * (g - w);
+      double u = klh_ulps(dt, g, w);
+      if (u > out->max_ulp) out->max_ulp = u;
+    }
+    out->trivial_sq[KL_PLUGIN_TRIVIAL_ZEROS] += w * w;
+    out->trivial_bad[KL_PLUGIN_TRIVIAL_ZEROS] += !(fabs(w) <= tol);
+    if (r <= 1) continue;
+    double t[2] = {klh_get(dt, want, (i + shift) % n),
+                   klh_get(dt, want, (i % r) * cols + i / r)};
+    for (int k = 0; k < 2; k++) {
+      if (!klh_finite(t[k])) continue;
+      out->trivial_sq[KL_PLUGIN_TRIVIAL_ROLLED + k] += (t[k] - w) * (t[k] - w);
+      out->trivial_bad[KL_PLUGIN_TRIVIAL_ROLLED + k] += !(fabs(t[k] - w) <= tol);
+    }
+  }
+}
+
 /* Fill param p's n elements from `seed` with its init distribution. */
 static void klh_fill(int p, void *buf, uint64_t n, uint64_t seed) {
   klh_rng r;
@@ -971,6 +1113,13 @@ typedef struct klh_dres {
   unsigned long long first_bad;    /* ~0: none */
 } klh_dres;
 
+/* What a device scale() sums (klh_scale_elems, below). */
+typedef struct klh_dscale {
+  double err_sq, ref_sq, trivial_sq[KL_PLUGIN_NTRIVIAL];
+  unsigned long long counted, trivial_bad[KL_PLUGIN_NTRIVIAL];
+  unsigned long long max_ulp_bits; /* a double >= 0 */
+} klh_dscale;
+
 typedef struct klh_inst {
   int32_t shape;
   int32_t poison;
@@ -985,6 +1134,9 @@ typedef struct klh_inst {
   void *stage[KLH_NPARAMS];     /* host staging for reads and checks */
   void *dsnap[KLH_NPARAMS];     /* klh_snapshot's copies, made when asked */
   klh_dres *dres;               /* the device checks' counts */
+  klh_dscale *dscale;           /* scale()'s sums, made on first use */
+  double *drowsum;              /* scale()'s row sums and counts, made on */
+  unsigned long long *drowcount; /* first use (the shape's row count) */
   uint64_t bytes[KLH_NPARAMS];
   kl_launch_ctx ctx; /* what a launcher gets */
   void *scratch[KLH_SCRATCH_MAX];
@@ -1053,6 +1205,12 @@ static void klh_destroy(void *p) {
       cudaFree(in->scratch[k]);
   if (in->dres)
     cudaFree(in->dres);
+  if (in->dscale)
+    cudaFree(in->dscale);
+  if (in->drowsum)
+    cudaFree(in->drowsum);
+  if (in->drowcount)
+    cudaFree(in->drowcount);
   if (in->own_stream && in->stream)
     cudaStreamDestroy(in->stream);
   free(in);
@@ -1594,6 +1752,110 @@ extern "C" __global__ void klh_compare_outputs(
   klh_d_tally(res, mism, unw, nonf, max_err, first);
 }
 
+/* ---- scale on the device (kl_plugin_scale; the host's klh_scale_host in
+ * runtime_common.inc says what is summed). Two passes: the row sums of the
+ * oracle's finite values (a warp whose 32 elements lie in one row adds
+ * once), then every element against the rest. */
+
+__device__ static void klh_d_sum(double *at, double v) {
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_down_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0 && v != 0)
+    atomicAdd(at, v);
+}
+
+__device__ static void klh_d_count(unsigned long long *at,
+                                   unsigned long long v) {
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_down_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0 && v)
+    atomicAdd(at, v);
+}
+
+extern "C" __global__ void klh_scale_rowsums(const void *want, int dtype,
+                                             uint64_t n, uint64_t mlen,
+                                             double *rowsum,
+                                             unsigned long long *rowcount) {
+  uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+  uint64_t start = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+  /* every lane of a warp runs the same trips (n rounded up to a stride) */
+  uint64_t trips = (n + stride - 1) / stride;
+  for (uint64_t t = 0; t < trips; t++) {
+    uint64_t i = start + t * stride;
+    double w = i < n ? klh_d_get(dtype, want, i) : 0;
+    int ok = i < n && klh_finite(w);
+    uint64_t row = i < n ? i / mlen : ~0ull;
+    uint64_t first = __shfl_sync(0xffffffffu, row, 0);
+    if (__all_sync(0xffffffffu, row == first) && first != ~0ull) {
+      double v = ok ? w : 0;
+      unsigned long long k = (unsigned long long)ok;
+      for (int o = 16; o > 0; o /= 2) {
+        v += __shfl_down_sync(0xffffffffu, v, o);
+        k += __shfl_down_sync(0xffffffffu, k, o);
+      }
+      if ((threadIdx.x & 31) == 0 && k) {
+        atomicAdd(&rowsum[first], v);
+        atomicAdd(&rowcount[first], k);
+      }
+    } else if (ok) {
+      atomicAdd(&rowsum[row], w);
+      atomicAdd(&rowcount[row], 1ull);
+    }
+  }
+}
+
+extern "C" __global__ void klh_scale_elems(const void *got, const void *want,
+                                           int dtype, uint64_t n,
+                                           uint64_t rows, uint64_t cols,
+                                           uint64_t mlen, const double *rowsum,
+                                           const unsigned long long *rowcount,
+                                           double atol, double rtol,
+                                           klh_dscale *res) {
+  double err = 0, ref = 0, tsq[KL_PLUGIN_NTRIVIAL] = {0, 0, 0, 0}, ulp = 0;
+  unsigned long long counted = 0, tbad[KL_PLUGIN_NTRIVIAL] = {0, 0, 0, 0};
+  uint64_t shift = (rows / 2) * cols;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    double w = klh_d_get(dtype, want, i), g = klh_d_get(dtype, got, i);
+    if (!klh_finite(w))
+      continue;
+    counted++;
+    ref += w * w;
+    double tol = atol + rtol * fabs(w);
+    if (klh_finite(g)) {
+      err += (g - w) * (g - w);
+      double u = klh_ulps(dtype, g, w);
+      ulp = u > ulp ? u : ulp;
+    }
+    double t[KL_PLUGIN_NTRIVIAL];
+    unsigned long long k = rowcount[i / mlen];
+    t[0] = 0;
+    t[1] = k ? rowsum[i / mlen] / (double)k : 0;
+    t[2] = rows > 1 ? klh_d_get(dtype, want, (i + shift) % n) : w;
+    t[3] = rows > 1 ? klh_d_get(dtype, want, (i % rows) * cols + i / rows) : w;
+    for (int j = 0; j < KL_PLUGIN_NTRIVIAL; j++) {
+      if (!klh_finite(t[j]))
+        continue;
+      tsq[j] += (t[j] - w) * (t[j] - w);
+      tbad[j] += !(fabs(t[j] - w) <= tol);
+    }
+  }
+  klh_d_sum(&res->err_sq, err);
+  klh_d_sum(&res->ref_sq, ref);
+  klh_d_count(&res->counted, counted);
+  for (int j = 0; j < KL_PLUGIN_NTRIVIAL; j++) {
+    klh_d_sum(&res->trivial_sq[j], tsq[j]);
+    klh_d_count(&res->trivial_bad[j], tbad[j]);
+  }
+  unsigned long long bits = (unsigned long long)__double_as_longlong(ulp);
+  for (int o = 16; o > 0; o /= 2) {
+    unsigned long long b = __shfl_down_sync(0xffffffffu, bits, o);
+    bits = b > bits ? b : bits;
+  }
+  if ((threadIdx.x & 31) == 0 && bits)
+    atomicMax(&res->max_ulp_bits, bits);
+}
+
 /* Elements of an input that no longer hold what klh_fill_inputs made. */
 extern "C" __global__ void klh_count_changed_inputs(
     const void *buf, uint64_t n, int dtype, int kind, double a, double b,
@@ -1687,6 +1949,68 @@ static int klh_check_device(void *p, int32_t q, const void *want,
   res->nonfinite = d.nonfinite;
   memcpy(&res->max_abs_err, &d.max_err_bits, sizeof(double));
   res->first_bad = d.first_bad == ~0ull ? -1 : (int64_t)d.first_bad;
+  return 0;
+}
+
+static int klh_scale(void *p, int32_t q, const void *want,
+                     int32_t want_on_device, kl_plugin_scale *out) {
+  klh_inst *in = (klh_inst *)p;
+  if (!klh_output_param(in, q, "scale"))
+    return 1;
+  if (out->struct_size < sizeof(kl_plugin_scale)) {
+    snprintf(in->error, sizeof(in->error), "scale: an older caller's struct");
+    return 1;
+  }
+  int dt = klh_dtypes[q];
+  if (dt > KLH_BF16)
+    return KL_PLUGIN_NO_REFERENCE; /* integers: nothing to measure */
+  uint64_t n = (uint64_t)klh_elems[in->shape][q], rows, cols;
+  int64_t lead = klh_rows[in->shape][q];
+  if (!want_on_device) { /* the oracle's on the host: compare there */
+    if (klh_read(p, q, in->stage[q], in->bytes[q]))
+      return 1;
+    klh_scale_host(dt, in->stage[q], want, n, lead, klh_atol, klh_rtol, out);
+    return 0;
+  }
+  klh_scale_dims(n, lead, &rows, &cols);
+  uint64_t mrows = cols > 1 ? rows : 1, mlen = n / mrows;
+  if (!in->dscale)
+    KLH_CUDA(in, cudaMalloc(&in->dscale, sizeof(klh_dscale)));
+  if (!in->drowsum) { /* an instance is one shape: its largest row count */
+    uint64_t most = 1;
+    for (int b = 0; b < KLH_NPARAMS; b++)
+      if (klh_rows[in->shape][b] > (int64_t)most)
+        most = (uint64_t)klh_rows[in->shape][b];
+    KLH_CUDA(in, cudaMalloc(&in->drowsum, most * sizeof(double)));
+    KLH_CUDA(in, cudaMalloc(&in->drowcount, most * sizeof(unsigned long long)));
+  }
+  KLH_CUDA(in, cudaDeviceSynchronize()); /* work on other streams too */
+  KLH_CUDA(in, cudaMemsetAsync(in->dscale, 0, sizeof(klh_dscale), in->stream));
+  KLH_CUDA(in, cudaMemsetAsync(in->drowsum, 0, mrows * sizeof(double),
+                               in->stream));
+  KLH_CUDA(in, cudaMemsetAsync(in->drowcount, 0,
+                               mrows * sizeof(unsigned long long), in->stream));
+  klh_scale_rowsums<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
+      want, dt, n, mlen, in->drowsum, in->drowcount);
+  klh_scale_elems<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
+      in->dbuf[q], want, dt, n, rows, cols, mlen, in->drowsum, in->drowcount,
+      klh_atol, klh_rtol, in->dscale);
+  KLH_CUDA(in, cudaGetLastError());
+  klh_dscale d;
+  KLH_CUDA(in, cudaMemcpyAsync(&d, in->dscale, sizeof(d),
+                               cudaMemcpyDeviceToHost, in->stream));
+  KLH_CUDA(in, cudaStreamSynchronize(in->stream));
+  out->rows = rows;
+  out->counted = d.counted;
+  out->err_sq = d.err_sq;
+  out->ref_sq = d.ref_sq;
+  for (int j = 0; j < KL_PLUGIN_NTRIVIAL; j++) {
+    out->trivial_sq[j] =
+        j >= KL_PLUGIN_TRIVIAL_ROLLED && rows <= 1 ? -1 : d.trivial_sq[j];
+    out->trivial_bad[j] =
+        j >= KL_PLUGIN_TRIVIAL_ROLLED && rows <= 1 ? 0 : d.trivial_bad[j];
+  }
+  memcpy(&out->max_ulp, &d.max_ulp_bits, sizeof(double));
   return 0;
 }
 
@@ -1843,7 +2167,7 @@ static const kl_plugin klh_plugin = {
 #endif
     NULL, /* notes: nothing beyond the report */
     klh_device_buffer, klh_check_device, klh_snapshot, klh_changed_bytes,
-    klh_flush_mark,
+    klh_flush_mark, klh_scale,
 };
 
 extern "C" KLH_EXPORT const kl_plugin *kl_plugin_v1(void);
