@@ -665,7 +665,7 @@ class TorchPlugin(PluginBase):
                 o.rows = r
                 o.err_sq, o.ref_sq, o.counted = vals[0], vals[1], int(vals[2])
                 for k in range(4):
-                    applies = k < 2 or r > 1
+                    applies = (k == 0 or (k == 1 and n > 1) or r > 1)
                     o.trivial_sq[k] = vals[3 + k] if applies else -1.0
                     o.trivial_bad[k] = nbad[k] if applies else 0
                 o.max_ulp = float(ulp.item())

@@ -84,7 +84,7 @@ const char *klw_work_timed(const kl_plugin *pl, int shape) {
   static char why[400];
   const klw_launch_kernels *now = klw_last_launch_kernels();
   const work_ref *r = find(pl, shape);
-  if (!now || !r || r->from_first) return NULL;
+  if (!now || !r || r->from_first || klw_gate_off("timed_work")) return NULL;
   for (int i = 0; i < r->k.n; i++) {
     if (has(now, r->k.hash[i])) continue;
     snprintf(why, sizeof(why),

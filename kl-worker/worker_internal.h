@@ -135,6 +135,10 @@ typedef struct klw_tally {
 /* KERNLAB_HOST_CHECKS is set (not "0"): compare and snapshot on the host
  * even where the device could. */
 bool klw_host_checks(void);
+/* KERNLAB_GATES_OFF (comma-separated: scale, timed_work) names `gate`: for
+ * measuring what a gate costs (bench/integrity_cost.sh), never for use;
+ * the report says so. */
+bool klw_gate_off(const char *gate);
 
 /* Is parameter p one the check compares (an output or in-out)? */
 bool klw_is_checked(const kl_plugin *pl, int p);

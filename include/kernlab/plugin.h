@@ -73,7 +73,8 @@ typedef struct kl_plugin_scale {
    *  zeros; the mean of want's row (of the whole output when it is one
    *  row or its rows are single elements); want rolled by rows / 2 rows
    *  along the leading axis; want transposed (rows x cols read as cols x
-   *  rows). -1 where t does not apply (one row: no roll, no transpose). */
+   *  rows). -1 where t does not apply (one row: no roll, no transpose; one
+   *  element: no mean). */
   double trivial_sq[KL_PLUGIN_NTRIVIAL];
   /** elements of t outside atol + rtol * |want| (what the elementwise
    *  tolerance would reject); 0 where t does not apply */

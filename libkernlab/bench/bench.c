@@ -160,11 +160,14 @@ static const char *kl_trivial_label(int which) {
   return which >= 0 && which < 4 ? labels[which] : "?";
 }
 
-/* The best trivial output of a seed's check: its index, or -1. */
-static int best_trivial(const kl_check_result *res) {
+/* The best trivial output of a seed's check: its index, or -1. A
+ * trivial output within `floor` of the oracle's (an output the oracle
+ * makes constant: its mean is the oracle's) tells nothing and is passed
+ * over. */
+static int best_trivial(const kl_check_result *res, double floor) {
   int best = -1;
   for (int k = 0; k < 4; k++)
-    if (res->trivial_rel[k] >= 0 &&
+    if (res->trivial_rel[k] > floor &&
         (best < 0 || res->trivial_rel[k] < res->trivial_rel[best]))
       best = k;
   return best;
@@ -180,7 +183,7 @@ static int scale_gate(kl_report *r, const kl_case *c,
   const kl_check_result *worst = NULL;
   double worst_ratio = -1;
   for (size_t i = 0; i < r->nseeds; i++) {
-    int b = best_trivial(&res[i]);
+    int b = best_trivial(&res[i], scale_floor(c, res[i].scale_param));
     if (!res[i].scaled || b < 0) continue;
     double t = res[i].trivial_rel[b];
     double ratio = t > 0 ? res[i].rel_l2 / t : res[i].rel_l2 > 0 ? HUGE_VAL : 0;
@@ -197,32 +200,39 @@ static int scale_gate(kl_report *r, const kl_case *c,
     e->ref_rms = res[i].ref_rms;
   }
   if (!worst) return 0;
-  int b = best_trivial(worst);
+  double floor = scale_floor(c, worst->scale_param);
+  int b = best_trivial(worst, floor);
   e->res.scaled = 1;
   e->res.rel_l2 = worst->rel_l2;
   e->res.trivial_rel = worst->trivial_rel[b];
   e->res.trivial = kl_trivial_name(b);
   double margin = c->ref.trivial_margin;
-  if (!(margin > 0) || worst->rel_l2 <= scale_floor(c, worst->scale_param) ||
+  if (!(margin > 0) || worst->rel_l2 <= floor ||
       worst->rel_l2 * margin <= worst->trivial_rel[b])
     return 0;
   e->res.correct = 0;
   /* named: the trivial output whose error is nearest the candidate's */
   int like = b;
   for (int k = 0; k < 4; k++)
-    if (worst->trivial_rel[k] > 0 && worst->rel_l2 > 0 &&
+    if (worst->trivial_rel[k] > floor && worst->rel_l2 > 0 &&
         fabs(log(worst->rel_l2 / worst->trivial_rel[k])) <
             fabs(log(worst->rel_l2 / worst->trivial_rel[like])))
       like = k;
+  char how[96];
+  double times = worst->trivial_rel[like] / worst->rel_l2;
+  if (times <= 1)
+    snprintf(how, sizeof(how), "no closer to the reference than");
+  else
+    snprintf(how, sizeof(how), "only %.3g times closer to the reference than",
+             times);
   return reject(r, KL_VERDICT_INCORRECT,
-                "shape %s, seed %llu: %s is no closer to the reference than "
-                "%s (relative L2 error %.3g, %s's %.3g; the closest trivial "
-                "output, %s, %.3g, and a right answer is %g times closer, "
-                "reference.trivial_margin): it passed the elementwise "
-                "tolerance (atol %g, rtol %g), which is too loose for this "
-                "output's scale",
+                "shape %s, seed %llu: %s is %s %s (relative L2 error %.3g, "
+                "%s's %.3g; the closest trivial output, %s, %.3g, and a "
+                "right answer is %g times closer, reference.trivial_margin): "
+                "it passed the elementwise tolerance (atol %g, rtol %g), "
+                "which is too loose for this output's scale",
                 e->res.name, (unsigned long long)worst->seed,
-                worst->scale_param, kl_trivial_label(like), worst->rel_l2,
+                worst->scale_param, how, kl_trivial_label(like), worst->rel_l2,
                 kl_trivial_name(like), worst->trivial_rel[like],
                 kl_trivial_name(b), worst->trivial_rel[b], margin, c->ref.atol,
                 c->ref.rtol);
@@ -711,6 +721,8 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   restarts_before = kl_worker_restarts(w);
   r->worker_served = keep ? keep->served : 0;
   snprintf(r->sandbox, sizeof(r->sandbox), "%s", kl__worker_sandbox(w));
+  const char *off = getenv("KERNLAB_GATES_OFF");
+  snprintf(r->gates_off, sizeof(r->gates_off), "%s", off ? off : "");
   if (kl_case_on_gpu(c)) {
     r->device.size = sizeof(r->device);
     if ((rc = kl_worker_device(&r->device, w)) < 0) {

@@ -73,7 +73,8 @@ struct kl_report {
   bool has_device;
   kl_device_info device;
   char timer[16];
-  char sandbox[192]; /* the worker's sandbox (JSON object), or empty */
+  char sandbox[192];  /* the worker's sandbox (JSON object), or empty */
+  char gates_off[64]; /* KERNLAB_GATES_OFF as the worker saw it, or empty */
   /* python cases: what kl-pyworker noticed of each side's calls (JSON
    * objects: warm-up, allocations, autotuner configs), or NULL */
   char *notes_baseline, *notes_candidate;

@@ -128,6 +128,10 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__buf_printf(&b, ",\"timer\":\"%s\"", r->timer[0] ? r->timer : "none");
   if (r->command) kl__buf_puts(&b, ",\"backend\":\"command\"");
   if (r->sandbox[0]) kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
+  if (r->gates_off[0]) { /* a measurement of what gates cost, not a verdict */
+    kl__buf_puts(&b, ",\"gates_off\":");
+    kl__buf_json_string(&b, r->gates_off);
+  }
   if (r->notes_baseline || r->notes_candidate)
     kl__buf_printf(&b, ",\"python\":{\"baseline\":%s,\"candidate\":%s}",
                    r->notes_baseline ? r->notes_baseline : "null",
@@ -438,6 +442,10 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
       goto fail;
     }
   }
+  if ((v = kl__json_get(doc, "gates_off")) &&
+      json_object_is_type(v, json_type_string))
+    snprintf(r->gates_off, sizeof(r->gates_off), "%s",
+             json_object_get_string(v));
   json_object *sb = kl__json_get(doc, "sandbox");
   if (sb && json_object_is_type(sb, json_type_object))
     snprintf(r->sandbox, sizeof(r->sandbox), "%s",

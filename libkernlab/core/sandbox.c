@@ -121,6 +121,7 @@ bool kl__sandbox_env_allowed(const char *name) {
                                       "SOURCE_DATE_EPOCH",
                                       "KERNLAB_CUPTI",
                                       "KERNLAB_HOST_CHECKS",
+                                      "KERNLAB_GATES_OFF",
                                       "KERNLAB_PROFILE_REPLAY"};
   static const char *const prefix[] = {
       "LC_",  "CUDA_", "NVIDIA_", "OMP_",  "GOMP_", "KMP_", "OPENBLAS_",

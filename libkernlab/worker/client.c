@@ -950,9 +950,15 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
   if ((rc = samples_from(out, reply, nplugins, block)) == 0) {
     rc = kl__result_give(into, &got, sizeof(got), oldest, "kl_samples");
   } else {
-    kl_samples_dispose(out);
-    if (rc == KL_EREJECTED) /* the gate and culprit, no samples */
+    char gate[sizeof(got.gate)];
+    int culprit = got.culprit;
+    memcpy(gate, got.gate, sizeof(gate));
+    kl_samples_dispose(out); /* empties it: the gate and culprit go back */
+    if (rc == KL_EREJECTED) {
+      memcpy(got.gate, gate, sizeof(gate));
+      got.culprit = culprit;
       kl__result_give(into, &got, sizeof(got), oldest, "kl_samples");
+    }
   }
   json_object_put(reply);
   return rc;

@@ -231,8 +231,9 @@ def host_suite():
                        capture_output=True,
                        text=True)
     print(p.stdout, flush=True)
-    check(p.returncode == 0 and "accepts a trivial output" in p.stdout and
-          "zeros" in p.stdout, "kl check: the tolerance accepts zeros: %s %s"
+    check(p.returncode == 0 and "tolerance is weak" in p.stdout and
+          "zeros ACCEPTED" in p.stdout,
+          "kl check: the tolerance accepts zeros: %s %s"
           % (p.stdout[-600:], p.stderr[-300:]))
     expect(sx, c("softmax_wrong_axis.c"), "INCORRECT", None,
            r"out is no closer to the reference than zeros")
@@ -309,11 +310,15 @@ def python_suite():
     p = subprocess.run([KL, "check", sx, "--tolerance"], env=ENV,
                        capture_output=True, text=True, timeout=600)
     print(p.stdout[-900:], flush=True)
-    check(p.returncode == 0 and "accepts a trivial output" in p.stdout,
+    # zeros fails KernelBench's 1e-2 only at the few largest of 16.7 M
+    check(p.returncode == 0 and "tolerance is weak" in p.stdout and
+          "zeros nearly accepted" in p.stdout,
           f"kl check --tolerance: {p.stdout[-500:]} {p.stderr[-500:]}")
     c = lambda n: os.path.join(here, n)  # noqa: E731
+    # the wrong axis is close here (4096 and 4093 normalise alike: 3%), but
+    # not the margin closer than the row means are
     expect(sx, c("wrong_axis.py"), "INCORRECT", None,
-           r"no closer to the reference than")
+           r"only [0-9.]+ times closer to the reference than each row's mean")
     expect(sx, c("zeros.py"), "INCORRECT", None, r"zeros|mismatches")
     expect(sx, c("memo_address.py"), "CHEAT", "timed_work",
            r"while timed, .*(no kernel|skipped)")

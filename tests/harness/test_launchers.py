@@ -69,6 +69,16 @@ check(rc == 3 and r.get("verdict") == "CHEAT" and
       r.get("gate") == "launch_contract" and
       "scratch region" in (r.get("reason") or ""),
       "a growing scratch region breaks the contract: %s" % str(r)[:600])
+# the same, only once timed: the timed call's verdict, not kernlab's failure
+rc, r = compare("host_saxpy",
+                SRC + "/tests/harness/launchers/scratch_grows_when_timed.c")
+check(rc == 3 and r.get("verdict") == "CHEAT" and
+      r.get("gate") == "launch_contract" and
+      "while timed" in (r.get("reason") or "") and
+      "the baseline" not in (r.get("reason") or "") and
+      "scratch region" in (r.get("reason") or ""),
+      "a scratch region grown once timed breaks the contract: %s"
+      % str(r)[:600])
 
 # ---- the standalone harness of a host launcher --------------------------------
 src = TMP + "/threads.c"

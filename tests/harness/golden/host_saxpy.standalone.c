@@ -85,7 +85,8 @@ typedef struct kl_plugin_scale {
    *  zeros; the mean of want's row (of the whole output when it is one
    *  row or its rows are single elements); want rolled by rows / 2 rows
    *  along the leading axis; want transposed (rows x cols read as cols x
-   *  rows). -1 where t does not apply (one row: no roll, no transpose). */
+   *  rows). -1 where t does not apply (one row: no roll, no transpose; one
+   *  element: no mean). */
   double trivial_sq[KL_PLUGIN_NTRIVIAL];
   /** elements of t outside atol + rtol * |want| (what the elementwise
    *  tolerance would reject); 0 where t does not apply */
@@ -620,6 +621,7 @@ static void klh_compare(int dt, int is_output, int poison, const void *gotp,
 /* ---- scale: an output's distance from the oracle's beside trivial ones ---
  * (kl_plugin_scale in kernlab/plugin.h). The output is rows x cols; the
  * row means are over cols (over everything when rows <= 1 or cols == 1);
+ * (a one-element output has none: it is its own mean);
  * the rolled output is the oracle's moved by rows / 2 rows; the transposed
  * one reads the oracle's rows x cols as cols x rows. Only elements whose
  * oracle value is finite count. The device does the same in
@@ -664,6 +666,8 @@ static void klh_scale_host(int dt, const void *got, const void *want,
     out->trivial_sq[t] = t >= KL_PLUGIN_TRIVIAL_ROLLED && r <= 1 ? -1 : 0;
     out->trivial_bad[t] = 0;
   }
+  if (n <= 1) /* one element is its own mean */
+    out->trivial_sq[KL_PLUGIN_TRIVIAL_MEAN] = -1;
   /* row means (the whole output's where its rows are single elements) */
   uint64_t mrows = cols > 1 ? r : 1, mlen = n / mrows;
   for (uint64_t row = 0; row < mrows; row++) {
