@@ -4,13 +4,15 @@
 # outputs) and timed work (every timed launch's kernels against the checked
 # launches'). Each compare runs with both gates and with
 # KERNLAB_GATES_OFF=scale,timed_work (a measurement switch, never for use),
-# alternating, three times each after a warm-up, in one process after
+# alternating, three times each (KL_COST_REPS) after a warm-up, in one process after
 # another on one card; the medians of the report's phases (checks, timing)
 # and of the process's wall time, and their differences.
-# usage: bench/integrity_cost.sh BUILD_DIR OUT_DIR
+# usage: bench/integrity_cost.sh BUILD_DIR OUT_DIR [cuda|python] (default
+# both kinds of row; KL_COST_REPS, default 3, runs each way)
 set -uo pipefail
 BUILD=${1:-build}
 OUT=${2:-bench-out}
+ONLY=${3:-}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 KL=$BUILD/bin/kl
 mkdir -p "$OUT"
@@ -19,9 +21,10 @@ echo "== what the scale and timed-work gates cost ($(date -u +%Y-%m-%dT%H:%MZ))"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 KB=$(mktemp -d /tmp/kl-cost-kb-XXXXXX)/case # the worker's sandbox hides $HOME
 "$KL" case from-kernelbench "$SRC/bench/kernelbench/problems/2_softmax_rows.py" -o "$KB" >/dev/null 2>&1
-python3 - "$KL" "$SRC" "$KB" "$OUT" <<'PY'
+python3 - "$KL" "$SRC" "$KB" "$OUT" "$ONLY" <<'PY'
 import json, os, statistics, subprocess, sys, time
-kl, src, kb, out = sys.argv[1:5]
+kl, src, kb, out, only = sys.argv[1:6]
+reps = int(os.environ.get("KL_COST_REPS", "3"))
 rows = [
     ("CUDA transpose_f32 tiled.cu (4 shapes)", src + "/cases/transpose_f32",
      src + "/cases/transpose_f32/candidates/tiled.cu"),
@@ -51,9 +54,12 @@ def one(case, cand, off):
 print("| compare | verdict | checks ms (gates on / off) | timing ms (on / off) | process wall ms (on / off) | cost of the gates, ms |")
 print("|---|---|---|---|---|---|")
 for label, case, cand in rows:
+    if only and not label.lower().startswith("cuda" if only == "cuda" else
+                                              ("python", "kernelbench")):
+        continue
     one(case, cand, False)  # compile cache, Triton's cache
     got = {False: [], True: []}
-    for _ in range(3):
+    for _ in range(reps):
         for off in (False, True):
             r = one(case, cand, off)
             if r:
