@@ -585,9 +585,7 @@ class TorchPlugin(PluginBase):
         except Exception:
             return self._fail(iid, "check: " + _why())
 
-    # scale() takes an output of up to SCALE_WHOLE elements whole (a few
-    # float64 copies of it on the device), a larger one a chunk at a time
-    SCALE_WHOLE = 1 << 26
+    # scale() works a chunk at a time too, with index tensors beside it
     SCALE_CHUNK = 1 << 24
     MANT_BITS = {"torch.float64": 52, "torch.float32": 23,
                  "torch.float16": 10, "torch.bfloat16": 7}
@@ -598,6 +596,7 @@ class TorchPlugin(PluginBase):
         each row's mean, the rows rolled by half, the transpose); the
         leading axis is the output tensor's first dimension. The same sums
         as the harness's klh_scale_host, on the device."""
+        torch = self.torch
         try:
             inst = self.instances[iid]
             got = self._outputs(inst)[p]
@@ -608,125 +607,71 @@ class TorchPlugin(PluginBase):
             n = ref.numel()
             lead = got.shape[0] if got.dim() >= 2 else 1
             r = lead if 1 < lead < n and n % lead == 0 else 1
+            cols = n // r
+            mrows, mlen = (r, cols) if cols > 1 else (1, n)
+            dev = got.device
             with self._on_stream():
                 w_all = ref.to(dev)
                 g_all = got.detach().reshape(-1)
-                if n <= self.SCALE_WHOLE:
-                    self._scale_whole(w_all, g_all, ref.dtype, r, out[0])
-                else:  # float64 copies of it would not fit
-                    self._scale_chunked(w_all, g_all, ref.dtype, r, out[0])
+                f64 = torch.float64
+                rowsum = torch.zeros(mrows, dtype=f64, device=dev)
+                rowcnt = torch.zeros(mrows, dtype=f64, device=dev)
+                step = self.SCALE_CHUNK
+                for lo in range(0, n, step):
+                    hi = min(n, lo + step)
+                    w = w_all[lo:hi].to(f64)
+                    fin = torch.isfinite(w)
+                    rows = torch.arange(lo, hi, device=dev) // mlen
+                    rowsum.index_add_(0, rows, torch.where(fin, w, 0.0))
+                    rowcnt.index_add_(0, rows, fin.to(f64))
+                mean = rowsum / rowcnt.clamp(min=1)
+                acc = torch.zeros(7, dtype=f64, device=dev)
+                bad = torch.zeros(4, dtype=torch.int64, device=dev)
+                ulp = torch.zeros((), dtype=f64, device=dev)
+                mant = self.MANT_BITS.get(str(ref.dtype), 23)
+                tiny = {52: -1021, 23: -125, 10: -13}.get(mant, -125)
+                shift = (r // 2) * cols
+                atol, rtol = self.desc["atol"], self.desc["rtol"]
+                for lo in range(0, n, step):
+                    hi = min(n, lo + step)
+                    i = torch.arange(lo, hi, device=dev)
+                    w = w_all[lo:hi].to(f64)
+                    g = g_all[lo:hi].to(f64)
+                    fin = torch.isfinite(w)
+                    both = fin & torch.isfinite(g)
+                    w0 = torch.where(fin, w, 0.0)
+                    d = torch.where(both, g - w, 0.0)
+                    acc[0] += (d * d).sum()
+                    acc[1] += (w0 * w0).sum()
+                    acc[2] += fin.sum()
+                    _, e = torch.frexp(w0.abs())
+                    e = torch.where(w0 == 0, torch.full_like(e, tiny), e)
+                    u = d.abs() / torch.ldexp(torch.ones_like(w0),
+                                              e - 1 - mant)
+                    ulp = torch.maximum(ulp, u.max())
+                    tol = atol + rtol * w0.abs()
+                    ts = [torch.zeros_like(w0), mean[i // mlen]]
+                    if r > 1:
+                        ts.append(w_all[(i + shift) % n].to(f64))
+                        ts.append(w_all[(i % r) * cols + i // r].to(f64))
+                    for k, t in enumerate(ts):
+                        ok = fin & torch.isfinite(t)
+                        dt = torch.where(ok, t - w0, 0.0)
+                        acc[3 + k] += (dt * dt).sum()
+                        bad[k] += (ok & (dt.abs() > tol)).sum()
+                vals = acc.tolist()
+                nbad = bad.tolist()
+                o = out[0]
+                o.rows = r
+                o.err_sq, o.ref_sq, o.counted = vals[0], vals[1], int(vals[2])
+                for k in range(4):
+                    applies = (k == 0 or (k == 1 and n > 1) or r > 1)
+                    o.trivial_sq[k] = vals[3 + k] if applies else -1.0
+                    o.trivial_bad[k] = nbad[k] if applies else 0
+                o.max_ulp = float(ulp.item())
             return 0
         except Exception:
             return self._fail(iid, "scale: " + _why())
-
-    def _scale_chunked(self, w_all, g_all, dtype, r, o):
-        """scale()'s sums a chunk of SCALE_CHUNK elements at a time, for an
-        output too large for _scale_whole's float64 copies: the row sums by
-        index_add_, the rolled and transposed outputs by gathers."""
-        torch = self.torch
-        n = w_all.numel()
-        cols = n // r
-        mrows, mlen = (r, cols) if cols > 1 else (1, n)
-        dev = w_all.device
-        f64 = torch.float64
-        rowsum = torch.zeros(mrows, dtype=f64, device=dev)
-        rowcnt = torch.zeros(mrows, dtype=f64, device=dev)
-        step = self.SCALE_CHUNK
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            w = w_all[lo:hi].to(f64)
-            fin = torch.isfinite(w)
-            rows = torch.arange(lo, hi, device=dev) // mlen
-            rowsum.index_add_(0, rows, torch.where(fin, w, 0.0))
-            rowcnt.index_add_(0, rows, fin.to(f64))
-        mean = rowsum / rowcnt.clamp(min=1)
-        acc = torch.zeros(7, dtype=f64, device=dev)
-        bad = torch.zeros(4, dtype=torch.int64, device=dev)
-        ulp = torch.zeros((), dtype=f64, device=dev)
-        mant = self.MANT_BITS.get(str(dtype), 23)
-        tiny = {52: -1021, 23: -125, 10: -13}.get(mant, -125)
-        shift = (r // 2) * cols
-        atol, rtol = self.desc["atol"], self.desc["rtol"]
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            i = torch.arange(lo, hi, device=dev)
-            w = w_all[lo:hi].to(f64)
-            g = g_all[lo:hi].to(f64)
-            fin = torch.isfinite(w)
-            both = fin & torch.isfinite(g)
-            w0 = torch.where(fin, w, 0.0)
-            d = torch.where(both, g - w, 0.0)
-            acc[0] += (d * d).sum()
-            acc[1] += (w0 * w0).sum()
-            acc[2] += fin.sum()
-            _, e = torch.frexp(w0.abs())
-            e = torch.where(w0 == 0, torch.full_like(e, tiny), e)
-            u = d.abs() / torch.ldexp(torch.ones_like(w0), e - 1 - mant)
-            ulp = torch.maximum(ulp, u.max())
-            tol = atol + rtol * w0.abs()
-            ts = [torch.zeros_like(w0), mean[i // mlen]]
-            if r > 1:
-                ts.append(w_all[(i + shift) % n].to(f64))
-                ts.append(w_all[(i % r) * cols + i // r].to(f64))
-            for k, t in enumerate(ts):
-                ok = fin & torch.isfinite(t)
-                dt = torch.where(ok, t - w0, 0.0)
-                acc[3 + k] += (dt * dt).sum()
-                bad[k] += (ok & (dt.abs() > tol)).sum()
-        vals = acc.tolist()
-        nbad = bad.tolist()
-        o.rows = r
-        o.err_sq, o.ref_sq, o.counted = vals[0], vals[1], int(vals[2])
-        for k in range(4):
-            applies = (k == 0 or (k == 1 and n > 1) or r > 1)
-            o.trivial_sq[k] = vals[3 + k] if applies else -1.0
-            o.trivial_bad[k] = nbad[k] if applies else 0
-        o.max_ulp = float(ulp.item())
-
-    def _scale_whole(self, w_all, g_all, dtype, r, o):
-        """scale()'s sums over a whole output at once: the row means by a
-        reduction over each row, the rolled and transposed outputs as views
-        (torch.roll, .t()), one synchronisation at the end."""
-        torch = self.torch
-        f64 = torch.float64
-        n = w_all.numel()
-        cols = n // r
-        mrows, mlen = (r, cols) if cols > 1 else (1, n)
-        w = w_all.to(f64)
-        g = g_all.to(f64)
-        fin = torch.isfinite(w)
-        both = fin & torch.isfinite(g)
-        w0 = torch.where(fin, w, 0.0)
-        d = torch.where(both, g - w, 0.0)
-        mant = self.MANT_BITS.get(str(dtype), 23)
-        tiny = {52: -1021, 23: -125, 10: -13}.get(mant, -125)
-        _, e = torch.frexp(w0.abs())
-        e = torch.where(w0 == 0, torch.full_like(e, tiny), e)
-        ulp = (d.abs() / torch.ldexp(torch.ones_like(w0), e - 1 - mant)).max()
-        tol = self.desc["atol"] + self.desc["rtol"] * w0.abs()
-        f2 = fin.view(mrows, mlen)
-        mean = w0.view(mrows, mlen).sum(1) / f2.sum(1).clamp(min=1)
-        ts = [torch.zeros_like(w0),
-              mean[:, None].expand(mrows, mlen).reshape(-1)]
-        if r > 1:  # t[i] = w[i + shift]; t[a*r + b] = w[b*cols + a]
-            ts.append(torch.roll(w, -(r // 2) * cols))
-            ts.append(w.view(r, cols).t().reshape(-1))
-        sums = [(d * d).sum(), (w0 * w0).sum(), fin.sum().to(f64), ulp]
-        bads = []
-        for t in ts:
-            ok = fin & torch.isfinite(t)
-            dt = torch.where(ok, t - w0, 0.0)
-            sums.append((dt * dt).sum())
-            bads.append((ok & (dt.abs() > tol)).sum().to(f64))
-        vals = torch.stack(sums + bads).tolist()  # one synchronisation
-        o.rows = r
-        o.err_sq, o.ref_sq, o.counted = vals[0], vals[1], int(vals[2])
-        o.max_ulp = vals[3]
-        nt = len(ts)
-        for k in range(4):
-            applies = k < nt and (k != 1 or n > 1)
-            o.trivial_sq[k] = vals[4 + k] if applies else -1.0
-            o.trivial_bad[k] = int(vals[4 + nt + k]) if applies else 0
 
     def _intact(self, value, pristine, p):
         self.stream.synchronize()
