@@ -235,6 +235,19 @@ def host_suite():
           "zeros ACCEPTED" in p.stdout,
           "kl check: the tolerance accepts zeros: %s %s"
           % (p.stdout[-600:], p.stderr[-300:]))
+    p = subprocess.run([KL, "check", sx, "--tolerance", "--json"], env=ENV,
+                       capture_output=True, text=True)
+    try:
+        tol = json.loads(p.stdout)["tolerance"]
+    except (ValueError, KeyError):
+        tol = {}
+    zeros = [t for s in tol.get("shapes", []) for t in s.get("trivial", [])
+             if t.get("name") == "zeros"]
+    check(tol.get("weak") is True and tol.get("atol") == 0.01 and
+          0 < tol.get("suggested_atol", 0) < 1e-5 and len(zeros) == 2 and
+          all(t["accepted"] and t["rel_l2"] == 1 and t["output"] == "out"
+              for t in zeros),
+          "kl check --tolerance --json: %s %s" % (p.stdout[-600:], p.stderr))
     expect(sx, c("softmax_wrong_axis.c"), "INCORRECT", None,
            r"out is no closer to the reference than zeros")
     expect(sx, c("softmax_zeros.c"), "INCORRECT", None,

@@ -69,6 +69,12 @@ check(p.returncode == 0 and
       p.stdout and "params" not in p.stdout,
       "kl check shows the command case: %s %s" % (p.stdout, p.stderr))
 
+p = kl("check", CASE, "--tolerance")
+check(p.returncode == 0 and
+      "tolerance not probed: a command case checks itself" in p.stdout,
+      "kl check --tolerance of a command case runs nothing: %s %s"
+      % (p.stdout[-300:], p.stderr[-300:]))
+
 # ---- bench ------------------------------------------------------------------
 rc, r, err = kljson("bench", CASE)
 rows = {s.get("name"): s for s in r.get("shapes", [])}
