@@ -105,6 +105,34 @@ static void test_bench__baseline_is_correct_and_timed(void **state) {
   assert_true(s.time.ci_low <= s.time.median &&
               s.time.median <= s.time.ci_high);
   assert_true(s.time.median > 0);
+  assert_true(s.scaled && s.rel_l2 == 0 && strcmp(s.trivial, "mean") == 0);
+  {
+    /* an older caller's kl_shape_result stops before the scale */
+    union {
+      kl_shape_result s;
+      unsigned char bytes[sizeof(kl_shape_result)];
+    } older;
+    memset(&older, 0x5A, sizeof(older));
+    older.s.size = offsetof(kl_shape_result, scaled);
+    assert_int_equal(kl_report_shape(&older.s, r, 0), 0);
+    assert_true(older.s.checked && older.s.timed);
+    for (size_t k = offsetof(kl_shape_result, scaled); k < sizeof(older); k++)
+      assert_int_equal(older.bytes[k], 0x5A);
+    /* and its kl_reference_info before trivial_margin */
+    union {
+      kl_reference_info i;
+      unsigned char bytes[sizeof(kl_reference_info)];
+    } ref;
+    memset(&ref, 0x5A, sizeof(ref));
+    ref.i.size = offsetof(kl_reference_info, trivial_margin);
+    assert_int_equal(kl_case_reference(&ref.i, saxpy), 0);
+    for (size_t k = offsetof(kl_reference_info, trivial_margin);
+         k < sizeof(ref); k++)
+      assert_int_equal(ref.bytes[k], 0x5A);
+    kl_reference_info full = KL_REFERENCE_INFO_INIT;
+    assert_int_equal(kl_case_reference(&full, saxpy), 0);
+    assert_true(full.trivial_margin == 100);
+  }
   kl_report_free(r);
   /* host reference oracle (matmul_ref) */
   r = run(matmul, NULL, "n256", false, 0);
@@ -351,12 +379,59 @@ static void test_bench__worker_survives_a_crash(void **state) {
     for (size_t k = 0; k < sizeof(newer[i].later); k++)
       assert_int_equal(newer[i].later[k], 0xA5);
   }
+  /* the scale of a float output against the oracle's (itself: no error),
+   * and what zeros and the mean would score */
+  assert_int_equal(kl_worker_check(res, w, good, good, 0, seeds, 3), 0);
+  assert_true(res[0].scaled && res[0].rel_l2 == 0 &&
+              strcmp(res[0].scale_param, "y") == 0);
+  assert_true(res[0].trivial_rel[KL_TRIVIAL_ZEROS] == 1.0 &&
+              res[0].trivial_rel[KL_TRIVIAL_MEAN] > 0.5 &&
+              res[0].trivial_rel[KL_TRIVIAL_ROLLED] == -1 &&
+              res[0].scale_elements > 0 && res[0].ref_rms > 0);
+  /* an older caller, sized to the struct's first release: laid out at its
+   * stride, nothing written past it */
+  {
+    const size_t old = offsetof(kl_check_result, scaled);
+    unsigned char entries[3 * sizeof(kl_check_result)];
+    memset(entries, 0x5A, sizeof(entries));
+    for (size_t i = 0; i < 3; i++) {
+      kl_check_result *e = (kl_check_result *)(void *)(entries + i * old);
+      memset(e, 0, old);
+      e->size = old;
+    }
+    assert_int_equal(kl_worker_check((kl_check_result *)(void *)entries, w,
+                                     good, good, 0, seeds, 3),
+                     0);
+    for (size_t i = 0; i < 3; i++) {
+      kl_check_result e;
+      memcpy(&e, entries + i * old, old);
+      assert_true(e.correct && e.seed == seeds[i]);
+    }
+    for (size_t k = 3 * old; k < sizeof(entries); k++)
+      assert_int_equal(entries[k], 0x5A);
+  }
   kl_time_options t = KL_TIME_OPTIONS_INIT;
   t.time_cap_ms = 100;
   t.min_samples = 3;
   kl_samples s = KL_SAMPLES_INIT;
   assert_int_equal(kl_worker_time(&s, w, &good, 1, 0, &t), 0);
   assert_true(s.n >= 3 && s.us[0][0] > 0);
+  assert_string_equal(s.gate, "");
+  {
+    /* kl_samples' older callers: the gate and culprit are not theirs */
+    union {
+      kl_samples s;
+      unsigned char bytes[sizeof(kl_samples)];
+    } older;
+    memset(&older, 0x5A, sizeof(older));
+    memset(&older.s, 0, offsetof(kl_samples, gate));
+    older.s.size = offsetof(kl_samples, gate);
+    assert_int_equal(kl_worker_time(&older.s, w, &good, 1, 0, &t), 0);
+    assert_true(older.s.n >= 3);
+    for (size_t k = offsetof(kl_samples, gate); k < sizeof(older); k++)
+      assert_int_equal(older.bytes[k], 0x5A);
+    kl_samples_dispose(&older.s);
+  }
   /* where the time went: the host timer times as it queues; no device */
   assert_true(s.costs.queue_ms > 0 && s.costs.setup_ms >= 0 &&
               s.costs.wait_ms == 0 && s.costs.dev_windows == 0 &&
