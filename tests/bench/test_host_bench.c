@@ -391,8 +391,12 @@ static void test_bench__worker_survives_a_crash(void **state) {
   /* an older caller, sized to the struct's first release: laid out at its
    * stride, nothing written past it */
   {
-    const size_t old = offsetof(kl_check_result, scaled);
-    unsigned char entries[3 * sizeof(kl_check_result)];
+    /* its sizeof: the fields before `scaled`, padded to the alignment */
+    const size_t old =
+        (offsetof(kl_check_result, scaled) + _Alignof(kl_check_result) - 1) &
+        ~(_Alignof(kl_check_result) - 1);
+    _Alignas(
+        kl_check_result) unsigned char entries[3 * sizeof(kl_check_result)];
     memset(entries, 0x5A, sizeof(entries));
     for (size_t i = 0; i < 3; i++) {
       kl_check_result *e = (kl_check_result *)(void *)(entries + i * old);
