@@ -78,6 +78,11 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
              s.time.n, s.stop_reason);
     }
   }
+  for (size_t i = 0; compare && !command && i < kl_report_shape_count(r); i++) {
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
+    if (kl_report_shape(&s, r, i) == 0 && s.decision_reason)
+      printf("%s: %s\n", s.name, s.decision_reason);
+  }
   kl_speedup obj;
   if (kl_report_objective(&obj, r) == 0)
     printf("objective: %.3f [%.3f, %.3f] %s\n", obj.speedup, obj.ci_low,

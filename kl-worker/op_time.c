@@ -220,6 +220,7 @@ void klw_op_time(json_object *req) {
           (klw_now_us() - start_us - s.ready_us - verify_us) / 1000.0));
   json_object_object_add(o, "block_rounds",
                          json_object_new_int64((int64_t)s.block_rounds));
+  json_object_object_add(o, "stretched", json_object_new_boolean(s.stretched));
   klw_reply(o);
   timed = true;
 done:

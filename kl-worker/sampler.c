@@ -1,16 +1,19 @@
 /* The one sampling loop, host and device alike.
  *
  * Warm up (the timer runs one round and says how long it took), then size
- * the placement blocks: at least six in what the time cap allows, since
- * with fewer than three an interval knows nothing of placement and a short
- * cap would read a placement effect as a speedup. Then rounds, window by
+ * the placement blocks: at least eight in what the time cap allows, since
+ * the block is the replicate a comparison's interval counts (with fewer
+ * than three it knows nothing of placement, and a short cap would read a
+ * placement effect as a speedup). Then rounds, window by
  * window (the host's window is one round; the device queues about 128
  * between synchronisations): each round takes its instance set (a fresh
  * placement at every block), and each plugin one sample, A B then B A. After
- * each window: the time cap, and every eighth of the samples so far the
- * stopping rule: the interval of the median (one plugin) or of the speedup
- * (two) narrow enough, or, with three placements at least, a decision at
- * decide_gain that can no longer change.
+ * each window: the time cap (stretched, up to twice, while a pair has too
+ * few blocks or blocks that disagree), and every eighth of the samples so
+ * far the stopping rule: the interval of the median (one plugin) or of the
+ * speedup (two) narrow enough, or, with eight blocks at least (every
+ * placement of a smaller pool), a decision at decide_gain that can no
+ * longer change.
  *
  * Where buffers land (pages, cache sets, alignment between them) changes
  * a kernel's time by a few percent, and one placement would be measured
@@ -23,6 +26,12 @@
 
 #include "kernlab/stats.h"
 #include "worker_internal.h"
+
+/* Blocks a comparison aims for. Six is where the sign test's interval
+ * reaches 95%, but six blocks that agree by chance are called a difference
+ * once in 32; eight, once in 128 (A/A of host_saxpy beside a CPU hog: 2 of
+ * 50 called different with six, bench/README.md "A/A"). */
+#define BLOCKS_WANTED 8
 
 uint64_t klw_block_seed(uint64_t seed, size_t b) {
   if (b == 0) return seed;
@@ -43,16 +52,39 @@ static int converged(double **us, int np, size_t n, size_t block,
   if (kl_stats_speedup_blocked(&sp, us[0], us[1], n, block, placements, 0) != 0)
     return 0;
   if ((log(sp.ci_high) - log(sp.ci_low)) / 2.0 <= target) return 1;
-  /* Deciding early needs the placement spread: three placements at least. */
+  /* Deciding early needs the blocks' spread and their agreement: as many
+   * units as the sign test needs, or every placement of a smaller pool. */
   size_t units = block ? n / block : 0;
   if (placements && placements < units) units = placements;
-  if (decide_gain_pct >= 0 && units >= 3) {
+  size_t enough = placements && placements < BLOCKS_WANTED
+                      ? (placements < 3 ? 3 : placements)
+                      : BLOCKS_WANTED;
+  if (decide_gain_pct >= 0 && units >= enough) {
     double g = 1.0 + decide_gain_pct / 100.0;
     if (sp.ci_low > g || sp.ci_high < 1.0 / g ||
         (sp.ci_low > 1.0 / g && sp.ci_high < g))
       return 2;
   }
   return 0;
+}
+
+/* Two plugins that need more blocks than the time cap gave: fewer than
+ * BLOCKS_WANTED (a loaded machine's rounds run slower than the warm-up
+ * said), or blocks that disagree (their mean reads a gain of at
+ * least decide_gain, but they lie on both sides of 1, too few on its side
+ * to decide). The cap then stretches, to twice itself at most: an answer
+ * from a noisy minute needs more blocks, not fewer. Pooled placements
+ * fewer than that are all the units there will be. */
+static bool want_blocks(klw_sampling *s) {
+  if (s->np != 2) return false;
+  kl_blocks b = KL_BLOCKS_INIT;
+  if (kl_stats_blocks(&b, s->us[0], s->us[1], s->n, s->block_rounds,
+                      s->placements, s->tr->decide_gain) != 0)
+    return false;
+  size_t most = s->placements ? s->placements : (size_t)-1;
+  bool want = b.disagree || (b.units < BLOCKS_WANTED && b.units < most);
+  if (want) s->stretched = true;
+  return want;
 }
 
 int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
@@ -71,10 +103,12 @@ int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
   double round_us = 0, t0 = klw_now_us();
   if (t->start(s) < 0 || t->warmup(s, &round_us) < 0) return -1;
   s->warmup_us = klw_now_us() - t0;
-  /* at least six placement blocks in the rounds the budget allows */
+  /* at least BLOCKS_WANTED placement blocks in the rounds the budget
+   * allows, and two to spare: a round while sampling (restores, fresh
+   * placements) takes longer than the warm-up's */
   double expected = round_us > 0 ? tr->cap_us / round_us : (double)tr->max_n;
   if (expected > (double)tr->max_n) expected = (double)tr->max_n;
-  size_t fit = (size_t)(expected / 6.0);
+  size_t fit = (size_t)(expected / (double)(BLOCKS_WANTED + 2));
   if (fit < 1) fit = 1;
   if (fit < s->block_rounds) s->block_rounds = fit;
   size_t window = 1;
@@ -115,7 +149,9 @@ int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
     if (t->collect(s) < 0) return -1; /* adds its wait to s->wait_us */
     s->n += rounds;
     const char *stop = NULL;
-    if (klw_now_us() - start > tr->cap_us && s->n >= 3) {
+    double spent = klw_now_us() - start;
+    if (spent > tr->cap_us && s->n >= 3 &&
+        !(spent < 2 * tr->cap_us && want_blocks(s))) {
       stop = "time_cap";
     } else if (s->n >= next_look) {
       int why = converged(s->us, s->np, s->n, s->block_rounds, s->placements,

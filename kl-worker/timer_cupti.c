@@ -319,6 +319,7 @@ static int dev_ready(klw_sampling *s, size_t first, size_t rounds) {
           klw_launch(pl, *slot)) {
         snprintf(s->err, sizeof(s->err), "placement pool: %s",
                  klw_launch_error(pl, *slot));
+        klw_blame_launch(s, k); /* a contract its checked launches kept */
         return -1;
       }
     }

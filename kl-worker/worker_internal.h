@@ -264,7 +264,8 @@ typedef struct klw_sampling {
    * request's plugins did it; NULL: the worker's own failure */
   const char *gate;
   int culprit;
-  void *state; /* the timer's */
+  bool stretched; /* the time cap was stretched while blocks disagreed */
+  void *state;    /* the timer's */
 } klw_sampling;
 
 /* How samples are taken: the host's clock or CUPTI's records. The sampler

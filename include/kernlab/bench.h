@@ -166,6 +166,19 @@ typedef struct kl_shape_result {
   double trivial_rel;  /**< the best trivial output's, on that seed */
   const char *trivial; /**< which trivial output that was ("zeros", ...) */
   double max_ulp;      /**< the largest error in units in the last place */
+  /* Added after the second release: how a compare's decision was reached
+   * (docs/json.md, "decision"). */
+  size_t blocks;        /**< units the interval came from (blocks, or
+                             placements when blocks reuse them) */
+  size_t blocks_faster; /**< units that read the candidate faster */
+  size_t blocks_slower; /**< and slower */
+  int stretched;        /**< the time cap was stretched: blocks disagreed */
+  double others_cpus;   /**< other processes' CPU use while timing, in CPUs'
+                             worth (0: idle or unknown) */
+  double cpus;          /**< CPUs online (0: unknown) */
+  double loadavg;       /**< 1-minute load average after timing */
+  const char *decision_reason; /**< compare: the decision in words, with the
+                                    blocks and the machine's load */
 } kl_shape_result;
 #define KL_SHAPE_RESULT_INIT KL_SIZED_INIT(kl_shape_result)
 

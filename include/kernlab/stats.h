@@ -5,9 +5,10 @@
  * distribution-free confidence interval (the binomial/sign-test interval
  * between two order statistics), quartiles, and Tukey outliers. A speedup
  * from interleaved A/B samples is the ratio of the medians, its interval the
- * two medians' intervals combined on the log scale; the decision needs the
- * interval to exclude 1 (statistical) and the gain to reach a minimum
- * (practical).
+ * two medians' intervals combined on the log scale; taken in blocks, it is
+ * the blocks' mean paired ratio with an interval from the spread between
+ * blocks. The decision needs the interval to exclude 1 (statistical) and
+ * the gain to reach a minimum (practical).
  */
 #ifndef KERNLAB_STATS_H
 #define KERNLAB_STATS_H
@@ -54,14 +55,44 @@ KL_EXTERN(int)
 kl_stats_speedup(kl_speedup *out, const double *base, const double *cand,
                  size_t n, double min_gain_pct);
 
+/** Units from which the distribution-free interval of their median
+ *  reaches 95% (with fewer, units that all agree by chance are too
+ *  likely: one time in four with three). */
+#define KL_STATS_SIGN_UNITS 6
+
 /** kl_stats_speedup for samples taken in blocks of `block` rounds, block k
  *  on memory placement k % placements (placements 0: each block its own).
- *  With three or more placements the interval is at least the 95% t
- *  interval over per-placement median ratios. */
+ *  With three or more units (blocks, or placements when they repeat) the
+ *  unit is the replicate: the speedup is the geometric mean of the units'
+ *  paired ratios of medians, and its interval the widest of the 95% t
+ *  interval about it and the medians' own intervals, and, from
+ *  KL_STATS_SIGN_UNITS units, the distribution-free interval of the units'
+ *  median (so units that disagree on the side of 1 keep 1 inside). */
 KL_EXTERN(int)
 kl_stats_speedup_blocked(kl_speedup *out, const double *base,
                          const double *cand, size_t n, size_t block,
                          size_t placements, double min_gain_pct);
+
+/** How the units of a blocked comparison agree. */
+typedef struct kl_blocks {
+  size_t size;   /**< KL_BLOCKS_INIT sets it; nothing is written past it */
+  size_t units;  /**< blocks, or placements when blocks reuse them */
+  size_t faster; /**< units whose paired ratio says the candidate is faster */
+  size_t slower; /**< units that say it is slower */
+  double spread; /**< standard deviation of the units' log ratios */
+  int disagree;  /**< undecided for want of agreement: the units' mean
+                      gain reaches min_gain_pct, but some units lie on
+                      each side of 1 and their median's interval holds it
+                      (KL_STATS_SIGN_UNITS units at least): more blocks
+                      are needed */
+} kl_blocks;
+#define KL_BLOCKS_INIT KL_SIZED_INIT(kl_blocks)
+
+/** The units of kl_stats_speedup_blocked's comparison and how they agree
+ *  (units 0 to 2: too few to say; disagree is 0). */
+KL_EXTERN(int)
+kl_stats_blocks(kl_blocks *out, const double *base, const double *cand,
+                size_t n, size_t block, size_t placements, double min_gain_pct);
 
 /** Weighted geometric mean of per-shape speedups with a 95% interval
  *  (intervals combined on the log scale as independent normal errors), and

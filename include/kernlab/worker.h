@@ -203,7 +203,7 @@ typedef struct kl_samples {
                              (0: every block had a fresh one) */
   size_t block_rounds;  /**< rounds per placement block actually used
                              (smaller than asked when the time cap fits
-                             fewer than six blocks) */
+                             fewer than eight blocks) */
   int verified;         /**< kl_time_options.verify ran */
   uint64_t stale[2];    /**< per plugin: output elements that differed
                              from the oracle after timing (only the last
@@ -218,6 +218,13 @@ typedef struct kl_samples {
                       no kernel); "" otherwise */
   int culprit;   /**< after KL_EREJECTED: the index in `plugins` of the
                       plugin that did it */
+  int stretched; /**< the time cap was stretched (up to twice) because the
+                      blocks of a pair disagreed (kl_blocks.disagree) */
+  /* How busy the machine was while sampling (all 0 where it cannot be
+   * known): other processes' CPU time in CPUs' worth (1.0: one CPU kept
+   * busy throughout; neither the worker nor this process counts), the CPUs
+   * online, and the 1-minute load average at the end. */
+  double others_cpus, cpus, loadavg;
 } kl_samples;
 #define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
 /** Free what *s holds; *s is empty again and keeps its size. */

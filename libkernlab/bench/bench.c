@@ -200,6 +200,7 @@ static int scale_gate(kl_report *r, const kl_case *c,
     e->ref_rms = res[i].ref_rms;
   }
   if (!worst) return 0;
+  r->gates |= KL__GATE_TRIVIAL_OUTPUT;
   double floor = scale_floor(c, worst->scale_param);
   int b = best_trivial(worst, floor);
   e->res.scaled = 1;
@@ -247,6 +248,9 @@ static int check_shape(kl_report *r, const kl_case *c, kl_worker *w, int plugin,
   if (rc < 0) return worker_failure(r, rc, e->res.name, "check");
   e->res.checked = 1;
   e->res.correct = 1;
+  r->gates |= KL__GATE_TOLERANCE | KL__GATE_WORK_AFTER_RETURN;
+  if (r->backend == KL_BACKEND_CUDA || r->backend == KL_BACKEND_HOST)
+    r->gates |= KL__GATE_LAUNCH_CONTRACT; /* the harness's launch guard */
   kl__report_phases *ph = &r->phases;
   for (size_t i = 0; i < r->nseeds; i++) {
     ph->oracle = (ph->oracle >= 0 ? ph->oracle : 0) + res[i].oracle_ms;
@@ -355,6 +359,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     const char *msg = kl_error_last()->message, *why = strstr(msg, "sample ");
     if (strcmp(s.gate, "launch_contract") == 0)
       why = strstr(msg, "the launch called");
+    if (!why) why = strstr(msg, "a launch ");
     if (!why) why = strstr(msg, "scratch region");
     bool baseline = n == 2 ? s.culprit == 0 : false;
     rc = reject(r, KL_VERDICT_CHEAT, "shape %s: while timed, %s%s", e->res.name,
@@ -381,6 +386,10 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     kl_samples_dispose(&s);
     return rc;
   }
+  if (s.verified) r->gates |= KL__GATE_STALE_OUTPUTS;
+  if (strcmp(s.timer, "cupti") == 0 && r->backend == KL_BACKEND_CUDA &&
+      !strstr(r->gates_off, "timed_work"))
+    r->gates |= KL__GATE_TIMED_WORK; /* the C worker's kernels per launch */
   e->res.timed = 1;
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
@@ -395,6 +404,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     goto done;
   rc = kl_stats_speedup_blocked(&e->res.speedup, s.us[0], s.us[1], s.n,
                                 s.block_rounds, s.placements, r->min_gain_pct);
+  if (rc == 0) rc = kl__shape_decision(e, &s, r->min_gain_pct);
 done:
   kl_samples_dispose(&s);
   return rc;
@@ -505,6 +515,7 @@ static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
                                                           : cpus);
     }
     double t = e->res.time.median;
+    r->gates |= KL__GATE_ROOFLINE;
     if (t <= 0 || t * slack >= bound_us) continue;
     r->gate = "faster_than_roofline";
     return reject(r, KL_VERDICT_CHEAT,
@@ -559,6 +570,7 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
   r->cold = o->time.cold;
   r->min_gain_pct = c->budget.min_gain_pct;
   r->objective = c->objective;
+  r->backend = c->backend;
   r->case_name = kl__strdup(c->name);
   r->candidate_name = kl__strdup(o->candidate_name ? o->candidate_name
                                  : o->candidate    ? "candidate"

@@ -26,6 +26,7 @@ typedef struct shape_entry {
   double trivial_rel[4];
   uint64_t trivial_rejected[4], scale_elements;
   double ref_rms;
+  char decision_reason[320]; /* res.decision_reason points here */
 } shape_entry;
 
 /* Where a bench's wall time went, in ms (NaN: the phase did not run).
@@ -46,6 +47,7 @@ typedef struct kl__report_phases {
 /* The phases as JSON (`"phases_ms": {...}`, null where one did not run),
  * and read back. */
 int kl__report_phases_json(kl_buf *b, const kl__report_phases *ph);
+
 void kl__report_phases_read(kl__report_phases *ph, json_object *o);
 
 struct kl_report {
@@ -80,7 +82,36 @@ struct kl_report {
   char *notes_baseline, *notes_candidate;
   kl__report_phases phases; /* where the wall time went */
   bool command;             /* a command case: rows are metrics */
+  kl_backend backend;
+  unsigned gates; /* KL__GATE_* bits: the gates this evaluation applied */
 };
+
+/* The gates an evaluation can apply (report.gates), named as a verdict's
+ * gate is, but "tolerance": the elementwise atol + rtol test. */
+enum {
+  KL__GATE_TOLERANCE = 1 << 0,
+  KL__GATE_WORK_AFTER_RETURN = 1 << 1,
+  KL__GATE_LAUNCH_CONTRACT = 1 << 2,
+  KL__GATE_TRIVIAL_OUTPUT = 1 << 3,
+  KL__GATE_STALE_OUTPUTS = 1 << 4,
+  KL__GATE_TIMED_WORK = 1 << 5,
+  KL__GATE_ROOFLINE = 1 << 6,
+  KL__GATES = 7
+};
+/* Gate bit i's name (evidence.c). */
+const char *kl__gate_name(int i);
+
+/* Shape e's decision explained (decision.c): its blocks, the time cap's
+ * stretch and the machine's load from the samples, into e->res and
+ * e->decision_reason; the speedup must be in e->res already. */
+int kl__shape_decision(shape_entry *e, const kl_samples *s,
+                       double min_gain_pct);
+
+/* How the report's numbers were obtained, for a run's record of an
+ * iteration (evidence.c): the seeds and shapes checked, each timed
+ * shape's comparison, the gates applied, the timer, card and clock; one
+ * JSON object (docs/json.md, "measurement"). */
+int kl__report_evidence_json(kl_buf *b, const kl_report *r);
 
 /* kl bench and kl compare of a backend: command case (command.c). */
 int kl__command_bench(kl_report **out, const kl_case *c,

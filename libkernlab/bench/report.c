@@ -87,6 +87,8 @@ int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no shape %zu in report", i);
   kl_shape_result full = r->shapes[i].res;
   full.stop_reason = r->shapes[i].stop_reason;
+  full.decision_reason =
+      r->shapes[i].decision_reason[0] ? r->shapes[i].decision_reason : NULL;
   return kl__result_give(out, &full, sizeof(full),
                          offsetof(kl_shape_result, scaled), "kl_shape_result");
 }

@@ -89,7 +89,20 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
         json_summary(&b, &s->baseline, u);
         kl__buf_puts(&b, "},");
         json_speedup(&b, &s->speedup);
+        kl__buf_printf(&b,
+                       ",\"blocks\":{\"units\":%zu,\"faster\":%zu,"
+                       "\"slower\":%zu,\"stretched\":%s}",
+                       s->blocks, s->blocks_faster, s->blocks_slower,
+                       s->stretched ? "true" : "false");
+        kl__buf_puts(&b, ",\"decision_reason\":");
+        kl__buf_json_string(&b,
+                            e->decision_reason[0] ? e->decision_reason : NULL);
       }
+      if (s->cpus > 0)
+        kl__buf_printf(&b,
+                       ",\"machine\":{\"others_cpus\":%.3g,\"cpus\":%.0f,"
+                       "\"loadavg\":%.3g}",
+                       s->others_cpus, s->cpus, s->loadavg);
     } else {
       kl__buf_printf(&b,
                      ",\"median%s\":null,\"ci_low%s\":null,"
@@ -128,6 +141,11 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__buf_printf(&b, ",\"timer\":\"%s\"", r->timer[0] ? r->timer : "none");
   if (r->command) kl__buf_puts(&b, ",\"backend\":\"command\"");
   if (r->sandbox[0]) kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
+  kl__buf_puts(&b, ",\"gates_applied\":[");
+  for (int i = 0, n = 0; i < KL__GATES; i++)
+    if (r->gates & (1u << i))
+      kl__buf_printf(&b, "%s\"%s\"", n++ ? "," : "", kl__gate_name(i));
+  kl__buf_putc(&b, ']');
   if (r->gates_off[0]) { /* a measurement of what gates cost, not a verdict */
     kl__buf_puts(&b, ",\"gates_off\":");
     kl__buf_json_string(&b, r->gates_off);
@@ -227,6 +245,23 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
     summary_from(&res->baseline, v);
     speedup_from(&res->speedup, s);
   }
+  if ((v = kl__json_get(s, "blocks"))) {
+    res->blocks = (size_t)kl__json_num(v, "units");
+    res->blocks_faster = (size_t)kl__json_num(v, "faster");
+    res->blocks_slower = (size_t)kl__json_num(v, "slower");
+    json_object *st = kl__json_get(v, "stretched");
+    res->stretched = st && json_object_get_boolean(st);
+  }
+  if ((v = kl__json_get(s, "machine"))) {
+    res->others_cpus = kl__json_num(v, "others_cpus");
+    res->cpus = kl__json_num(v, "cpus");
+    res->loadavg = kl__json_num(v, "loadavg");
+  }
+  v = kl__json_get(s, "decision_reason");
+  if (v && json_object_is_type(v, json_type_string))
+    snprintf(e->decision_reason, sizeof(e->decision_reason), "%s",
+             json_object_get_string(v));
+  res->decision_reason = e->decision_reason;
   return 0;
 }
 
@@ -442,6 +477,14 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
       goto fail;
     }
   }
+  json_object *applied = kl__json_get(doc, "gates_applied");
+  for (size_t i = 0; applied && json_object_is_type(applied, json_type_array) &&
+                     i < json_object_array_length(applied);
+       i++)
+    for (int g = 0; g < KL__GATES; g++)
+      if (strcmp(json_object_get_string(json_object_array_get_idx(applied, i)),
+                 kl__gate_name(g)) == 0)
+        r->gates |= 1u << g;
   if ((v = kl__json_get(doc, "gates_off")) &&
       json_object_is_type(v, json_type_string))
     snprintf(r->gates_off, sizeof(r->gates_off), "%s",

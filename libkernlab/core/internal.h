@@ -140,6 +140,22 @@ bool kl__is_ident(const char *s);
 uint64_t kl__derive_seed(uint64_t base, uint64_t k);
 /* Milliseconds on the monotonic clock (fractions included). */
 double kl__now_ms(void);
+
+/* How busy the machine was between two marks (load.c). */
+typedef struct kl__load {
+  bool valid;
+  double busy_s, total_s; /* the machine's CPU time, busy and all */
+  double worker_s;        /* the worker process's CPU time */
+  double self_s;          /* this process's */
+  double wall_ms;
+} kl__load;
+/* A mark now; worker_pid <= 0: no worker to leave out. */
+void kl__load_mark(kl__load *m, int worker_pid);
+/* Between marks a and b: CPUs' worth of work by other processes, the CPUs
+ * online, and the 1-minute load average at b. False (all 0) where it
+ * cannot be known. */
+bool kl__load_between(const kl__load *a, const kl__load *b, double *others_cpus,
+                      double *cpus, double *loadavg);
 size_t kl__edit_distance(const char *a, const char *b);
 /* The candidate closest to `word` when it is close enough, else NULL. */
 const char *kl__suggest(const char *word, const char *const *candidates,

@@ -92,6 +92,10 @@ typedef struct kl__solution {
   const char *kernel; /* kernel.cu or kernel.c */
   bool diff, prompt, reply, compile_log, profile;
   const char *environment, *ran_on; /* JSON objects as text, or NULL */
+  /* how the verdict's numbers were obtained (the bench's evidence: checks,
+   * comparison, gates, card and clock), a JSON object as text; NULL for an
+   * untimed line (and lines written before it was kept) */
+  const char *measurement;
   bool rechecked;
   kl__cost cost;
   long long time;

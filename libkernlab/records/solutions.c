@@ -80,6 +80,10 @@ int kl__solution_write(const char *case_dir, const kl__solution *s) {
   kl__buf_puts(&b, s->environment ? s->environment : "null");
   kl__buf_puts(&b, ",\"ran_on\":");
   kl__buf_puts(&b, s->ran_on ? s->ran_on : "null");
+  if (s->measurement) { /* how its numbers were obtained (timed lines) */
+    kl__buf_puts(&b, ",\"measurement\":");
+    kl__buf_puts(&b, s->measurement);
+  }
   kl__buf_printf(&b, ",\"rechecked\":%s", s->rechecked ? "true" : "false");
   kl__buf_printf(&b,
                  ",\"cost\":{\"wall_s\":%.3f,\"worker_s\":%.3f,"
@@ -170,6 +174,11 @@ static int parse(kl__solution *s, char ***config, json_object *rec) {
   s->ran_on = on && json_object_is_type(on, json_type_object)
                   ? json_object_to_json_string_ext(on, JSON_C_TO_STRING_PLAIN)
                   : NULL;
+  json_object *m = kl__json_get(rec, "measurement");
+  s->measurement =
+      m && json_object_is_type(m, json_type_object)
+          ? json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN)
+          : NULL;
   json_object *v = kl__json_get(rec, "rechecked");
   s->rechecked = v && json_object_get_boolean(v);
   json_object *cost = kl__json_get(rec, "cost");

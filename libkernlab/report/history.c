@@ -283,6 +283,10 @@ static int iter_line(const kl__solution *s, int line, void *payload) {
     it->vb_hi = s->vs_baseline.ci_high;
     if ((rc = dup_or_null(&it->vb_method, s->method)) < 0) return rc;
   }
+  if ((s->outcome == KL_OUTCOME_ACCEPTED ||
+       s->outcome == KL_OUTCOME_BASELINE) &&
+      (rc = kl__rp_measurement_text(&it->how, s->measurement)) < 0)
+    return rc;
   it->has_log = s->timed || s->iteration == 0;
   it->log_vs_base = s->iteration == 0 ? 0 : s->log_vs_baseline;
   it->wall_s = s->cost.wall_s;
@@ -692,6 +696,7 @@ void kl__rp_dispose(rp_run *run) {
     kl__free(it->dir);
     kl__free(it->config);
     kl__free(it->vb_method);
+    kl__free(it->how);
   }
   kl__free(run->iters);
   for (size_t k = 0; k < run->nshapes; k++) {

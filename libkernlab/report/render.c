@@ -225,6 +225,15 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
       kl__buf_puts(b, " |\n");
     }
   }
+  kl__buf_puts(b, "\n## How each number was obtained\n\n");
+  for (size_t i = 0; i < run->niters; i++) {
+    const rp_iter *it = &run->iters[i];
+    if (!it->how) continue;
+    kl__buf_printf(b, "- iteration %d (%s): ", it->iteration,
+                   it->verdict ? it->verdict : "-");
+    md_cell(b, it->how);
+    kl__buf_putc(b, '\n');
+  }
   kl__buf_puts(b, "\n## Findings before (baseline)\n\n");
   md_findings(b, run->before, run->nbefore, run->after, run->nafter, true);
   kl__buf_puts(b, "\n## Findings after (best)\n\n");
@@ -648,7 +657,17 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
     }
     kl__buf_puts(b, "</table>\n");
   }
-  kl__buf_puts(b, "<h2>Findings before (baseline)</h2>\n");
+  kl__buf_puts(b, "<h2>How each number was obtained</h2>\n<ul>\n");
+  for (size_t i = 0; i < run->niters; i++) {
+    const rp_iter *it = &run->iters[i];
+    if (!it->how) continue;
+    kl__buf_printf(b, "<li>iteration %d (", it->iteration);
+    esc(b, it->verdict ? it->verdict : "-");
+    kl__buf_puts(b, "): ");
+    esc(b, it->how);
+    kl__buf_puts(b, "</li>\n");
+  }
+  kl__buf_puts(b, "</ul>\n<h2>Findings before (baseline)</h2>\n");
   html_findings(b, run->before, run->nbefore, run->after, run->nafter, true);
   kl__buf_puts(b, "<h2>Findings after (best)</h2>\n");
   if (best && best->iteration > 0)

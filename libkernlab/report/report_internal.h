@@ -21,6 +21,8 @@ typedef struct rp_iter {
   double log_vs_base;
   double wall_s, worker_s, usd;
   double tokens_in, tokens_out;
+  char *how; /* baseline and acceptances: how its numbers were obtained
+                (kl__rp_measurement_text) */
 } rp_iter;
 
 /* One rule that fired before (the baseline) or after (the best). */
@@ -67,6 +69,9 @@ int kl__rp_collect(rp_run *run, const kl_case *c, const char *run_id,
                    const char *links_from);
 void kl__rp_dispose(rp_run *run);
 int kl__rp_render_md(kl_buf *out, const rp_run *run);
+/* A recorded "measurement" (JSON text, or NULL: none recorded) as one
+ * paragraph (measurement.c); *out owned. */
+int kl__rp_measurement_text(char **out, const char *measurement);
 int kl__rp_render_html(kl_buf *out, const rp_run *run);
 
 #endif /* KL_REPORT_INTERNAL_H */

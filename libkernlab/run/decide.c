@@ -56,7 +56,31 @@ int kl__decide(kl__decision *d, const kl_report *rep, kl_speedup parent_vs_base,
   d->timed = true;
   kl_buf reason = KL_BUF_INIT;
   int rc;
-  if (d->vs_parent.decision == KL_DECISION_FASTER) {
+  const char *unchecked = NULL, *disagreed = NULL;
+  double busy = 0, cpus = 0;
+  for (size_t i = 0; i < kl_report_shape_count(rep); i++) {
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
+    if (kl_report_shape(&s, rep, i) < 0) continue;
+    /* a command case's rows are its metrics: the command checks itself,
+     * and its verdict is OK only when that check passed */
+    bool metric = kl_report_shape_better(rep, i) != NULL;
+    if (s.timed && !metric && !(s.checked && s.correct) && !unchecked)
+      unchecked = s.name;
+    if (s.timed && s.blocks_faster && s.blocks_slower &&
+        s.speedup.decision == KL_DECISION_SAME && !disagreed)
+      disagreed = s.name;
+    if (s.others_cpus > busy) busy = s.others_cpus, cpus = s.cpus;
+  }
+  if (unchecked && d->vs_parent.decision == KL_DECISION_FASTER) {
+    /* a speedup counts only where the kernel was shown correct */
+    d->outcome = KL_OUTCOME_REJECTED;
+    rc = kl__buf_printf(&reason,
+                        "x%.3f [%.3f, %.3f] against the best, but shape %s "
+                        "was timed without a correctness check there: "
+                        "nothing is accepted unchecked",
+                        d->vs_parent.speedup, d->vs_parent.ci_low,
+                        d->vs_parent.ci_high, unchecked);
+  } else if (d->vs_parent.decision == KL_DECISION_FASTER) {
     d->outcome = KL_OUTCOME_ACCEPTED;
     d->vs_base = kl__chain(parent_vs_base, d->vs_parent);
     rc = kl__buf_printf(&reason,
@@ -75,6 +99,14 @@ int kl__decide(kl__decision *d, const kl_report *rep, kl_speedup parent_vs_base,
         d->vs_parent.speedup, d->vs_parent.ci_low, d->vs_parent.ci_high,
         min_gain_pct);
   }
+  if (rc == 0 && disagreed && d->outcome != KL_OUTCOME_ACCEPTED)
+    rc = kl__buf_printf(&reason, "; at shape %s the blocks disagreed",
+                        disagreed);
+  if (rc == 0 && busy >= 0.25 && cpus > 0)
+    rc = kl__buf_printf(&reason,
+                        "; timed on a busy machine (other processes used "
+                        "%.1f of %.0f CPUs)",
+                        busy, cpus);
   if (rc < 0) {
     kl_buf_dispose(&reason);
     return kl__error_oom();

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench/bench_internal.h"
 #include "../case/case_internal.h"
 #include "run_internal.h"
 
@@ -316,7 +317,7 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
   char hash[65];
   kl__run_source_hash(it->source, hash);
   char *key = kl__run_key(hash, it->config);
-  kl_buf name = KL_BUF_INIT, dir = KL_BUF_INIT;
+  kl_buf name = KL_BUF_INIT, dir = KL_BUF_INIT, measurement = KL_BUF_INIT;
   it->wall_s = (kl__now_ms() - it->t0_ms) / 1000.0;
   kl__buf_printf(&name, "kernel.%s", r->kernel_ext);
   kl__buf_printf(&dir, "runs/%s/iter_%03d", r->id, it->n);
@@ -328,6 +329,9 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
     goto done;
   bool best =
       it->outcome == KL_OUTCOME_ACCEPTED || it->outcome == KL_OUTCOME_BASELINE;
+  if (rep && kl_report_verdict(rep) == KL_VERDICT_OK &&
+      (rc = kl__report_evidence_json(&measurement, rep)) < 0)
+    goto done;
   kl__solution s = {
       .id = id,
       .parent = it->parent_id,
@@ -359,6 +363,7 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       .profile = it->profiled,
       .environment = r->env_json,
       .ran_on = it->where,
+      .measurement = measurement.size ? measurement.ptr : NULL,
       .rechecked = it->rechecked,
       .cost = {it->wall_s, it->worker_s, it->usd, it->tokens_in,
                it->tokens_out},
@@ -379,6 +384,7 @@ done:
   kl__free(key);
   kl_buf_dispose(&name);
   kl_buf_dispose(&dir);
+  kl_buf_dispose(&measurement);
   return rc;
 }
 

@@ -11,9 +11,14 @@
  * and gave intervals five times wider on host timings: timing distributions
  * are sharply peaked, and a ratio of two draws smears the peak out.
  * Samples come in blocks that share a memory placement (the worker makes
- * fresh buffers per block); the interval is at least the t interval over
- * per-block ratios, so a placement effect is not mistaken for a speedup. */
+ * fresh buffers per block), and drift and bursts of foreign load move
+ * whole blocks: with three blocks or more the block is the replicate. The
+ * speedup is the mean of the blocks' paired log ratios; its interval is at
+ * least the t interval over them and the sign-test interval of their
+ * median, so neither a placement effect nor a noisy minute that a few
+ * blocks saw is mistaken for a speedup (bench/README.md, "A/A"). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +135,95 @@ static double t95(size_t df) {
   return df < KL_ARRAY_SIZE(t) ? t[df] : 1.96 + 2.4 / (double)df;
 }
 
+/* The units of a blocked comparison: blocks of `block` rounds, pooled by
+ * placement (block k used placement k % placements; 0: each its own). Unit
+ * u's log ratio of medians goes to r[u]; returns the count (0 when there
+ * are no whole blocks). Blocks that reuse a placement are pooled, or one
+ * placement would count as several replicates. */
+static int unit_ratios(double *r, size_t *units, const double *base,
+                       const double *cand, size_t n, size_t block,
+                       size_t placements) {
+  size_t nblocks = block ? n / block : 0;
+  *units = placements && placements < nblocks ? placements : nblocks;
+  if (*units == 0) return 0;
+  double *ua = kl__malloc(n * sizeof(double));
+  double *ub = kl__malloc(n * sizeof(double));
+  int rc = 0;
+  if (!ua || !ub) rc = kl__error_oom();
+  for (size_t u = 0; u < *units && rc == 0; u++) {
+    size_t m = 0;
+    for (size_t i = 0; i < nblocks * block; i++)
+      if ((i / block) % *units == u) {
+        ua[m] = base[i];
+        ub[m] = cand[i];
+        m++;
+      }
+    kl_summary sa, sb;
+    if ((rc = kl_stats_summarize(&sa, ua, m)) == 0 &&
+        (rc = kl_stats_summarize(&sb, ub, m)) == 0) {
+      if (!(sa.median > 0 && sb.median > 0))
+        rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "timing samples must be positive");
+      else
+        r[u] = log(sa.median) - log(sb.median);
+    }
+  }
+  kl__free(ua);
+  kl__free(ub);
+  return rc;
+}
+
+/* Units and agreement (kl_blocks) from their log ratios; *t_half and
+ * *sign_lo, *sign_hi are the t interval's half-width about the mean and the
+ * distribution-free interval of the units' median (log scale). */
+static void blocks_of(kl_blocks *b, double *r, size_t units, double *mean,
+                      double *t_half, double *sign_lo, double *sign_hi) {
+  double sum = 0, sum2 = 0;
+  for (size_t u = 0; u < units; u++) {
+    sum += r[u];
+    b->faster += r[u] > 0;
+    b->slower += r[u] < 0;
+  }
+  *mean = sum / (double)units;
+  for (size_t u = 0; u < units; u++)
+    sum2 += (r[u] - *mean) * (r[u] - *mean);
+  b->units = units;
+  b->spread = units > 1 ? sqrt(sum2 / (double)(units - 1)) : 0;
+  *t_half = units > 1 ? t95(units - 1) * b->spread / sqrt((double)units) : 0;
+  qsort(r, units, sizeof(*r), cmp_double);
+  size_t lo, hi;
+  kl_stats_median_ci_ranks(units, &lo, &hi);
+  *sign_lo = r[lo];
+  *sign_hi = r[hi];
+}
+
+int kl_stats_blocks(kl_blocks *out, const double *base, const double *cand,
+                    size_t n, size_t block, size_t placements,
+                    double min_gain_pct) {
+  size_t size = out->size;
+  memset(out, 0, size);
+  out->size = size;
+  kl_blocks b = KL_BLOCKS_INIT;
+  double *r = n ? kl__malloc(n * sizeof(double)) : NULL;
+  if (n && !r) return kl__error_oom();
+  size_t units = 0;
+  int rc = unit_ratios(r, &units, base, cand, n, block, placements);
+  if (rc == 0 && units >= 3) {
+    double mean, t_half, slo, shi;
+    blocks_of(&b, r, units, &mean, &t_half, &slo, &shi);
+    (void)t_half;
+    double gain = log(1.0 + (min_gain_pct > 0 ? min_gain_pct : 0) / 100.0);
+    b.disagree = units >= KL_STATS_SIGN_UNITS && b.faster > 0 && b.slower > 0 &&
+                 fabs(mean) >= gain && slo <= 0 && shi >= 0;
+  } else if (rc == 0) {
+    b.units = units;
+  }
+  kl__free(r);
+  if (rc == 0) memcpy(out, &b, size < sizeof(b) ? size : sizeof(b));
+  out->size = size;
+  return rc;
+}
+
 int kl_stats_speedup_blocked(kl_speedup *out, const double *base,
                              const double *cand, size_t n, size_t block,
                              size_t placements, double min_gain_pct) {
@@ -143,56 +237,40 @@ int kl_stats_speedup_blocked(kl_speedup *out, const double *base,
   if (!(a.ci_low > 0 && b.ci_low > 0))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "timing samples must be positive");
-  /* The two medians' intervals are independent; on the log scale their
-   * half-widths add in quadrature. */
+  /* Within: the two medians' intervals are independent; on the log scale
+   * their half-widths add in quadrature. */
   double h = sqrt(log_half_width(&a) * log_half_width(&a) +
                   log_half_width(&b) * log_half_width(&b));
-  /* Samples that share a memory placement are not independent. With three
-   * or more placements, the spread of the per-placement ratios bounds the
-   * interval from below (a t interval with placements as the unit). Block
-   * k of `block` rounds used placement k % placements (0: every block had
-   * one of its own); blocks that reuse a placement are pooled, or the
-   * interval would count one placement several times. */
-  size_t nblocks = block ? n / block : 0;
-  size_t units = placements && placements < nblocks ? placements : nblocks;
-  if (units >= 3) {
-    double *ua = kl__malloc(n * sizeof(double));
-    double *ub = kl__malloc(n * sizeof(double));
-    double sum = 0, sum2 = 0;
-    if (!ua || !ub) {
-      kl__free(ua);
-      kl__free(ub);
-      return kl__error_oom();
+  double l = log(a.median) - log(b.median), lo = l - h, hi = l + h;
+  /* Between: samples of one block (or placement) are not independent, and
+   * drift and bursts of foreign load move whole blocks. With three units
+   * or more, the unit is the replicate: the estimate is the mean of the
+   * units' paired log ratios, and the interval the widest of the t
+   * interval about it, the distribution-free interval of the units'
+   * median (a sign test: units that disagree on the side of 1 keep it
+   * inside), and the within interval about the estimate. */
+  double *r = kl__malloc(n * sizeof(double));
+  if (!r) return kl__error_oom();
+  size_t units = 0;
+  rc = unit_ratios(r, &units, base, cand, n, block, placements);
+  if (rc == 0 && units >= 3) {
+    kl_blocks bl = KL_BLOCKS_INIT;
+    double t_half, slo, shi;
+    blocks_of(&bl, r, units, &l, &t_half, &slo, &shi);
+    double half = t_half > h ? t_half : h;
+    lo = l - half;
+    hi = l + half;
+    if (units >= KL_STATS_SIGN_UNITS) { /* its coverage reaches 95% */
+      lo = fmin(lo, slo);
+      hi = fmax(hi, shi);
     }
-    for (size_t u = 0; u < units && rc == 0; u++) {
-      size_t m = 0;
-      for (size_t i = 0; i < nblocks * block; i++)
-        if ((i / block) % units == u) {
-          ua[m] = base[i];
-          ub[m] = cand[i];
-          m++;
-        }
-      kl_summary sa, sb;
-      if ((rc = kl_stats_summarize(&sa, ua, m)) == 0 &&
-          (rc = kl_stats_summarize(&sb, ub, m)) == 0) {
-        double r = log(sa.median) - log(sb.median);
-        sum += r;
-        sum2 += r * r;
-      }
-    }
-    kl__free(ua);
-    kl__free(ub);
-    if (rc < 0) return rc;
-    double mean = sum / (double)units;
-    double var = (sum2 - (double)units * mean * mean) / (double)(units - 1);
-    double hb = t95(units - 1) * sqrt(var > 0 ? var : 0) / sqrt((double)units);
-    if (hb > h) h = hb;
   }
-  double l = log(a.median) - log(b.median);
+  kl__free(r);
+  if (rc < 0) return rc;
   out->n = n;
   out->speedup = exp(l);
-  out->ci_low = exp(l - h);
-  out->ci_high = exp(l + h);
+  out->ci_low = exp(lo);
+  out->ci_high = exp(hi);
   out->decision = decide(out->speedup, out->ci_low, out->ci_high, min_gain_pct);
   return 0;
 }
@@ -205,7 +283,7 @@ int kl_stats_speedup(kl_speedup *out, const double *base, const double *cand,
 int kl_stats_geomean(kl_speedup *out, const kl_speedup *shapes,
                      const double *weights, size_t n, double min_gain_pct) {
   memset(out, 0, sizeof(*out));
-  double wsum = 0, mean = 0, var = 0;
+  double wsum = 0, mean = 0, var_lo = 0, var_hi = 0;
   for (size_t i = 0; i < n; i++)
     wsum += weights ? weights[i] : 1.0;
   if (n == 0 || wsum <= 0)
@@ -215,16 +293,20 @@ int kl_stats_geomean(kl_speedup *out, const kl_speedup *shapes,
     if (!(shapes[i].speedup > 0 && shapes[i].ci_low > 0))
       return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                        "a shape has no positive speedup");
-    mean += w * log(shapes[i].speedup);
-    /* a 95% interval spans about 2 * 1.96 standard errors on the log scale */
-    double se = (log(shapes[i].ci_high) - log(shapes[i].ci_low)) / 3.92;
-    var += w * w * se * se;
+    double l = log(shapes[i].speedup);
+    mean += w * l;
+    /* a 95% interval reaches about 1.96 standard errors each side on the
+     * log scale; a blocked interval need not be symmetric, so each side
+     * is combined on its own (one shape keeps its interval) */
+    double lo = fmax(l - log(shapes[i].ci_low), 0) / 1.959963984540054;
+    double hi = fmax(log(shapes[i].ci_high) - l, 0) / 1.959963984540054;
+    var_lo += w * w * lo * lo;
+    var_hi += w * w * hi * hi;
     out->n += shapes[i].n;
   }
-  double half = 1.959963984540054 * sqrt(var);
   out->speedup = exp(mean);
-  out->ci_low = exp(mean - half);
-  out->ci_high = exp(mean + half);
+  out->ci_low = exp(mean - 1.959963984540054 * sqrt(var_lo));
+  out->ci_high = exp(mean + 1.959963984540054 * sqrt(var_hi));
   out->decision = decide(out->speedup, out->ci_low, out->ci_high, min_gain_pct);
   return 0;
 }

@@ -944,10 +944,18 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
     json_object_object_add(req, "oracle", json_object_new_int(opts->oracle));
   }
   if (w->pool) json_object_object_add(req, "pool", json_object_new_int(1));
+  kl__load before, after;
+  kl__load_mark(&before, kl__worker_pid(w));
   rc = roundtrip(&reply, w, req);
+  kl__load_mark(&after, kl__worker_pid(w));
   json_object_put(req);
   if (rc < 0) return rc;
   if ((rc = samples_from(out, reply, nplugins, block)) == 0) {
+    kl__load_between(&before, &after, &out->others_cpus, &out->cpus,
+                     &out->loadavg);
+    json_object *v;
+    out->stretched = json_object_object_get_ex(reply, "stretched", &v) &&
+                     json_object_get_boolean(v);
     rc = kl__result_give(into, &got, sizeof(got), oldest, "kl_samples");
   } else {
     char gate[sizeof(got.gate)];

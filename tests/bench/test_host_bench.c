@@ -617,10 +617,36 @@ static void test_bench__json_fields(void **state) {
                           "\"decision\":",
                           "\"objective\":{\"name\":"
                           "\"geomean_speedup\"",
-                          "\"worker_served\":0"};
+                          "\"worker_served\":0",
+                          "\"blocks\":{\"units\":",
+                          "\"decision_reason\":\"",
+                          "\"gates_applied\":[\"tolerance\","
+                          "\"work_after_return\",\"launch_contract\","
+                          "\"trivial_output\""};
   for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
     if (!strstr(b.ptr, fields[i]))
       fail_msg("JSON lacks %s: %s", fields[i], b.ptr);
+  /* the decision in words begins with the decision, with its blocks */
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
+  assert_int_equal(kl_report_shape(&s, r, 0), 0);
+  assert_non_null(s.decision_reason);
+  assert_true(strncmp(s.decision_reason, kl_decision_name(s.speedup.decision),
+                      strlen(kl_decision_name(s.speedup.decision))) == 0);
+  assert_true(s.blocks >= 1 && s.blocks_faster + s.blocks_slower <= s.blocks);
+  /* and read back from the JSON as written */
+  json_object *doc = json_tokener_parse(b.ptr);
+  kl_report *back = NULL;
+  assert_int_equal(kl__report_from_json(&back, doc, "t"), 0);
+  kl_shape_result t = KL_SHAPE_RESULT_INIT;
+  assert_int_equal(kl_report_shape(&t, back, 0), 0);
+  assert_string_equal(t.decision_reason, s.decision_reason);
+  assert_int_equal(t.blocks, s.blocks);
+  kl_buf again = KL_BUF_INIT;
+  assert_int_equal(kl_report_json(&again, back), 0);
+  assert_non_null(strstr(again.ptr, "\"gates_applied\":[\"tolerance\""));
+  kl_buf_dispose(&again);
+  kl_report_free(back);
+  json_object_put(doc);
   kl_buf_dispose(&b);
   kl_report_free(r);
 }

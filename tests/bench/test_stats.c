@@ -2,6 +2,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -207,6 +208,108 @@ static void test_stats__reused_placements_are_not_replicates(void **state) {
              TRIALS);
 }
 
+/* n rounds in blocks of `block`: block k's log ratio (base over cand) is
+ * ratio[k]; each sample has +-0.1% of noise of its own. */
+static void blocks_of_ratios(double *base, double *cand, size_t n, size_t block,
+                             const double *ratio) {
+  for (size_t i = 0; i < n; i++) {
+    base[i] = 100 * exp(ratio[i / block]) * (1 + 0.002 * (unit() - 0.5));
+    cand[i] = 100 * (1 + 0.002 * (unit() - 0.5));
+  }
+}
+
+static void test_stats__blocks_that_disagree_keep_1_inside(void **state) {
+  (void)state;
+  enum { B = 20, N = 6 * B };
+  double base[N], cand[N];
+  /* five blocks read the candidate 5% faster, one 1% slower: the t
+   * interval over blocks leaves 1 out, the blocks do not agree */
+  const double split[6] = {0.05, 0.05, -0.01, 0.05, 0.05, 0.05};
+  blocks_of_ratios(base, cand, N, B, split);
+  kl_speedup sp;
+  assert_int_equal(kl_stats_speedup_blocked(&sp, base, cand, N, B, 0, 2.0), 0);
+  assert_int_equal(sp.decision, KL_DECISION_SAME);
+  assert_true(sp.ci_low <= 1 && 1 <= sp.ci_high);
+  assert_true(fabs(log(sp.speedup) - 0.04) < 0.002); /* the blocks' mean */
+  kl_blocks b = KL_BLOCKS_INIT;
+  assert_int_equal(kl_stats_blocks(&b, base, cand, N, B, 0, 2.0), 0);
+  assert_int_equal(b.units, 6);
+  assert_int_equal(b.faster, 5);
+  assert_int_equal(b.slower, 1);
+  assert_true(b.disagree);
+  /* the same gain in every block is decided, and nothing disagrees */
+  const double agree[6] = {0.03, 0.031, 0.029, 0.03, 0.032, 0.03};
+  blocks_of_ratios(base, cand, N, B, agree);
+  assert_int_equal(kl_stats_speedup_blocked(&sp, base, cand, N, B, 0, 2.0), 0);
+  assert_int_equal(sp.decision, KL_DECISION_FASTER);
+  assert_int_equal(kl_stats_blocks(&b, base, cand, N, B, 0, 2.0), 0);
+  assert_int_equal(b.faster, 6);
+  assert_false(b.disagree);
+  /* under the practical minimum, mixed blocks are no call for more */
+  const double small[6] = {0.01, 0.01, -0.002, 0.01, 0.01, 0.01};
+  blocks_of_ratios(base, cand, N, B, small);
+  assert_int_equal(kl_stats_blocks(&b, base, cand, N, B, 0, 2.0), 0);
+  assert_false(b.disagree);
+  /* four agreeing units: too few for the sign test's interval, the t
+   * interval decides; an older caller's smaller kl_blocks gets its part */
+  blocks_of_ratios(base, cand, 4 * B, B, agree);
+  assert_int_equal(kl_stats_speedup_blocked(&sp, base, cand, 4 * B, B, 0, 2.0),
+                   0);
+  assert_int_equal(sp.decision, KL_DECISION_FASTER);
+  kl_blocks older;
+  memset(&older, 0, sizeof(older));
+  older.size = offsetof(kl_blocks, slower);
+  older.slower = 77;
+  assert_int_equal(kl_stats_blocks(&older, base, cand, 4 * B, B, 0, 2.0), 0);
+  assert_int_equal(older.units, 4);
+  assert_int_equal(older.faster, 4);
+  assert_int_equal(older.slower, 77); /* past its size: not written */
+}
+
+/* A/A on a noisy machine: each block sits at its own level on each side
+ * (placement, sd 1.5%), the machine drifts 10% over the run (both sides
+ * alike), and a burst of foreign load slows a third of the samples of one
+ * block in four by 20-100%, whichever side they fall on. At most 1 in 50
+ * comparisons may be called different; a real 3% gain on a quieter machine
+ * (block sd 0.3%) is still found. */
+static void test_stats__aa_on_a_noisy_machine(void **state) {
+  (void)state;
+  enum { BLOCK = 16, NB = 8, N = BLOCK * NB, TRIALS = 500 };
+  int different = 0, found = 0;
+  for (int t = 0; t < 2 * TRIALS; t++) {
+    bool aa = t < TRIALS;
+    double sd = aa ? 0.015 : 0.003, gain = aa ? 1.0 : 1.03;
+    double base[N], cand[N], lb = 1, lc = 1;
+    bool burst = false;
+    for (int i = 0; i < N; i++) {
+      if (i % BLOCK == 0) {
+        double u1 = unit(), u2 = unit(), r = sqrt(-2 * log(u1));
+        lb = 1 + sd * r * cos(6.283185307 * u2);
+        lc = 1 + sd * r * sin(6.283185307 * u2);
+        burst = aa && unit() < 0.25;
+      }
+      double drift = 1 + (aa ? 0.1 : 0) * i / N;
+      base[i] = 100 * drift * lb * (1 + 0.004 * (unit() - 0.5));
+      cand[i] = 100 / gain * drift * lc * (1 + 0.004 * (unit() - 0.5));
+      if (burst && unit() < 1.0 / 3) base[i] *= 1.2 + 0.8 * unit();
+      if (burst && unit() < 1.0 / 3) cand[i] *= 1.2 + 0.8 * unit();
+    }
+    kl_speedup sp;
+    assert_int_equal(
+        kl_stats_speedup_blocked(&sp, base, cand, N, BLOCK, 0, 2.0), 0);
+    if (aa)
+      different += sp.decision != KL_DECISION_SAME;
+    else
+      found += sp.decision == KL_DECISION_FASTER;
+  }
+  print_message("noisy A/A called different %d of %d; a real 3%% gain found "
+                "%d of %d\n",
+                different, TRIALS, found, TRIALS);
+  if (different > TRIALS / 50 || found < TRIALS * 95 / 100)
+    fail_msg("A/A different %d of %d, 3%% found %d of %d", different, TRIALS,
+             found, TRIALS);
+}
+
 static void test_stats__geomean_weights(void **state) {
   (void)state;
   kl_speedup s[2] = {{100, 2.0, 1.9, 2.1, KL_DECISION_FASTER},
@@ -220,6 +323,10 @@ static void test_stats__geomean_weights(void **state) {
   assert_true(fabs(g.speedup - pow(2.0, 0.75) * pow(0.5, 0.25)) < 1e-12);
   assert_int_equal(g.decision, KL_DECISION_FASTER);
   assert_int_equal(kl_stats_geomean(&g, s, w_first, 0, 2.0), KL_EINVALID);
+  /* one shape keeps its interval, symmetric on the log scale or not */
+  kl_speedup one = {100, 1.05, 1.01, 1.2, KL_DECISION_FASTER};
+  assert_int_equal(kl_stats_geomean(&g, &one, NULL, 1, 2.0), 0);
+  assert_true(fabs(g.ci_low - 1.01) < 1e-9 && fabs(g.ci_high - 1.2) < 1e-9);
 }
 
 int main(void) {
@@ -230,6 +337,8 @@ int main(void) {
       cmocka_unit_test(test_stats__speedup_decisions),
       cmocka_unit_test(test_stats__blocks_keep_aa_honest),
       cmocka_unit_test(test_stats__reused_placements_are_not_replicates),
+      cmocka_unit_test(test_stats__blocks_that_disagree_keep_1_inside),
+      cmocka_unit_test(test_stats__aa_on_a_noisy_machine),
       cmocka_unit_test(test_stats__geomean_weights),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

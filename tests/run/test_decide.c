@@ -108,6 +108,41 @@ static void test_decide__verdicts_map_to_outcomes(void **state) {
   }
 }
 
+/* A faster objective over a shape that was timed but not checked is not
+ * accepted; a busy machine and blocks that disagreed are named. */
+static void test_decide__nothing_accepted_unchecked(void **state) {
+  (void)state;
+  static const char text[] =
+      "{\"case\":\"c\",\"candidate\":\"x.c\",\"mode\":\"compare\","
+      "\"verdict\":\"OK\",\"reason\":null,\"gate\":null,\"shapes\":["
+      "{\"name\":\"a\",\"checked\":true,\"correct\":true,"
+      "\"median_us\":10,\"ci_low_us\":9,\"ci_high_us\":11,\"samples\":20,"
+      "\"baseline\":{\"median_us\":20,\"ci_low_us\":19,\"ci_high_us\":21,"
+      "\"samples\":20},\"speedup\":2,\"speedup_ci\":[1.8,2.2],"
+      "\"decision\":\"faster\",\"machine\":{\"others_cpus\":1.0,"
+      "\"cpus\":2,\"loadavg\":2.1}},"
+      "{\"name\":\"b\",\"checked\":false,\"correct\":null,"
+      "\"median_us\":10,\"ci_low_us\":9,\"ci_high_us\":11,\"samples\":20,"
+      "\"baseline\":{\"median_us\":20,\"ci_low_us\":19,\"ci_high_us\":21,"
+      "\"samples\":20},\"speedup\":2,\"speedup_ci\":[1.8,2.2],"
+      "\"decision\":\"faster\"}],"
+      "\"objective\":{\"name\":\"geomean_speedup\",\"speedup\":2,"
+      "\"speedup_ci\":[1.8,2.2],\"decision\":\"faster\"}}";
+  json_object *doc = NULL;
+  assert_int_equal(kl__json_parse(&doc, text, "t", "a report"), 0);
+  kl_report *r = NULL;
+  assert_int_equal(kl__report_from_json(&r, doc, "t"), 0);
+  json_object_put(doc);
+  kl__decision d;
+  assert_int_equal(kl__decide(&d, r, base, 2.0), 0);
+  assert_int_equal(d.outcome, KL_OUTCOME_REJECTED);
+  assert_non_null(strstr(d.reason, "shape b was timed without a correctness "
+                                   "check there"));
+  assert_non_null(strstr(d.reason, "other processes used 1.0 of 2 CPUs"));
+  kl__free(d.reason);
+  kl_report_free(r);
+}
+
 /* The state folds solutions the same way whoever applies them. */
 static void test_state__folds_solutions(void **state) {
   (void)state;
@@ -216,6 +251,7 @@ int main(void) {
       cmocka_unit_test(test_decide__faster_is_accepted_and_chained),
       cmocka_unit_test(test_decide__not_faster_and_slower_are_rejected),
       cmocka_unit_test(test_decide__verdicts_map_to_outcomes),
+      cmocka_unit_test(test_decide__nothing_accepted_unchecked),
       cmocka_unit_test(test_state__folds_solutions),
       cmocka_unit_test(test_budget__first_reached_stops),
   };

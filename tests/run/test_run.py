@@ -119,6 +119,33 @@ with open(TMP + "/best.c") as f:
     check("#define LOOP_ORDER" in f.read(), "kl best writes the settings in")
 kl("best", case, "-o", TMP + "/best.c", want=1)  # never overwrites
 check_ledgers(case)
+# every acceptance names how its number was obtained, checked at every
+# shape it was timed at; kl report shows it
+for r in runs_records(case, s["run"]):
+    if r["verdict"] not in ("ACCEPTED", "BASELINE"):
+        continue
+    m = r.get("measurement") or {}
+    shapes = m.get("shapes", [])
+    check(len(m.get("seeds", [])) >= 3 and shapes and
+          all(x["checked"] and x["correct"] and x["timed"] for x in shapes),
+          "%s: seeds and a passing check at every timed shape: %s" %
+          (r["id"], m))
+    check({"tolerance", "work_after_return", "launch_contract",
+           "trivial_output"} <= set(m.get("gates", [])),
+          "%s names the gates it passed: %s" % (r["id"], m.get("gates")))
+    check(m.get("timer") == "clock_gettime" and "device" in m,
+          "%s names its timer and device: %s" % (r["id"], m))
+    if r["verdict"] == "ACCEPTED":
+        check(all(x["samples"] >= 3 and x["decision"] and
+                  x["blocks"]["units"] >= 1 and
+                  x["ci"][0] <= x["speedup"] <= x["ci"][1] and
+                  x["decision_reason"].startswith(x["decision"])
+                  for x in shapes),
+              "%s: each shape's paired comparison: %s" % (r["id"], shapes))
+md = kl("report", case, "--run", s["run"]).stdout
+check("## How each number was obtained" in md and
+      "paired, interleaved:" in md and "Checked: 3 seeds at every shape" in md,
+      "kl report shows how each number was obtained:\n%s" % md[-1500:])
 # nothing accepted yet elsewhere: kl best says so, exit 2
 kl("best", small_case("empty"), want=2)
 

@@ -447,6 +447,31 @@ static void klh_call_reference(void *const *b, int32_t s) {
 #define KLH_HD
 #endif
 
+/* A launcher's workspace (kl_launch_ctx.scratch): at most this many
+ * regions a launch. The first launch at a shape in this process (the
+ * checks') fixes each region's size for every later instance at that
+ * shape too: a fresh placement, a timed block. A launch that asks more
+ * behaves otherwise than the launches that were checked. The oracle's
+ * own launches (a reference instance) keep no record. */
+#define KLH_SCRATCH_MAX 16
+static uint64_t klh_scratch_seen[KLH_NSHAPES][KLH_SCRATCH_MAX];
+static unsigned char klh_scratch_fixed[KLH_NSHAPES];
+
+/* NULL, or why region k of `bytes`, asked in an instance's first launch at
+ * shape, breaks the contract. */
+static const char *klh_scratch_first(int32_t shape, int k, uint64_t bytes) {
+  if (!klh_scratch_fixed[shape]) {
+    if (bytes > klh_scratch_seen[shape][k])
+      klh_scratch_seen[shape][k] = bytes;
+    return NULL;
+  }
+  if (bytes > klh_scratch_seen[shape][k])
+    return "a launch asked for a new or larger scratch region than the "
+           "first launch at this shape did (its size must not change "
+           "between launches)";
+  return NULL;
+}
+
 enum { KLH_F64, KLH_F32, KLH_F16, KLH_BF16, KLH_I64, KLH_I32, KLH_I16,
        KLH_I8, KLH_U64, KLH_U32, KLH_U16, KLH_U8 };
 enum { KLH_INIT_NONE, KLH_INIT_NORMAL, KLH_INIT_UNIFORM, KLH_INIT_CONSTANT,
@@ -881,7 +906,6 @@ static int klh_cmp_double(const void *a, const void *b) {
 /* ---- instances ------------------------------------------------------------ */
 #include <unistd.h> /* sysconf */
 
-#define KLH_SCRATCH_MAX 16
 
 typedef struct klh_inst {
   int32_t shape;
@@ -895,6 +919,7 @@ typedef struct klh_inst {
   int scratch_next;          /* the next region a launch asks for */
   const char *scratch_error; /* why a region was refused */
   int64_t launches;
+  int reference; /* the oracle's instance: no scratch record (common) */
   char error[256];
 } klh_inst;
 
@@ -935,6 +960,9 @@ static void *klh_scratch(const kl_launch_ctx *ctx, uint64_t bytes) {
                         "launches)";
     return NULL;
   }
+  if (!in->reference &&
+      (in->scratch_error = klh_scratch_first(in->shape, k, bytes)))
+    return NULL;
   free(in->scratch[k]);
   size_t n = (size_t)((bytes ? bytes : 1) + 255) / 256 * 256;
   in->scratch_bytes[k] = 0;
@@ -1024,6 +1052,7 @@ static int klh_launch(void *p) {
   in->scratch_next = 0;
   in->scratch_error = NULL;
   klh_call(in->buf, in->shape, &in->ctx);
+  if (!in->reference && !in->scratch_error) klh_scratch_fixed[in->shape] = 1;
   in->launches++;
   if (in->scratch_error) {
     snprintf(in->error, sizeof(in->error), "%s", in->scratch_error);
@@ -1156,6 +1185,7 @@ static int klh_oracle(klh_inst *in, void **want, uint64_t seed) {
   if (klh_create(&other, in->shape))
     return 1;
   klh_prepare(other, seed, 0);
+  ((klh_inst *)other)->reference = 1;
   klh_call_baseline(((klh_inst *)other)->buf, in->shape,
                     &((klh_inst *)other)->ctx);
   for (int q = 0; q < KLH_NPARAMS; q++)
