@@ -148,6 +148,14 @@ static int case_from_kernelbench(int argc, char **argv) {
   else
     fwrite(report.ptr, 1, report.size, stdout);
   kl_buf_dispose(&report);
+  if (status != EXIT_OK) return status;
+  /* at import: does the problem's tolerance (KernelBench's atol = rtol =
+   * 1e-2) tell its right answer from a trivial one at its own shape? */
+  kl_case *c = NULL;
+  if (kl_case_load(&c, dir, NULL) < 0) return cli_fail();
+  size_t weak = 0;
+  status = cli_probe_tolerance(c, NULL, &weak, true);
+  kl_case_free(c);
   return status;
 }
 

@@ -338,8 +338,11 @@ static const cli_verb cli_verbs[] = {
      "case.yaml (a python case on cuda: Model.forward's inputs, its outputs,\n"
      "the module constants as the shape's values, tolerance 1e-2) and\n"
      "program.md. Candidates define class ModelNew (KernelBench's format)\n"
-     "or forward. Exit 2 when the file is not such a problem (at its line\n"
-     "and column) or DIR exists.\n"},
+     "or forward. Then, where the problem runs (torch and a device), the\n"
+     "tolerance is probed as kl check --tolerance does: whether 1e-2\n"
+     "accepts a trivial output (zeros, each row's mean, ...) at the\n"
+     "problem's shape; where it cannot run, a line says so. Exit 2 when the\n"
+     "file is not such a problem (at its line and column) or DIR exists.\n"},
     {"serve-bench", cmd_serve_bench,
      "benchmark an OpenAI-compatible server (tokens/s, TTFT, ITL)",
      "kl serve-bench URL [--model M] [--chat] [--requests N] "

@@ -320,6 +320,9 @@ def python_suite():
                         os.path.join(here, "softmax_4093.py"), "-o", sx],
                        env=ENV, capture_output=True, text=True)
     check(p.returncode == 0, f"from-kernelbench: {p.stdout} {p.stderr}")
+    # the import itself probes KernelBench's 1e-2 at the problem's shape
+    check("tolerance is weak" in p.stdout and "zeros nearly accepted" in
+          p.stdout, f"from-kernelbench probes the tolerance: {p.stdout}")
     p = subprocess.run([KL, "check", sx, "--tolerance"], env=ENV,
                        capture_output=True, text=True, timeout=600)
     print(p.stdout[-900:], flush=True)

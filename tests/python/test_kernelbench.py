@@ -53,6 +53,12 @@ for problem in problems:
                                           "ops.py", "problem.py",
                                           "program.md"],
           "%s: the case folder is written: %s %s" % (stem, files, p.stderr))
+    # at import the tolerance is probed where the problem runs, else a line
+    # says it was not (no device here; the GPU part checks the probe)
+    check("tolerance not probed: " in p.stdout or
+          "tolerance atol 0.01, rtol 0.01" in p.stdout,
+          "%s: the import says what its tolerance separates: %s"
+          % (stem, p.stdout))
     p = kl("check", case)
     ins, values = WANT[stem]
     lines = p.stdout.splitlines()
