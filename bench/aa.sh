@@ -40,6 +40,7 @@ import json, sys
 out, tag, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 tally = {"same": 0, "faster": 0, "slower": 0, "failed": 0}
 stretched = 0
+walls, samples = [], []
 for i in range(1, runs + 1):
     try:
         d = json.load(open(f"{out}/{tag}-{i}.json"))
@@ -48,15 +49,21 @@ for i in range(1, runs + 1):
         m = s.get("machine", {})
         stretched += bool(b.get("stretched"))
         tally[s["decision"]] += 1
+        total = (d.get("phases_ms") or {}).get("total") or 0
+        walls.append(total)
+        samples.append(s["samples"])
         print(f"{i:3d} x{s['speedup']:.4f} [{s['speedup_ci'][0]:.4f}, "
               f"{s['speedup_ci'][1]:.4f}] {s['decision']:6s} n={s['samples']} "
               f"blocks {b.get('faster', '?')}+/{b.get('slower', '?')}- of "
               f"{b.get('units', '?')}{' stretched' if b.get('stretched') else ''}"
-              f" others {m.get('others_cpus', 0):.2f} CPUs")
+              f" others {m.get('others_cpus', 0):.2f} CPUs, sampling "
+              f"{s.get('wall_ms', 0):.0f} ms, compare {total:.0f} ms")
     except Exception as e:  # a run that failed is counted, not hidden
         tally["failed"] += 1
         print(f"{i:3d} failed: {e}")
+med = lambda xs: sorted(xs)[len(xs) // 2] if xs else 0  # noqa: E731
 print(f"{tag}: {runs} runs: same {tally['same']}, faster {tally['faster']}, "
       f"slower {tally['slower']}, failed {tally['failed']}; "
-      f"time cap stretched in {stretched}")
+      f"time cap stretched in {stretched}; median {med(samples)} samples, "
+      f"compare {med(walls):.0f} ms (max {max(walls or [0]):.0f})")
 PY
