@@ -107,6 +107,10 @@ static void print_summary(const kl_case *c) {
   } else {
     printf("kernel    %s in %s\n", kl_case_entry(c), kl_case_kernel_path(c));
   }
+  for (size_t i = 0; i < kl_case_include_count(c); i++)
+    printf("%-9s -I%s\n", i ? "" : "include", kl_case_include(c, i));
+  for (size_t i = 0; i < kl_case_lib_count(c); i++)
+    printf("%-9s %s\n", i ? "" : "links", kl_case_lib(c, i));
   if (kl_case_program_path(c))
     printf("brief     %s\n", kl_case_program_path(c));
   kl_reference_info ref = KL_REFERENCE_INFO_INIT;

@@ -168,8 +168,18 @@ KL_EXTERN(const char *) kl_backend_name(kl_backend b);
 KL_EXTERN(const char *) kl_case_arch(const kl_case *c);
 /** Compiler the case asks for, NULL for the default. */
 KL_EXTERN(const char *) kl_case_compiler(const kl_case *c);
-/** Extra compiler flags (space separated), NULL when none. */
+/** target.flags: the compiler flags that replace the defaults ("-O3
+ *  -lineinfo" for nvcc, "-O3 -march=native" for cc), space separated;
+ *  NULL when the case names none. */
 KL_EXTERN(const char *) kl_case_flags(const kl_case *c);
+/** target.libs: the libraries a kernel links besides the defaults, each
+ *  a name ("cublas": -lcublas) or a library file's absolute path. */
+KL_EXTERN(size_t) kl_case_lib_count(const kl_case *c);
+KL_EXTERN(const char *) kl_case_lib(const kl_case *c, size_t i);
+/** target.include: folders searched for headers before the defaults (the
+ *  case's own folder), absolute. */
+KL_EXTERN(size_t) kl_case_include_count(const kl_case *c);
+KL_EXTERN(const char *) kl_case_include(const kl_case *c, size_t i);
 /** Path of the baseline kernel source (case folder joined). */
 KL_EXTERN(const char *) kl_case_kernel_path(const kl_case *c);
 /** The kernel's function name as the case spells it: maybe qualified

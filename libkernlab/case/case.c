@@ -134,6 +134,12 @@ void kl_case_free(kl_case *c) {
                      c->entry, c->program_path, c->ref_source, c->ref_function};
   for (size_t i = 0; i < KL_ARRAY_SIZE(strings); i++)
     kl__free(strings[i]);
+  for (size_t i = 0; i < c->nlibs; i++)
+    kl__free(c->libs[i]);
+  kl__free(c->libs);
+  for (size_t i = 0; i < c->nincludes; i++)
+    kl__free(c->includes[i]);
+  kl__free(c->includes);
   for (size_t i = 0; i < c->nrule_files; i++)
     kl__free(c->rule_files[i]);
   kl__free(c->rule_files);
@@ -162,6 +168,18 @@ const char *kl_case_compiler(const kl_case *c) {
 }
 const char *kl_case_flags(const kl_case *c) {
   return c->flags;
+}
+size_t kl_case_lib_count(const kl_case *c) {
+  return c->nlibs;
+}
+const char *kl_case_lib(const kl_case *c, size_t i) {
+  return i < c->nlibs ? c->libs[i] : NULL;
+}
+size_t kl_case_include_count(const kl_case *c) {
+  return c->nincludes;
+}
+const char *kl_case_include(const kl_case *c, size_t i) {
+  return i < c->nincludes ? c->includes[i] : NULL;
 }
 const char *kl_case_kernel_path(const kl_case *c) {
   return c->kernel_path;
@@ -490,7 +508,17 @@ int kl_case_describe_json(kl_buf *out, const kl_case *c) {
   kl__buf_printf(&b,
                  ",\"backend\":\"%s\",\"arch\":", kl_backend_name(c->backend));
   kl__buf_json_string(&b, c->arch);
-  kl__buf_puts(&b, ",\"kernel\":{\"source\":");
+  kl__buf_puts(&b, ",\"libs\":[");
+  for (size_t i = 0; i < c->nlibs; i++) {
+    kl__buf_puts(&b, i ? "," : "");
+    kl__buf_json_string(&b, c->libs[i]);
+  }
+  kl__buf_puts(&b, "],\"include\":[");
+  for (size_t i = 0; i < c->nincludes; i++) {
+    kl__buf_puts(&b, i ? "," : "");
+    kl__buf_json_string(&b, c->includes[i]);
+  }
+  kl__buf_puts(&b, "],\"kernel\":{\"source\":");
   kl__buf_json_string(&b, c->kernel_path);
   kl__buf_puts(&b, ",\"entry\":");
   kl__buf_json_string(&b, c->entry);

@@ -55,10 +55,17 @@ typedef struct case_metric {
   double weight;
 } case_metric;
 
+#define KL__CASE_MAX_LINK 32
+
 struct kl_case {
   char *dir, *path, *name, *description;
   kl_backend backend;
   char *arch, *compiler, *flags;
+  /* target.libs: "-lNAME" words and library paths, linked after the
+   * defaults; target.include: folders (absolute), -I before the defaults;
+   * KL__CASE_MAX_LINK of each at most */
+  char **libs, **includes;
+  size_t nlibs, nincludes;
   char *kernel_path, *entry, *program_path;
   bool python_host;   /* python cases: kernel.device is host */
   case_param *params; /* every buffer and scalar, a struct's fields too */

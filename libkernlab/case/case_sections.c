@@ -60,6 +60,94 @@ void kl__ld_read_header(loader *ld, const ynode *root) {
   }
 }
 
+/* A path from the case file: absolute, or joined to the case's folder. */
+static char *case_relative(loader *ld, const char *p) {
+  char *out = p[0] == '/' ? kl__strdup(p) : kl__path_join(ld->c->dir, p);
+  if (!out) ld->diags.oom = true;
+  return out;
+}
+
+/* target.libs: [cublas, cublasLt, lib/libhelper.a]: a name is linked as
+ * -lNAME (found where the compiler looks: nvcc's own library folder holds
+ * cuBLAS), a path (it has a '/' or ends in .so, .so.N or .a) as the file
+ * itself, relative to the case's folder or absolute. */
+static void read_libs(loader *ld, const ynode *n) {
+  kl_case *c = ld->c;
+  if (!n || !kl__ld_want(ld, n, YNODE_SEQ, "target.libs")) return;
+  if (n->count > KL__CASE_MAX_LINK) {
+    kl__ld_err(ld, n, "target.libs: at most %d libraries", KL__CASE_MAX_LINK);
+    return;
+  }
+  if (!(c->libs = kl__calloc(n->count + 1, sizeof(char *)))) {
+    ld->diags.oom = true;
+    return;
+  }
+  for (size_t i = 0; i < n->count; i++) {
+    const char *v = kl__ld_scalar(ld, n->items[i], "a library");
+    if (!v) continue;
+    size_t len = strlen(v);
+    bool file = strchr(v, '/') || strstr(v, ".so.") ||
+                (len > 3 && strcmp(v + len - 3, ".so") == 0) ||
+                (len > 2 && strcmp(v + len - 2, ".a") == 0);
+    bool name_ok = len > 0 && !file;
+    for (const char *q = v; name_ok && *q; q++)
+      name_ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+                (*q >= '0' && *q <= '9') || *q == '_' || *q == '-' ||
+                *q == '+' || *q == '.';
+    char *lib = NULL;
+    if (file) {
+      if (!(lib = case_relative(ld, v))) return;
+      if (!kl__is_file(lib)) {
+        kl__ld_err(ld, n->items[i], "target.libs: '%s' is not a library file",
+                   v);
+        kl__free(lib);
+        continue;
+      }
+    } else if (!name_ok) {
+      kl__ld_err(ld, n->items[i],
+                 "target.libs: '%s' is neither a library name (cublas, "
+                 "for -lcublas) nor a library file",
+                 v);
+      continue;
+    } else {
+      kl_buf w = KL_BUF_INIT;
+      kl__buf_printf(&w, "-l%s", v);
+      if (!(lib = kl__buf_detach(&w))) {
+        ld->diags.oom = true;
+        return;
+      }
+    }
+    c->libs[c->nlibs++] = lib;
+  }
+}
+
+/* target.include: [include, /opt/cutlass/include]: header folders,
+ * relative to the case's folder or absolute; each must exist. */
+static void read_includes(loader *ld, const ynode *n) {
+  kl_case *c = ld->c;
+  if (!n || !kl__ld_want(ld, n, YNODE_SEQ, "target.include")) return;
+  if (n->count > KL__CASE_MAX_LINK) {
+    kl__ld_err(ld, n, "target.include: at most %d folders", KL__CASE_MAX_LINK);
+    return;
+  }
+  if (!(c->includes = kl__calloc(n->count + 1, sizeof(char *)))) {
+    ld->diags.oom = true;
+    return;
+  }
+  for (size_t i = 0; i < n->count; i++) {
+    const char *v = kl__ld_scalar(ld, n->items[i], "a header folder");
+    if (!v) continue;
+    char *dir = case_relative(ld, v);
+    if (!dir) return;
+    if (!kl__is_dir(dir)) {
+      kl__ld_err(ld, n->items[i], "target.include: '%s' is not a folder", v);
+      kl__free(dir);
+      continue;
+    }
+    c->includes[c->nincludes++] = dir;
+  }
+}
+
 void kl__ld_read_target(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *t = kl__ld_map_get(root, "target");
@@ -75,7 +163,8 @@ void kl__ld_read_target(loader *ld, const ynode *root) {
                "in the interpreter kl-pyworker starts");
     return;
   }
-  static const char *const keys[] = {"arch", "compiler", "flags"};
+  static const char *const keys[] = {"arch", "compiler", "flags", "libs",
+                                     "include"};
   kl__ld_check_keys(ld, t, keys, KL_ARRAY_SIZE(keys), "target");
   const ynode *n;
   if ((n = kl__ld_map_get(t, "arch"))) {
@@ -116,6 +205,8 @@ void kl__ld_read_target(loader *ld, const ynode *root) {
     if (flags.size) c->flags = kl__buf_detach(&flags);
     kl_buf_dispose(&flags);
   }
+  read_libs(ld, kl__ld_map_get(t, "libs"));
+  read_includes(ld, kl__ld_map_get(t, "include"));
 }
 
 static void read_launch(loader *ld, const ynode *launch) {

@@ -140,6 +140,28 @@ static int compiler_banner(const char *compiler, char *out, size_t n) {
   return 0;
 }
 
+/* The words a case adds to a compile line, '\0'-separated into *out: -I
+ * for each target.include folder, then each target.libs entry (-lNAME,
+ * or a file) and, for a shared library file, an rpath to its folder
+ * (nvcc: -Xlinker=-rpath,DIR). Returns the count. */
+static size_t link_argv(kl_buf *out, const kl_case *c) {
+  bool cuda = c->backend == KL_BACKEND_CUDA;
+  size_t n = 0;
+  for (size_t i = 0; i < c->nincludes; i++, n++)
+    kl__buf_printf(out, "-I%s%c", c->includes[i], 0);
+  for (size_t i = 0; i < c->nlibs; i++, n++) {
+    const char *lib = c->libs[i];
+    kl__buf_printf(out, "%s%c", lib, 0);
+    const char *slash = strrchr(lib, '/');
+    if (lib[0] == '/' && slash && strstr(slash, ".so")) {
+      kl__buf_printf(out, "%s-rpath,%.*s%c", cuda ? "-Xlinker=" : "-Wl,",
+                     (int)(slash - lib), lib, 0);
+      n++;
+    }
+  }
+  return kl__buf_status(out) == 0 ? n : 0;
+}
+
 /* Split flags on spaces into argv (no quoting: flags are plain words). */
 static size_t split_words(char *s, const char **argv, size_t max) {
   size_t n = 0;
@@ -223,7 +245,15 @@ static int compile_sandboxed(kl__run_result *r, const char *const *argv,
     return rc;
   }
   const char *writable[] = {cache, NULL};
-  const char *readable[] = {cache, c->dir, prefix, NULL};
+  /* the cache, the case, the compiler's prefix, and the case's header
+   * folders and library files (target.include, target.libs) */
+  const char *readable[4 + 2 * KL__CASE_MAX_LINK] = {cache, c->dir, prefix};
+  size_t nr = prefix ? 3 : 2;
+  for (size_t i = 0; i < c->nincludes; i++)
+    readable[nr++] = c->includes[i];
+  for (size_t i = 0; i < c->nlibs; i++)
+    if (c->libs[i][0] == '/') readable[nr++] = c->libs[i];
+  readable[nr] = NULL;
   kl__sandbox_spec spec = {
       .dir = dir, .writable = writable, .readable = readable, .limits = true};
   kl__sandbox sb;
@@ -497,6 +527,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   hopts.form = KL_HARNESS_PLUGIN;
   hopts.candidate_name = opts->candidate_name;
   kl_buf src = KL_BUF_INIT, dir = KL_BUF_INIT, key_text = KL_BUF_INIT;
+  kl_buf link_words = KL_BUF_INIT; /* the case's -I, library and rpath words */
   kl_artifact *a = NULL;
   char *flags_copy = NULL;
   rc = kl_harness_generate(&src, c, candidate, &hopts);
@@ -523,6 +554,10 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   rc =
       kl__buf_printf(&key_text, "%s\n%s\n%s\n%s-plugin\n%s\n", compiler, banner,
                      flags, cuda ? "cuda" : "host", cuda ? c->arch : "");
+  for (size_t i = 0; rc == 0 && i < c->nincludes; i++)
+    rc = kl__buf_printf(&key_text, "-I%s\n", c->includes[i]);
+  for (size_t i = 0; rc == 0 && i < c->nlibs; i++)
+    rc = kl__buf_printf(&key_text, "%s\n", c->libs[i]);
   for (size_t i = 0; rc == 0 && opts->defines && opts->defines[i]; i++)
     rc = kl__buf_printf(&key_text, "-D%s\n", opts->defines[i]);
   if (rc < 0) goto done;
@@ -557,7 +592,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   }
   /* argv: compiler, the flags' words, one -DNAME=VALUE per define, then
    * the fixed plugin options. */
-  const char *argv[128];
+  const char *argv[128 + 3 * KL__CASE_MAX_LINK];
   size_t n = 0;
   argv[n++] = compiler;
   n += split_words(flags_copy, argv + n, 64);
@@ -578,6 +613,11 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   for (size_t i = 0; defs_ok && i < ndefs; i++)
     defs_ok = def_words[i] != NULL;
   char arch_flag[64], rpath_flag[PATH_MAX + 32], include_flag[PATH_MAX + 8];
+  /* the case's header folders (target.include), then its own folder */
+  size_t nlink = link_argv(&link_words, c);
+  char *lw = link_words.ptr;
+  for (size_t i = 0; lw && i < c->nincludes; i++, lw += strlen(lw) + 1)
+    argv[n++] = lw;
   snprintf(include_flag, sizeof(include_flag), "-I%s", c->dir);
   argv[n++] = include_flag; /* headers that live beside the kernel */
   argv[n++] = "-shared";
@@ -602,6 +642,10 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   argv[n++] = "-o";
   argv[n++] = tmp_so;
   argv[n++] = path_c;
+  /* the case's libraries (target.libs) after the source that needs them,
+   * with an rpath to each library file's folder */
+  for (size_t i = c->nincludes; lw && i < nlink; i++, lw += strlen(lw) + 1)
+    argv[n++] = lw;
   argv[n++] = "-lm";
   argv[n] = NULL;
   struct timespec t0;
@@ -634,6 +678,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   rc = 0;
 done:
   kl__free(flags_copy);
+  kl_buf_dispose(&link_words);
   kl_buf_dispose(&src);
   kl_buf_dispose(&dir);
   kl_buf_dispose(&key_text);

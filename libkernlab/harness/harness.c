@@ -617,27 +617,42 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (strstr(kernel, "#include \"") ||
       (baseline.ptr && embed_baseline && strstr(baseline.ptr, "#include \"")))
     snprintf(inc, sizeof inc, " -I %s", c->dir);
+  /* and what the case says its kernel needs (target.include, .libs) */
+  kl_buf incs = KL_BUF_INIT, libs = KL_BUF_INIT;
+  for (size_t i = 0; i < c->nincludes; i++)
+    kl__buf_printf(&incs, " -I %s", c->includes[i]);
+  kl__buf_puts(&incs, inc);
+  for (size_t i = 0; i < c->nlibs; i++) {
+    const char *lib = c->libs[i], *slash = strrchr(lib, '/');
+    kl__buf_printf(&libs, " %s", lib);
+    if (lib[0] == '/' && slash && strstr(slash, ".so"))
+      kl__buf_printf(&libs, " %s-rpath,%.*s", cuda ? "-Xlinker " : "-Wl,",
+                     (int)(slash - lib), lib);
+  }
+  const char *I = incs.ptr ? incs.ptr : "", *L = libs.ptr ? libs.ptr : "";
   if (cuda && form == KL_HARNESS_PLUGIN)
     kl__buf_printf(&b,
                    " * Build: nvcc -O3 -arch=%s%s -shared -Xcompiler "
-                   "-fPIC -cudart shared harness.cu -o plugin.so\n"
+                   "-fPIC -cudart shared harness.cu%s -o plugin.so\n"
                    " */\n",
-                   c->arch, inc);
+                   c->arch, I, L);
   else if (cuda)
     kl__buf_printf(&b,
-                   " * Build and run: nvcc -O3 -arch=%s%s harness.cu "
+                   " * Build and run: nvcc -O3 -arch=%s%s harness.cu%s "
                    "-o harness && ./harness\n */\n",
-                   c->arch, inc);
+                   c->arch, I, L);
   else if (form == KL_HARNESS_PLUGIN)
     kl__buf_printf(&b,
-                   " * Build: cc -O3%s -shared -fPIC harness.c -lm -o "
+                   " * Build: cc -O3%s -shared -fPIC harness.c%s -lm -o "
                    "plugin.so\n */\n",
-                   inc);
+                   I, L);
   else
     kl__buf_printf(&b,
-                   " * Build and run: cc -O3 -march=native%s harness.c "
+                   " * Build and run: cc -O3 -march=native%s harness.c%s "
                    "-lm && ./a.out\n */\n",
-                   inc);
+                   I, L);
+  kl_buf_dispose(&incs);
+  kl_buf_dispose(&libs);
   kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
                    "#include <stdint.h>\n#include <stddef.h>\n");
   bool structs = false; /* the kernel takes a struct by value */

@@ -1,6 +1,7 @@
 /* The compile cache: a key compiles once; flags and defines change the
  * key; compiler errors carry the candidate's own line numbers and are
  * cached too. Each test uses a fresh cache folder. */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,11 +97,88 @@ static void test_compile__missing_compiler_is_an_error(void **state) {
   assert_non_null(strstr(kl_error_last()->message, "/nonexistent/cc"));
 }
 
+static void write_text(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A kernel that includes a header from another folder and calls a library
+ * function: target.include and target.libs build it, the plugin loads
+ * with every symbol bound (RTLD_NOW), and the standalone harness's build
+ * line names them. Without target.libs the plugin builds (a shared object
+ * may leave symbols undefined) but cannot load. */
+static void test_compile__case_libs_and_include(void **state) {
+  (void)state;
+  char dir[512], cmd[1400];
+  snprintf(dir, sizeof(dir), "%s/linkcase", cache);
+  snprintf(cmd, sizeof(cmd), "mkdir -p %s/inc %s/lib", dir, dir);
+  assert_int_equal(system(cmd), 0);
+  write_text(dir, "inc/helper.h", "float helper_scale(void);\n");
+  write_text(dir, "lib/helper.c", "float helper_scale(void) { return 2; }\n");
+  snprintf(cmd, sizeof(cmd),
+           "cd %s/lib && cc -fPIC -c helper.c -o helper.o && "
+           "ar rcs libhelper.a helper.o",
+           dir);
+  assert_int_equal(system(cmd), 0);
+  write_text(dir, "kernel.c",
+             "#include <helper.h>\n"
+             "void f(float *x, int n) {\n"
+             "  for (int i = 0; i < n; i++) x[i] = helper_scale();\n"
+             "}\n");
+  static const char yaml[] =
+      "kernlab: 1\nname: linkcase\nbackend: host\n"
+      "%s"
+      "kernel: { source: kernel.c, entry: f }\n"
+      "params:\n  - { name: x, type: f32*, role: output, count: n }\n"
+      "  - { name: n, type: i32 }\n"
+      "shapes:\n  - { name: s, n: 16 }\n"
+      "reference: { kind: baseline }\n";
+  char text[1024];
+  for (int linked = 1; linked >= 0; linked--) {
+    snprintf(text, sizeof(text), yaml,
+             linked ? "target: { libs: [lib/libhelper.a], include: [inc] }\n"
+                    : "target: { include: [inc] }\n");
+    write_text(dir, "case.yaml", text);
+    kl_case *c = NULL;
+    if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
+    assert_int_equal(kl_case_lib_count(c), (size_t)linked);
+    assert_int_equal(kl_case_include_count(c), 1);
+    kl_compile_options o = KL_COMPILE_OPTIONS_INIT;
+    o.cache_dir = cache;
+    kl_artifact *a = NULL;
+    if (kl_compile_plugin(&a, c, NULL, &o))
+      fail_msg("%s", kl_error_last()->message);
+    if (!kl_artifact_ok(a)) fail_msg("%s", kl_artifact_log(a));
+    void *h = dlopen(kl_artifact_path(a), RTLD_NOW | RTLD_LOCAL);
+    if (linked && !h) fail_msg("linked, yet: %s", dlerror());
+    if (!linked && h) fail_msg("loaded without the library it calls");
+    if (h) dlclose(h);
+    kl_buf src = KL_BUF_INIT;
+    kl_harness_options ho = KL_HARNESS_OPTIONS_INIT;
+    ho.form = KL_HARNESS_STANDALONE;
+    assert_int_equal(kl_harness_generate(&src, c, NULL, &ho), 0);
+    char want[600];
+    snprintf(want, sizeof(want), "-I %s/inc", dir);
+    assert_non_null(strstr(src.ptr, want));
+    snprintf(want, sizeof(want), "harness.c %s/lib/libhelper.a -lm", dir);
+    if (linked && !strstr(src.ptr, want))
+      fail_msg("the build line lacks '%s': %.400s", want, src.ptr);
+    kl_buf_dispose(&src);
+    kl_artifact_free(a);
+    kl_case_free(c);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_compile__second_time_is_cached),
       cmocka_unit_test(test_compile__errors_name_the_candidates_line),
       cmocka_unit_test(test_compile__missing_compiler_is_an_error),
+      cmocka_unit_test(test_compile__case_libs_and_include),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

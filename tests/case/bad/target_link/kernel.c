@@ -1,0 +1,1 @@
+void f(float *x, int n) { (void)x; (void)n; }
