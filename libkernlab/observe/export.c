@@ -104,6 +104,54 @@ static const char *last_line(kl_buf *out, char *buf, size_t n) {
   return buf;
 }
 
+/* Does line [s, e) say something (a letter or digit), rather than draw a
+ * compiler's caret or margin ("      | ")? */
+static bool says_something(const char *s, const char *e) {
+  for (; s < e; s++)
+    if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+        (*s >= '0' && *s <= '9'))
+      return true;
+  return false;
+}
+
+/* Why a verify command failed, in a line: the first three error lines a
+ * compiler wrote (gcc and clang's "file:line:col: error: ...", nvcc's
+ * "file(line): error: ...", a linker's "undefined reference"), joined by
+ * "; "; without one, the last line that says something. */
+static const char *why_failed(kl_buf *out, char *buf, size_t n) {
+  size_t at = 0, found = 0;
+  buf[0] = '\0';
+  const char *p = out->ptr ? out->ptr : "", *end = p + out->size;
+  while (p < end && found < 3) {
+    const char *e = memchr(p, '\n', (size_t)(end - p));
+    if (!e) e = end;
+    size_t len = (size_t)(e - p);
+    char line[600];
+    snprintf(line, sizeof line, "%.*s", (int)(len < 599 ? len : 599), p);
+    if (strstr(line, ": error") || strstr(line, ": fatal error") ||
+        strstr(line, "undefined reference") || strstr(line, "): error")) {
+      int w = snprintf(buf + at, n - at, "%s%s", found ? "; " : "", line);
+      if (w > 0) at += (size_t)w < n - at ? (size_t)w : n - at - 1;
+      found++;
+    }
+    p = e + 1;
+  }
+  if (found) return buf;
+  /* none: the last line that says something */
+  const char *s = out->ptr ? out->ptr : "", *e = s + out->size;
+  while (e > s) {
+    const char *b = e;
+    while (b > s && b[-1] != '\n')
+      b--;
+    if (says_something(b, e)) {
+      snprintf(buf, n, "%.*s", (int)(e - b), b);
+      return buf;
+    }
+    e = b > s ? b - 1 : s;
+  }
+  return buf;
+}
+
 /* Run verify; 0 passed, KL_EREJECTED failed (recorded either way). */
 static int verify(exporter *x, const char *label) {
   if (!x->o.verify) return 0;
@@ -127,13 +175,13 @@ static int verify(exporter *x, const char *label) {
       f, "output_tail",
       json_object_new_string(res.output.ptr ? res.output.ptr + tail : ""));
   record(x, label, f);
-  char line[512];
+  char line[1024];
   step(x, "%s: %s%s%s", label, ok ? "ok" : "FAILED", ok ? "" : ": ",
-       ok ? "" : last_line(&res.output, line, sizeof line));
+       ok ? "" : why_failed(&res.output, line, sizeof line));
   if (!ok)
     rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE, "%s failed (%s): %s", label,
                    res.timed_out ? "timed out" : "exit status",
-                   last_line(&res.output, line, sizeof line));
+                   why_failed(&res.output, line, sizeof line));
   kl_buf_dispose(&res.output);
   return rc;
 }

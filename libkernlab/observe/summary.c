@@ -13,6 +13,32 @@ static const char *kernel_label(const kl__obs_kernel *k) {
   return k->demangled ? k->demangled : k->name;
 }
 
+/* A kernel's name for a table, at most `n` - 1 bytes: a long one (a
+ * PyTorch template's runs to kilobytes) with the insides of its template
+ * arguments and parameters left out, "ns::kern<...>(...)", then cut with
+ * "..." if still too long. The JSON keeps the whole name. */
+static const char *short_label(const kl__obs_kernel *k, char *buf, size_t n) {
+  const char *name = kernel_label(k);
+  if (strlen(name) < n && strlen(name) <= 100) return name;
+  size_t at = 0;
+  int depth = 0;
+  for (const char *p = name; *p && at + 4 < n; p++) {
+    bool open = *p == '<' || *p == '(', close = *p == '>' || *p == ')';
+    if (close && depth > 0) depth--;
+    if (depth == 0) {
+      buf[at++] = *p;
+      if (open) {
+        memcpy(buf + at, "...", 3);
+        at += 3;
+      }
+    }
+    if (open) depth++;
+  }
+  buf[at] = '\0';
+  if (strlen(name) > at && at + 4 >= n) memcpy(buf + n - 4, "...", 4);
+  return buf;
+}
+
 static bool integer_sized(const kl__obs_arg *a) {
   return a->bytes &&
          (a->size == 1 || a->size == 2 || a->size == 4 || a->size == 8);
@@ -132,6 +158,7 @@ static int python_kernels(kl_buf *b, const kl_observation *o, bool json) {
 
 static int summary_text(kl_buf *b, const kl_observation *o,
                         const kl__obs_configs *c, double target) {
+  char label[160];
   double all_us = 0;
   for (size_t k = 0; k < o->nkernels; k++)
     all_us += o->kernels[k].total_us;
@@ -155,14 +182,15 @@ static int summary_text(kl_buf *b, const kl_observation *o,
     const kl__obs_kernel *k = &o->kernels[best];
     kl__buf_printf(b, "  %6.1f%%  %12.1f  %8" PRId64 "  %8" PRId64 "  %s\n",
                    all_us > 0 ? 100 * k->total_us / all_us : 0, k->total_us,
-                   k->launches, k->recorded, kernel_label(k));
+                   k->launches, k->recorded,
+                   short_label(k, label, sizeof label));
   }
   kl__free(shown);
   const kl__obs_kernel *k = &o->kernels[c->kernel];
   kl__buf_printf(b,
                  "\nconfigurations of %s (%.1f us over its recorded "
                  "launches%s):\n",
-                 kernel_label(k), c->recorded_us,
+                 short_label(k, label, sizeof label), c->recorded_us,
                  c->untimed ? ", some without a duration" : "");
   kl__buf_puts(b, "   #   share    cum  launches    p50 us  p95/p25  "
                   "grid              block          smem  scalars\n");

@@ -164,6 +164,25 @@ check("arg4=4096 arg5=4096" in p.stdout and "fast" in p.stdout,
       "the table shows scalars and the halves")
 p = kl("observe", "--show", obs_path, "--share", "0.4", "--json")
 check(json.loads(p.stdout or "{}").get("kept") == 1, "--share 0.4: one")
+# a PyTorch-sized template name: the table abbreviates it, --json keeps it
+with open(obs_path) as f:
+    long_obs = json.load(f)
+long_name = ("void at::native::vectorized_elementwise_kernel<4, " +
+             "at::native::(anonymous namespace)::Functor<float>, " * 40 +
+             "std::array<char*, 2>>(int, at::native::Functor<float>, "
+             "std::array<char*, 2>)")
+for k in long_obs["kernels"]:
+    if k["name"] == "_Z9scale_addPfPKfS1_fii":
+        k["demangled"] = long_name
+long_path = os.path.join(TMP, "long_name.json")
+with open(long_path, "w") as f:
+    json.dump(long_obs, f)
+p = kl("observe", "--show", long_path)
+check(p.returncode == 0 and max(len(ln) for ln in p.stdout.splitlines())
+      < 220 and "void at::native::vectorized_elementwise_kernel<...>(...)"
+      in p.stdout, "a long name is abbreviated: %s" % p.stdout[-600:])
+p = kl("observe", "--show", long_path, "--json")
+check(long_name in p.stdout, "--json keeps the whole name")
 p = kl("observe", "--show", obs_path, "--split", "10", "--json")
 check(not any(c["half"] for c in json.loads(p.stdout or "{}")["configs"]),
       "--split 10 splits nothing")
@@ -444,6 +463,19 @@ check(p.returncode == 3 and "restored" in p.stderr,
       "a failing verify rolls back: %d %s" % (p.returncode, p.stderr))
 with open(target) as f:
     check(f.read() == program, "restored byte for byte")
+# a verify that fails compiling: the reason is the compiler's first error
+# lines, not the last line of its output (a caret, a margin)
+with open(prog + "/fail.sh", "w") as f:
+    f.write("echo 'prog.c: In function main:'\n"
+            "echo 'prog.c:7:3: error: expected ; before }'\n"
+            "echo '    7 |   x'\necho '      |   ^'\necho '      | '\nexit 1\n")
+p = kl("export", case, "--to", target, "--verify", "sh fail.sh", "--cwd",
+       prog)
+check(p.returncode == 3 and
+      "verify failed (exit status): prog.c:7:3: error: expected ; before }"
+      in p.stderr, "a failing compile names its first error: %s" % p.stderr)
+with open(target) as f:
+    check(f.read() == program, "restored byte for byte again")
 
 marked = program.replace("/* the kernel */\n", "// kl:begin\n").replace(
     "/* wrong */\n}\n", "/* wrong */\n}\n// kl:end\n")
@@ -466,7 +498,7 @@ with open(measure, "w") as f:
             "print('warming up')\n"
             "rate = 1500 if 'kernlab export' in text else 1000\n"
             "print(json.dumps({'server': {'tokens_per_s': rate}}))\n")
-n_exports = 3
+n_exports = 4  # the exports above: kept, rolled back twice, between markers
 for better, rc_want, result in (("higher", 0, "kept"),
                                 ("lower", 3, "rolled_back")):
     with open(target, "w") as f:
