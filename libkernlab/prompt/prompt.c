@@ -189,7 +189,9 @@ static int rules_of_the_game(kl_buf *b, const kl_case *c, const char *sig) {
            : "  Then the function is called once per launch on the host, "
              "single-threaded.\n",
       launcher.ptr ? launcher.ptr : "",
-      cuda ? "the stream (ctx->stream, a cudaStream_t), the shape "
+      cuda ? "the stream (ctx->stream, a void * holding the cudaStream_t: "
+             "launch with <<<grid, block, smem, (cudaStream_t)ctx->stream>>>), "
+             "the shape "
              "(ctx->shape, ctx->shape_name) and the device (ctx->sms, "
              "ctx->device_prop, a const cudaDeviceProp *)"
            : "the shape (ctx->shape, ctx->shape_name) and "
