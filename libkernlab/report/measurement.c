@@ -79,7 +79,11 @@ int kl__rp_measurement_text(char **out, const char *measurement) {
     json_object *shapes = kl__json_get(m, "shapes");
     const char *unchecked = NULL, *trivial = NULL;
     double rel = -1, trivial_rel = 0, busy = 0, cpus = 0, mhz = 0;
-    kl__buf_puts(&b, "paired, interleaved: ");
+    bool paired = false; /* a comparison, or a bench (the baseline) */
+    for (size_t i = 0; i < count(shapes); i++)
+      paired |=
+          kl__json_get(json_object_array_get_idx(shapes, i), "speedup") != NULL;
+    kl__buf_puts(&b, paired ? "paired, interleaved: " : "timed alone: ");
     compared(&b, shapes, &unchecked, &rel, &trivial_rel, &trivial, &busy, &cpus,
              &mhz);
     size_t nseeds = count(kl__json_get(m, "seeds"));
