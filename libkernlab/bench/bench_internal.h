@@ -100,6 +100,13 @@ enum {
 };
 /* Gate bit i's name (evidence.c). */
 const char *kl__gate_name(int i);
+/* The JSON pieces the report and the run's evidence both write
+ * (evidence.c): `,"blocks":{...}` of a compared shape, `,"machine":{...}`
+ * of a timed one (nothing when the load is unknown), and the names of the
+ * gates in `gates` as a JSON array. */
+void kl__json_blocks(kl_buf *b, const kl_shape_result *s);
+void kl__json_machine(kl_buf *b, const kl_shape_result *s);
+void kl__json_gates(kl_buf *b, unsigned gates);
 
 /* Shape e's decision explained (decision.c): its blocks, the time cap's
  * stretch and the machine's load from the samples, into e->res and

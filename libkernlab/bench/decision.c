@@ -6,13 +6,12 @@
  * report row and a run's record carry: "faster: 6 of 6 blocks faster,
  * interval above 1" or "same: blocks disagree (4 faster, 2 slower) ...;
  * the machine was busy: other processes used 1.0 of 2 CPUs". A machine is
- * busy when other processes kept a quarter of a CPU or more at work. */
+ * busy when other processes kept KL__BUSY_CPUS (a quarter of a CPU) or
+ * more at work. */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench_internal.h"
-
-#define BUSY_CPUS 0.25
 
 static void add(char *buf, size_t cap, size_t *at, const char *fmt, ...)
     KL_PRINTF(4, 5);
@@ -64,7 +63,7 @@ int kl__shape_decision(shape_entry *e, const kl_samples *s,
         min_gain_pct);
   else
     add(out, cap, &at, "interval includes 1");
-  if (s->cpus > 0 && s->others_cpus >= BUSY_CPUS)
+  if (s->cpus > 0 && s->others_cpus >= KL__BUSY_CPUS)
     add(out, cap, &at,
         "; the machine was busy: other processes used %.1f of %.0f CPUs "
         "(load average %.2f)",

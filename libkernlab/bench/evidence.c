@@ -20,6 +20,30 @@ const char *kl__gate_name(int i) {
   return i >= 0 && i < KL__GATES ? gate_names[i] : NULL;
 }
 
+void kl__json_blocks(kl_buf *b, const kl_shape_result *s) {
+  kl__buf_printf(b,
+                 ",\"blocks\":{\"units\":%zu,\"faster\":%zu,\"slower\":%zu,"
+                 "\"stretched\":%s}",
+                 s->blocks, s->blocks_faster, s->blocks_slower,
+                 s->stretched ? "true" : "false");
+}
+
+void kl__json_machine(kl_buf *b, const kl_shape_result *s) {
+  if (s->cpus > 0)
+    kl__buf_printf(b,
+                   ",\"machine\":{\"others_cpus\":%.3g,\"cpus\":%.0f,"
+                   "\"loadavg\":%.3g}",
+                   s->others_cpus, s->cpus, s->loadavg);
+}
+
+void kl__json_gates(kl_buf *b, unsigned gates) {
+  kl__buf_putc(b, '[');
+  for (int i = 0, n = 0; i < KL__GATES; i++)
+    if (gates & (1u << i))
+      kl__buf_printf(b, "%s\"%s\"", n++ ? "," : "", gate_names[i]);
+  kl__buf_putc(b, ']');
+}
+
 static void shape_json(kl_buf *b, const kl_report *r, const shape_entry *e) {
   const kl_shape_result *s = &e->res;
   kl__buf_puts(b, "{\"name\":");
@@ -43,21 +67,14 @@ static void shape_json(kl_buf *b, const kl_report *r, const shape_entry *e) {
   }
   if (s->timed && r->compare) {
     kl__buf_printf(b,
-                   ",\"speedup\":%.6g,\"ci\":[%.6g,%.6g],\"decision\":\"%s\","
-                   "\"blocks\":{\"units\":%zu,\"faster\":%zu,\"slower\":%zu,"
-                   "\"stretched\":%s}",
+                   ",\"speedup\":%.6g,\"ci\":[%.6g,%.6g],\"decision\":\"%s\"",
                    s->speedup.speedup, s->speedup.ci_low, s->speedup.ci_high,
-                   kl_decision_name(s->speedup.decision), s->blocks,
-                   s->blocks_faster, s->blocks_slower,
-                   s->stretched ? "true" : "false");
+                   kl_decision_name(s->speedup.decision));
+    kl__json_blocks(b, s);
     kl__buf_puts(b, ",\"decision_reason\":");
     kl__buf_json_string(b, e->decision_reason[0] ? e->decision_reason : NULL);
   }
-  if (s->timed && s->cpus > 0)
-    kl__buf_printf(b,
-                   ",\"machine\":{\"others_cpus\":%.3g,\"cpus\":%.0f,"
-                   "\"loadavg\":%.3g}",
-                   s->others_cpus, s->cpus, s->loadavg);
+  if (s->timed) kl__json_machine(b, s);
   kl__buf_putc(b, '}');
 }
 
@@ -69,11 +86,8 @@ int kl__report_evidence_json(kl_buf *out, const kl_report *r) {
   kl__buf_printf(&b, "],\"cold\":%s,\"min_gain_pct\":%g,\"timer\":\"%s\"",
                  r->cold ? "true" : "false", r->min_gain_pct,
                  r->timer[0] ? r->timer : "none");
-  kl__buf_puts(&b, ",\"gates\":[");
-  for (int i = 0, n = 0; i < KL__GATES; i++)
-    if (r->gates & (1u << i))
-      kl__buf_printf(&b, "%s\"%s\"", n++ ? "," : "", gate_names[i]);
-  kl__buf_putc(&b, ']');
+  kl__buf_puts(&b, ",\"gates\":");
+  kl__json_gates(&b, r->gates);
   if (r->gates_off[0]) {
     kl__buf_puts(&b, ",\"gates_off\":");
     kl__buf_json_string(&b, r->gates_off);

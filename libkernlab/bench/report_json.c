@@ -89,20 +89,12 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
         json_summary(&b, &s->baseline, u);
         kl__buf_puts(&b, "},");
         json_speedup(&b, &s->speedup);
-        kl__buf_printf(&b,
-                       ",\"blocks\":{\"units\":%zu,\"faster\":%zu,"
-                       "\"slower\":%zu,\"stretched\":%s}",
-                       s->blocks, s->blocks_faster, s->blocks_slower,
-                       s->stretched ? "true" : "false");
+        kl__json_blocks(&b, s);
         kl__buf_puts(&b, ",\"decision_reason\":");
         kl__buf_json_string(&b,
                             e->decision_reason[0] ? e->decision_reason : NULL);
       }
-      if (s->cpus > 0)
-        kl__buf_printf(&b,
-                       ",\"machine\":{\"others_cpus\":%.3g,\"cpus\":%.0f,"
-                       "\"loadavg\":%.3g}",
-                       s->others_cpus, s->cpus, s->loadavg);
+      kl__json_machine(&b, s);
     } else {
       kl__buf_printf(&b,
                      ",\"median%s\":null,\"ci_low%s\":null,"
@@ -141,11 +133,8 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__buf_printf(&b, ",\"timer\":\"%s\"", r->timer[0] ? r->timer : "none");
   if (r->command) kl__buf_puts(&b, ",\"backend\":\"command\"");
   if (r->sandbox[0]) kl__buf_printf(&b, ",\"sandbox\":%s", r->sandbox);
-  kl__buf_puts(&b, ",\"gates_applied\":[");
-  for (int i = 0, n = 0; i < KL__GATES; i++)
-    if (r->gates & (1u << i))
-      kl__buf_printf(&b, "%s\"%s\"", n++ ? "," : "", kl__gate_name(i));
-  kl__buf_putc(&b, ']');
+  kl__buf_puts(&b, ",\"gates_applied\":");
+  kl__json_gates(&b, r->gates);
   if (r->gates_off[0]) { /* a measurement of what gates cost, not a verdict */
     kl__buf_puts(&b, ",\"gates_off\":");
     kl__buf_json_string(&b, r->gates_off);

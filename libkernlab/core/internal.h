@@ -149,6 +149,9 @@ typedef struct kl__load {
   double self_s;          /* this process's */
   double wall_ms;
 } kl__load;
+/* Other processes' CPU use, in CPUs' worth, from which the machine a
+ * measurement ran on is called busy (reasons and reports name it). */
+#define KL__BUSY_CPUS 0.25
 /* A mark now; worker_pid <= 0: no worker to leave out. */
 void kl__load_mark(kl__load *m, int worker_pid);
 /* Between marks a and b: CPUs' worth of work by other processes, the CPUs

@@ -113,7 +113,7 @@ int kl__rp_measurement_text(char **out, const char *measurement) {
     if (name)
       kl__buf_printf(&b, ", on %s at %.0f MHz (max %.0f)", name, mhz,
                      num(dev, "max_sm_clock_mhz"));
-    if (busy >= 0.25 && cpus > 0)
+    if (busy >= KL__BUSY_CPUS && cpus > 0)
       kl__buf_printf(&b,
                      "; a busy machine: other processes used %.1f of %.0f "
                      "CPUs",

@@ -102,7 +102,7 @@ int kl__decide(kl__decision *d, const kl_report *rep, kl_speedup parent_vs_base,
   if (rc == 0 && disagreed && d->outcome != KL_OUTCOME_ACCEPTED)
     rc = kl__buf_printf(&reason, "; at shape %s the blocks disagreed",
                         disagreed);
-  if (rc == 0 && busy >= 0.25 && cpus > 0)
+  if (rc == 0 && busy >= KL__BUSY_CPUS && cpus > 0)
     rc = kl__buf_printf(&reason,
                         "; timed on a busy machine (other processes used "
                         "%.1f of %.0f CPUs)",
