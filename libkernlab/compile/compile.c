@@ -195,39 +195,10 @@ static double seconds_since(const struct timespec *t0) {
          (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
-/* The toolkit's library folder, from where nvcc is: <bin>/../lib64. */
-static char *cuda_lib_dir(const char *compiler) {
-  char found[PATH_MAX];
-  if (strchr(compiler, '/')) {
-    snprintf(found, sizeof(found), "%s", compiler);
-  } else {
-    const char *path = getenv("PATH");
-    found[0] = '\0';
-    for (const char *p = path; p && *p && !found[0];) {
-      size_t len = strcspn(p, ":");
-      char cand[PATH_MAX];
-      snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, compiler);
-      if (access(cand, X_OK) == 0) snprintf(found, sizeof(found), "%s", cand);
-      p += len + (p[len] == ':');
-    }
-  }
-  char real[PATH_MAX];
-  if (!found[0] || !realpath(found, real)) return NULL;
-  char *bin = kl__path_dir(real);
-  char *lib = bin ? kl__path_join(bin, "../lib64") : NULL;
-  kl__free(bin);
-  if (lib && !realpath(lib, real)) {
-    kl__free(lib);
-    return NULL;
-  }
-  kl__free(lib);
-  return kl__strdup(real);
-}
-
 /* The installation a compiler belongs to: <prefix>/bin/cc -> <prefix>,
  * resolved; NULL when it is not found. */
 static char *tool_prefix(const char *compiler) {
-  char *lib = cuda_lib_dir(compiler); /* <prefix>/lib64, resolved */
+  char *lib = kl__tool_lib_dir(compiler); /* <prefix>/lib64, resolved */
   char *prefix = lib ? kl__path_dir(lib) : NULL;
   kl__free(lib);
   return prefix;
@@ -630,7 +601,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     argv[n++] = "-fPIC";
     argv[n++] = "-cudart";
     argv[n++] = "shared";
-    char *libdir = cuda_lib_dir(compiler);
+    char *libdir = kl__tool_lib_dir(compiler);
     if (libdir) {
       snprintf(rpath_flag, sizeof(rpath_flag), "-Xlinker=-rpath,%s", libdir);
       argv[n++] = rpath_flag;

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,4 +189,35 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n) {
   }
   kl_buf_dispose(&tmp);
   return rc;
+}
+
+/* A compiler's library folder, found from where it is on PATH (or its
+ * path): <bin>/../lib64, resolved; NULL when there is none. For nvcc, the
+ * CUDA toolkit's libraries (cuBLAS among them). */
+char *kl__tool_lib_dir(const char *compiler) {
+  char found[PATH_MAX];
+  if (strchr(compiler, '/')) {
+    snprintf(found, sizeof(found), "%s", compiler);
+  } else {
+    const char *path = getenv("PATH");
+    found[0] = '\0';
+    for (const char *p = path; p && *p && !found[0];) {
+      size_t len = strcspn(p, ":");
+      char cand[PATH_MAX];
+      snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, compiler);
+      if (access(cand, X_OK) == 0) snprintf(found, sizeof(found), "%s", cand);
+      p += len + (p[len] == ':');
+    }
+  }
+  char real[PATH_MAX];
+  if (!found[0] || !realpath(found, real)) return NULL;
+  char *bin = kl__path_dir(real);
+  char *lib = bin ? kl__path_join(bin, "../lib64") : NULL;
+  kl__free(bin);
+  if (lib && !realpath(lib, real)) {
+    kl__free(lib);
+    return NULL;
+  }
+  kl__free(lib);
+  return kl__strdup(real);
 }

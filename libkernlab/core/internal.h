@@ -131,6 +131,9 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n);
 char *kl__path_join(const char *a, const char *b);
 /* The folder part of a path ("a/b.yaml" -> "a", "b.yaml" -> "."). */
 char *kl__path_dir(const char *path);
+/* <bin>/../lib64 of `compiler` (a name looked up on PATH, or a path),
+ * resolved; NULL when not found. */
+char *kl__tool_lib_dir(const char *compiler);
 
 /* ---- strings ------------------------------------------------------------ */
 /* A C identifier: [A-Za-z_][A-Za-z0-9_]*. */
@@ -201,6 +204,15 @@ bool kl__c_struct_statement(const char *code, const char *name, size_t *start,
 /* c_names.c: the names blanked code defines at its top level (functions,
  * types, tags, namespaces, variables; not keywords or main) and the macros
  * it #defines, each once. */
+/* c_includes.c: each `#include "x"` of `text` (a section whose lines
+ * #line names `file`) guarded so that only the first section to include x
+ * (numbered `section`, > 0) includes it; lines keep their numbers. */
+int kl__c_include_once(kl_buf *out, const char *text, const char *file,
+                       int section);
+/* `text` with each `#include "x"` that `before` (before_len bytes) already
+ * has made a comment line; how many in *dropped. */
+int kl__c_include_dropped(kl_buf *out, const char *text, const char *before,
+                          size_t before_len, int *dropped);
 typedef struct kl__c_names {
   char **v;
   size_t n, cap;

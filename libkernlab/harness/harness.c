@@ -63,10 +63,24 @@ static const char *base_name(const char *path) {
 }
 
 /* A file's text between #line markers, so diagnostics name the file. */
+/* Sections, numbered for their #include guards (kl__c_include_once): a
+ * header is included by the first section that includes it, and only
+ * there, whether or not it has a guard of its own. */
+enum {
+  SECTION_VERBATIM,
+  SECTION_HOISTED,
+  SECTION_BASELINE,
+  SECTION_REFERENCE,
+  SECTION_KERNEL
+};
+
 static int emit_section(kl_buf *b, const char *title, const char *name,
-                        const char *text) {
+                        const char *text, int section) {
   kl__buf_printf(b, "\n/* ==== %s ==== */\n#line 1 \"%s\"\n", title, name);
-  kl__buf_puts(b, text);
+  if (section == SECTION_VERBATIM)
+    kl__buf_puts(b, text);
+  else if (kl__c_include_once(b, text, name, section) < 0)
+    return kl__error_oom();
   if (text[0] && text[strlen(text) - 1] != '\n') kl__buf_putc(b, '\n');
   kl__buf_printf(b, "/* ==== END %s ==== */\n", title);
   return kl__buf_status(b);
@@ -205,8 +219,10 @@ static int defines_a_struct(bool *out, const kl_case *c, const char *text) {
 /* The baseline inside a standalone harness, beside the candidate: every
  * name its text defines at top level (kernel, helpers, structs, its
  * launcher) renamed klh_baseline_NAME by #defines around it, its
- * #include lines hoisted above them (so a shared header is read once,
- * unrenamed), and its own macros #undef'd after it (not the tunables,
+ * preprocessor lines up to its last #include hoisted above them (so a
+ * shared header is read once, unrenamed, configured as the baseline
+ * configures it, and only there: kl__c_include_once), and its own macros
+ * #undef'd after it (not the tunables,
  * which the harness set): in plugin form each section is compiled alone,
  * and so is each here. *structs: the kernel's structs are among the
  * renamed names. */
@@ -218,20 +234,42 @@ static int emit_embedded_baseline(kl_buf *b, const kl_case *c, const char *text,
   int rc = clean ? kl__c_top_level_names(&ns, &macros, clean) : kl__error_oom();
   if (rc < 0) goto done;
   kl__buf_puts(b, "\n");
-  for (const char *p = text; *p;) { /* #include lines, as written */
-    size_t n = strcspn(p, "\n");
-    const char *q = p;
-    while (q < p + n && (*q == ' ' || *q == '\t'))
+  /* hoisted: the preprocessor lines up to the last #include, as written,
+   * so that the macros a header is configured by come along
+   * (`#define ENABLE_BF16` before `#include "common.h"`, llm.c's gelu) */
+  kl_buf hoisted = KL_BUF_INIT;
+  size_t total = strlen(text), last = 0;
+  for (size_t at = 0; at < total;) { /* the end of the last #include line */
+    size_t n = strcspn(clean + at, "\n");
+    const char *q = clean + at;
+    while (*q == ' ' || *q == '\t')
       q++;
-    if (q < p + n && *q == '#') {
+    if (*q == '#') {
       q++;
-      while (q < p + n && (*q == ' ' || *q == '\t'))
+      while (*q == ' ' || *q == '\t')
         q++;
-      if ((size_t)(p + n - q) > 7 && strncmp(q, "include", 7) == 0)
-        kl__buf_printf(b, "%.*s\n", (int)n, p);
+      if (strncmp(q, "include", 7) == 0) last = at + n;
     }
-    p += n + (p[n] == '\n');
+    at += n + (at + n < total);
   }
+  bool directive = false; /* continued from the line before */
+  for (size_t at = 0; at < last;) {
+    size_t n = strcspn(clean + at, "\n");
+    const char *q = clean + at;
+    while (*q == ' ' || *q == '\t')
+      q++;
+    if (directive || *q == '#')
+      kl__buf_printf(&hoisted, "%.*s\n", (int)n, text + at);
+    directive = (directive || *q == '#') && n && clean[at + n - 1] == '\\';
+    at += n + (at + n < total);
+  }
+  /* guarded: the baseline's own #include lines, below, find them read */
+  if (hoisted.ptr &&
+      kl__c_include_once(b, hoisted.ptr, base_name(c->kernel_path),
+                         SECTION_HOISTED) < 0)
+    rc = kl__error_oom();
+  kl_buf_dispose(&hoisted);
+  if (rc < 0) goto done;
   /* an unqualified kernel is renamed wherever it is defined (an
    * anonymous namespace's is not at top level) */
   char *entry = strstr(c->entry, "::") ? NULL : kl__c_entry_name(c->entry);
@@ -244,7 +282,7 @@ static int emit_embedded_baseline(kl_buf *b, const kl_case *c, const char *text,
   for (size_t i = 0; i < ns.n; i++)
     kl__buf_printf(b, "#define %s klh_baseline_%s\n", ns.v[i], ns.v[i]);
   emit_section(b, "BASELINE SECTION (the oracle)", base_name(c->kernel_path),
-               text);
+               text, SECTION_BASELINE);
   if (entry) kl__buf_printf(b, "#undef %s\n", entry);
   kl__free(entry);
   for (size_t i = 0; i < ns.n; i++)
@@ -663,7 +701,7 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
     kl__buf_puts(&b, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>"
                      "\n#include <cuda_bf16.h>\n");
   emit_section(&b, "PLUGIN ABI (kernlab/plugin.h)", "kernlab/plugin.h",
-               kl_embedded_plugin_h);
+               kl_embedded_plugin_h, SECTION_VERBATIM);
   if (c->ntunables > 0) {
     kl__buf_puts(&b, "\n/* tunables at this configuration's values; "
                      "override with -DNAME=value */\n");
@@ -693,9 +731,10 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (ref_structs) emit_struct_renames(&b, c, "klh_reference_", false);
   if (c->ref.kind == KL_REFERENCE_HOST)
     emit_section(&b, "REFERENCE SECTION (the oracle)", base_name(c->ref_source),
-                 reference.ptr ? reference.ptr : "");
+                 reference.ptr ? reference.ptr : "", SECTION_REFERENCE);
   if (ref_structs) emit_struct_renames(&b, c, "", true);
-  emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name, kernel);
+  emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name, kernel,
+               SECTION_KERNEL);
   if (cuda) emit_unguard(&b);
   emit_tables(&b, c);
   if (cuda) emit_launch_tables(&b, c);
