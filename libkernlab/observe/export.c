@@ -57,6 +57,23 @@ typedef struct exporter {
   bool own_launch; /* the exported section brings kernlab_launch */
   char *function;  /* the entry without template arguments: "ns::kern" */
   char *name;      /* its unqualified name: "kern" */
+  /* what the observations show, per run of each side */
+  double program_before[32], program_after[32]; /* every kernel's µs */
+  double entry_before[32];                      /* the entry's µs */
+  int64_t entry_launches[2][32]; /* [before, after]: the entry's */
+  int64_t exported_launches[32]; /* after: the section's kernels' */
+  /* the section's kernels as the program will launch them: the entry's
+   * own name kept (renamed kl_export_NAME when `renamed`), or the kernels
+   * a launcher brings */
+  char **kernels;
+  size_t nkernels;
+  bool renamed;
+  double speedup[3]; /* on the case, and its interval; NAN: unknown */
+  /* the forecast and the program's measured change, each with its
+   * interval (forecast() fills them; NAN: none) */
+  double share, forecast[3], measured[3];
+  bool gap;
+  const char *engagement; /* "engaged", "not engaged", NULL: not observed */
 } exporter;
 
 static void step(exporter *x, const char *fmt, ...) KL_PRINTF(2, 3);
@@ -75,6 +92,11 @@ static void step(exporter *x, const char *fmt, ...) {
 static int record(exporter *x, const char *what, json_object *rest) {
   return kl__export_line_write(x->ledger, x->id, kl_case_name(x->c), what,
                                rest);
+}
+
+/* A number for the ledger; null when it is none (NaN, infinite). */
+static json_object *number(double v) {
+  return isfinite(v) ? json_object_new_double(v) : NULL;
 }
 
 static json_object *fields(const char *k1, json_object *v1, const char *k2,
@@ -198,6 +220,24 @@ static double median(const double *v, int n) {
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
+/* The GPU µs and launches of the kernels called `function` ("kern" or
+ * "ns::kern", every instantiation) in an observation, matched as a whole
+ * name: "kern" is not "kl_export_kern". None is 0 and 0. */
+static int launches_of(const kl_observation *ob, const char *function,
+                       double *us, int64_t *n) {
+  kl_buf re = KL_BUF_INIT;
+  kl__buf_puts(&re, "(^|[ :])");
+  for (const char *p = function; *p; p++)
+    kl__buf_printf(&re, strchr(".[]()*+?{}|^$\\", *p) ? "\\%c" : "%c", *p);
+  kl__buf_puts(&re, "($|[(<])");
+  int rc = kl__buf_status(&re);
+  *us = 0;
+  *n = 0;
+  if (rc == 0) rc = kl_observation_kernel_time(us, n, ob, re.ptr);
+  kl_buf_dispose(&re);
+  return rc == KL_ENOTFOUND ? 0 : rc;
+}
+
 /* One observation of the program: the kernel's total µs and launches,
  * recorded in the export's ledger either way. */
 static int observe_once(exporter *x, const char *side, int i,
@@ -221,27 +261,50 @@ static int observe_once(exporter *x, const char *side, int i,
                    kl_observation_exit_code(ob), side);
     goto failed;
   }
-  if (x->own_launch) { /* the launcher's kernels have their own names */
-    *t = 0;
-    *launches = 0;
-    for (size_t k = 0; k < ob->nkernels; k++) {
-      *t += ob->kernels[k].total_us;
-      *launches += ob->kernels[k].launches;
-    }
-    if (*launches == 0) {
-      rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
-                     "the observed program launched no kernel (%s)", side);
-      goto failed;
-    }
-  } else if (kl_observation_kernel_time(t, launches, ob, entry) ==
-             KL_ENOTFOUND) {
+  bool after = strcmp(side, "after") == 0;
+  double program = 0, entry_us = 0, exported_us = 0;
+  int64_t all = 0, entry_n = 0, exported_n = 0;
+  for (size_t k = 0; k < ob->nkernels; k++) {
+    program += ob->kernels[k].total_us;
+    all += ob->kernels[k].launches;
+  }
+  if ((rc = launches_of(ob, x->function, &entry_us, &entry_n)) < 0) goto failed;
+  for (size_t k = 0; after && k < x->nkernels; k++) {
+    double us = 0;
+    int64_t n = 0;
+    if ((rc = launches_of(ob, x->kernels[k], &us, &n)) < 0) goto failed;
+    exported_us += us;
+    exported_n += n;
+  }
+  if (!after && entry_n == 0) {
     rc =
         kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
                   "the observed program never launched '%s' (%s)", entry, side);
     goto failed;
   }
+  if (all == 0) {
+    rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
+                   "the observed program launched no kernel (%s)", side);
+    goto failed;
+  }
+  (after ? x->program_after : x->program_before)[i] = program;
+  x->entry_launches[after][i] = entry_n;
+  if (after)
+    x->exported_launches[i] = exported_n;
+  else
+    x->entry_before[i] = entry_us;
+  /* what is compared: the launcher's kernels have their own names, so
+   * with one the program's whole GPU time; else the entry's (its renamed
+   * self's, after) */
+  *t = x->own_launch ? program : after && x->renamed ? exported_us : entry_us;
+  *launches = x->own_launch ? all : after && x->renamed ? exported_n : entry_n;
   json_object *f = fields("kernel_us", json_object_new_double(*t), "launches",
                           json_object_new_int64(*launches));
+  json_object_object_add(f, "program_us", json_object_new_double(program));
+  json_object_object_add(f, "entry_launches", json_object_new_int64(entry_n));
+  if (after)
+    json_object_object_add(f, "exported_launches",
+                           json_object_new_int64(exported_n));
   json_object_object_add(f, "observation", json_object_new_string(path.ptr));
   record(x, side, f);
   step(x, "observe %s %d/%d: %s %.1f us over %lld launches", side, i + 1,
@@ -378,6 +441,139 @@ static int added_prelude(kl_buf *out, const char *best, size_t best_at,
     j += lj + (base[j + lj] == '\n');
   }
   return i < best_at ? kl__buf_put(out, best + i, best_at - i) : 0;
+}
+
+/* The names of the __global__ functions `clean` (blanked code) defines,
+ * each made kl_export_NAME when `renamed` (sn.v[i] for both[i]) has it. */
+static int section_kernels(exporter *x, const char *clean,
+                           const kl__c_names *sn, const bool *both) {
+  for (const char *p = strstr(clean, "__global__"); p;
+       p = strstr(p + 1, "__global__")) {
+    if ((p > clean && kl__c_ident_char(p[-1])) || kl__c_ident_char(p[10]))
+      continue;
+    const char *q = p + 10, *name = NULL;
+    size_t len = 0;
+    while (*q && *q != ';' && *q != '{') { /* to the parameter list */
+      while (isspace((unsigned char)*q))
+        q++;
+      const char *w = q;
+      while (kl__c_ident_char(*q))
+        q++;
+      if (q == w) {
+        if (*q == '(' && name) break;
+        if (*q && *q != ';' && *q != '{') q++;
+        continue;
+      }
+      const char *after = q;
+      while (isspace((unsigned char)*after))
+        after++;
+      if (*after == '(' && strncmp(w, "__launch_bounds__", 17) != 0) {
+        name = w, len = (size_t)(q - w);
+        break;
+      }
+      if (*after == '(') /* __launch_bounds__(...): over its arguments */
+        for (int depth = 0; *after; after++) {
+          depth += (*after == '(') - (*after == ')');
+          if (depth == 0) break;
+        }
+      q = *after ? after + (*after == ')') : after;
+    }
+    if (!name) continue;
+    bool apart = false;
+    for (size_t i = 0; i < sn->n && !apart; i++)
+      apart = both[i] && strlen(sn->v[i]) == len &&
+              strncmp(sn->v[i], name, len) == 0;
+    bool seen = false;
+    for (size_t i = 0; i < x->nkernels && !seen; i++)
+      seen = strncmp(x->kernels[i] + (apart ? 10 : 0), name, len) == 0 &&
+             x->kernels[i][len + (apart ? 10 : 0)] == '\0';
+    if (seen) continue;
+    kl_buf b = KL_BUF_INIT;
+    kl__buf_printf(&b, "%s%.*s", apart ? "kl_export_" : "", (int)len, name);
+    char **grown = kl__realloc(x->kernels, (x->nkernels + 1) * sizeof *grown);
+    if (!grown || kl__buf_status(&b) < 0) {
+      kl_buf_dispose(&b);
+      return kl__error_oom();
+    }
+    x->kernels = grown;
+    x->kernels[x->nkernels++] = kl__buf_detach(&b);
+  }
+  return 0;
+}
+
+/* The section's text made to live in the target: a `#include "x"` the
+ * target already has above the section made a comment (a header without
+ * a guard, llm.c's common.h, would be read twice), each top-level name the
+ * target also defines (llm.c's file holds every version of a kernel and
+ * its launcher: the candidate brings one of them again) renamed
+ * kl_export_NAME by #defines around it, and each macro both define saved,
+ * undefined, and restored after it (#pragma push_macro). The entry's own
+ * definition, which the section replaces, does not count. */
+static int apart_from_target(exporter *x, kl_buf *out, const char *text,
+                             const char *target, const span *t) {
+  kl_buf once = KL_BUF_INIT;
+  int dropped = 0;
+  int rc = kl__c_include_dropped(&once, text, target, t->start, &dropped);
+  char *sclean =
+      rc == 0 ? kl__c_blank(once.ptr ? once.ptr : "", once.size, false) : NULL;
+  char *tclean = rc == 0 ? kl__c_blank(target, strlen(target), false) : NULL;
+  kl__c_names sn = {0}, sm = {0}, tn = {0}, tm = {0};
+  if (rc == 0 && (!sclean || !tclean)) rc = kl__error_oom();
+  if (rc == 0) {
+    memset(tclean + t->start, ' ', t->end - t->start); /* newlines go too */
+    rc = kl__c_top_level_names(&sn, &sm, sclean);
+  }
+  if (rc == 0) rc = kl__c_top_level_names(&tn, &tm, tclean);
+  bool *both = rc == 0 ? kl__calloc(sn.n + sm.n + 1, sizeof *both) : NULL;
+  if (rc == 0 && !both) rc = kl__error_oom();
+  int renamed = 0, saved = 0;
+  for (size_t i = 0; rc == 0 && i < sn.n + sm.n; i++) {
+    bool macro = i >= sn.n;
+    const char *name = macro ? sm.v[i - sn.n] : sn.v[i];
+    const kl__c_names *other = macro ? &tm : &tn;
+    for (size_t j = 0; j < other->n && !both[i]; j++)
+      both[i] =
+          strcmp(other->v[j], name) == 0 && strcmp(name, KL_LAUNCHER_NAME) != 0;
+    if (!both[i]) continue;
+    if (macro) {
+      kl__buf_printf(out, "#pragma push_macro(\"%s\")\n#undef %s\n", name,
+                     name);
+      saved++;
+    } else {
+      kl__buf_printf(out, "#define %s kl_export_%s\n", name, name);
+      renamed++;
+    }
+  }
+  if (rc == 0) {
+    kl__buf_puts(out, once.ptr ? once.ptr : "");
+    if (once.size && once.ptr[once.size - 1] != '\n') kl__buf_putc(out, '\n');
+    for (size_t i = 0; i < sn.n + sm.n; i++) {
+      if (!both[i]) continue;
+      if (i >= sn.n)
+        kl__buf_printf(out, "#undef %s\n#pragma pop_macro(\"%s\")\n",
+                       sm.v[i - sn.n], sm.v[i - sn.n]);
+      else
+        kl__buf_printf(out, "#undef %s\n", sn.v[i]);
+    }
+    rc = kl__buf_status(out);
+  }
+  if (rc == 0 && x->own_launch) rc = section_kernels(x, sclean, &sn, both);
+  if (rc == 0 && (dropped || renamed || saved))
+    step(x,
+         "the section beside the program's own code: %d #include%s the "
+         "program has above it left out, %d name%s it also defines renamed "
+         "kl_export_*, %d macro%s of both kept apart",
+         dropped, dropped == 1 ? "" : "s", renamed, renamed == 1 ? "" : "s",
+         saved, saved == 1 ? "" : "s");
+  kl__free(both);
+  kl__c_names_dispose(&sn);
+  kl__c_names_dispose(&sm);
+  kl__c_names_dispose(&tn);
+  kl__c_names_dispose(&tm);
+  kl__free(sclean);
+  kl__free(tclean);
+  kl_buf_dispose(&once);
+  return rc;
 }
 
 /* ---- a section that owns its launch ---------------------------------------
@@ -614,10 +810,9 @@ static int new_target_launcher(exporter *x, kl_buf *out, const char *source,
   }
   kl_buf own = KL_BUF_INIT;
   if (rc == 0) rc = without_known_structs(&own, x->c, target, t->start, source);
-  kl__buf_puts(&head, own.ptr ? own.ptr : "");
+  if (rc == 0)
+    rc = apart_from_target(x, &head, own.ptr ? own.ptr : "", target, t);
   kl_buf_dispose(&own);
-  if (source[0] && source[strlen(source) - 1] != '\n')
-    kl__buf_putc(&head, '\n');
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
@@ -668,8 +863,47 @@ static int new_target(exporter *x, kl_buf *out, const char *best_source,
                  "%s/* kernlab export %s: the best kernel of "
                  "case %s */\n",
                  t.marked ? "" : "", x->id, kl_case_name(x->c));
+  /* a CUDA kernel that keeps its name gets one of its own, kl_export_NAME,
+   * when this file launches it (from the section down): an observation
+   * then shows which build ran. Launched only from other files, it keeps
+   * the name they link to. */
+  bool cuda = kl_case_backend(x->c) == KL_BACKEND_CUDA;
+  int launches = 0;
+  if (cuda) {
+    kl_buf scratch = KL_BUF_INIT;
+    rc = rewrite_calls(&scratch, target, t.end, x->name, true, &launches);
+    kl_buf_dispose(&scratch);
+    if (rc < 0) {
+      kl_buf_dispose(&base);
+      return rc;
+    }
+  }
+  x->renamed = launches > 0;
+  if (x->renamed)
+    kl__buf_printf(out,
+                   "/* renamed, for an observation to tell it from the "
+                   "program's own */\n#define %s kl_export_%s\n",
+                   x->name, x->name);
+  if (cuda) { /* the kernel to find in the program after */
+    const char *last = strrchr(x->function, ':');
+    size_t at = last ? (size_t)(last + 1 - x->function) : 0;
+    kl_buf k = KL_BUF_INIT;
+    kl__buf_printf(&k, "%.*s%s%s", (int)at, x->function,
+                   x->renamed ? "kl_export_" : "", x->function + at);
+    if (!(x->kernels = kl__calloc(1, sizeof *x->kernels)) ||
+        kl__buf_status(&k) < 0) {
+      kl_buf_dispose(&k);
+      kl_buf_dispose(&base);
+      return kl__error_oom();
+    }
+    x->kernels[0] = kl__buf_detach(&k);
+    x->nkernels = 1;
+  }
+  kl_buf sec = KL_BUF_INIT; /* what the candidate added above it, and it */
   if (!b.marked && section(base.ptr ? base.ptr : "", entry, &base_span) == 0)
-    added_prelude(out, best_source, b.start, base.ptr, base_span.start);
+    added_prelude(&sec, best_source, b.start, base.ptr, base_span.start);
+  kl__buf_put(&sec, best_source + b.start, b.end - b.start);
+  if (!b.marked) kl__buf_puts(&sec, "\n");
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
@@ -677,8 +911,9 @@ static int new_target(exporter *x, kl_buf *out, const char *best_source,
                      (int)(eq - config[i]), config[i], (int)(eq - config[i]),
                      config[i], eq + 1);
   }
-  kl__buf_put(out, best_source + b.start, b.end - b.start);
-  if (!b.marked) kl__buf_puts(out, "\n");
+  rc = kl__buf_status(&sec);
+  if (rc == 0) rc = apart_from_target(x, out, sec.ptr, target, &t);
+  kl_buf_dispose(&sec);
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
     if (eq)
@@ -686,7 +921,7 @@ static int new_target(exporter *x, kl_buf *out, const char *best_source,
   }
   kl__buf_puts(out, target + t.end);
   kl_buf_dispose(&base);
-  return kl__buf_status(out);
+  return rc < 0 ? rc : kl__buf_status(out);
 }
 
 /* The best's source (as recorded, without the settings prepended) and its
@@ -705,13 +940,20 @@ static int take_best(const kl__solution *s, const char *source,
       !(*o->config = kl__strv_dup((const char *const *)s->config)) ||
       (s->id && !(*o->best_id = kl__strdup(s->id))))
     return kl__error_oom();
-  /* recorded against its parent; against the baseline as a log */
-  *o->speedup = s->timed ? exp(s->log_vs_baseline) : NAN;
+  /* recorded against its parent; against the baseline as a log, and
+   * directly (with its interval) when it was compared with it */
+  o->speedup[0] = o->speedup[1] = o->speedup[2] =
+      s->timed ? exp(s->log_vs_baseline) : NAN;
+  if (s->has_vs_baseline && s->vs_baseline.speedup > 0) {
+    o->speedup[0] = s->vs_baseline.speedup;
+    o->speedup[1] = s->vs_baseline.ci_low;
+    o->speedup[2] = s->vs_baseline.ci_high;
+  }
   return 0;
 }
 
 static int best_kernel(exporter *x, kl_buf *source, char ***config,
-                       char **best_id, double *speedup) {
+                       char **best_id, double *speedup) { /* [3] */
   best_out o = {source, config, best_id, speedup};
   *config = NULL;
   *best_id = NULL;
@@ -730,13 +972,16 @@ static int restore(exporter *x, const char *why) {
   return rc;
 }
 
-static int make_dirs(exporter *x) {
+static void make_id(exporter *x) {
   time_t now = time(NULL);
   struct tm tm;
   gmtime_r(&now, &tm);
   snprintf(x->id, sizeof x->id, "%04d%02d%02d-%02d%02d%02d-%05d",
            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
            tm.tm_sec, (int)(getpid() % 100000));
+}
+
+static int make_dirs(exporter *x) {
   kl_buf d = KL_BUF_INIT;
   const char *base = strrchr(x->o.to, '/');
   base = base ? base + 1 : x->o.to;
@@ -780,6 +1025,29 @@ static int summarize(exporter *x, kl_buf *summary, const char *result,
   json_object_object_add(f, "threshold_pct",
                          json_object_new_double(budget.min_gain_pct));
   json_object_object_add(f, "export", json_object_new_string(x->id));
+  if (x->engagement) {
+    json_object_object_add(
+        f, "engaged",
+        json_object_new_boolean(strcmp(x->engagement, "engaged") == 0));
+    json_object *k = json_object_new_array();
+    for (size_t i = 0; i < x->nkernels; i++)
+      json_object_array_add(k, json_object_new_string(x->kernels[i]));
+    json_object_object_add(f, "exported_kernels", k);
+  }
+  static const char *const ends[3] = {"", "_low", "_high"};
+  for (int e = 0; e < 3 && isfinite(x->measured[0]); e++) {
+    char key[40];
+    snprintf(key, sizeof key, "program_speedup%s", ends[e]);
+    json_object_object_add(f, key, number(x->measured[e]));
+    snprintf(key, sizeof key, "forecast%s", ends[e]);
+    json_object_object_add(f, key, number(x->forecast[e]));
+  }
+  if (isfinite(x->measured[0])) {
+    json_object_object_add(f, "entry_share", number(x->share));
+    json_object_object_add(
+        f, "forecast_gap",
+        isfinite(x->forecast[0]) ? json_object_new_boolean(x->gap) : NULL);
+  }
   int rc = 0;
   if (summary)
     rc = kl__buf_puts(summary, json_object_to_json_string_ext(
@@ -803,6 +1071,114 @@ static int roll_back(exporter *x, kl_buf *summary, const char *best_id,
   return KL_EREJECTED;
 }
 
+/* Whether the program ran the exported section: in every run after, the
+ * entry launched no more (a renamed or launcher-owned section; a kernel
+ * that kept its name must launch as often as before) and the section's
+ * kernels launched at least as often as the entry did before (as often,
+ * for one kernel replacing one). Before's launch counts, when they vary
+ * between runs, give the range. Otherwise *why says what was seen. */
+static bool engaged(const exporter *x, char *why, size_t n) {
+  int64_t lo = x->entry_launches[0][0], hi = lo;
+  for (int i = 1; i < x->nbefore; i++) {
+    if (x->entry_launches[0][i] < lo) lo = x->entry_launches[0][i];
+    if (x->entry_launches[0][i] > hi) hi = x->entry_launches[0][i];
+  }
+  bool kept_name = x->nkernels == 1 && !x->own_launch && !x->renamed;
+  bool one_for_one = !x->own_launch || x->nkernels == 1;
+  for (int i = 0; i < x->nafter; i++) {
+    int64_t entry = x->entry_launches[1][i], ours = x->exported_launches[i];
+    if (kept_name ? entry < lo || entry > hi : entry > 0) {
+      snprintf(why, n,
+               "'%s' launched %lld times after the export (run %d), %lld "
+               "before: %s",
+               x->function, (long long)entry, i + 1, (long long)hi,
+               kept_name ? "not as often as before"
+                         : "the program still runs the old kernel (did "
+                           "--verify rebuild what --observe runs?)");
+      return false;
+    }
+    if (x->nkernels &&
+        (ours < lo || (one_for_one && !kept_name && ours > hi))) {
+      kl_buf names = KL_BUF_INIT;
+      for (size_t k = 0; k < x->nkernels && k < 4; k++)
+        kl__buf_printf(&names, "%s%s", k ? ", " : "", x->kernels[k]);
+      snprintf(why, n,
+               "the exported kernels (%s%s) launched %lld times after the "
+               "export (run %d), where '%s' launched %lld times before",
+               names.ptr ? names.ptr : "", x->nkernels > 4 ? ", ..." : "",
+               (long long)ours, i + 1, x->function, (long long)hi);
+      kl_buf_dispose(&names);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The median of a[i] / b[i] over the runs' ends: the lowest and highest
+ * ratio any before and after run gives. */
+static void ratio_range(const double *before, int nb, const double *after,
+                        int na, double *lo, double *hi) {
+  double bmin = INFINITY, bmax = 0, amin = INFINITY, amax = 0;
+  for (int i = 0; i < nb; i++)
+    bmin = fmin(bmin, before[i]), bmax = fmax(bmax, before[i]);
+  for (int i = 0; i < na; i++)
+    amin = fmin(amin, after[i]), amax = fmax(amax, after[i]);
+  *lo = amax > 0 ? bmin / amax : NAN;
+  *hi = amin > 0 ? bmax / amin : NAN;
+}
+
+/* What the case's speedup should do to the program (Amdahl: the entry's
+ * share p of its GPU time made S times faster gives 1 / (1 - p + p / S)),
+ * beside what the observations measured, as a step and a ledger record; a
+ * gap beyond both intervals is said. */
+static void forecast(exporter *x) {
+  if (!x->o.observe || !x->nbefore || !x->nafter) return;
+  double prog = median(x->program_before, x->nbefore);
+  double entry = median(x->entry_before, x->nbefore);
+  double p = prog > 0 ? entry / prog : NAN;
+  double mb = prog, ma = median(x->program_after, x->nafter);
+  double measured = ma > 0 ? mb / ma : NAN, mlo, mhi;
+  ratio_range(x->program_before, x->nbefore, x->program_after, x->nafter, &mlo,
+              &mhi);
+  x->share = p;
+  x->measured[0] = measured, x->measured[1] = mlo, x->measured[2] = mhi;
+  json_object *f =
+      fields("entry_share", number(p), "program_speedup", number(measured));
+  json_object_object_add(f, "program_speedup_range", number(mlo));
+  json_object_object_add(f, "program_speedup_range_high", number(mhi));
+  if (isnan(x->speedup[0])) {
+    step(x,
+         "forecast: none (the kernel's speedup on the case is not known: "
+         "kl compare it and pass --speedup); measured: the program's GPU "
+         "time x%.3f [%.3f, %.3f] (%.1f us -> %.1f us; '%s' was %.1f%% of it)",
+         measured, mlo, mhi, mb, ma, x->function, 100 * p);
+    record(x, "forecast", f);
+    return;
+  }
+  double s = x->speedup[0], slo = x->speedup[1], shi = x->speedup[2];
+  double fc = 1 / (1 - p + p / s), flo = 1 / (1 - p + p / slo),
+         fhi = 1 / (1 - p + p / shi);
+  json_object_object_add(f, "case_speedup", number(s));
+  json_object_object_add(f, "forecast", number(fc));
+  json_object_object_add(f, "forecast_low", number(flo));
+  json_object_object_add(f, "forecast_high", number(fhi));
+  bool gap = mhi < flo || mlo > fhi;
+  x->forecast[0] = fc, x->forecast[1] = flo, x->forecast[2] = fhi;
+  x->gap = gap;
+  json_object_object_add(f, "gap", json_object_new_boolean(gap));
+  step(x,
+       "forecast: the program's GPU time x%.3f [%.3f, %.3f] (the case's x%.3f "
+       "[%.3f, %.3f] on '%s', %.1f%% of it); measured: x%.3f [%.3f, %.3f] "
+       "(%.1f us -> %.1f us)%s",
+       fc, flo, fhi, s, slo, shi, x->function, 100 * p, measured, mlo, mhi, mb,
+       ma,
+       gap ? "; the measured change is outside the forecast: the program "
+             "runs the kernel at other shapes or with other data than the "
+             "case, or its other kernels changed"
+           : "");
+  record(x, "forecast", f);
+}
+
 static int run_export(exporter *x, kl_buf *summary) {
   kl_buf best = KL_BUF_INIT, text = KL_BUF_INIT;
   char **config = NULL, *best_id = NULL;
@@ -815,10 +1191,11 @@ static int run_export(exporter *x, kl_buf *summary) {
       rc = rc < 0 ? rc : kl__error_oom();
       goto done;
     }
-  } else if ((rc = best_kernel(x, &best, &config, &best_id, &best_speedup)) <
-             0) {
+  } else if ((rc = best_kernel(x, &best, &config, &best_id, x->speedup)) < 0) {
     goto done;
   }
+  best_speedup = x->speedup[0]; /* NAN for a file with no --speedup */
+  make_id(x);                   /* the section written names it */
   if ((rc = kl__c_defines(&x->own_launch, best.ptr ? best.ptr : "",
                           KL_LAUNCHER_NAME)) < 0 ||
       (rc = new_target(x, &text, best.ptr ? best.ptr : "", config)) < 0 ||
@@ -826,8 +1203,7 @@ static int run_export(exporter *x, kl_buf *summary) {
     goto done;
   json_object *f = fields("to", json_object_new_string(x->o.to), "best",
                           best_id ? json_object_new_string(best_id) : NULL);
-  json_object_object_add(f, "best_speedup",
-                         json_object_new_double(best_speedup));
+  json_object_object_add(f, "best_speedup", number(best_speedup));
   json_object_object_add(f, "verify",
                          x->o.verify ? argv_json(x->o.verify) : NULL);
   json_object_object_add(f, "observe",
@@ -882,6 +1258,19 @@ static int run_export(exporter *x, kl_buf *summary) {
                    x->o.measure ? "measuring failed" : "observing failed");
     goto done;
   }
+  if (x->o.observe) {
+    char not_engaged[512];
+    x->engagement = "engaged";
+    if (!engaged(x, not_engaged, sizeof not_engaged)) {
+      x->engagement = "not engaged";
+      restore(x, not_engaged);
+      summarize(x, summary, "not_engaged", not_engaged, best_id);
+      rc = kl__error(KL_EREJECTED, KL_DOMAIN_NONE,
+                     "not engaged: %s; %s restored", not_engaged, x->o.to);
+      goto done;
+    }
+  }
+  forecast(x);
   kl_budget budget = KL_BUDGET_INIT;
   kl_case_budget(&budget, x->c);
   double mb = median(x->before, x->nbefore), ma = median(x->after, x->nafter);
@@ -956,11 +1345,17 @@ int kl_export(kl_buf *summary, const kl_case *c,
   x.o = *opts;
   if (!x.o.repeat) x.o.repeat = 3;
   if (!x.o.timeout_s) x.o.timeout_s = 600;
+  x.share = x.forecast[0] = x.forecast[1] = x.forecast[2] = NAN;
+  x.measured[0] = x.measured[1] = x.measured[2] = NAN;
+  x.speedup[0] = opts->speedup > 0 ? opts->speedup : NAN;
+  x.speedup[1] = opts->speedup_low > 0 ? opts->speedup_low : x.speedup[0];
+  x.speedup[2] = opts->speedup_high > 0 ? opts->speedup_high : x.speedup[0];
   x.function = kl__c_entry_function(kl_case_entry(c));
   x.name = kl__c_entry_name(kl_case_entry(c));
   int rc = x.function && x.name ? run_export(&x, summary) : kl__error_oom();
   kl__free(x.function);
   kl__free(x.name);
+  kl__names_free(x.kernels, x.nkernels);
   kl_buf_dispose(&x.original);
   kl__free(x.dir);
   kl__free(x.ledger);
@@ -973,7 +1368,8 @@ int kl_export(kl_buf *summary, const kl_case *c,
 
 static const size_t export_options_sizes[] = {
     0, offsetof(kl_export_options, kernel),
-    offsetof(kl_export_options, measure), sizeof(kl_export_options)};
+    offsetof(kl_export_options, measure), offsetof(kl_export_options, speedup),
+    sizeof(kl_export_options)};
 
 int kl_export_options_init(kl_export_options *opts, unsigned version) {
   const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;
