@@ -167,18 +167,21 @@ int cmd_case(int argc, char **argv) {
                                    "from-kernelbench");
   kl_case_from_observation_options o = KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
   const char *file = NULL;
-  /* --define and --type, each at most once per argument */
+  /* --define, --type and -I, each at most once per argument */
   const char **defines = calloc((size_t)argc + 1, sizeof(char *));
   const char **types = calloc((size_t)argc + 1, sizeof(char *));
-  size_t ndefines = 0, ntypes = 0;
-  if (!defines || !types) {
+  const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+  size_t ndefines = 0, ntypes = 0, ndirs = 0;
+  if (!defines || !types || !dirs) {
     free(defines);
     free(types);
+    free(dirs);
     cli_error("out of memory");
     return EXIT_FAILED;
   }
   o.defines = defines;
   o.types = types;
+  o.include_dirs = dirs;
   int status = EXIT_OK;
   for (int i = 2; i < argc && status == EXIT_OK; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -196,6 +199,16 @@ int cmd_case(int argc, char **argv) {
       }
       defines[ndefines++] = d;
       if (strcmp(a, "--define") == 0) i++;
+      continue;
+    }
+    if (strcmp(a, "--include") == 0 || strncmp(a, "-I", 2) == 0) {
+      const char *d = strcmp(a, "--include") == 0 || !a[2] ? val : a + 2;
+      if (!d || !d[0]) {
+        status = cli_usage_error("case", "%s needs a folder", a);
+        break;
+      }
+      dirs[ndirs++] = d;
+      if (d == val) i++;
       continue;
     }
     if (strcmp(a, "--type") == 0) {
@@ -234,6 +247,7 @@ int cmd_case(int argc, char **argv) {
   if (status != EXIT_OK) {
     free(defines);
     free(types);
+    free(dirs);
     return status;
   }
   kl_observation *ob = NULL;
@@ -247,6 +261,7 @@ int cmd_case(int argc, char **argv) {
   kl_observation_free(ob);
   free(defines);
   free(types);
+  free(dirs);
   return status;
 }
 
@@ -347,6 +362,20 @@ int cmd_export(int argc, char **argv) {
                                val);
       else
         o.cwd = val;
+      i++;
+    } else if (strcmp(a, "--speedup") == 0) {
+      /* S or S,LOW,HIGH: kl compare's geomean and its interval */
+      char *end = NULL;
+      o.speedup = val ? strtod(val, &end) : 0;
+      if (end && *end == ',') o.speedup_low = strtod(end + 1, &end);
+      if (end && *end == ',') o.speedup_high = strtod(end + 1, &end);
+      if (!val || !end || *end || !(o.speedup > 0) ||
+          (o.speedup_low && !(o.speedup_low > 0 && o.speedup_low <= o.speedup &&
+                              o.speedup_high >= o.speedup)))
+        return cli_usage_error("export",
+                               "--speedup needs S or S,LOW,HIGH (positive, "
+                               "LOW <= S <= HIGH), not '%s'",
+                               val ? val : "");
       i++;
     } else if (strcmp(a, "--repeat") == 0 || strcmp(a, "--timeout") == 0) {
       if (!number("export", a, val, 1, strcmp(a, "--repeat") ? 86400 : 32, &v))

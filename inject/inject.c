@@ -28,7 +28,11 @@
  * exit status). Limits: KL_OBSERVE_MAX_LAUNCHES launches and
  * KL_OBSERVE_MAX_BYTES bytes of records; launches past them are only
  * counted. Any CUPTI failure is written down, never fatal: the program runs
- * on (InitializeInjection returns 1 even then). */
+ * on (InitializeInjection returns 1 even then).
+ *
+ * Also written: the CUDA libraries the process had mapped at exit (cuBLAS,
+ * cuBLASLt, cuDNN, NCCL, cuFFT, ..., read from /proc/self/maps), so that a
+ * case made of one of its kernels links what the kernel's source calls. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -537,6 +541,59 @@ static void write_launch(FILE *f, const launch_rec *l) {
   fputs("]}", f);
 }
 
+/* The CUDA libraries a program's kernels may call into: the file name's
+ * stem before ".so". The runtime and the driver are not here (every CUDA
+ * build links the one, and the other is never linked), nor is CUPTI. */
+static const char *const cuda_libs[] = {
+    "libcublas",   "libcublasLt",   "libcudnn",      "libnccl",
+    "libcufft",    "libcufftw",     "libcurand",     "libcusparse",
+    "libcusolver", "libcusolverMg", "libcusparseLt", "libcutensor",
+    "libnvrtc",    "libnvJitLink",  "libnvjpeg",     "libnpp",
+    "libcudss",    "libnvshmem"};
+
+static int cuda_library(const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char *so = strstr(base, ".so");
+  if (!so || (so[3] != '\0' && so[3] != '.')) return 0;
+  size_t n = (size_t)(so - base);
+  for (size_t i = 0; i < sizeof cuda_libs / sizeof *cuda_libs; i++) {
+    size_t k = strlen(cuda_libs[i]);
+    /* libcudnn_ops, libnppc, libnvshmem_host: a family's members count */
+    if (n >= k && strncmp(base, cuda_libs[i], k) == 0 &&
+        (n == k ||
+         (strncmp(cuda_libs[i], "libcudnn", 8) == 0 && base[k] == '_') ||
+         (strcmp(cuda_libs[i], "libnpp") == 0) ||
+         (strcmp(cuda_libs[i], "libnvshmem") == 0 && base[k] == '_')))
+      return 1;
+  }
+  return 0;
+}
+
+/* "libraries": each CUDA library mapped now, once, in order of mapping. */
+static void write_libraries(FILE *f) {
+  fputs("\"libraries\": [", f);
+  FILE *maps = fopen("/proc/self/maps", "r");
+  char line[4608], seen[64][512];
+  int n = 0;
+  while (maps && fgets(line, sizeof line, maps)) {
+    char *path = strchr(line, '/');
+    if (!path) continue;
+    path[strcspn(path, "\n")] = '\0';
+    if (!cuda_library(path) || strlen(path) >= sizeof seen[0]) continue;
+    int dup = 0;
+    for (int i = 0; i < n && !dup; i++)
+      dup = strcmp(seen[i], path) == 0;
+    if (dup || n == 64) continue;
+    memcpy(seen[n], path, strlen(path) + 1);
+    fputs(n ? ", " : "", f);
+    put_string(f, path);
+    n++;
+  }
+  if (maps) fclose(maps);
+  fputs("],\n", f);
+}
+
 static void write_results(void) {
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/obs-%ld.json", st.out_dir, (long)getpid());
@@ -563,6 +620,7 @@ static void write_results(void) {
           "\"kernel_records\": %" PRIu64 ", \"unmatched_records\": %" PRIu64
           ", \"dropped_records\": %" PRIu64 ",\n",
           st.kernel_records, st.unmatched_records, st.dropped_records);
+  write_libraries(f);
   fputs("\"errors\": ", f);
   put_string(f, st.errors);
   fputs(",\n\"kernels\": [\n", f);

@@ -101,7 +101,7 @@ KL_EXTERN(int)
 kl_observation_summary(kl_buf *out, const kl_observation *o,
                        const kl_configs_options *opts, const char *format);
 
-#define KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION 2
+#define KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION 3
 typedef struct kl_case_from_observation_options {
   unsigned version;           /**< KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION */
   const char *source;         /**< the kernel's source file (required) */
@@ -115,11 +115,16 @@ typedef struct kl_case_from_observation_options {
   /** Type names stated by the user ("floatX=f32", NULL-ended), over the
    *  typedefs and using aliases found in the source and its headers. */
   const char *const *types;
+  /* version 3 */
+  /** The program's include folders (its -I, NULL-ended): a header an
+   *  #include of the source or its local headers finds in one (CUTLASS,
+   *  CuTe) makes that folder one of the case's target.include. */
+  const char *const *include_dirs;
 } kl_case_from_observation_options;
 #define KL_CASE_FROM_OBSERVATION_OPTIONS_INIT                                  \
   {                                                                            \
     KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION, NULL, NULL, NULL,                \
-        KL_CONFIGS_OPTIONS_INIT, NULL, NULL                                    \
+        KL_CONFIGS_OPTIONS_INIT, NULL, NULL, NULL                              \
   }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION when built against this header)
@@ -145,7 +150,7 @@ kl_case_from_observation(kl_buf *report, const kl_observation *o,
 /** Progress lines of kl_export ("backup: ...", "verify: ok"). */
 typedef void (*kl_export_step_fn)(const char *line, void *payload);
 
-#define KL_EXPORT_OPTIONS_VERSION 3
+#define KL_EXPORT_OPTIONS_VERSION 4
 typedef struct kl_export_options {
   unsigned version;           /**< KL_EXPORT_OPTIONS_VERSION */
   const char *to;             /**< the program's source file (required) */
@@ -171,11 +176,16 @@ typedef struct kl_export_options {
   const char *const *measure;
   const char *metric; /**< required with measure */
   int higher;         /**< 1: higher is better (default), 0: lower */
+  /* version 4 */
+  /** The kernel's speedup on the case and its interval (kl compare's
+   *  geomean), for the forecast when the kernel is given as a file; the
+   *  best's own is read from the records. 0: unknown (no forecast). */
+  double speedup, speedup_low, speedup_high;
 } kl_export_options;
 #define KL_EXPORT_OPTIONS_INIT                                                 \
   {                                                                            \
     KL_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, \
-        NULL, NULL, 1                                                          \
+        NULL, NULL, 1, 0, 0, 0                                                 \
   }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_EXPORT_OPTIONS_VERSION when built against this header) and nothing
@@ -197,9 +207,15 @@ kl_export_options_init(kl_export_options *opts, unsigned version);
  *  `entry<<<grid, block, smem, stream>>>(args)` in the file becomes
  *  `kernlab_launch(args, kl_export_ctx(stream))`; the time compared is then
  *  every kernel's GPU time in the program, since the launcher's kernels
- *  have names of their own.
- *  @return 0 (kept), KL_EREJECTED (rolled back: not faster, or verify
- *  failed), KL_ENOTFOUND (no best, no target, or no entry in it),
+ *  have names of their own. A section keeping the entry's name has its
+ *  kernel renamed kl_export_NAME (when the file launches it), so that the
+ *  observation shows which build ran. After the change the export must be
+ *  engaged: the section's kernels launched where the entry was (the entry
+ *  no more, theirs as often), else it is rolled back ("not_engaged"). The
+ *  forecast (the kernel's speedup on the case through the entry's share
+ *  of the program's GPU time, Amdahl) is printed beside what was measured.
+ *  @return 0 (kept), KL_EREJECTED (rolled back: not faster, not engaged,
+ *  or verify failed), KL_ENOTFOUND (no best, no target, or no entry in it),
  *  KL_EINVALID, KL_EIO */
 KL_EXTERN(int)
 kl_export(kl_buf *summary, const kl_case *c, const kl_export_options *opts);

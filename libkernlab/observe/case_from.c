@@ -18,6 +18,7 @@
  * along and the program's host code does not. The written case is loaded
  * back and its launch geometry and scalars compared with the observation
  * for every shape: a case that would launch differently is an error. */
+#define _GNU_SOURCE /* realpath */
 #include <stddef.h>
 #include <ctype.h>
 #include <errno.h>
@@ -728,7 +729,71 @@ typedef struct writer {
   char (*inst)[256]; /* [shape]: the instantiation it launched */
   bool per_shape;    /* shapes launch different instantiations */
   const char *name;  /* the case's name: the entry's own name */
+  const kl__src_types *st;
 } writer;
+
+/* How the case links a library the program had mapped: its name
+ * (cublasLt for .../libcublasLt.so.13) when the CUDA toolkit's own
+ * library folder has it, where nvcc finds it; else the file itself. */
+static void put_library(kl_buf *y, const char *path, const char *toolkit) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char *so = strstr(base, ".so");
+  size_t n = so && strncmp(base, "lib", 3) == 0 ? (size_t)(so - base) : 0;
+  bool ours = false;
+  if (n > 3 && toolkit) {
+    kl_buf f = KL_BUF_INIT;
+    kl__buf_printf(&f, "%s/%.*s.so", toolkit, (int)n, base);
+    ours = f.ptr && kl__is_file(f.ptr);
+    kl_buf_dispose(&f);
+  }
+  if (ours)
+    kl__buf_printf(y, "%.*s", (int)(n - 3), base + 3);
+  else
+    kl__buf_json_string(y, path);
+}
+
+/* target: the observed device's architecture, the program's defines, the
+ * CUDA libraries it had mapped (its kernels' source may call them: llm.c's
+ * common.h calls cuBLAS) and the include folders a header was found in. */
+static void yaml_target(kl_buf *y, const writer *w) {
+  bool arch = w->o->cc && strlen(w->o->cc) == 3 && w->o->cc[1] == '.';
+  bool dirs = false;
+  for (size_t i = 0; w->opts->include_dirs && w->opts->include_dirs[i]; i++)
+    dirs |= kl__src_types_dir_used(w->st, i);
+  if (!arch && !w->o->nlibraries && !dirs) return;
+  kl__buf_puts(y, "target:\n");
+  if (arch) kl__buf_printf(y, "  arch: sm_%c%c\n", w->o->cc[0], w->o->cc[2]);
+  if (w->opts->defines && w->opts->defines[0]) {
+    kl__buf_puts(y, "  flags: [-O3, -lineinfo");
+    for (size_t i = 0; w->opts->defines[i]; i++)
+      kl__buf_printf(y, ", \"-D%s\"", w->opts->defines[i]);
+    kl__buf_puts(y, "]\n");
+  }
+  if (w->o->nlibraries) {
+    char *toolkit = kl__tool_lib_dir("nvcc");
+    kl__buf_puts(y, "  # the CUDA libraries the program had loaded\n  libs: [");
+    for (size_t i = 0; i < w->o->nlibraries; i++) {
+      if (i) kl__buf_puts(y, ", ");
+      put_library(y, w->o->libraries[i], toolkit);
+    }
+    kl__buf_puts(y, "]\n");
+    kl__free(toolkit);
+  }
+  if (dirs) {
+    kl__buf_puts(y, "  include: [");
+    bool first = true;
+    for (size_t i = 0; w->opts->include_dirs[i]; i++) {
+      if (!kl__src_types_dir_used(w->st, i)) continue;
+      char real[4096];
+      const char *d = w->opts->include_dirs[i];
+      kl__buf_puts(y, first ? "" : ", ");
+      kl__buf_json_string(y, realpath(d, real) ? real : d);
+      first = false;
+    }
+    kl__buf_puts(y, "]\n");
+  }
+}
 
 static int yaml_case(kl_buf *y, const writer *w) {
   const kl__obs_kernel *k = &w->o->kernels[w->cs->kernel];
@@ -745,16 +810,7 @@ static int yaml_case(kl_buf *y, const writer *w) {
                      : k->name,
       w->per_shape ? " (each shape its instantiation)" : "",
       100 * w->cs->kept_share, w->name);
-  if (w->o->cc && strlen(w->o->cc) == 3 && w->o->cc[1] == '.') {
-    kl__buf_printf(y, "target: { arch: sm_%c%c", w->o->cc[0], w->o->cc[2]);
-    if (w->opts->defines && w->opts->defines[0]) {
-      kl__buf_puts(y, ", flags: [-O3, -lineinfo");
-      for (size_t i = 0; w->opts->defines[i]; i++)
-        kl__buf_printf(y, ", \"-D%s\"", w->opts->defines[i]);
-      kl__buf_puts(y, "]");
-    }
-    kl__buf_puts(y, " }\n");
-  }
+  yaml_target(y, w);
   const char *g = w->geo;
   const char *quote = kl__is_ident(w->entry) ? "" : "\"";
   kl__buf_printf(y,
@@ -1055,7 +1111,8 @@ static int make_case(const kl_observation *o,
   kl_configs_options co = opts->configs;
   co.version = KL_CONFIGS_OPTIONS_VERSION;
   if (!co.kernel) co.kernel = opts->entry;
-  if ((rc = kl__src_types_read(&st, opts->source, opts->defines)) < 0 ||
+  if ((rc = kl__src_types_read(&st, opts->source, opts->defines,
+                               opts->include_dirs)) < 0 ||
       (rc = kl__obs_configs_make(&cs, o, &co)) < 0)
     goto done;
   ns = cs.nkept;
@@ -1085,8 +1142,8 @@ static int make_case(const kl_observation *o,
     rc = kl__error_oom();
     goto done;
   }
-  writer w = {o,        opts,   &cs, g.ps,  g.np,  g.as, g.na,      sv,
-              elements, report, "",  false, entry, inst, per_shape, name};
+  writer w = {o,      opts, &cs,   g.ps,  g.np, g.as,      g.na, sv, elements,
+              report, "",   false, entry, inst, per_shape, name, st};
   shape_naming(g.ps, g.np, w.geo, sizeof w.geo, &w.escape);
   kernel_text(&kernel, src, clean, end);
   kl__buf_printf(&brief,
@@ -1198,6 +1255,7 @@ int kl_case_from_observation(kl_buf *report, const kl_observation *o,
 
 static const size_t case_from_observation_options_sizes[] = {
     0, offsetof(kl_case_from_observation_options, defines),
+    offsetof(kl_case_from_observation_options, include_dirs),
     sizeof(kl_case_from_observation_options)};
 
 int kl_case_from_observation_options_init(

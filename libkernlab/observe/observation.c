@@ -35,6 +35,7 @@ void kl_observation_free(kl_observation *o) {
   kl__free(o->device);
   kl__free(o->cc);
   kl__free(o->program);
+  kl__names_free(o->libraries, o->nlibraries);
   kl__free(o->output);
   kl__free(o);
 }
@@ -382,6 +383,24 @@ static int read_observation(const reader *r, json_object *root,
     int rc = get_string(&o->device, dev, "name");
     if (rc < 0 || (rc = get_string(&o->cc, dev, "compute_capability")) < 0)
       return rc;
+  }
+  if (json_object_object_get_ex(root, "libraries", &v)) {
+    size_t n = json_object_is_type(v, json_type_array)
+                   ? json_object_array_length(v)
+                   : 0;
+    for (size_t i = 0; i < n; i++)
+      if (!json_object_is_type(json_object_array_get_idx(v, i),
+                               json_type_string))
+        n = 0;
+    if (!json_object_is_type(v, json_type_array) ||
+        n != json_object_array_length(v))
+      return bad(r, "libraries", "\"libraries\" must be a list of paths");
+    if (n && !(o->libraries = kl__calloc(n, sizeof *o->libraries)))
+      return kl__error_oom();
+    for (; o->nlibraries < n; o->nlibraries++)
+      if (!(o->libraries[o->nlibraries] = kl__strdup(json_object_get_string(
+                json_object_array_get_idx(v, o->nlibraries)))))
+        return kl__error_oom();
   }
   if (!json_object_object_get_ex(root, "kernels", &kernels) ||
       !json_object_is_type(kernels, json_type_array))

@@ -65,6 +65,7 @@ typedef struct merged {
   json_object *launches;  /* array */
   json_object *processes; /* array */
   json_object *devices;   /* array, by id */
+  json_object *libraries; /* array of paths: the CUDA libraries mapped */
 } merged;
 
 static int64_t int_of(json_object *o, const char *key) {
@@ -169,6 +170,19 @@ static int merge_file(merged *m, const char *path) {
         seen |= int_of(json_object_array_get_idx(m->devices, j), "id") == id;
       if (!seen) json_object_array_add(m->devices, json_object_get(d));
     }
+  if (json_object_object_get_ex(root, "libraries", &v) &&
+      json_object_is_type(v, json_type_array))
+    for (size_t i = 0; i < json_object_array_length(v); i++) {
+      json_object *lib = json_object_array_get_idx(v, i);
+      const char *path = json_object_get_string(lib);
+      bool seen = !json_object_is_type(lib, json_type_string);
+      for (size_t j = 0; !seen && j < json_object_array_length(m->libraries);
+           j++)
+        seen = strcmp(json_object_get_string(
+                          json_object_array_get_idx(m->libraries, j)),
+                      path) == 0;
+      if (!seen) json_object_array_add(m->libraries, json_object_get(lib));
+    }
   json_object *kernels = NULL, *launches = NULL;
   json_object_object_get_ex(root, "kernels", &kernels);
   json_object_object_get_ex(root, "launches", &launches);
@@ -251,6 +265,8 @@ static int write_observation(const char *path, merged *m,
   put_json(&b, limits);
   kl__buf_puts(&b, ",\n\"devices\": ");
   put_json(&b, m->devices);
+  kl__buf_puts(&b, ",\n\"libraries\": ");
+  put_json(&b, m->libraries);
   kl__buf_puts(&b, ",\n\"processes\": ");
   put_json(&b, m->processes);
   put_lines(&b, "kernels", m->kernels);
@@ -339,7 +355,7 @@ int kl_observe(kl_observation **out, const char *const *argv,
   kl__free(inject_dir);
   merged m = {json_object_new_array(), json_object_new_array(),
               json_object_new_array(), json_object_new_array(),
-              json_object_new_array()};
+              json_object_new_array(), json_object_new_array()};
   kl__run_result res;
   memset(&res, 0, sizeof res);
   int rc = 0;
@@ -366,6 +382,7 @@ done:
   json_object_put(m.launches);
   json_object_put(m.processes);
   json_object_put(m.devices);
+  json_object_put(m.libraries);
   for (size_t i = 0; i < KL_ARRAY_SIZE(env); i++)
     kl_buf_dispose(&env[i]);
   kl__free(dir);

@@ -43,9 +43,11 @@ typedef struct kl__obs_kernel {
 
 struct kl_observation {
   char *path;
-  char *device;  /* the first device's name, or NULL */
-  char *cc;      /* its compute capability ("9.0"), or NULL */
-  char *program; /* the program's argv joined by spaces, or NULL */
+  char *device;     /* the first device's name, or NULL */
+  char *cc;         /* its compute capability ("9.0"), or NULL */
+  char *program;    /* the program's argv joined by spaces, or NULL */
+  char **libraries; /* the CUDA libraries its processes had mapped */
+  size_t nlibraries;
   int exit_code;
   char *output;
   kl__obs_kernel *kernels;
@@ -104,14 +106,18 @@ int64_t kl__obs_arg_i64(const kl__obs_arg *a);
 
 /* source_types.c: type aliases and local headers of a kernel's source. */
 typedef struct kl__src_types kl__src_types;
+/* include_dirs (NULL-ended, may be NULL): the program's -I folders; an
+ * #include found in one marks it used (kl__src_types_dir_used). */
 int kl__src_types_read(kl__src_types **out, const char *source,
-                       const char *const *defines);
+                       const char *const *defines,
+                       const char *const *include_dirs);
 const char *kl__src_types_alias(const kl__src_types *t, const char *name);
 /* The members of struct (or class) NAME, the text between its braces as
  * the source defines it (comments blank); NULL when it defines none. */
 const char *kl__src_types_struct(const kl__src_types *t, const char *name);
 size_t kl__src_types_include_count(const kl__src_types *t);
 const char *kl__src_types_include(const kl__src_types *t, size_t i);
+bool kl__src_types_dir_used(const kl__src_types *t, size_t i);
 void kl__src_types_free(kl__src_types *t);
 
 #endif /* KL_OBSERVE_INTERNAL_H */

@@ -43,7 +43,9 @@ struct kl__src_types {
   size_t nfiles, fcap;
   char **includes; /* local headers, relative to the source's folder */
   size_t nincludes, icap;
-  char *root; /* the source's folder */
+  char *root;              /* the source's folder */
+  const char *const *dirs; /* the program's include folders (-I) */
+  bool dir_used[64];       /* which of them an #include was found in */
 };
 
 void kl__src_types_free(kl__src_types *t) {
@@ -499,21 +501,37 @@ static int directive(walk *w, const char *d, bool *stack, int *taken, int *sp,
   } else if (active && IS("include")) {
     while (*d == ' ' || *d == '\t')
       d++;
-    if (*d != '"') return 0; /* <system> headers are the compiler's */
-    const char *e = strchr(d + 1, '"');
+    char close = *d == '"' ? '"' : *d == '<' ? '>' : 0;
+    const char *e = close ? strchr(d + 1, close) : NULL;
     if (!e) return 0;
     char *name = kl__strndup(d + 1, (size_t)(e - d - 1));
-    char *dir = kl__path_dir(w->path);
-    char *path = name && dir ? kl__path_join(dir, name) : NULL;
-    kl_buf r = KL_BUF_INIT;
-    const char *slash = strrchr(rel, '/');
-    if (slash) kl__buf_put(&r, rel, (size_t)(slash - rel + 1));
-    kl__buf_puts(&r, name ? name : "");
-    int rc = path && r.ptr ? 0 : kl__error_oom();
-    if (rc == 0 && kl__is_file(path)) rc = walk_file(t, path, r.ptr, 1);
-    kl_buf_dispose(&r);
-    kl__free(path);
-    kl__free(dir);
+    if (!name) return kl__error_oom();
+    int rc = 0;
+    bool found = false;
+    if (close == '"') { /* a local header: followed, and copied */
+      char *dir = kl__path_dir(w->path);
+      char *path = dir ? kl__path_join(dir, name) : NULL;
+      kl_buf r = KL_BUF_INIT;
+      const char *slash = strrchr(rel, '/');
+      if (slash) kl__buf_put(&r, rel, (size_t)(slash - rel + 1));
+      kl__buf_puts(&r, name);
+      rc = path && r.ptr ? 0 : kl__error_oom();
+      if (rc == 0 && (found = kl__is_file(path)))
+        rc = walk_file(t, path, r.ptr, 1);
+      kl_buf_dispose(&r);
+      kl__free(path);
+      kl__free(dir);
+    }
+    /* else a header library's (CUTLASS, CuTe) in one of the program's
+     * include folders: that folder is the case's too; <system> headers
+     * are the compiler's */
+    for (size_t i = 0; rc == 0 && !found && t->dirs && t->dirs[i] && i < 64;
+         i++) {
+      char *path = kl__path_join(t->dirs[i], name);
+      if (!path) rc = kl__error_oom();
+      if (path && kl__is_file(path)) found = t->dir_used[i] = true;
+      kl__free(path);
+    }
     kl__free(name);
     return rc;
   }
@@ -591,10 +609,12 @@ static int walk_file(kl__src_types *t, const char *path, const char *rel,
 }
 
 int kl__src_types_read(kl__src_types **out, const char *source,
-                       const char *const *defines) {
+                       const char *const *defines,
+                       const char *const *include_dirs) {
   *out = NULL;
   kl__src_types *t = kl__calloc(1, sizeof(*t));
   if (!t) return kl__error_oom();
+  t->dirs = include_dirs;
   int rc = 0;
   for (size_t i = 0; rc == 0 && defines && defines[i]; i++) {
     const char *d = defines[i], *eq = strchr(d, '=');
@@ -629,4 +649,8 @@ size_t kl__src_types_include_count(const kl__src_types *t) {
 
 const char *kl__src_types_include(const kl__src_types *t, size_t i) {
   return t && i < t->nincludes ? t->includes[i] : NULL;
+}
+
+bool kl__src_types_dir_used(const kl__src_types *t, size_t i) {
+  return t && i < 64 && t->dir_used[i];
 }

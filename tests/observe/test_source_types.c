@@ -36,7 +36,7 @@ static const char *alias_of(const char *text, const char *const *defines,
   char path[256];
   snprintf(path, sizeof path, "%s/src.cu", dir);
   kl__src_types *t = NULL;
-  if (kl__src_types_read(&t, path, defines) < 0) {
+  if (kl__src_types_read(&t, path, defines, NULL) < 0) {
     snprintf(buf, n, "!");
     return buf;
   }
@@ -128,7 +128,7 @@ static void test_source_types__local_headers(void **state) {
   char path[300];
   snprintf(path, sizeof path, "%s/src.cu", dir);
   kl__src_types *t = NULL;
-  assert_int_equal(kl__src_types_read(&t, path, NULL), 0);
+  assert_int_equal(kl__src_types_read(&t, path, NULL, NULL), 0);
   assert_int_equal(kl__src_types_include_count(t), 2);
   assert_string_equal(kl__src_types_include(t, 0), "sub/a.h");
   assert_string_equal(kl__src_types_include(t, 1), "sub/b.h");
@@ -138,7 +138,7 @@ static void test_source_types__local_headers(void **state) {
   /* a header outside the source's folder cannot be copied into a case */
   put("sub/c.cu", "#include \"../sub/b.h\"\n");
   snprintf(path, sizeof path, "%s/sub/c.cu", dir);
-  assert_int_equal(kl__src_types_read(&t, path, NULL), KL_EINVALID);
+  assert_int_equal(kl__src_types_read(&t, path, NULL, NULL), KL_EINVALID);
   assert_null(t);
 }
 
