@@ -1283,7 +1283,12 @@ static int klh_create(void **out, int32_t shape) {
       goto done;                                                              \
     }                                                                         \
   } while (0)
-  KLH_CREATE(cudaStreamCreateWithFlags(&in->stream, cudaStreamNonBlocking));
+  /* a blocking stream: it waits for work on the legacy default stream and
+   * that stream for it, so a launcher that ignores ctx->stream and
+   * launches on stream 0 (llm.c's do, as their programs use no other) is
+   * ordered with the inputs written and the outputs read here, as it is
+   * in its program */
+  KLH_CREATE(cudaStreamCreate(&in->stream));
   in->own_stream = true;
   {
     int dev = 0;
@@ -1472,9 +1477,7 @@ static int klh_make_inputs(klh_inst *in, int q, void *dst, uint64_t seed) {
   return 0;
 }
 
-/* Everything on the instance's own stream, which is then synchronised
- * (the kernels run on a non-blocking stream that would not wait for work
- * elsewhere). */
+/* Everything on the instance's own stream, which is then synchronised. */
 static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
   klh_inst *in = (klh_inst *)p;
   in->poison = poison ? 1 : 0;
