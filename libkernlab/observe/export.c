@@ -479,6 +479,37 @@ static int section_kernels(exporter *x, const char *clean,
       q = *after ? after + (*after == ')') : after;
     }
     if (!name) continue;
+    /* a section that renames its own names (a dispatcher's variants,
+     * `#define kern kl_v1_kern`) launches them by the new one */
+    const char *alias = NULL;
+    size_t alias_len = 0;
+    for (const char *d = clean; d < p;) {
+      const char *e = strchr(d, '\n');
+      size_t n = e ? (size_t)(e - d) : strlen(d);
+      const char *w = d;
+      while (*w == ' ' || *w == '\t')
+        w++;
+      bool def = strncmp(w, "#define ", 8) == 0;
+      bool undef = strncmp(w, "#undef ", 7) == 0;
+      if (def || undef) {
+        w += def ? 8 : 7;
+        while (*w == ' ')
+          w++;
+        if (strncmp(w, name, len) == 0 && !kl__c_ident_char(w[len])) {
+          const char *v = w + len;
+          while (*v == ' ' || *v == '\t')
+            v++;
+          const char *ve = v;
+          while (kl__c_ident_char(*ve))
+            ve++;
+          alias = def && ve > v ? v : NULL;
+          alias_len = alias ? (size_t)(ve - v) : 0;
+        }
+      }
+      d += n + (e != NULL);
+      if (!e) break;
+    }
+    if (alias) name = alias, len = alias_len;
     bool apart = false;
     for (size_t i = 0; i < sn->n && !apart; i++)
       apart = both[i] && strlen(sn->v[i]) == len &&
@@ -531,6 +562,10 @@ static int apart_from_target(exporter *x, kl_buf *out, const char *text,
     bool macro = i >= sn.n;
     const char *name = macro ? sm.v[i - sn.n] : sn.v[i];
     const kl__c_names *other = macro ? &tm : &tn;
+    bool own_rename = false; /* the section renames it itself */
+    for (size_t j = 0; !macro && j < sm.n && !own_rename; j++)
+      own_rename = strcmp(sm.v[j], name) == 0;
+    if (own_rename) continue;
     for (size_t j = 0; j < other->n && !both[i]; j++)
       both[i] =
           strcmp(other->v[j], name) == 0 && strcmp(name, KL_LAUNCHER_NAME) != 0;
@@ -812,6 +847,14 @@ static int new_target_launcher(exporter *x, kl_buf *out, const char *source,
   if (rc == 0) rc = without_known_structs(&own, x->c, target, t->start, source);
   if (rc == 0)
     rc = apart_from_target(x, &head, own.ptr ? own.ptr : "", target, t);
+  if (rc == 0 && x->nkernels) {
+    kl_buf names = KL_BUF_INIT;
+    for (size_t i = 0; i < x->nkernels; i++)
+      kl__buf_printf(&names, "%s%s", i ? ", " : "", x->kernels[i]);
+    step(x, "the section's kernels, as the program will launch them: %s",
+         names.ptr ? names.ptr : "");
+    kl_buf_dispose(&names);
+  }
   kl_buf_dispose(&own);
   for (size_t i = 0; config && config[i]; i++) {
     const char *eq = strchr(config[i], '=');
