@@ -108,6 +108,7 @@ static struct {
     int seen;
     char name[256];
     int cc_major, cc_minor;
+    int mem_khz, bus_bits; /* the DRAM's peak clock and width */
   } devices[MAX_DEVICES];
   char errors[2048];
   char *(*demangle)(const char *, char *, size_t *, int *);
@@ -242,6 +243,10 @@ static void note_device(CUcontext ctx, launch_rec *l) {
                        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
   cuDeviceGetAttribute(&st.devices[id].cc_minor,
                        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  cuDeviceGetAttribute(&st.devices[id].mem_khz,
+                       CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev);
+  cuDeviceGetAttribute(&st.devices[id].bus_bits,
+                       CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev);
 }
 
 /* Offsets and sizes of a kernel's parameters; how many, or -1. `f` is a
@@ -608,8 +613,14 @@ static void write_results(void) {
     if (!st.devices[i].seen) continue;
     fprintf(f, "%s{\"id\": %d, \"name\": ", first ? "" : ", ", i);
     put_string(f, st.devices[i].name);
-    fprintf(f, ", \"compute_capability\": \"%d.%d\"}", st.devices[i].cc_major,
+    fprintf(f, ", \"compute_capability\": \"%d.%d\"", st.devices[i].cc_major,
             st.devices[i].cc_minor);
+    /* double data rate: two transfers a clock */
+    if (st.devices[i].mem_khz > 0 && st.devices[i].bus_bits > 0)
+      fprintf(f, ", \"dram_peak_gbs\": %.1f",
+              2.0 * st.devices[i].mem_khz * 1e3 * (st.devices[i].bus_bits / 8) /
+                  1e9);
+    fputs("}", f);
     first = 0;
   }
   fprintf(f,

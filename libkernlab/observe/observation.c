@@ -35,6 +35,7 @@ void kl_observation_free(kl_observation *o) {
   kl__free(o->device);
   kl__free(o->cc);
   kl__free(o->program);
+  kl__free(o->program_cwd);
   kl__names_free(o->libraries, o->nlibraries);
   kl__free(o->output);
   kl__free(o);
@@ -362,6 +363,8 @@ static int read_observation(const reader *r, json_object *root,
       json_object_is_type(v, json_type_object)) {
     int64_t code = 0;
     if (get_int(v, "exit_code", -1, 255, &code)) o->exit_code = (int)code;
+    int rc = get_string(&o->program_cwd, v, "cwd");
+    if (rc < 0) return rc;
     json_object *argv;
     if (json_object_object_get_ex(v, "argv", &argv) &&
         json_object_is_type(argv, json_type_array)) {
@@ -380,6 +383,12 @@ static int read_observation(const reader *r, json_object *root,
       json_object_is_type(v, json_type_array) &&
       json_object_array_length(v) > 0) {
     json_object *dev = json_object_array_get_idx(v, 0);
+    json_object *peak;
+    if (json_object_object_get_ex(dev, "dram_peak_gbs", &peak) &&
+        (json_object_is_type(peak, json_type_double) ||
+         json_object_is_type(peak, json_type_int)) &&
+        json_object_get_double(peak) > 0)
+      o->dram_peak_gbs = json_object_get_double(peak);
     int rc = get_string(&o->device, dev, "name");
     if (rc < 0 || (rc = get_string(&o->cc, dev, "compute_capability")) < 0)
       return rc;

@@ -43,10 +43,12 @@ typedef struct kl__obs_kernel {
 
 struct kl_observation {
   char *path;
-  char *device;     /* the first device's name, or NULL */
-  char *cc;         /* its compute capability ("9.0"), or NULL */
-  char *program;    /* the program's argv joined by spaces, or NULL */
-  char **libraries; /* the CUDA libraries its processes had mapped */
+  char *device;         /* the first device's name, or NULL */
+  char *cc;             /* its compute capability ("9.0"), or NULL */
+  char *program;        /* the program's argv joined by spaces, or NULL */
+  char *program_cwd;    /* the folder it ran in, or NULL */
+  double dram_peak_gbs; /* the first device's DRAM peak, 0 unknown */
+  char **libraries;     /* the CUDA libraries its processes had mapped */
   size_t nlibraries;
   int exit_code;
   char *output;

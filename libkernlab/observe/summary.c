@@ -156,6 +156,173 @@ static int python_kernels(kl_buf *b, const kl_observation *o, bool json) {
   return kl__buf_status(b);
 }
 
+/* ---- which kernel to work on first ---------------------------------------
+ * Each kernel's headroom: its GPU time less the time its bytes would take
+ * at the device's DRAM peak (no counters are read: the bytes are what its
+ * buffers hold, the allocations its pointer arguments point into from the
+ * pointer on, averaged over its recorded launches; an upper bound on what
+ * it moves, so the headroom errs low). Ranked by headroom, the first is
+ * where a faster kernel can save the most of the program's GPU time. */
+static int json_num(kl_buf *b, double v);
+
+typedef struct rank {
+  size_t kernel;
+  double bytes;    /* per launch; NAN: no recorded launch */
+  double at_peak;  /* µs for all its launches at the DRAM peak; NAN */
+  double headroom; /* µs */
+} rank;
+
+static int ranking(rank **out, const kl_observation *o) {
+  rank *r = kl__calloc(o->nkernels ? o->nkernels : 1, sizeof *r);
+  if (!r) return kl__error_oom();
+  for (size_t k = 0; k < o->nkernels; k++) {
+    double sum = 0;
+    int64_t n = 0;
+    for (size_t i = 0; i < o->nlaunches; i++) {
+      const kl__obs_launch *l = &o->launches[i];
+      if (l->kernel != k || !l->args_known) continue;
+      for (size_t a = 0; a < l->nargs; a++) {
+        if (l->args[a].pointer) sum += (double)l->args[a].alloc_left;
+        for (size_t w = 0; w < l->args[a].nwords; w++)
+          sum += (double)l->args[a].word_left[w];
+      }
+      n++;
+    }
+    const kl__obs_kernel *kn = &o->kernels[k];
+    r[k].kernel = k;
+    r[k].bytes = n ? sum / (double)n : NAN;
+    r[k].at_peak =
+        n && o->dram_peak_gbs > 0
+            ? r[k].bytes * (double)kn->launches / (o->dram_peak_gbs * 1e3)
+            : NAN;
+    r[k].headroom = isfinite(r[k].at_peak)
+                        ? fmax(0, kn->total_us - r[k].at_peak)
+                        : kn->total_us;
+  }
+  /* largest headroom first (insertion: a program has few kernels) */
+  for (size_t i = 1; i < o->nkernels; i++)
+    for (size_t j = i; j > 0 && r[j].headroom > r[j - 1].headroom; j--) {
+      rank t = r[j];
+      r[j] = r[j - 1];
+      r[j - 1] = t;
+    }
+  *out = r;
+  return 0;
+}
+
+/* The command that makes a case of kernel k: its source guessed as the
+ * program's name with .cu, in the folder it ran in, when that file is
+ * there. */
+static int case_command(kl_buf *b, const kl_observation *o, size_t k) {
+  char call[256];
+  const kl__obs_kernel *kn = &o->kernels[k];
+  if (!kl__c_call_name(call, sizeof call, kernel_label(kn)))
+    snprintf(call, sizeof call, "%s", kn->name);
+  char *entry = kl__c_entry_function(call);
+  kl_buf src = KL_BUF_INIT;
+  const char *prog = o->program ? o->program : "";
+  while (strncmp(prog, "./", 2) == 0)
+    prog += 2;
+  size_t n = strcspn(prog, " ");
+  const char *base = prog;
+  for (const char *p = prog; p < prog + n; p++)
+    if (*p == '/') base = p + 1;
+  if (n && o->program_cwd && prog[0] != '/')
+    kl__buf_printf(&src, "%s/%.*s.cu", o->program_cwd, (int)n, prog);
+  else if (n)
+    kl__buf_printf(&src, "%.*s.cu", (int)n, prog);
+  bool found = src.ptr && kl__is_file(src.ptr);
+  kl__buf_puts(b, "kl case from-observation ");
+  kl__buf_puts(b, o->path);
+  kl__buf_printf(b, " --source %s --entry %s -o %.*s-case",
+                 found ? src.ptr : "SOURCE.cu", entry ? entry : call,
+                 (int)(prog + n - base), base);
+  kl__free(entry);
+  kl_buf_dispose(&src);
+  return kl__buf_status(b);
+}
+
+static int ranking_text(kl_buf *b, const kl_observation *o, double all_us) {
+  rank *r = NULL;
+  int rc = ranking(&r, o);
+  if (rc < 0 || !o->nkernels) {
+    kl__free(r);
+    return rc;
+  }
+  char label[160];
+  if (o->dram_peak_gbs > 0)
+    kl__buf_printf(b,
+                   "\nwhere to start: the time each kernel has above what "
+                   "its bytes take at the\ndevice's DRAM peak (%.0f GB/s; "
+                   "bytes are what its buffers hold, an upper\nbound: no "
+                   "counters read):\n    share   headroom us  at peak us  "
+                   "MB/launch  kernel\n",
+                   o->dram_peak_gbs);
+  else
+    kl__buf_puts(b, "\nwhere to start (the device's DRAM peak is not in the "
+                    "observation: by time):\n    share   headroom us  "
+                    "at peak us  MB/launch  kernel\n");
+  for (size_t i = 0; i < o->nkernels && i < 10; i++) {
+    const kl__obs_kernel *k = &o->kernels[r[i].kernel];
+    kl__buf_printf(b, "  %6.1f%%  %12.1f  ",
+                   all_us > 0 ? 100 * k->total_us / all_us : 0, r[i].headroom);
+    if (isfinite(r[i].at_peak))
+      kl__buf_printf(b, "%9.1f  ", r[i].at_peak);
+    else
+      kl__buf_puts(b, "        ?  ");
+    if (isfinite(r[i].bytes))
+      kl__buf_printf(b, "%9.1f  ", r[i].bytes / 1e6);
+    else
+      kl__buf_puts(b, "        ?  ");
+    kl__buf_printf(b, "%s\n", short_label(k, label, sizeof label));
+  }
+  const kl__obs_kernel *k = &o->kernels[r[0].kernel];
+  kl__buf_printf(b,
+                 "first: %s: %.1f%% of the program's GPU time, %.1f us of it "
+                 "above what its bytes need\n  ",
+                 short_label(k, label, sizeof label),
+                 all_us > 0 ? 100 * k->total_us / all_us : 0, r[0].headroom);
+  case_command(b, o, r[0].kernel);
+  kl__buf_puts(b, "\n");
+  kl__free(r);
+  return kl__buf_status(b);
+}
+
+static int ranking_json(kl_buf *b, const kl_observation *o) {
+  rank *r = NULL;
+  int rc = ranking(&r, o);
+  if (rc < 0) return rc;
+  kl__buf_puts(b, ", \"dram_peak_gbs\": ");
+  json_num(b, o->dram_peak_gbs > 0 ? o->dram_peak_gbs : NAN);
+  kl__buf_puts(b, ", \"ranking\": [");
+  for (size_t i = 0; i < o->nkernels; i++) {
+    kl__buf_puts(b, i ? ", {\"name\": " : "{\"name\": ");
+    kl__buf_json_string(b, o->kernels[r[i].kernel].name);
+    kl__buf_puts(b, ", \"headroom_us\": ");
+    json_num(b, r[i].headroom);
+    kl__buf_puts(b, ", \"at_peak_us\": ");
+    json_num(b, r[i].at_peak);
+    kl__buf_puts(b, ", \"bytes_per_launch\": ");
+    json_num(b, r[i].bytes);
+    kl__buf_puts(b, "}");
+  }
+  kl__buf_puts(b, "], \"first\": ");
+  if (o->nkernels) {
+    kl_buf cmd = KL_BUF_INIT;
+    case_command(&cmd, o, r[0].kernel);
+    kl__buf_puts(b, "{\"name\": ");
+    kl__buf_json_string(b, o->kernels[r[0].kernel].name);
+    kl__buf_puts(b, ", \"command\": ");
+    kl__buf_json_string(b, cmd.ptr);
+    kl__buf_puts(b, "}");
+    kl_buf_dispose(&cmd);
+  } else {
+    kl__buf_puts(b, "null");
+  }
+  kl__free(r);
+  return kl__buf_status(b);
+}
+
 static int summary_text(kl_buf *b, const kl_observation *o,
                         const kl__obs_configs *c, double target) {
   char label[160];
@@ -186,6 +353,7 @@ static int summary_text(kl_buf *b, const kl_observation *o,
                    short_label(k, label, sizeof label));
   }
   kl__free(shown);
+  ranking_text(b, o, all_us);
   const kl__obs_kernel *k = &o->kernels[c->kernel];
   kl__buf_printf(b,
                  "\nconfigurations of %s (%.1f us over its recorded "
@@ -253,7 +421,9 @@ static int summary_json(kl_buf *b, const kl_observation *o,
     json_num(b, o->kernels[k].total_us);
     kl__buf_puts(b, "}");
   }
-  kl__buf_puts(b, "], \"kernel\": ");
+  kl__buf_puts(b, "]");
+  ranking_json(b, o);
+  kl__buf_puts(b, ", \"kernel\": ");
   kl__buf_json_string(b, o->kernels[c->kernel].name);
   kl__buf_puts(b, ", \"recorded_us\": ");
   json_num(b, c->recorded_us);

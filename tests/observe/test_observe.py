@@ -12,6 +12,14 @@
               observation's, buffer counts found as rows*cols when the
               allocations are exact, else per shape; a signature that
               disagrees, a bad file and an existing folder are exit 2
+  llm.c       llm.c's own softmax_forward.cu (tests/observe/llmc-upstream,
+              observed on an H200): --show ranks the kernels by headroom
+              (bytes at the DRAM peak) and prints the command to start
+              with; the case links the CUDA libraries the program had
+              loaded and takes -I folders a header was found in; the
+              standalone harness (common.h, no include guard, in baseline
+              and candidate) compiles; kl export into llm.c's file leaves
+              out the #include it has and keeps the names it defines apart
   export      a host case's best written into a copy of a "program" (also
               decided by the program's own benchmark, --measure): the
               entry's definition replaced (the rest of the file kept, and
@@ -349,6 +357,109 @@ p = kl("case", "from-observation",
 check(p.returncode == 2 and odd + "/common.h:" in p.stderr and
       "--type" in p.stderr, "an #if without a value is located: %s" % p.stderr)
 check(not os.path.exists(TMP + "/llmc_odd"), "and nothing is written")
+
+# ---- llm.c's own softmax_forward.cu, observed on an H200 --------------------------------
+# (fixtures/llmc_upstream_softmax4_h200.json: `./softmax_forward 4` of
+# tests/observe/llmc-upstream, unmodified; its common.h calls cuBLAS)
+UP = SRC + "/tests/observe/llmc-upstream"
+UPFX = SRC + "/tests/observe/fixtures/llmc_upstream_softmax4_h200.json"
+up = TMP + "/llmc_up"
+shutil.copytree(UP, up)
+p = kl("observe", "--show", UPFX)
+check(p.returncode == 0 and "where to start" in p.stdout and
+      "kl case from-observation " + UPFX + " --source SOURCE.cu --entry "
+      "softmax_forward_kernel4 -o softmax_forward-case" in p.stdout,
+      "--show ranks the kernels and says which to start with: %s"
+      % p.stdout[:1500])
+# with the device's DRAM peak (observations record it; this one predates
+# that, so it is added here) and the program's folder, where its source is
+with open(UPFX) as f:
+    o = json.load(f)
+o["devices"][0]["dram_peak_gbs"] = 4800.0
+o["program"]["cwd"], o["program"]["argv"] = up, ["./softmax_forward", "4"]
+with open(TMP + "/peak.json", "w") as f:
+    json.dump(o, f)
+p = kl("observe", "--show", TMP + "/peak.json", "--json")
+r = json.loads(p.stdout or "{}")
+rk = (r.get("ranking") or [{}])[0]
+# the kernel's two buffers, 8192 x 50257 floats each, read at 4800 GB/s
+want_bytes = 2 * 8192 * 50257 * 4
+check(p.returncode == 0 and rk.get("bytes_per_launch") == want_bytes and
+      abs(rk.get("at_peak_us", 0) - want_bytes * 606 / 4800e3) < 1 and
+      abs(rk["headroom_us"] - (r["kernels"][0]["total_us"] -
+                               rk["at_peak_us"])) < 1 and
+      (r.get("first") or {}).get("command", "").endswith(
+          "--source %s/softmax_forward.cu --entry softmax_forward_kernel4 "
+          "-o softmax_forward-case" % up),
+      "the ranking's bytes, time at peak, headroom and command: %s" %
+      str(r.get("ranking"))[:600] + str(r.get("first")))
+# the case links the libraries the program had loaded; -I of a folder a
+# header is found in becomes target.include
+inc = TMP + "/inc"
+os.makedirs(inc + "/cute")
+with open(inc + "/cute/tensor.hpp", "w") as f:
+    f.write("#pragma once\n")
+os.makedirs(TMP + "/cute_src")
+src = TMP + "/cute_src/softmax_cute.cu"
+with open(src, "w") as f:
+    f.write(open(up + "/softmax_forward.cu").read().replace(
+        '#include "common.h"', '#include "common.h"\n#include <cute/tensor.hpp>'))
+shutil.copy(up + "/common.h", TMP + "/cute_src/common.h")
+d = TMP + "/case_up"
+p = kl("case", "from-observation", UPFX, "--source", src, "--entry",
+       "softmax_forward_kernel4", "-o", d, "-I", inc, "-I", TMP + "/nothing")
+y = open(d + "/case.yaml").read() if p.returncode == 0 else ""
+check(p.returncode == 0 and "libs: [" in y and "cublas" in y and
+      "include: [\"%s\"]" % os.path.realpath(inc) in y,
+      "target.libs from the observation, target.include from -I: %s %s"
+      % (p.stderr, y[:700]))
+c = kl("check", d, "--json")
+check(c.returncode == 0, "kl check accepts it: %s" % c.stdout[-400:])
+# the standalone harness: the baseline beside a candidate, both including
+# common.h (no include guard): it compiles, with the line it prints
+if shutil.which("nvcc") and p.returncode == 0:
+    shutil.copy(src, d + "/softmax_cute.cu")
+    cand = TMP + "/cand.cu"
+    with open(cand, "w") as f:
+        f.write(open(d + "/kernel.cu").read() +
+                "\n// a candidate that is the baseline again\n")
+    h = d + "/harness.cu"
+    p = kl("harness", d, "--candidate", cand, "--standalone", "-o", h)
+    text = open(h).read() if p.returncode == 0 else ""
+    line = text.split("Build and run: ", 1)[-1].split(" && ")[0]
+    # compiled, not linked and run: there is no GPU here
+    b = subprocess.run(["sh", "-c", line.replace("-o harness",
+                                                 "-c -o harness.o")],
+                       cwd=d, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0 and text.count('#include "common.h"') >= 2 and
+          b.returncode == 0,
+          "the standalone harness with common.h twice compiles: %s %s" %
+          (line, b.stderr[-1500:]))
+    # kl export into llm.c's file, which includes common.h and defines
+    # every version: the section's #include is left out, its names apart
+    prog = TMP + "/llmc_up_export"
+    shutil.copytree(UP, prog)
+    v7 = TMP + "/v7.cu"
+    text = open(UP + "/softmax_forward.cu").read()
+    with open(v7, "w") as f:
+        f.write('#include <assert.h>\n#include "common.h"\n' +
+                text[text.index("__device__ float warpReduceMax"):
+                     text.index("__global__ void softmax_forward_kernel4")] +
+                'extern "C" void kernlab_launch(float* out, const float* inp, '
+                'int N, int C, const kl_launch_ctx *ctx) {\n'
+                '    softmax_forward_kernel3<<<N, 32, 32 * sizeof(float)>>>('
+                'out, inp, N, C);\n}\n')
+    p = kl("export", d, "--to", prog + "/softmax_forward.cu", "--kernel", v7,
+           "--verify", "nvcc -c -std=c++17 -arch=sm_90 softmax_forward.cu "
+           "-o /dev/null", "--cwd", prog, "--json")
+    r = json.loads(p.stdout or "{}")
+    new = open(prog + "/softmax_forward.cu").read()
+    check(p.returncode == 0 and r.get("result") == "kept_unmeasured" and
+          '// kernlab: "common.h" is included above' in new and
+          "#define softmax_forward_kernel3 kl_export_softmax_forward_kernel3"
+          in new and "kernels, as the program will launch them: "
+          "kl_export_softmax_forward_kernel3" in p.stderr,
+          "the export compiles in llm.c's file: %s %s" % (r, p.stderr[-1500:]))
 
 # ---- a template in a namespace (recorded on an H100) -------------------------------------
 # softmax_forward.cu launches kernels::softmax_forward_kernel<B, floatX>, the
