@@ -102,9 +102,12 @@ def llmc_kernel(source, names, launch):
 
 
 def reply(source, names, launch):
+    """A model's reply: prose, then the code with the memo line the prompt
+    asks for."""
     return ("llm.c's own %s, as written in %s, called by a launcher.\n\n"
-            "```cuda\n%s```\n" % (", ".join(names), os.path.basename(source),
-                                  llmc_kernel(source, names, launch)))
+            "```cuda\n// MEMO: llm.c's %s\n%s```\n" % (
+                ", ".join(names), os.path.basename(source), names[-1],
+                llmc_kernel(source, names, launch)))
 
 
 prog = TMP + "/llmc"
@@ -232,15 +235,17 @@ def compared(case, kernel, what):
     return s, lo, hi
 
 
-def export(name, case, kernel, speed):
+def export(name, case, kernel, speed, repeat):
+    """Into a copy of the program, rebuilt by its own `make NAME`; each
+    observed run validates the program against its CPU reference (it exits
+    1 on a mismatch, which fails the observation)."""
     copy = "%s/export_%s" % (TMP, name)
     shutil.copytree(prog, copy)
     s, lo, hi = speed
     args = ["export", case, "--to", "%s/%s.cu" % (copy, name), "--kernel",
-            kernel, "--verify",
-            "sh -c 'make -s %s && ./%s %s'" % (name, name, VERSIONS[name]),
-            "--observe", "./%s %s" % (name, VERSIONS[name]), "--repeat", "2",
-            "--cwd", copy]
+            kernel, "--verify", "make -s %s" % name,
+            "--observe", "./%s %s" % (name, VERSIONS[name]), "--repeat",
+            str(repeat), "--cwd", copy]
     if s and lo and hi:
         args += ["--speedup", "%g,%g,%g" % (s, min(lo, s), max(hi, s))]
     p, r = kljson(*args)
@@ -261,10 +266,10 @@ def export(name, case, kernel, speed):
 
 
 VERSIONS = {n: v for n, v, _, _ in PROGRAMS}
-export("layernorm_forward", case, disp, compared(case, disp, "dispatcher"))
+export("layernorm_forward", case, disp, compared(case, disp, "dispatcher"), 2)
 for name in ("gelu_forward", "softmax_forward"):
     export(name, cases[name], cands[name],
-           compared(cases[name], cands[name], name + " candidate"))
+           compared(cases[name], cands[name], name + " candidate"), 1)
 
 # an export the program never runs: built into another binary than the one
 # observed, the old kernel keeps launching, and the export is not engaged
