@@ -24,6 +24,13 @@ without one):
             which validates against its CPU reference: kept, engaged (the
             exported kernels launched where the entry was, as often), the
             forecast printed beside the measured change
+  cuBLAS    tests/observe/cublas_app: a GEMM through cuBLASLt beside a
+            bias+GELU kernel of the program's own (one thread per row): the
+            observation lists cuBLASLt, the case links it (its kernel.cu
+            holds the GEMM helper), a candidate keeping the kernel's name
+            (a warp per 32 rows, coalesced) is faster, and exported it is
+            renamed kl_export_bias_gelu_rows, seen launched as often as the
+            entry was: kept, engaged
 usage: test_llmc_upstream_gpu.py KL SOURCE_DIR
 (KL_OBSERVE_FIXTURE_OUT=DIR keeps the observations; KL_BENCH_OUT=FILE
 appends the numbers, for bench/README.md.)
@@ -280,6 +287,49 @@ p, r = kljson("export", cases["gelu_forward"], "--to", copy + "/gelu_forward.cu"
               "--observe", "./gelu_forward 1", "--repeat", "1", "--cwd", copy)
 check(p.returncode == 3 and r.get("result") == "not_engaged",
       "a stale binary: not engaged, rolled back: %s %s" % (r, p.stderr[-600:]))
+
+# ---- a program that links cuBLAS for real ----------------------------------------
+app = TMP + "/cublas_app"
+shutil.copytree(SRC + "/tests/observe/cublas_app", app)
+b = subprocess.run(["make", "-s"], cwd=app, capture_output=True, text=True)
+check(b.returncode == 0, "the cuBLAS program builds: %s" % b.stderr[-800:])
+obs = TMP + "/obs_cublas.json"
+p = kl("observe", "-o", obs, "--", app + "/gemm_gelu", "50")
+check(p.returncode == 0, "kl observe gemm_gelu: %s" % p.stderr[-800:])
+o = json.load(open(obs)) if p.returncode == 0 else {}
+check("libcublasLt" in " ".join(o.get("libraries", [])),
+      "the observation lists cuBLASLt: %s" % o.get("libraries"))
+print(kl("observe", "--show", obs).stdout[:2500])
+case = TMP + "/case_cublas"
+p = kl("case", "from-observation", obs, "--source", app + "/gemm_gelu.cu",
+       "--entry", "bias_gelu_rows", "-o", case)
+check(p.returncode == 0, "from-observation bias_gelu_rows: %s" % p.stderr)
+y = open(case + "/case.yaml").read() if p.returncode == 0 else ""
+check(re.search(r"libs: \[.*cublasLt", y), "target.libs: cublasLt: %s" % y[:600])
+p, r = kljson("bench", case, "--time-cap-ms", "300")
+check(p.returncode == 0, "kl bench links cuBLASLt: %s" % p.stderr[-800:])
+cand = SRC + "/tests/observe/cublas_app/candidates/bias_gelu_warp.cu"
+h = case + "/harness.cu"
+p = kl("harness", case, "--candidate", cand, "--standalone", "-o", h)
+m = re.search(r"Build and run: (.*)", open(h).read() if p.returncode == 0
+              else "")
+hb = subprocess.run(["sh", "-c", m.group(1)], cwd=case, capture_output=True,
+                    text=True, timeout=900) if m else None
+check(hb is not None and hb.returncode == 0 and "-lcublasLt" in m.group(1),
+      "the cuBLAS case's standalone harness builds and runs: %s" %
+      ((hb.stdout + hb.stderr)[-1200:] if hb else p.stderr))
+speed = compared(case, cand, "bias_gelu_rows (a warp per 32 rows)")
+VERSIONS["gemm_gelu"] = "50"
+prog_saved, prog = prog, app
+export("gemm_gelu", case, cand, speed, 2)
+prog = prog_saved
+copy = TMP + "/export_gemm_gelu"
+r = [json.loads(x) for x in open(case + "/export.jsonl")][-1]
+check(r.get("exported_kernels") == ["kl_export_bias_gelu_rows"] and
+      "#define bias_gelu_rows kl_export_bias_gelu_rows" in
+      open(copy + "/gemm_gelu.cu").read(),
+      "the kernel that kept its name runs as kl_export_bias_gelu_rows: %s"
+      % r)
 
 out = os.environ.get("KL_BENCH_OUT")
 if out:
