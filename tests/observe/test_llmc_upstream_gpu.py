@@ -27,10 +27,11 @@ without one):
   cuBLAS    tests/observe/cublas_app: a GEMM through cuBLASLt beside a
             bias+GELU kernel of the program's own (one thread per row): the
             observation lists cuBLASLt, the case links it (its kernel.cu
-            holds the GEMM helper), a candidate keeping the kernel's name
-            (a warp per 32 rows, coalesced) is faster, and exported it is
-            renamed kl_export_bias_gelu_rows, seen launched as often as the
-            entry was: kept, engaged
+            holds the GEMM helper), a candidate owning its launch (one
+            coalesced elementwise pass of float4) is faster, and exported
+            its kernel bias_gelu_flat is seen launched as often as the
+            entry was: kept, engaged, the forecast (the kernel is about half
+            the program's GPU time) beside the measured change
 usage: test_llmc_upstream_gpu.py KL SOURCE_DIR
 (KL_OBSERVE_FIXTURE_OUT=DIR keeps the observations; KL_BENCH_OUT=FILE
 appends the numbers, for bench/README.md.)
@@ -308,7 +309,7 @@ y = open(case + "/case.yaml").read() if p.returncode == 0 else ""
 check(re.search(r"libs: \[.*cublasLt", y), "target.libs: cublasLt: %s" % y[:600])
 p, r = kljson("bench", case, "--time-cap-ms", "300")
 check(p.returncode == 0, "kl bench links cuBLASLt: %s" % p.stderr[-800:])
-cand = SRC + "/tests/observe/cublas_app/candidates/bias_gelu_warp.cu"
+cand = SRC + "/tests/observe/cublas_app/candidates/bias_gelu_flat.cu"
 h = case + "/harness.cu"
 p = kl("harness", case, "--candidate", cand, "--standalone", "-o", h)
 m = re.search(r"Build and run: (.*)", open(h).read() if p.returncode == 0
@@ -318,18 +319,16 @@ hb = subprocess.run(["sh", "-c", m.group(1)], cwd=case, capture_output=True,
 check(hb is not None and hb.returncode == 0 and "-lcublasLt" in m.group(1),
       "the cuBLAS case's standalone harness builds and runs: %s" %
       ((hb.stdout + hb.stderr)[-1200:] if hb else p.stderr))
-speed = compared(case, cand, "bias_gelu_rows (a warp per 32 rows)")
+speed = compared(case, cand, "bias_gelu_rows (one float4 pass)")
 VERSIONS["gemm_gelu"] = "50"
 prog_saved, prog = prog, app
 export("gemm_gelu", case, cand, speed, 2)
 prog = prog_saved
-copy = TMP + "/export_gemm_gelu"
 r = [json.loads(x) for x in open(case + "/export.jsonl")][-1]
-check(r.get("exported_kernels") == ["kl_export_bias_gelu_rows"] and
-      "#define bias_gelu_rows kl_export_bias_gelu_rows" in
-      open(copy + "/gemm_gelu.cu").read(),
-      "the kernel that kept its name runs as kl_export_bias_gelu_rows: %s"
-      % r)
+check(r.get("exported_kernels") == ["bias_gelu_flat"] and
+      0.2 < (r.get("entry_share") or 0) < 0.9,
+      "the exported kernel is seen by name; the entry is part of the "
+      "program's GPU time beside the GEMM: %s" % r)
 
 out = os.environ.get("KL_BENCH_OUT")
 if out:
