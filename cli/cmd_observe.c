@@ -47,7 +47,7 @@ static int configs_option(const char *verb, kl_configs_options *c, char **argv,
 int cmd_observe(int argc, char **argv) {
   kl_observe_options o = KL_OBSERVE_OPTIONS_INIT;
   kl_configs_options co = KL_CONFIGS_OPTIONS_INIT;
-  const char *show = NULL;
+  const char *show = NULL, *source = NULL;
   bool json = false;
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -59,13 +59,16 @@ int cmd_observe(int argc, char **argv) {
     if (strcmp(a, "--json") == 0) {
       json = true;
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-               strcmp(a, "--kernel") == 0 || strcmp(a, "--show") == 0) {
+               strcmp(a, "--kernel") == 0 || strcmp(a, "--show") == 0 ||
+               strcmp(a, "--source") == 0) {
       if (!val || !val[0])
         return cli_usage_error("observe", "%s needs a value", a);
       if (strcmp(a, "--kernel") == 0)
         o.kernel = co.kernel = val;
       else if (strcmp(a, "--show") == 0)
         show = val;
+      else if (strcmp(a, "--source") == 0)
+        source = val;
       else
         o.output = val;
       i++;
@@ -94,10 +97,19 @@ int cmd_observe(int argc, char **argv) {
   int status = EXIT_OK;
   if (show) {
     if (kl_observation_load(&ob, show) < 0) return cli_fail();
+    if (source && kl_observation_read_source(ob, source) < 0) {
+      kl_observation_free(ob);
+      return cli_fail();
+    }
   } else {
     if (!o.output) o.output = "observation.json";
     if (kl_observe(&ob, (const char *const *)argv + i + 1, &o) < 0)
       return cli_fail();
+    if (source && kl_observation_read_source(ob, source) < 0) {
+      int st = cli_fail();
+      kl_observation_free(ob);
+      return st;
+    }
     fprintf(stderr, "kl: wrote %s (%zu launches recorded)\n", o.output,
             kl_observation_launch_count(ob));
     if (kl_observation_exit_code(ob) != 0) {

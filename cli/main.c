@@ -279,9 +279,9 @@ static const cli_verb cli_verbs[] = {
      "  --format F      generic (a JSON object), discord or slack\n"},
     {"observe", cmd_observe, "record what a real program launches",
      "kl observe [-o FILE] [--kernel REGEX] [--max-launches N] "
-     "[--max-bytes N] [--json] -- PROGRAM ARGS...\n"
+     "[--max-bytes N] [--source SRC] [--json] -- PROGRAM ARGS...\n"
      "       kl observe --show FILE [--kernel NAME] [--share F] [--top K] "
-     "[--json]",
+     "[--source SRC] [--json]",
      "Runs PROGRAM unmodified with kernlab's CUPTI injection library\n"
      "(CUDA_INJECTION64_PATH) and writes FILE (default observation.json):\n"
      "every launch of the matching kernels with grid, block, dynamic shared\n"
@@ -302,6 +302,8 @@ static const cli_verb cli_verbs[] = {
      "  --top K           at most K configurations (default 8)\n"
      "  --split R         split a bucket when p95/p25 > R (default 1.5)\n"
      "  --show FILE       summarise a recorded observation; run nothing\n"
+     "  --source FILE     the kernels' source: scalars shown by their\n"
+     "                    parameters' names and types (eps=1e-05f)\n"
      "  --json            the summary as JSON (docs/observe.md)\n"},
     {"case", cmd_case,
      "make a case from an observation or a KernelBench problem",

@@ -101,6 +101,15 @@ KL_EXTERN(int)
 kl_observation_summary(kl_buf *out, const kl_observation *o,
                        const kl_configs_options *opts, const char *format);
 
+/** Read the parameters of every observed kernel that `source` (a C or
+ *  CUDA file) defines: the summary then shows each scalar by its
+ *  parameter's name, a float or double (also through a typedef or using
+ *  alias in the source or its local headers) as one. Kernels it does not
+ *  define keep argN. @return 0 (even when it defines none), KL_EIO,
+ *  KL_ENOMEM */
+KL_EXTERN(int)
+kl_observation_read_source(kl_observation *o, const char *source);
+
 #define KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION 3
 typedef struct kl_case_from_observation_options {
   unsigned version;           /**< KL_CASE_FROM_OBSERVATION_OPTIONS_VERSION */

@@ -27,6 +27,8 @@ void kl_observation_free(kl_observation *o) {
   for (size_t k = 0; k < o->nkernels; k++) {
     kl__free(o->kernels[k].name);
     kl__free(o->kernels[k].demangled);
+    kl__free(o->kernels[k].param_names);
+    kl__free(o->kernels[k].param_float);
   }
   kl__free(o->launches);
   kl__free(o->kernels);

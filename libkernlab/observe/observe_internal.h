@@ -36,6 +36,11 @@ typedef struct kl__obs_launch {
 
 typedef struct kl__obs_kernel {
   char *name, *demangled;
+  /* from its source (kl_observation_read_source): each parameter's name,
+   * and its size when it is a float or double (else 0); NULL: not known */
+  char (*param_names)[64];
+  unsigned char *param_float;
+  size_t nparams;
   bool matched;
   int64_t launches, recorded;
   double total_us; /* every launch, recorded in full or not */

@@ -2,6 +2,7 @@
  * one kernel's representative configurations, as a table or as JSON
  * (fields in docs/observe.md). */
 #include <stddef.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -64,15 +65,103 @@ static int float_param(const char *demangled, size_t i) {
   return 0;
 }
 
+/* ---- parameters from the source ------------------------------------------
+ */
+
+/* The kernel's parameters as `source` (blanked: clean) defines them. */
+static int kernel_params(kl__obs_kernel *k, const char *clean,
+                         const kl__src_types *st) {
+  char call[256];
+  if (!kl__c_call_name(call, sizeof call,
+                       k->demangled ? k->demangled : k->name))
+    snprintf(call, sizeof call, "%s", k->name);
+  char *entry = kl__c_entry_function(call), *params = NULL;
+  if (!entry) return kl__error_oom();
+  int rc = kl__c_definition_params(&params, clean, entry);
+  kl__free(entry);
+  if (rc < 0 || !params) return rc < 0 ? rc : 0;
+  char items[256][128];
+  size_t n = kl__c_split_items(items, 256, params, strlen(params));
+  kl__free(params);
+  k->param_names = kl__calloc(n ? n : 1, sizeof *k->param_names);
+  k->param_float = kl__calloc(n ? n : 1, 1);
+  if (!k->param_names || !k->param_float) return kl__error_oom();
+  k->nparams = n;
+  for (size_t i = 0; i < n; i++) {
+    /* the last identifier is the name; the one before it the type */
+    const char *it = items[i], *name = NULL, *type = NULL;
+    size_t nlen = 0, tlen = 0;
+    for (const char *p = it; *p;) {
+      if (!kl__c_ident_char(*p) || isdigit((unsigned char)*p)) {
+        if (*p == '=') break; /* a default argument */
+        p++;
+        continue;
+      }
+      const char *w = p;
+      while (kl__c_ident_char(*p))
+        p++;
+      type = name, tlen = nlen;
+      name = w, nlen = (size_t)(p - w);
+    }
+    snprintf(k->param_names[i], sizeof k->param_names[i], "%.*s",
+             (int)(nlen < 63 ? nlen : 63), name ? name : "");
+    if (!type || strchr(it, '*') || strchr(it, '&')) continue;
+    char word[64];
+    snprintf(word, sizeof word, "%.*s", (int)(tlen < 63 ? tlen : 63), type);
+    const char *real = word;
+    for (int hops = 0; hops < 8; hops++) { /* through typedefs */
+      const char *next = kl__src_types_alias(st, real);
+      if (!next || strchr(next, '*')) break;
+      real = next;
+    }
+    k->param_float[i] = strcmp(real, "float") == 0    ? 4
+                        : strcmp(real, "double") == 0 ? 8
+                                                      : 0;
+  }
+  return 0;
+}
+
+int kl_observation_read_source(kl_observation *o, const char *source) {
+  if (!o || !source)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE, "no observation or source");
+  kl_buf text = KL_BUF_INIT;
+  kl__src_types *st = NULL;
+  int rc = kl__read_file(&text, source);
+  char *clean =
+      rc == 0 ? kl__c_blank(text.ptr ? text.ptr : "", text.size, false) : NULL;
+  if (rc == 0 && !clean) rc = kl__error_oom();
+  if (rc == 0) rc = kl__src_types_read(&st, source, NULL, NULL);
+  for (size_t k = 0; rc == 0 && k < o->nkernels; k++) {
+    kl__obs_kernel *kn = &o->kernels[k];
+    kl__free(kn->param_names);
+    kl__free(kn->param_float);
+    kn->param_names = NULL;
+    kn->param_float = NULL;
+    kn->nparams = 0;
+    rc = kernel_params(kn, clean, st);
+  }
+  kl__src_types_free(st);
+  kl__free(clean);
+  kl_buf_dispose(&text);
+  return rc;
+}
+
 static int text_args(kl_buf *b, const kl__obs_launch *l,
-                     const char *demangled) {
+                     const kl__obs_kernel *k) {
+  const char *demangled = k->demangled;
   if (!l->args_known) return kl__buf_puts(b, "(arguments not read)");
   for (size_t i = 0; i < l->nargs; i++) {
     const kl__obs_arg *a = &l->args[i];
     if (a->pointer) continue;
-    kl__buf_printf(
-        b, "%sarg%zu=", b->size && b->ptr[b->size - 1] != ' ' ? " " : "", i);
-    int fl = a->bytes ? float_param(demangled, i) : 0;
+    bool named = i < k->nparams && k->param_names[i][0];
+    const char *sep = b->size && b->ptr[b->size - 1] != ' ' ? " " : "";
+    if (named)
+      kl__buf_printf(b, "%s%s=", sep, k->param_names[i]);
+    else
+      kl__buf_printf(b, "%sarg%zu=", sep, i);
+    int fl = !a->bytes                 ? 0
+             : i < k->nparams && named ? k->param_float[i]
+                                       : float_param(demangled, i);
     if (fl == 4 && a->size == 4) {
       uint32_t u = (uint32_t)kl__obs_arg_u64(a);
       float f;
@@ -378,7 +467,7 @@ static int summary_text(kl_buf *b, const kl_observation *o,
                    i < c->nkept ? "*" : " ", i + 1, 100 * f->share, 100 * cum,
                    f->launches, f->p50, f->p25 > 0 ? f->p95 / f->p25 : NAN,
                    grid, block, l->shared);
-    text_args(b, l, k->demangled);
+    text_args(b, l, k);
     kl__buf_printf(b, "%s%s\n", *f->half ? " " : "", *f->half ? f->half : "");
   }
   if (c->nall > 30) kl__buf_printf(b, "  ... %zu more\n", c->nall - 30);
@@ -469,6 +558,24 @@ static int summary_json(kl_buf *b, const kl_observation *o,
                      g->size, g->pointer ? "true" : "false");
       if (!g->pointer && integer_sized(g))
         kl__buf_printf(b, ", \"int\": %" PRId64, kl__obs_arg_i64(g));
+      const kl__obs_kernel *kn = &o->kernels[c->kernel];
+      if (a < kn->nparams && kn->param_names[a][0]) { /* --source */
+        kl__buf_puts(b, ", \"name\": ");
+        kl__buf_json_string(b, kn->param_names[a]);
+        if (!g->pointer && kn->param_float[a] == g->size && g->size == 4) {
+          uint32_t u = (uint32_t)kl__obs_arg_u64(g);
+          float f;
+          memcpy(&f, &u, 4);
+          kl__buf_puts(b, ", \"float\": ");
+          json_num(b, f);
+        } else if (!g->pointer && kn->param_float[a] == 8 && g->size == 8) {
+          uint64_t u = kl__obs_arg_u64(g);
+          double f;
+          memcpy(&f, &u, 8);
+          kl__buf_puts(b, ", \"float\": ");
+          json_num(b, f);
+        }
+      }
       kl__buf_puts(b, "}");
     }
     if (l->args_known) kl__buf_puts(b, l->nargs ? "]" : "[]");

@@ -358,6 +358,35 @@ check(p.returncode == 2 and odd + "/common.h:" in p.stderr and
       "--type" in p.stderr, "an #if without a value is located: %s" % p.stderr)
 check(not os.path.exists(TMP + "/llmc_odd"), "and nothing is written")
 
+# ---- scalars by their parameters' names (--source) ------------------------------------
+p = kl("observe", "--show", SRC + "/tests/observe/fixtures/app_h200.json",
+       "--source", APP)
+check(p.returncode == 0 and "alpha=0.5f rows=4096 cols=4096" in p.stdout,
+      "--source names the scalars, a float as a float: %s" % p.stdout[-900:])
+p = kl("observe", "--show", SRC + "/tests/observe/fixtures/app_h200.json",
+       "--source", APP, "--json")
+args = (json.loads(p.stdout or "{}").get("configs") or [{}])[0].get("args")
+check(args and args[3].get("name") == "alpha" and
+      args[3].get("float") == 0.5 and args[0].get("name") == "out",
+      "and in --json: %s" % args)
+# through a typedef the source declares: the source's type is the one shown
+# (the demangled name says float either way)
+for alias, want in (("float", "alpha=0.5f rows=4096"),
+                    ("int", "alpha=1056964608 rows=4096")):
+    typed = TMP + "/typed_%s_app.cu" % alias
+    with open(typed, "w") as f:
+        f.write("typedef %s real_t;\n" % alias + open(APP).read().replace(
+            "float alpha, int rows", "real_t alpha, int rows"))
+    p = kl("observe", "--show", SRC + "/tests/observe/fixtures/app_h200.json",
+           "--source", typed)
+    check(p.returncode == 0 and want in p.stdout and
+          open(typed).read().count("real_t alpha") == 1,
+          "a parameter typedef'd %s: %s" % (alias, p.stdout[-600:]))
+p = kl("observe", "--show", SRC + "/tests/observe/fixtures/app_h200.json",
+       "--source", TMP + "/missing.cu")
+check(p.returncode == 2 and "missing.cu" in p.stderr,
+      "a source that is not there: exit 2, named: %s" % p.stderr)
+
 # ---- llm.c's own softmax_forward.cu, observed on an H200 --------------------------------
 # (fixtures/llmc_upstream_softmax4_h200.json: `./softmax_forward 4` of
 # tests/observe/llmc-upstream, unmodified; its common.h calls cuBLAS)
