@@ -273,6 +273,91 @@ static void read_python_kernel(loader *ld, const ynode *k) {
   }
 }
 
+/* Whether the C or CUDA file `path`, or a local header it includes
+ * ("x.h", followed from the including file's folder), names `name` as a
+ * whole word outside comments and strings; *pasting: a `##` was seen (a
+ * name the preprocessor makes cannot be looked for). Unreadable files
+ * count as naming it: that error is said elsewhere. */
+static bool names_it(const char *path, const char *name, int depth,
+                     bool *pasting, kl__c_names *defined) {
+  kl_buf text = KL_BUF_INIT;
+  if (depth > 8 || kl__read_file(&text, path) < 0) {
+    kl_buf_dispose(&text);
+    return true;
+  }
+  char *clean = kl__c_blank(text.ptr ? text.ptr : "", text.size, false);
+  char *kept = kl__c_blank(text.ptr ? text.ptr : "", text.size, true);
+  bool found = !clean || !kept;
+  size_t len = strlen(name);
+  for (const char *p = clean ? strstr(clean, name) : NULL; p && !found;
+       p = strstr(p + 1, name))
+    found =
+        (p == clean || !kl__c_ident_char(p[-1])) && !kl__c_ident_char(p[len]);
+  if (clean && strstr(clean, "##")) *pasting = true;
+  if (clean && depth == 0) {
+    kl__c_names macros = {0};
+    kl__c_top_level_names(defined, &macros, clean);
+    kl__c_names_dispose(&macros);
+  }
+  char *dir = kl__path_dir(path);
+  for (const char *p = kept; p && dir && !found && *p;) { /* #include "x" */
+    size_t n = strcspn(p, "\n");
+    const char *q = p;
+    while (*q == ' ' || *q == '\t')
+      q++;
+    if (*q == '#') {
+      for (q++; *q == ' ' || *q == '\t'; q++)
+        ;
+      if (strncmp(q, "include", 7) == 0) {
+        const char *open = strchr(q, '"');
+        const char *close = open && open < p + n ? strchr(open + 1, '"') : NULL;
+        if (close && close < p + n) {
+          char *inc = kl__strndup(open + 1, (size_t)(close - open - 1));
+          char *file = inc ? kl__path_join(dir, inc) : NULL;
+          if (file && kl__is_file(file))
+            found = names_it(file, name, depth + 1, pasting, defined);
+          kl__free(file);
+          kl__free(inc);
+        }
+      }
+    }
+    p += n + (p[n] == '\n');
+  }
+  kl__free(dir);
+  kl__free(clean);
+  kl__free(kept);
+  kl_buf_dispose(&text);
+  return found;
+}
+
+/* kernel.entry named nowhere in the source (a typo, `saxpyy`) is said
+ * here, at its line, with what the source does define, rather than by the
+ * loader of the compiled kernel much later. */
+static void check_entry_named(loader *ld, const ynode *n) {
+  kl_case *c = ld->c;
+  if (!c->entry || !c->kernel_path || !kl__is_file(c->kernel_path)) return;
+  char *name = kl__c_entry_name(c->entry);
+  if (!name) {
+    ld->diags.oom = true;
+    return;
+  }
+  bool pasting = false;
+  kl__c_names defined = {0};
+  if (!names_it(c->kernel_path, name, 0, &pasting, &defined) && !pasting) {
+    kl_buf list = KL_BUF_INIT;
+    for (size_t i = 0; i < defined.n && i < 8; i++)
+      kl__buf_printf(&list, "%s%s", i ? ", " : "", defined.v[i]);
+    if (defined.n > 8) kl__buf_puts(&list, ", ...");
+    const char *base = strrchr(c->kernel_path, '/');
+    kl__ld_err(ld, n, "kernel.entry '%s': %s never names it (it defines: %s)",
+               c->entry, base ? base + 1 : c->kernel_path,
+               list.ptr ? list.ptr : "nothing");
+    kl_buf_dispose(&list);
+  }
+  kl__c_names_dispose(&defined);
+  kl__free(name);
+}
+
 void kl__ld_read_kernel(loader *ld, const ynode *root) {
   kl_case *c = ld->c;
   const ynode *k = kl__ld_map_get(root, "kernel");
@@ -290,6 +375,9 @@ void kl__ld_read_kernel(loader *ld, const ynode *root) {
     c->kernel_path = kl__ld_case_file(ld, n, "kernel.source");
   if ((n = kl__ld_map_get(k, "entry")))
     c->entry = read_entry(ld, n, "kernel.entry");
+  if (n && c->entry && ld->backend_ok &&
+      (c->backend == KL_BACKEND_HOST || c->backend == KL_BACKEND_CUDA))
+    check_entry_named(ld, n);
   if (ld->backend_ok && c->backend == KL_BACKEND_HOST && c->entry &&
       !kl__is_ident(c->entry))
     kl__ld_err(ld, kl__ld_map_get(k, "entry"),
