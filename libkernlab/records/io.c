@@ -122,10 +122,21 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
         !json_object_is_type(rec, json_type_object)) {
       json_object_put(rec);
       size_t col = json_tokener_get_parse_end(tok) + 1;
+      /* a line in the middle is never cut on resume: say what is wrong
+       * and what to do (json-c's own word for a cut line is "continue") */
+      const char *why = rec ? "valid JSON, but not an object"
+                        : jerr == json_tokener_continue
+                            ? "not valid JSON: the line ends inside a value"
+                            : json_tokener_error_desc(jerr);
       rc = kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, line,
-                        (int)(col > len ? len : col), NULL, "%s",
-                        rec ? "a record must be a JSON object"
-                            : json_tokener_error_desc(jerr));
+                        (int)(col > len ? len : col), NULL,
+                        "%s%s; each line of a ledger is one JSON object. "
+                        "kl run --resume cuts only a torn last line: move "
+                        "or mend this one to go on",
+                        rec || jerr == json_tokener_continue ? ""
+                                                             : "not valid "
+                                                               "JSON: ",
+                        why);
       break;
     }
     rc = fn(rec, line, payload);

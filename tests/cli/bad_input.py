@@ -165,6 +165,21 @@ else:
         FAILS.append("read-only case folder changed")
         print("FAIL: the read-only case folder changed")
 
+# a ledger with a broken line in the middle (not a torn tail, which the
+# next append cuts): its place, what is wrong with it, and what to do
+led = os.path.join(TMP, "ledger_case")
+shutil.copytree(SRC + "/cases/host_saxpy", led,
+                ignore=shutil.ignore_patterns("runs", "*.jsonl", "*.csv"))
+with open(os.path.join(led, "solutions.jsonl"), "w") as f:
+    f.write('{"v": 1, "id": "a"}\n{"v": 1, "id": "b",\n{"v": 1}\n')
+rc, out, err = run(["best", led])
+first = (err.strip().splitlines() or [""])[0]
+if not (rc == 2 and first.startswith(led + "/solutions.jsonl:2:") and
+        "not valid JSON" in first and "--resume" in first and
+        "continue" not in first):
+    FAILS.append("broken ledger line")
+    print(f"FAIL: a broken ledger line: exit {rc}: {err.strip()[:400]}")
+
 shutil.rmtree(TMP, ignore_errors=True)
 if FAILS:
     print(f"{len(FAILS)} failure(s)")
