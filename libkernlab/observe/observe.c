@@ -174,13 +174,13 @@ static int merge_file(merged *m, const char *path) {
       json_object_is_type(v, json_type_array))
     for (size_t i = 0; i < json_object_array_length(v); i++) {
       json_object *lib = json_object_array_get_idx(v, i);
-      const char *path = json_object_get_string(lib);
+      const char *lib_path = json_object_get_string(lib);
       bool seen = !json_object_is_type(lib, json_type_string);
       for (size_t j = 0; !seen && j < json_object_array_length(m->libraries);
            j++)
         seen = strcmp(json_object_get_string(
                           json_object_array_get_idx(m->libraries, j)),
-                      path) == 0;
+                      lib_path) == 0;
       if (!seen) json_object_array_add(m->libraries, json_object_get(lib));
     }
   json_object *kernels = NULL, *launches = NULL;

@@ -176,8 +176,8 @@ static int text_args(kl_buf *b, const kl__obs_launch *l,
       kl__buf_printf(b, "%" PRId64, kl__obs_arg_i64(a));
     } else {
       kl__buf_puts(b, "0x");
-      for (uint32_t k = 0; a->bytes && k < a->size; k++)
-        kl__buf_printf(b, "%02x", a->bytes[a->size - 1 - k]);
+      for (uint32_t j = 0; a->bytes && j < a->size; j++)
+        kl__buf_printf(b, "%02x", a->bytes[a->size - 1 - j]);
     }
   }
   return kl__buf_status(b);
@@ -564,16 +564,16 @@ static int summary_json(kl_buf *b, const kl_observation *o,
         kl__buf_json_string(b, kn->param_names[a]);
         if (!g->pointer && kn->param_float[a] == g->size && g->size == 4) {
           uint32_t u = (uint32_t)kl__obs_arg_u64(g);
-          float f;
-          memcpy(&f, &u, 4);
+          float fv;
+          memcpy(&fv, &u, 4);
           kl__buf_puts(b, ", \"float\": ");
-          json_num(b, f);
+          json_num(b, fv);
         } else if (!g->pointer && kn->param_float[a] == 8 && g->size == 8) {
           uint64_t u = kl__obs_arg_u64(g);
-          double f;
-          memcpy(&f, &u, 8);
+          double fv;
+          memcpy(&fv, &u, 8);
           kl__buf_puts(b, ", \"float\": ");
-          json_num(b, f);
+          json_num(b, fv);
         }
       }
       kl__buf_puts(b, "}");
