@@ -18,6 +18,10 @@ for f in "$P/bin/kl" "$P/include/kernlab/kernlab.h" "$P/share/kernlab/templates/
 done
 ls "$LIBDIR"/libkernlab.so* "$LIBDIR"/libkernlab.a >/dev/null
 
+# the agent guide, in the SKILL.md form coding agents load
+head -n 2 "$P/share/kernlab/agents/kernlab/SKILL.md" | grep -q '^name: kernlab$' ||
+  { echo "the agent guide is not installed"; exit 1; }
+
 # the installed kl finds its templates beside itself, with no environment
 unset KERNLAB_SHARE_DIR
 (cd "$TMP" && "$P/bin/kl" new stamped >/dev/null && "$P/bin/kl" check stamped >/dev/null)
