@@ -301,25 +301,15 @@ static bool names_it(const char *path, const char *name, int depth,
   }
   char *dir = kl__path_dir(path);
   for (const char *p = kept; p && dir && !found && *p;) { /* #include "x" */
-    size_t n = strcspn(p, "\n");
-    const char *q = p;
-    while (*q == ' ' || *q == '\t')
-      q++;
-    if (*q == '#') {
-      for (q++; *q == ' ' || *q == '\t'; q++)
-        ;
-      if (strncmp(q, "include", 7) == 0) {
-        const char *open = strchr(q, '"');
-        const char *close = open && open < p + n ? strchr(open + 1, '"') : NULL;
-        if (close && close < p + n) {
-          char *inc = kl__strndup(open + 1, (size_t)(close - open - 1));
-          char *file = inc ? kl__path_join(dir, inc) : NULL;
-          if (file && kl__is_file(file))
-            found = names_it(file, name, depth + 1, pasting, defined);
-          kl__free(file);
-          kl__free(inc);
-        }
-      }
+    size_t n = strcspn(p, "\n"), ilen;
+    const char *inc;
+    if (kl__c_quoted_include(p, n, &inc, &ilen)) {
+      char *rel = kl__strndup(inc, ilen);
+      char *file = rel ? kl__path_join(dir, rel) : NULL;
+      if (file && kl__is_file(file))
+        found = names_it(file, name, depth + 1, pasting, defined);
+      kl__free(file);
+      kl__free(rel);
     }
     p += n + (p[n] == '\n');
   }

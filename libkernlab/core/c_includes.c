@@ -22,10 +22,8 @@
 
 #include "internal.h"
 
-/* Whether `line` (n bytes, comments blanked) is `#include "x"`: then its
- * header's name in *name, *len. */
-static bool quoted_include(const char *line, size_t n, const char **name,
-                           size_t *len) {
+bool kl__c_quoted_include(const char *line, size_t n, const char **name,
+                          size_t *len) {
   const char *p = line, *end = line + n;
   while (p < end && (*p == ' ' || *p == '\t'))
     p++;
@@ -64,7 +62,7 @@ int kl__c_include_once(kl_buf *out, const char *text, const char *file,
     const char *name;
     size_t len;
     line++;
-    if (!quoted_include(clean + at, n, &name, &len)) {
+    if (!kl__c_quoted_include(clean + at, n, &name, &len)) {
       kl__buf_put(out, text + at, n + nl);
     } else {
       kl_buf g = KL_BUF_INIT;
@@ -91,7 +89,7 @@ static bool includes(const char *clean, size_t total, const char *name,
     size_t n = strcspn(clean + at, "\n");
     const char *other;
     size_t olen;
-    if (quoted_include(clean + at, n, &other, &olen) && olen == len &&
+    if (kl__c_quoted_include(clean + at, n, &other, &olen) && olen == len &&
         strncmp(other, name, len) == 0)
       return true;
     at += n + (at + n < total);
@@ -115,7 +113,7 @@ int kl__c_include_dropped(kl_buf *out, const char *text, const char *before,
     bool nl = at + n < total;
     const char *name;
     size_t len;
-    if (quoted_include(clean + at, n, &name, &len) &&
+    if (kl__c_quoted_include(clean + at, n, &name, &len) &&
         includes(prior, before_len, name, len)) {
       kl__buf_printf(out, "// kernlab: \"%.*s\" is included above%s", (int)len,
                      name, nl ? "\n" : "");

@@ -207,6 +207,10 @@ bool kl__c_struct_statement(const char *code, const char *name, size_t *start,
 /* c_includes.c: each `#include "x"` of `text` (a section whose lines
  * #line names `file`) guarded so that only the first section to include x
  * (numbered `section`, > 0) includes it; lines keep their numbers. */
+/* Whether `line` (n bytes, comments blanked, strings kept) is
+ * `#include "x"`: then the header's name in *name, *len. */
+bool kl__c_quoted_include(const char *line, size_t n, const char **name,
+                          size_t *len);
 int kl__c_include_once(kl_buf *out, const char *text, const char *file,
                        int section);
 /* `text` with each `#include "x"` that `before` (before_len bytes) already
