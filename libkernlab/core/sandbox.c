@@ -775,6 +775,45 @@ int kl__sandbox_enter(const kl__sandbox *sb) {
   return 0;
 }
 
+/* ---- entered elsewhere
+ * ---------------------------------------------------------- */
+
+#define WIRE_TAG "kl-sandbox/1"
+
+int kl__sandbox_wire(const kl__sandbox *sb, kl_buf *out) {
+  /* the folder last: it is the rest of the line, spaces and all */
+  return kl__buf_printf(out, WIRE_TAG " %d %d %d %d %llu %s", sb->net,
+                        sb->limits ? 1 : 0, sb->loopback ? 1 : 0,
+                        sb->drop_caps ? 1 : 0, sb->keep_caps,
+                        sb->dir ? sb->dir : "") < 0
+             ? KL_ENOMEM
+             : 0;
+}
+
+int kl__sandbox_enter_wire(const char *wire, int ruleset) {
+  int net, limits, loopback, drop, at = -1;
+  unsigned long long keep;
+  if (sscanf(wire, WIRE_TAG " %d %d %d %d %llu %n", &net, &limits, &loopback,
+             &drop, &keep, &at) != 5 ||
+      at < 0 || net <= NET_UNKNOWN || net >= NET_NONE)
+    return -1;
+  kl__sandbox sb;
+  memset(&sb, 0, sizeof(sb));
+  sb.net = net;
+  sb.limits = limits != 0;
+  sb.loopback = loopback != 0;
+  sb.drop_caps = drop != 0;
+  sb.keep_caps = keep;
+  sb.ruleset = ruleset;
+  sb.dir = wire[at] ? (char *)(wire + at) : NULL; /* read, never freed */
+  return kl__sandbox_enter(&sb);
+}
+
+bool kl__sandbox_walls_abstract_sockets(const kl__sandbox *sb) {
+  return sb->net == NET_NETNS || sb->net == NET_USERNS ||
+         (sb->ruleset >= 0 && landlock_abi() >= 6);
+}
+
 /* ---- the folder
  * ---------------------------------------------------------------- */
 

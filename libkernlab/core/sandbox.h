@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <sys/resource.h>
 
+#include "kernlab/common.h"
+
 /* What one sandboxed process may have. */
 typedef struct kl__sandbox_spec {
   const char *dir;             /* its own folder: cwd, HOME and TMPDIR,
@@ -52,6 +54,22 @@ void kl__sandbox_dispose(kl__sandbox *sb);
  * no_new_privs, no network, the file rules, `dir` as cwd. 0, or -1 when
  * the sandbox could not be entered (the child must not run). */
 int kl__sandbox_enter(const kl__sandbox *sb);
+/* A prepared sandbox entered by a process other than the one that forked
+ * for it: the warm Python worker's parent forks each worker and the child
+ * enters the sandbox its client prepared (worker/zygote.c). The wire text
+ * is one line (how the network is taken, limits, capabilities, folder);
+ * the environment and the Landlock ruleset (a file descriptor) travel
+ * beside it. KL_ENOMEM. */
+int kl__sandbox_wire(const kl__sandbox *sb, kl_buf *out);
+/* In the forked child: enter the sandbox `wire` describes, with `ruleset`
+ * (-1: none). 0, or -1 when the text is not a sandbox's or entering failed
+ * (the child must not run). System calls only, as kl__sandbox_enter. */
+int kl__sandbox_enter_wire(const char *wire, int ruleset);
+/* Can nothing inside this sandbox reach an abstract Unix socket of ours?
+ * True in a network namespace of its own (abstract names are per
+ * namespace) or under Landlock's scope (ABI 6); not under the seccomp
+ * filter alone, which leaves AF_UNIX open. */
+bool kl__sandbox_walls_abstract_sockets(const kl__sandbox *sb);
 /* Set NAME=VALUE in a prepared sandbox's environment (replacing NAME).
  * KL_ENOMEM. */
 int kl__sandbox_setenv(kl__sandbox *sb, const char *entry);

@@ -59,6 +59,8 @@ struct kl_worker {
   char *visible; /* CUDA_VISIBLE_DEVICES for the worker, or NULL */
   char *dir;     /* its working folder (sandbox.c), made on first spawn */
   pid_t pid;
+  int zygote; /* connection to the warm parent that forked it (zygote.c),
+                 -1 when it is our child */
   int sock;   /* protocol, -1 when no worker runs */
   int log_fd; /* the worker's stdout and stderr */
   int restarts;
@@ -152,9 +154,16 @@ char *kl__find_pyworker(void) {
 
 static void reap(kl_worker *w, int *status) {
   *status = 0;
-  if (w->pid > 0)
+  if (w->zygote >= 0) {
+    /* not our child: its parent says how it ended */
+    if (w->pid > 0 && kl__zygote_status(w->zygote, status, 30000) < 0)
+      *status = 0;
+    close(w->zygote);
+    w->zygote = -1;
+  } else if (w->pid > 0) {
     while (waitpid(w->pid, status, 0) < 0 && errno == EINTR)
       ;
+  }
   w->pid = -1;
   if (w->sock >= 0) close(w->sock);
   w->sock = -1;
@@ -272,6 +281,19 @@ static int spawn(kl_worker *w) {
     close(sv[0]);
     close(sv[1]);
     return rc;
+  }
+  if (kl__zygote_wanted(w->path, &sb)) {
+    /* a Python worker forked by the warm parent, in the same sandbox */
+    pid_t pid;
+    if (kl__zygote_spawn(&w->zygote, &pid, w->path, &sb, sv[1], w->log_fd,
+                         w->timeout_ms) == 0) {
+      close(sv[1]);
+      kl__sandbox_dispose(&sb);
+      w->pid = pid;
+      w->sock = sv[0];
+      return 0;
+    }
+    kl_error_clear(); /* exec'd, as without one */
   }
   if (pipe2(status, O_CLOEXEC) < 0) {
     kl__sandbox_dispose(&sb);
@@ -564,7 +586,7 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   reap_leaving();
   kl_worker *w = kl__calloc(1, sizeof(*w));
   if (!w) return kl__error_oom();
-  w->sock = w->log_fd = -1;
+  w->sock = w->log_fd = w->zygote = -1;
   w->pid = -1;
   w->keep_oracle = -1;
   w->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;

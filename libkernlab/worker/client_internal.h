@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kernlab/worker.h"
 
@@ -36,6 +37,24 @@ char *kl__find_pyworker(void);
  * "kl" (looked up on PATH when run). The caller frees it; NULL only when
  * out of memory. */
 char *kl__find_kl(void);
+
+/* ---- the warm Python worker (zygote.c) */
+struct kl__sandbox;
+/* Is `worker_path` a Python worker that a warm parent may fork, with this
+ * sandbox (one that walls off our abstract sockets), and is that not
+ * turned off (KERNLAB_PYWORKER_WARM=0)? */
+bool kl__zygote_wanted(const char *worker_path, const struct kl__sandbox *sb);
+/* A worker forked by the warm parent (started if none listens), in sandbox
+ * sb, serving on `chan` and logging to `log_fd`: *pid, and *conn, the
+ * connection its exit status will come on. An error (nothing started) when
+ * the parent cannot be started or does not answer within timeout_ms: the
+ * caller execs the worker instead. */
+int kl__zygote_spawn(int *conn, pid_t *pid, const char *pyworker,
+                     const struct kl__sandbox *sb, int chan, int log_fd,
+                     int timeout_ms);
+/* The raw wait status of a warm parent's worker, once it has ended: 0, or
+ * -1 when the connection ends or nothing comes within timeout_ms. */
+int kl__zygote_status(int conn, int *status, int timeout_ms);
 
 /* Counters of one launch of plugin at shape (the reply as the worker sent
  * it; see libkernlab/worker/op_profile.c). Crashes and timeouts are the

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The Python worker's process, without a device (ctest label unit): it
 serves kl-worker's protocol through libkernlab-worker.so's C loop, and that
-library exports kl_worker_serve alone.
+library exports the loop and the sandbox's entry alone.
 
-  exports  libkernlab-worker.so's dynamic symbols: kl_worker_serve only
-           (the static library inside keeps its names)
+  exports  libkernlab-worker.so's dynamic symbols: kl_worker_serve and
+           kl_worker_enter_sandbox only (the static library inside keeps
+           its names)
   host     a host case (array.array values, so no numpy is needed) loaded
            with candidates: the C worker's check on fresh seeds passes the
            right ones and names what the others did (wrong values, a
@@ -38,8 +39,10 @@ nm = subprocess.run(["nm", "-D", "--defined-only", LIB], capture_output=True,
                     text=True)
 exported = sorted(line.split()[-1] for line in nm.stdout.splitlines()
                   if line.split()[1:2] == ["T"])
-check(nm.returncode == 0 and exported == ["kl_worker_serve"],
-      "libkernlab-worker.so exports kl_worker_serve alone: %s" % exported)
+check(nm.returncode == 0 and
+      exported == ["kl_worker_enter_sandbox", "kl_worker_serve"],
+      "libkernlab-worker.so exports kl_worker_serve and "
+      "kl_worker_enter_sandbox alone: %s" % exported)
 
 tmp = tempfile.mkdtemp(prefix="kl-pyworker-")
 garbled = os.path.join(tmp, "garbled.json")
