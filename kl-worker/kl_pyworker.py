@@ -992,12 +992,31 @@ def main():
 # It leaves after IDLE_S seconds with no worker and no request.
 
 def _preload():
-    """Import what candidates import, without initialising CUDA."""
-    for name in ("numpy", "torch", "triton", "triton.language"):
+    """Import what candidates import, and do the work every worker's first
+    Triton kernel would do that depends on no candidate, without
+    initialising CUDA: Triton's own key (a hash of its installed files,
+    0.6 s on the H200 machine; kept in memory) and its driver's helper
+    module (built with the C compiler into this parent's own cache, 0.4 s,
+    and loaded). A child inherits both; what it compiles for a kernel (the
+    kernel, its launcher) goes to its own cache, never this one."""
+    for name in ("numpy", "torch", "triton", "triton.language",
+                 "triton.compiler.compiler", "triton.runtime.build",
+                 "triton.backends.nvidia.compiler",
+                 "triton.backends.nvidia.driver"):
         try:
             importlib.import_module(name)
         except Exception:
             pass
+    for where, what in (("triton.runtime.cache", "triton_key"),
+                        ("triton.compiler.compiler", "triton_key"),
+                        ("triton.backends.nvidia.driver", "CudaUtils")):
+        try:
+            getattr(sys.modules[where], what)()
+        except Exception:
+            pass  # another Triton, or none
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        raise SystemExit("kl-pyworker: CUDA was initialised before the fork")
 
 
 def _received(conn):
