@@ -4,7 +4,7 @@
  * The live view prints one line per finished iteration (verdict, speedup
  * against the best, best against the baseline, budget left); on a terminal
  * a status line shows what is running now (down to the evaluation's step:
- * build, worker, checks, timing, profile) and is rewritten in place. With
+ * build, worker, load, checks, timing, profile) and is rewritten in place. With
  * --json only the summary document goes to stdout. Ctrl-C stops the run
  * after the current step; `--resume RUN` continues it. */
 #include <signal.h>

@@ -35,8 +35,8 @@ typedef enum kl_verdict {
  *  "INVALID_OUTPUT". */
 KL_EXTERN(const char *) kl_verdict_name(kl_verdict v);
 
-/** Called as a bench enters each phase ("build", "worker", "checks",
- *  "profile", "timing"), for a live view. */
+/** Called as a bench enters each phase ("build", "worker", "load",
+ *  "checks", "profile", "timing", "gates"), for a live view. */
 typedef void (*kl_bench_phase_fn)(const char *phase, void *payload);
 
 #define KL_BENCH_OPTIONS_VERSION 5

@@ -66,7 +66,8 @@ typedef struct kl_run_event {
   int iterations_left;          /**< of the iteration budget */
   double wall_s, worker_s, usd; /**< spent so far */
   /** "measure" and "profile": the step of the evaluation running now
-   *  ("build", "worker", "checks", "timing", "profile": kl_bench_phase_fn's
+   *  ("build", "worker", "load", "checks", "timing", "profile", "gates":
+   *  kl_bench_phase_fn's
    *  names); NULL as the phase begins and for a remote executor's
    *  evaluations. */
   const char *step;

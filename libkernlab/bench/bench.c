@@ -750,6 +750,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     r->has_device = true;
   }
   ph->worker = lap(&mark);
+  phase(o, "load"); /* a python case imports its module and candidate here */
   if ((rc = load_plugin(&base_id, w, keep, p->oracle)) < 0 ||
       (compare && p->against &&
        (rc = load_plugin(&other_id, w, keep, p->against)) < 0)) {

@@ -169,7 +169,7 @@ static void test_bench__phases(void **state) {
   o.phase_payload = seen;
   kl_report *r = NULL;
   if (kl_bench_run(&r, saxpy, &o)) fail_msg("%s", kl_error_last()->message);
-  assert_string_equal(seen, "build worker checks timing");
+  assert_string_equal(seen, "build worker load checks timing");
   kl_buf b = KL_BUF_INIT;
   assert_int_equal(kl_report_phases_text(&b, r), 0);
   assert_non_null(strstr(b.ptr, "wall "));
@@ -212,7 +212,7 @@ static void test_bench__phases(void **state) {
   o.candidate = "void saxpy(float *y, const float *x, float a, int n) {\n"
                 "  for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];\n}\n";
   if (kl_bench_run(&r, saxpy, &o)) fail_msg("%s", kl_error_last()->message);
-  assert_string_equal(seen, "build worker checks timing gates");
+  assert_string_equal(seen, "build worker load checks timing gates");
   assert_int_equal(kl_report_json(&b, r), 0);
   double gates = json_number_after(b.ptr, ph, "gates");
   assert_true(gates >= 0 && gates <= json_number_after(b.ptr, ph, "total"));
