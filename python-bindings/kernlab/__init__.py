@@ -671,7 +671,7 @@ class Case(_Handle):
         proposer written in Python (None: nothing left to try); on_event
         gets a dict per step ("propose", "measure", "profile", "done"; while
         measuring or profiling, "step" names the evaluation's: "build",
-        "worker", "checks", "timing", "gates", "profile").
+        "worker", "load", "checks", "timing", "gates", "profile").
         An exception in either stops the run ("proposer_error") and is
         raised again here once the records are whole."""
         failure = []

@@ -231,7 +231,7 @@ def test_run_with_a_python_proposer(small_matmul):
         for e in events:
             if e["phase"] == "measure" and e["step"]:
                 steps.setdefault(e["iteration"], []).append(e["step"])
-        measured = ["build", "worker", "checks", "timing", "gates"]
+        measured = ["build", "worker", "load", "checks", "timing", "gates"]
         assert steps[0] == measured, steps
         assert steps[1] == measured, steps
         assert steps[2] == ["build"], steps
