@@ -14,11 +14,6 @@
 
 #include "worker_internal.h"
 
-bool klw_is_checked(const kl_plugin *pl, int p) {
-  return pl->param_roles[p] == KL_PLUGIN_ROLE_OUTPUT ||
-         pl->param_roles[p] == KL_PLUGIN_ROLE_INOUT;
-}
-
 bool klw_gate_off(const char *gate) {
   const char *v = getenv("KERNLAB_GATES_OFF");
   size_t n = strlen(gate);

@@ -140,8 +140,12 @@ bool klw_host_checks(void);
  * the report says so. */
 bool klw_gate_off(const char *gate);
 
-/* Is parameter p one the check compares (an output or in-out)? */
-bool klw_is_checked(const kl_plugin *pl, int p);
+/* Is parameter p one the check compares (an output or in-out)? (Here, not
+ * in check.c: the instances' pool asks it too, and check.c uses the pool.) */
+static inline bool klw_is_checked(const kl_plugin *pl, int p) {
+  return pl->param_roles[p] == KL_PLUGIN_ROLE_OUTPUT ||
+         pl->param_roles[p] == KL_PLUGIN_ROLE_INOUT;
+}
 
 /* The oracle's outputs kept for (key, shape, seed) (instances.c). */
 typedef struct klw_kept klw_kept;

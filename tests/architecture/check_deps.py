@@ -8,14 +8,17 @@ Every object of the library belongs to the module of its folder
 kl-worker, inject). An object that uses a symbol another module's object
 defines is an edge between the modules; an edge modules.txt does not list
 fails the test, and so does:
+  - a line of modules.txt naming a module listed below it (the allowed
+    graph itself must point down)
   - a cycle between the files of one module (a.c uses b.c, b.c uses a.c)
   - a symbol modules.txt keeps to one module ("only records: ...") used
     from another
   - a program listed as "public" using anything of the library's but its
     public API (kl_ names, never kl__)
 Before the real check the checker is run on a planted graph with an edge
-pointing up, a file cycle and a ledger opened outside records, and must
-report all three: a check that cannot fail is not a check.
+pointing up, a file cycle, a ledger opened outside records and a rules
+line pointing up, and must report all four: a check that cannot fail is
+not a check.
 
 usage: check_deps.py MODULES_TXT NAME=OBJ;OBJ;...   (a program's objects
 under its name; '*' for the library's, each in the module of its folder)
@@ -158,9 +161,29 @@ def check(objs, allowed, only, public):
     return problems, edges
 
 
+def order_problems(allowed, order, public):
+    """modules.txt's own shape: each module may use only modules listed
+    above it (so the graph it allows has no cycle and points down)."""
+    problems = []
+    where = {m: i for i, m in enumerate(order)}
+    for i, mod in enumerate(order):
+        if mod in public:
+            continue
+        for dep in sorted(allowed.get(mod, ())):
+            if dep not in where:
+                problems.append("modules.txt: %s may use %s, which it does "
+                                "not list" % (mod, dep))
+            elif where[dep] >= i:
+                problems.append("modules.txt: %s may use %s, which is listed "
+                                "below it (the list must point down)"
+                                % (mod, dep))
+    return problems
+
+
 def self_test():
     """A graph with an upward edge, a file cycle and a ledger opened
-    outside records: all three must be found."""
+    outside records, and a rules list with a line pointing up: all four
+    must be found."""
     allowed = {"core": set(), "records": {"core"}, "run": {"core", "records"}}
     only = {"kl__ledger_append": "records"}
     objs = [
@@ -171,13 +194,18 @@ def self_test():
         ("run", "run/run", {"kl__run_thing"}, {"kl__ledger_append"}),
     ]
     problems, _ = check(objs, allowed, only, set())
-    want = ["edge core -> run", "core/b <-> core/c", "only records may use"]
+    # and a modules.txt whose line points up
+    problems += order_problems({"core": {"run"}, "run": {"core"}},
+                               ["core", "run"], set())
+    want = ["edge core -> run", "core/b <-> core/c", "only records may use",
+            "core may use run, which is listed below it"]
     missing = [w for w in want if not any(w in p for p in problems)]
     if missing:
         print("self-test: the checker missed %s in %s" % (missing, problems))
         return False
-    print("self-test: a planted upward edge, a file cycle and a ledger "
-          "opened outside records are all reported")
+    print("self-test: a planted upward edge, a file cycle, a ledger "
+          "opened outside records and an upward modules.txt line are all "
+          "reported")
     return True
 
 
@@ -194,6 +222,7 @@ def main():
         print("no objects found under %s" % sys.argv[2:])
         return 1
     problems, edges = check(objs, allowed, only, public)
+    problems = order_problems(allowed, order, public) + problems
     mods = sorted({m for m, _, _, _ in objs})
     print("%d objects in %d modules: %s" % (len(objs), len(mods),
                                            " ".join(mods)))
