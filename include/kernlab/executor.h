@@ -33,6 +33,11 @@
  * Unset fields come from the user config file's `executor:` section
  * (kind, devices, host, ssh_options, remote_kl, remote_dir, partition,
  * gpus, sbatch_options, retries), then the defaults.
+ *
+ * Threads: a kl_executor is used by one thread at a time. The local
+ * executor runs a thread per device inside kl_executor_evaluate and joins
+ * them before it returns; the workers they keep live until
+ * kl_executor_free.
  */
 #ifndef KERNLAB_EXECUTOR_H
 #define KERNLAB_EXECUTOR_H

@@ -2,8 +2,9 @@
  *
  * kernlab is a lab for making GPU kernels faster without fooling yourself.
  *
- * Threading: a handle (kl_vars, and later workers and runs) is used by one
- * thread at a time. Immutable objects (kl_case, kl_expr) may be shared
+ * Threading: a handle (kl_vars, kl_worker, kl_run, kl_executor, kl_llm,
+ * kl_webhook; each header says its own) is used by one thread at a time.
+ * Immutable objects (kl_case, kl_expr, a loaded kl_rules) may be shared
  * between threads once created. The last error is kept per thread.
  * kl_init/kl_shutdown are reference-counted and thread-safe. CUPTI is
  * process-wide, so there is at most one profiler per process.

@@ -19,6 +19,10 @@
  * are read from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, or the
  * variable api_key_env names) when a request is made, and never copied
  * into an error, a reply or any output.
+ *
+ * Threads: a kl_llm is used by one thread at a time; separate ones may run
+ * on separate threads at once (they share only libcurl's process-wide
+ * setup, made once, thread-safely).
  */
 #ifndef KERNLAB_LLM_H
 #define KERNLAB_LLM_H

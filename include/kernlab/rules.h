@@ -14,6 +14,10 @@
  * verdict, the rules that fired (most severe first, then by how far past
  * its threshold), and the rules that could not be evaluated because a
  * metric they read was not collected -- never counted as passed.
+ *
+ * Threads: a rule set is not changed once loaded: kl_rules_evaluate only
+ * reads it, so one set may serve several threads at once; each diagnosis
+ * is its caller's.
  */
 #ifndef KERNLAB_RULES_H
 #define KERNLAB_RULES_H

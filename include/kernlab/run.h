@@ -22,6 +22,13 @@
  * benchmark.csv, memory.jsonl. A run killed at any instant resumes with
  * kl_run_options.resume without repeating or losing an iteration: an
  * iteration counts once its solutions.jsonl line is written.
+ *
+ * Threads: a kl_run is used by one thread at a time. Its callbacks run on
+ * the thread that called into the run (`propose`, the "propose" and "done"
+ * events), except the evaluation's steps (`on_event` with `step` set) of a
+ * batch the local executor spreads over several devices: those come from
+ * the executor's threads, possibly at the same time, so a callback that
+ * keeps state must lock.
  */
 #ifndef KERNLAB_RUN_H
 #define KERNLAB_RUN_H

@@ -10,6 +10,8 @@
  * token, so it is a secret: kernlab never writes or prints it, only its
  * scheme and host (kl_webhook_redacted). A failing webhook never fails a
  * run: the run records what was attempted and sent, and why not.
+ *
+ * Threads: a kl_webhook is used by one thread at a time.
  */
 #ifndef KERNLAB_WEBHOOK_H
 #define KERNLAB_WEBHOOK_H
