@@ -78,7 +78,8 @@ int kl_report_shape_trivial(kl_trivial_info *out, const kl_report *r, size_t i,
   full.rejected = e->trivial_rejected[which];
   full.elements = e->scale_elements;
   full.ref_rms = e->ref_rms;
-  return kl__result_give(out, &full, sizeof(full), sizeof(kl_trivial_info),
+  return kl__result_give(out, &full, sizeof(full),
+                         KL__SIZE_THROUGH(kl_trivial_info, ref_rms),
                          "kl_trivial_info");
 }
 
@@ -100,7 +101,8 @@ const char *kl__report_sandbox(const kl_report *r) {
 int kl_report_device(kl_device_info *out, const kl_report *r) {
   if (!r->has_device) return KL_ENOTFOUND;
   return kl__result_give(out, &r->device, sizeof(r->device),
-                         sizeof(kl_device_info), "kl_device_info");
+                         KL__SIZE_THROUGH(kl_device_info, why),
+                         "kl_device_info");
 }
 
 int kl_report_objective(kl_speedup *out, const kl_report *r) {

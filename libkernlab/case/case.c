@@ -243,7 +243,8 @@ kl_objective kl_case_objective(const kl_case *c) {
   return c->objective;
 }
 int kl_case_budget(kl_budget *out, const kl_case *c) {
-  return kl__result_give(out, &c->budget, sizeof(c->budget), sizeof(kl_budget),
+  return kl__result_give(out, &c->budget, sizeof(c->budget),
+                         KL__SIZE_THROUGH(kl_budget, min_gain_pct),
                          "kl_budget");
 }
 int kl_case_reference(kl_reference_info *out, const kl_case *c) {
@@ -283,7 +284,8 @@ int kl_case_param(kl_param_info *into, const kl_case *c, size_t index) {
     if (index >= c->args[a].first &&
         index < c->args[a].first + c->args[a].count)
       out->struct_type = c->args[a].struct_type;
-  return kl__result_give(into, &full, sizeof(full), sizeof(kl_param_info),
+  return kl__result_give(into, &full, sizeof(full),
+                         KL__SIZE_THROUGH(kl_param_info, struct_type),
                          "kl_param_info");
 }
 

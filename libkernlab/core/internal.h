@@ -350,6 +350,11 @@ int kl__options_take(void *full, const void *given, const size_t *sizes,
  * size never set, or owned pointers that would be dropped. */
 int kl__result_give(void *out, const void *full, size_t full_size,
                     size_t min_size, const char *what);
+/* A result struct's first version's size, for min_size: through the last
+ * field it had then, named once at the call. Never sizeof(T): a field added
+ * later would raise the minimum and refuse every caller built before it. */
+#define KL__SIZE_THROUGH(T, field)                                             \
+  (offsetof(T, field) + sizeof(((T *)0)->field))
 /* Each options struct's taker (defined beside its init function): the
  * caller's struct, whatever its version, over this library's defaults.
  * The structs are the public headers'; the entry points read only the

@@ -154,7 +154,8 @@ const char *kl_llm_name(const kl_llm *l) {
 }
 
 int kl_llm_totals(const kl_llm *l, kl_llm_usage *out) {
-  return kl__result_give(out, &l->total, sizeof(l->total), sizeof(kl_llm_usage),
+  return kl__result_give(out, &l->total, sizeof(l->total),
+                         KL__SIZE_THROUGH(kl_llm_usage, continuations),
                          "kl_llm_usage");
 }
 
@@ -588,9 +589,11 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
                     kl_buf *reply, kl_llm_usage *usage) {
   kl_llm_usage u = KL_LLM_USAGE_INIT;
   /* a usage struct of a bad size is refused before anything is spent */
-  int rc = usage ? kl__result_give(usage, &u, sizeof(u), sizeof(kl_llm_usage),
-                                   "kl_llm_usage")
-                 : 0;
+  int rc = usage
+               ? kl__result_give(usage, &u, sizeof(u),
+                                 KL__SIZE_THROUGH(kl_llm_usage, continuations),
+                                 "kl_llm_usage")
+               : 0;
   if (rc < 0) return rc;
   kl_buf text = KL_BUF_INIT;
   if (l->p == P_COMMAND)
@@ -609,7 +612,9 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
   l->total.cost_usd += u.cost_usd;
   l->total.cost_known = u.cost_known;
   if (usage) /* its size was checked above */
-    kl__result_give(usage, &u, sizeof(u), sizeof(kl_llm_usage), "kl_llm_usage");
+    kl__result_give(usage, &u, sizeof(u),
+                    KL__SIZE_THROUGH(kl_llm_usage, continuations),
+                    "kl_llm_usage");
   if (rc == 0 && l->record_dir) rc = record(l, system, user, &text);
   if (rc == 0) kl__buf_give(reply, &text);
   kl_buf_dispose(&text);

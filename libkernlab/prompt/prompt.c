@@ -661,7 +661,7 @@ int kl_prompt_section(kl_prompt_section_info *into, const kl_prompt *p,
   out->budget = s->budget;
   out->cut_chars = s->cut_chars;
   return kl__result_give(into, &full, sizeof(full),
-                         sizeof(kl_prompt_section_info),
+                         KL__SIZE_THROUGH(kl_prompt_section_info, cut_chars),
                          "kl_prompt_section_info");
 }
 

@@ -480,8 +480,8 @@ int kl_diagnosis_fired(kl_finding *into, const kl_diagnosis *d, size_t i) {
   out->margin = f->margin;
   out->without = f->without;
   out->stand_ins = f->stand_ins;
-  return kl__result_give(into, &full, sizeof(full), sizeof(kl_finding),
-                         "kl_finding");
+  return kl__result_give(into, &full, sizeof(full),
+                         KL__SIZE_THROUGH(kl_finding, stand_ins), "kl_finding");
 }
 
 int kl_diagnosis_unevaluated(kl_unevaluated *into, const kl_diagnosis *d,
@@ -494,7 +494,8 @@ int kl_diagnosis_unevaluated(kl_unevaluated *into, const kl_diagnosis *d,
   out->id = d->uneval[i].id;
   out->missing = d->uneval[i].missing;
   out->reason = d->uneval[i].reason;
-  return kl__result_give(into, &full, sizeof(full), sizeof(kl_unevaluated),
+  return kl__result_give(into, &full, sizeof(full),
+                         KL__SIZE_THROUGH(kl_unevaluated, reason),
                          "kl_unevaluated");
 }
 

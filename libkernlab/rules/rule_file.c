@@ -450,8 +450,8 @@ int kl_rules_get(kl_rule_info *into, const kl_rules *rs, size_t i) {
   out->group = r->group;
   out->path = r->path;
   out->line = r->line;
-  return kl__result_give(into, &full, sizeof(full), sizeof(kl_rule_info),
-                         "kl_rule_info");
+  return kl__result_give(into, &full, sizeof(full),
+                         KL__SIZE_THROUGH(kl_rule_info, line), "kl_rule_info");
 }
 
 /* ---- versioned options

@@ -166,7 +166,8 @@ int kl_rules_skill(kl_skill_info *into, const kl_rules *rs, size_t i) {
   out->signal = s->signal;
   out->text = s->text;
   out->path = s->path;
-  return kl__result_give(into, &full, sizeof(full), sizeof(kl_skill_info),
+  return kl__result_give(into, &full, sizeof(full),
+                         KL__SIZE_THROUGH(kl_skill_info, path),
                          "kl_skill_info");
 }
 

@@ -316,7 +316,8 @@ int kl_worker_device(kl_device_info *into, kl_worker *w) {
   if (json_object_object_get_ex(reply, "why", &v))
     snprintf(out->why, sizeof(out->why), "%s", json_object_get_string(v));
   json_object_put(reply);
-  return kl__result_give(into, &full, sizeof(full), sizeof(kl_device_info),
+  return kl__result_give(into, &full, sizeof(full),
+                         KL__SIZE_THROUGH(kl_device_info, why),
                          "kl_device_info");
 }
 

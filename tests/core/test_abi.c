@@ -118,12 +118,41 @@ static void test_abi__results_stop_at_the_callers_size(void **state) {
   kl_case_free(c);
 }
 
+/* A caller built before a result struct grew passes its older, smaller
+ * size: it gets the fields it knows and not a byte past them
+ * (kl_reference_info grew trivial_margin after its first release). */
+static void test_abi__an_older_caller_of_a_grown_result_works(void **state) {
+  (void)state;
+  kl_case *c = NULL;
+  assert_int_equal(kl_case_load(&c, KL_SOURCE_DIR "/cases/host_saxpy", NULL),
+                   0);
+  kl_reference_info r;
+  const size_t older = offsetof(kl_reference_info, trivial_margin);
+  memset(&r, POISON, sizeof(r));
+  r.size = older;
+  assert_int_equal(kl_case_reference(&r, c), 0);
+  assert_int_equal(r.size, older);
+  assert_true(all_poison((char *)&r + older, sizeof(r) - older));
+  kl_reference_info now = KL_REFERENCE_INFO_INIT;
+  assert_int_equal(kl_case_reference(&now, c), 0);
+  assert_memory_equal((char *)&r + sizeof(size_t),
+                      (char *)&now + sizeof(size_t), older - sizeof(size_t));
+  /* one byte short of the first release: refused, nothing written */
+  memset(&r, POISON, sizeof(r));
+  r.size = older - 1;
+  assert_int_equal(kl_case_reference(&r, c), KL_EINVALID);
+  assert_true(
+      all_poison((char *)&r + sizeof(size_t), sizeof(r) - sizeof(size_t)));
+  kl_case_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_abi__the_loaded_library_is_these_headers),
       cmocka_unit_test(test_abi__init_writes_only_its_version),
       cmocka_unit_test(test_abi__older_options_are_read_no_further),
       cmocka_unit_test(test_abi__results_stop_at_the_callers_size),
+      cmocka_unit_test(test_abi__an_older_caller_of_a_grown_result_works),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
