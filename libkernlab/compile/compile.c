@@ -314,18 +314,6 @@ static int read_cached(kl_artifact *a, const char *base, const char *ext) {
   return 0;
 }
 
-static int write_file_atomic(const char *path, const char *data, size_t n) {
-  char tmp[PATH_MAX];
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%ld", path, (long)getpid(),
-           (long)gettid()); /* threads of one process may race too */
-  unlink(tmp);
-  int rc = kl__write_new_file(tmp, data, n);
-  if (rc == 0 && rename(tmp, path) < 0)
-    rc = kl__error_os(KL_EIO, path, "cannot rename into place");
-  if (rc < 0) unlink(tmp);
-  return rc;
-}
-
 /* The tool's output as a's log, redacted, also kept as <base>.log. */
 static int keep_log(kl_artifact *a, kl__run_result *r, const char *base) {
   if (kl__redact(&r->output) < 0) {
@@ -335,7 +323,7 @@ static int keep_log(kl_artifact *a, kl__run_result *r, const char *base) {
   if (!(a->log = kl__buf_detach(&r->output))) return kl__error_oom();
   char log_path[PATH_MAX];
   snprintf(log_path, sizeof(log_path), "%s.log", base);
-  write_file_atomic(log_path, a->log, strlen(a->log));
+  kl__write_file_atomic(log_path, a->log, strlen(a->log));
   return 0;
 }
 
@@ -343,7 +331,7 @@ static int keep_log(kl_artifact *a, kl__run_result *r, const char *base) {
 static void keep_failure(kl_artifact *a, const char *base) {
   char fail_path[PATH_MAX];
   snprintf(fail_path, sizeof(fail_path), "%s.fail", base);
-  write_file_atomic(fail_path, "", 0);
+  kl__write_file_atomic(fail_path, "", 0);
   a->first_error = first_error_line(a->log);
 }
 
@@ -391,7 +379,7 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
     goto done;
   }
   if (candidate) {
-    if ((rc = write_file_atomic(path_py, candidate, strlen(candidate))) < 0)
+    if ((rc = kl__write_file_atomic(path_py, candidate, strlen(candidate))) < 0)
       goto done;
     /* a syntax error is the candidate's compile error; tunables replace
      * the values of the file's top-level assignments to their names */
@@ -468,7 +456,7 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
   kl_buf_dispose(&desc);
   if ((rc = kl__python_case_describe(&desc, c, candidate ? path_py : NULL)) <
           0 ||
-      (rc = write_file_atomic(path_json, desc.ptr, desc.size)) < 0)
+      (rc = kl__write_file_atomic(path_json, desc.ptr, desc.size)) < 0)
     goto done;
   a->ok = true;
   if (!(a->path = kl__strdup(path_json))) rc = kl__error_oom();
@@ -556,7 +544,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   snprintf(path_so, sizeof(path_so), "%s.so", base);
   snprintf(tmp_so, sizeof(tmp_so), "%s.so.tmp.%ld.%ld", base, (long)getpid(),
            (long)gettid());
-  if ((rc = write_file_atomic(path_c, src.ptr, src.size)) < 0) goto done;
+  if ((rc = kl__write_file_atomic(path_c, src.ptr, src.size)) < 0) goto done;
   if (!(flags_copy = kl__strdup(flags))) {
     rc = kl__error_oom();
     goto done;

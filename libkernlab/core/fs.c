@@ -169,6 +169,12 @@ int kl__cache_dir_default(kl_buf *out) {
 }
 
 int kl__write_file_atomic(const char *path, const char *data, size_t n) {
+  return kl__write_file_atomic_with(path, data, n, NULL);
+}
+
+int kl__write_file_atomic_with(const char *path, const char *data, size_t n,
+                               void (*first)(int fd, const char *data,
+                                             size_t n)) {
   kl_buf tmp = KL_BUF_INIT;
   if (kl__buf_printf(&tmp, "%s.tmp.%ld.%ld", path, (long)getpid(),
                      (long)gettid()) < 0)
@@ -178,6 +184,7 @@ int kl__write_file_atomic(const char *path, const char *data, size_t n) {
   if (fd < 0)
     rc = kl__error_os(KL_EIO, tmp.ptr, "open");
   else {
+    if (first) first(fd, data, n);
     if (kl__write_all(fd, data, n) < 0)
       rc = kl__error_os(KL_EIO, tmp.ptr, "write");
     else if (fsync(fd) < 0)

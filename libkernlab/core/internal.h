@@ -127,6 +127,11 @@ int kl__write_new_file(const char *path, const char *data, size_t n);
 /* Write a whole file through a temporary name and rename(), fsync'd: a
  * reader sees the old file or the new one. */
 int kl__write_file_atomic(const char *path, const char *data, size_t n);
+/* The same, with `first` (NULL: none) called on the temporary file before
+ * the data is written: records/io.c's fault points tear a write there. */
+int kl__write_file_atomic_with(const char *path, const char *data, size_t n,
+                               void (*first)(int fd, const char *data,
+                                             size_t n));
 /* "a" + "b" -> "a/b"; an absolute b is kept as is. Caller frees. */
 char *kl__path_join(const char *a, const char *b);
 /* The folder part of a path ("a/b.yaml" -> "a", "b.yaml" -> "."). */

@@ -151,27 +151,7 @@ int kl__ledger_read(const char *path, kl__ledger_fn fn, void *payload) {
 int kl__record_replace(const char *path, const char *data, size_t n) {
   int torn = fault("replace", path);
   if (torn < 0) return torn;
-  kl_buf tmp = KL_BUF_INIT;
-  if (kl__buf_printf(&tmp, "%s.tmp.%ld.%ld", path, (long)getpid(),
-                     (long)gettid()) < 0)
-    return kl__error_oom();
-  int fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  int rc = 0;
-  if (fd < 0)
-    rc = kl__error_os(KL_EIO, tmp.ptr, "open");
-  else {
-    if (torn) torn_write(fd, data, n);
-    if (kl__write_all(fd, data, n) < 0)
-      rc = kl__error_os(KL_EIO, tmp.ptr, "write");
-    else if (fsync(fd) < 0)
-      rc = kl__error_os(KL_EIO, tmp.ptr, "fsync");
-    if (close(fd) < 0 && rc == 0) rc = kl__error_os(KL_EIO, tmp.ptr, "close");
-    if (rc == 0 && rename(tmp.ptr, path) < 0)
-      rc = kl__error_os(KL_EIO, path, "rename");
-    if (rc < 0) unlink(tmp.ptr);
-  }
-  kl_buf_dispose(&tmp);
-  return rc;
+  return kl__write_file_atomic_with(path, data, n, torn ? torn_write : NULL);
 }
 
 int kl__record_new_file(const char *path, const char *data, size_t n) {
