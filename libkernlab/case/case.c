@@ -143,7 +143,7 @@ void kl_case_free(kl_case *c) {
   for (size_t i = 0; i < c->nrule_files; i++)
     kl__free(c->rule_files[i]);
   kl__free(c->rule_files);
-  kl_yaml__free(c->yaml);
+  kl__yaml_free(c->yaml);
   kl__free(c->yaml_text);
   kl__free(c);
 }

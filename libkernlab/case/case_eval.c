@@ -50,7 +50,7 @@ static void value_error(loader *ld, evaluation *ev, const kl_expr *e,
   va_start(ap, fmt);
   vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  kl_expr__error_at(e, 1, 1, "%s", text);
+  kl__expr_error_at(e, 1, 1, "%s", text);
   kl__ld_take_last_error(ld, NULL);
 }
 

@@ -74,7 +74,7 @@ int kl_case_load(kl_case **out, const char *path,
   ld.path = c->path;
   ld.text = text.ptr ? text.ptr : "";
   ynode *root =
-      kl_yaml__parse(text.ptr ? text.ptr : "", text.size, c->path, &ld.diags);
+      kl__yaml_parse(text.ptr ? text.ptr : "", text.size, c->path, &ld.diags);
   if (!root && !kl__ld_has_errors(&ld))
     kl__ld_err_at(&ld, 1, 1, "the case file is empty");
   else if (root && kl__ld_want(&ld, root, YNODE_MAP, "a case file")) {
@@ -102,7 +102,7 @@ int kl_case_load(kl_case **out, const char *path,
     kl__ld_read_tunables(&ld, root);
     if (!kl__ld_has_errors(&ld) &&
         (rc = kl__ld_configure_tunables(c, opts.tunables)) < 0) {
-      kl_yaml__free(root);
+      kl__yaml_free(root);
       kl_buf_dispose(&text);
       kl__diag_clear(&ld.diags);
       kl_case_free(c);

@@ -70,7 +70,7 @@ bool kl__ld_want(loader *ld, const ynode *n, ynode_kind kind,
                        : kind == YNODE_SEQ ? "a list"
                                            : "a single value";
   kl__ld_err(ld, n, "%s must be %s, not %s", what, wanted,
-             kl_yaml__kind_name(n));
+             kl__yaml_kind_name(n));
   return false;
 }
 
@@ -139,7 +139,7 @@ kl_expr *kl__ld_compile_ex(loader *ld, const ynode *n, const char *what,
   opts.line = n->exact ? n->vline : n->line;
   opts.column = n->exact ? n->vcolumn : n->column;
   kl_expr *e;
-  if (kl_expr__compile(&e, text, &opts, any_function) < 0) {
+  if (kl__expr_compile(&e, text, &opts, any_function) < 0) {
     kl__ld_take_last_error(ld, kl__ld_looks_cut_by_comma(n) ? kl__ld_comma_hint
                                                             : NULL);
     return NULL;

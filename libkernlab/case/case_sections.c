@@ -433,7 +433,7 @@ static bool parse_type(loader *ld, const ynode *n, case_param *p) {
 static void parse_init(loader *ld, const ynode *n, case_param *p) {
   kl_expr *e = kl__ld_compile_ex(ld, n, "init", true);
   if (!e) return;
-  const kl_expr_node *r = kl_expr__root(e);
+  const kl_expr_node *r = kl__expr_root(e);
   const char *fname = r->kind == NODE_NAME   ? r->name
                       : r->kind == NODE_CALL ? r->name
                                              : NULL;

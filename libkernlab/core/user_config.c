@@ -31,7 +31,7 @@ int kl__user_config_section(const char *section, kl__config_section_fn fn,
   int rc = kl__read_file(&t, path);
   if (rc < 0) return rc;
   kl__diag_list diags = {0};
-  ynode *root = kl_yaml__parse(t.ptr ? t.ptr : "", t.size, path, &diags);
+  ynode *root = kl__yaml_parse(t.ptr ? t.ptr : "", t.size, path, &diags);
   if (root && root->kind != YNODE_MAP)
     kl__diag_add(&diags, KL_EINVALID, KL_DOMAIN_NONE, path, root->line,
                  root->column, NULL,
@@ -50,7 +50,7 @@ int kl__user_config_section(const char *section, kl__config_section_fn fn,
   }
   rc = kl__diag_report(&diags, NULL, NULL);
   kl__diag_clear(&diags);
-  kl_yaml__free(root);
+  kl__yaml_free(root);
   kl_buf_dispose(&t);
   return rc;
 }

@@ -94,7 +94,7 @@ static bool blank(char c) {
   return c == ' ' || c == '\t' || c == '\r';
 }
 
-void kl_yaml__locate(const ynode *n, const char *text, size_t offset, int *line,
+void kl__yaml_locate(const ynode *n, const char *text, size_t offset, int *line,
                      int *column) {
   *line = n->vline;
   *column = n->vcolumn;
@@ -150,7 +150,7 @@ static ynode *build_seq(builder *b, yaml_event_t *start) {
     yaml_event_delete(&ev);
     if (!item) break;
     if (!kl__array_reserve(&n->items, &cap, n->count + 1, sizeof(*n->items))) {
-      kl_yaml__free(item);
+      kl__yaml_free(item);
       b->diags->oom = true;
       b->failed = true;
       break;
@@ -178,21 +178,21 @@ static ynode *build_map(builder *b, yaml_event_t *start) {
     yaml_event_delete(&ev);
     if (!key) break;
     if (!next_event(b, &ev)) {
-      kl_yaml__free(key);
+      kl__yaml_free(key);
       break;
     }
     ynode *value = build(b, &ev);
     yaml_event_delete(&ev);
     if (!value) {
-      kl_yaml__free(key);
+      kl__yaml_free(key);
       break;
     }
     if (key->kind != YNODE_SCALAR) {
       kl__diag_add(b->diags, KL_EINVALID, KL_DOMAIN_YAML, b->path, key->line,
                    key->column, NULL, "a key must be a plain name, not %s",
-                   kl_yaml__kind_name(key));
-      kl_yaml__free(key);
-      kl_yaml__free(value);
+                   kl__yaml_kind_name(key));
+      kl__yaml_free(key);
+      kl__yaml_free(value);
       continue;
     }
     bool dup = false;
@@ -206,13 +206,13 @@ static ynode *build_map(builder *b, yaml_event_t *start) {
       }
     }
     if (dup) {
-      kl_yaml__free(key);
-      kl_yaml__free(value);
+      kl__yaml_free(key);
+      kl__yaml_free(value);
       continue;
     }
     if (!kl__array_reserve(&n->pairs, &cap, n->count + 1, sizeof(*n->pairs))) {
-      kl_yaml__free(key);
-      kl_yaml__free(value);
+      kl__yaml_free(key);
+      kl__yaml_free(value);
       b->diags->oom = true;
       b->failed = true;
       break;
@@ -257,7 +257,7 @@ static ynode *build(builder *b, yaml_event_t *ev) {
   }
 }
 
-ynode *kl_yaml__parse(const char *text, size_t len, const char *path,
+ynode *kl__yaml_parse(const char *text, size_t len, const char *path,
                       kl__diag_list *diags) {
   builder b = {0};
   b.path = path;
@@ -291,19 +291,19 @@ ynode *kl_yaml__parse(const char *text, size_t len, const char *path,
   }
   yaml_parser_delete(&b.parser);
   if (b.failed) {
-    kl_yaml__free(root);
+    kl__yaml_free(root);
     return NULL;
   }
   return root;
 }
 
-void kl_yaml__free(ynode *n) {
+void kl__yaml_free(ynode *n) {
   if (!n) return;
   for (size_t i = 0; n->kind == YNODE_SEQ && i < n->count; i++)
-    kl_yaml__free(n->items[i]);
+    kl__yaml_free(n->items[i]);
   for (size_t i = 0; n->kind == YNODE_MAP && i < n->count; i++) {
-    kl_yaml__free(n->pairs[i].key);
-    kl_yaml__free(n->pairs[i].value);
+    kl__yaml_free(n->pairs[i].key);
+    kl__yaml_free(n->pairs[i].value);
   }
   kl__free(n->items);
   kl__free(n->pairs);
@@ -311,7 +311,7 @@ void kl_yaml__free(ynode *n) {
   kl__free(n);
 }
 
-const char *kl_yaml__kind_name(const ynode *n) {
+const char *kl__yaml_kind_name(const ynode *n) {
   switch (n->kind) {
   case YNODE_SCALAR:
     return "a scalar";

@@ -33,16 +33,16 @@ struct ynode {
 
 /* Parse `text`. Syntax errors and duplicate keys go to `diags`; the result
  * is NULL when the document could not be read at all (or was empty). */
-ynode *kl_yaml__parse(const char *text, size_t len, const char *path,
+ynode *kl__yaml_parse(const char *text, size_t len, const char *path,
                       kl__diag_list *diags);
-void kl_yaml__free(ynode *n);
+void kl__yaml_free(ynode *n);
 /* The file position of byte `offset` of a scalar's text: exact for plain,
  * quoted (without escapes) and block scalars, folded lines included;
  * the node's own position where the text cannot be followed. */
-void kl_yaml__locate(const ynode *n, const char *file_text, size_t offset,
+void kl__yaml_locate(const ynode *n, const char *file_text, size_t offset,
                      int *line, int *column);
 /* Name of a node kind for messages: "a mapping", "a list", "a scalar". */
-const char *kl_yaml__kind_name(const ynode *n);
+const char *kl__yaml_kind_name(const ynode *n);
 
 /* The user's config file (core/user_config.c): calls fn with the value of
  * its `section` key (when there is one) and reports every diagnostic fn

@@ -109,7 +109,7 @@ static int fail(evaluator *ev, const kl_expr_node *n, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  return kl_expr__error_at(ev->e, n->line, n->column, "%s", text);
+  return kl__expr_error_at(ev->e, n->line, n->column, "%s", text);
 }
 
 static int finite_or_fail(evaluator *ev, const kl_expr_node *n, double f,
@@ -229,7 +229,7 @@ static int binary(evaluator *ev, const kl_expr_node *n, kl_value a, kl_value b,
 
 static int call(evaluator *ev, const kl_expr_node *n, kl_value *out) {
   if (n->func < 0) return fail(ev, n, "unknown function '%s'", n->name);
-  const char *f = kl_expr__funcs[n->func].name;
+  const char *f = kl__expr_funcs[n->func].name;
   kl_value a[16] = {{0}};
   int rc;
   if (strcmp(f, "if") == 0) { /* lazy: only the chosen branch runs */
@@ -350,7 +350,7 @@ int kl_expr_eval(kl_value *out, const kl_expr *e, const kl_vars *vars) {
   return rc;
 }
 
-int kl_expr__eval_node(kl_value *out, const kl_expr *e, const kl_expr_node *n,
+int kl__expr_eval_node(kl_value *out, const kl_expr *e, const kl_expr_node *n,
                        const kl_vars *vars) {
   evaluator ev = {e, vars};
   return eval(&ev, n, out);

@@ -67,18 +67,18 @@ struct kl_expr {
  * table parse (func = -1) so callers can read call syntax of their own, as
  * the case loader does for `init: uniform(-1, 1)`. Evaluating such a call
  * is an error. */
-int kl_expr__compile(kl_expr **out, const char *src,
+int kl__expr_compile(kl_expr **out, const char *src,
                      const kl_expr_options *opts, bool any_function);
 /* The root node, for callers that inspect the tree. */
-const kl_expr_node *kl_expr__root(const kl_expr *e);
+const kl_expr_node *kl__expr_root(const kl_expr *e);
 /* Evaluate one node of e's tree (a rule's main comparison, say). */
-int kl_expr__eval_node(kl_value *out, const kl_expr *e, const kl_expr_node *n,
+int kl__expr_eval_node(kl_value *out, const kl_expr *e, const kl_expr_node *n,
                        const kl_vars *vars);
 /* Record an error located at a node's position (absolute in the file). */
-int kl_expr__error_at(const kl_expr *e, int line, int column, const char *fmt,
+int kl__expr_error_at(const kl_expr *e, int line, int column, const char *fmt,
                       ...) KL_PRINTF(4, 5);
 /* File position of a position inside the expression. */
-void kl_expr__position(const kl_expr *e, int line, int column, int *out_line,
+void kl__expr_position(const kl_expr *e, int line, int column, int *out_line,
                        int *out_column);
 
 /* Function table. */
@@ -86,7 +86,7 @@ typedef struct kl_expr_func {
   const char *name;
   int min_args, max_args; /* max -1: any number */
 } kl_expr_func;
-extern const kl_expr_func kl_expr__funcs[];
-extern const size_t kl_expr__nfuncs;
+extern const kl_expr_func kl__expr_funcs[];
+extern const size_t kl__expr_nfuncs;
 
 #endif /* KL_EXPR_INTERNAL_H */

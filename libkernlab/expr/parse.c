@@ -15,13 +15,13 @@
 
 #include "expr_internal.h"
 
-const kl_expr_func kl_expr__funcs[] = {
+const kl_expr_func kl__expr_funcs[] = {
     {"min", 2, -1},  {"max", 2, -1}, {"abs", 1, 1},   {"ceil_div", 2, 2},
     {"floor", 1, 1}, {"ceil", 1, 1}, {"round", 1, 1}, {"sqrt", 1, 1},
     {"log2", 1, 1},  {"exp", 1, 1},  {"log", 1, 1},   {"pow", 2, 2},
     {"clamp", 3, 3}, {"if", 3, 3},
 };
-const size_t kl_expr__nfuncs = KL_ARRAY_SIZE(kl_expr__funcs);
+const size_t kl__expr_nfuncs = KL_ARRAY_SIZE(kl__expr_funcs);
 
 /* ---- arena --------------------------------------------------------------- */
 
@@ -101,7 +101,7 @@ static int perror_at(parser *ps, const token *t, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  return kl_expr__error_at(ps->e, t->line, t->column, "%s", text);
+  return kl__expr_error_at(ps->e, t->line, t->column, "%s", text);
 }
 
 static int is_name_start(char c) {
@@ -329,13 +329,13 @@ static int add_name(parser *ps, const char *name) {
 
 static kl_expr_node *call(parser *ps, const token *name_tok, char *name) {
   int fi = -1;
-  for (size_t i = 0; i < kl_expr__nfuncs; i++)
-    if (strcmp(kl_expr__funcs[i].name, name) == 0) fi = (int)i;
+  for (size_t i = 0; i < kl__expr_nfuncs; i++)
+    if (strcmp(kl__expr_funcs[i].name, name) == 0) fi = (int)i;
   if (fi < 0 && !ps->any_function) {
     const char *names[32];
-    for (size_t i = 0; i < kl_expr__nfuncs; i++)
-      names[i] = kl_expr__funcs[i].name;
-    const char *hint = kl__suggest(name, names, kl_expr__nfuncs);
+    for (size_t i = 0; i < kl__expr_nfuncs; i++)
+      names[i] = kl__expr_funcs[i].name;
+    const char *hint = kl__suggest(name, names, kl__expr_nfuncs);
     if (hint)
       perror_at(ps, name_tok, "unknown function '%s'; did you mean '%s'?", name,
                 hint);
@@ -371,7 +371,7 @@ static kl_expr_node *call(parser *ps, const token *name_tok, char *name) {
     }
   }
   next(ps); /* ')' */
-  const kl_expr_func *f = fi >= 0 ? &kl_expr__funcs[fi] : NULL;
+  const kl_expr_func *f = fi >= 0 ? &kl__expr_funcs[fi] : NULL;
   if (f && ((int)nargs < f->min_args ||
             (f->max_args >= 0 && (int)nargs > f->max_args))) {
     if (f->max_args < 0)
@@ -488,13 +488,13 @@ static kl_expr_node *subexpr(parser *ps, int limit) {
 
 /* ---- public API ---------------------------------------------------------- */
 
-void kl_expr__position(const kl_expr *e, int line, int column, int *out_line,
+void kl__expr_position(const kl_expr *e, int line, int column, int *out_line,
                        int *out_column) {
   *out_line = e->base_line + line - 1;
   *out_column = line == 1 ? e->base_column + column - 1 : column;
 }
 
-int kl_expr__error_at(const kl_expr *e, int line, int column, const char *fmt,
+int kl__expr_error_at(const kl_expr *e, int line, int column, const char *fmt,
                       ...) {
   char text[512];
   va_list ap;
@@ -504,7 +504,7 @@ int kl_expr__error_at(const kl_expr *e, int line, int column, const char *fmt,
   /* The caret snippet shows the expression itself, whatever file holds it. */
   char *snippet = kl__snippet(e->src, line, column);
   int fl, fc;
-  kl_expr__position(e, line, column, &fl, &fc);
+  kl__expr_position(e, line, column, &fl, &fc);
   kl__error_at(KL_EINVALID, KL_DOMAIN_EXPR, e->path ? e->path : "<expr>", fl,
                fc, snippet, "%s", text);
   kl__free(snippet);
@@ -513,10 +513,10 @@ int kl_expr__error_at(const kl_expr *e, int line, int column, const char *fmt,
 
 int kl_expr_compile(kl_expr **out, const char *src,
                     const kl_expr_options *opts) {
-  return kl_expr__compile(out, src, opts, false);
+  return kl__expr_compile(out, src, opts, false);
 }
 
-int kl_expr__compile(kl_expr **out, const char *src,
+int kl__expr_compile(kl_expr **out, const char *src,
                      const kl_expr_options *given, bool any_function) {
   *out = NULL;
   kl_expr_options full;
@@ -595,7 +595,7 @@ int kl_expr_is_constant(const kl_expr *e) {
   return n->kind == NODE_NUM;
 }
 
-const kl_expr_node *kl_expr__root(const kl_expr *e) {
+const kl_expr_node *kl__expr_root(const kl_expr *e) {
   return e->root;
 }
 

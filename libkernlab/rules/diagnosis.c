@@ -126,9 +126,9 @@ static bool margin_of(double *m, const kl_expr *e, const kl_expr_node *n,
                       const kl_vars *vars) {
   if (!n) return false;
   kl_value t, a, b;
-  if (is_comparison(n) && kl_expr__eval_node(&t, e, n, vars) == 0 && t.f != 0 &&
-      kl_expr__eval_node(&a, e, n->left, vars) == 0 &&
-      kl_expr__eval_node(&b, e, n->right, vars) == 0) {
+  if (is_comparison(n) && kl__expr_eval_node(&t, e, n, vars) == 0 && t.f != 0 &&
+      kl__expr_eval_node(&a, e, n->left, vars) == 0 &&
+      kl__expr_eval_node(&b, e, n->right, vars) == 0) {
     double scale = fmax(fabs(a.f), fabs(b.f));
     *m = scale > 0 ? fabs(a.f - b.f) / scale : 0;
     return true;
@@ -152,7 +152,7 @@ static bool margin_of(double *m, const kl_expr *e, const kl_expr_node *n,
 static void interval(double *lo, double *hi, const kl_expr *e,
                      const kl_expr_node *n, const kl_vars *vars) {
   kl_value v;
-  if (kl_expr__eval_node(&v, e, n, vars) == 0) {
+  if (kl__expr_eval_node(&v, e, n, vars) == 0) {
     *lo = *hi = v.f;
     return;
   }
@@ -230,7 +230,7 @@ static void interval(double *lo, double *hi, const kl_expr *e,
  * whatever they are; -1: they decide. */
 static int decided(const kl_expr *e, const kl_vars *vars) {
   double lo, hi;
-  interval(&lo, &hi, e, kl_expr__root(e), vars);
+  interval(&lo, &hi, e, kl__expr_root(e), vars);
   kl_error_clear();
   return lo > 0 || hi < 0 ? 1 : lo == 0 && hi == 0 ? 0 : -1;
 }
@@ -253,7 +253,7 @@ static int add_fired(kl_diagnosis *d, const rule *r, const kl_vars *vars,
   f->severity = r->severity;
   f->order = order;
   f->margin = 0;
-  margin_of(&f->margin, r->when, kl_expr__root(r->when), vars);
+  margin_of(&f->margin, r->when, kl__expr_root(r->when), vars);
   kl_error_clear();
   int rc = 0;
   f->finding = render(r->finding, vars, &rc);

@@ -8,7 +8,7 @@
  * syntax (with a caret), metric names the catalog does not know (with a
  * did-you-mean), skills that do not exist, ids given twice. Positions
  * inside multi-line or folded scalars are mapped back to the file
- * (kl_yaml__locate). A file with errors leaves the set untouched; a rule
+ * (kl__yaml_locate). A file with errors leaves the set untouched; a rule
  * whose id is already in the set replaces that rule (a default one, or one
  * from an earlier file), while a default file may not repeat a default id.
  */
@@ -47,7 +47,7 @@ static void err_at(loader *ld, int line, int column, const char *fmt, ...) {
 /* The file position of byte `offset` of scalar n's text. */
 static void locate(const loader *ld, const ynode *n, size_t offset, int *line,
                    int *column) {
-  kl_yaml__locate(n, ld->text, offset, line, column);
+  kl__yaml_locate(n, ld->text, offset, line, column);
 }
 
 static void rule_clear(rule *r) {
@@ -142,7 +142,7 @@ static const char *text_field(loader *ld, const ynode *map, const char *key,
     return NULL;
   }
   if (n->kind != YNODE_SCALAR) {
-    err(ld, n, "'%s' must be text, not %s", key, kl_yaml__kind_name(n));
+    err(ld, n, "'%s' must be text, not %s", key, kl__yaml_kind_name(n));
     return NULL;
   }
   if (!n->value[0]) {
@@ -183,7 +183,7 @@ static void read_when(loader *ld, const ynode *map, rule *r) {
     err_at(ld, line, column, "when: %s", x->text);
     return;
   }
-  check_names(ld, n, n->value, 0, kl_expr__root(e));
+  check_names(ld, n, n->value, 0, kl__expr_root(e));
   r->when = e;
   r->when_src = dup(ld, n->value);
 }
@@ -208,7 +208,7 @@ static kl__template *read_template(loader *ld, const ynode *map,
   for (size_t i = 0; i < t->count; i++)
     if (t->parts[i].expr)
       check_names(ld, n, kl_expr_source(t->parts[i].expr), t->parts[i].offset,
-                  kl_expr__root(t->parts[i].expr));
+                  kl__expr_root(t->parts[i].expr));
   *src = dup(ld, n->value);
   return t;
 }
@@ -317,12 +317,12 @@ static int load(kl_rules *rs, const char *text, const char *path,
   ld.path = path;
   ld.text = text;
   ld.defaults = defaults;
-  ynode *root = kl_yaml__parse(text, strlen(text), path, &ld.diags);
+  ynode *root = kl__yaml_parse(text, strlen(text), path, &ld.diags);
   if (!root && ld.diags.count == 0 && !ld.diags.oom)
     err_at(&ld, 1, 1, "the rule file is empty: expected a list of rules");
   else if (root && root->kind != YNODE_SEQ)
     err(&ld, root, "a rule file is a list of rules (- id: ...), not %s",
-        kl_yaml__kind_name(root));
+        kl__yaml_kind_name(root));
   else if (root && !(ld.rules = kl__calloc(root->count + 1, sizeof(rule))))
     ld.diags.oom = true;
   for (size_t i = 0; ld.rules && i < root->count && !ld.diags.oom; i++) {
@@ -331,7 +331,7 @@ static int load(kl_rules *rs, const char *text, const char *path,
       err(&ld, item,
           "a rule is a mapping of id, severity, when, finding, "
           "action, skill, group; not %s",
-          kl_yaml__kind_name(item));
+          kl__yaml_kind_name(item));
       continue;
     }
     read_rule(&ld, item, &ld.rules[i]);
@@ -344,7 +344,7 @@ static int load(kl_rules *rs, const char *text, const char *path,
     rule_clear(&ld.rules[i]);
   kl__free(ld.rules);
   kl__diag_clear(&ld.diags);
-  kl_yaml__free(root);
+  kl__yaml_free(root);
   return rc;
 }
 
