@@ -4,6 +4,8 @@
 # rule files (rules), model replies (reply), JSON Lines ledgers (ledger),
 # observation files (observation), recorded metrics (metrics).
 # usage: scripts/fuzz.sh [TARGET|all] [SECONDS] (default: all, 60 s each).
+# Targets fuzz side by side, one per core (KL_FUZZ_JOBS to say how many),
+# each for the full SECONDS.
 # The library is built with coverage for the fuzzer; each target's seed
 # corpus is fuzz/corpus/TARGET plus the test files of its kind. A crash is
 # saved in build-fuzz/crashes-TARGET and the script exits 1: copy the file
@@ -22,9 +24,11 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang \
 cmake --build build-fuzz --target kernlab_static >/dev/null
 LIBS=$(pkg-config --libs yaml-0.1 json-c libcurl)
 export KERNLAB_SHARE_DIR=$PWD/share/kernlab
-failed=()
+JOBS=${KL_FUZZ_JOBS:-$(nproc)}
+targets=()
 for t in case expr rules reply ledger observation metrics; do
   [ "$WHICH" = all ] || [ "$WHICH" = "$t" ] || continue
+  targets+=("$t")
   corpus=build-fuzz/corpus-$t
   mkdir -p "$corpus" "build-fuzz/crashes-$t"
   cp fuzz/corpus/$t/* "$corpus/"
@@ -36,18 +40,33 @@ for t in case expr rules reply ledger observation metrics; do
     observation) cp tests/observe/fixtures/*.json "$corpus/" ;;
     metrics) cp tests/rules/fixtures/h200/*.json "$corpus/" ;;
   esac
+  rm -f "build-fuzz/fuzz_$t.rc"
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -Iinclude -Ilibkernlab \
     -DKL_SOURCE_DIR="\"$PWD\"" "fuzz/fuzz_$t.c" build-fuzz/libkernlab.a \
-    $LIBS -lm -ldl -lpthread -o "build-fuzz/fuzz_$t"
-  echo "== fuzz_$t, $SECS s"
-  rc=0
+    $LIBS -lm -ldl -lpthread -o "build-fuzz/fuzz_$t" &
+done
+for pid in $(jobs -p); do wait "$pid"; done # a failed build stops here
+fuzz() { # one target for $SECS, its exit status in build-fuzz/fuzz_$1.rc
+  local t=$1 rc=0
   "build-fuzz/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=4096 \
-    -artifact_prefix="build-fuzz/crashes-$t/" -max_len=65536 "$corpus" \
-    >"build-fuzz/fuzz_$t.log" 2>&1 || rc=$?
+    -artifact_prefix="build-fuzz/crashes-$t/" -max_len=65536 \
+    "build-fuzz/corpus-$t" >"build-fuzz/fuzz_$t.log" 2>&1 || rc=$?
+  echo $rc >"build-fuzz/fuzz_$t.rc"
+}
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  echo "== fuzz_$t, $SECS s"
+  fuzz "$t" &
+done
+wait
+failed=()
+for t in "${targets[@]}"; do
+  echo "== fuzz_$t"
   grep -E '^(#[0-9]+ +DONE|Done|==[0-9]+==ERROR|SUMMARY)' \
     "build-fuzz/fuzz_$t.log" || true
-  if [ $rc -ne 0 ]; then
+  if [ "$(cat "build-fuzz/fuzz_$t.rc" 2>/dev/null || echo 1)" -ne 0 ]; then
     grep -A25 -m1 -E '==ERROR|runtime error|deadly signal|out-of-memory|timeout' \
       "build-fuzz/fuzz_$t.log" >&2 || tail -25 "build-fuzz/fuzz_$t.log" >&2
     failed+=("$t")

@@ -1,8 +1,11 @@
 /* LD_PRELOAD shim for the fault tests: once the file named by
  * $KL_FAULT_FLAG exists, writes to files under $KL_FAULT_DIR fail as on a
  * full disk (KL_FAULT=enospc) or a read-only file system (KL_FAULT=erofs,
- * which also refuses to create files and folders there). Removing the flag
- * file is "space is back". Built by test_faults.py with the system cc. */
+ * which also refuses to create files and folders there). With
+ * $KL_FAULT_AFTER=N the shim makes the flag itself, at the first write
+ * there after $KL_FAULT_DIR/solutions.jsonl holds N lines (no race with a
+ * fast run). Removing the flag file is "space is back". Built by
+ * test_faults.py with the system cc. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -14,9 +17,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The lines of $KL_FAULT_DIR/solutions.jsonl (stdio's own open and read
+ * are not the ones this shim replaces). */
+static long recorded(void) {
+  const char *dir = getenv("KL_FAULT_DIR");
+  char path[4096];
+  if (!dir) return 0;
+  snprintf(path, sizeof(path), "%s/solutions.jsonl", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  long n = 0;
+  int c;
+  while ((c = getc(f)) != EOF)
+    n += c == '\n';
+  fclose(f);
+  return n;
+}
+
 static int active(void) {
   const char *flag = getenv("KL_FAULT_FLAG");
-  return flag && access(flag, F_OK) == 0;
+  if (!flag) return 0;
+  if (access(flag, F_OK) == 0) return 1;
+  const char *after = getenv("KL_FAULT_AFTER");
+  if (!after || recorded() < strtol(after, NULL, 10)) return 0;
+  FILE *f = fopen(flag, "w");
+  if (f) fclose(f);
+  return 1;
 }
 
 static int error_code(void) {
@@ -42,7 +68,7 @@ ssize_t write(int fd, const void *buf, size_t n) {
   static ssize_t (*real)(int, const void *, size_t);
   if (!real)
     real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-  if (fd > 2 && active() && fd_under_dir(fd)) {
+  if (fd > 2 && fd_under_dir(fd) && active()) {
     errno = error_code();
     return -1;
   }
@@ -50,8 +76,8 @@ ssize_t write(int fd, const void *buf, size_t n) {
 }
 
 static int refuse_create(const char *path, int flags) {
-  return (flags & (O_WRONLY | O_RDWR | O_CREAT)) && active() &&
-         error_code() == EROFS && under_dir(path);
+  return (flags & (O_WRONLY | O_RDWR | O_CREAT)) && error_code() == EROFS &&
+         under_dir(path) && active();
 }
 
 int open(const char *path, int flags, ...) {
@@ -74,7 +100,7 @@ int open(const char *path, int flags, ...) {
 int mkdir(const char *path, mode_t mode) {
   static int (*real)(const char *, mode_t);
   if (!real) real = (int (*)(const char *, mode_t))dlsym(RTLD_NEXT, "mkdir");
-  if (active() && error_code() == EROFS && under_dir(path)) {
+  if (error_code() == EROFS && under_dir(path) && active()) {
     errno = EROFS;
     return -1;
   }

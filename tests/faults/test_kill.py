@@ -18,11 +18,14 @@ and `kl run --resume` finishes it. After each:
   - a stop before the run existed leaves no run (and a new run works)
 Two runs are stopped this way: tune (profile of the baseline included) and
 llm (a model behind the command provider: prompts, replies, recordings).
-Two stops are checked at a time; an AddressSanitizer build checks every
-second stop. The only thing here that rests on timing is how many writes a
-run makes (an acceptance writes a profile a rejection does not): a stop run
-that finished, its comparisons decided otherwise, before reaching its point
-is counted as not reached, and more than one in ten fails the test.
+Stops are checked side by side, as many as there are CPUs and at most 8
+(a run keeps about half a CPU busy: its kernel sleeps, its worker flushes
+the caches between samples); an AddressSanitizer build checks every
+second stop. The only thing here that rests on timing is how many
+writes a run makes (an acceptance writes a profile a rejection does not):
+a stop run that finished, its comparisons decided otherwise, before
+reaching its point is counted as not reached, and more than one in ten
+fails the test.
 usage: test_kill.py KL SOURCE_DIR
 """
 import concurrent.futures
@@ -40,6 +43,8 @@ KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
 KLF = os.path.join(os.path.dirname(KL), "kl-faulty")
 TMP, ENV = scratch(SRC, "kl-kill-")
 ITERATIONS = 2
+# stops checked at a time: each keeps about half a CPU busy
+PARALLEL = min(8, os.cpu_count() or 1)
 # under AddressSanitizer every second stop (the plain build's run of this
 # test stops at every one)
 ASAN = "libasan" in subprocess.run(["ldd", KL], capture_output=True,
@@ -245,8 +250,8 @@ for name, (args, env) in SCENARIOS.items():
         if not FAILS:
             shutil.rmtree(case)
 
-    # two at a time: nothing checked here depends on timing
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    # side by side: nothing checked here depends on timing
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
         for f in [pool.submit(stop_and_resume, n, mode) for n, mode in plan]:
             f.result()
     total += len(plan)

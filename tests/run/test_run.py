@@ -4,6 +4,9 @@
 On a small copy of host_matmul (n = 128 and 192, so a run takes seconds):
   tune      finds the faster loop order; kl best writes it
   budgets   iterations, patience, wall time and worker time stop the run
+            (on tests/exec/repeat_host, a kernel that sleeps REPEAT ms:
+            its first tuning is accepted and its second not, 4x apart
+            whatever else the machine is doing)
   llm       scripted replies from the fake server (tests/net/fake_llm.py),
             one per verdict, and a dollar budget
   replay    of the llm run gives the same decisions
@@ -150,15 +153,18 @@ check("## How each number was obtained" in md and
 kl("best", small_case("empty"), want=2)
 
 # ---- budgets ---------------------------------------------------------------
-case = small_case("budgets")
+case = os.path.join(TMP, "budgets")
+shutil.copytree(os.path.join(SRC, "tests", "exec", "repeat_host"), case)
 s = run_json(case, "--iterations", "2", "--seed", "7")
 check(s.get("stop_reason") == "iterations" and s.get("iterations") == 2,
       "--iterations 2: %s" % s)
 # the baseline's evaluations passed: iteration 1 ran in the same worker
 check(served(case, s, 1) >= 1, "iteration 1 in the worker kept since the "
       "baseline: worker_served %s" % served(case, s, 1))
+# (1.5 s a comparison: a sleep's samples stretched by a busy machine's
+# run queue still leave REPEAT=1 clearly faster, and cost no CPU)
 s = run_json(case, "--patience", "1", "--iterations", "8", "--seed", "7",
-             "--fresh-worker")
+             "--fresh-worker", time_cap="1500")
 check(s.get("stop_reason") == "patience" and s.get("iterations") == 2,
       "--patience 1 stops after the first iteration without an acceptance: "
       "%s" % s)
