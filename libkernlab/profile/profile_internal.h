@@ -1,10 +1,13 @@
-/* What the bench path needs from the profile module (profile.c). */
+/* What the bench path needs from the profile module (profile.c), and what
+ * profile.c and compute.c share. */
 #ifndef KL_PROFILE_INTERNAL_H
 #define KL_PROFILE_INTERNAL_H
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stddef.h>
 
+#include "kernlab/plugin.h"
 #include "kernlab/profile.h"
 
 /* A set spec ("quick", "standard", or names separated by commas: catalog
@@ -59,5 +62,50 @@ int kl__profile_set_name(kl_profile *p, const char *name);
 bool kl__ncu_csv_sniff(const char *text);
 int kl__ncu_csv_read(kl_profile ***out, char ***names, char ***ids, size_t *n,
                      const char *text, const char *path);
+
+/* ---- the profile itself, shared by profile.c (its life, building it from
+ * a reply, reading and writing it) and compute.c (values and verdict) */
+
+typedef struct kl__profile_raw {
+  char *name;
+  double value;
+} kl__profile_raw;
+
+typedef struct kl__profile_stand_in_of {
+  char *name, *source;
+} kl__profile_stand_in_of;
+
+struct kl_profile {
+  char *set, *backend, *chip, *replay, *note, *verdict, *limiter;
+  size_t passes, kernels;
+  double init_ms, config_ms, setup_ms, collect_ms, first_pass_ms, decode_ms,
+      wall_ms;
+  double time_us;
+  bool has_roofline;
+  double bytes, flops;
+  bool has_kernel;
+  kl_plugin_kernel_info kernel;
+  kl__profile_raw *raw;
+  size_t nraw;
+  double *values; /* one per catalog entry; NAN when absent */
+  kl_bottleneck bottleneck;
+  char *name;         /* a part's kernel name, or NULL */
+  kl_profile **parts; /* every kernel of a launch that ran several */
+  size_t nparts;
+  kl_ncu_advice *advice; /* Nsight Compute's rule results, ranked */
+  size_t nadvice, cap_advice;
+  kl__profile_stand_in_of
+      *stand_ins; /* values taken from a stand-in, and which */
+  size_t nstand_ins, cap_stand_ins;
+};
+
+/* A raw value by its CUPTI or perf name; NULL when not collected. */
+const double *kl__profile_raw_get(const kl_profile *p, const char *name);
+/* A catalog value by its name; NAN when absent. */
+double kl__profile_get(const kl_profile *p, const char *name);
+/* The operator-level values (time, roofline) from the inputs. */
+void kl__profile_derive_operator(kl_profile *p);
+/* Every catalog value from the raw ones, then the verdict. 0 or KL_ENOMEM. */
+int kl__profile_compute(kl_profile *p);
 
 #endif /* KL_PROFILE_INTERNAL_H */
