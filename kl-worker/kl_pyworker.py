@@ -1033,7 +1033,7 @@ def _received(conn):
             raise ValueError("request cut short")
         data += more
     parts = data.decode("utf-8", "surrogateescape").split("\0")
-    if len(fds) not in (2, 3) or len(parts) < 1:
+    if len(fds) not in (2, 3):
         raise ValueError("malformed request")
     return parts[0], [e for e in parts[1:] if "=" in e], fds
 

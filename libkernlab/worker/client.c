@@ -130,9 +130,9 @@ char *kl__find_pyworker(void) {
 static void reap(kl_worker *w, int *status) {
   *status = 0;
   if (w->zygote >= 0) {
-    /* not our child: its parent says how it ended */
-    if (w->pid > 0 && kl__zygote_status(w->zygote, status, 30000) < 0)
-      *status = 0;
+    /* not our child: its parent says how it ended (left at 0 when the
+     * parent says nothing) */
+    if (w->pid > 0) (void)kl__zygote_status(w->zygote, status, 30000);
     close(w->zygote);
     w->zygote = -1;
   } else if (w->pid > 0) {

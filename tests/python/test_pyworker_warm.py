@@ -46,7 +46,8 @@ with open(KEYFILE, "w") as f:
     f.write("%s\n" % MARKER)
 # a parent of this test's own: a parent serves one worker program (its
 # path and file), so a copy of kl-pyworker beside links to its libraries
-# has one no other command shares; it leaves 3 s after its last worker
+# has one no other command shares; it leaves 30 s after its last worker
+# (so that no load between two commands of this test can outlast it)
 LIBEXEC = os.path.join(os.path.dirname(os.path.dirname(KL)), "libexec",
                        "kernlab")
 MINE = os.path.join(TMP, "libexec")
@@ -55,7 +56,7 @@ shutil.copy2(os.path.join(LIBEXEC, "kl-pyworker"), MINE)
 for lib in os.listdir(LIBEXEC):
     if lib.endswith(".so"):
         os.symlink(os.path.join(LIBEXEC, lib), os.path.join(MINE, lib))
-ENV = dict(ENV, HOME=home, KL_TEST_SECRET=OTHER, KERNLAB_PYWORKER_IDLE_S="3",
+ENV = dict(ENV, HOME=home, KL_TEST_SECRET=OTHER, KERNLAB_PYWORKER_IDLE_S="30",
            KERNLAB_PYWORKER=os.path.join(MINE, "kl-pyworker"))
 ENV.pop("KERNLAB_PYWORKER_WARM", None)
 
@@ -215,7 +216,7 @@ check(not (set(parents()) - now), "KERNLAB_PYWORKER_WARM=0 starts no parent")
 
 # ---- idle: the parent leaves by itself ---------------------------------
 if WARM:
-    deadline = time.time() + 120
+    deadline = time.time() + 180
     while time.time() < deadline and set(mine) & set(parents()):
         time.sleep(0.2)
     gone = not (set(mine) & set(parents()))
