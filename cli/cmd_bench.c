@@ -102,8 +102,11 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
     printf("the case's command measured it; verdict %s\n",
            kl_verdict_name(kl_report_verdict(r)));
   else
-    printf("%s, times in microseconds; verdict %s\n",
+    printf("%s%s, times in microseconds; verdict %s\n",
            cold ? "cold caches" : "hot caches",
+           kl_report_launch(r) == KL_LAUNCH_GRAPH
+               ? ", each sample a CUDA graph's replay"
+               : "",
            kl_verdict_name(kl_report_verdict(r)));
 }
 
@@ -119,6 +122,12 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
       json = true;
     } else if (strcmp(a, "--hot") == 0) {
       opts.time.cold = 0;
+    } else if (strcmp(a, "--launch") == 0) {
+      if (!val) return cli_usage_error(verb, "%s needs a value", a);
+      i++;
+      if ((opts.launch = kl_launch_parse(val)) < 0)
+        return cli_usage_error(verb, "--launch takes stream or graph, not '%s'",
+                               val);
     } else if (strcmp(a, "--candidate") == 0 || strcmp(a, "--shape") == 0 ||
                strcmp(a, "--seed") == 0 || strcmp(a, "--time-cap-ms") == 0 ||
                strcmp(a, "--timeout-ms") == 0 || strcmp(a, "--device") == 0) {

@@ -47,8 +47,8 @@ static const cli_verb cli_verbs[] = {
      "                kernlab/plugin.h)\n"
      "  --candidate F a kernel to put in the KERNEL SECTION\n"},
     {"bench", cmd_bench, "check a kernel, then time it at every shape",
-     "kl bench CASE [--candidate FILE] [--shape NAME] [--hot] [--seed N] "
-     "[--json]",
+     "kl bench CASE [--candidate FILE] [--shape NAME] [--hot] "
+     "[--launch stream|graph] [--seed N] [--json]",
      "Compiles (cached), checks the candidate (or the baseline) against the\n"
      "case's oracle on 3 fresh seeds per shape, and only then times it in\n"
      "the worker: cold caches by default, adaptive sampling until the 95%\n"
@@ -58,6 +58,11 @@ static const cli_verb cli_verbs[] = {
      "\n"
      "  --shape NAME      one shape only\n"
      "  --hot             no cache flush between samples\n"
+     "  --launch MODE     stream: each sample launches as the kernel's\n"
+     "                    launcher does; graph: replayed from a CUDA graph\n"
+     "                    captured once, as a program under CUDA graphs runs\n"
+     "                    it (no host launch overhead; cuda cases). Default:\n"
+     "                    the case's timing.launch, else stream\n"
      "  --seed N          reproducible check seeds (default: fresh ones)\n"
      "  --time-cap-ms N   sampling time per shape (default 2000)\n"
      "  --timeout-ms N    limit per worker request (default 60000)\n"
@@ -65,8 +70,8 @@ static const cli_verb cli_verbs[] = {
      "CUDA_VISIBLE_DEVICES)\n"
      "  --json            the report as one JSON document (docs/json.md)\n"},
     {"compare", cmd_compare, "decide whether a candidate beats the baseline",
-     "kl compare CASE --candidate FILE [--shape NAME] [--hot] [--seed N] "
-     "[--json]",
+     "kl compare CASE --candidate FILE [--shape NAME] [--hot] "
+     "[--launch stream|graph] [--seed N] [--json]",
      "Checks the candidate like kl bench, then times baseline and candidate\n"
      "interleaved in one worker (A B, B A, ...) and reports per shape the\n"
      "speedup (baseline time / candidate time) with its 95% interval and a\n"

@@ -28,6 +28,10 @@ static const CUpti_CallbackId klw_copy_runtime_cbids[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_ptsz_v7000};
 static const CUpti_CallbackId klw_copy_driver_cbids[] = {
+    /* a CUDA graph's replay: the copies and memsets it holds carry the
+     * graph launch's correlation id (graph_launch.c) */
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,

@@ -350,7 +350,18 @@ int klw_launch(const kl_plugin *pl, void *inst) {
   }
   return rc;
 }
+
+int klw_launch_window(int (*fn)(void)) {
+  atomic_store(&in_launch, true);
+  int rc = fn();
+  atomic_store(&in_launch, false);
+  return rc;
+}
 #else
+int klw_launch_window(int (*fn)(void)) {
+  return fn();
+}
+
 bool klw_watch_kernels(void (*watcher)(const char *symbol)) {
   (void)watcher;
   return false;

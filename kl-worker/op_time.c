@@ -98,6 +98,9 @@ static klw_time_req parse_time_req(json_object *req) {
   t.verify = (int)klw_get_int(req, "verify", 0);
   t.oracle = (int)klw_get_int(req, "oracle", -1);
   t.pooled = klw_get_int(req, "pool", 0) != 0;
+  json_object *launch;
+  t.graph = json_object_object_get_ex(req, "launch", &launch) &&
+            strcmp(json_object_get_string(launch), "graph") == 0;
   if (t.block_rounds < 1) t.block_rounds = 1;
   if (t.min_n < 1) t.min_n = 1;
   if (t.max_n < t.min_n) t.max_n = t.min_n;
@@ -159,6 +162,10 @@ void klw_op_time(json_object *req) {
                     "cannot time device kernels");
     goto done;
 #endif
+  } else if (tr.graph) {
+    klw_reply_error("time: --launch graph times device kernels; a host "
+                    "plugin has no CUDA graph to replay");
+    goto done;
   } else {
     timer = &klw_timer_host;
   }

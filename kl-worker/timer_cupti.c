@@ -14,7 +14,15 @@
  * launch queues. The SM clock is measured before every cold sample (over
  * the flush, or by a probe kernel), and before one round in eight when
  * hot. The reply's device_timeline says where the device's time went: busy
- * by role, idle by what ended the gap. */
+ * by role, idle by what ended the gap.
+ *
+ * With "launch":"graph" each instance's launch is captured once in a CUDA
+ * graph (graph_launch.c), after its first launch (never judged) and before
+ * any sample: in the warm-up for the request's own set, in dev_ready for
+ * the others; every timed launch then replays it, so what is timed has no
+ * host launch overhead in it, as under a program's graphs. The capture is
+ * the launch the gates judge (launch contract, timed_work): a replay runs
+ * no launch callbacks and queues exactly what was captured. */
 #ifdef KL_HAVE_CUPTI
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +53,12 @@ typedef struct dev_state {
    * spans */
   double span_us, busy_us[ROLES], idle_us[ROLES], timed_us;
   size_t windows;
+  /* graph mode: each instance's captured launch (at most a pool's) */
+  struct {
+    void *inst;
+    klw_graph *graph;
+  } graphs[2 * 6 + 2];
+  size_t ngraphs;
 } dev_state;
 
 static int cmp_correlation(const void *a, const void *b) {
@@ -176,6 +190,67 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
   return 0;
 }
 
+/* A timed launch that skipped a kernel its checked launches ran. */
+static int short_of_checked(klw_sampling *s, int k) {
+  const char *why = klw_work_timed(s->pl[k], s->tr->shape);
+  if (!why) return 0;
+  snprintf(s->err, sizeof(s->err), "%s", why);
+  s->gate = "timed_work";
+  s->culprit = k;
+  return -1;
+}
+
+static klw_graph *graph_of(const dev_state *d, const void *inst) {
+  for (size_t i = 0; i < d->ngraphs; i++)
+    if (d->graphs[i].inst == inst) return d->graphs[i].graph;
+  return NULL;
+}
+
+/* A timed launch of plugin k's instance: the plugin's own launch, or in
+ * graph mode the instance's graph replayed, captured first if it has none
+ * (the capture is then the launch the timed_work gate judges). A failure
+ * says `what` failed ("launch", "warm-up"). */
+static int timed_launch(klw_sampling *s, int k, void *inst, const char *what) {
+  dev_state *d = s->state;
+  if (!s->tr->graph) {
+    if (klw_launch(s->pl[k], inst)) {
+      snprintf(s->err, sizeof(s->err), "%s: %s", what,
+               klw_launch_error(s->pl[k], inst));
+      klw_blame_launch(s, k);
+      return -1;
+    }
+    return short_of_checked(s, k);
+  }
+  char why[sizeof(s->err) - 32]; /* room for `what` */
+  klw_graph *g = graph_of(d, inst);
+  if (!g) {
+    if (d->ngraphs == sizeof(d->graphs) / sizeof(d->graphs[0])) {
+      snprintf(s->err, sizeof(s->err), "%s: more instances than graphs", what);
+      return -1;
+    }
+    if (klw_graph_capture(s->pl[k], inst, &g, why, sizeof(why))) {
+      /* a capture that skipped checked work is the timed_work gate's */
+      if (!strstr(why, "the launch called") && short_of_checked(s, k))
+        return -1;
+      snprintf(s->err, sizeof(s->err), "%s: %s", what, why);
+      klw_blame_launch(s, k);
+      if (!s->gate) { /* not the contract: a launch graphs cannot hold */
+        s->gate = "graph_launch";
+        s->culprit = k;
+      }
+      return -1;
+    }
+    d->graphs[d->ngraphs].inst = inst;
+    d->graphs[d->ngraphs++].graph = g;
+    if (short_of_checked(s, k)) return -1;
+  }
+  if (klw_graph_replay(g, s->pl[0]->stream(s->inst[0]), why, sizeof(why))) {
+    snprintf(s->err, sizeof(s->err), "%s: %s", what, why);
+    return -1;
+  }
+  return 0;
+}
+
 static int share_stream(const kl_plugin **pl, void **inst, int np) {
   for (int k = 1; k < np; k++)
     if (pl[k]->set_stream(inst[k], pl[0]->stream(inst[0]))) return k;
@@ -208,6 +283,14 @@ static int dev_start(klw_sampling *s) {
     return -1;
   }
   if (klw_cupti_start(s->err, sizeof(s->err)) < 0) return -1;
+  for (int k = 0; s->tr->graph && k < s->np; k++)
+    if (strcmp(s->pl[k]->backend, "cuda") != 0) {
+      snprintf(s->err, sizeof(s->err),
+               "--launch graph times CUDA-C plugins; a %s plugin's launch is "
+               "not captured (use --launch stream)",
+               s->pl[k]->backend);
+      return -1;
+    }
   int bad = share_stream(s->pl, s->inst, s->np);
   if (bad) {
     snprintf(s->err, sizeof(s->err), "set_stream: %s",
@@ -230,30 +313,32 @@ static int prelude(klw_sampling *s, int k, void *inst, int spin_ns) {
   return pl->clock_mark(inst, spin_ns) ? -1 : 0;
 }
 
-/* A timed launch that skipped a kernel its checked launches ran. */
-static int short_of_checked(klw_sampling *s, int k) {
-  const char *why = klw_work_timed(s->pl[k], s->tr->shape);
-  if (!why) return 0;
-  snprintf(s->err, sizeof(s->err), "%s", why);
-  s->gate = "timed_work";
-  s->culprit = k;
-  return -1;
-}
-
 /* Warm up round by round; the last round, timed on the host, sizes the
- * placement blocks. */
+ * placement blocks. In graph mode the first round launches as the plugin
+ * does and the later ones (two at least) replay the graphs. */
 static int dev_warmup(klw_sampling *s, double *round_us) {
   int warm = s->tr->warmup > 0 ? s->tr->warmup : 1;
+  if (s->tr->graph && warm < 2) warm = 2;
   for (int i = 0; i < warm; i++) {
     double t0 = klw_now_us();
     for (int k = 0; k < s->np; k++) {
-      if (prelude(s, k, s->inst[k], 2000) || klw_launch(s->pl[k], s->inst[k])) {
+      if (prelude(s, k, s->inst[k], 2000)) {
         snprintf(s->err, sizeof(s->err), "warm-up: %s",
-                 klw_launch_error(s->pl[k], s->inst[k]));
-        klw_blame_launch(s, k);
+                 s->pl[k]->last_error(s->inst[k]));
         return -1;
       }
-      if (short_of_checked(s, k)) return -1;
+      /* graph mode: the first round is each instance's first launch */
+      if (s->tr->graph && i == 0) {
+        if (klw_launch(s->pl[k], s->inst[k])) {
+          snprintf(s->err, sizeof(s->err), "warm-up: %s",
+                   klw_launch_error(s->pl[k], s->inst[k]));
+          klw_blame_launch(s, k);
+          return -1;
+        }
+        if (short_of_checked(s, k)) return -1;
+      } else if (timed_launch(s, k, s->inst[k], "warm-up")) {
+        return -1;
+      }
     }
     if (s->pl[0]->sync(s->inst[0])) {
       snprintf(s->err, sizeof(s->err), "warm-up: %s",
@@ -322,6 +407,8 @@ static int dev_ready(klw_sampling *s, size_t first, size_t rounds) {
         klw_blame_launch(s, k); /* a contract its checked launches kept */
         return -1;
       }
+      if (s->tr->graph && timed_launch(s, k, *slot, "placement pool"))
+        return -1; /* its graph */
     }
   }
   if (!made) return 0;
@@ -353,13 +440,7 @@ static int dev_mark(klw_sampling *s, int k, void *inst) {
 
 static int dev_launch(klw_sampling *s, int k, void *inst, size_t index) {
   dev_state *d = s->state;
-  if (klw_launch(s->pl[k], inst)) {
-    snprintf(s->err, sizeof(s->err), "launch: %s",
-             klw_launch_error(s->pl[k], inst));
-    klw_blame_launch(s, k);
-    return -1;
-  }
-  if (short_of_checked(s, k)) return -1;
+  if (timed_launch(s, k, inst, "launch")) return -1;
   d->refs[d->nrefs].plugin = k;
   d->refs[d->nrefs].index = index;
   d->nrefs++;
@@ -444,6 +525,8 @@ static void dev_reply(klw_sampling *s, json_object *o) {
   json_object_object_add(o, "sm_clock_mhz", clocks);
   json_object_object_add(o, "timer", json_object_new_string("cupti"));
   json_object_object_add(
+      o, "launch", json_object_new_string(s->tr->graph ? "graph" : "stream"));
+  json_object_object_add(
       o, "flush_us",
       json_object_new_double(
           d->flush_count ? d->busy_us[ROLE_FLUSH] / d->flush_count : 0));
@@ -471,6 +554,8 @@ static void dev_reply(klw_sampling *s, json_object *o) {
 static void dev_stop(klw_sampling *s) {
   dev_state *d = s->state;
   if (!d) return;
+  for (size_t i = 0; i < d->ngraphs; i++) /* before the buffers they name */
+    klw_graph_free(d->graphs[i].graph);
   for (size_t b = 1; d->pool && b < d->npool; b++)
     for (int k = 0; k < s->np; k++)
       if (d->pool[b * (size_t)s->np + (size_t)k])

@@ -82,6 +82,24 @@ typedef struct klw_launch_kernels {
   char name[KLW_LAUNCH_KERNELS][96]; /* the first 95 bytes of each */
 } klw_launch_kernels;
 const klw_launch_kernels *klw_last_launch_kernels(void);
+/* fn() with the launch guard's copy window open but nothing judged: a
+ * CUDA graph's replay, whose copies and memsets are the sample's work as a
+ * launch's are. Returns fn's result. */
+int klw_launch_window(int (*fn)(void));
+
+/* ---- graph_launch.c (CUPTI builds)
+ * ------------------------------------------------------- */
+
+/* A device plugin's launch captured in a CUDA graph: klw_graph_capture
+ * runs klw_launch(pl, inst) on the instance's stream in capture mode
+ * (judged as a timed launch; never an instance's first launch) and
+ * instantiates what it queued, or fails saying why the launch cannot run
+ * under graphs. klw_graph_replay launches the graph on `stream`. */
+typedef struct klw_graph klw_graph;
+int klw_graph_capture(const kl_plugin *pl, void *inst, klw_graph **out,
+                      char *err, size_t errlen);
+int klw_graph_replay(klw_graph *g, void *stream, char *err, size_t errlen);
+void klw_graph_free(klw_graph *g);
 /* timed_work.c: what a plugin's checked launches ran at a shape, and
  * whether a timed launch ran it too. klw_work_checked after each check
  * launch (`first`: the instance's first, which may run one-time kernels);
@@ -236,6 +254,7 @@ typedef struct klw_time_req {
   int verify;  /* re-check the timed outputs against oracle (stale_outputs) */
   int oracle;  /* plugin id, or -1: the timed plugin's own reference */
   bool pooled; /* the first placement set and the oracle from the pool */
+  bool graph;  /* time each launch replayed from a CUDA graph */
 } klw_time_req;
 
 /* One measurement as the sampler runs it: what to time (one plugin, or

@@ -39,7 +39,7 @@ KL_EXTERN(const char *) kl_verdict_name(kl_verdict v);
  *  "checks", "profile", "timing", "gates"), for a live view. */
 typedef void (*kl_bench_phase_fn)(const char *phase, void *payload);
 
-#define KL_BENCH_OPTIONS_VERSION 5
+#define KL_BENCH_OPTIONS_VERSION 6
 typedef struct kl_bench_options {
   unsigned version;           /**< KL_BENCH_OPTIONS_VERSION */
   const char *candidate;      /**< kernel source text; NULL: the baseline */
@@ -79,11 +79,16 @@ typedef struct kl_bench_options {
   /* version 5 */
   int checks_only; /**< check every shape and stop: nothing is profiled or
                         timed (kl check's tolerance probe) */
+  /* version 6 */
+  int launch; /**< how a timed sample launches (kernlab/worker.h):
+                   KL_LAUNCH_CASE (default: the case's timing.launch),
+                   KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH */
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT                                                  \
   {                                                                            \
     KL_BENCH_OPTIONS_VERSION, NULL, NULL, NULL, 3, 0, KL_TIME_OPTIONS_INIT, 0, \
-        NULL, NULL, -1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0               \
+        NULL, NULL, -1, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0,              \
+        KL_LAUNCH_CASE                                                         \
   }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_BENCH_OPTIONS_VERSION when built against this header) and nothing
@@ -109,6 +114,8 @@ kl_bench_compare(kl_report **out, const kl_case *c,
 KL_EXTERN(void) kl_report_free(kl_report *r);
 
 KL_EXTERN(kl_verdict) kl_report_verdict(const kl_report *r);
+/** How its samples launched: KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH. */
+KL_EXTERN(int) kl_report_launch(const kl_report *r);
 /** Why the candidate was rejected (one line), or NULL when it was not. */
 KL_EXTERN(const char *) kl_report_reason(const kl_report *r);
 /** The integrity gate that caught the candidate when the verdict is CHEAT,

@@ -216,6 +216,10 @@ KL_EXTERN(const char *) kl_case_shape_name(const kl_case *c, size_t shape);
 /** The kernel a shape launches: its own instantiation of a template entry
  *  (the shape's `entry:`), else kl_case_entry. NULL when out of range. */
 KL_EXTERN(const char *) kl_case_shape_entry(const kl_case *c, size_t shape);
+/** timing.launch: how the kernel is timed (KL_LAUNCH_STREAM, the default,
+ *  or KL_LAUNCH_GRAPH: replayed from a CUDA graph, as its program runs it;
+ *  kernlab/common.h). */
+KL_EXTERN(int) kl_case_timing_launch(const kl_case *c);
 KL_EXTERN(double) kl_case_shape_weight(const kl_case *c, size_t shape);
 /** Index of the shape called `name`, or KL_ENOTFOUND. */
 KL_EXTERN(int) kl_case_shape_find(const kl_case *c, const char *name);

@@ -168,6 +168,21 @@ KL_EXTERN(void) kl_buf_dispose(kl_buf *buf);
  *  @return 0 or KL_ENOMEM (the buffer unchanged). */
 KL_EXTERN(int) kl_buf_set(kl_buf *buf, const char *data, size_t n);
 
+/** How a timed sample launches (kl_worker_time_launch,
+ *  kl_bench_options.launch; a run follows the case): as the plugin does, on its
+ * stream, or replayed from a CUDA graph captured once per instance, as a
+ * program under CUDA graphs runs it (CUDA-C plugins only; a launcher that
+ * cannot be captured, say one that launches on the legacy default stream, is
+ * refused, saying why). KL_LAUNCH_CASE: as the case's `timing.launch` says
+ * (stream when it is silent). */
+#define KL_LAUNCH_CASE (-1)
+#define KL_LAUNCH_STREAM 0
+#define KL_LAUNCH_GRAPH 1
+/** "stream", "graph"; NULL for another value. */
+KL_EXTERN(const char *) kl_launch_name(int launch);
+/** KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH for its name; -1 for another. */
+KL_EXTERN(int) kl_launch_parse(const char *name);
+
 KL_END_DECLS
 
 #endif /* KERNLAB_COMMON_H */

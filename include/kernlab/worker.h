@@ -225,6 +225,8 @@ typedef struct kl_samples {
    * busy throughout; neither the worker nor this process counts), the CPUs
    * online, and the 1-minute load average at the end. */
   double others_cpus, cpus, loadavg;
+  char launch[8]; /**< "stream", or "graph": each sample was a CUDA
+                       graph's replay (kl_worker_time_launch) */
 } kl_samples;
 #define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
 /** Free what *s holds; *s is empty again and keeps its size. */
@@ -237,6 +239,12 @@ KL_EXTERN(void) kl_samples_dispose(kl_samples *s);
 KL_EXTERN(int)
 kl_worker_time(kl_samples *out, kl_worker *w, const int *plugins,
                size_t nplugins, int shape, const kl_time_options *opts);
+/** kl_worker_time with the samples launched as `launch` says
+ *  (KL_LAUNCH_STREAM, as kl_worker_time does, or KL_LAUNCH_GRAPH). */
+KL_EXTERN(int)
+kl_worker_time_launch(kl_samples *out, kl_worker *w, const int *plugins,
+                      size_t nplugins, int shape, const kl_time_options *opts,
+                      int launch);
 
 KL_END_DECLS
 

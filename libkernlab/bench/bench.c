@@ -351,7 +351,21 @@ static int drop_throttled(kl_samples *s, kl_shape_result *res) {
 static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                       int shape, const kl_time_options *t, shape_entry *e) {
   kl_samples s = KL_SAMPLES_INIT;
-  int rc = kl_worker_time(&s, w, ids, n, shape, t);
+  int rc = kl_worker_time_launch(&s, w, ids, n, shape, t, r->launch);
+  if (rc == KL_EREJECTED && strcmp(s.gate, "graph_launch") == 0) {
+    /* a launch a CUDA graph cannot hold: the case's own kernel cannot be
+     * timed so; a candidate that cannot is one that fails as launched */
+    const char *msg = kl_error_last()->message;
+    const char *why = strstr(msg, "the ");
+    if (s.culprit == 0 && (n == 2 || !r->has_candidate))
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "shape %s: the case's kernel cannot be timed under "
+                       "CUDA graphs (launch: graph): %s",
+                       e->res.name, why ? why : msg);
+    return reject(r, KL_VERDICT_CRASHED,
+                  "shape %s: under CUDA graphs (launch: graph), %s",
+                  e->res.name, why ? why : msg);
+  }
   if (rc == KL_EREJECTED) {
     /* checked clean, then behaved otherwise while timed (broke the launch
      * contract, launched nothing): the timed code's verdict, whichever
@@ -562,8 +576,20 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
   if (o->shape && (*only = kl_case_shape_find(c, o->shape)) < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE, "case '%s' has no shape '%s'",
                      c->name, o->shape);
+  int launch = o->launch == KL_LAUNCH_CASE ? c->launch : o->launch;
+  if (!kl_launch_name(launch))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "kl_bench_options.launch: %d is no launch mode",
+                     o->launch);
+  if (launch == KL_LAUNCH_GRAPH && c->backend != KL_BACKEND_CUDA)
+    return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
+                     "case '%s': launch graph times CUDA-C kernels replayed "
+                     "from a CUDA graph; a %s case's launch is not captured "
+                     "(time it with launch stream)",
+                     c->name, kl_backend_name(c->backend));
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
+  r->launch = launch;
   const kl__report_phases none = KL__REPORT_PHASES_NONE;
   r->phases = none;
   r->compare = compare;
@@ -710,6 +736,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   for (size_t i = 0; i < r->nseeds; i++)
     r->seeds[i] = kl__derive_seed(o->check_seed ? o->check_seed : base_seed, i);
   bool cand = p->candidate != NULL;
+  r->has_candidate = cand;
   kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
   wopts.worker_path = o->worker_path;
   wopts.timeout_ms = o->timeout_ms;
@@ -950,6 +977,7 @@ static const size_t bench_options_sizes[] = {
     offsetof(kl_bench_options, on_phase),
     offsetof(kl_bench_options, check_seed),
     offsetof(kl_bench_options, checks_only),
+    offsetof(kl_bench_options, launch),
     sizeof(kl_bench_options)};
 
 int kl_bench_options_init(kl_bench_options *opts, unsigned version) {

@@ -58,6 +58,8 @@ struct kl_report {
   const char *gate; /* static string, CHEAT only */
   char *compile_log;
   int cold;
+  int launch;         /* KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH */
+  bool has_candidate; /* the subject is a candidate, not the case's kernel */
   double min_gain_pct;
   kl_objective objective;
   uint64_t *seeds;

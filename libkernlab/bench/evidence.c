@@ -83,8 +83,9 @@ int kl__report_evidence_json(kl_buf *out, const kl_report *r) {
   kl__buf_puts(&b, "{\"seeds\":[");
   for (size_t i = 0; i < r->nseeds; i++)
     kl__buf_printf(&b, "%s%llu", i ? "," : "", (unsigned long long)r->seeds[i]);
-  kl__buf_printf(&b, "],\"cold\":%s,\"min_gain_pct\":%g,\"timer\":\"%s\"",
-                 r->cold ? "true" : "false", r->min_gain_pct,
+  kl__buf_printf(&b, "],\"cold\":%s", r->cold ? "true" : "false");
+  if (r->launch == KL_LAUNCH_GRAPH) kl__buf_puts(&b, ",\"launch\":\"graph\"");
+  kl__buf_printf(&b, ",\"min_gain_pct\":%g,\"timer\":\"%s\"", r->min_gain_pct,
                  r->timer[0] ? r->timer : "none");
   kl__buf_puts(&b, ",\"gates\":");
   kl__json_gates(&b, r->gates);

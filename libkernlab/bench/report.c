@@ -44,6 +44,10 @@ void kl_report_free(kl_report *r) {
   kl__free(r);
 }
 
+int kl_report_launch(const kl_report *r) {
+  return r ? r->launch : KL_LAUNCH_STREAM;
+}
+
 kl_verdict kl_report_verdict(const kl_report *r) {
   return r->verdict;
 }

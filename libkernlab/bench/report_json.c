@@ -44,8 +44,9 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__buf_json_string(&b, r->reason);
   kl__buf_puts(&b, ",\"gate\":");
   kl__buf_json_string(&b, r->gate);
-  kl__buf_printf(&b, ",\"cold\":%s,\"min_gain_pct\":%g,\"seeds\":[",
-                 r->cold ? "true" : "false", r->min_gain_pct);
+  kl__buf_printf(&b, ",\"cold\":%s", r->cold ? "true" : "false");
+  if (r->launch == KL_LAUNCH_GRAPH) kl__buf_puts(&b, ",\"launch\":\"graph\"");
+  kl__buf_printf(&b, ",\"min_gain_pct\":%g,\"seeds\":[", r->min_gain_pct);
   for (size_t i = 0; i < r->nseeds; i++)
     kl__buf_printf(&b, "%s%llu", i ? "," : "", (unsigned long long)r->seeds[i]);
   kl__buf_puts(&b, "],\"shapes\":[");
@@ -396,6 +397,10 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   v = kl__json_get(doc, "gate");
   r->gate = known_gate(v ? json_object_get_string(v) : NULL);
   r->cold = (v = kl__json_get(doc, "cold")) && json_object_get_boolean(v);
+  r->launch = (v = kl__json_get(doc, "launch")) &&
+                      kl_launch_parse(json_object_get_string(v)) > 0
+                  ? kl_launch_parse(json_object_get_string(v))
+                  : KL_LAUNCH_STREAM;
   r->min_gain_pct = kl__json_num(doc, "min_gain_pct");
   json_object *seeds = kl__json_get(doc, "seeds");
   r->nseeds = seeds && json_object_is_type(seeds, json_type_array)

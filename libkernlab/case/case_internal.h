@@ -81,6 +81,7 @@ struct kl_case {
   char *ref_source, *ref_function;
   kl_objective objective;
   kl_budget budget;
+  int launch; /* timing.launch: KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH */
   case_tunable *tunables;
   size_t ntunables;
   /* backend: command (case_command.c) */

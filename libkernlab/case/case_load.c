@@ -20,7 +20,7 @@
 static const char *const top_keys[] = {
     "kernlab", "name",    "description", "backend",  "target",    "kernel",
     "params",  "shapes",  "reference",   "roofline", "objective", "tunables",
-    "budget",  "program", "rules",       "llm",      "webhook"};
+    "budget",  "program", "rules",       "llm",      "webhook",   "timing"};
 
 static int resolve_paths(kl_case *c, const char *path) {
   if (kl__is_dir(path)) {
@@ -98,6 +98,7 @@ int kl_case_load(kl_case **out, const char *path,
     kl__ld_read_shapes(&ld, root);
     kl__ld_read_reference(&ld, root);
     kl__ld_read_rest(&ld, root);
+    kl__ld_read_timing(&ld, root);
     kl__ld_read_rule_files(&ld, root);
     kl__ld_read_tunables(&ld, root);
     if (!kl__ld_has_errors(&ld) &&

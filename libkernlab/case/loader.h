@@ -71,6 +71,8 @@ void kl__ld_read_reference(loader *ld, const ynode *root);
 void kl__ld_read_rest(loader *ld, const ynode *root);
 void kl__ld_read_rule_files(loader *ld, const ynode *root);
 void kl__ld_read_tunables(loader *ld, const ynode *root);
+/* ---- case_timing.c: how the kernel is timed (timing.launch) ---- */
+void kl__ld_read_timing(loader *ld, const ynode *root);
 /* ---- case_command.c: a backend: command case's kernel and metrics ---- */
 void kl__ld_read_command(loader *ld, const ynode *root);
 /* A configuration's values for the declared tunables (NAME=VALUE). */

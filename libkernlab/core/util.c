@@ -1,6 +1,6 @@
 /* Small helpers with no other home: the monotonic clock, derived seeds,
- * identifiers, edit distance and "did you mean", and the caret snippet
- * located errors carry. */
+ * the launch modes' names, identifiers, edit distance and "did you mean", and
+ * the caret snippet located errors carry. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +144,18 @@ int kl__result_give(void *out, const void *full, size_t full_size,
   memcpy((char *)out + sizeof(size_t), (const char *)full + sizeof(size_t),
          size - sizeof(size_t));
   return 0;
+}
+
+static const char *const launch_names[] = {"stream", "graph"};
+
+const char *kl_launch_name(int launch) {
+  return launch >= 0 && launch < (int)KL_ARRAY_SIZE(launch_names)
+             ? launch_names[launch]
+             : NULL;
+}
+
+int kl_launch_parse(const char *name) {
+  for (size_t i = 0; name && i < KL_ARRAY_SIZE(launch_names); i++)
+    if (strcmp(name, launch_names[i]) == 0) return (int)i;
+  return -1;
 }

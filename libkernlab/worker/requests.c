@@ -155,6 +155,10 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
   }
   snprintf(out->timer, sizeof(out->timer), "%s",
            out->mhz[0] ? "cupti" : "clock_gettime");
+  snprintf(out->launch, sizeof(out->launch), "%s",
+           json_object_object_get_ex(reply, "launch", &v)
+               ? json_object_get_string(v)
+               : "stream");
   out->nplugins = nplugins;
   if (json_object_object_get_ex(reply, "stop_reason", &v))
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
@@ -210,6 +214,13 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
 
 int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
                    size_t nplugins, int shape, const kl_time_options *given) {
+  return kl_worker_time_launch(into, w, plugins, nplugins, shape, given,
+                               KL_LAUNCH_STREAM);
+}
+
+int kl_worker_time_launch(kl_samples *into, kl_worker *w, const int *plugins,
+                          size_t nplugins, int shape,
+                          const kl_time_options *given, int launch) {
   /* filled whole here, given to the caller's struct at the end (every
    * pointer it owns lies within the first version's size) */
   kl_samples got = KL_SAMPLES_INIT, *out = &got;
@@ -223,6 +234,11 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
   if (nplugins < 1 || nplugins > 2)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "time one or two plugins, not %zu", nplugins);
+  if (!kl_launch_name(launch))
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "time: launch %d is neither KL_LAUNCH_STREAM nor "
+                     "KL_LAUNCH_GRAPH",
+                     launch);
   rc = kl__wk_ensure_running(w);
   if (rc < 0) return rc;
   json_object *req = json_object_new_object(), *reply = NULL;
@@ -253,6 +269,8 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
     json_object_object_add(req, "verify", json_object_new_int(1));
     json_object_object_add(req, "oracle", json_object_new_int(opts->oracle));
   }
+  if (launch == KL_LAUNCH_GRAPH)
+    json_object_object_add(req, "launch", json_object_new_string("graph"));
   if (w->pool) json_object_object_add(req, "pool", json_object_new_int(1));
   kl__load before, after;
   kl__load_mark(&before, kl__worker_pid(w));

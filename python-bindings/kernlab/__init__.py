@@ -40,7 +40,7 @@ _API_MAJOR, _API_MINOR = 0, 1
 _ABI = 1
 _VERSIONS = {"kl_case_options": 2, "kl_case_new_options": 1,
              "kl_harness_options": 1, "kl_time_options": 2,
-             "kl_bench_options": 5, "kl_rules_options": 1,
+             "kl_bench_options": 6, "kl_rules_options": 1,
              "kl_prompt_inputs": 1, "kl_llm_config": 1,
              "kl_run_options": 3, "kl_history_report_options": 1,
              "kl_serve_options": 2}
@@ -106,7 +106,8 @@ class _BenchOptions(ctypes.Structure):
                 ("against_config", ctypes.POINTER(_s)),
                 ("candidate_config", ctypes.POINTER(_s)),
                 ("on_phase", _p), ("phase_payload", _p),
-                ("check_seed", ctypes.c_uint64), ("checks_only", _int)]
+                ("check_seed", ctypes.c_uint64), ("checks_only", _int),
+                ("launch", _int)]
 
 
 class _RulesOptions(ctypes.Structure):
@@ -530,8 +531,11 @@ class Rules(_Handle):
                 pl.close()
 
 
+_LAUNCHES = {"stream": 0, "graph": 1}
+
+
 def _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
-                   timeout_ms, device):
+                   timeout_ms, device, launch=None):
     """kl_bench_options; the strings stay alive with the structure (ctypes
     keeps what is assigned to its char* fields)."""
     o = _options("kl_bench_options")
@@ -553,6 +557,11 @@ def _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
     if device is not None:
         o.device = int(device)
     o.profile = _b(profile)
+    if launch is not None:  # None: the case's timing.launch
+        if launch not in _LAUNCHES:
+            raise ValueError("launch is 'stream' or 'graph', not %r"
+                             % (launch,))
+        o.launch = _LAUNCHES[launch]
     return o
 
 
@@ -586,9 +595,10 @@ class Case(_Handle):
         return _take_buf(buf)
 
     def _bench(self, fn, candidate, shape=None, seed=0, hot=False,
-               time_cap_ms=None, profile=None, timeout_ms=None, device=None):
+               time_cap_ms=None, profile=None, timeout_ms=None, device=None,
+               launch=None):
         o = _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
-                           timeout_ms, device)
+                           timeout_ms, device, launch)
         rep = _p()
         _check(fn(ctypes.byref(rep), self._handle, ctypes.byref(o)))
         try:
@@ -599,7 +609,8 @@ class Case(_Handle):
     def bench(self, candidate=None, **kw):
         """Check then time a kernel (source text or a file; None: the
         baseline). The fields of kl bench --json; a rejected candidate is a
-        verdict, not an exception."""
+        verdict, not an exception. launch="graph" times replays of a CUDA
+        graph (kl bench --launch; None: as the case says)."""
         return self._bench(_lib.kl_bench_run, candidate, **kw)
 
     def compare(self, candidate, **kw):

@@ -101,6 +101,10 @@ expect2(["bench", case, "--shape"], "option without its value")
 expect2(["compare", case], "no candidate")
 expect2(["run", case, "--iterations", "many"], "not a number")
 expect2(["bench", case, "--seed", "-3x"], "not a number")
+expect2(["bench", case, "--launch", "graf"], "no such launch mode",
+        mentions="stream or graph")
+expect2(["bench", SRC + "/cases/host_saxpy", "--launch", "graph"],
+        "a graph launch of a host case", mentions="CUDA graph")
 
 # a path that does not exist
 for v in ["check", "harness", "bench", "prompt", "run", "best", "history",

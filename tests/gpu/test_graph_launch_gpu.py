@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Graph-launched timing on a CUDA device (ctest label gpu; exit 77, skipped,
+without one): kl bench and kl compare with --launch graph, and the case key.
+
+  timed     vector_add's baseline benched from a stream and from a CUDA
+            graph: both OK, the report says "launch": "graph"; a launcher
+            candidate with two kernels and a scratch workspace (the split
+            reduction) and one that forks a stream from ctx->stream and
+            joins it back are captured, checked and compared under graphs
+  refused   a launcher on the legacy default stream (llm.c's way): CRASHED,
+            the reason names the legacy stream and ctx->stream (from a
+            stream it is timed, OK); one on the
+            per-thread default stream (its kernel runs at capture, outside
+            the graph): CRASHED, "captured 0 of the 1 kernel"
+  cheat     a launcher that launches nothing while its stream is captured:
+            CHEAT, gate timed_work
+  case key  a copy of vector_add with `timing: {launch: graph}` benches
+            under graphs without the flag; --launch stream overrides it
+usage: test_graph_launch_gpu.py KL SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
+from support import FAILS, check, scratch  # noqa: E402
+
+KL, SRC = sys.argv[1], sys.argv[2]
+TMP, ENV = scratch(SRC, "kl-graph-gpu-")
+if (shutil.which("nvidia-smi") is None or
+        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
+    print("skipped: no CUDA device here")
+    sys.exit(77)
+HERE = os.path.join(SRC, "tests", "gpu", "graph")
+
+
+def kl(*args):
+    p = subprocess.run([KL] + list(args) + ["--json", "--time-cap-ms", "300"],
+                       capture_output=True, text=True, env=ENV, timeout=600)
+    print("$ kl %s -> %d" % (" ".join(args), p.returncode), flush=True)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        doc = {}
+    return p.returncode, doc, p.stderr
+
+
+def medians(doc):
+    return ["%s %.2f us" % (s.get("name"), s.get("median_us") or 0)
+            for s in doc.get("shapes", [])]
+
+
+VADD = SRC + "/cases/vector_add"
+rc, stream, err = kl("bench", VADD, "--launch", "stream")
+check(rc == 0 and stream.get("verdict") == "OK" and "launch" not in stream,
+      "vector_add from a stream: OK, no launch key: %d %s" % (rc, err[-400:]))
+rc, graph, err = kl("bench", VADD, "--launch", "graph")
+check(rc == 0 and graph.get("verdict") == "OK" and
+      graph.get("launch") == "graph" and
+      all((s.get("median_us") or 0) > 0 for s in graph.get("shapes", [])),
+      "vector_add from a graph: OK, launch graph: %d %s" % (rc, err[-400:]))
+print("  stream:", medians(stream))
+print("  graph: ", medians(graph))
+
+for case, cand in (("reduce_sum_f32",
+                    "cases/reduce_sum_f32/candidates/split_two_kernels.cu"),
+                   ("vector_add", "tests/gpu/graph/forked_streams.cu")):
+    rc, doc, err = kl("compare", SRC + "/cases/" + case, "--candidate",
+                      SRC + "/" + cand, "--launch", "graph")
+    check(rc == 0 and doc.get("verdict") == "OK" and
+          doc.get("launch") == "graph",
+          "%s under graphs: OK: %d %s %s" % (cand, rc, doc.get("reason"),
+                                             err[-400:]))
+    print("  ", medians(doc))
+
+for cand, verdict, words in (
+        ("legacy_stream.cu", "CRASHED", ["legacy default stream",
+                                         "ctx->stream"]),
+        ("per_thread_stream.cu", "CRASHED", ["captured 0 of the 1 kernel"]),
+        ("skips_when_captured.cu", "CHEAT", ["skipped"])):
+    rc, doc, err = kl("compare", VADD, "--candidate", HERE + "/" + cand,
+                      "--launch", "graph")
+    reason = doc.get("reason") or ""
+    check(rc == 3 and doc.get("verdict") == verdict and
+          all(w in reason for w in words),
+          "%s: %s, saying %s: %d %s %s" % (cand, verdict, words, rc,
+                                           doc.get("verdict"), reason[:400]))
+    if verdict == "CHEAT":
+        check(doc.get("gate") == "timed_work",
+              "%s: gate timed_work: %s" % (cand, doc.get("gate")))
+    print("   %s: %s" % (cand, reason[:300]))
+    # launched from a stream, the legacy stream's launch is ordered with
+    # the harness's (a blocking stream) and timed as it runs
+    if cand == "legacy_stream.cu":
+        rc, doc, err = kl("compare", VADD, "--candidate", HERE + "/" + cand,
+                          "--launch", "stream")
+        check(rc == 0 and doc.get("verdict") == "OK",
+              "%s from a stream: OK: %d %s" % (cand, rc, doc.get("reason")))
+
+keyed = os.path.join(TMP, "vector_add_graph")
+shutil.copytree(VADD, keyed, ignore=shutil.ignore_patterns("runs", "*.jsonl"))
+with open(os.path.join(keyed, "case.yaml"), "a") as f:
+    f.write("timing: {launch: graph}\n")
+rc, doc, err = kl("bench", keyed)
+check(rc == 0 and doc.get("launch") == "graph",
+      "timing.launch: graph benches under graphs: %d %s" % (rc, err[-300:]))
+rc, doc, err = kl("bench", keyed, "--launch", "stream")
+check(rc == 0 and "launch" not in doc,
+      "--launch stream overrides the case: %d %s" % (rc, err[-300:]))
+
+shutil.rmtree(TMP, ignore_errors=True)
+print("graph launch: %d failure(s)" % len(FAILS))
+sys.exit(1 if FAILS else 0)
