@@ -30,10 +30,7 @@ static bool breaks_launch_contract(const char *why) {
   return strstr(why, "the launch called") || strstr(why, "scratch region");
 }
 
-static int reject(kl_report *r, kl_verdict v, const char *fmt, ...)
-    KL_PRINTF(3, 4);
-
-static int reject(kl_report *r, kl_verdict v, const char *fmt, ...) {
+int kl__bench_reject(kl_report *r, kl_verdict v, const char *fmt, ...) {
   kl_buf b = KL_BUF_INIT;
   va_list ap;
   va_start(ap, fmt);
@@ -47,14 +44,14 @@ static int reject(kl_report *r, kl_verdict v, const char *fmt, ...) {
 
 /* A worker failure: a crash or a hang is the candidate's verdict; anything
  * else is kernlab's error. `shape` may be NULL (no shape was running). */
-static int worker_failure(kl_report *r, int rc, const char *shape,
-                          const char *what) {
+int kl__bench_worker_failure(kl_report *r, int rc, const char *shape,
+                             const char *what) {
   const kl_error *e = kl_error_last();
   const char *msg = e ? e->message : kl_strerror(rc);
   if (rc != KL_ECRASHED && rc != KL_ETIMEOUT) return rc;
-  return reject(r, rc == KL_ECRASHED ? KL_VERDICT_CRASHED : KL_VERDICT_TIMEOUT,
-                "%s%s%s: %s", what, shape ? " at shape " : "",
-                shape ? shape : "", msg);
+  return kl__bench_reject(
+      r, rc == KL_ECRASHED ? KL_VERDICT_CRASHED : KL_VERDICT_TIMEOUT,
+      "%s%s%s: %s", what, shape ? " at shape " : "", shape ? shape : "", msg);
 }
 
 /* The worker died or hung before any shape ran (its start, the device
@@ -62,7 +59,9 @@ static int worker_failure(kl_report *r, int rc, const char *shape,
  * With a candidate in it, that is the candidate's verdict, as it would be
  * a moment later; a bench of the case's own kernel fails. */
 static int setup_failure(kl_report *r, int rc, bool candidate) {
-  return candidate ? worker_failure(r, rc, NULL, "loading the plugins") : rc;
+  return candidate
+             ? kl__bench_worker_failure(r, rc, NULL, "loading the plugins")
+             : rc;
 }
 
 static uint64_t fresh_seed(void) {
@@ -105,8 +104,8 @@ static int compile_side(kl_artifact **out, kl_report *r, const kl_case *c,
         KL_EINVALID, KL_DOMAIN_CASE, "the %s of case '%s' does not compile: %s",
         role == SIDE_ORACLE ? "baseline" : "kernel compared against", c->name,
         first ? first : "see the compiler log");
-  return reject(r, KL_VERDICT_COMPILE_ERROR, "%s",
-                first ? first : "the compiler failed (see its log)");
+  return kl__bench_reject(r, KL_VERDICT_COMPILE_ERROR, "%s",
+                          first ? first : "the compiler failed (see its log)");
 }
 
 /* The case as configured by `config`: c itself without settings, else c
@@ -137,115 +136,13 @@ static int build_side(kl_artifact **out, kl_report *r, const kl_case *c,
   return rc;
 }
 
-/* An error this small (relative L2) is right whatever the trivial outputs
- * are: 16 units in the last place of the output's dtype (an output the
- * oracle makes nearly constant has trivial outputs nearly as close). */
-static double scale_floor(const kl_case *c, const char *param) {
-  kl_dtype t = KL_DTYPE_F32;
-  for (size_t p = 0; param && p < c->nparams; p++)
-    if (c->params[p].name && strcmp(c->params[p].name, param) == 0)
-      t = c->params[p].dtype;
-  double eps = t == KL_DTYPE_F64    ? 0x1p-52
-               : t == KL_DTYPE_F16  ? 0x1p-10
-               : t == KL_DTYPE_BF16 ? 0x1p-7
-                                    : 0x1p-23;
-  return 16 * eps;
-}
-
-/* A trivial output in words, for reasons. */
-static const char *kl_trivial_label(int which) {
-  static const char *const labels[] = {"zeros", "each row's mean",
-                                       "the reference's rows rolled by half",
-                                       "the reference transposed"};
-  return which >= 0 && which < 4 ? labels[which] : "?";
-}
-
-/* The best trivial output of a seed's check: its index, or -1. A
- * trivial output within `floor` of the oracle's (an output the oracle
- * makes constant: its mean is the oracle's) tells nothing and is passed
- * over. */
-static int best_trivial(const kl_check_result *res, double floor) {
-  int best = -1;
-  for (int k = 0; k < 4; k++)
-    if (res->trivial_rel[k] > floor &&
-        (best < 0 || res->trivial_rel[k] < res->trivial_rel[best]))
-      best = k;
-  return best;
-}
-
-/* The check's scale into the shape's result (the seed whose error is
- * nearest its best trivial output's), and the gate: a candidate whose
- * relative L2 error is not trivial_margin times below the best trivial
- * output's is no closer to the oracle than a wrong answer is, whatever the
- * elementwise tolerance said. */
-static int scale_gate(kl_report *r, const kl_case *c,
-                      const kl_check_result *res, shape_entry *e) {
-  const kl_check_result *worst = NULL;
-  double worst_ratio = -1;
-  for (size_t i = 0; i < r->nseeds; i++) {
-    int b = best_trivial(&res[i], scale_floor(c, res[i].scale_param));
-    if (!res[i].scaled || b < 0) continue;
-    double t = res[i].trivial_rel[b];
-    double ratio = t > 0 ? res[i].rel_l2 / t : res[i].rel_l2 > 0 ? HUGE_VAL : 0;
-    if (ratio > worst_ratio) worst_ratio = ratio, worst = &res[i];
-    if (res[i].max_ulp > e->res.max_ulp) e->res.max_ulp = res[i].max_ulp;
-  }
-  for (size_t i = 0; i < r->nseeds && !e->scale_param[0]; i++) {
-    if (!res[i].scaled) continue; /* the first seed measured, for kl check */
-    snprintf(e->scale_param, sizeof(e->scale_param), "%s", res[i].scale_param);
-    memcpy(e->trivial_rel, res[i].trivial_rel, sizeof(e->trivial_rel));
-    memcpy(e->trivial_rejected, res[i].trivial_rejected,
-           sizeof(e->trivial_rejected));
-    e->scale_elements = res[i].scale_elements;
-    e->ref_rms = res[i].ref_rms;
-  }
-  if (!worst) return 0;
-  r->gates |= KL__GATE_TRIVIAL_OUTPUT;
-  double floor = scale_floor(c, worst->scale_param);
-  int b = best_trivial(worst, floor);
-  e->res.scaled = 1;
-  e->res.rel_l2 = worst->rel_l2;
-  e->res.trivial_rel = worst->trivial_rel[b];
-  e->res.trivial = kl_trivial_name(b);
-  double margin = c->ref.trivial_margin;
-  if (!(margin > 0) || worst->rel_l2 <= floor ||
-      worst->rel_l2 * margin <= worst->trivial_rel[b])
-    return 0;
-  e->res.correct = 0;
-  /* named: the trivial output whose error is nearest the candidate's */
-  int like = b;
-  for (int k = 0; k < 4; k++)
-    if (worst->trivial_rel[k] > floor && worst->rel_l2 > 0 &&
-        fabs(log(worst->rel_l2 / worst->trivial_rel[k])) <
-            fabs(log(worst->rel_l2 / worst->trivial_rel[like])))
-      like = k;
-  char how[96];
-  double times = worst->trivial_rel[like] / worst->rel_l2;
-  if (times <= 1)
-    snprintf(how, sizeof(how), "no closer to the reference than");
-  else
-    snprintf(how, sizeof(how), "only %.3g times closer to the reference than",
-             times);
-  return reject(r, KL_VERDICT_INCORRECT,
-                "shape %s, seed %llu: %s is %s %s (relative L2 error %.3g, "
-                "%s's %.3g; the closest trivial output, %s, %.3g, and a "
-                "right answer is %g times closer, reference.trivial_margin): "
-                "it passed the elementwise tolerance (atol %g, rtol %g), "
-                "which is too loose for this output's scale",
-                e->res.name, (unsigned long long)worst->seed,
-                worst->scale_param, how, kl_trivial_label(like), worst->rel_l2,
-                kl_trivial_name(like), worst->trivial_rel[like],
-                kl_trivial_name(b), worst->trivial_rel[b], margin, c->ref.atol,
-                c->ref.rtol);
-}
-
 static int check_shape(kl_report *r, const kl_case *c, kl_worker *w, int plugin,
                        int oracle, int shape, shape_entry *e) {
   kl_check_result res[64];
   for (size_t i = 0; i < KL_ARRAY_SIZE(res); i++)
     res[i] = (kl_check_result)KL_CHECK_RESULT_INIT;
   int rc = kl_worker_check(res, w, plugin, oracle, shape, r->seeds, r->nseeds);
-  if (rc < 0) return worker_failure(r, rc, e->res.name, "check");
+  if (rc < 0) return kl__bench_worker_failure(r, rc, e->res.name, "check");
   e->res.checked = 1;
   e->res.correct = 1;
   r->gates |= KL__GATE_TOLERANCE | KL__GATE_WORK_AFTER_RETURN;
@@ -260,12 +157,13 @@ static int check_shape(kl_report *r, const kl_case *c, kl_worker *w, int plugin,
   for (size_t i = 0; i < r->nseeds; i++) {
     if (!res[i].late_bytes && !res[i].busy_threads) continue;
     e->res.correct = 0;
-    rc = reject(r, KL_VERDICT_CHEAT,
-                "shape %s, seed %llu: work went on after the launch returned "
-                "(%llu output bytes changed later, %d threads still "
-                "running): work on another thread or stream is not timed",
-                e->res.name, (unsigned long long)res[i].seed,
-                (unsigned long long)res[i].late_bytes, res[i].busy_threads);
+    rc = kl__bench_reject(
+        r, KL_VERDICT_CHEAT,
+        "shape %s, seed %llu: work went on after the launch returned "
+        "(%llu output bytes changed later, %d threads still "
+        "running): work on another thread or stream is not timed",
+        e->res.name, (unsigned long long)res[i].seed,
+        (unsigned long long)res[i].late_bytes, res[i].busy_threads);
     r->gate = "work_after_return";
     return rc;
   }
@@ -279,27 +177,29 @@ static int check_shape(kl_report *r, const kl_case *c, kl_worker *w, int plugin,
       e->res.max_abs_err = res[i].max_abs_err;
     if (!res[i].correct && !bad) bad = &res[i];
   }
-  if (!bad) return scale_gate(r, c, res, e);
+  if (!bad) return kl__bench_scale_gate(r, c, res, e);
   e->res.correct = 0;
   if (strncmp(bad->detail, "launch failed: ", 15) == 0) {
     bool contract = breaks_launch_contract(bad->detail);
-    rc = reject(r, contract ? KL_VERDICT_CHEAT : KL_VERDICT_INCORRECT,
-                "shape %s, seed %llu: %s", e->res.name,
-                (unsigned long long)bad->seed, bad->detail);
+    rc = kl__bench_reject(r, contract ? KL_VERDICT_CHEAT : KL_VERDICT_INCORRECT,
+                          "shape %s, seed %llu: %s", e->res.name,
+                          (unsigned long long)bad->seed, bad->detail);
     if (contract) r->gate = "launch_contract";
     return rc;
   }
   if (bad->inputs_written && !bad->mismatches)
-    return reject(r, KL_VERDICT_INCORRECT,
-                  "shape %s, seed %llu: the kernel wrote its input (%s)",
-                  e->res.name, (unsigned long long)bad->seed, bad->detail);
+    return kl__bench_reject(
+        r, KL_VERDICT_INCORRECT,
+        "shape %s, seed %llu: the kernel wrote its input (%s)", e->res.name,
+        (unsigned long long)bad->seed, bad->detail);
   if (bad->unwritten)
-    return reject(r, KL_VERDICT_INCORRECT,
-                  "shape %s, seed %llu: %llu output elements never written "
-                  "(%s)",
-                  e->res.name, (unsigned long long)bad->seed,
-                  (unsigned long long)bad->unwritten, bad->detail);
-  return reject(
+    return kl__bench_reject(
+        r, KL_VERDICT_INCORRECT,
+        "shape %s, seed %llu: %llu output elements never written "
+        "(%s)",
+        e->res.name, (unsigned long long)bad->seed,
+        (unsigned long long)bad->unwritten, bad->detail);
+  return kl__bench_reject(
       r, KL_VERDICT_INCORRECT,
       "shape %s, seed %llu: %llu mismatches, max abs error %g "
       "(%s%s)",
@@ -362,9 +262,9 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                        "shape %s: the case's kernel cannot be timed under "
                        "CUDA graphs (launch: graph): %s",
                        e->res.name, why ? why : msg);
-    return reject(r, KL_VERDICT_CRASHED,
-                  "shape %s: under CUDA graphs (launch: graph), %s",
-                  e->res.name, why ? why : msg);
+    return kl__bench_reject(r, KL_VERDICT_CRASHED,
+                            "shape %s: under CUDA graphs (launch: graph), %s",
+                            e->res.name, why ? why : msg);
   }
   if (rc == KL_EREJECTED) {
     /* checked clean, then behaved otherwise while timed (broke the launch
@@ -376,13 +276,14 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     if (!why) why = strstr(msg, "a launch ");
     if (!why) why = strstr(msg, "scratch region");
     bool baseline = n == 2 ? s.culprit == 0 : false;
-    rc = reject(r, KL_VERDICT_CHEAT, "shape %s: while timed, %s%s", e->res.name,
-                baseline ? "the baseline: " : "", why ? why : msg);
+    rc = kl__bench_reject(r, KL_VERDICT_CHEAT, "shape %s: while timed, %s%s",
+                          e->res.name, baseline ? "the baseline: " : "",
+                          why ? why : msg);
     r->gate = strcmp(s.gate, "launch_contract") == 0 ? "launch_contract"
                                                      : "timed_work";
     return rc;
   }
-  if (rc < 0) return worker_failure(r, rc, e->res.name, "timing");
+  if (rc < 0) return kl__bench_worker_failure(r, rc, e->res.name, "timing");
   kl__report_phases *ph = &r->phases; /* timing's parts besides sampling */
   ph->setup = (ph->setup >= 0 ? ph->setup : 0) + s.costs.setup_ms;
   ph->placements =
@@ -390,12 +291,12 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   ph->verify = (ph->verify >= 0 ? ph->verify : 0) + s.costs.verify_ms;
   if (s.verified && s.stale[n - 1]) {
     /* correct when checked, wrong once its inputs changed under timing */
-    rc = reject(r, KL_VERDICT_CHEAT,
-                "shape %s: %llu output elements did not match the inputs of "
-                "the last timed samples (%s): results computed once and "
-                "handed back later",
-                e->res.name, (unsigned long long)s.stale[n - 1],
-                s.stale_detail[n - 1]);
+    rc = kl__bench_reject(
+        r, KL_VERDICT_CHEAT,
+        "shape %s: %llu output elements did not match the inputs of "
+        "the last timed samples (%s): results computed once and "
+        "handed back later",
+        e->res.name, (unsigned long long)s.stale[n - 1], s.stale_detail[n - 1]);
     r->gate = "stale_outputs";
     kl_samples_dispose(&s);
     return rc;
@@ -439,7 +340,7 @@ static int profile_collect(json_object **reply, kl_report *r, kl_worker *w,
   double t0 = kl__now_ms();
   int rc = kl__worker_profile(reply, w, plugin, shape, names, nnames, seed);
   *wall_ms = kl__now_ms() - t0;
-  if (rc < 0) return worker_failure(r, rc, e->res.name, "profiling");
+  if (rc < 0) return kl__bench_worker_failure(r, rc, e->res.name, "profiling");
   return 0;
 }
 
@@ -461,86 +362,6 @@ static int profile_build(json_object *reply, const kl_case *c, int shape,
                                    err ? err->text : "no counters");
   }
   return rc < 0 ? rc : kl__profile_from_reply(&e->profile, reply, &in);
-}
-
-/* ---- the roofline gate ------------------------------------------------------
- */
-
-/* How much slower than the copy bound a correct kernel may legitimately
- * look fast: written lines can stay in the device's L2 past the kernel's
- * end, a case's byte count can be generous, reads run faster than copies. */
-#define ROOFLINE_SLACK_DEVICE 2.0
-#define ROOFLINE_SLACK_HOST 4.0
-
-/* The best of five memcpy's moving `bytes` (bytes/2 read, bytes/2 written)
- * in this process, warm, in microseconds; 0 when it cannot tell (too
- * small to time or too large to allocate). A generous bound for host
- * kernels: the worker runs on the same memory. */
-static double host_copy_us(double bytes) {
-  size_t half = (size_t)(bytes / 2);
-  if (bytes < 65536 || bytes > (double)(4ull << 30)) return 0;
-  char *from = kl__malloc(half), *to = kl__malloc(half);
-  double best = 0;
-  if (from && to) {
-    memset(from, 1, half);
-    memset(to, 0, half);
-    for (int i = 0; i < 6; i++) {
-      double t0 = kl__now_ms();
-      memcpy(to, from, half);
-      double us = (kl__now_ms() - t0) * 1e3;
-      if (i > 0 && (best == 0 || us < best)) best = us;
-      from[i] = to[half - 1 - (size_t)i]; /* keep the copies observable */
-    }
-  }
-  kl__free(from);
-  kl__free(to);
-  return best;
-}
-
-/* After timing: a timed candidate whose median moves the case's roofline
- * bytes faster than this machine can move memory did not do the work it
- * claims (it skipped some, or hid it from the timer). Device: the DRAM's
- * theoretical bandwidth (or a measured device copy), for cold samples or a
- * working set over four times the L2; host: one thread's memcpy of the same
- * bytes, times the slack per hardware thread. Flops are not judged. */
-static int roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
-                         int cold) {
-  double peak_gbps = 0, l2 = 0;
-  int rc;
-  if (kl_case_on_gpu(c) && (rc = kl__worker_memory(&peak_gbps, &l2, w)) < 0)
-    return worker_failure(r, rc, NULL, "reading the device's bandwidth");
-  for (size_t i = 0; i < r->nshapes; i++) {
-    shape_entry *e = &r->shapes[i];
-    double bytes = 0, bound_us = 0, slack;
-    int s = kl_case_shape_find(c, e->res.name);
-    if (!e->res.timed || kl_case_roofline(&bytes, NULL, c, s) < 0 || bytes <= 0)
-      continue;
-    if (kl_case_on_gpu(c)) {
-      if (peak_gbps <= 0 || (!cold && bytes < 4 * l2)) continue;
-      bound_us = bytes / (peak_gbps * 1e3);
-      slack = ROOFLINE_SLACK_DEVICE;
-    } else {
-      if ((bound_us = host_copy_us(bytes)) < 1) continue;
-      /* the copy is one thread's; a kernel may use every hardware thread
-       * (a launcher of its own starts them: kernlab/plugin.h) */
-      long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-      slack = ROOFLINE_SLACK_HOST * (double)(cpus < 1     ? 1
-                                             : cpus > 256 ? 256
-                                                          : cpus);
-    }
-    double t = e->res.time.median;
-    r->gates |= KL__GATE_ROOFLINE;
-    if (t <= 0 || t * slack >= bound_us) continue;
-    r->gate = "faster_than_roofline";
-    return reject(r, KL_VERDICT_CHEAT,
-                  "shape %s: %.3g us for the roofline's %.4g bytes is %.0f "
-                  "GB/s, %.1fx what this machine can move (%.0f GB/s%s): "
-                  "work skipped or hidden from the timer",
-                  e->res.name, t, bytes, bytes / (t * 1e3), bound_us / t,
-                  bytes / (bound_us * 1e3),
-                  kl_case_on_gpu(c) ? ", DRAM peak" : ", memcpy");
-  }
-  return 0;
 }
 
 static int objective(kl_report *r, const kl_case *c) {
@@ -790,9 +611,9 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     const char *why = kl__worker_load_refused(w);
     if (!why)
       why = kl_error_last() ? kl_error_last()->message : kl_strerror(rc);
-    rc = rc == KL_EINVALID
-             ? reject(r, KL_VERDICT_CRASHED, "loading the candidate: %s", why)
-             : setup_failure(r, rc, cand);
+    rc = rc == KL_EINVALID ? kl__bench_reject(r, KL_VERDICT_CRASHED,
+                                              "loading the candidate: %s", why)
+                           : setup_failure(r, rc, cand);
     goto done;
   }
   ph->load = lap(&mark);
@@ -854,7 +675,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     if (r->shapes[i].res.wall_ms > 0) ph->sampling += r->shapes[i].res.wall_ms;
   if (cand && r->verdict == KL_VERDICT_OK) {
     phase(o, "gates");
-    if ((rc = roofline_gate(r, c, w, t.cold)) < 0) goto done;
+    if ((rc = kl__bench_roofline_gate(r, c, w, t.cold)) < 0) goto done;
     ph->gates = lap(&mark);
   }
   for (size_t i = 0; replies && i < r->nshapes && r->verdict == KL_VERDICT_OK;

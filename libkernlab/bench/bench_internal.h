@@ -122,6 +122,23 @@ int kl__shape_decision(shape_entry *e, const kl_samples *s,
  * JSON object (docs/json.md, "measurement"). */
 int kl__report_evidence_json(kl_buf *b, const kl_report *r);
 
+/* The path's verdicts (bench.c): a rejection with its one-line reason
+ * (returns 0: a verdict, not an error of the call), and a worker that died
+ * or hung doing `what` at `shape` (CRASHED or TIMEOUT; another failure is
+ * returned as the error it is). */
+int kl__bench_reject(kl_report *r, kl_verdict v, const char *fmt, ...)
+    KL_PRINTF(3, 4);
+int kl__bench_worker_failure(kl_report *r, int rc, const char *shape,
+                             const char *what);
+/* The gates besides the check's tolerance (gates.c): the scale gate over a
+ * shape's check results (after they all passed), and the roofline gate
+ * over every timed shape's median. 0 (a verdict may have been set), or an
+ * error of kernlab. */
+int kl__bench_scale_gate(kl_report *r, const kl_case *c,
+                         const kl_check_result *res, shape_entry *e);
+int kl__bench_roofline_gate(kl_report *r, const kl_case *c, kl_worker *w,
+                            int cold);
+
 /* kl bench and kl compare of a backend: command case (command.c). */
 int kl__command_bench(kl_report **out, const kl_case *c,
                       const kl_bench_options *o, bool compare);

@@ -61,7 +61,7 @@ bool kl__ld_real_number(loader *ld, const ynode *n, const char *what,
 /* A file of the case folder named by n (relative, inside the folder). */
 char *kl__ld_case_file(loader *ld, const ynode *n, const char *what);
 
-/* ---- case_sections.c: one reader per section ---- */
+/* ---- case_sections.c (params: case_params.c): one reader per section ---- */
 void kl__ld_read_header(loader *ld, const ynode *root);
 void kl__ld_read_target(loader *ld, const ynode *root);
 void kl__ld_read_kernel(loader *ld, const ynode *root);
