@@ -488,70 +488,13 @@ static int complete_command(kl_llm *l, const char *system, const char *user,
   return rc;
 }
 
-static int numbered(char *out, size_t n, const char *dir, int i,
-                    const char *what) {
-  return snprintf(out, n, "%s/%04d.%s.txt", dir, i, what) < (int)n
-             ? 0
-             : kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: path too long", dir);
-}
-
+/* The next recorded reply (records/llm_recording.c reads the folder). */
 static int complete_replay(kl_llm *l, kl_buf *text, kl_llm_usage *u) {
-  char path[4096];
-  int rc =
-      numbered(path, sizeof(path), l->replay_dir, l->replayed + 1, "reply");
+  int rc = kl__llm_recording_next(text, l->replay_dir, &l->replayed);
   if (rc < 0) return rc;
-  /* a prompt with no reply: the recording process was stopped between
-   * them, and its resumption went on at the next number */
-  for (int k = l->replayed + 1; !kl__is_file(path); k++) {
-    char prompt[4096];
-    if ((rc = numbered(prompt, sizeof(prompt), l->replay_dir, k, "prompt")) < 0)
-      return rc;
-    if (!kl__is_file(prompt) ||
-        (rc = numbered(path, sizeof(path), l->replay_dir, k + 1, "reply")) < 0)
-      break;
-    if (kl__is_file(path)) l->replayed = k;
-  }
-  if (rc < 0) return rc;
-  if (!kl__is_file(path))
-    return kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
-                     "replay: no recorded reply #%d in %s (the recording has "
-                     "%d)",
-                     l->replayed + 1, l->replay_dir, l->replayed);
-  kl_buf b = KL_BUF_INIT;
-  if ((rc = kl__read_file(&b, path)) < 0) return rc;
-  l->replayed++;
   u->requests++;
   l->total.requests++;
-  kl__buf_give(text, &b);
   return 0;
-}
-
-/* NNNN.prompt.txt and NNNN.reply.txt; never over an earlier recording. */
-static int record(kl_llm *l, const char *system, const char *user,
-                  const kl_buf *reply) {
-  char path[4096];
-  kl_buf prompt = KL_BUF_INIT;
-  int i = l->recorded + 1;
-  kl__buf_printf(&prompt, "%s\n\n===== user =====\n\n%s", system, user);
-  int rc;
-  if ((rc = kl__buf_status(&prompt)) < 0 ||
-      (rc = kl__mkdir_p(l->record_dir)) < 0)
-    goto done;
-  /* the next free number: a resumed run's folder has the earlier ones */
-  for (;; i++) {
-    if ((rc = numbered(path, sizeof(path), l->record_dir, i, "prompt")) < 0)
-      goto done;
-    if (!kl__is_file(path)) break;
-  }
-  if ((rc = kl__record_new_file(path, prompt.ptr, prompt.size)) < 0 ||
-      (rc = numbered(path, sizeof(path), l->record_dir, i, "reply")) < 0 ||
-      (rc = kl__record_new_file(path, reply->ptr ? reply->ptr : "",
-                                reply->size)) < 0)
-    goto done;
-  l->recorded = i;
-done:
-  kl_buf_dispose(&prompt);
-  return rc;
 }
 
 /* An HTTP provider's reply, continued while the token limit cuts it. */
@@ -615,7 +558,9 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
     kl__result_give(usage, &u, sizeof(u),
                     KL__SIZE_THROUGH(kl_llm_usage, continuations),
                     "kl_llm_usage");
-  if (rc == 0 && l->record_dir) rc = record(l, system, user, &text);
+  if (rc == 0 && l->record_dir)
+    rc = kl__llm_recording_write(l->record_dir, &l->recorded, system, user,
+                                 &text);
   if (rc == 0) kl__buf_give(reply, &text);
   kl_buf_dispose(&text);
   return rc;

@@ -14,6 +14,7 @@
  *   RUN/summary.json       how its last session ended (kl_run_json)
  *   RUN/executor.jsonl     batches an executor evaluated
  *   RUN/iter_NNN/          an iteration's files (verdict.json and others)
+ *   RUN/llm/               the model exchanges, NNNN.prompt/reply.txt
  *
  * state.c folds solutions into a run's state (kl__run_state): the live
  * loop applies each record it commits, a resume applies each record it
@@ -302,5 +303,17 @@ int kl__run_state_apply(kl__run_state *st, const kl__solution *s,
 int kl__run_state_load(kl__run_state *st, const char *case_dir,
                        const char *run_dir, const char *run_id,
                        const char *case_name);
+
+/* ---- llm_recording.c: RUN/llm/, the model exchanges ---------------------
+ */
+
+/* The reply after the *replayed-th into *reply (prompts left without a
+ * reply are stepped over); *replayed becomes its number. KL_ENOTFOUND when
+ * the recording has no more. */
+int kl__llm_recording_next(kl_buf *reply, const char *dir, int *replayed);
+/* One exchange at the next free number after *recorded (never over an
+ * earlier one); *recorded becomes it. */
+int kl__llm_recording_write(const char *dir, int *recorded, const char *system,
+                            const char *user, const kl_buf *reply);
 
 #endif /* KL_RECORDS_H */
