@@ -801,20 +801,6 @@ static const size_t bench_options_sizes[] = {
     offsetof(kl_bench_options, launch),
     sizeof(kl_bench_options)};
 
-int kl_bench_options_init(kl_bench_options *opts, unsigned version) {
-  const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, bench_options_sizes,
-                          KL_ARRAY_SIZE(bench_options_sizes),
-                          "kl_bench_options");
-}
-
-/* A caller's kl_bench_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__bench_options_take(kl_bench_options *full,
-                           const kl_bench_options *given) {
-  const kl_bench_options defaults = KL_BENCH_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, bench_options_sizes,
-                          KL_ARRAY_SIZE(bench_options_sizes),
-                          "kl_bench_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_bench_options, kl_bench_options_init,
+                      kl__bench_options_take, KL_BENCH_OPTIONS_INIT,
+                      bench_options_sizes)

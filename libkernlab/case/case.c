@@ -570,17 +570,6 @@ int kl_case_describe_json(kl_buf *out, const kl_case *c) {
 static const size_t case_options_sizes[] = {
     0, offsetof(kl_case_options, tunables), sizeof(kl_case_options)};
 
-int kl_case_options_init(kl_case_options *opts, unsigned version) {
-  const kl_case_options defaults = KL_CASE_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, case_options_sizes,
-                          KL_ARRAY_SIZE(case_options_sizes), "kl_case_options");
-}
-
-/* A caller's kl_case_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__case_options_take(kl_case_options *full, const kl_case_options *given) {
-  const kl_case_options defaults = KL_CASE_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, case_options_sizes,
-                          KL_ARRAY_SIZE(case_options_sizes), "kl_case_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_case_options, kl_case_options_init,
+                      kl__case_options_take, KL_CASE_OPTIONS_INIT,
+                      case_options_sizes)

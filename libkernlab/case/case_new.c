@@ -184,20 +184,6 @@ done:
 
 static const size_t case_new_options_sizes[] = {0, sizeof(kl_case_new_options)};
 
-int kl_case_new_options_init(kl_case_new_options *opts, unsigned version) {
-  const kl_case_new_options defaults = KL_CASE_NEW_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, case_new_options_sizes,
-                          KL_ARRAY_SIZE(case_new_options_sizes),
-                          "kl_case_new_options");
-}
-
-/* A caller's kl_case_new_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__case_new_options_take(kl_case_new_options *full,
-                              const kl_case_new_options *given) {
-  const kl_case_new_options defaults = KL_CASE_NEW_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, case_new_options_sizes,
-                          KL_ARRAY_SIZE(case_new_options_sizes),
-                          "kl_case_new_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_case_new_options, kl_case_new_options_init,
+                      kl__case_new_options_take, KL_CASE_NEW_OPTIONS_INIT,
+                      case_new_options_sizes)

@@ -654,20 +654,6 @@ done:
 
 static const size_t compile_options_sizes[] = {0, sizeof(kl_compile_options)};
 
-int kl_compile_options_init(kl_compile_options *opts, unsigned version) {
-  const kl_compile_options defaults = KL_COMPILE_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, compile_options_sizes,
-                          KL_ARRAY_SIZE(compile_options_sizes),
-                          "kl_compile_options");
-}
-
-/* A caller's kl_compile_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__compile_options_take(kl_compile_options *full,
-                             const kl_compile_options *given) {
-  const kl_compile_options defaults = KL_COMPILE_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, compile_options_sizes,
-                          KL_ARRAY_SIZE(compile_options_sizes),
-                          "kl_compile_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_compile_options, kl_compile_options_init,
+                      kl__compile_options_take, KL_COMPILE_OPTIONS_INIT,
+                      compile_options_sizes)

@@ -347,6 +347,20 @@ int kl__options_init(void *opts, const void *defaults, unsigned version,
                      const size_t *sizes, size_t nsizes, const char *what);
 int kl__options_take(void *full, const void *given, const size_t *sizes,
                      size_t nsizes, const char *what);
+/* An options struct's pair, from its defaults macro and its sizes table:
+ * the public init (kl_x_options_init) and the library's taker
+ * (kl__x_options_take, declared below). One definition for all of them. */
+#define KL__OPTIONS_FUNCTIONS(type, init_fn, take_fn, defaults_init, sizes)   \
+  int init_fn(type *opts, unsigned version) {                                  \
+    const type defaults = defaults_init;                                       \
+    return kl__options_init(opts, &defaults, version, sizes,                   \
+                            KL_ARRAY_SIZE(sizes), #type);                      \
+  }                                                                            \
+  int take_fn(type *full, const type *given) {                                 \
+    const type defaults = defaults_init;                                       \
+    *full = defaults;                                                          \
+    return kl__options_take(full, given, sizes, KL_ARRAY_SIZE(sizes), #type);  \
+  }
 /* Result structs a caller allocates start with `size_t size`, the caller's
  * sizeof (its _INIT macro sets it): *out gets the fields of *full past the
  * size field, up to the smaller of the two sizes; out->size is kept (a
@@ -397,6 +411,8 @@ int kl__worker_options_take(kl_worker_options *full,
 int kl__prompt_inputs_take(kl_prompt_inputs *full,
                            const kl_prompt_inputs *given);
 int kl__time_options_take(kl_time_options *full, const kl_time_options *given);
+int kl__serve_options_take(kl_serve_options *full,
+                           const kl_serve_options *given);
 
 /* ---- secrets (secrets.c)
  * ----------------------------------------------------- */

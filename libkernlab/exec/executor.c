@@ -280,20 +280,6 @@ static const size_t executor_options_sizes[] = {
     0, offsetof(kl_executor_options, fresh_workers),
     sizeof(kl_executor_options)};
 
-int kl_executor_options_init(kl_executor_options *opts, unsigned version) {
-  const kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, executor_options_sizes,
-                          KL_ARRAY_SIZE(executor_options_sizes),
-                          "kl_executor_options");
-}
-
-/* A caller's kl_executor_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__executor_options_take(kl_executor_options *full,
-                              const kl_executor_options *given) {
-  const kl_executor_options defaults = KL_EXECUTOR_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, executor_options_sizes,
-                          KL_ARRAY_SIZE(executor_options_sizes),
-                          "kl_executor_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_executor_options, kl_executor_options_init,
+                      kl__executor_options_take, KL_EXECUTOR_OPTIONS_INIT,
+                      executor_options_sizes)

@@ -604,17 +604,6 @@ const kl_expr_node *kl__expr_root(const kl_expr *e) {
 
 static const size_t expr_options_sizes[] = {0, sizeof(kl_expr_options)};
 
-int kl_expr_options_init(kl_expr_options *opts, unsigned version) {
-  const kl_expr_options defaults = KL_EXPR_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, expr_options_sizes,
-                          KL_ARRAY_SIZE(expr_options_sizes), "kl_expr_options");
-}
-
-/* A caller's kl_expr_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__expr_options_take(kl_expr_options *full, const kl_expr_options *given) {
-  const kl_expr_options defaults = KL_EXPR_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, expr_options_sizes,
-                          KL_ARRAY_SIZE(expr_options_sizes), "kl_expr_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_expr_options, kl_expr_options_init,
+                      kl__expr_options_take, KL_EXPR_OPTIONS_INIT,
+                      expr_options_sizes)

@@ -779,20 +779,6 @@ done:
 
 static const size_t harness_options_sizes[] = {0, sizeof(kl_harness_options)};
 
-int kl_harness_options_init(kl_harness_options *opts, unsigned version) {
-  const kl_harness_options defaults = KL_HARNESS_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, harness_options_sizes,
-                          KL_ARRAY_SIZE(harness_options_sizes),
-                          "kl_harness_options");
-}
-
-/* A caller's kl_harness_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__harness_options_take(kl_harness_options *full,
-                             const kl_harness_options *given) {
-  const kl_harness_options defaults = KL_HARNESS_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, harness_options_sizes,
-                          KL_ARRAY_SIZE(harness_options_sizes),
-                          "kl_harness_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_harness_options, kl_harness_options_init,
+                      kl__harness_options_take, KL_HARNESS_OPTIONS_INIT,
+                      harness_options_sizes)

@@ -571,17 +571,5 @@ int kl_llm_complete(kl_llm *l, const char *system, const char *user,
 
 static const size_t llm_config_sizes[] = {0, sizeof(kl_llm_config)};
 
-int kl_llm_config_init(kl_llm_config *opts, unsigned version) {
-  const kl_llm_config defaults = KL_LLM_CONFIG_INIT;
-  return kl__options_init(opts, &defaults, version, llm_config_sizes,
-                          KL_ARRAY_SIZE(llm_config_sizes), "kl_llm_config");
-}
-
-/* A caller's kl_llm_config (of any version) over the defaults: what this
- * library reads from. */
-int kl__llm_config_take(kl_llm_config *full, const kl_llm_config *given) {
-  const kl_llm_config defaults = KL_LLM_CONFIG_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, llm_config_sizes,
-                          KL_ARRAY_SIZE(llm_config_sizes), "kl_llm_config");
-}
+KL__OPTIONS_FUNCTIONS(kl_llm_config, kl_llm_config_init, kl__llm_config_take,
+                      KL_LLM_CONFIG_INIT, llm_config_sizes)

@@ -865,25 +865,8 @@ static const size_t case_from_observation_options_sizes[] = {
     offsetof(kl_case_from_observation_options, include_dirs),
     sizeof(kl_case_from_observation_options)};
 
-int kl_case_from_observation_options_init(
-    kl_case_from_observation_options *opts, unsigned version) {
-  const kl_case_from_observation_options defaults =
-      KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version,
-                          case_from_observation_options_sizes,
-                          KL_ARRAY_SIZE(case_from_observation_options_sizes),
-                          "kl_case_from_observation_options");
-}
-
-/* A caller's kl_case_from_observation_options (of any version) over the
- * defaults: what this library reads from. */
-int kl__case_from_observation_options_take(
-    kl_case_from_observation_options *full,
-    const kl_case_from_observation_options *given) {
-  const kl_case_from_observation_options defaults =
-      KL_CASE_FROM_OBSERVATION_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, case_from_observation_options_sizes,
-                          KL_ARRAY_SIZE(case_from_observation_options_sizes),
-                          "kl_case_from_observation_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_case_from_observation_options,
+                      kl_case_from_observation_options_init,
+                      kl__case_from_observation_options_take,
+                      KL_CASE_FROM_OBSERVATION_OPTIONS_INIT,
+                      case_from_observation_options_sizes)

@@ -795,20 +795,6 @@ static const size_t export_options_sizes[] = {
     offsetof(kl_export_options, measure), offsetof(kl_export_options, speedup),
     sizeof(kl_export_options)};
 
-int kl_export_options_init(kl_export_options *opts, unsigned version) {
-  const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, export_options_sizes,
-                          KL_ARRAY_SIZE(export_options_sizes),
-                          "kl_export_options");
-}
-
-/* A caller's kl_export_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__export_options_take(kl_export_options *full,
-                            const kl_export_options *given) {
-  const kl_export_options defaults = KL_EXPORT_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, export_options_sizes,
-                          KL_ARRAY_SIZE(export_options_sizes),
-                          "kl_export_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_export_options, kl_export_options_init,
+                      kl__export_options_take, KL_EXPORT_OPTIONS_INIT,
+                      export_options_sizes)

@@ -396,20 +396,6 @@ done:
 
 static const size_t observe_options_sizes[] = {0, sizeof(kl_observe_options)};
 
-int kl_observe_options_init(kl_observe_options *opts, unsigned version) {
-  const kl_observe_options defaults = KL_OBSERVE_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, observe_options_sizes,
-                          KL_ARRAY_SIZE(observe_options_sizes),
-                          "kl_observe_options");
-}
-
-/* A caller's kl_observe_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__observe_options_take(kl_observe_options *full,
-                             const kl_observe_options *given) {
-  const kl_observe_options defaults = KL_OBSERVE_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, observe_options_sizes,
-                          KL_ARRAY_SIZE(observe_options_sizes),
-                          "kl_observe_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_observe_options, kl_observe_options_init,
+                      kl__observe_options_take, KL_OBSERVE_OPTIONS_INIT,
+                      observe_options_sizes)

@@ -613,20 +613,6 @@ int kl_observation_summary(kl_buf *out, const kl_observation *o,
 
 static const size_t configs_options_sizes[] = {0, sizeof(kl_configs_options)};
 
-int kl_configs_options_init(kl_configs_options *opts, unsigned version) {
-  const kl_configs_options defaults = KL_CONFIGS_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, configs_options_sizes,
-                          KL_ARRAY_SIZE(configs_options_sizes),
-                          "kl_configs_options");
-}
-
-/* A caller's kl_configs_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__configs_options_take(kl_configs_options *full,
-                             const kl_configs_options *given) {
-  const kl_configs_options defaults = KL_CONFIGS_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, configs_options_sizes,
-                          KL_ARRAY_SIZE(configs_options_sizes),
-                          "kl_configs_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_configs_options, kl_configs_options_init,
+                      kl__configs_options_take, KL_CONFIGS_OPTIONS_INIT,
+                      configs_options_sizes)

@@ -693,20 +693,6 @@ int kl_prompt_json(kl_buf *out, const kl_prompt *p) {
 
 static const size_t prompt_inputs_sizes[] = {0, sizeof(kl_prompt_inputs)};
 
-int kl_prompt_inputs_init(kl_prompt_inputs *in, unsigned version) {
-  const kl_prompt_inputs defaults = KL_PROMPT_INPUTS_INIT;
-  return kl__options_init(in, &defaults, version, prompt_inputs_sizes,
-                          KL_ARRAY_SIZE(prompt_inputs_sizes),
-                          "kl_prompt_inputs");
-}
-
-/* A caller's kl_prompt_inputs (of any version) over the defaults: what this
- * library reads from. */
-int kl__prompt_inputs_take(kl_prompt_inputs *full,
-                           const kl_prompt_inputs *given) {
-  const kl_prompt_inputs defaults = KL_PROMPT_INPUTS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, prompt_inputs_sizes,
-                          KL_ARRAY_SIZE(prompt_inputs_sizes),
-                          "kl_prompt_inputs");
-}
+KL__OPTIONS_FUNCTIONS(kl_prompt_inputs, kl_prompt_inputs_init,
+                      kl__prompt_inputs_take, KL_PROMPT_INPUTS_INIT,
+                      prompt_inputs_sizes)

@@ -750,21 +750,7 @@ int kl_history_report(kl_buf *out, const kl_case *c,
 static const size_t history_report_options_sizes[] = {
     0, sizeof(kl_history_report_options)};
 
-int kl_history_report_options_init(kl_history_report_options *opts,
-                                   unsigned version) {
-  const kl_history_report_options defaults = KL_HISTORY_REPORT_OPTIONS_INIT;
-  return kl__options_init(
-      opts, &defaults, version, history_report_options_sizes,
-      KL_ARRAY_SIZE(history_report_options_sizes), "kl_history_report_options");
-}
-
-/* A caller's kl_history_report_options (of any version) over the defaults: what
- * this library reads from. */
-int kl__history_report_options_take(kl_history_report_options *full,
-                                    const kl_history_report_options *given) {
-  const kl_history_report_options defaults = KL_HISTORY_REPORT_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, history_report_options_sizes,
-                          KL_ARRAY_SIZE(history_report_options_sizes),
-                          "kl_history_report_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_history_report_options, kl_history_report_options_init,
+                      kl__history_report_options_take,
+                      KL_HISTORY_REPORT_OPTIONS_INIT,
+                      history_report_options_sizes)

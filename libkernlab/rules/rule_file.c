@@ -459,20 +459,6 @@ int kl_rules_get(kl_rule_info *into, const kl_rules *rs, size_t i) {
 
 static const size_t rules_options_sizes[] = {0, sizeof(kl_rules_options)};
 
-int kl_rules_options_init(kl_rules_options *opts, unsigned version) {
-  const kl_rules_options defaults = KL_RULES_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, rules_options_sizes,
-                          KL_ARRAY_SIZE(rules_options_sizes),
-                          "kl_rules_options");
-}
-
-/* A caller's kl_rules_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__rules_options_take(kl_rules_options *full,
-                           const kl_rules_options *given) {
-  const kl_rules_options defaults = KL_RULES_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, rules_options_sizes,
-                          KL_ARRAY_SIZE(rules_options_sizes),
-                          "kl_rules_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_rules_options, kl_rules_options_init,
+                      kl__rules_options_take, KL_RULES_OPTIONS_INIT,
+                      rules_options_sizes)

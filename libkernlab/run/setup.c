@@ -581,17 +581,5 @@ static const size_t run_options_sizes[] = {0, offsetof(kl_run_options, webhook),
                                            offsetof(kl_run_options, executor),
                                            sizeof(kl_run_options)};
 
-int kl_run_options_init(kl_run_options *opts, unsigned version) {
-  const kl_run_options defaults = KL_RUN_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, run_options_sizes,
-                          KL_ARRAY_SIZE(run_options_sizes), "kl_run_options");
-}
-
-/* A caller's kl_run_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__run_options_take(kl_run_options *full, const kl_run_options *given) {
-  const kl_run_options defaults = KL_RUN_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, run_options_sizes,
-                          KL_ARRAY_SIZE(run_options_sizes), "kl_run_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_run_options, kl_run_options_init, kl__run_options_take,
+                      KL_RUN_OPTIONS_INIT, run_options_sizes)

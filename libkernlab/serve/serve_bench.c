@@ -151,12 +151,9 @@ int kl_serve_result_text(kl_buf *out, const kl_serve_result *r) {
 static const size_t serve_options_sizes[] = {
     0, offsetof(kl_serve_options, prompts), sizeof(kl_serve_options)};
 
-int kl_serve_options_init(kl_serve_options *opts, unsigned version) {
-  const kl_serve_options defaults = KL_SERVE_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, serve_options_sizes,
-                          KL_ARRAY_SIZE(serve_options_sizes),
-                          "kl_serve_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_serve_options, kl_serve_options_init,
+                      kl__serve_options_take, KL_SERVE_OPTIONS_INIT,
+                      serve_options_sizes)
 
 #ifdef KL_HAVE_CURL
 #include <curl/curl.h>
@@ -464,10 +461,8 @@ static int read_prompts(char ***out, size_t *n, const char *path) {
 
 int kl_serve_bench(kl_serve_result **out, const kl_serve_options *given) {
   *out = NULL;
-  kl_serve_options o = KL_SERVE_OPTIONS_INIT;
-  int rc =
-      kl__options_take(&o, given, serve_options_sizes,
-                       KL_ARRAY_SIZE(serve_options_sizes), "kl_serve_options");
+  kl_serve_options o;
+  int rc = kl__serve_options_take(&o, given);
   if (rc < 0) return rc;
   if (!o.url || strncmp(o.url, "http", 4) != 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,

@@ -723,20 +723,6 @@ int kl__worker_warm_begin(kl_worker *w) {
 
 static const size_t worker_options_sizes[] = {0, sizeof(kl_worker_options)};
 
-int kl_worker_options_init(kl_worker_options *opts, unsigned version) {
-  const kl_worker_options defaults = KL_WORKER_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, worker_options_sizes,
-                          KL_ARRAY_SIZE(worker_options_sizes),
-                          "kl_worker_options");
-}
-
-/* A caller's kl_worker_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__worker_options_take(kl_worker_options *full,
-                            const kl_worker_options *given) {
-  const kl_worker_options defaults = KL_WORKER_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, worker_options_sizes,
-                          KL_ARRAY_SIZE(worker_options_sizes),
-                          "kl_worker_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_worker_options, kl_worker_options_init,
+                      kl__worker_options_take, KL_WORKER_OPTIONS_INIT,
+                      worker_options_sizes)

@@ -463,17 +463,6 @@ int kl__worker_reply_status(json_object *reply, const char *what) {
 static const size_t time_options_sizes[] = {
     0, offsetof(kl_time_options, verify), sizeof(kl_time_options)};
 
-int kl_time_options_init(kl_time_options *opts, unsigned version) {
-  const kl_time_options defaults = KL_TIME_OPTIONS_INIT;
-  return kl__options_init(opts, &defaults, version, time_options_sizes,
-                          KL_ARRAY_SIZE(time_options_sizes), "kl_time_options");
-}
-
-/* A caller's kl_time_options (of any version) over the defaults: what this
- * library reads from. */
-int kl__time_options_take(kl_time_options *full, const kl_time_options *given) {
-  const kl_time_options defaults = KL_TIME_OPTIONS_INIT;
-  *full = defaults;
-  return kl__options_take(full, given, time_options_sizes,
-                          KL_ARRAY_SIZE(time_options_sizes), "kl_time_options");
-}
+KL__OPTIONS_FUNCTIONS(kl_time_options, kl_time_options_init,
+                      kl__time_options_take, KL_TIME_OPTIONS_INIT,
+                      time_options_sizes)
