@@ -350,7 +350,7 @@ int kl__options_take(void *full, const void *given, const size_t *sizes,
 /* An options struct's pair, from its defaults macro and its sizes table:
  * the public init (kl_x_options_init) and the library's taker
  * (kl__x_options_take, declared below). One definition for all of them. */
-#define KL__OPTIONS_FUNCTIONS(type, init_fn, take_fn, defaults_init, sizes)   \
+#define KL__OPTIONS_FUNCTIONS(type, init_fn, take_fn, defaults_init, sizes)    \
   int init_fn(type *opts, unsigned version) {                                  \
     const type defaults = defaults_init;                                       \
     return kl__options_init(opts, &defaults, version, sizes,                   \
