@@ -128,3 +128,68 @@ int kl__proposal_write(const char *dir, const kl__proposal_file *p) {
     return rc;
   return 0;
 }
+
+void kl__recorded_dispose(kl__recorded_proposal *p) {
+  kl__free(p->memo);
+  kl__free(p->reply);
+  kl__free(p->kernel);
+  json_object_put(p->config);
+  memset(p, 0, sizeof(*p));
+}
+
+int kl__recorded_proposal_read(kl__recorded_proposal *out, const char *run_dir,
+                               int iteration, const char *kernel_ext) {
+  memset(out, 0, sizeof(*out));
+  kl_buf dir = KL_BUF_INIT, path = KL_BUF_INIT, text = KL_BUF_INIT;
+  if (kl__buf_printf(&dir, "%s/iter_%03d", run_dir, iteration) < 0)
+    return kl__error_oom();
+  if (!kl__is_dir(dir.ptr)) {
+    kl_buf_dispose(&dir);
+    return 1; /* the recording has nothing more */
+  }
+  json_object *prop = NULL, *v;
+  int rc = 0;
+  if (kl__buf_printf(&path, "%s/proposal.json", dir.ptr) < 0 ||
+      (rc = kl__read_file(&text, path.ptr)) < 0) {
+    rc = kl__buf_status(&path) < 0 ? kl__error_oom() : rc;
+    goto done;
+  }
+  if (!(prop = json_tokener_parse(text.ptr ? text.ptr : ""))) {
+    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: not JSON", path.ptr);
+    goto done;
+  }
+  if (json_object_object_get_ex(prop, "config", &v) &&
+      json_object_is_type(v, json_type_array))
+    out->config = json_object_get(v);
+  if (json_object_object_get_ex(prop, "memo", &v) &&
+      !(out->memo = kl__strdup(json_object_get_string(v)))) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  /* the model's reply when it had one, else the kernel it measured */
+  kl_buf_dispose(&path);
+  if (kl__buf_printf(&path, "%s/reply.txt", dir.ptr) < 0) {
+    rc = kl__error_oom();
+    goto done;
+  }
+  char **into = &out->reply;
+  if (!kl__is_file(path.ptr)) {
+    kl_buf_dispose(&path);
+    if (kl__buf_printf(&path, "%s/kernel.%s", dir.ptr, kernel_ext) < 0) {
+      rc = kl__error_oom();
+      goto done;
+    }
+    into = &out->kernel;
+  }
+  kl_buf_dispose(&text);
+  if ((rc = kl__read_file(&text, path.ptr)) == 0 &&
+      !(*into = text.ptr ? kl__buf_detach(&text) : kl__strdup("")))
+    rc = kl__error_oom();
+done:
+  json_object_put(prop);
+  kl_buf_dispose(&dir);
+  kl_buf_dispose(&path);
+  kl_buf_dispose(&text);
+  if (rc < 0) kl__recorded_dispose(out);
+  return rc;
+}

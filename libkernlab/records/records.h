@@ -242,6 +242,19 @@ typedef struct kl__proposal_file {
   const char *prompt, *reply; /* NULL: none */
 } kl__proposal_file;
 int kl__proposal_write(const char *dir, const kl__proposal_file *p);
+/* What an iteration of a recorded run proposed, for the replay proposer:
+ * proposal.json's memo and configuration (a JSON array; owned), and the
+ * candidate as it came: the model's reply.txt when there is one, else the
+ * kernel file it measured (kernel.EXT). 1 when the run has no such
+ * iteration; 0; or an error with the file's path. kl__recorded_dispose
+ * frees it. */
+typedef struct kl__recorded_proposal {
+  char *memo, *reply, *kernel;
+  json_object *config;
+} kl__recorded_proposal;
+int kl__recorded_proposal_read(kl__recorded_proposal *out, const char *run_dir,
+                               int iteration, const char *kernel_ext);
+void kl__recorded_dispose(kl__recorded_proposal *p);
 
 /* summary.json: how this session of the run ended (kl_run_json's text,
  * which starts with "v": KL__SUMMARY_VERSION). */

@@ -387,71 +387,31 @@ done:
  */
 
 static int propose_replay(kl_run *r, proposal *p) {
-  kl_buf dir = KL_BUF_INIT, path = KL_BUF_INIT, text = KL_BUF_INIT;
-  int rc = 0;
-  if (kl__buf_printf(&dir, "%s/iter_%03d", r->replay_dir, r->next_iteration) <
-      0)
-    return kl__error_oom();
-  if (!kl__is_dir(dir.ptr)) {
-    kl_buf_dispose(&dir);
-    return 1; /* the recording has nothing more */
-  }
-  json_object *prop = NULL, *v;
-  if (kl__buf_printf(&path, "%s/proposal.json", dir.ptr) < 0 ||
-      (rc = kl__read_file(&text, path.ptr)) < 0)
-    goto done;
-  if (!(prop = json_tokener_parse(text.ptr ? text.ptr : ""))) {
-    rc = kl__error(KL_EINVALID, KL_DOMAIN_NONE, "%s: not JSON", path.ptr);
-    goto done;
-  }
+  kl__recorded_proposal rec;
+  int rc = kl__recorded_proposal_read(&rec, r->replay_dir, r->next_iteration,
+                                      r->kernel_ext);
+  if (rc != 0) return rc; /* 1: the recording has nothing more */
   p->proposer = "replay";
-  if (json_object_object_get_ex(prop, "config", &v) &&
-      json_object_is_type(v, json_type_array) &&
-      !(p->config = kl__config_from_json(v))) {
+  if ((rec.config && !(p->config = kl__config_from_json(rec.config))) ||
+      (rec.memo && !(p->memo = kl__strdup(rec.memo)))) {
     rc = kl__error_oom();
-    goto done;
-  }
-  if (json_object_object_get_ex(prop, "memo", &v) &&
-      !(p->memo = kl__strdup(json_object_get_string(v)))) {
-    rc = kl__error_oom();
-    goto done;
-  }
-  kl_buf_dispose(&path);
-  kl_buf_dispose(&text);
-  /* a reply is parsed again; a kernel is taken as it was measured */
-  if (kl__buf_printf(&path, "%s/reply.txt", dir.ptr) < 0) {
-    rc = kl__error_oom();
-    goto done;
-  }
-  if (kl__is_file(path.ptr)) {
+  } else if (rec.reply) { /* a reply is parsed again */
     kl_reply *rep = NULL;
-    if ((rc = kl__read_file(&text, path.ptr)) < 0 ||
-        !(p->reply = kl__strdup(text.ptr ? text.ptr : "")) ||
+    if (!(p->reply = kl__strdup(rec.reply)) ||
         (rc = kl_reply_parse(&rep, p->reply, r->c)) < 0) {
       rc = rc < 0 ? rc : kl__error_oom();
-      goto done;
+    } else {
+      if (kl_reply_ok(rep))
+        p->source = kl__strdup(kl_reply_code(rep));
+      else
+        p->invalid = kl__strdup(kl_reply_reason(rep));
+      kl_reply_free(rep);
+      if (!p->source && !p->invalid) rc = kl__error_oom();
     }
-    if (kl_reply_ok(rep))
-      p->source = kl__strdup(kl_reply_code(rep));
-    else
-      p->invalid = kl__strdup(kl_reply_reason(rep));
-    kl_reply_free(rep);
-    if (!p->source && !p->invalid) rc = kl__error_oom();
-    goto done;
-  }
-  kl_buf_dispose(&path);
-  if (kl__buf_printf(&path, "%s/kernel.%s", dir.ptr, r->kernel_ext) < 0) {
+  } else if (!(p->source = kl__strdup(rec.kernel))) { /* as it was measured */
     rc = kl__error_oom();
-    goto done;
   }
-  if ((rc = kl__read_file(&text, path.ptr)) == 0 &&
-      !(p->source = kl__buf_detach(&text)))
-    rc = kl__error_oom();
-done:
-  json_object_put(prop);
-  kl_buf_dispose(&dir);
-  kl_buf_dispose(&path);
-  kl_buf_dispose(&text);
+  kl__recorded_dispose(&rec);
   if (rc < 0) kl__run_proposal_dispose(p);
   return rc;
 }

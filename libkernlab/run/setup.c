@@ -147,19 +147,16 @@ static int choose_proposer(kl_run *r) {
 
 /* A replay measures with the recorded run's seed, so its checks see the
  * same inputs, unless the caller chose one. */
+static int recorded_seed(const kl__run_meta *m, void *payload) {
+  kl_run *r = payload;
+  if (m->seed) r->seed = m->seed;
+  return 0;
+}
+
 static void replay_seed(kl_run *r) {
   if (r->o.seed || !r->replay_dir) return;
-  char *path = kl__path_join(r->replay_dir, "run.json");
-  kl_buf b = KL_BUF_INIT;
-  if (path && kl__read_file(&b, path) == 0) {
-    json_object *m = json_tokener_parse(b.ptr ? b.ptr : ""), *v;
-    if (m && json_object_object_get_ex(m, "seed", &v))
-      r->seed = (uint64_t)json_object_get_int64(v);
-    json_object_put(m);
-  }
+  kl__run_meta_read(r->replay_dir, recorded_seed, r); /* none: a fresh seed */
   kl_error_clear();
-  kl__free(path);
-  kl_buf_dispose(&b);
 }
 
 /* ---- the memory of earlier runs
