@@ -98,6 +98,10 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
   if (kl_report_device(&dev, r) == 0)
     printf("device %s (%d SMs, max SM clock %.0f MHz)\n", dev.name, dev.sms,
            dev.max_sm_clock_mhz);
+  kl_buf idle = KL_BUF_INIT;
+  if (kl_report_gpu_usage_text(&idle, r) == 0 && idle.ptr)
+    fputs(idle.ptr, stdout);
+  kl_buf_dispose(&idle);
   if (command)
     printf("the case's command measured it; verdict %s\n",
            kl_verdict_name(kl_report_verdict(r)));

@@ -77,7 +77,7 @@ void klw_op_device(json_object *req) {
   json_object_object_add(o, "ok", json_object_new_boolean(1));
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   int count = 0;
-  char name[256] = "", why[256] = "";
+  char name[256] = "", why[256] = "", uuid[48] = "";
   int clock_khz = 0, sms = 0, mem_khz = 0, bus_bits = 0, l2 = 0;
   double copy = 0;
   if (!h) {
@@ -100,6 +100,16 @@ void klw_op_device(json_object *req) {
       int dev = 0;
       if (cu_get && cu_get(&dev, 0) == 0) {
         if (cu_name) cu_name(name, sizeof(name), dev);
+        /* its UUID, as NVML and CUDA_VISIBLE_DEVICES name it */
+        int (*cu_uuid)(unsigned char *, int) =
+            (int (*)(unsigned char *, int))dlsym(h, "cuDeviceGetUuid_v2");
+        unsigned char u[16];
+        if (cu_uuid && cu_uuid(u, dev) == 0)
+          snprintf(uuid, sizeof(uuid),
+                   "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+                   "%02x%02x%02x%02x%02x%02x",
+                   u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+                   u[10], u[11], u[12], u[13], u[14], u[15]);
         if (cu_attr) {
           cu_attr(&clock_khz, 13 /* CLOCK_RATE */, dev);
           cu_attr(&sms, 16 /* MULTIPROCESSOR_COUNT */, dev);
@@ -122,6 +132,7 @@ void klw_op_device(json_object *req) {
   }
   json_object_object_add(o, "count", json_object_new_int(count));
   json_object_object_add(o, "name", json_object_new_string(name));
+  json_object_object_add(o, "uuid", json_object_new_string(uuid));
   json_object_object_add(o, "max_sm_clock_mhz",
                          json_object_new_double(clock_khz / 1000.0));
   json_object_object_add(o, "sms", json_object_new_int(sms));

@@ -114,6 +114,17 @@ kl_bench_compare(kl_report **out, const kl_case *c,
 KL_EXTERN(void) kl_report_free(kl_report *r);
 
 KL_EXTERN(kl_verdict) kl_report_verdict(const kl_report *r);
+/** The GPU's idleness around the timing, for people: NVML's reading of
+ *  the device before and after (utilisation, memory in use, other
+ *  processes) and a warning line when another process used it; nothing
+ *  when NVML could not read it. @return 0 or KL_ENOMEM. */
+KL_EXTERN(int) kl_report_gpu_usage_text(kl_buf *out, const kl_report *r);
+/** One of those readings (after = 0: before the timing; 1: after it):
+ *  utilisation in percent, MiB in use, and compute processes other than
+ *  the worker (-1: unknown). @return 1, or 0 when NVML did not read it. */
+KL_EXTERN(int)
+kl_report_gpu_reading(const kl_report *r, int after, double *util_pct,
+                      double *mem_used_mib, int *others);
 /** How its samples launched: KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH. */
 KL_EXTERN(int) kl_report_launch(const kl_report *r);
 /** Why the candidate was rejected (one line), or NULL when it was not. */

@@ -25,10 +25,15 @@ typedef struct kl_worker_options {
                                 library, else the installed one */
   int timeout_ms;          /**< per request; 0: 60 s */
   int device;              /**< CUDA device index, -1: the default (0); the
-                                worker sees only this device */
+                                worker sees only this device.
+                                KL_DEVICE_IDLEST: of two or more GPUs (and no
+                                CUDA_VISIBLE_DEVICES), the idlest by NVML
+                                (fewest processes, then utilisation, then
+                                memory in use), else the default */
 } kl_worker_options;
 #define KL_WORKER_OPTIONS_INIT                                                 \
   { KL_WORKER_OPTIONS_VERSION, NULL, 0, -1 }
+#define KL_DEVICE_IDLEST (-2)
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_WORKER_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is
@@ -53,6 +58,8 @@ typedef struct kl_device_info {
   double max_sm_clock_mhz; /**< as the driver reports it, 0 if unknown */
   int sms;                 /**< multiprocessors */
   char why[256];           /**< when count is 0: why */
+  char uuid[48]; /**< "GPU-...": the device as NVML and CUDA_VISIBLE_DEVICES
+                      name it; "" when the driver does not say */
 } kl_device_info;
 #define KL_DEVICE_INFO_INIT KL_SIZED_INIT(kl_device_info)
 

@@ -513,6 +513,12 @@ static void phase(const kl_bench_options *o, const char *name) {
 }
 
 /* Milliseconds since *mark, which moves to now. */
+/* The device a bench's worker runs on: the one asked for, else for a GPU
+ * case the idlest of several (kernlab/worker.h, KL_DEVICE_IDLEST). */
+static int worker_device(const kl_case *c, const kl_bench_options *o) {
+  return o->device >= 0 || !kl_case_on_gpu(c) ? o->device : KL_DEVICE_IDLEST;
+}
+
 static double lap(double *mark) {
   double now = kl__now_ms(), ms = now - *mark;
   *mark = now;
@@ -561,7 +567,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
   wopts.worker_path = o->worker_path;
   wopts.timeout_ms = o->timeout_ms;
-  wopts.device = o->device;
+  wopts.device = worker_device(c, o);
   int base_id = -1, other_id = -1, cand_id = -1;
   kl__report_phases *ph = &r->phases;
   double mark = kl__now_ms(), started = mark;
@@ -659,7 +665,10 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   t.version = KL_TIME_OPTIONS_VERSION;
   t.verify = 1; /* the stale_outputs gate */
   t.oracle = oracle;
-  if (r->verdict == KL_VERDICT_OK) phase(o, "timing");
+  if (r->verdict == KL_VERDICT_OK) {
+    phase(o, "timing");
+    kl__gpu_idle_read(r, w, false);
+  }
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
     int shape = only >= 0 ? only : (int)i;
     int ids[2] = {reference_side, cand_id};
@@ -669,6 +678,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
       rc = time_shape(r, w, &subject, 1, shape, &t, &r->shapes[i]);
     if (rc < 0) goto done;
   }
+  if (r->verdict == KL_VERDICT_OK) kl__gpu_idle_read(r, w, true);
   ph->timing = lap(&mark);
   ph->sampling = 0;
   for (size_t i = 0; i < r->nshapes; i++)
@@ -761,7 +771,7 @@ int kl__bench_in(kl_report **out, const kl_case *c,
     kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
     wopts.worker_path = o.worker_path;
     wopts.timeout_ms = o.timeout_ms;
-    wopts.device = o.device;
+    wopts.device = worker_device(c, &o);
     own.once = true;
     kl__kept_worker_start(&own, &wopts);
     keep = &own;

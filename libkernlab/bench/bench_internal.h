@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "../core/gpu_usage.h"
 #include "../core/internal.h"
 #include "kernlab/bench.h"
 #include "kernlab/worker.h"
@@ -86,7 +87,17 @@ struct kl_report {
   bool command;             /* a command case: rows are metrics */
   kl_backend backend;
   unsigned gates; /* KL__GATE_* bits: the gates this evaluation applied */
+  kl__gpu_usage gpu_before, gpu_after; /* NVML around the timing */
 };
+
+/* The GPU's idleness around the timing (gpu_idle.c): NVML's reading of the
+ * report's device before the first sample (after = false) or after the
+ * last; whether either saw foreign work; the report JSON's "gpu_usage"
+ * (nothing when neither reading is known) and its reading back. */
+void kl__gpu_idle_read(kl_report *r, kl_worker *w, bool after);
+bool kl__gpu_idle_foreign(const kl_report *r);
+void kl__gpu_idle_json(kl_buf *b, const kl_report *r);
+void kl__gpu_idle_from_json(kl_report *r, json_object *doc);
 
 /* The gates an evaluation can apply (report.gates), named as a verdict's
  * gate is, but "tolerance": the elementwise atol + rtol test. */

@@ -145,6 +145,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
                    r->notes_baseline ? r->notes_baseline : "null",
                    r->notes_candidate ? r->notes_candidate : "null");
   kl__report_phases_json(&b, &r->phases);
+  kl__gpu_idle_json(&b, r);
   kl__buf_printf(&b,
                  ",\"compile\":{\"seconds\":%.3f,\"baseline_cached\":%s,"
                  "\"candidate_cached\":%s},\"worker_restarts\":%d,"
@@ -367,6 +368,7 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
   kl__report_phases_read(&r->phases, kl__json_get(doc, "phases_ms"));
+  kl__gpu_idle_from_json(r, doc);
   const char *mode =
       (v = kl__json_get(doc, "mode")) ? json_object_get_string(v) : "";
   r->compare = strcmp(mode, "compare") == 0;

@@ -21,15 +21,60 @@
 /* ---- benchmark.csv
  * -------------------------------------------------------------- */
 
-#define BENCHMARK_HEADER                                                       \
+#define BENCHMARK_HEADER_V1                                                    \
   "run,iteration,id,shape,verdict,median_us,ci_low_us,ci_high_us,samples,"     \
   "sm_clock_mhz,against_median_us,speedup,speedup_ci_low,speedup_ci_high"
+/* Version 2 adds the GPU's idleness around the timing (NVML; empty where
+ * it could not be read): a file begun with version 1's header keeps
+ * getting version 1's rows, so that every row of a file has its header's
+ * columns. */
+#define GPU_COLUMNS                                                            \
+  ",gpu_util_pct_before,gpu_util_pct_after,gpu_mem_used_mib_before,"           \
+  "gpu_mem_used_mib_after,gpu_other_processes"
+#define BENCHMARK_HEADER BENCHMARK_HEADER_V1 GPU_COLUMNS
 /* A command case's rows are its metrics, in their own units; the columns
  * keep their places so one reader reads both. */
 #define BENCHMARK_HEADER_METRICS                                               \
   "run,iteration,id,metric,verdict,median,ci_low,ci_high,runs,"                \
   "sm_clock_mhz,against_median,improvement,improvement_ci_low,"                \
   "improvement_ci_high"
+
+/* Does the file at path begin with version 1's header (no GPU columns)? */
+static bool header_v1(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  char line[512] = "";
+  bool v1 =
+      fgets(line, sizeof line, f) &&
+      strncmp(line, BENCHMARK_HEADER_V1 "\n", sizeof(BENCHMARK_HEADER_V1)) == 0;
+  fclose(f);
+  return v1;
+}
+
+/* The GPU columns of a row: the readings, or empty fields. */
+static void gpu_fields(kl_buf *b, const kl_report *rep) {
+  double util[2], mem[2];
+  int others[2], known[2];
+  for (int a = 0; a < 2; a++)
+    known[a] = kl_report_gpu_reading(rep, a, &util[a], &mem[a], &others[a]);
+  for (int a = 0; a < 2; a++) /* utilisation before, after */
+    if (known[a])
+      kl__buf_printf(b, ",%.0f", util[a]);
+    else
+      kl__buf_putc(b, ',');
+  for (int a = 0; a < 2; a++) /* memory in use before, after */
+    if (known[a])
+      kl__buf_printf(b, ",%.0f", mem[a]);
+    else
+      kl__buf_putc(b, ',');
+  int most = -1; /* other processes: the more of the two readings */
+  for (int a = 0; a < 2; a++)
+    if (known[a] && others[a] > most) most = others[a];
+  if (most >= 0)
+    kl__buf_printf(b, ",%d", most);
+  else
+    kl__buf_putc(b, ',');
+}
 
 /* Does `have` ('\n'-ended names) name `shape`? */
 static bool listed(const char *have, const char *shape) {
@@ -48,6 +93,7 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
   char *path = kl__path_join(case_dir, "benchmark.csv");
   if (!path) return kl__error_oom();
   int rc = 0;
+  bool v1 = header_v1(path);
   for (size_t i = 0; rep && rc == 0 && i < kl_report_shape_count(rep); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
     if (kl_report_shape(&s, rep, i) < 0 || !s.timed || listed(have, s.name))
@@ -62,6 +108,7 @@ int kl__benchmark_rows_write(const char *case_dir, const char *run, int n,
                      s.speedup.speedup, s.speedup.ci_low, s.speedup.ci_high);
     else
       kl__buf_puts(&b, ",,,");
+    if (!v1 && !kl_report_shape_better(rep, i)) gpu_fields(&b, rep);
     if ((rc = kl__buf_status(&b)) == 0)
       rc = kl__ledger_append(path, b.ptr,
                              kl_report_shape_better(rep, i)

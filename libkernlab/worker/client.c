@@ -45,6 +45,7 @@
 
 #include "client_internal.h"
 #include "worker_impl.h"
+#include "../core/gpu_usage.h"
 #include "../core/sandbox.h"
 #include "../core/internal.h"
 #include "kernlab/worker.h"
@@ -552,6 +553,21 @@ static bool leave_later(pid_t pid) {
   return room;
 }
 
+/* The idlest of several GPUs, by its UUID (NVML's order need not be
+ * CUDA's), chosen once per process: every worker of a run or a bench then
+ * runs on the same GPU. NULL with one GPU, or none NVML can read. */
+static kl__gpu_usage idle_gpu;
+static bool idle_found;
+static void pick_idlest(void) {
+  idle_found = kl__gpu_idlest(&idle_gpu);
+}
+
+static const char *idlest_gpu(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, pick_idlest);
+  return idle_found ? idle_gpu.uuid : NULL;
+}
+
 int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   *out = NULL;
   kl_worker_options full;
@@ -565,7 +581,16 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   w->pid = -1;
   w->keep_oracle = -1;
   w->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
-  if (opts && opts->device >= 0) {
+  const char *idlest = opts && opts->device == KL_DEVICE_IDLEST &&
+                               !getenv("CUDA_VISIBLE_DEVICES")
+                           ? idlest_gpu()
+                           : NULL;
+  if (idlest) {
+    if (!(w->visible = kl__strdup(idlest))) {
+      kl_worker_free(w);
+      return kl__error_oom();
+    }
+  } else if (opts && opts->device >= 0) {
     /* pick the device-th entry of an existing CUDA_VISIBLE_DEVICES list */
     const char *env = getenv("CUDA_VISIBLE_DEVICES");
     char pick[64];

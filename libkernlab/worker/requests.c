@@ -333,6 +333,8 @@ int kl_worker_device(kl_device_info *into, kl_worker *w) {
     snprintf(out->name, sizeof(out->name), "%s", json_object_get_string(v));
   if (json_object_object_get_ex(reply, "why", &v))
     snprintf(out->why, sizeof(out->why), "%s", json_object_get_string(v));
+  if (json_object_object_get_ex(reply, "uuid", &v))
+    snprintf(out->uuid, sizeof(out->uuid), "%s", json_object_get_string(v));
   json_object_put(reply);
   return kl__result_give(into, &full, sizeof(full),
                          KL__SIZE_THROUGH(kl_device_info, why),

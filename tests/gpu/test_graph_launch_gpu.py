@@ -14,6 +14,8 @@ without one): kl bench and kl compare with --launch graph, and the case key.
             the graph): CRASHED, "captured 0 of the 1 kernel"
   cheat     a launcher that launches nothing while its stream is captured:
             CHEAT, gate timed_work
+  idleness  the bench's gpu_usage: NVML read the device (its UUID) before
+            and after the timing, the worker's process among those on it
   case key  a copy of vector_add with `timing: {launch: graph}` benches
             under graphs without the flag; --launch stream overrides it
 usage: test_graph_launch_gpu.py KL SOURCE_DIR
@@ -61,6 +63,15 @@ check(rc == 0 and graph.get("verdict") == "OK" and
       graph.get("launch") == "graph" and
       all((s.get("median_us") or 0) > 0 for s in graph.get("shapes", [])),
       "vector_add from a graph: OK, launch graph: %d %s" % (rc, err[-400:]))
+# the GPU's idleness around the timing, read through NVML (issue 49)
+usage = stream.get("gpu_usage") or {}
+before, after = usage.get("before") or {}, usage.get("after") or {}
+check(usage.get("uuid", "").startswith("GPU-") and
+      before.get("processes", 0) >= 1 and after.get("processes", 0) >= 1 and
+      before.get("mem_total_mib", 0) > 0,
+      "gpu_usage read before and after the timing, the worker among the "
+      "processes: %s" % usage)
+print("  gpu_usage:", json.dumps(usage))
 print("  stream:", medians(stream))
 print("  graph: ", medians(graph))
 
