@@ -66,8 +66,8 @@ static const cli_verb cli_verbs[] = {
      "  --seed N          reproducible check seeds (default: fresh ones)\n"
      "  --time-cap-ms N   sampling time per shape (default 2000)\n"
      "  --timeout-ms N    limit per worker request (default 60000)\n"
-     "  --device N        CUDA device (default 0, within "
-     "CUDA_VISIBLE_DEVICES)\n"
+     "  --device N        CUDA device within CUDA_VISIBLE_DEVICES (default:\n"
+     "                    of several GPUs the idlest, by NVML; else 0)\n"
      "  --json            the report as one JSON document (docs/json.md)\n"},
     {"compare", cmd_compare, "decide whether a candidate beats the baseline",
      "kl compare CASE --candidate FILE [--shape NAME] [--hot] "

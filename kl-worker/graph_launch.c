@@ -50,15 +50,18 @@ static struct {
   CUresult (*error_string)(CUresult, const char **);
 } drv;
 
+static char why_not[256]; /* why the driver's graph API is not here */
+
 static bool driver(char *err, size_t errlen) {
   if (drv.tried) {
-    if (!drv.ok) snprintf(err, errlen, "the CUDA driver has no graph API");
+    if (!drv.ok) snprintf(err, errlen, "%s", why_not);
     return drv.ok;
   }
   drv.tried = true;
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (!h) {
-    snprintf(err, errlen, "libcuda.so.1: %s", dlerror());
+    snprintf(why_not, sizeof(why_not), "libcuda.so.1: %s", dlerror());
+    snprintf(err, errlen, "%s", why_not);
     return false;
   }
   const struct {
@@ -75,8 +78,10 @@ static bool driver(char *err, size_t errlen) {
               {(void **)&drv.error_string, "cuGetErrorString"}};
   for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
     if (!(*syms[i].slot = dlsym(h, syms[i].name))) {
-      snprintf(err, errlen, "the CUDA driver lacks %s", syms[i].name);
-      return false;
+      snprintf(why_not, sizeof(why_not), "the CUDA driver lacks %s",
+               syms[i].name);
+      snprintf(err, errlen, "%s", why_not);
+      return false; /* the handle stays open: the worker holds the driver */
     }
   drv.ok = true;
   return true;
@@ -117,12 +122,12 @@ static const char *const graph_rule =
 int klw_graph_capture(const kl_plugin *pl, void *inst, klw_graph **out,
                       char *err, size_t errlen) {
   *out = NULL;
-  if (!driver(err, errlen)) return -1;
+  if (!driver(err, errlen)) return KLW_GRAPH_ENV;
   CUstream stream = (CUstream)pl->stream(inst);
   CUresult r = drv.begin(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (r != CUDA_SUCCESS) {
     snprintf(err, errlen, "CUDA graph capture could not start: %s", cu_text(r));
-    return -1;
+    return KLW_GRAPH_ENV;
   }
   int launch_rc = klw_launch(pl, inst);
   /* the launch's words before the capture's end can replace them */
@@ -135,7 +140,7 @@ int klw_graph_capture(const kl_plugin *pl, void *inst, klw_graph **out,
     /* the launch contract's own words: the gate's verdict stands */
     snprintf(err, errlen, "%s", launch_err);
     if (g) drv.destroy(g);
-    return -1;
+    return KLW_GRAPH_LAUNCH;
   }
   if (launch_rc || r != CUDA_SUCCESS) {
     snprintf(err, errlen,
@@ -144,14 +149,14 @@ int klw_graph_capture(const kl_plugin *pl, void *inst, klw_graph **out,
              "forbids); %s",
              launch_rc ? launch_err : cu_text(r), graph_rule);
     if (g) drv.destroy(g);
-    return -1;
+    return KLW_GRAPH_LAUNCH;
   }
   size_t all = 0, kernels = 0;
   const klw_launch_kernels *ran = klw_last_launch_kernels();
   if (count_nodes(g, &all, &kernels) < 0) {
     snprintf(err, errlen, "the captured CUDA graph cannot be read");
     drv.destroy(g);
-    return -1;
+    return KLW_GRAPH_ENV;
   }
   if (all == 0 || (ran && ran->total > kernels)) {
     snprintf(err, errlen,
@@ -160,20 +165,20 @@ int klw_graph_capture(const kl_plugin *pl, void *inst, klw_graph **out,
              kernels, ran ? (unsigned long long)ran->total : 0ull,
              ran && ran->total == 1 ? "" : "s", graph_rule);
     drv.destroy(g);
-    return -1;
+    return KLW_GRAPH_LAUNCH;
   }
   klw_graph *kg = calloc(1, sizeof(*kg));
   if (!kg) {
     snprintf(err, errlen, "out of memory");
     drv.destroy(g);
-    return -1;
+    return KLW_GRAPH_ENV;
   }
   kg->graph = g;
   if ((r = drv.instantiate(&kg->exec, g, 0)) != CUDA_SUCCESS) {
     snprintf(err, errlen, "the captured CUDA graph cannot be instantiated: %s",
              cu_text(r));
     klw_graph_free(kg);
-    return -1;
+    return KLW_GRAPH_ENV;
   }
   *out = kg;
   return 0;

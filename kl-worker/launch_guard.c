@@ -340,7 +340,8 @@ int klw_launch(const kl_plugin *pl, void *inst) {
   atomic_store(&in_launch, false);
   atomic_store(&armed, false);
   const char *name = atomic_load(&caught);
-  if (name && !rc) {
+  if (name) { /* the contract's words, even where the call then failed (a
+                 capture refuses an allocation) */
     snprintf(guard_error, sizeof guard_error,
              "the launch called %s (seen by CUPTI): a launcher may not "
              "allocate, free, copy to or from the host or synchronise "

@@ -228,11 +228,13 @@ static int timed_launch(klw_sampling *s, int k, void *inst, const char *what) {
       snprintf(s->err, sizeof(s->err), "%s: more instances than graphs", what);
       return -1;
     }
-    if (klw_graph_capture(s->pl[k], inst, &g, why, sizeof(why))) {
+    int rc = klw_graph_capture(s->pl[k], inst, &g, why, sizeof(why));
+    if (rc) {
+      snprintf(s->err, sizeof(s->err), "%s: %s", what, why);
+      if (rc == KLW_GRAPH_ENV) return -1; /* the driver's, not the launch's */
       /* a capture that skipped checked work is the timed_work gate's */
       if (!strstr(why, "the launch called") && short_of_checked(s, k))
         return -1;
-      snprintf(s->err, sizeof(s->err), "%s: %s", what, why);
       klw_blame_launch(s, k);
       if (!s->gate) { /* not the contract: a launch graphs cannot hold */
         s->gate = "graph_launch";
@@ -315,10 +317,13 @@ static int prelude(klw_sampling *s, int k, void *inst, int spin_ns) {
 
 /* Warm up round by round; the last round, timed on the host, sizes the
  * placement blocks. In graph mode the first round launches as the plugin
- * does and the later ones (two at least) replay the graphs. */
+ * does, the second captures each instance's graph and replays it, and the
+ * later ones (one at least) replay them. */
 static int dev_warmup(klw_sampling *s, double *round_us) {
   int warm = s->tr->warmup > 0 ? s->tr->warmup : 1;
-  if (s->tr->graph && warm < 2) warm = 2;
+  if (s->tr->graph && warm < 3)
+    warm = 3; /* the last round, which sizes the
+                blocks, a replay's only */
   for (int i = 0; i < warm; i++) {
     double t0 = klw_now_us();
     for (int k = 0; k < s->np; k++) {
@@ -566,7 +571,17 @@ static void dev_stop(klw_sampling *s) {
   s->state = NULL;
 }
 
+/* The stale-outputs gate's launches: as the samples launched (a replay of
+ * the instance's graph in graph mode). */
+static int dev_relaunch(klw_sampling *s, int k, void *inst) {
+  if (s->tr->graph) return timed_launch(s, k, inst, "verify");
+  if (!klw_launch(s->pl[k], inst)) return 0;
+  snprintf(s->err, sizeof(s->err), "%s", klw_launch_error(s->pl[k], inst));
+  return -1;
+}
+
 const klw_timer klw_timer_cupti = {
-    "cupti",  dev_start,  dev_warmup,  dev_place, dev_ready, dev_set,
-    dev_mark, dev_launch, dev_collect, dev_last,  dev_reply, dev_stop};
+    "cupti",   dev_start, dev_warmup,  dev_place,   dev_ready,
+    dev_set,   dev_mark,  dev_launch,  dev_collect, dev_last,
+    dev_reply, dev_stop,  dev_relaunch};
 #endif /* KL_HAVE_CUPTI */

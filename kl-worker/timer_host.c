@@ -182,7 +182,7 @@ static void host_stop(klw_sampling *s) {
   (void)s;
 }
 
-const klw_timer klw_timer_host = {"clock_gettime", host_start,  host_warmup,
-                                  host_place,      NULL,        host_set,
-                                  host_mark,       host_launch, host_collect,
-                                  host_last,       host_reply,  host_stop};
+const klw_timer klw_timer_host = {
+    "clock_gettime", host_start, host_warmup, host_place,   NULL,
+    host_set,        host_mark,  host_launch, host_collect, host_last,
+    host_reply,      host_stop,  NULL};

@@ -93,9 +93,13 @@ int klw_launch_window(int (*fn)(void));
 /* A device plugin's launch captured in a CUDA graph: klw_graph_capture
  * runs klw_launch(pl, inst) on the instance's stream in capture mode
  * (judged as a timed launch; never an instance's first launch) and
- * instantiates what it queued, or fails saying why the launch cannot run
- * under graphs. klw_graph_replay launches the graph on `stream`. */
+ * instantiates what it queued: 0, KLW_GRAPH_LAUNCH saying why the launch
+ * cannot run under graphs, or KLW_GRAPH_ENV (the driver's graph API
+ * failed or is missing: nobody's launch to blame). klw_graph_replay
+ * launches the graph on `stream`. */
 typedef struct klw_graph klw_graph;
+#define KLW_GRAPH_LAUNCH (-1) /* the launch cannot be captured: its fault */
+#define KLW_GRAPH_ENV (-2)    /* the driver or this process failed */
 int klw_graph_capture(const kl_plugin *pl, void *inst, klw_graph **out,
                       char *err, size_t errlen);
 int klw_graph_replay(klw_graph *g, void *stream, char *err, size_t errlen);
@@ -316,6 +320,10 @@ typedef struct klw_timer {
   void (*last)(klw_sampling *s, void **inst, size_t *block);
   void (*reply)(klw_sampling *s, json_object *o);
   void (*stop)(klw_sampling *s);
+  /* one more launch of plugin k's instance as the samples launched it (a
+   * CUDA graph's replay in graph mode), for the stale-outputs gate; NULL:
+   * klw_launch */
+  int (*relaunch)(klw_sampling *s, int k, void *inst);
 } klw_timer;
 
 extern const klw_timer klw_timer_host;

@@ -52,7 +52,9 @@ typedef struct kl_bench_options {
   int timeout_ms;             /**< per worker request; 0: 60 s */
   const kl_compile_options *compile; /**< NULL: defaults */
   const char *worker_path; /**< NULL: found as kl_worker_create does */
-  int device;              /**< CUDA device index; -1: the default */
+  int device;              /**< CUDA device index; -1: for a GPU case the
+                                idlest of several GPUs (KL_DEVICE_IDLEST,
+                                kernlab/worker.h), else the default */
   const char *profile;     /**< after timing, profile each shape with
                                 this set: "quick", "standard", or names
                                 separated by commas (kernlab/profile.h);

@@ -180,7 +180,8 @@ KL_EXTERN(int) kl_buf_set(kl_buf *buf, const char *data, size_t n);
 #define KL_LAUNCH_GRAPH 1
 /** "stream", "graph"; NULL for another value. */
 KL_EXTERN(const char *) kl_launch_name(int launch);
-/** KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH for its name; -1 for another. */
+/** KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH for its name; -2 for another (never
+ *  KL_LAUNCH_CASE). */
 KL_EXTERN(int) kl_launch_parse(const char *name);
 
 KL_END_DECLS

@@ -259,9 +259,11 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     const char *why = strstr(msg, "the ");
     if (s.culprit == 0 && (n == 2 || !r->has_candidate))
       return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                       "shape %s: the case's kernel cannot be timed under "
-                       "CUDA graphs (launch: graph): %s",
-                       e->res.name, why ? why : msg);
+                       "shape %s: the %s cannot be timed under CUDA graphs "
+                       "(launch: graph): %s",
+                       e->res.name,
+                       n == 2 ? "kernel compared against" : "case's kernel",
+                       why ? why : msg);
     return kl__bench_reject(r, KL_VERDICT_CRASHED,
                             "shape %s: under CUDA graphs (launch: graph), %s",
                             e->res.name, why ? why : msg);
@@ -284,6 +286,13 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     return rc;
   }
   if (rc < 0) return kl__bench_worker_failure(r, rc, e->res.name, "timing");
+  if (r->launch == KL_LAUNCH_GRAPH && strcmp(s.launch, "graph") != 0) {
+    kl_samples_dispose(&s); /* a worker that ignored "launch" */
+    return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
+                     "shape %s: the worker did not time under CUDA graphs "
+                     "(an older kl-worker?)",
+                     e->res.name);
+  }
   kl__report_phases *ph = &r->phases; /* timing's parts besides sampling */
   ph->setup = (ph->setup >= 0 ? ph->setup : 0) + s.costs.setup_ms;
   ph->placements =

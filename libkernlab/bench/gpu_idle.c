@@ -2,10 +2,11 @@
  * device before the first timed sample and after the last (utilisation,
  * memory in use, compute processes, those not the worker's), kept in the
  * report, written to its JSON ("gpu_usage"), read back from it, and said
- * in words. A reading with another process on the device, or the device
- * busy before timing began, marks the samples as possibly overlapping
- * foreign work: NVML samples utilisation over a period, not per kernel, so
- * kernlab cannot say which samples; it says that some may. */
+ * in words. A reading with another process on the device marks the
+ * samples as possibly overlapping foreign work: NVML samples utilisation
+ * over a period, not per kernel, so kernlab cannot say which samples; it
+ * says that some may. Utilisation alone says nothing of whose work it was
+ * (the worker's own checks ran just before the first reading). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,8 +23,7 @@ void kl__gpu_idle_read(kl_report *r, kl_worker *w, bool after) {
 
 bool kl__gpu_idle_foreign(const kl_report *r) {
   const kl__gpu_usage *b = &r->gpu_before, *a = &r->gpu_after;
-  return (b->known && (b->others > 0 || b->util_pct > 0)) ||
-         (a->known && a->others > 0);
+  return (b->known && b->others > 0) || (a->known && a->others > 0);
 }
 
 static void one_json(kl_buf *b, const char *name, const kl__gpu_usage *u) {

@@ -4,10 +4,12 @@
  * tests' fake device). The few types used are declared here as NVML's ABI
  * has them, so no NVML header is needed to build.
  *
- * Compute processes come from nvmlDeviceGetComputeRunningProcesses (v3,
- * else v2; both fill the same four-field record). A process is ours when
- * its pid is the one asked about: in a container NVML may report host
- * pids, and then every process counts as another (the count says so). */
+ * Compute processes come from nvmlDeviceGetComputeRunningProcesses_v2,
+ * whose four-field record is the same on every driver (v3's grew on some).
+ * A process is ours when its pid is the one asked about; where none is
+ * (a container whose NVML reports the host's pids), one of them is taken
+ * to be ours, the worker having made its context before any reading. */
+#include <pthread.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +43,11 @@ static struct {
   nvml_return (*procs)(nvml_device, unsigned *, nvml_process *);
 } nv;
 
-static bool ready(void) {
-  if (nv.state) return nv.state > 0;
+static void start(void) {
   nv.state = -1;
   const char *lib = getenv("KERNLAB_NVML_LIB");
   void *h = dlopen(lib && *lib ? lib : "libnvidia-ml.so.1", RTLD_NOW);
-  if (!h) return false;
+  if (!h) return;
   *(void **)&nv.init = dlsym(h, "nvmlInit_v2");
   *(void **)&nv.count = dlsym(h, "nvmlDeviceGetCount_v2");
   *(void **)&nv.by_index = dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
@@ -54,14 +55,19 @@ static bool ready(void) {
   *(void **)&nv.uuid = dlsym(h, "nvmlDeviceGetUUID");
   *(void **)&nv.util = dlsym(h, "nvmlDeviceGetUtilizationRates");
   *(void **)&nv.memory = dlsym(h, "nvmlDeviceGetMemoryInfo");
-  *(void **)&nv.procs = dlsym(h, "nvmlDeviceGetComputeRunningProcesses_v3");
-  if (!nv.procs)
-    *(void **)&nv.procs = dlsym(h, "nvmlDeviceGetComputeRunningProcesses_v2");
+  *(void **)&nv.procs = dlsym(h, "nvmlDeviceGetComputeRunningProcesses_v2");
   if (!nv.init || !nv.count || !nv.by_index || !nv.by_uuid || !nv.uuid ||
       !nv.util || !nv.memory || nv.init() != 0)
-    return false; /* the library stays open: NVML may hold threads */
+    return; /* the library stays open: NVML may hold threads */
   nv.state = 1;
-  return true;
+}
+
+/* NVML loaded and started, once per process (benches of an executor run
+ * on threads of their own). */
+static bool ready(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, start);
+  return nv.state > 0;
 }
 
 int kl__gpu_count(void) {
@@ -82,11 +88,13 @@ static bool usage(kl__gpu_usage *u, nvml_device d, int own_pid) {
   u->mem_total_mib = (double)m.total / (1024.0 * 1024.0);
   nvml_process p[64];
   unsigned n = 64;
-  if (nv.procs && nv.procs(d, &n, p) == 0) {
+  if (nv.procs && nv.procs(d, &n, p) == 0 && n <= 64) {
     u->processes = (int)n;
     u->others = 0;
-    for (unsigned i = 0; i < n && i < 64; i++)
+    for (unsigned i = 0; i < n; i++)
       u->others += own_pid <= 0 || p[i].pid != (unsigned)own_pid;
+    if (own_pid > 0 && n > 0 && u->others == (int)n)
+      u->others--; /* our pid is not NVML's: one of them is ours */
   }
   u->known = true;
   return true;

@@ -157,5 +157,5 @@ const char *kl_launch_name(int launch) {
 int kl_launch_parse(const char *name) {
   for (size_t i = 0; name && i < KL_ARRAY_SIZE(launch_names); i++)
     if (strcmp(name, launch_names[i]) == 0) return (int)i;
-  return -1;
+  return -2; /* not KL_LAUNCH_CASE */
 }

@@ -13,7 +13,8 @@ without one): kl bench and kl compare with --launch graph, and the case key.
             per-thread default stream (its kernel runs at capture, outside
             the graph): CRASHED, "captured 0 of the 1 kernel"
   cheat     a launcher that launches nothing while its stream is captured:
-            CHEAT, gate timed_work
+            CHEAT, gate timed_work; one that allocates while captured:
+            CHEAT, gate launch_contract (the capture is a judged launch)
   idleness  the bench's gpu_usage: NVML read the device (its UUID) before
             and after the timing, the worker's process among those on it
   case key  a copy of vector_add with `timing: {launch: graph}` benches
@@ -90,7 +91,8 @@ for cand, verdict, words in (
         ("legacy_stream.cu", "CRASHED", ["legacy default stream",
                                          "ctx->stream"]),
         ("per_thread_stream.cu", "CRASHED", ["captured 0 of the 1 kernel"]),
-        ("skips_when_captured.cu", "CHEAT", ["skipped"])):
+        ("skips_when_captured.cu", "CHEAT", ["skipped"]),
+        ("alloc_when_captured.cu", "CHEAT", ["the launch called cudaMalloc"])):
     rc, doc, err = kl("compare", VADD, "--candidate", HERE + "/" + cand,
                       "--launch", "graph")
     reason = doc.get("reason") or ""
@@ -99,8 +101,9 @@ for cand, verdict, words in (
           "%s: %s, saying %s: %d %s %s" % (cand, verdict, words, rc,
                                            doc.get("verdict"), reason[:400]))
     if verdict == "CHEAT":
-        check(doc.get("gate") == "timed_work",
-              "%s: gate timed_work: %s" % (cand, doc.get("gate")))
+        gate = "timed_work" if cand.startswith("skips") else "launch_contract"
+        check(doc.get("gate") == gate,
+              "%s: gate %s: %s" % (cand, gate, doc.get("gate")))
     print("   %s: %s" % (cand, reason[:300]))
     # launched from a stream, the legacy stream's launch is ordered with
     # the harness's (a blocking stream) and timed as it runs

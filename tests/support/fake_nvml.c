@@ -92,8 +92,8 @@ typedef struct {
   unsigned gi, ci;
 } fake_proc;
 
-int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned *n, fake_proc *p);
-int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned *n,
+int nvmlDeviceGetComputeRunningProcesses_v2(void *d, unsigned *n, fake_proc *p);
+int nvmlDeviceGetComputeRunningProcesses_v2(void *d, unsigned *n,
                                             fake_proc *p) {
   fake_dev *f = d;
   if (*n < f->npids) {
