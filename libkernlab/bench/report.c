@@ -44,6 +44,32 @@ void kl_report_free(kl_report *r) {
   kl__free(r);
 }
 
+/* A verdict with its one-line reason (bench.c's path and gates.c's gates
+ * set it so). */
+int kl__bench_reject(kl_report *r, kl_verdict v, const char *fmt, ...) {
+  kl_buf b = KL_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = kl__buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (rc < 0) return rc;
+  r->verdict = v;
+  r->reason = kl__buf_detach(&b);
+  return r->reason ? 0 : kl__error_oom();
+}
+
+/* A worker failure: a crash or a hang is the candidate's verdict; anything
+ * else is kernlab's error. `shape` may be NULL (no shape was running). */
+int kl__bench_worker_failure(kl_report *r, int rc, const char *shape,
+                             const char *what) {
+  const kl_error *e = kl_error_last();
+  const char *msg = e ? e->message : kl_strerror(rc);
+  if (rc != KL_ECRASHED && rc != KL_ETIMEOUT) return rc;
+  return kl__bench_reject(
+      r, rc == KL_ECRASHED ? KL_VERDICT_CRASHED : KL_VERDICT_TIMEOUT,
+      "%s%s%s: %s", what, shape ? " at shape " : "", shape ? shape : "", msg);
+}
+
 int kl_report_launch(const kl_report *r) {
   return r ? r->launch : KL_LAUNCH_STREAM;
 }

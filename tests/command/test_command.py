@@ -297,8 +297,13 @@ if part("serving"):
             rc, r, err = skljson("compare", SERVE, "--candidate",
                                  os.path.join(SERVE, "candidates", name + ".json"))
             dec = [s.get("decision") for s in r.get("shapes", [])]
+            # tokens/s moves 2x; the time to first token (10 or 40 ms
+            # against 20) may read "same" on a loaded machine, whose
+            # scheduling delays are of its size, but never the other way
+            other = "slower" if want == "faster" else "faster"
             check(rc == 0 and r.get("verdict") == "OK" and
-                  dec == [want, want] and
+                  len(dec) == 2 and dec[0] == want and
+                  dec[1] in (want, "same") and other not in dec and
                   r.get("objective", {}).get("decision") == want,
                   "kl compare of a serving case, %s: %s %s %s" %
                   (name, dec, r.get("objective"), err[-300:]))
