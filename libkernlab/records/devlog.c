@@ -21,7 +21,7 @@
   "# Devlog\n\n"                                                               \
   "One entry per accepted version of this case, appended by kl run: what "     \
   "changed\n(the proposer's memo), how it was checked, and the numbers. "      \
-  "kernlab reads the\nheadings; the rest is for people.\n"
+  "kernlab reads the\nheadings; the rest is for people."
 
 static char *devlog_path(const char *case_dir) {
   return kl__path_join(case_dir, "devlog.md");
