@@ -259,14 +259,30 @@ static const cli_verb cli_verbs[] = {
      "                  its folder\n"
      "Exit 2 for a bad case or an unknown run; 1 when the records cannot be\n"
      "read.\n"},
-    {"history", cmd_history, "list the runs of a case",
-     "kl history CASE [--json]",
+    {"history", cmd_history, "list the runs of a case, its lineage, ledgers",
+     "kl history CASE [--lineage | --attempts | --improvements] [--run ID] "
+     "[--json]",
      "One line per run, oldest first: id, start, proposer, candidates,\n"
      "acceptances, best speedup against the baseline with its interval,\n"
      "worker seconds, and why it stopped ((no summary) when the run was "
      "killed\n"
      "before it could say).\n"
-     "--json prints {\"case\", \"runs\": [...]} (docs/json.md).\n"},
+     "\n"
+     "  --lineage       the tree of versions: each candidate under the "
+     "version\n"
+     "                  it was compared with, its verdict, speedups, diff "
+     "size\n"
+     "                  (+added -removed lines) and memo; across runs a "
+     "run\n"
+     "                  whose baseline is an earlier winner hangs under it\n"
+     "  --attempts      the attempt ledger: every candidate, failures and\n"
+     "                  their reasons included\n"
+     "  --improvements  the optimization ledger: baselines and accepted\n"
+     "                  versions only\n"
+     "  --run ID        one run only (with a view)\n"
+     "--json prints {\"case\", \"runs\": [...]}, or the view's document\n"
+     "(docs/json.md). Exit 2 for a bad case, option or unknown run; 1 when\n"
+     "the records cannot be read.\n"},
     {"webhook", cmd_webhook, "send a test notification to the webhook",
      "kl webhook test [CASE] [--url URL] [--format generic|discord|slack]",
      "Finds the webhook as kl run does (KL_WEBHOOK_URL and\n"
