@@ -283,6 +283,35 @@ static const cli_verb cli_verbs[] = {
      "--json prints {\"case\", \"runs\": [...]}, or the view's document\n"
      "(docs/json.md). Exit 2 for a bad case, option or unknown run; 1 when\n"
      "the records cannot be read.\n"},
+    {"knowledge", cmd_knowledge, "add to, search and show the knowledge base",
+     "kl knowledge add CASE --from RUN/ITER [--to DIR] [--id ID] [--title T]\n"
+     "                     [--operator OP] [--language L] [--json]\n"
+     "       kl knowledge search [WORDS...] [--rule ID] [--operator OP]\n"
+     "                     [--language L] [--card TEXT] [--kind K] "
+     "[--case CASE] [--json]\n"
+     "       kl knowledge show ID [--case CASE] [--json]\n"
+     "       kl knowledge path [--case CASE]",
+     "Findings that carry across cases, one markdown file each with a small\n"
+     "front matter (docs/knowledge.md): knowledge/optimizations/*.md (what\n"
+     "worked), anti-patterns/*.md (what failed), languages/*.md (notes).\n"
+     "Searched in order: $KERNLAB_KNOWLEDGE (':'-separated), the nearest\n"
+     "knowledge/ at or above the case's folder (or the current directory),\n"
+     "the installed starter set; an id seen twice is the first one's.\n"
+     "kl run's prompt shows the matching entries under \"Prior art\".\n"
+     "\n"
+     "  add       an entry from an iteration of the case's records: accepted\n"
+     "            -> optimization, rejected -> anti-pattern, with its\n"
+     "            evidence (case, shapes, speedup, card, run, iteration),\n"
+     "            the rules that fired on its parent, its memo and diff;\n"
+     "            written to --to DIR, else the first $KERNLAB_KNOWLEDGE\n"
+     "            folder, else the project's knowledge/ (made beside the\n"
+     "            case's folder when there is none); prints the new file\n"
+     "  search    the entries where every WORD appears and every option\n"
+     "            matches (--kind optimization, anti-pattern or language)\n"
+     "  show      one entry's file\n"
+     "  path      the folders searched, found or absent\n"
+     "Exit 2 for bad input (an unknown iteration or id, a baseline, a\n"
+     "front matter that does not read: path:line:column), 1 for I/O.\n"},
     {"webhook", cmd_webhook, "send a test notification to the webhook",
      "kl webhook test [CASE] [--url URL] [--format generic|discord|slack]",
      "Finds the webhook as kl run does (KL_WEBHOOK_URL and\n"

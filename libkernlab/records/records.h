@@ -234,6 +234,11 @@ int kl__iteration_write(const char *dir, const char *name, const char *text);
 int kl__iteration_read(kl_buf *out, const char *run_dir, int iteration,
                        const char *name);
 
+/* The ids of the rules that fired on an iteration (its rules.json, at any
+ * shape), each once; an iteration without one has none. NULL-ended,
+ * kl__strv_free. */
+int kl__iteration_fired(char ***ids, const char *run_dir, int iteration);
+
 /* An iteration's verdict.json: its outcome and the status of every gate. */
 typedef struct kl__verdict {
   int iteration;
