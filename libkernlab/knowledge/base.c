@@ -243,8 +243,8 @@ static bool matches(const kn_entry *e, const kl_knowledge_query *q) {
          (!q->kind || eq_ci(e->kind, q->kind));
 }
 
-/* One entry's evidence in words ("host_matmul n128, n192 x8.19, run R
- * iter 1"); nothing when it has none. */
+/* One entry's evidence in words ("host_matmul (n128, n192) x8.189 on
+ * CARD from RUN iter 1"); nothing when it has none. */
 static void evidence_text(kl_buf *b, const kn_entry *e) {
   const char *sep = "";
   if (e->ev_case) {
@@ -256,14 +256,14 @@ static void evidence_text(kl_buf *b, const kn_entry *e) {
     sep = " ";
   }
   if (e->has_speedup) {
-    kl__buf_printf(b, "%sx%.3g", sep, e->ev_speedup);
+    kl__buf_printf(b, "%sx%.4g", sep, e->ev_speedup);
     sep = " ";
   }
   if (e->card) {
     kl__buf_printf(b, "%son %s", sep, e->card);
     sep = " ";
   }
-  if (e->ev_run) kl__buf_printf(b, "%srun %s", sep, e->ev_run);
+  if (e->ev_run) kl__buf_printf(b, "%sfrom %s", sep, e->ev_run);
   if (e->has_iter) kl__buf_printf(b, " iter %ld", e->ev_iter);
 }
 

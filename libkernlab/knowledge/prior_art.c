@@ -41,7 +41,8 @@ static int score(const kn_entry *e, const kl_case *c, const char *lang,
     for (size_t j = 0; j < nfired; j++)
       if (fired[j] && strcmp(e->rules[i], fired[j]) == 0) s += 3;
   if (e->ev_case && strcmp(e->ev_case, kl_case_name(c)) == 0) s += 2;
-  if (e->operator_name && kl__kn_word_of(kl_case_name(c), e->operator_name))
+  if (e->operator_name && (strcasecmp(e->operator_name, kl_case_name(c)) == 0 ||
+                           kl__kn_word_of(kl_case_name(c), e->operator_name)))
     s += 1;
   if (s == 0 && strcmp(e->kind, "language") == 0 && e->language) s = 1;
   return s;
@@ -62,13 +63,15 @@ static int render(kl_buf *b, const kn_entry *e) {
   const char *p = e->body ? e->body : "", *end = strstr(p, "\n\n");
   size_t n = end ? (size_t)(end - p) : strlen(p);
   if (n > 600) n = 600;
+  while (n > 0 && p[n - 1] == '\n')
+    n--;
   if (n) kl__buf_puts(b, "\n  ");
   for (size_t i = 0; i < n; i++)
     if (p[i] == '\n')
       kl__buf_puts(b, "\n  ");
     else
       kl__buf_putc(b, p[i]);
-  if (n < strlen(p) && n == 600) kl__buf_puts(b, " [...]");
+  if (n == 600 && n < strlen(p)) kl__buf_puts(b, " [...]");
   kl__buf_putc(b, '\n');
   return kl__buf_status(b);
 }
