@@ -171,8 +171,8 @@ static void replay_seed(kl_run *r) {
  * accepted idea with its gain, then counts per verdict and the most recent
  * rejected ideas. The compaction is written to memory.summary.md. */
 #define MEMORY_BUDGET 6000
-#define DEVLOG_BUDGET 3200 /* characters: the prompt's section is 800 tokens   \
-                            */
+/* The devlog's newest entries, in characters (its section: 800 tokens). */
+#define DEVLOG_BUDGET 3200
 
 typedef struct memory_acc {
   const char *run;
