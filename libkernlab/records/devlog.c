@@ -8,7 +8,9 @@
  * a level-two heading naming the version's id ("## RUN/NNN: ..."); that
  * heading is how the writer's caller asks whether an entry is there
  * already. The file is appended to through the ledger writer (one write,
- * fsync'd, a torn tail cut back), so a killed run leaves whole entries.
+ * fsync'd); a torn last entry (a killed writer's, without its final
+ * newline) counts as absent and is cut off, heading and all, before the
+ * next append, so a resume writes it whole.
  * The prompt gets the file's tail: the newest whole entries that fit. */
 #include <stdio.h>
 #include <string.h>
@@ -142,10 +144,33 @@ int kl__devlog_entry(kl_buf *out, const kl__solution *s) {
   return rc;
 }
 
+/* The length of text without a torn last entry: a killed writer leaves
+ * the text without its final newline, and what it left of its entry
+ * (from the entry's heading on) is not an entry. */
+static size_t whole(const char *text, size_t n) {
+  if (n == 0 || text[n - 1] == '\n') return n;
+  size_t keep = 0;
+  for (const char *p = strstr(text, "\n## "); p; p = strstr(p + 1, "\n## "))
+    keep = (size_t)(p - text); /* the blank line before it goes too */
+  return keep;
+}
+
+/* Cut a torn last entry off the file (the ledger writer alone would keep
+ * its complete lines, heading included, and the entry would look whole). */
+static int cut_torn(const char *path) {
+  kl_buf t = KL_BUF_INIT;
+  int rc = kl__is_file(path) ? kl__read_file(&t, path) : 0;
+  if (rc == 0 && t.size && whole(t.ptr, t.size) < t.size)
+    rc = kl__record_replace(path, t.ptr, whole(t.ptr, t.size));
+  kl_buf_dispose(&t);
+  return rc;
+}
+
 int kl__devlog_append(const char *case_dir, const kl__solution *s) {
   kl_buf entry = KL_BUF_INIT;
   char *path = devlog_path(case_dir);
   int rc = path ? kl__devlog_entry(&entry, s) : kl__error_oom();
+  if (rc == 0) rc = cut_torn(path);
   if (rc == 0) {
     /* the ledger writer adds the newline after the entry's last line */
     if (entry.size && entry.ptr[entry.size - 1] == '\n')
@@ -176,6 +201,7 @@ static const char *entry_of(const char *text, const char *id) {
 int kl__devlog_has(bool *has, const char *case_dir, const char *id) {
   kl_buf t = KL_BUF_INIT;
   int rc = kl__devlog_read(&t, case_dir);
+  if (rc == 0 && t.ptr) t.ptr[t.size = whole(t.ptr, t.size)] = '\0';
   *has = rc == 0 && t.ptr && entry_of(t.ptr, id);
   kl_buf_dispose(&t);
   return rc;
@@ -185,6 +211,7 @@ int kl__devlog_tail(kl_buf *out, const char *case_dir, size_t max_chars) {
   kl_buf t = KL_BUF_INIT;
   int rc = kl__devlog_read(&t, case_dir);
   if (rc < 0 || !t.ptr) goto done;
+  t.ptr[t.size = whole(t.ptr, t.size)] = '\0';
   /* the newest entries whole: walk back over headings while they fit */
   const char *start = NULL;
   const char *first = strstr(t.ptr, "\n## ");
