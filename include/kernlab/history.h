@@ -45,6 +45,13 @@ KL_EXTERN(int)
 kl_history_ledger(kl_buf *out, const kl_case *c, const char *view,
                   const char *run, const char *format);
 
+/** The case's devlog.md (docs/lineage.md): its newest whole entries within
+ *  max_chars, a line first saying older ones were left out; max_chars 0:
+ *  the whole file. Nothing when the case has none yet. @return 0, KL_EIO,
+ *  KL_ENOMEM */
+KL_EXTERN(int)
+kl_history_devlog(kl_buf *out, const kl_case *c, size_t max_chars);
+
 #define KL_HISTORY_REPORT_OPTIONS_VERSION 1
 typedef struct kl_history_report_options {
   unsigned version;       /**< KL_HISTORY_REPORT_OPTIONS_VERSION */

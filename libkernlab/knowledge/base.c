@@ -185,6 +185,9 @@ int kl_knowledge_load(kl_knowledge **out, const kl_case *c) {
 }
 
 int kl_knowledge_path(kl_buf *out, const kl_knowledge *k) {
+  if (!out || !k)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "kl_knowledge_path: a buffer and a knowledge base");
   kl_buf b = KL_BUF_INIT;
   for (size_t i = 0; i < k->ndirs; i++)
     kl__buf_printf(&b, "%s\t%s\n", k->dirs[i],

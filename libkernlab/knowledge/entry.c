@@ -126,10 +126,13 @@ static void evidence(reader *r, const ynode *m) {
     } else if (strcmp(k, "speedup") == 0) {
       if ((e->has_speedup = number(r, &d, p))) e->ev_speedup = d;
     } else if (strcmp(k, "iter") == 0) {
-      if (number(r, &d, p) && (d != (double)(long)d || d < 0))
+      if (!number(r, &d, p)) continue;
+      if (d < 0 || d > 1e9 || d != (double)(long)d) {
         err(r, p->value, "'%s' wants a whole number", k);
-      else if ((e->has_iter = true))
-        e->ev_iter = (long)d;
+        continue;
+      }
+      e->has_iter = true;
+      e->ev_iter = (long)d;
     } else {
       err(r, p->key,
           "unknown key '%s' in evidence (case, shapes, speedup, run, iter)", k);

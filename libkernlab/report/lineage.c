@@ -11,7 +11,8 @@
  * otherwise each run is a tree of its own. The diff against the parent
  * is the iteration's kernel.diff; its added and removed lines are counted
  * here. The attempt ledger is every line, failures included; the
- * optimization ledger only the baselines and the accepted versions. */
+ * optimization ledger only the baselines and the accepted versions. The
+ * devlog, for people and prompts, is read through records/devlog.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -366,6 +367,18 @@ int kl_history_ledger(kl_buf *out, const kl_case *c, const char *view,
   if ((rc = kl__buf_status(&b)) == 0) kl__buf_give(out, &b);
 done:
   nodes_dispose(&ns);
+  kl_buf_dispose(&b);
+  return rc;
+}
+
+int kl_history_devlog(kl_buf *out, const kl_case *c, size_t max_chars) {
+  if (!out || !c)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "kl_history_devlog: a buffer and a case");
+  kl_buf b = KL_BUF_INIT;
+  int rc = max_chars ? kl__devlog_tail(&b, kl_case_dir(c), max_chars)
+                     : kl__devlog_read(&b, kl_case_dir(c));
+  if (rc == 0) kl__buf_give(out, &b);
   kl_buf_dispose(&b);
   return rc;
 }

@@ -17,17 +17,22 @@ a rejection and a wrong answer, so the parent chain is known:
   next run      its prompt has the devlog's entry and, under Prior art,
                 the entry made from 001 with its evidence
   bad input     a front matter with an unknown key, and one that does not
-                parse: path:line:column, exit 2; the starter set loads
+                parse: path:line:column, exit 2
+  old records   a GPU run recorded before (tests/report/fixtures): its
+                tree, and an entry with the rules fired on the parent
+  starter set   every installed entry loads, each with its evidence
 usage: test_lineage_knowledge.py KL SOURCE_DIR
 """
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, fake_llm, scratch, small_matmul  # noqa: E402,E501
+from support import (FAILS, check, copy_case, fake_llm, scratch,  # noqa: E402
+                     small_matmul)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-lineage-test-")
@@ -214,6 +219,28 @@ try:
     check("b.md:4:1:" in p.stderr, "kl run reports it: %r" % p.stderr[-300:])
 finally:
     srv.kill()
+
+# ---- records written before this view existed (gemm_f32 on an H200) ---------
+gpu = copy_case(SRC, "gemm_f32", TMP + "/gemm_f32")
+fixture = SRC + "/tests/report/fixtures/gemm_h200"
+shutil.copytree(fixture + "/runs", gpu + "/runs")
+shutil.copy(fixture + "/solutions.jsonl", gpu)
+doc = json.loads(kl("history", gpu, "--lineage", "--json").stdout)
+vs = {v["id"].split("/")[1]: v for v in doc["versions"]}
+check(sorted(vs) == ["000", "001", "002"] and
+      vs["000"]["children"] == [vs["001"]["id"]] and
+      vs["001"]["children"] == [vs["002"]["id"]] and
+      vs["002"]["verdict"] == "REJECTED",
+      "an older run's lineage: %s" % doc)
+p = kl("knowledge", "add", gpu, "--from", vs["001"]["id"], "--to",
+       TMP + "/kb3")
+entry = read(p.stdout.strip()) if p.stdout.strip() else ""
+check("rules: [far_from_roofline, low_waves_per_sm, near_peak_compute, "
+      "poor_coalescing, stall_long_scoreboard]" in entry or
+      ("rules: [" in entry and "poor_coalescing" in entry),
+      "an entry's rules are those fired on its parent: %r" % entry[:400])
+check("card: NVIDIA H200\n" in entry and "language: cuda\n" in entry,
+      "an entry's card and language: %r" % entry[:400])
 
 # ---- the installed starter set loads, every entry with evidence ---------------
 j = json.loads(kl("knowledge", "search", "--json").stdout)
