@@ -5,13 +5,13 @@
  * was compared with (the baseline has none). The tree of a run is those
  * edges; a rejected candidate is a leaf under the version it failed to
  * beat. Across runs, a run's baseline is the case's kernel as it was when
- * the run started: where that kernel and its settings (the line's key)
- * are an earlier run's accepted version, kl best having written it back,
- * the baseline "continues" that version and its tree hangs under it;
- * otherwise each run is a tree of its own. The diff against the parent
- * is the iteration's kernel.diff; its added and removed lines are counted
- * here. The attempt ledger is every line, failures included; the
- * optimization ledger only the baselines and the accepted versions. The
+ * the run started: where that kernel is an earlier run's accepted version
+ * (the same kernel and settings, or the file kl best wrote from it, with
+ * the settings in front), the baseline "continues" that version and its
+ * tree hangs under it; otherwise each run is a tree of its own. The diff
+ * against the parent is the iteration's kernel.diff; its added and removed
+ * lines are counted here. The attempt ledger is every line, failures included;
+ * the optimization ledger only the baselines and the accepted versions. The
  * devlog, for people and prompts, is read through records/devlog.c. */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +22,7 @@
 typedef struct node {
   char *id, *parent, *run, *proposer, *reason, *gate, *memo, *key, *dir;
   char *kernel, *config, *continues;
+  char **settings; /* NULL-ended */
   int iteration;
   kl_outcome outcome;
   bool timed, has_vs_base, diff;
@@ -43,6 +44,7 @@ static void nodes_dispose(nodes *ns) {
                   &x->dir,    &x->kernel, &x->config, &x->continues};
     for (size_t k = 0; k < KL_ARRAY_SIZE(f); k++)
       kl__free(*f[k]);
+    kl__strv_free(x->settings);
   }
   kl__free(ns->v);
 }
@@ -74,7 +76,9 @@ static int take(const kl__solution *s, int line, void *payload) {
       !dup(&x->memo, s->memo) || !dup(&x->key, s->key) ||
       !dup(&x->dir, s->dir) || !dup(&x->kernel, s->kernel) ||
       (s->config && s->config[0] &&
-       !(x->config = kl__strv_join(s->config, " "))))
+       !(x->config = kl__strv_join(s->config, " "))) ||
+      !(x->settings = kl__strv_dup(
+            (const char *const *)(s->config ? s->config : (char *[]){NULL}))))
     return kl__error_oom();
   return 0;
 }
@@ -105,23 +109,63 @@ static int count_diff(node *x, const char *case_dir) {
   return 0;
 }
 
-/* A run's baseline continues an earlier run's accepted version with the
- * same kernel and settings (the latest such). */
-static int link_runs(nodes *ns) {
-  for (size_t i = 0; i < ns->n; i++) {
+/* A version's kernel as kl best writes it (settings as #defines in
+ * front; a command case's file as it is); *out NULL when its file is gone. */
+static int as_written(char **out, const node *x, const kl_case *c) {
+  *out = NULL;
+  char *run_dir = NULL;
+  kl_buf src = KL_BUF_INIT, b = KL_BUF_INIT;
+  int rc =
+      x->run && x->kernel ? kl__run_dir(&run_dir, kl_case_dir(c), x->run) : 0;
+  if (rc == 0 && run_dir &&
+      kl__iteration_read(&src, run_dir, x->iteration, x->kernel) < 0)
+    kl_error_clear(); /* its folder is gone: no link through it */
+  else if (rc == 0 && run_dir &&
+           (rc = kl__kernel_with_settings(
+                &b, src.ptr ? src.ptr : "", x->settings,
+                kl_case_backend(c) != KL_BACKEND_COMMAND)) == 0)
+    *out = kl__buf_detach(&b);
+  kl_buf_dispose(&src);
+  kl_buf_dispose(&b);
+  kl__free(run_dir);
+  return rc;
+}
+
+/* A run's baseline continues an earlier run's accepted version when it is
+ * that version: the same kernel and settings (its key), or the kernel kl
+ * best wrote from it (settings in front) and the case then ran from. The
+ * latest such version wins. */
+static int link_runs(nodes *ns, const kl_case *c) {
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < ns->n; i++) {
     node *b = &ns->v[i];
-    if (b->outcome != KL_OUTCOME_BASELINE || !b->key) continue;
-    for (size_t j = i; j-- > 0;) {
+    if (b->outcome != KL_OUTCOME_BASELINE || !b->key || !b->run) continue;
+    char *text = NULL;
+    kl_buf mine = KL_BUF_INIT;
+    char *run_dir = NULL;
+    if ((rc = kl__run_dir(&run_dir, kl_case_dir(c), b->run)) < 0) break;
+    if (b->kernel &&
+        kl__iteration_read(&mine, run_dir, b->iteration, b->kernel) < 0)
+      kl_error_clear();
+    kl__free(run_dir);
+    for (size_t j = i; rc == 0 && j-- > 0;) {
       node *a = &ns->v[j];
-      if (a->outcome == KL_OUTCOME_ACCEPTED && a->key &&
-          strcmp(a->key, b->key) == 0 && a->run && b->run &&
-          strcmp(a->run, b->run) != 0) {
-        if (!(b->continues = kl__strdup(a->id))) return kl__error_oom();
+      if (a->outcome != KL_OUTCOME_ACCEPTED || !a->run ||
+          strcmp(a->run, b->run) == 0)
+        continue;
+      bool same = a->key && strcmp(a->key, b->key) == 0;
+      if (!same && mine.ptr && (rc = as_written(&text, a, c)) == 0 && text)
+        same = strcmp(text, mine.ptr) == 0;
+      kl__free(text);
+      text = NULL;
+      if (rc == 0 && same) {
+        if (!(b->continues = kl__strdup(a->id))) rc = kl__error_oom();
         break;
       }
     }
+    kl_buf_dispose(&mine);
   }
-  return 0;
+  return rc;
 }
 
 static int gather(nodes *ns, const kl_case *c, const char *run) {
@@ -129,7 +173,7 @@ static int gather(nodes *ns, const kl_case *c, const char *run) {
   int rc = kl__solutions_read(kl_case_dir(c), take, ns);
   for (size_t i = 0; rc == 0 && i < ns->n; i++)
     rc = count_diff(&ns->v[i], kl_case_dir(c));
-  if (rc == 0) rc = link_runs(ns);
+  if (rc == 0) rc = link_runs(ns, c);
   if (rc == 0 && run && ns->n == 0)
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
                    "case '%s' has no run '%s' in solutions.jsonl",

@@ -16,6 +16,8 @@ a rejection and a wrong answer, so the parent chain is known:
                 search by words, --kind, --rule, --language; show
   next run      its prompt has the devlog's entry and, under Prior art,
                 the entry made from 001 with its evidence
+  across runs   two runs of the same kernel are two trees; a run from the
+                winner kl best wrote back continues it
   bad input     a front matter with an unknown key, and one that does not
                 parse: path:line:column, exit 2
   old records   a GPU run recorded before (tests/report/fixtures): its
@@ -191,6 +193,23 @@ try:
     doc = json.loads(kl("history", case, "--lineage", "--json").stdout)
     check(len(doc["roots"]) == 2, "across runs: two roots (same kernel, "
           "no winner written back): %s" % doc["roots"])
+    # the winner written back (kl best), a run from it: that run's baseline
+    # continues the winner, and its tree hangs under it
+    kl("best", case, "-o", TMP + "/best.c")
+    shutil.copy(TMP + "/best.c", case + "/kernel.c")
+    p = kl("run", case, "--json", "--proposer", "tune", "--iterations", "1",
+           "--time-cap", "300")
+    run3 = (json.loads(p.stdout) if p.stdout.strip() else {}).get("run", "?")
+    doc = json.loads(kl("history", case, "--lineage", "--json").stdout)
+    vs = {v["id"]: v for v in doc["versions"]}
+    b3 = vs.get(run3 + "/000", {})
+    check(b3.get("continues") == ids[1] and
+          b3.get("id") in vs[ids[1]]["children"] and
+          b3.get("id") not in doc["roots"],
+          "a run from the written-back winner continues it: %s" % b3)
+    text = kl("history", case, "--lineage").stdout
+    check(("%s/000 BASELINE   continues %s" % (run3, ids[1])) in text,
+          "the text tree says so")
 
     # ---- bad input: located errors --------------------------------------------
     bad = TMP + "/bad/optimizations"
