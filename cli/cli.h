@@ -36,6 +36,7 @@ int cmd_best(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_knowledge(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
 int cmd_observe(int argc, char **argv);
 int cmd_case(int argc, char **argv);

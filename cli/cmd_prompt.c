@@ -3,13 +3,46 @@
  * size of every section against its budget. Profiles (for the verdict,
  * findings, fired skills, metrics and times) come from recorded metrics
  * (--metrics, the output of kl profile --json); without them the prompt
- * says there is no profile yet. Exit 2 for a bad case, rules or metrics. */
+ * says there is no profile yet. As in kl run, the system block ends with
+ * the newest entries of the case's devlog.md and the user block with the
+ * knowledge base's Prior art for the case and the fired rules. Exit 2 for
+ * a bad case, rules, metrics or knowledge entry. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
 #define MAX_FILES 32
+
+/* What kl run adds to its prompts: the tail of the case's devlog and the
+ * knowledge entries that match the rules fired on the given profiles (the
+ * same budgets as the run's). */
+static int run_context(kl_buf *devlog, kl_buf *art, const kl_case *c,
+                       const kl_rules *rs, const kl_prompt_shape *shapes,
+                       size_t n) {
+  const char *fired[64];
+  size_t nf = 0;
+  kl_diagnosis *d[16] = {0};
+  size_t nd = 0;
+  kl_knowledge *k = NULL;
+  int rc = kl_history_devlog(devlog, c, 3200);
+  for (size_t i = 0; rc == 0 && rs && i < n && nd < 16; i++) {
+    if (!shapes[i].profile ||
+        kl_rules_evaluate(&d[nd], rs, shapes[i].profile) < 0)
+      continue; /* no diagnosis at this shape: nothing fired */
+    for (size_t j = 0; j < kl_diagnosis_fired_count(d[nd]) && nf < 64; j++) {
+      kl_finding f = KL_FINDING_INIT;
+      if (kl_diagnosis_fired(&f, d[nd], j) == 0 && f.id) fired[nf++] = f.id;
+    }
+    nd++;
+  }
+  if (rc == 0) rc = kl_knowledge_load(&k, c);
+  if (rc == 0) rc = kl_knowledge_prior_art(art, k, c, fired, nf, 4000);
+  kl_knowledge_free(k);
+  for (size_t i = 0; i < nd; i++)
+    kl_diagnosis_free(d[i]);
+  return rc;
+}
 
 int cmd_prompt(int argc, char **argv) {
   const char *path = NULL, *metrics = NULL, *best = NULL;
@@ -55,7 +88,7 @@ int cmd_prompt(int argc, char **argv) {
   kl_prompt *p = NULL;
   kl_prompt_shape *shapes = NULL;
   char *best_code = NULL;
-  kl_buf out = KL_BUF_INIT;
+  kl_buf out = KL_BUF_INIT, devlog = KL_BUF_INIT, art = KL_BUF_INIT;
   int status = EXIT_OK;
   if (kl_case_load(&c, path, NULL) < 0) {
     status = cli_fail();
@@ -77,6 +110,12 @@ int cmd_prompt(int argc, char **argv) {
     in.shapes = shapes;
     in.nshapes = n;
   }
+  if (run_context(&devlog, &art, c, rs, in.shapes, in.nshapes) < 0) {
+    status = cli_fail();
+    goto done;
+  }
+  in.devlog = devlog.size ? devlog.ptr : NULL;
+  in.prior_art = art.size ? art.ptr : NULL;
   if (kl_prompt_build(&p, &in) < 0 || (json && kl_prompt_json(&out, p) < 0)) {
     status = cli_fail();
     goto done;
@@ -103,6 +142,8 @@ int cmd_prompt(int argc, char **argv) {
   printf("total  %29zu tokens\n", total);
 done:
   kl_buf_dispose(&out);
+  kl_buf_dispose(&devlog);
+  kl_buf_dispose(&art);
   free(shapes);
   free(best_code);
   kl_prompt_free(p);

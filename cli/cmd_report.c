@@ -90,20 +90,41 @@ int cmd_report(int argc, char **argv) {
 }
 
 int cmd_history(int argc, char **argv) {
-  const char *path = NULL;
+  const char *path = NULL, *run = NULL, *view = NULL;
   bool json = false;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
+    const char *a = argv[i];
+    if (strcmp(a, "--json") == 0) {
       json = true;
-    else if (cli_positional("history", "case", &path, argv[i]) != EXIT_OK)
+    } else if (strcmp(a, "--lineage") == 0 || strcmp(a, "--attempts") == 0 ||
+               strcmp(a, "--improvements") == 0) {
+      if (view && strcmp(view, a + 2) != 0)
+        return cli_usage_error("history", "%s and --%s: give one view", a,
+                               view);
+      view = a + 2;
+    } else if (strcmp(a, "--run") == 0) {
+      if (++i >= argc) return cli_usage_error("history", "--run needs a value");
+      run = argv[i];
+    } else if (cli_positional("history", "case", &path, a) != EXIT_OK) {
       return EXIT_BAD_INPUT;
+    }
   }
   if (!path) return cli_usage_error("history", "no case given");
+  if (run && !view)
+    return cli_usage_error("history",
+                           "--run goes with --lineage, --attempts or "
+                           "--improvements");
   kl_case *c = NULL;
   kl_buf out = KL_BUF_INIT;
   int status = EXIT_OK;
-  if (kl_case_load(&c, path, NULL) < 0 ||
-      kl_history(&out, c, json ? "json" : "text") < 0)
+  const char *format = json ? "json" : "text";
+  int rc = kl_case_load(&c, path, NULL);
+  if (rc == 0)
+    rc = !view ? kl_history(&out, c, format)
+         : strcmp(view, "lineage") == 0
+             ? kl_history_lineage(&out, c, run, format)
+             : kl_history_ledger(&out, c, view, run, format);
+  if (rc < 0)
     status = cli_fail();
   else
     fwrite(out.ptr, 1, out.size, stdout);

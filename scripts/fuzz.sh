@@ -2,7 +2,8 @@
 # Fuzz kernlab's readers of untrusted input with libFuzzer (clang, ASan,
 # UBSan) for a while: case files (case), the expression language (expr),
 # rule files (rules), model replies (reply), JSON Lines ledgers (ledger),
-# observation files (observation), recorded metrics (metrics).
+# observation files (observation), recorded metrics (metrics), knowledge
+# entries' files (knowledge).
 # usage: scripts/fuzz.sh [TARGET|all] [SECONDS] (default: all, 60 s each).
 # Targets fuzz side by side, one per core (KL_FUZZ_JOBS to say how many),
 # each for the full SECONDS.
@@ -26,7 +27,7 @@ LIBS=$(pkg-config --libs yaml-0.1 json-c libcurl)
 export KERNLAB_SHARE_DIR=$PWD/share/kernlab
 JOBS=${KL_FUZZ_JOBS:-$(nproc)}
 targets=()
-for t in case expr rules reply ledger observation metrics; do
+for t in case expr rules reply ledger observation metrics knowledge; do
   [ "$WHICH" = all ] || [ "$WHICH" = "$t" ] || continue
   targets+=("$t")
   corpus=build-fuzz/corpus-$t
@@ -39,6 +40,8 @@ for t in case expr rules reply ledger observation metrics; do
     ledger) cp tests/report/fixtures/gemm_h200/*.jsonl "$corpus/" ;;
     observation) cp tests/observe/fixtures/*.json "$corpus/" ;;
     metrics) cp tests/rules/fixtures/h200/*.json "$corpus/" ;;
+    knowledge) for f in share/kernlab/knowledge/*/*.md; do
+                 cp "$f" "$corpus/$(echo "$f" | tr / _)"; done ;;
   esac
   rm -f "build-fuzz/fuzz_$t.rc"
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done

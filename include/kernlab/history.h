@@ -22,6 +22,36 @@ KL_BEGIN_DECLS
  *  ledger line that does not parse: located) */
 KL_EXTERN(int) kl_history(kl_buf *out, const kl_case *c, const char *format);
 
+/** The lineage of the case's versions: every candidate under the version
+ *  it was compared with (its parent), with its verdict, speedups, the size
+ *  of its diff against the parent and its memo. `run`: one run's tree, or
+ *  NULL for the case across runs (a run whose baseline is an earlier run's
+ *  accepted version, written back by kl best, hangs under it). `format`:
+ *  "text" (an indented tree) or "json" (`{"case", "run", "roots",
+ *  "versions": [...]}`, docs/json.md). @return 0, KL_ENOTFOUND (no such
+ *  run), KL_EINVALID (bad format, or a ledger line that does not parse:
+ *  located), KL_EIO */
+KL_EXTERN(int)
+kl_history_lineage(kl_buf *out, const kl_case *c, const char *run,
+                   const char *format);
+
+/** A ledger view of solutions.jsonl. `view`: "attempts" (the attempt
+ *  ledger: every candidate, failures with their reasons) or
+ *  "improvements" (the optimization ledger: the baselines and the
+ *  accepted versions only). `run`: one run, or NULL for all. `format`:
+ *  "text" or "json" (`{"case", "view", "run", "entries": [...]}`).
+ *  @return as kl_history_lineage */
+KL_EXTERN(int)
+kl_history_ledger(kl_buf *out, const kl_case *c, const char *view,
+                  const char *run, const char *format);
+
+/** The case's devlog.md (docs/lineage.md): its newest whole entries within
+ *  max_chars, a line first saying older ones were left out; max_chars 0:
+ *  the whole file. Nothing when the case has none yet. @return 0, KL_EIO,
+ *  KL_ENOMEM */
+KL_EXTERN(int)
+kl_history_devlog(kl_buf *out, const kl_case *c, size_t max_chars);
+
 #define KL_HISTORY_REPORT_OPTIONS_VERSION 1
 typedef struct kl_history_report_options {
   unsigned version;       /**< KL_HISTORY_REPORT_OPTIONS_VERSION */

@@ -27,6 +27,7 @@
 #include "llm.h"
 #include "run.h"
 #include "history.h"
+#include "knowledge.h"
 #include "webhook.h"
 #include "observe.h"
 #include "serve.h"

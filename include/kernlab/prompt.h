@@ -70,7 +70,7 @@ typedef struct kl_prompt_attempt {
   const char *reason;  /**< why it was rejected, or NULL */
 } kl_prompt_attempt;
 
-#define KL_PROMPT_INPUTS_VERSION 1
+#define KL_PROMPT_INPUTS_VERSION 2
 typedef struct kl_prompt_inputs {
   unsigned version;              /**< KL_PROMPT_INPUTS_VERSION */
   const kl_case *c;              /**< required */
@@ -84,11 +84,15 @@ typedef struct kl_prompt_inputs {
   const char *memory;   /**< this case's memory from earlier runs, or NULL */
   int iteration;        /**< 1-based; labels the user block */
   double budget_scale;  /**< multiplies every section's budget; 0 = 1 */
+  /* version 2 */
+  const char *devlog;    /**< the tail of the case's devlog.md, or NULL */
+  const char *prior_art; /**< knowledge entries that match (kl_knowledge_
+                              prior_art), or NULL */
 } kl_prompt_inputs;
 #define KL_PROMPT_INPUTS_INIT                                                  \
   {                                                                            \
     KL_PROMPT_INPUTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL, NULL,  \
-        1, 0                                                                   \
+        1, 0, NULL, NULL                                                       \
   }
 /** Fill *in with the defaults of the fields its `version` knows
  *  (KL_PROMPT_INPUTS_VERSION when built against this header) and nothing

@@ -560,8 +560,12 @@ static int fill(kl_buf *b, size_t i, const kl_prompt_inputs *in,
     return shape_times(b, in);
   case 12:
     return kernels(b, in, f);
-  default:
+  case 13:
     return attempts(b, in);
+  case 14: /* absent: no section */
+    return in->devlog ? kl__buf_puts(b, in->devlog) : 0;
+  default:
+    return in->prior_art ? kl__buf_puts(b, in->prior_art) : 0;
   }
 }
 
@@ -593,6 +597,9 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
       {"times", "Times per shape", 0, 400, CUT_END},
       {"kernels", "Kernels of the launch at the focus shape", 0, 800, CUT_END},
       {"attempts", "This run's attempts", 0, 1200, CUT_START},
+      {"devlog", "This case's devlog (the latest accepted versions)", 1, 800,
+       CUT_START},
+      {"prior_art", "Prior art (the knowledge base)", 0, 1000, CUT_END},
   };
   kl_prompt *p = kl__calloc(1, sizeof(*p));
   if (!p || !(p->s = kl__calloc(KL_ARRAY_SIZE(plan), sizeof(section)))) {
@@ -691,7 +698,8 @@ int kl_prompt_json(kl_buf *out, const kl_prompt *p) {
 /* ---- versioned inputs
  * -------------------------------------------------------- */
 
-static const size_t prompt_inputs_sizes[] = {0, sizeof(kl_prompt_inputs)};
+static const size_t prompt_inputs_sizes[] = {
+    0, offsetof(kl_prompt_inputs, devlog), sizeof(kl_prompt_inputs)};
 
 KL__OPTIONS_FUNCTIONS(kl_prompt_inputs, kl_prompt_inputs_init,
                       kl__prompt_inputs_take, KL_PROMPT_INPUTS_INIT,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/json.h"
 #include "records.h"
 
 #define VERDICT_VERSION 1
@@ -192,4 +193,54 @@ done:
   kl_buf_dispose(&text);
   if (rc < 0) kl__recorded_dispose(out);
   return rc;
+}
+
+/* The ids of the rules that fired at any shape of an iteration's
+ * rules.json ([{"shape", "diagnosis": {"fired": [{"id"}, ...]}}, ...]),
+ * each once, in the order first seen. */
+int kl__iteration_fired(char ***ids, const char *run_dir, int iteration) {
+  *ids = NULL;
+  kl_buf t = KL_BUF_INIT;
+  json_object *doc = NULL;
+  char **v = kl__calloc(1, sizeof(*v));
+  size_t n = 0;
+  int rc = v ? 0 : kl__error_oom();
+  if (rc == 0 && kl__iteration_read(&t, run_dir, iteration, "rules.json") < 0)
+    kl_error_clear(); /* not profiled: no rule fired */
+  else if (rc == 0 && !(doc = json_tokener_parse(t.ptr ? t.ptr : "")))
+    rc = kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, "rules.json", 1, 1, NULL,
+                      "iteration %d's rules.json does not parse", iteration);
+  size_t ns = json_object_is_type(doc, json_type_array)
+                  ? json_object_array_length(doc)
+                  : 0;
+  for (size_t i = 0; rc == 0 && i < ns; i++) {
+    json_object *f = kl__json_get(
+        kl__json_get(json_object_array_get_idx(doc, i), "diagnosis"), "fired");
+    size_t nf = json_object_is_type(f, json_type_array)
+                    ? json_object_array_length(f)
+                    : 0;
+    for (size_t j = 0; rc == 0 && j < nf; j++) {
+      const char *id = kl__json_text(json_object_array_get_idx(f, j), "id");
+      bool seen = !id;
+      for (size_t k = 0; !seen && k < n; k++)
+        seen = strcmp(v[k], id) == 0;
+      if (seen) continue;
+      char **g = kl__realloc(v, (n + 2) * sizeof(*v));
+      if (!g || !(g[n] = kl__strdup(id))) {
+        if (g) v = g;
+        rc = kl__error_oom();
+        break;
+      }
+      v = g;
+      v[++n] = NULL;
+    }
+  }
+  json_object_put(doc);
+  kl_buf_dispose(&t);
+  if (rc < 0) {
+    kl__strv_free(v);
+    return rc;
+  }
+  *ids = v;
+  return 0;
 }

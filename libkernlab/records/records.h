@@ -9,6 +9,7 @@
  *   CASE/benchmark.csv     one row per timed shape of an iteration
  *   CASE/memory.jsonl      what was tried and how it ended, for prompts
  *   CASE/export.jsonl      kl export's steps
+ *   CASE/devlog.md         one entry per accepted version, for people
  *   CASE/.kl-run.lock      held while a run records (one run per case)
  *   RUN/run.json           how the run was started
  *   RUN/summary.json       how its last session ended (kl_run_json)
@@ -177,6 +178,23 @@ int kl__export_line_write(const char *ledger, const char *export_id,
                           const char *case_name, const char *step,
                           json_object *rest);
 
+/* ---- devlog.c: CASE/devlog.md, one entry per accepted version
+ * ---------------------------------------------------------------------- */
+
+/* The entry of an accepted version, from its solutions line alone (a
+ * markdown block that starts with "\n## <id>: "). */
+int kl__devlog_entry(kl_buf *out, const kl__solution *s);
+/* Append s's entry (the file made with its header when new). */
+int kl__devlog_append(const char *case_dir, const kl__solution *s);
+/* The whole file (nothing when there is none). */
+int kl__devlog_read(kl_buf *out, const char *case_dir);
+/* Whether the entry of version `id` is there. */
+int kl__devlog_has(bool *has, const char *case_dir, const char *id);
+/* The newest whole entries that fit in max_chars, a line first saying
+ * older ones were left out (nothing when there is no file or no entry
+ * fits). */
+int kl__devlog_tail(kl_buf *out, const char *case_dir, size_t max_chars);
+
 /* ---- runs.c, iteration.c: a run's folder, its files, the case's lock
  * ------------- */
 
@@ -216,6 +234,11 @@ int kl__iteration_write(const char *dir, const char *name, const char *text);
 /* An iteration's file as text (KL_ENOTFOUND when absent). */
 int kl__iteration_read(kl_buf *out, const char *run_dir, int iteration,
                        const char *name);
+
+/* The ids of the rules that fired on an iteration (its rules.json, at any
+ * shape), each once; an iteration without one has none. NULL-ended,
+ * kl__strv_free. */
+int kl__iteration_fired(char ***ids, const char *run_dir, int iteration);
 
 /* An iteration's verdict.json: its outcome and the status of every gate. */
 typedef struct kl__verdict {

@@ -181,7 +181,20 @@ static int memory_line(const kl__memory_line *m, void *payload) {
   return 0;
 }
 
-/* The benchmark rows and memory line of the last commit, where missing. */
+/* The devlog entry of the accepted version `id`, made from its line. */
+typedef struct devlog_fill {
+  const char *case_dir, *id;
+} devlog_fill;
+
+static int devlog_line(const kl__solution *s, int line, void *payload) {
+  (void)line;
+  devlog_fill *f = payload;
+  if (!s->id || strcmp(s->id, f->id) != 0) return 0;
+  return kl__devlog_append(f->case_dir, s);
+}
+
+/* The benchmark rows, memory line and devlog entry of the last commit,
+ * where missing. */
 static int complete_commit(load_acc *a, const char *case_dir,
                            const char *case_name) {
   int n = a->last_iteration;
@@ -209,6 +222,12 @@ static int complete_commit(load_acc *a, const char *case_dir,
                        a->last_timed,    a->last_speedup, a->last_reason};
   rc = kl__memory_write(case_dir, &m);
 done:
+  if (rc == 0 && n > 0 && a->last_outcome == KL_OUTCOME_ACCEPTED) {
+    bool has = false;
+    devlog_fill f = {case_dir, a->last_id};
+    if ((rc = kl__devlog_has(&has, case_dir, a->last_id)) == 0 && !has)
+      rc = kl__solutions_read(case_dir, devlog_line, &f);
+  }
   kl_report_free(rep);
   json_object_put(doc);
   kl_buf_dispose(&have);

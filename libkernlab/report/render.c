@@ -251,6 +251,7 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run) {
   kl__buf_printf(b, "| %d | %.1f | %.1f | %.0f / %.0f | %.4f | %s |\n",
                  t.candidates, t.wall_s, t.worker_s, t.tokens_in, t.tokens_out,
                  t.usd, per);
+  kl__rp_lineage_md(b, run);
   kl__buf_puts(b, "\n## Every candidate\n\n| # | proposer | verdict | "
                   "vs parent | vs baseline | what | why | folder |\n"
                   "|---:|---|---|---|---:|---|---|---|\n");
@@ -687,6 +688,7 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run) {
                  strcmp(run->backend, "cuda") == 0 ? "GPU" : "CPU",
                  t.candidates, t.wall_s, t.worker_s, t.tokens_in, t.tokens_out,
                  t.usd, per);
+  kl__rp_lineage_html(b, run);
   kl__buf_puts(b, "<h2>Iterations</h2>\n<table><tr><th>#</th><th>"
                   "proposer</th><th>verdict</th><th>vs parent</th><th>"
                   "vs baseline</th><th>what</th><th>why</th><th>folder"

@@ -73,5 +73,9 @@ int kl__rp_render_md(kl_buf *out, const rp_run *run);
  * paragraph (measurement.c); *out owned. */
 int kl__rp_measurement_text(char **out, const char *measurement);
 int kl__rp_render_html(kl_buf *out, const rp_run *run);
+/* The run's versions as a tree, each under its parent, appended to b
+ * (lineage_draw.c). */
+int kl__rp_lineage_md(kl_buf *b, const rp_run *run);
+int kl__rp_lineage_html(kl_buf *b, const rp_run *run);
 
 #endif /* KL_REPORT_INTERNAL_H */

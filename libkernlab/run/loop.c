@@ -310,7 +310,8 @@ done:
 
 /* Write what every iteration leaves behind, then commit it (the
  * solutions.jsonl line), fold it into the run's state, and write the
- * records that follow a commit (benchmark rows, memory line). */
+ * records that follow a commit (benchmark rows, memory line, and the
+ * devlog entry of an acceptance). */
 static int finish(kl_run *r, iteration *it, const kl_report *rep) {
   char id[96];
   snprintf(id, sizeof(id), "%s/%03d", r->id, it->n);
@@ -379,7 +380,9 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       r->c->name, r->id,       it->n,     it->proposer,
       it->memo,   it->outcome, it->timed, it->vs_parent.speedup,
       it->reason};
-  rc = kl__memory_write(r->case_dir, &m);
+  if ((rc = kl__memory_write(r->case_dir, &m)) == 0 &&
+      it->outcome == KL_OUTCOME_ACCEPTED)
+    rc = kl__devlog_append(r->case_dir, &s);
 done:
   kl__free(key);
   kl_buf_dispose(&name);

@@ -289,12 +289,59 @@ static int propose_tune(kl_run *r, proposal *p, const char *strategy) {
 /* ---- llm -------------------------------------------------------------------
  */
 
+/* The prompt's Prior art: the knowledge entries that match the rules
+ * fired on the best's profiles (any shape) and the case; *out NULL when
+ * none match. */
+#define PRIOR_ART_CHARS 4000
+static int prior_art(char **out, const kl_run *r, const kl_profile_list *best) {
+  *out = NULL;
+  if (!r->knowledge) return 0;
+  char **ids = NULL;
+  size_t n = 0, cap = 0;
+  int rc = 0;
+  size_t nshapes = best && r->o.rules ? kl_profile_list_count(best) : 0;
+  for (size_t s = 0; rc == 0 && s < nshapes; s++) {
+    kl_diagnosis *d = NULL;
+    const kl_profile *prof = kl_profile_list_get(best, s);
+    if (!prof || kl_rules_evaluate(&d, r->o.rules, prof) < 0) {
+      kl_error_clear(); /* a shape without a diagnosis fires nothing */
+      continue;
+    }
+    for (size_t i = 0; rc == 0 && i < kl_diagnosis_fired_count(d); i++) {
+      kl_finding f = KL_FINDING_INIT;
+      bool seen = kl_diagnosis_fired(&f, d, i) < 0 || !f.id;
+      for (size_t k = 0; !seen && k < n; k++)
+        seen = strcmp(ids[k], f.id) == 0;
+      if (seen) continue;
+      if (KL__GROW(ids, cap, n + 1) < 0 || !(ids[n] = kl__strdup(f.id)))
+        rc = kl__error_oom();
+      else
+        n++;
+    }
+    kl_diagnosis_free(d);
+  }
+  kl_error_clear();
+  kl_buf b = KL_BUF_INIT;
+  if (rc == 0 &&
+      (rc = kl_knowledge_prior_art(&b, r->knowledge, r->c,
+                                   (const char *const *)ids, n,
+                                   PRIOR_ART_CHARS)) == 0 &&
+      b.size && !(*out = kl__buf_detach(&b)))
+    rc = kl__error_oom();
+  kl_buf_dispose(&b);
+  for (size_t k = 0; k < n; k++)
+    kl__free(ids[k]);
+  kl__free(ids);
+  return rc;
+}
+
 static int propose_llm(kl_run *r, proposal *p) {
   kl_prompt_attempt *att = kl__calloc(r->st.nattempts + 1, sizeof(*att));
   kl_prompt_shape *shapes = NULL;
   kl_prompt *pr = NULL;
   kl_reply *rep = NULL;
   kl_buf reply = KL_BUF_INIT, code = KL_BUF_INIT;
+  char *art = NULL; /* Prior art */
   int rc = 0;
   if (!att) return kl__error_oom();
   for (size_t i = 0; i < r->st.nattempts; i++) {
@@ -338,7 +385,10 @@ static int propose_llm(kl_run *r, proposal *p) {
   in.attempts = att;
   in.nattempts = r->st.nattempts;
   in.memory = r->memory_text;
+  in.devlog = r->devlog_text;
   in.iteration = r->next_iteration;
+  if ((rc = prior_art(&art, r, best)) < 0) goto done;
+  in.prior_art = art;
   if ((rc = kl_prompt_build(&pr, &in)) < 0) goto done;
   kl_buf both = KL_BUF_INIT;
   if (kl__buf_printf(&both, "=== system ===\n%s\n=== user ===\n%s",
@@ -380,6 +430,7 @@ done:
   kl_buf_dispose(&code);
   kl__free(shapes);
   kl__free(att);
+  kl__free(art);
   return rc;
 }
 

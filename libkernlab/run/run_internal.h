@@ -15,6 +15,7 @@
 #include "../core/internal.h"
 #include "../exec/exec_internal.h"
 #include "../records/records.h"
+#include "kernlab/knowledge.h"
 #include "kernlab/prompt.h"
 #include "kernlab/run.h"
 
@@ -55,7 +56,9 @@ struct kl_run {
   int batch;   /* proposals evaluated together */
   /* proposers */
   kl_llm *llm;
-  char *memory_text; /* earlier runs' memory, for the prompt */
+  char *memory_text;       /* earlier runs' memory, for the prompt */
+  char *devlog_text;       /* the tail of devlog.md, for the prompt */
+  kl_knowledge *knowledge; /* the knowledge base, for Prior art */
   char *replay_dir;
   char *env_json;     /* environment record, JSON object */
   char kernel_ext[8]; /* "cu" or "c" */

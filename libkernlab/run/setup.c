@@ -30,6 +30,8 @@ void kl_run_free(kl_run *r) {
   kl_profile_list_free(r->base_profiles);
   kl_llm_free(r->llm);
   kl__free(r->memory_text);
+  kl__free(r->devlog_text);
+  kl_knowledge_free(r->knowledge);
   kl__free(r->replay_dir);
   kl__free(r->env_json);
   for (size_t i = 0; i < r->ninflight; i++)
@@ -166,6 +168,8 @@ static void replay_seed(kl_run *r) {
  * accepted idea with its gain, then counts per verdict and the most recent
  * rejected ideas. The compaction is written to memory.summary.md. */
 #define MEMORY_BUDGET 6000
+/* The devlog's newest entries, in characters (its section: 800 tokens). */
+#define DEVLOG_BUDGET 3200
 
 typedef struct memory_acc {
   const char *run;
@@ -327,6 +331,15 @@ static int start_llm(kl_run *r) {
   for (size_t i = 0; rc == 0 && i < r->o.nprices; i++)
     rc = kl_llm_set_price(r->llm, &r->o.prices[i]);
   if (rc == 0) rc = memory_load(r);
+  /* what the prompt shows besides: the devlog's newest entries, and the
+   * knowledge base (a front matter that does not read stops the run here,
+   * located, before anything is spent) */
+  kl_buf dl = KL_BUF_INIT;
+  if (rc == 0 && (rc = kl__devlog_tail(&dl, r->case_dir, DEVLOG_BUDGET)) == 0 &&
+      dl.size && !(r->devlog_text = kl__buf_detach(&dl)))
+    rc = kl__error_oom();
+  kl_buf_dispose(&dl);
+  if (rc == 0) rc = kl_knowledge_load(&r->knowledge, r->c);
   return rc;
 }
 

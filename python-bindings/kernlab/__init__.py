@@ -41,7 +41,7 @@ _ABI = 1
 _VERSIONS = {"kl_case_options": 2, "kl_case_new_options": 1,
              "kl_harness_options": 1, "kl_time_options": 2,
              "kl_bench_options": 6, "kl_rules_options": 1,
-             "kl_prompt_inputs": 1, "kl_llm_config": 1,
+             "kl_prompt_inputs": 2, "kl_llm_config": 1,
              "kl_run_options": 3, "kl_history_report_options": 1,
              "kl_serve_options": 2}
 
@@ -124,7 +124,8 @@ class _PromptInputs(ctypes.Structure):
                 ("shapes", ctypes.POINTER(_PromptShape)),
                 ("nshapes", _size), ("best_code", _s), ("attempts", _p),
                 ("nattempts", _size), ("patterns", _s), ("memory", _s),
-                ("iteration", _int), ("budget_scale", _dbl)]
+                ("iteration", _int), ("budget_scale", _dbl),
+                ("devlog", _s), ("prior_art", _s)]
 
 
 class _LlmConfig(ctypes.Structure):

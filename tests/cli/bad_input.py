@@ -106,6 +106,14 @@ expect2(["bench", case, "--launch", "graf"], "no such launch mode",
 expect2(["bench", SRC + "/cases/host_saxpy", "--launch", "graph"],
         "a graph launch of a host case", mentions="CUDA graph")
 
+expect2(["knowledge", "--no-such-option"], "unknown sub-verb")
+expect2(["knowledge", "search", "--no-such-option"], "unknown option")
+expect2(["knowledge", "add", case], "no --from")
+expect2(["knowledge", "add", case, "--from", "nonsense"], "a bad --from")
+expect2(["knowledge", "show"], "no id")
+expect2(["history", case, "--lineage", "--run"], "option without its value")
+expect2(["history", case, "--attempts", "--improvements"], "two views")
+
 # a path that does not exist
 for v in ["check", "harness", "bench", "prompt", "run", "best", "history",
           "report", "rules", "profile"]:
@@ -122,6 +130,8 @@ expect2(["case", "from-observation", missing, "--source", missing,
          "--entry", "f", "-o", os.path.join(TMP, "new_case")],
         "missing observation", mentions=missing)
 expect2(["export", case, "--to", missing], "missing export target",
+        mentions=missing)
+expect2(["knowledge", "add", missing, "--from", "r/1"], "missing case",
         mentions=missing)
 expect2(["new", "x", "--template", "no_such_template", "--dir", TMP],
         "unknown template")

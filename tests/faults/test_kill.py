@@ -9,7 +9,7 @@ then, for each write N in turn, a fresh copy of the case is run and
   fail   write N fails as on a full disk (a few points): one line, exit 1
 and `kl run --resume` finishes it. After each:
   - every ledger parses (solutions.jsonl, memory.jsonl, benchmark.csv),
-    with no torn tail
+    with no torn tail; devlog.md has one entry per accepted version
   - solution ids are unique; the run's iterations run 0..N once each, as
     many as were asked and no more; each has its memory line (past 0) and
     its benchmark rows, once each; each committed iteration's folder holds
@@ -170,6 +170,17 @@ def check_records(case, what, before):
         for f in ("kernel.c", "verdict.json", "report.json"):
             check(os.path.exists(os.path.join(d, f)),
                   "%s: iter_%03d has no %s" % (what, n, f))
+    # devlog.md: one whole entry per accepted version, in order, none for
+    # the others (a stop between the commit and the entry is completed)
+    dl = os.path.join(case, "devlog.md")
+    text = open(dl).read() if os.path.exists(dl) else ""
+    check(text == "" or text.endswith("\n"), "%s: devlog.md has a torn tail"
+          % what)
+    heads = [ln[3:].split(":", 1)[0] for ln in text.splitlines()
+             if ln.startswith("## ")]
+    accepted = [s["id"] for s in sols if s.get("verdict") == "ACCEPTED"]
+    check(heads == accepted, "%s: devlog.md entries %s, want the accepted "
+          "versions %s" % (what, heads, accepted))
     with open(os.path.join(case, "runs", run, "summary.json")) as f:
         json.load(f)
     return run

@@ -32,6 +32,11 @@ unset KERNLAB_SHARE_DIR
   --shape square4k | grep -q '^  high   uncoalesced_stores: ' ||
   { echo "installed kl rules did not diagnose the naive transpose"; exit 1; }
 
+# ... and its starter knowledge base (issue 49), found with no environment
+(cd "$TMP" && "$P/bin/kl" knowledge search --rule uncoalesced_stores) |
+  grep -q '^optimization transpose-shared-memory-tile: ' ||
+  { echo "installed kl knowledge lacks the starter set"; exit 1; }
+
 # the installed kl runs the worker installed beside it
 (cd "$TMP" && KERNLAB_CACHE_DIR="$TMP/cache" "$P/bin/kl" bench "$SRC/cases/host_saxpy" \
    --shape 1M --time-cap-ms 100 >/dev/null)
