@@ -48,7 +48,7 @@ static const cli_verb cli_verbs[] = {
      "  --candidate F a kernel to put in the KERNEL SECTION\n"},
     {"bench", cmd_bench, "check a kernel, then time it at every shape",
      "kl bench CASE [--candidate FILE] [--shape NAME] [--hot] [--seed N] "
-     "[--json]",
+     "[--json] [--json-events]",
      "Compiles (cached), checks the candidate (or the baseline) against the\n"
      "case's oracle on 3 fresh seeds per shape, and only then times it in\n"
      "the worker: cold caches by default, adaptive sampling until the 95%\n"
@@ -63,10 +63,12 @@ static const cli_verb cli_verbs[] = {
      "  --timeout-ms N    limit per worker request (default 60000)\n"
      "  --device N        CUDA device (default 0, within "
      "CUDA_VISIBLE_DEVICES)\n"
-     "  --json            the report as one JSON document (docs/json.md)\n"},
+     "  --json            the report as one JSON document (docs/json.md)\n"
+     "  --json-events     one JSON object a line on stderr while working:\n"
+     "                    phase, shape, samples, verdict (docs/json.md)\n"},
     {"compare", cmd_compare, "decide whether a candidate beats the baseline",
      "kl compare CASE --candidate FILE [--shape NAME] [--hot] [--seed N] "
-     "[--json]",
+     "[--json] [--json-events]",
      "Checks the candidate like kl bench, then times baseline and candidate\n"
      "interleaved in one worker (A B, B A, ...) and reports per shape the\n"
      "speedup (baseline time / candidate time) with its 95% interval and a\n"
@@ -75,7 +77,7 @@ static const cli_verb cli_verbs[] = {
      "the shapes. Options as for kl bench. Exit 3 when rejected.\n"},
     {"profile", cmd_profile, "read hardware counters and name the bottleneck",
      "kl profile CASE [--candidate FILE] [--shape NAME] "
-     "[--set quick|standard|LIST] [--json] [--ncu-names]\n"
+     "[--set quick|standard|LIST] [--json] [--json-events] [--ncu-names]\n"
      "       kl profile --list-metrics [--json]",
      "Checks and times the kernel like kl bench (a short timing), then\n"
      "profiles one launch per shape: CUPTI's Range Profiler for CUDA cases\n"
@@ -92,6 +94,7 @@ static const cli_verb cli_verbs[] = {
      "  --ncu-names       key metrics by Nsight Compute's names\n"
      "  --list-metrics    print the metric catalog and exit\n"
      "  --json            one JSON document (docs/json.md)\n"
+     "  --json-events     one JSON object a line on stderr while working\n"
      "Exit 1 when the GPU gives no counters (ERR_NVGPUCTRPERM, vGPU): the\n"
      "message says why and what to do; timing is still printed. Where the\n"
      "host has no perf counters (many VMs) a note says so (exit 0).\n"
@@ -155,6 +158,7 @@ static const cli_verb cli_verbs[] = {
      "kl run CASE [--proposer llm|tune|replay] [--strategy S] [--iterations N]"
      " [--patience N] [--max-wall S] [--max-worker-seconds S] [--max-usd D]"
      " [--resume RUN] [--replay RUN] [--seed N] [--no-webhook] [--json]"
+     " [--json-events]"
      " [--batch N] [--executor local|ssh|slurm] [--devices LIST]"
      " [--fresh-worker]"
      " [--host H] [--ssh-option O] [--remote-kl P] [--remote-dir D]"
@@ -195,6 +199,8 @@ static const cli_verb cli_verbs[] = {
      "                   the summary's webhook_* fields say what happened\n"
      "  --json           only the summary: run, iterations, verdicts, best,\n"
      "                   best_speedup with its interval, stop_reason, budget\n"
+     "  --json-events    one JSON object a line on stderr per step and per\n"
+     "                   verdict (docs/json.md), instead of the live view\n"
      "\n"
      "Where candidates are evaluated (docs/executors.md; defaults from the\n"
      "config file's executor: section):\n"
@@ -417,6 +423,19 @@ static const cli_verb cli_verbs[] = {
      "\n"
      "  --timeout S  per command (default 600)\n"
      "  --json       print the export's result record\n"},
+    {"mcp", cmd_mcp, "serve kernlab's tools to a coding agent (MCP, stdio)",
+     "kl mcp",
+     "A Model Context Protocol server on stdin and stdout (JSON-RPC 2.0, one\n"
+     "message a line) for coding agents: tools check, new, harness, bench,\n"
+     "compare, profile, rules, prompt, best, history, report, observe and\n"
+     "the case makers. Each call runs the same kl verb with --json: the\n"
+     "same sandbox, gates and records, its --json document as the result.\n"
+     "A candidate may be given as source text (kept as\n"
+     "CASE/candidates/mcp-<sha256>.<ext>). bench, compare and profile send\n"
+     "progress; a cancelled call's processes are ended. Nothing but\n"
+     "protocol messages goes to stdout. Exit 0 when the client closes the\n"
+     "input (the calls it asked for are answered first), 1 when the output\n"
+     "closes first. docs/mcp.md has the agents' configuration.\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 static const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

@@ -30,6 +30,7 @@
 #include "webhook.h"
 #include "observe.h"
 #include "serve.h"
+#include "mcp.h"
 #include "executor.h"
 
 #endif /* KERNLAB_H */
