@@ -254,7 +254,8 @@ static bool valid_id(json_object *id) {
 static void handle_line(server *s, const char *line, size_t len) {
   enum json_tokener_error jerr;
   json_tokener *tok = json_tokener_new();
-  json_object *msg = tok ? json_tokener_parse_ex(tok, line, (int)len + 1) : NULL;
+  json_object *msg =
+      tok ? json_tokener_parse_ex(tok, line, (int)len + 1) : NULL;
   jerr =
       tok ? json_tokener_get_error(tok) : json_tokener_error_parse_unexpected;
   if (msg && tok) {
