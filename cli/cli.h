@@ -42,6 +42,7 @@ int cmd_case(int argc, char **argv);
 int cmd_serve_bench(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_propose(int argc, char **argv);
 /* kl check --tolerance's probe of a loaded case (cmd_check.c): text on
  * stdout, or a JSON object into out; *weak: the shapes where the
  * tolerance accepts a trivial output. quiet_failure: a baseline that

@@ -155,7 +155,8 @@ static const cli_verb cli_verbs[] = {
      "                  \"block\", \"chars\", \"tokens\", \"budget\",\n"
      "                  \"cut_chars\"}], \"tokens\"}\n"},
     {"run", cmd_run, "optimize a case: propose, check, measure, decide, record",
-     "kl run CASE [--proposer llm|tune|replay] [--strategy S] [--iterations N]"
+     "kl run CASE [--proposer llm|tune|replay|agent] [--strategy S] "
+     "[--iterations N]"
      " [--patience N] [--max-wall S] [--max-worker-seconds S] [--max-usd D]"
      " [--resume RUN] [--replay RUN] [--seed N] [--no-webhook] [--json]"
      " [--json-events]"
@@ -179,8 +180,10 @@ static const cli_verb cli_verbs[] = {
      "kernlab itself failed (records kept).\n"
      "\n"
      "  --proposer P     llm (needs llm.provider configured), tune (the\n"
-     "                   tunables), replay (a recorded run); default: llm\n"
-     "                   when configured, else tune\n"
+     "                   tunables), replay (a recorded run), agent (an\n"
+     "                   outside agent's kernels, handed over with kl\n"
+     "                   propose, taken in order, waited for); default:\n"
+     "                   llm when configured, else tune\n"
      "  --strategy S     tune: exhaustive, random or bandit (model-guided);\n"
      "                   default exhaustive up to 32 configurations\n"
      "  --iterations N   candidates (with --resume: the run's total)\n"
@@ -222,6 +225,29 @@ static const cli_verb cli_verbs[] = {
      "  --retries N      ssh, slurm: tries after a dropped connection or a\n"
      "                   cancelled or failed job (default 3); past them the\n"
      "                   run stops (executor_error) and resumes\n"},
+    {"propose", cmd_propose, "hand a kernel to a kl run --proposer agent",
+     "kl propose CASE --candidate FILE [--memo TEXT] [--wait S] [--json]\n"
+     "       kl propose CASE --verdict NAME [--wait S] [--json]\n"
+     "       kl propose CASE --stop",
+     "The outside agent's side of kl run CASE --proposer agent: the run\n"
+     "takes the kernels put into the case's inbox (CASE/agent/inbox/), one\n"
+     "per iteration in the order they came, waiting for the next; checks,\n"
+     "measures, decides and records each like any proposal (solutions.jsonl,\n"
+     "runs/RUN/iter_NNN/, memory.jsonl), within the run's budget. A kernel\n"
+     "put before the run starts waits for it; a killed run resumed with\n"
+     "--resume proposes again what it had taken (RUN/agent/).\n"
+     "\n"
+     "  --candidate FILE  put FILE into the inbox; prints its NAME there\n"
+     "  --memo TEXT       one line saying what the kernel tries\n"
+     "  --wait S          then wait up to S seconds for the run's verdict\n"
+     "  --verdict NAME    the verdict recorded for NAME (--wait: wait)\n"
+     "  --stop            no more kernels: the run ends (exhausted) when it\n"
+     "                    asks for the next\n"
+     "  --json            {\"name\", \"verdict\": null} when put; the\n"
+     "                    verdict's record once decided (docs/json.md)\n"
+     "Exit 0 when put or decided ACCEPTED or REJECTED, 3 when decided\n"
+     "against the kernel (INCORRECT, CRASHED, ...), 1 when not decided\n"
+     "within --wait, 2 for a bad case or arguments.\n"},
     {"evaluate", cmd_evaluate, "evaluate a batch an ssh or slurm executor sent",
      "kl evaluate DIR [--devices LIST]",
      "Runs every evaluation of the batch folder DIR that has no result yet,\n"
