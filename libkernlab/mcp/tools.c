@@ -227,6 +227,45 @@ static const tool tools[] = {
        "target share of the kernel's time (default 0.9)"},
       {"top", ARG_INTEGER, "--top", false, "at most this many configurations"},
       {"source", ARG_STRING, "--source", false, "the kernels' source file"}}},
+    {"propose",
+     "Propose a kernel to an agent run",
+     "Hand a kernel to `kl run CASE --proposer agent` (started in a "
+     "terminal): the run takes it in turn, checks, measures, decides and "
+     "records it like any proposal, within its budget. Returns the "
+     "proposal's name; with wait_s, waits that long for the run's verdict "
+     "(ACCEPTED, REJECTED, INCORRECT, ...).",
+     {"propose"},
+     {"--json"},
+     true,
+     true,
+     {CASE_ARG,
+      CANDIDATE_ARGS,
+      {"memo", ARG_STRING, "--memo", false,
+       "one line saying what the kernel tries"},
+      {"wait_s", ARG_INTEGER, "--wait", false,
+       "seconds to wait for the verdict (default: do not wait)"}}},
+    {"proposal_verdict",
+     "A proposal's verdict",
+     "The verdict an agent run recorded for a proposal (by the name propose "
+     "returned), waiting up to wait_s seconds for it.",
+     {"propose"},
+     {"--json"},
+     true,
+     false,
+     {CASE_ARG,
+      {"name", ARG_STRING, "--verdict", true, "the proposal's name"},
+      {"wait_s", ARG_INTEGER, "--wait", false,
+       "seconds to wait for the verdict (default 0)"}}},
+    {"propose_stop",
+     "End an agent run",
+     "Tell the agent run of a case that no more kernels will come: it ends "
+     "(stop_reason exhausted) when it asks for the next; its report and "
+     "best are then as any run's (report, best).",
+     {"propose"},
+     {"--stop", "--json"},
+     true,
+     false,
+     {CASE_ARG}},
     {"case_from_observation",
      "Make a case from an observation",
      "Write a case folder (case.yaml, kernel, program.md) for one kernel of "
