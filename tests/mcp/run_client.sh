@@ -3,7 +3,7 @@
 # (scripts/deps.sh --test makes it), else python3. Where deps.sh found the
 # SDK cannot be installed (.mcp-venv/UNAVAILABLE) the test skips (77) and
 # says why; an SDK that is simply missing fails the test.
-# usage: run_client.sh KL SOURCE_DIR
+# usage: run_client.sh KL SOURCE_DIR [CASE]
 SRC=$2
 PY=python3
 [ -x "$SRC/.mcp-venv/bin/python" ] && PY="$SRC/.mcp-venv/bin/python"
