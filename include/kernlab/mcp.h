@@ -21,7 +21,9 @@
  * Threads: kl_mcp_serve reads requests on the calling thread and runs
  * tool calls one at a time, in order, on a thread of its own, so `ping`
  * and cancellation are answered while a call runs. Replies are written
- * whole, one line each, under a lock. It returns when the input has ended
+ * whole, one line each, under a lock; a program that serves should ignore
+ * SIGPIPE (kl mcp and Python do) so that a client gone away is an error
+ * (KL_EIO), not the end of the process. It returns when the input has ended
  * and the calls asked for before its end are answered, or at once (their
  * kl processes ended) when the output can no longer be written.
  */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,6 +127,13 @@ static pid_t start(const char *program, char *const *argv, int out_fd,
   if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 ||
       dup2(err_fd, 2) < 0)
     _exit(127);
+    /* nothing of the server's but the three: a host program (the Python
+     * bindings) may hold descriptors it never marked close-on-exec */
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+#endif
+    for (int fd = 3; fd < 4096; fd++)
+      close(fd);
   signal(SIGPIPE, SIG_DFL);
   execv(program, argv);
   static const char msg[] = "kl: cannot run the kl program\n";

@@ -121,7 +121,8 @@ listed = s.request(20, "tools/list")
 names = [t["name"] for t in listed["result"]["tools"]]
 for want in ("check", "new", "harness", "bench", "compare", "profile",
              "rules", "prompt", "best", "history", "report", "observe",
-             "case_from_observation", "case_from_kernelbench"):
+             "case_from_observation", "case_from_kernelbench", "propose",
+             "proposal_verdict", "propose_stop"):
     check(want in names, "tools/list lacks %s" % want)
 for t in listed["result"]["tools"]:
     sch = t["inputSchema"]
