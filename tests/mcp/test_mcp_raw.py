@@ -13,7 +13,7 @@ error paths and the server's own behaviour on a host case.
   progress   a bench with a progressToken sends increasing progress
   cancel     a call that never returns is cancelled: no reply for it, its
              kl and worker processes end, ping is answered meanwhile, and
-             the next call works
+             the next call works; a queued call cancelled never runs
   eof        the calls asked for before the input ends are answered
 usage: test_mcp_raw.py KL SOURCE_DIR
 """
@@ -213,6 +213,24 @@ check(not any(alive(p) for p in under),
       [p for p in under if alive(p)])
 after = call(42, "check", {"case": CASE})
 check(after.get("isError") is False, "a call after the cancellation works")
+
+# a queued call cancelled before its turn never runs: neither gets a reply
+s.send({"jsonrpc": "2.0", "id": 43, "method": "tools/call", "params": {
+    "name": "bench", "arguments": {"case": CASE, "shape": "1M",
+                                   "timeout_ms": 600000,
+                                   "candidate_source": FOREVER}}})
+s.send({"jsonrpc": "2.0", "id": 44, "method": "tools/call", "params": {
+    "name": "check", "arguments": {"case": CASE}}})
+s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 44}})
+time.sleep(1)
+s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 43}})
+before_ping = []
+m = s.request(45, "ping", timeout=30, seen=before_ping)
+check(m and m.get("id") == 45 and not before_ping,
+      "after two cancellations the next message is the ping's reply, no "
+      "reply to 43 or 44: %s, %s" % (before_ping, m))
 
 # ---- the input's end: queued calls are answered, then the server exits
 s.send({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {
