@@ -230,9 +230,15 @@ static void enqueue_call(server *s, json_object *id, json_object *params) {
     send_error(s, id, -32603, "out of memory");
     return;
   }
-  q->id = json_object_get(id);
-  q->params = json_object_get(params);
-  q->progress_token = token ? json_object_get(token) : NULL;
+  /* copies, not references: json-c counts references without atomics,
+   * and the runner thread uses these while this one frees the message */
+  if (json_object_deep_copy(id, &q->id, NULL) != 0 ||
+      json_object_deep_copy(params, &q->params, NULL) != 0 ||
+      (token && json_object_deep_copy(token, &q->progress_token, NULL) != 0)) {
+    free_call(q);
+    send_error(s, id, -32603, "out of memory");
+    return;
+  }
   q->call.child.lock = &s->lock;
   q->call.progress = send_progress;
   q->call.server = s;
