@@ -614,9 +614,25 @@ static void summary_of(char *out, size_t size, const tool *t, int status,
   const char *verdict = doc && json_object_object_get_ex(doc, "verdict", &v)
                             ? json_object_get_string(v)
                             : NULL;
+  json_object *obj = NULL, *ci = NULL, *x;
+  if (doc && json_object_object_get_ex(doc, "objective", &obj) &&
+      (!json_object_object_get_ex(obj, "speedup_ci", &ci) ||
+       json_object_array_length(ci) != 2))
+    obj = NULL;
   if (status == 3)
     snprintf(out, size, "kl %s: %s", t->name,
              message[0] ? message : "candidate rejected");
+  else if (verdict && obj)
+    snprintf(out, size, "kl %s: verdict %s; objective x%.4g [%.4g, %.4g], %s",
+             t->name, verdict,
+             json_object_object_get_ex(obj, "speedup", &x)
+                 ? json_object_get_double(x)
+                 : 0,
+             json_object_get_double(json_object_array_get_idx(ci, 0)),
+             json_object_get_double(json_object_array_get_idx(ci, 1)),
+             json_object_object_get_ex(obj, "decision", &x)
+                 ? json_object_get_string(x)
+                 : "undecided");
   else if (verdict)
     snprintf(out, size, "kl %s: verdict %s", t->name, verdict);
   else
