@@ -10,8 +10,8 @@
 #include "cli.h"
 
 int cmd_mcp(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    return cli_usage_error("mcp", "unexpected argument '%s'", argv[i]);
+  if (argc > 1)
+    return cli_usage_error("mcp", "unexpected argument '%s'", argv[1]);
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (len <= 0 || (size_t)len >= sizeof(self) - 1) {
