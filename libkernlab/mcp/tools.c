@@ -536,6 +536,14 @@ static bool build_argv(argv_builder *b, const tool *t, const char *program,
 
 /* ---- results ------------------------------------------------------------ */
 
+static const char *field(json_object *e, const char *key) {
+  json_object *v;
+  return json_object_object_get_ex(e, key, &v) && v ? json_object_get_string(v)
+                                                    : NULL;
+}
+
+/* one --json-events line as a progress message: "phase: checks", "shape
+ * 1M: 41 samples, median 412.5", "verdict: OK" */
 static void on_event(const char *line, void *payload) {
   kl_mcp__call *call = payload;
   json_object *e = json_tokener_parse(line);
@@ -543,17 +551,23 @@ static void on_event(const char *line, void *payload) {
     json_object_put(e);
     return;
   }
-  json_object *v;
   char message[256];
-  const char *kind = json_object_object_get_ex(e, "event", &v)
-                         ? json_object_get_string(v)
-                         : "event";
-  const char *what = "";
-  if (json_object_object_get_ex(e, "phase", &v) ||
-      json_object_object_get_ex(e, "shape", &v) ||
-      json_object_object_get_ex(e, "verdict", &v))
-    what = json_object_get_string(v);
-  snprintf(message, sizeof(message), "%s: %s", kind, what);
+  const char *kind = field(e, "event") ? field(e, "event") : "event";
+  const char *samples = field(e, "samples"), *median = field(e, "median");
+  if (strcmp(kind, "shape") == 0 && samples && median)
+    snprintf(message, sizeof(message), "shape %s: %s samples, median %s",
+             field(e, "shape") ? field(e, "shape") : "?", samples, median);
+  else if (strcmp(kind, "shape") == 0)
+    snprintf(message, sizeof(message), "shape %s: %s",
+             field(e, "shape") ? field(e, "shape") : "?",
+             strcmp(field(e, "correct") ? field(e, "correct") : "", "true")
+                 ? "not timed"
+                 : "checked");
+  else
+    snprintf(message, sizeof(message), "%s: %s", kind,
+             field(e, "phase")     ? field(e, "phase")
+             : field(e, "verdict") ? field(e, "verdict")
+                                   : "");
   if (call->progress) call->progress(call, message);
   json_object_put(e);
 }
