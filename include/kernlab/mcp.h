@@ -8,7 +8,8 @@
  *
  * Each tool is one of kl's verbs (check, new, harness, bench, compare,
  * profile, rules, prompt, best, history, report, observe --show, case
- * from-observation, case from-kernelbench), run as the `kl`
+ * from-observation, case from-kernelbench; propose, proposal_verdict and
+ * propose_stop for `kl run --proposer agent`), run as the `kl`
  * program `program` names, with --json: the call's `structuredContent` is
  * that verb's --json document, byte for byte the CLI's, and so are its
  * sandbox, gates and records, because it is the CLI. A child process per
