@@ -42,6 +42,8 @@ int cmd_observe(int argc, char **argv);
 int cmd_case(int argc, char **argv);
 int cmd_serve_bench(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
+int cmd_propose(int argc, char **argv);
 /* kl check --tolerance's probe of a loaded case (cmd_check.c): text on
  * stdout, or a JSON object into out; *weak: the shapes where the
  * tolerance accepts a trivial output. quiet_failure: a baseline that
@@ -72,6 +74,14 @@ int cli_read_profiles(kl_profile_list **l, kl_prompt_shape **shapes, size_t *n,
  * as kl profile does; prints why it failed. Returns the exit status. */
 int cli_profile_run(kl_report **out, const kl_case *c,
                     const char *candidate_path, kl_bench_options *opts);
+/* --json-events (events.c): one JSON object a line on stderr. Begin sets
+ * the clock the events' "t" counts from; phase is a kl_bench_phase_fn
+ * whose payload is the verb's name; report writes a "shape" event per
+ * shape and the "verdict"; run is the run's kl_run_event. */
+void cli_events_begin(void);
+void cli_events_phase(const char *phase, void *verb);
+void cli_events_report(const char *verb, const kl_report *r, bool compare);
+void cli_events_run(const kl_run_event *e);
 /* Read a whole file into *out (malloc'd); prints the error and returns the
  * exit status on failure, 0 on success. */
 int cli_read_file(char **out, const char *path);

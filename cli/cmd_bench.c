@@ -117,13 +117,15 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
 static int bench_or_compare(int argc, char **argv, bool compare) {
   const char *verb = compare ? "compare" : "bench";
   const char *path = NULL, *candidate_path = NULL;
-  bool json = false;
+  bool json = false, events = false;
   kl_bench_options opts = KL_BENCH_OPTIONS_INIT;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--json") == 0) {
       json = true;
+    } else if (strcmp(a, "--json-events") == 0) {
+      events = true;
     } else if (strcmp(a, "--hot") == 0) {
       opts.time.cold = 0;
     } else if (strcmp(a, "--launch") == 0) {
@@ -180,8 +182,12 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
     opts.candidate = candidate;
     opts.candidate_name = slash ? slash + 1 : candidate_path;
   }
-  bool live = !json && isatty(STDERR_FILENO);
-  if (live) {
+  bool live = !json && !events && isatty(STDERR_FILENO);
+  if (events) {
+    cli_events_begin();
+    opts.on_phase = cli_events_phase;
+    opts.phase_payload = (void *)verb;
+  } else if (live) {
     opts.on_phase = show_phase;
     opts.phase_payload = (void *)verb;
   }
@@ -192,6 +198,7 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
     status = cli_fail();
     goto done;
   }
+  if (events) cli_events_report(verb, r, compare);
   if (json) {
     kl_buf b = KL_BUF_INIT;
     if (kl_report_json(&b, r) < 0) {

@@ -128,7 +128,7 @@ static int print_json(const kl_report *r, bool ncu) {
 
 int cmd_profile(int argc, char **argv) {
   const char *path = NULL, *candidate_path = NULL;
-  bool json = false, ncu = false, list = false;
+  bool json = false, ncu = false, list = false, events = false;
   kl_bench_options opts = KL_BENCH_OPTIONS_INIT;
   opts.profile = "standard";
   for (int i = 1; i < argc; i++) {
@@ -136,6 +136,8 @@ int cmd_profile(int argc, char **argv) {
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--json") == 0)
       json = true;
+    else if (strcmp(a, "--json-events") == 0)
+      events = true;
     else if (strcmp(a, "--ncu-names") == 0)
       ncu = true;
     else if (strcmp(a, "--list-metrics") == 0)
@@ -164,8 +166,14 @@ int cmd_profile(int argc, char **argv) {
     status = cli_fail();
     goto done;
   }
+  if (events) {
+    cli_events_begin();
+    opts.on_phase = cli_events_phase;
+    opts.phase_payload = (void *)"profile";
+  }
   if ((status = cli_profile_run(&r, c, candidate_path, &opts)) != EXIT_OK)
     goto done;
+  if (events) cli_events_report("profile", r, false);
   if (json && (status = print_json(r, ncu)) != EXIT_OK) goto done;
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;

@@ -24,11 +24,12 @@ static void on_sigint(int sig) {
 }
 
 typedef struct view {
-  bool tty, quiet;
+  bool tty, quiet, events;
 } view;
 
 static void live(const kl_run_event *e, void *payload) {
   view *v = payload;
+  if (v->events) cli_events_run(e);
   if (v->quiet) return;
   if (strcmp(e->phase, "done") != 0) {
     char phase[40];
@@ -146,7 +147,7 @@ static int executor_arg(exec_args *x, const char *a, const char *val, int *i) {
 int cmd_run(int argc, char **argv) {
   const char *path = NULL, *rule_files[MAX_FILES];
   size_t nrules = 0;
-  bool json = false;
+  bool json = false, events = false;
   kl_run_options o = KL_RUN_OPTIONS_INIT;
   exec_args x;
   memset(&x, 0, sizeof(x));
@@ -169,6 +170,10 @@ int cmd_run(int argc, char **argv) {
                  strcmp(a, "--batch") == 0;
     if (strcmp(a, "--json") == 0) {
       json = true;
+      continue;
+    }
+    if (strcmp(a, "--json-events") == 0) {
+      events = true;
       continue;
     }
     if (strcmp(a, "--no-profile") == 0) {
@@ -280,7 +285,8 @@ int cmd_run(int argc, char **argv) {
   o.prices = prices;
   o.nprices = np;
   o.rules = rs;
-  view v = {isatty(STDERR_FILENO) && !json, json};
+  view v = {isatty(STDERR_FILENO) && !json && !events, json, events};
+  if (events) cli_events_begin();
   o.on_event = live;
   o.payload = &v;
   o.stop = &stop_flag;

@@ -48,7 +48,7 @@ static const cli_verb cli_verbs[] = {
      "  --candidate F a kernel to put in the KERNEL SECTION\n"},
     {"bench", cmd_bench, "check a kernel, then time it at every shape",
      "kl bench CASE [--candidate FILE] [--shape NAME] [--hot] "
-     "[--launch stream|graph] [--seed N] [--json]",
+     "[--launch stream|graph] [--seed N] [--json] [--json-events]",
      "Compiles (cached), checks the candidate (or the baseline) against the\n"
      "case's oracle on 3 fresh seeds per shape, and only then times it in\n"
      "the worker: cold caches by default, adaptive sampling until the 95%\n"
@@ -68,10 +68,12 @@ static const cli_verb cli_verbs[] = {
      "  --timeout-ms N    limit per worker request (default 60000)\n"
      "  --device N        CUDA device within CUDA_VISIBLE_DEVICES (default:\n"
      "                    of several GPUs the idlest, by NVML; else 0)\n"
-     "  --json            the report as one JSON document (docs/json.md)\n"},
+     "  --json            the report as one JSON document (docs/json.md)\n"
+     "  --json-events     one JSON object a line on stderr while working:\n"
+     "                    phase, shape, samples, verdict (docs/json.md)\n"},
     {"compare", cmd_compare, "decide whether a candidate beats the baseline",
      "kl compare CASE --candidate FILE [--shape NAME] [--hot] "
-     "[--launch stream|graph] [--seed N] [--json]",
+     "[--launch stream|graph] [--seed N] [--json] [--json-events]",
      "Checks the candidate like kl bench, then times baseline and candidate\n"
      "interleaved in one worker (A B, B A, ...) and reports per shape the\n"
      "speedup (baseline time / candidate time) with its 95% interval and a\n"
@@ -80,7 +82,7 @@ static const cli_verb cli_verbs[] = {
      "the shapes. Options as for kl bench. Exit 3 when rejected.\n"},
     {"profile", cmd_profile, "read hardware counters and name the bottleneck",
      "kl profile CASE [--candidate FILE] [--shape NAME] "
-     "[--set quick|standard|LIST] [--json] [--ncu-names]\n"
+     "[--set quick|standard|LIST] [--json] [--json-events] [--ncu-names]\n"
      "       kl profile --list-metrics [--json]",
      "Checks and times the kernel like kl bench (a short timing), then\n"
      "profiles one launch per shape: CUPTI's Range Profiler for CUDA cases\n"
@@ -97,6 +99,7 @@ static const cli_verb cli_verbs[] = {
      "  --ncu-names       key metrics by Nsight Compute's names\n"
      "  --list-metrics    print the metric catalog and exit\n"
      "  --json            one JSON document (docs/json.md)\n"
+     "  --json-events     one JSON object a line on stderr while working\n"
      "Exit 1 when the GPU gives no counters (ERR_NVGPUCTRPERM, vGPU): the\n"
      "message says why and what to do; timing is still printed. Where the\n"
      "host has no perf counters (many VMs) a note says so (exit 0).\n"
@@ -158,9 +161,11 @@ static const cli_verb cli_verbs[] = {
      "                  \"block\", \"chars\", \"tokens\", \"budget\",\n"
      "                  \"cut_chars\"}], \"tokens\"}\n"},
     {"run", cmd_run, "optimize a case: propose, check, measure, decide, record",
-     "kl run CASE [--proposer llm|tune|replay] [--strategy S] [--iterations N]"
+     "kl run CASE [--proposer llm|tune|replay|agent] [--strategy S] "
+     "[--iterations N]"
      " [--patience N] [--max-wall S] [--max-worker-seconds S] [--max-usd D]"
      " [--resume RUN] [--replay RUN] [--seed N] [--no-webhook] [--json]"
+     " [--json-events]"
      " [--batch N] [--executor local|ssh|slurm] [--devices LIST]"
      " [--fresh-worker]"
      " [--host H] [--ssh-option O] [--remote-kl P] [--remote-dir D]"
@@ -181,8 +186,10 @@ static const cli_verb cli_verbs[] = {
      "kernlab itself failed (records kept).\n"
      "\n"
      "  --proposer P     llm (needs llm.provider configured), tune (the\n"
-     "                   tunables), replay (a recorded run); default: llm\n"
-     "                   when configured, else tune\n"
+     "                   tunables), replay (a recorded run), agent (an\n"
+     "                   outside agent's kernels, handed over with kl\n"
+     "                   propose, taken in order, waited for); default:\n"
+     "                   llm when configured, else tune\n"
      "  --strategy S     tune: exhaustive, random or bandit (model-guided);\n"
      "                   default exhaustive up to 32 configurations\n"
      "  --iterations N   candidates (with --resume: the run's total)\n"
@@ -201,6 +208,8 @@ static const cli_verb cli_verbs[] = {
      "                   the summary's webhook_* fields say what happened\n"
      "  --json           only the summary: run, iterations, verdicts, best,\n"
      "                   best_speedup with its interval, stop_reason, budget\n"
+     "  --json-events    one JSON object a line on stderr per step and per\n"
+     "                   verdict (docs/json.md), instead of the live view\n"
      "\n"
      "Where candidates are evaluated (docs/executors.md; defaults from the\n"
      "config file's executor: section):\n"
@@ -222,6 +231,29 @@ static const cli_verb cli_verbs[] = {
      "  --retries N      ssh, slurm: tries after a dropped connection or a\n"
      "                   cancelled or failed job (default 3); past them the\n"
      "                   run stops (executor_error) and resumes\n"},
+    {"propose", cmd_propose, "hand a kernel to a kl run --proposer agent",
+     "kl propose CASE --candidate FILE [--memo TEXT] [--wait S] [--json]\n"
+     "       kl propose CASE --verdict NAME [--wait S] [--json]\n"
+     "       kl propose CASE --stop",
+     "The outside agent's side of kl run CASE --proposer agent: the run\n"
+     "takes the kernels put into the case's inbox (CASE/agent/inbox/), one\n"
+     "per iteration in the order they came, waiting for the next; checks,\n"
+     "measures, decides and records each like any proposal (solutions.jsonl,\n"
+     "runs/RUN/iter_NNN/, memory.jsonl), within the run's budget. A kernel\n"
+     "put before the run starts waits for it; a killed run resumed with\n"
+     "--resume proposes again what it had taken (RUN/agent/).\n"
+     "\n"
+     "  --candidate FILE  put FILE into the inbox; prints its NAME there\n"
+     "  --memo TEXT       one line saying what the kernel tries\n"
+     "  --wait S          then wait up to S seconds for the run's verdict\n"
+     "  --verdict NAME    the verdict recorded for NAME (--wait: wait)\n"
+     "  --stop            no more kernels: the run ends (exhausted) when it\n"
+     "                    asks for the next\n"
+     "  --json            {\"name\", \"verdict\": null} when put; the\n"
+     "                    verdict's record once decided (docs/json.md)\n"
+     "Exit 0 when put or decided ACCEPTED or REJECTED, 3 when decided\n"
+     "against the kernel (INCORRECT, CRASHED, ...), 1 when not decided\n"
+     "within --wait, 2 for a bad case or arguments.\n"},
     {"evaluate", cmd_evaluate, "evaluate a batch an ssh or slurm executor sent",
      "kl evaluate DIR [--devices LIST]",
      "Runs every evaluation of the batch folder DIR that has no result yet,\n"
@@ -468,6 +500,19 @@ static const cli_verb cli_verbs[] = {
      "\n"
      "  --timeout S  per command (default 600)\n"
      "  --json       print the export's result record\n"},
+    {"mcp", cmd_mcp, "serve kernlab's tools to a coding agent (MCP, stdio)",
+     "kl mcp",
+     "A Model Context Protocol server on stdin and stdout (JSON-RPC 2.0, one\n"
+     "message a line) for coding agents: tools check, new, harness, bench,\n"
+     "compare, profile, rules, prompt, best, history, report, observe and\n"
+     "the case makers. Each call runs the same kl verb with --json: the\n"
+     "same sandbox, gates and records, its --json document as the result.\n"
+     "A candidate may be given as source text (kept as\n"
+     "CASE/candidates/mcp-<sha256>.<ext>). bench, compare and profile send\n"
+     "progress; a cancelled call's processes are ended. Nothing but\n"
+     "protocol messages goes to stdout. Exit 0 when the client closes the\n"
+     "input (the calls it asked for are answered first), 1 when the output\n"
+     "closes first. docs/mcp.md has the agents' configuration.\n"},
     {"help", cmd_help, "show help for kl or a verb", "kl help [VERB]", ""},
 };
 static const size_t cli_nverbs = sizeof(cli_verbs) / sizeof(cli_verbs[0]);

@@ -1116,6 +1116,7 @@ def zygote(name, idle_s):
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children = {}  # pid -> the client's connection
+    orphans = set()  # children whose client left: killed, not yet reaped
     last = time.monotonic()
     while True:
         while children:
@@ -1125,6 +1126,7 @@ def zygote(name, idle_s):
                 break
             if pid == 0:
                 break
+            orphans.discard(pid)
             conn = children.pop(pid, None)
             if conn is not None:
                 try:
@@ -1136,8 +1138,27 @@ def zygote(name, idle_s):
         left = idle_s - (time.monotonic() - last)
         if not children and left <= 0:
             break
-        ready, _, _ = select.select([srv, wake_r], [], [],
+        # a client keeps its connection until its worker's status comes
+        # back: one that closes it first is gone (killed, cancelled by kl
+        # mcp) and takes its worker with it, which no one else would end
+        waiting = [c for p, c in children.items() if p not in orphans]
+        ready, _, _ = select.select([srv, wake_r] + waiting, [], [],
                                     max(left, 0.05) if not children else None)
+        for pid, c in list(children.items()):
+            if c not in ready or pid in orphans:
+                continue
+            try:
+                gone = c.recv(4096, socket.MSG_DONTWAIT) == b""
+            except BlockingIOError:
+                gone = False
+            except OSError:
+                gone = True
+            if gone:
+                orphans.add(pid)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         if wake_r in ready:
             try:
                 os.read(wake_r, 4096)

@@ -5,7 +5,9 @@
 # use: headless Chromium (the HTML report is loaded in it), pytest,
 # valgrind, and the real servers the executor tests start on loopback
 # (OpenSSH's client and server; Slurm and munge), and clang-format for the
-# source check; `deps.sh --fuzz` brings clang for scripts/fuzz.sh.
+# source check, and the official MCP Python SDK (pip install mcp, in a
+# virtual environment at .mcp-venv/) that the mcp_client test drives kl mcp
+# with; `deps.sh --fuzz` brings clang for scripts/fuzz.sh.
 set -euo pipefail
 
 missing=()
@@ -47,15 +49,44 @@ if [ "${1:-}" = --test ]; then
   need_sbin slurmd slurmd
   need_cmd sbatch slurm-client
   need_sbin munged munge
+  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 ||
+    missing+=(python3-venv python3-pip)
 fi
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The MCP SDK for the mcp_client test, from PyPI into .mcp-venv/. Where it
+# cannot be had (no network, a Python older than 3.10) the reason goes to
+# .mcp-venv/UNAVAILABLE and the test skips saying it; nothing else skips it.
+mcp_sdk() {
+  [ "$mode" = --test ] || return 0
+  local venv
+  venv="$(cd "$(dirname "$0")/.." && pwd)/.mcp-venv"
+  "$venv/bin/python" -c 'import mcp' >/dev/null 2>&1 && return 0
+  rm -rf "$venv"
+  if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    mkdir -p "$venv"
+    echo "python3 is $(python3 -V 2>&1); the MCP SDK needs 3.10 or later" \
+      >"$venv/UNAVAILABLE"
+  elif ! { python3 -m venv "$venv" &&
+    "$venv/bin/pip" install -q --disable-pip-version-check mcp; } \
+    >"$venv.log" 2>&1; then
+    mkdir -p "$venv"
+    { echo "pip install mcp failed:"; tail -n 5 "$venv.log"; } \
+      >"$venv/UNAVAILABLE"
+  fi
+  rm -f "$venv.log"
+  [ -f "$venv/UNAVAILABLE" ] && sed 's/^/deps: /' "$venv/UNAVAILABLE" >&2
+  return 0
+}
+mode=${1:-}
+
+[ ${#missing[@]} -eq 0 ] && { mcp_sdk; exit 0; }
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "deps: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  mcp_sdk
   exit 0
 fi
 echo "deps: missing: ${missing[*]}" >&2

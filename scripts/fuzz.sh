@@ -3,7 +3,7 @@
 # UBSan) for a while: case files (case), the expression language (expr),
 # rule files (rules), model replies (reply), JSON Lines ledgers (ledger),
 # observation files (observation), recorded metrics (metrics), knowledge
-# entries' files (knowledge).
+# entries' files (knowledge), what a client sends kl mcp (mcp).
 # usage: scripts/fuzz.sh [TARGET|all] [SECONDS] (default: all, 60 s each).
 # Targets fuzz side by side, one per core (KL_FUZZ_JOBS to say how many),
 # each for the full SECONDS.
@@ -27,7 +27,7 @@ LIBS=$(pkg-config --libs yaml-0.1 json-c libcurl)
 export KERNLAB_SHARE_DIR=$PWD/share/kernlab
 JOBS=${KL_FUZZ_JOBS:-$(nproc)}
 targets=()
-for t in case expr rules reply ledger observation metrics knowledge; do
+for t in case expr rules reply ledger observation metrics knowledge mcp; do
   [ "$WHICH" = all ] || [ "$WHICH" = "$t" ] || continue
   targets+=("$t")
   corpus=build-fuzz/corpus-$t

@@ -31,6 +31,7 @@
 #include "webhook.h"
 #include "observe.h"
 #include "serve.h"
+#include "mcp.h"
 #include "executor.h"
 
 #endif /* KERNLAB_H */

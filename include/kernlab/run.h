@@ -96,7 +96,10 @@ typedef int (*kl_propose_fn)(kl_buf *source, kl_buf *memo,
 #define KL_RUN_OPTIONS_VERSION 3
 typedef struct kl_run_options {
   unsigned version;           /**< KL_RUN_OPTIONS_VERSION */
-  const char *proposer;       /**< "llm", "tune", "replay", "custom"; NULL or
+  const char *proposer;       /**< "llm", "tune", "replay", "agent" (an
+                                   outside agent's candidates from the
+                                   case's inbox: kl_agent_propose),
+                                   "custom"; NULL or
                                    "auto": custom when `propose` is set, else
                                    llm when one is configured (llm->provider
                                    set), else tune when the case has tunables */
@@ -227,6 +230,29 @@ kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c);
  *  @return 0, KL_ENOTFOUND (no run yet), KL_EIO, KL_EINVALID. */
 KL_EXTERN(int)
 kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c);
+
+/** The agent proposer (`kl run --proposer agent`): an outside agent hands
+ *  candidates to the case's inbox (CASE/agent/inbox/) and the run takes
+ *  them in the order they came, one per iteration, waiting for the next
+ *  until one comes, a budget is reached or the run is stopped; a STOP
+ *  (kl_agent_stop) ends the run as "exhausted". The run checks, decides
+ *  and records each as it does any proposal. Put a candidate (and a
+ *  one-line memo, may be NULL) into the inbox; *name gets its name there.
+ *  @return 0, KL_EINVALID, KL_EIO. */
+KL_EXTERN(int)
+kl_agent_propose(kl_buf *name, const kl_case *c, const char *source,
+                 const char *memo);
+/** Tell the agent run of case c that no more proposals will come: the next
+ *  it waits for ends it ("exhausted"). @return 0, KL_EIO. */
+KL_EXTERN(int) kl_agent_stop(const kl_case *c);
+/** The verdict the run recorded for the proposal `name`, as a JSON object
+ *  ({"name", "id", "run", "iteration", "verdict", "reason", "gate",
+ *  "memo", "parent", "vs_parent", "vs_baseline", "dir"}), waiting up to
+ *  timeout_ms for it (0: look once). @return 0, KL_ETIMEOUT (not decided
+ *  yet: the message says whether a run took it), KL_EINVALID, KL_EIO. */
+KL_EXTERN(int)
+kl_agent_verdict(kl_buf *out, const kl_case *c, const char *name,
+                 int timeout_ms);
 
 KL_END_DECLS
 

@@ -16,6 +16,8 @@
  *   RUN/executor.jsonl     batches an executor evaluated
  *   RUN/iter_NNN/          an iteration's files (verdict.json and others)
  *   RUN/llm/               the model exchanges, NNNN.prompt/reply.txt
+ *   CASE/agent/inbox/      candidates for `kl run --proposer agent`
+ *   RUN/agent/             those taken, by iteration (inbox.c)
  *
  * state.c folds solutions into a run's state (kl__run_state): the live
  * loop applies each record it commits, a resume applies each record it
@@ -49,6 +51,25 @@ int kl__record_new_file(const char *path, const char *data, size_t n);
 int kl__record_replace(const char *path, const char *data, size_t n);
 int kl__record_mkdir(const char *path);
 int kl__record_rename(const char *from, const char *to);
+
+/* ---- inbox.c: the agent proposer's inbox ----------------------------------
+ */
+/* Put a candidate (and its one-line memo, may be NULL) into
+ * CASE/agent/inbox/ as <stamp>-<sha256><ext>; *name gets that name. */
+int kl__inbox_put(kl_buf *name, const char *case_dir, const char *source,
+                  const char *memo, const char *ext);
+/* CASE/agent/inbox/STOP: the next take says 1 (no more proposals). */
+int kl__inbox_stop(const char *case_dir);
+/* The proposal for `iteration` of the run in run_dir: the one it took
+ * before (RUN/agent/NNN-*), else the inbox's first, moved there. 0 with
+ * *source (and *memo, or NULL) allocated; 1 when the inbox says STOP (it
+ * is taken too); 2 when there is nothing yet; or an error. */
+int kl__inbox_take(char **source, char **memo, const char *case_dir,
+                   const char *run_dir, int iteration);
+/* Which run and iteration took the candidate named `name`: 0 with *run
+ * allocated, 2 when none has yet. */
+int kl__inbox_taken_by(char **run, int *iteration, const char *case_dir,
+                       const char *name);
 
 /* ---- fault.c: the fault points (tests only) ---------------------------------
  */

@@ -663,6 +663,10 @@ int kl__run_batch(kl_run *r) {
     rc = prc;
     goto done;
   }
+  if (prc == 4) /* the agent proposer waited past a budget, or a stop */
+    set_stop(r,
+             kl__run_budget_reached(r) ? kl__run_budget_reached(r) : "stopped",
+             NULL);
   if (prc == 1 || prc == 2 || prc == 3)
     set_stop(r,
              prc == 1   ? "exhausted"

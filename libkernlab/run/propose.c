@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "../case/case_internal.h"
@@ -512,9 +513,33 @@ static int propose_custom(kl_run *r, proposal *p) {
   return 0;
 }
 
+/* An outside agent's candidates, from the case's inbox (records/inbox.c),
+ * waited for until one comes, the inbox says STOP (1: exhausted) or a
+ * budget is reached or the run is stopped (4). */
+static int propose_agent(kl_run *r, proposal *p) {
+  char *source = NULL, *memo = NULL;
+  int rc;
+  while ((rc = kl__inbox_take(&source, &memo, r->case_dir, r->dir,
+                              r->next_iteration)) == 2) {
+    if (kl__run_budget_reached(r)) return 4;
+    struct timespec pause = {0, 200 * 1000000L};
+    nanosleep(&pause, NULL);
+  }
+  if (rc != 0) return rc;
+  p->proposer = "agent";
+  p->source = source;
+  p->memo = memo && memo[0] ? memo : kl__strdup("agent proposal");
+  if (p->memo != memo) kl__free(memo);
+  if (!p->memo) return kl__error_oom();
+  for (char *q = p->memo; *q; q++) /* one line */
+    if (*q == '\n' || *q == '\r') *q = ' ';
+  return 0;
+}
+
 int kl__run_propose(kl_run *r, proposal *p) {
   memset(p, 0, sizeof(*p));
   if (strcmp(r->proposer, "custom") == 0) return propose_custom(r, p);
+  if (strcmp(r->proposer, "agent") == 0) return propose_agent(r, p);
   if (strcmp(r->proposer, "replay") == 0) return propose_replay(r, p);
   if (strcmp(r->proposer, "tune") == 0) return propose_tune(r, p, r->strategy);
   if (!r->llm)

@@ -3,7 +3,8 @@
  *              or resumed run's records, then the loop; the summary
  *   loop.c     the baseline and the batches of candidates, recorded
  *   decide.c   what a comparison decides (no worker needed: tested alone)
- *   propose.c  the proposers: llm, tune, replay, custom
+ *   propose.c  the proposers: llm, tune, replay, agent, custom
+ *   agent.c    the outside agent's side of the agent proposer
  *   keys.c     what identifies a candidate (its hash and settings)
  *   events.c   progress events and webhook messages
  *   env.c      the environment a run records
@@ -21,7 +22,7 @@
 
 /* What a proposer hands the loop. */
 typedef struct proposal {
-  const char *proposer; /* "llm", "tune", "replay", "custom" */
+  const char *proposer; /* "llm", "tune", "replay", "agent", "custom" */
   char *source;         /* NULL: the best's source */
   char **config;        /* NULL-ended, owned; NULL: the best's */
   char *memo;

@@ -94,10 +94,10 @@ static int choose_proposer(kl_run *r) {
                      "case tunables",
                      r->c->name);
   if (strcmp(want, "llm") && strcmp(want, "tune") && strcmp(want, "replay") &&
-      strcmp(want, "custom"))
+      strcmp(want, "custom") && strcmp(want, "agent"))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "unknown proposer '%s' (llm, tune, replay, custom or "
-                     "auto)",
+                     "unknown proposer '%s' (llm, tune, replay, agent, "
+                     "custom or auto)",
                      want);
   if (strcmp(want, "custom") == 0 && !o->propose)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,

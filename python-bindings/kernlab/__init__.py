@@ -21,10 +21,11 @@ import ctypes
 import ctypes.util
 import json
 import os
+import shutil
 
 __all__ = ["KernlabError", "Case", "Rules", "Profiles", "load_case",
            "check_case", "new_case", "version", "eval_expr", "read_ledger",
-           "features", "__version__"]
+           "features", "mcp_serve", "mcp_tools", "__version__"]
 
 _ERROR_CODES = {
     -1: "ERROR", -2: "ENOMEM", -3: "EINVALID", -4: "ENOTFOUND", -5: "EIO",
@@ -43,7 +44,7 @@ _VERSIONS = {"kl_case_options": 2, "kl_case_new_options": 1,
              "kl_bench_options": 6, "kl_rules_options": 1,
              "kl_prompt_inputs": 2, "kl_llm_config": 1,
              "kl_run_options": 3, "kl_history_report_options": 1,
-             "kl_serve_options": 2}
+             "kl_serve_options": 2, "kl_mcp_options": 1}
 
 _c = ctypes
 _p = ctypes.c_void_p
@@ -182,6 +183,10 @@ class _ServeOptions(ctypes.Structure):
                 ("timeout_ms", _int), ("prompts", _s)]
 
 
+class _McpOptions(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint), ("program", _s)]
+
+
 _LEDGER_FN = ctypes.CFUNCTYPE(_int, _s, _int, _p)
 
 # The structures and their C names, for the layout test.
@@ -197,7 +202,7 @@ STRUCTS = {"kl_error": _Error, "kl_buf": _Buf, "kl_value": _Value,
            "kl_llm_config": _LlmConfig, "kl_run_event": _RunEvent,
            "kl_run_options": _RunOptions,
            "kl_history_report_options": _HistoryReportOptions,
-           "kl_serve_options": _ServeOptions}
+           "kl_serve_options": _ServeOptions, "kl_mcp_options": _McpOptions}
 
 _PP = ctypes.POINTER(_p)
 _BUFP = ctypes.POINTER(_Buf)
@@ -210,7 +215,7 @@ _INITS = {"kl_case_options": _CaseOptions, "kl_case_new_options": _NewOptions,
           "kl_prompt_inputs": _PromptInputs, "kl_llm_config": _LlmConfig,
           "kl_run_options": _RunOptions,
           "kl_history_report_options": _HistoryReportOptions,
-          "kl_serve_options": _ServeOptions}
+          "kl_serve_options": _ServeOptions, "kl_mcp_options": _McpOptions}
 
 # ---- every C function used: name -> (restype, argtypes) --------------------
 _SIGNATURES = {
@@ -283,6 +288,10 @@ _SIGNATURES = {
     "kl_serve_bench": (_int, [_PP, ctypes.POINTER(_ServeOptions)]),
     "kl_serve_result_json": (_int, [_BUFP, _p]),
     "kl_serve_result_free": (None, [_p]),
+    # the MCP server
+    "kl_mcp_options_init": (_int, [ctypes.POINTER(_McpOptions), ctypes.c_uint]),
+    "kl_mcp_serve": (_int, [_int, _int, ctypes.POINTER(_McpOptions)]),
+    "kl_mcp_tools_json": (_int, [_BUFP]),
 }
 
 
@@ -814,6 +823,27 @@ def serve_bench(url, model=None, chat=False, requests=32, concurrency=4,
         return _json_call(_lib.kl_serve_result_json, h)
     finally:
         _lib.kl_serve_result_free(h)
+
+
+def mcp_tools():
+    """The tools `kl mcp` offers, as tools/list answers them: a dict
+    {"tools": [{"name", "title", "description", "inputSchema"}, ...]}."""
+    return _json_call(_lib.kl_mcp_tools_json)
+
+
+def mcp_serve(in_fd=0, out_fd=1, program=None):
+    """Serve MCP (kl mcp) on in_fd and out_fd until the input ends: the
+    library's server (kernlab/mcp.h), each tool call run by the kl program
+    `program` (default: kl on PATH). Blocks; returns None, raises
+    KernlabError when the output closes first."""
+    program = program or shutil.which("kl")
+    if not program:
+        raise KernlabError(-4, "mcp_serve: no kl program on PATH (give "
+                               "program=)")
+    o = _options("kl_mcp_options")
+    keep = _b(os.path.abspath(program))
+    o.program = keep
+    _check(_lib.kl_mcp_serve(in_fd, out_fd, ctypes.byref(o)))
 
 
 def read_ledger(path):

@@ -307,3 +307,34 @@ def test_command_case_bench(tmp_path, src):
     rows = {s["name"]: s for s in rep["shapes"]}
     assert rows["tokens_per_s"]["better"] == "higher"
     assert abs(rows["tokens_per_s"]["median"] - 1000) < 20
+
+
+def test_mcp_tools_list_the_verbs():
+    names = {t["name"] for t in kernlab.mcp_tools()["tools"]}
+    assert {"check", "bench", "compare", "propose"} <= names
+
+
+def test_mcp_serve_answers_over_pipes(src):
+    """The library's MCP server, served from Python: requests written and
+    the input closed, mcp_serve answers them and returns."""
+    kl = os.environ.get("KL") or os.path.join(src, "build", "bin", "kl")
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-03-26"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "check", "arguments": {
+             "case": os.path.join(src, "cases", "host_saxpy")}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "no/such"},
+    ]
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    os.write(in_w, "".join(json.dumps(r) + "\n" for r in requests).encode())
+    os.close(in_w)
+    kernlab.mcp_serve(in_r, out_w, program=kl)
+    os.close(in_r)
+    os.close(out_w)
+    with os.fdopen(out_r) as f:
+        replies = {m["id"]: m for m in map(json.loads, f)}
+    assert replies[1]["result"]["protocolVersion"] == "2025-03-26"
+    assert replies[2]["result"]["structuredContent"]["ok"] is True
+    assert replies[3]["error"]["code"] == -32601

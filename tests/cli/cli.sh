@@ -271,5 +271,17 @@ assert {s["name"] for s in d["sections"]} >= {"rules", "best_kernel", "findings"
 expect 2 "$KL" prompt "$SRC/cases/transpose_f32" --iteration 0
 expect 2 "$KL" prompt
 
+# kl mcp and kl propose: their usage errors (tests/mcp and tests/run
+# drive them through whole sessions)
+expect 0 "$KL" help mcp
+expect 2 "$KL" mcp --bogus
+has "$TMP/err" "kl: unexpected argument '--bogus'"
+expect 0 "$KL" help propose
+expect 2 "$KL" propose
+expect 2 "$KL" propose "$SRC/cases/host_saxpy"
+expect 2 "$KL" propose "$SRC/cases/host_saxpy" --stop --verdict x
+expect 2 "$KL" propose "$SRC/cases/host_saxpy" --verdict x --wait soon
+expect 1 "$KL" propose "$SRC/cases/host_saxpy" --verdict no-such-proposal
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
