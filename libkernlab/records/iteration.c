@@ -60,6 +60,24 @@ int kl__iteration_read(kl_buf *out, const char *run_dir, int iteration,
   return rc;
 }
 
+int kl__record_json_read(json_object **out, const char *dir, const char *name) {
+  *out = NULL;
+  char *path = kl__path_join(dir, name);
+  if (!path) return kl__error_oom();
+  int rc = 0;
+  kl_buf t = KL_BUF_INIT;
+  if (kl__is_file(path) && (rc = kl__read_file(&t, path)) == 0) {
+    enum json_tokener_error jerr; /* any JSON value: rules.json is a list */
+    *out = json_tokener_parse_verbose(t.ptr ? t.ptr : "", &jerr);
+    if (!*out)
+      rc = kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL, "%s",
+                        json_tokener_error_desc(jerr));
+  }
+  kl_buf_dispose(&t);
+  kl__free(path);
+  return rc;
+}
+
 int kl__verdict_write(const char *dir, const kl__verdict *v) {
   kl_buf b = KL_BUF_INIT;
   kl__buf_printf(&b,

@@ -255,6 +255,10 @@ int kl__iteration_write(const char *dir, const char *name, const char *text);
 /* An iteration's file as text (KL_ENOTFOUND when absent). */
 int kl__iteration_read(kl_buf *out, const char *run_dir, int iteration,
                        const char *name);
+/* A JSON file `name` of the record folder `dir` (an iteration's, a run's),
+ * parsed: *out NULL when the file is not there; KL_EINVALID with the
+ * path when it does not parse. */
+int kl__record_json_read(json_object **out, const char *dir, const char *name);
 
 /* The ids of the rules that fired on an iteration (its rules.json, at any
  * shape), each once; an iteration without one has none. NULL-ended,

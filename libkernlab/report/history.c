@@ -32,22 +32,6 @@ static int dup_or_null(char **dst, const char *s) {
   return 0;
 }
 
-/* A JSON file of the run's folder; *out NULL when it is not there. */
-static int read_json(json_object **out, const char *path) {
-  *out = NULL;
-  if (!kl__is_file(path)) return 0;
-  kl_buf t = KL_BUF_INIT;
-  int rc = kl__read_file(&t, path);
-  if (rc < 0) return rc;
-  enum json_tokener_error jerr;
-  *out = json_tokener_parse_verbose(t.ptr ? t.ptr : "", &jerr);
-  kl_buf_dispose(&t);
-  if (!*out)
-    return kl__error_at(KL_EINVALID, KL_DOMAIN_NONE, path, 1, 1, NULL, "%s",
-                        json_tokener_error_desc(jerr));
-  return 0;
-}
-
 /* ---- kl history ------------------------------------------------------------
  */
 
@@ -131,11 +115,11 @@ static int take_meta(const kl__run_meta *m, void *payload) {
 
 static int read_run_files(run_files *f, const char *run_dir) {
   memset(f, 0, sizeof(*f));
-  char *meta = kl__path_join(run_dir, "run.json");
-  int rc = meta ? 0 : kl__error_oom();
-  if (rc == 0 && kl__is_file(meta))
-    rc = kl__run_meta_read(run_dir, take_meta, f);
-  kl__free(meta);
+  int rc = kl__run_meta_read(run_dir, take_meta, f);
+  if (rc == KL_ENOTFOUND) { /* a run older than run.json */
+    kl_error_clear();
+    rc = 0;
+  }
   return rc;
 }
 
@@ -324,11 +308,10 @@ static int iter_json(json_object **out, const kl_case *c, const rp_iter *it,
                      const char *name) {
   *out = NULL;
   if (!it || !it->dir) return 0;
-  char path[PATH_MAX];
-  if (snprintf(path, sizeof(path), "%s/%s/%s", kl_case_dir(c), it->dir, name) >=
-      (int)sizeof(path))
-    return 0;
-  return read_json(out, path);
+  char *dir = kl__path_join(kl_case_dir(c), it->dir);
+  int rc = dir ? kl__record_json_read(out, dir, name) : kl__error_oom();
+  kl__free(dir);
+  return rc;
 }
 
 static json_object *shape_of(json_object *report, const char *name) {
