@@ -111,9 +111,10 @@ static void take_lines(kl_buf *pending, kl_mcp__exit *res, bool flush,
     line[len] = saved;
     start += len + (nl ? 1 : 0);
   }
+  if (!pending->ptr) return; /* nothing was read yet */
   memmove(pending->ptr, pending->ptr + start, pending->size - start);
   pending->size -= start;
-  if (pending->ptr) pending->ptr[pending->size] = 0;
+  pending->ptr[pending->size] = 0;
 }
 
 static pid_t start(const char *program, char *const *argv, int out_fd,
