@@ -236,13 +236,22 @@ int kl__kn_entry_parse(kn_entry *e, const char *path, const char *kind,
  */
 
 /* A YAML scalar, quoted when plain text could be misread. */
+/* A line break YAML knows beyond \n and \r: U+0085, U+2028, U+2029. */
+static bool yaml_break(const char *p) {
+  const unsigned char *u = (const unsigned char *)p;
+  return (u[0] == 0xc2 && u[1] == 0x85) ||
+         (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9));
+}
+
 static void yaml_value(kl_buf *b, const char *s) {
   bool plain = *s && !isspace((unsigned char)s[0]) &&
                !isspace((unsigned char)s[strlen(s) - 1]) &&
                !strchr("-?:,[]{}#&*!|>'\"%@`", s[0]);
-  for (const char *p = s; plain && *p; p++)
-    if (*p == '\n' || (*p == ':' && (p[1] == ' ' || !p[1])) ||
-        (*p == '#' && p > s && p[-1] == ' '))
+  for (const char *p = s; plain && *p; p++) /* flow indicators anywhere:
+                                              a list item's "d]" ends it */
+    if ((unsigned char)*p < 0x20 || *p == 0x7f || yaml_break(p) ||
+        (*p == ':' && (p[1] == ' ' || !p[1])) ||
+        (*p == '#' && p > s && p[-1] == ' ') || strchr(",[]{}", *p))
       plain = false;
   if (plain) {
     kl__buf_puts(b, s);
@@ -254,7 +263,16 @@ static void yaml_value(kl_buf *b, const char *s) {
       kl__buf_printf(b, "\\%c", *p);
     else if (*p == '\n')
       kl__buf_puts(b, "\\n");
-    else
+    else if ((unsigned char)*p < 0x20 || *p == 0x7f) /* CR, tab, ... */
+      kl__buf_printf(b, "\\x%02x", (unsigned char)*p);
+    else if (yaml_break(p)) { /* NEL, LS, PS: YAML folds them as breaks */
+      bool nel = (unsigned char)p[0] == 0xc2;
+      kl__buf_printf(b, "\\u%s",
+                     nel                           ? "0085"
+                     : (unsigned char)p[2] == 0xa8 ? "2028"
+                                                   : "2029");
+      p += nel ? 1 : 2; /* the loop steps past the last byte */
+    } else
       kl__buf_putc(b, *p);
   kl__buf_putc(b, '"');
 }
@@ -284,7 +302,23 @@ int kl__kn_entry_format(kl_buf *out, const kn_entry *e) {
       e->has_iter) {
     kl__buf_puts(&b, "evidence:\n");
     field(&b, "  ", "case", e->ev_case);
-    if (e->ev_shapes) kl__buf_printf(&b, "  shapes: [%s]\n", e->ev_shapes);
+    if (e->ev_shapes) { /* kept joined by ", ": each one quoted as needed */
+      kl__buf_puts(&b, "  shapes: [");
+      for (const char *p = e->ev_shapes; *p;) {
+        const char *end = strstr(p, ", ");
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *one = kl__strndup(p, n);
+        if (!one) {
+          kl_buf_dispose(&b);
+          return kl__error_oom();
+        }
+        if (p != e->ev_shapes) kl__buf_puts(&b, ", ");
+        yaml_value(&b, one);
+        kl__free(one);
+        p += n + (end ? 2 : 0);
+      }
+      kl__buf_puts(&b, "]\n");
+    }
     if (e->has_speedup) kl__buf_printf(&b, "  speedup: %.4g\n", e->ev_speedup);
     field(&b, "  ", "run", e->ev_run);
     if (e->has_iter) kl__buf_printf(&b, "  iter: %ld\n", e->ev_iter);
