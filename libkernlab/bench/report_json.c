@@ -399,9 +399,9 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   v = kl__json_get(doc, "gate");
   r->gate = known_gate(v ? json_object_get_string(v) : NULL);
   r->cold = (v = kl__json_get(doc, "cold")) && json_object_get_boolean(v);
-  r->launch = (v = kl__json_get(doc, "launch")) &&
-                      kl_launch_parse(json_object_get_string(v)) > 0
-                  ? kl_launch_parse(json_object_get_string(v))
+  v = kl__json_get(doc, "launch"); /* absent: stream */
+  r->launch = v && kl_launch_parse(json_object_get_string(v)) == KL_LAUNCH_GRAPH
+                  ? KL_LAUNCH_GRAPH
                   : KL_LAUNCH_STREAM;
   r->min_gain_pct = kl__json_num(doc, "min_gain_pct");
   json_object *seeds = kl__json_get(doc, "seeds");
