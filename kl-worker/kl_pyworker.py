@@ -156,13 +156,33 @@ def _jit_variants(fn):
     return n
 
 
+# A kernel language's module that python3 lacks, and what installs it.
+DSL_PACKAGES = {
+    "cutlass": "CuTe DSL: pip install 'nvidia-cutlass-dsl[cu13]'",
+    "cuda.tile": "cuTile: pip install 'cuda-tile[tileiras]'",
+    "triton": "Triton: pip install triton",
+    "cupy": "CuPy: pip install cupy-cuda13x",
+    "torch": "PyTorch: pip install torch",
+    "cuda": "cuda.bindings: pip install cuda-python; cuda.tile: pip install "
+            "'cuda-tile[tileiras]'",
+}
+
+
 def _why():
-    """The exception being handled, as one line plus where it was raised."""
+    """The exception being handled, as one line plus where it was raised;
+    a kernel language's missing module says what installs it."""
     kind, exc, tb = sys.exc_info()
     where = traceback.extract_tb(tb)[-1] if tb else None
     at = " (%s:%d)" % (os.path.basename(where.filename), where.lineno) \
         if where else ""
-    return "%s: %s%s" % (kind.__name__, exc, at)
+    hint = ""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        for mod, how in DSL_PACKAGES.items():
+            if exc.name == mod or exc.name.startswith(mod + "."):
+                hint = " (%s, for the python3 the worker runs: %s)" % (
+                    how, sys.executable)
+                break
+    return "%s: %s%s%s" % (kind.__name__, exc, at, hint)
 
 
 class PluginBase:

@@ -118,6 +118,7 @@ bool kl__sandbox_env_allowed(const char *name) {
                                       "NVCC_PREPEND_FLAGS",
                                       "NVCC_APPEND_FLAGS",
                                       "NVCC_CCBIN",
+                                      "PYTHONPATH",
                                       "SOURCE_DATE_EPOCH",
                                       "KERNLAB_CUPTI",
                                       "KERNLAB_HOST_CHECKS",

@@ -130,6 +130,8 @@ static void test_sandbox__environment_is_an_allow_list(void **state) {
   kl__sandbox_dispose(&sb);
   assert_true(kl__sandbox_env_allowed("PATH"));
   assert_true(kl__sandbox_env_allowed("CUDA_VISIBLE_DEVICES"));
+  /* where a Python case's kernel language may be installed */
+  assert_true(kl__sandbox_env_allowed("PYTHONPATH"));
   assert_false(kl__sandbox_env_allowed("CUDA_API_TOKEN"));
   assert_false(kl__sandbox_env_allowed("HOME")); /* its own, never ours */
 }
