@@ -284,6 +284,22 @@ static int best_kernel(kl_buf *b, const kl_prompt_inputs *in) {
   return kl__buf_status(b);
 }
 
+/* A python device case's guide to kernel languages: the table, and the
+ * idioms of those its module and the current best import. */
+static int languages(kl_buf *b, const kl_prompt_inputs *in) {
+  const char *device = kl_case_python_device(in->c);
+  if (kl_case_backend(in->c) != KL_BACKEND_PYTHON ||
+      (device && strcmp(device, "host") == 0))
+    return 0;
+  kl_buf src = KL_BUF_INIT;
+  int rc = kl__read_file(&src, kl_case_kernel_path(in->c));
+  if (rc == 0 && in->best_code)
+    rc = kl__buf_printf(&src, "\n%s", in->best_code);
+  if (rc == 0) rc = kl__py_language_guide(b, src.ptr ? src.ptr : "");
+  kl_buf_dispose(&src);
+  return rc;
+}
+
 static int launch_geometry(kl_buf *b, const kl_case *c, const char *sig) {
   if (kl_case_backend(c) == KL_BACKEND_COMMAND)
     return kl_case_command_describe(b, c);
@@ -564,8 +580,10 @@ static int fill(kl_buf *b, size_t i, const kl_prompt_inputs *in,
     return attempts(b, in);
   case 14: /* absent: no section */
     return in->devlog ? kl__buf_puts(b, in->devlog) : 0;
-  default:
+  case 15:
     return in->prior_art ? kl__buf_puts(b, in->prior_art) : 0;
+  default:
+    return languages(b, in);
   }
 }
 
@@ -600,6 +618,7 @@ int kl_prompt_build(kl_prompt **out, const kl_prompt_inputs *given) {
       {"devlog", "This case's devlog (the latest accepted versions)", 1, 800,
        CUT_START},
       {"prior_art", "Prior art (the knowledge base)", 0, 1000, CUT_END},
+      {"languages", "Kernel languages", 1, 900, CUT_END},
   };
   kl_prompt *p = kl__calloc(1, sizeof(*p));
   if (!p || !(p->s = kl__calloc(KL_ARRAY_SIZE(plan), sizeof(section)))) {

@@ -27,5 +27,16 @@ int kl__py_arity(const char *params, size_t *required, size_t *most);
 /* The kernel languages src imports at top level, as a list for people
  * ("Triton, PyTorch"), appended to out; "plain Python" when none. */
 int kl__py_dsls(kl_buf *out, const char *src);
+/* The kernel languages src imports at top level, as bits. */
+enum {
+  KL__PY_TRITON = 1u << 0,
+  KL__PY_CUTE = 1u << 1,  /* CuTe DSL: cutlass */
+  KL__PY_CUTILE = 1u << 2 /* cuTile: cuda.tile */
+};
+unsigned kl__py_languages(const char *src);
+
+/* The guide to kernel languages (languages.c): which gives which control,
+ * then the idioms of those src imports; appended to out. */
+int kl__py_language_guide(kl_buf *out, const char *src);
 
 #endif /* KL_PROMPT_INTERNAL_H */

@@ -149,20 +149,23 @@ int kl__py_arity(const char *params, size_t *required, size_t *most) {
   return 0;
 }
 
-int kl__py_dsls(kl_buf *out, const char *src) {
-  static const struct {
-    const char *module, *name;
-  } known[] = {
-      {"triton", "Triton"},
-      {"cutlass", "CuTe DSL (CUTLASS Python)"},
-      {"cuda.tile", "cuTile"},
-      {"cupy", "CuPy"},
-      {"torch.utils.cpp_extension", "PyTorch C++/CUDA extension"},
-      {"numba", "Numba"},
-      {"torch", "PyTorch"},
-      {"numpy", "NumPy"},
-  };
-  bool seen[KL_ARRAY_SIZE(known)] = {false};
+/* The languages in the order of the KL__PY_* bits (prompt_internal.h);
+ * a longer module name before one it starts with. */
+static const struct {
+  const char *module, *name;
+} known[] = {
+    {"triton", "Triton"},
+    {"cutlass", "CuTe DSL (CUTLASS Python)"},
+    {"cuda.tile", "cuTile"},
+    {"cupy", "CuPy"},
+    {"torch.utils.cpp_extension", "PyTorch C++/CUDA extension"},
+    {"numba", "Numba"},
+    {"torch", "PyTorch"},
+    {"numpy", "NumPy"},
+};
+
+unsigned kl__py_languages(const char *src) {
+  unsigned seen = 0;
   for (size_t i = 0; src[i]; i = line_after(src, i)) {
     size_t p = i;
     if (strncmp(src + p, "import ", 7) == 0)
@@ -177,14 +180,19 @@ int kl__py_dsls(kl_buf *out, const char *src) {
       size_t n = strlen(known[k].module);
       if (strncmp(src + p, known[k].module, n) == 0 &&
           (src[p + n] == '.' || !ident_char(src[p + n]))) {
-        seen[k] = true; /* the longer names come first in known[] */
+        seen |= 1u << k;
         break;
       }
     }
   }
+  return seen;
+}
+
+int kl__py_dsls(kl_buf *out, const char *src) {
+  unsigned seen = kl__py_languages(src);
   size_t written = 0;
   for (size_t k = 0; k < KL_ARRAY_SIZE(known); k++)
-    if (seen[k])
+    if (seen & (1u << k))
       kl__buf_printf(out, "%s%s", written++ ? ", " : "", known[k].name);
   if (written == 0) kl__buf_puts(out, "plain Python");
   return kl__buf_status(out);

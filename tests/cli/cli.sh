@@ -260,6 +260,17 @@ for c in "$SRC"/cases/*/; do
   grep -q '^=== user block (iteration 1) ===$' "$TMP/out" && ok || bad "kl prompt $c: no user block"
   grep -q '^total  *[0-9]* tokens$' "$TMP/out" && ok || bad "kl prompt $c: no sizes"
 done
+# a python case's guide to kernel languages: the table, and the idioms of
+# the language its module imports (only those); none for a CUDA case
+expect 0 "$KL" prompt "$SRC/cases/add_cute"
+grep -q '^| CuTe DSL | threads and warps' "$TMP/out" && ok || bad "kl prompt add_cute: no language table"
+grep -q '^- CuTe DSL (`import cutlass.cute as cute`)' "$TMP/out" && ok || bad "kl prompt add_cute: no CuTe DSL idioms"
+grep -q '^- cuTile (' "$TMP/out" && bad "kl prompt add_cute: cuTile idioms too" || ok
+expect 0 "$KL" prompt "$SRC/cases/softmax_cutile"
+grep -q '^- cuTile (`import cuda.tile as ct`)' "$TMP/out" && ok || bad "kl prompt softmax_cutile: no cuTile idioms"
+grep -q '^- CuTe DSL (' "$TMP/out" && bad "kl prompt softmax_cutile: CuTe DSL idioms too" || ok
+expect 0 "$KL" prompt "$SRC/cases/vector_add"
+grep -q '^## Kernel languages' "$TMP/out" && bad "kl prompt vector_add: a language guide in a CUDA case" || ok
 expect 0 "$KL" prompt "$SRC/cases/transpose_f32" --metrics "$R/fixtures/h200/transpose_f32.json" --iteration 3 --json
 python3 -c '
 import json,sys
