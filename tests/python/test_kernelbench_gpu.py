@@ -18,6 +18,13 @@ Each goes through
                KernelBench case, asks for ModelNew)
 
 and each command's wall time is printed (the table in bench/README.md).
+Named on the command line (ctest's dsl_cases_gpu names both), the bundled
+cases of the other kernel languages go through the same: cases/add_cute
+(CuTe DSL) and cases/softmax_cutile (cuTile), each with its tiled candidate
+and its wrong one, the prompt showing the language's idioms; where python3
+cannot import the language (scripts/gpu-dsl-stage installs both on the GPU
+machine), kl bench must refuse saying what to install, and with the
+language on PYTHONPATH, the same bench without it must refuse so too.
 Two small problems check where a KernelBench case's inputs are made: on the
 GPU, and on the host when get_inputs() needs it (numpy).
 usage: test_kernelbench_gpu.py KL SOURCE_DIR [PROBLEM_STEM...]
@@ -85,8 +92,57 @@ def reply(path):
                 "MEMO: the candidate file as it is\n" % f.read())
 
 
+# The bundled cases of other kernel languages: (case, module python3 must
+# import, the pip package the refusal names, candidate, wrong candidate,
+# words the prompt's language guide shows).
+DSL_CASES = {
+    "add_cute": ("cutlass.cute", "nvidia-cutlass-dsl", "cute_vectorized.py",
+                 "cute_wrong_row.py", "CuTe DSL (`import cutlass.cute"),
+    "softmax_cutile": ("cuda.tile", "cuda-tile", "cutile_rows8.py",
+                       "cutile_wrong_norm.py", "cuTile (`import cuda.tile"),
+}
+PROMPT_WORDS = {}
+
+
+def importable(module, env):
+    return subprocess.run(["python3", "-c", "import " + module], env=env,
+                          capture_output=True).returncode == 0
+
+
+def refusal(name, d, package, env):
+    """kl bench of a case whose language python3 lacks: a failure that
+    names the package to install."""
+    rc, r, err, _ = kl("bench", d, env=env)
+    text = err + json.dumps(r)
+    check(rc != 0 and "pip install" in text and package in text,
+          "%s: without its language kl bench refuses naming %s: %d %s"
+          % (name, package, rc, text[-600:]))
+    print("  refused as it should: %s" % text.strip()[-300:])
+
+
+def dsl_cases():
+    for name in ONLY:
+        if name not in DSL_CASES:
+            continue
+        module, package, cand, wrong, words = DSL_CASES[name]
+        d = os.path.join(TMP, name)
+        shutil.copytree(os.path.join(SRC, "cases", name), d)
+        bare = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
+        if not importable(module, ENV):
+            print("== %s: python3 cannot import %s here" % (name, module))
+            refusal(name, d, package, ENV)
+            continue
+        if not importable(module, bare):  # it came from PYTHONPATH
+            refusal(name, d, package, bare)
+        with open(os.path.join(d, "candidates", wrong)) as f:
+            wrong_text = f.read()
+        PROMPT_WORDS[name] = [words]
+        yield name, d, os.path.join(d, "candidates", cand), wrong_text, False
+
+
 def cases():
     """(name, case folder, candidate file, wrong reply text, kernelbench?)"""
+    yield from dsl_cases()
     soft = os.path.join(SRC, "tests", "python", "cases", "softmax_torch")
     if not ONLY or "softmax_torch" in ONLY:
         d = os.path.join(TMP, "softmax_torch")
@@ -190,7 +246,8 @@ for name, case, cand, wrong, kb in cases():
         with open(os.path.join(case, "runs", s["run"], "iter_001",
                                "prompt.txt")) as f:
             prompt = f.read()
-        for words in ["```python"] + (["ModelNew"] if kb else []):
+        for words in (["```python"] + (["ModelNew"] if kb else []) +
+                      PROMPT_WORDS.get(name, [])):
             check(words in prompt, "%s: the prompt says %r" % (name, words))
     row["run"] = verdicts
     ROWS.append(row)
