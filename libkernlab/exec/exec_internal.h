@@ -7,7 +7,6 @@
 
 #include "../bench/bench_internal.h"
 #include "../records/records.h"
-#include "../case/case_internal.h"
 #include "kernlab/executor.h"
 
 /* One evaluation: kl_bench_compare (compare) or kl_bench_run of `o` on the
