@@ -67,4 +67,11 @@ struct kl_case {
 /* kl_case_load: every registered owner checks its section. */
 void kl__case_check_sections(const kl_case *c, kl__diag_list *diags);
 
+/* The takers of this module's options structs (KL__OPTIONS_FUNCTIONS,
+ * beside each init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__case_options_take(kl_case_options *full, const kl_case_options *given);
+int kl__case_new_options_take(kl_case_new_options *full,
+                              const kl_case_new_options *given);
+
 #endif /* KL_CASE_INTERNAL_H */

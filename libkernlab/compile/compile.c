@@ -32,6 +32,12 @@
 #include "kernlab/compile.h"
 #include "kernlab/harness.h"
 
+/* The caller's options, whatever their version, over this library's
+ * defaults: KL__OPTIONS_FUNCTIONS defines it at the end of this file, the
+ * only one that takes them. */
+int kl__compile_options_take(kl_compile_options *full,
+                             const kl_compile_options *given);
+
 struct kl_artifact {
   bool ok, cached;
   char key[65];

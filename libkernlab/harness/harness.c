@@ -24,6 +24,12 @@
 #include "embedded_runtime_cuda.h"
 #include "embedded_runtime_host.h"
 
+/* The caller's options, whatever their version, over this library's
+ * defaults: KL__OPTIONS_FUNCTIONS defines it at the end of this file, the
+ * only one that takes them. */
+int kl__harness_options_take(kl_harness_options *full,
+                             const kl_harness_options *given);
+
 /* The C type of a dtype in the generated code. Host harnesses see 16-bit
  * floats as raw storage (void *); CUDA harnesses as CUDA's own types. */
 static const char *ctype(kl_dtype t, kl_backend backend) {

@@ -28,4 +28,10 @@ int kl__py_arity(const char *params, size_t *required, size_t *most);
  * ("Triton, PyTorch"), appended to out; "plain Python" when none. */
 int kl__py_dsls(kl_buf *out, const char *src);
 
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__prompt_inputs_take(kl_prompt_inputs *full,
+                           const kl_prompt_inputs *given);
+
 #endif /* KL_PROMPT_INTERNAL_H */

@@ -15,6 +15,7 @@
 
 #include "../case/case_view.h"
 #include "../core/sandbox.h"
+#include "../llm/llm_internal.h"
 #include "run_internal.h"
 
 void kl_run_free(kl_run *r) {
