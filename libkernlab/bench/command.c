@@ -37,6 +37,7 @@
 #include "../worker/client_internal.h"
 #include "../core/sandbox.h"
 #include "bench_internal.h"
+#include "kernlab/time_request.h"
 
 #define TAIL 600 /* bytes of output kept in a verdict's reason */
 
@@ -242,7 +243,8 @@ static void timelike(double *out, const cmd_run *cr, int s, size_t m) {
  * metric is decided or known to the target. */
 static int summarize(cmd_run *cr, bool compare, bool *done) {
   const kl_time_options *t = &cr->o->time;
-  double target = t->target_rel_ci > 0 ? t->target_rel_ci : 0.005;
+  double target =
+      t->target_rel_ci > 0 ? t->target_rel_ci : KL_TIME_DEFAULT_TARGET_REL_CI;
   double *a = kl__calloc(cr->runs ? cr->runs : 1, sizeof *a);
   double *b = kl__calloc(cr->runs ? cr->runs : 1, sizeof *b);
   if (!a || !b) {
@@ -303,7 +305,7 @@ static int write_candidate(char **path, const char *dir, const char *name,
 static int sample(cmd_run *cr, bool compare) {
   const kl_bench_options *o = cr->o;
   const kl_time_options *t = &o->time;
-  size_t min = t->min_samples ? t->min_samples : 10;
+  size_t min = t->min_samples ? t->min_samples : KL_TIME_DEFAULT_MIN_SAMPLES;
   if (min < 3) min = 3;
   /* the case's own cap: a kernel timer's (2 s) is no measure of a
    * program that runs for seconds */
@@ -389,7 +391,8 @@ int kl__command_bench(kl_report **out, const kl_case *c,
                 .r = r,
                 .config = {compare ? o->against_config : o->candidate_config,
                            o->candidate_config}};
-  size_t max = o->time.max_samples ? o->time.max_samples : 1000;
+  size_t max =
+      o->time.max_samples ? o->time.max_samples : KL_TIME_DEFAULT_MAX_SAMPLES;
   cr.cap = max > 10000 ? 10000 : max;
   int rc = r->case_name && r->candidate_name && r->shapes ? 0 : kl__error_oom();
   for (size_t m = 0; rc == 0 && m < k.nmetrics; m++) {
