@@ -539,6 +539,8 @@ static int64_t leading_rows(const case_param *pa, const case_shape *sh,
 }
 
 static int emit_tables(kl_buf *b, const kl_case *c) {
+  size_t nshapes = kl_case_shape_count(c);
+  size_t nparams = kl_case_param_count(c);
   const case_param *params = kl__case_params(c);
   const kl_reference_info *ref = kl__case_reference(c);
   const case_shape *shapes = kl__case_shapes(c);
@@ -546,20 +548,18 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
                  "\n#line 1 \"kernlab-harness\"\n"
                  "/* ==== HARNESS SECTION (frozen) ==== */\n"
                  "#define KLH_NSHAPES %zu\n#define KLH_NPARAMS %zu\n",
-                 kl_case_shape_count(c), kl_case_param_count(c));
+                 nshapes, nparams);
   kl__buf_puts(b, "static const char klh_case_name[] = ");
   kl__buf_json_string(b, kl_case_name(c));
   kl__buf_puts(b, ";\nstatic const char klh_entry[] = ");
   kl__buf_json_string(b, kl_case_entry(c));
   kl__buf_puts(b, ";\n");
-  emit_string_table(b, "klh_shape_names", kl_case_shape_count(c), shape_name_at,
-                    c);
-  emit_string_table(b, "klh_param_names", kl_case_param_count(c), param_name_at,
-                    c);
+  emit_string_table(b, "klh_shape_names", nshapes, shape_name_at, c);
+  emit_string_table(b, "klh_param_names", nparams, param_name_at, c);
   const char *int_tables[3] = {"klh_roles", "klh_dtypes", "klh_init_kind"};
   for (int t = 0; t < 3; t++) {
     kl__buf_printf(b, "static const int32_t %s[] = {", int_tables[t]);
-    for (size_t p = 0; p < kl_case_param_count(c); p++) {
+    for (size_t p = 0; p < nparams; p++) {
       const case_param *pa = &params[p];
       int v = t == 0 ? (int)pa->role : t == 1 ? (int)pa->dtype : (int)pa->init;
       kl__buf_printf(b, "%s%d", p ? ", " : "", v);
@@ -569,7 +569,7 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
   const char *dbl_tables[2] = {"klh_init_a", "klh_init_b"};
   for (int t = 0; t < 2; t++) {
     kl__buf_printf(b, "static const double %s[] = {", dbl_tables[t]);
-    for (size_t p = 0; p < kl_case_param_count(c); p++)
+    for (size_t p = 0; p < nparams; p++)
       kl__buf_printf(b, "%s%.17g", p ? ", " : "",
                      t ? params[p].init_b : params[p].init_a);
     kl__buf_puts(b, "};\n");
@@ -584,10 +584,10 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
   for (int t = 0; t < 3; t++) {
     kl__buf_printf(b, "static const %s[KLH_NSHAPES][KLH_NPARAMS] = {\n",
                    shape_tables[t]);
-    for (size_t s = 0; s < kl_case_shape_count(c); s++) {
+    for (size_t s = 0; s < nshapes; s++) {
       const case_shape *sh = &shapes[s];
       kl__buf_puts(b, "  {");
-      for (size_t p = 0; p < kl_case_param_count(c); p++) {
+      for (size_t p = 0; p < nparams; p++) {
         kl__buf_puts(b, p ? ", " : "");
         if (t == 0)
           kl__buf_printf(b, "%lldLL", (long long)sh->elements[p]);
@@ -608,10 +608,10 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
   /* Per shape: each buffer's leading axis (rows of its count's product). */
   kl__buf_puts(b,
                "static const int64_t klh_rows[KLH_NSHAPES][KLH_NPARAMS] = {\n");
-  for (size_t s = 0; s < kl_case_shape_count(c); s++) {
+  for (size_t s = 0; s < nshapes; s++) {
     const case_shape *sh = &shapes[s];
     kl__buf_puts(b, "  {");
-    for (size_t p = 0; p < kl_case_param_count(c); p++)
+    for (size_t p = 0; p < nparams; p++)
       kl__buf_printf(
           b, "%s%lldLL", p ? ", " : "",
           (long long)(params[p].is_pointer

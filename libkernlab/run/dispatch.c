@@ -361,9 +361,10 @@ static int read_variant(variant *v, const kl_case *c) {
 static int share_indistinct(pool *p, cand *base, cand **bests, int *group,
                             int *geo) {
   const kl_case *c = p->c;
-  char **cond = kl__calloc(kl_case_shape_count(c), sizeof *cond);
+  size_t nshapes = kl_case_shape_count(c);
+  char **cond = kl__calloc(nshapes, sizeof *cond);
   int rc = cond ? 0 : kl__error_oom();
-  for (size_t s = 0; rc == 0 && s < kl_case_shape_count(c); s++) {
+  for (size_t s = 0; rc == 0 && s < nshapes; s++) {
     kl_buf b = KL_BUF_INIT;
     emit_condition(&b, c, (int)s);
     if ((rc = kl__buf_status(&b)) == 0) cond[s] = kl__buf_detach(&b);
@@ -371,15 +372,15 @@ static int share_indistinct(pool *p, cand *base, cand **bests, int *group,
     for (size_t e = 0; rc == 0 && e < s && group[s] == (int)s; e++)
       if (strcmp(cond[e], cond[s]) == 0) group[s] = group[e];
   }
-  for (size_t g = 0; rc == 0 && g < kl_case_shape_count(c); g++) {
+  for (size_t g = 0; rc == 0 && g < nshapes; g++) {
     if (group[g] != (int)g) continue;
     cand *pick = NULL;
     int at = (int)g;
     double least = INFINITY;
-    for (size_t u = g; u <= kl_case_shape_count(c); u++) {
-      cand *x = u < kl_case_shape_count(c) ? bests[u] : base;
-      if (u < kl_case_shape_count(c) && group[u] != (int)g) continue;
-      for (size_t t = g; t < kl_case_shape_count(c); t++) {
+    for (size_t u = g; u <= nshapes; u++) {
+      cand *x = u < nshapes ? bests[u] : base;
+      if (u < nshapes && group[u] != (int)g) continue;
+      for (size_t t = g; t < nshapes; t++) {
         if (group[t] != (int)g || !(base->median[t] > 0) ||
             !chain(p, x, (int)t, 0) || !(x->est[t] > 0))
           continue;
@@ -391,17 +392,18 @@ static int share_indistinct(pool *p, cand *base, cand **bests, int *group,
         }
       }
     }
-    for (size_t t = g; pick && t < kl_case_shape_count(c); t++)
+    for (size_t t = g; pick && t < nshapes; t++)
       if (group[t] == (int)g) {
         bests[t] = pick;
         geo[t] = at;
       }
   }
-  kl__names_free(cond, kl_case_shape_count(c));
+  kl__names_free(cond, nshapes);
   return rc;
 }
 
 int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
+  size_t nshapes = kl_case_shape_count(c);
   size_t nargs = kl__case_arg_count(c);
   if (kl_case_backend(c) == KL_BACKEND_COMMAND ||
       kl_case_backend(c) == KL_BACKEND_PYTHON)
@@ -418,7 +420,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
          ev = KL_BUF_INIT;
   memset(vars, 0, sizeof(vars));
   int rc = 0;
-  if (kl_case_shape_count(c) > MAX_SHAPES) {
+  if (nshapes > MAX_SHAPES) {
     rc = kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
                    "%s: a dispatcher covers at most %d shapes", kl_case_name(c),
                    MAX_SHAPES);
@@ -438,7 +440,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   /* per shape: the largest chained estimate that clears the bar */
   double gain = 1 + kl__case_budget(c)->min_gain_pct / 100.0;
   cand *bests[MAX_SHAPES];
-  for (size_t s = 0; s < kl_case_shape_count(c); s++) {
+  for (size_t s = 0; s < nshapes; s++) {
     cand *best = base;
     for (size_t i = 0; i < p.n; i++) {
       cand *x = &p.v[i];
@@ -451,7 +453,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
     bests[s] = best;
   }
   if ((rc = share_indistinct(&p, base, bests, group, geo)) < 0) goto done;
-  for (size_t s = 0; s < kl_case_shape_count(c); s++) {
+  for (size_t s = 0; s < nshapes; s++) {
     cand *best = bests[s];
     size_t k = 0;
     while (k < nv && vars[k].x != best)
@@ -469,8 +471,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
   int fallback = -1;
   double heaviest = -1;
   bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
-  for (size_t s = 0; s < kl_case_shape_count(c);
-       s++) /* a host call has no geometry */
+  for (size_t s = 0; s < nshapes; s++) /* a host call has no geometry */
     if ((vars[chosen[s]].launcher || !cuda) &&
         kl_case_shape_weight(c, s) > heaviest) {
       heaviest = kl_case_shape_weight(c, s);
@@ -488,7 +489,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                  "comparisons; measure the\n * dispatcher itself with kl "
                  "compare, directly against the baseline):\n",
                  kl_case_name(c));
-  for (size_t s = 0; s < kl_case_shape_count(c); s++) {
+  for (size_t s = 0; s < nshapes; s++) {
     variant *v = &vars[chosen[s]];
     cand *x = v->x;
     /* at another shape's geometry: its estimate, in this shape's time */
@@ -513,7 +514,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                    x->iteration, x->baseline ? "true" : "false", est, lo, hi,
                    v->launcher ? "true" : "false");
     bool shared = false;
-    for (size_t t = 0; t < kl_case_shape_count(c) && !shared; t++)
+    for (size_t t = 0; t < nshapes && !shared; t++)
       shared = t != s && group[t] == group[s];
     if (shared) {
       ev.size--; /* the branch is shared: say with which shape it is */
@@ -550,7 +551,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                  cuda ? "extern \"C\" " : "", KL_LAUNCHER_NAME);
   kl__buf_printf(&out, "%s%sconst kl_launch_ctx *ctx) {\n", sig,
                  sig[0] ? ", " : "");
-  for (size_t s = 0; s < kl_case_shape_count(c); s++) {
+  for (size_t s = 0; s < nshapes; s++) {
     if (group[s] != (int)s) continue; /* its group's first shape's branch */
     kl__buf_puts(&out, "  if (");
     emit_condition(&out, c, (int)s);
