@@ -97,11 +97,6 @@ void cli_set_verbs(const cli_verb *verbs, size_t n);
 int cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* A verb's one positional argument (`what`: "case", "name", ...): a word
- * that looks like an option is unknown, a second one is refused; either is
- * printed as a usage error. Returns EXIT_OK (*slot set) or EXIT_BAD_INPUT. */
-int cli_positional(const char *verb, const char *what, const char **slot,
-                   const char *arg);
 /* Colour only on a terminal, never with NO_COLOR. */
 bool cli_color(FILE *f);
 /* "kl: message" on stderr. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opt.h"
 
 static void show_phase(const char *phase, void *payload) {
   fprintf(stderr, "\r\033[K  kl %s: %s ...", (const char *)payload, phase);
@@ -114,57 +115,84 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
            kl_verdict_name(kl_report_verdict(r)));
 }
 
+/* --seed, --time-cap-ms, --timeout-ms, --device: a whole number, above 0
+ * unless zero_ok */
+static int whole(unsigned long long *out, const char *verb, const char *opt,
+                 const char *val, bool zero_ok) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(val, &end, 10);
+  if (errno || !end || *end || end == val || (v == 0 && !zero_ok) ||
+      val[0] == '-' || (zero_ok && v > 1024))
+    return cli_usage_error(verb, "%s takes a %s whole number, not '%s'", opt,
+                           zero_ok ? "non-negative" : "positive", val);
+  *out = v;
+  return EXIT_OK;
+}
+
+/* The options' meanings (opt.h's cli_opt_fn). */
+static int seed_arg(const char *verb, const char *opt, const char *val,
+                    void *target) {
+  unsigned long long v = 0;
+  int st = whole(&v, verb, opt, val, false);
+  if (st == EXIT_OK) *(uint64_t *)target = v;
+  return st;
+}
+
+static int device_arg(const char *verb, const char *opt, const char *val,
+                      void *target) {
+  unsigned long long v = 0;
+  int st = whole(&v, verb, opt, val, true);
+  if (st == EXIT_OK) *(int *)target = (int)v;
+  return st;
+}
+
+static int time_cap_arg(const char *verb, const char *opt, const char *val,
+                        void *target) {
+  unsigned long long v = 0;
+  int st = whole(&v, verb, opt, val, false);
+  if (st == EXIT_OK) *(int *)target = v > 3600000 ? 3600000 : (int)v;
+  return st;
+}
+
+static int timeout_arg(const char *verb, const char *opt, const char *val,
+                       void *target) {
+  unsigned long long v = 0;
+  int st = whole(&v, verb, opt, val, false);
+  if (st == EXIT_OK) *(int *)target = v > 86400000 ? 86400000 : (int)v;
+  return st;
+}
+
+static int launch_arg(const char *verb, const char *opt, const char *val,
+                      void *target) {
+  (void)opt;
+  if ((*(int *)target = kl_launch_parse(val)) < 0)
+    return cli_usage_error(verb, "--launch takes stream or graph, not '%s'",
+                           val);
+  return EXIT_OK;
+}
+
 static int bench_or_compare(int argc, char **argv, bool compare) {
   const char *verb = compare ? "compare" : "bench";
   const char *path = NULL, *candidate_path = NULL;
   bool json = false, events = false;
   kl_bench_options opts = KL_BENCH_OPTIONS_INIT;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-    } else if (strcmp(a, "--json-events") == 0) {
-      events = true;
-    } else if (strcmp(a, "--hot") == 0) {
-      opts.time.cold = 0;
-    } else if (strcmp(a, "--launch") == 0) {
-      if (!val) return cli_usage_error(verb, "%s needs a value", a);
-      i++;
-      if ((opts.launch = kl_launch_parse(val)) < 0)
-        return cli_usage_error(verb, "--launch takes stream or graph, not '%s'",
-                               val);
-    } else if (strcmp(a, "--candidate") == 0 || strcmp(a, "--shape") == 0 ||
-               strcmp(a, "--seed") == 0 || strcmp(a, "--time-cap-ms") == 0 ||
-               strcmp(a, "--timeout-ms") == 0 || strcmp(a, "--device") == 0) {
-      if (!val) return cli_usage_error(verb, "%s needs a value", a);
-      i++;
-      char *end = NULL;
-      if (strcmp(a, "--candidate") == 0)
-        candidate_path = val;
-      else if (strcmp(a, "--shape") == 0)
-        opts.shape = val;
-      else {
-        errno = 0;
-        unsigned long long v = strtoull(val, &end, 10);
-        bool zero_ok = strcmp(a, "--device") == 0;
-        if (errno || !end || *end || end == val || (v == 0 && !zero_ok) ||
-            val[0] == '-' || (zero_ok && v > 1024))
-          return cli_usage_error(verb, "%s takes a %s whole number, not '%s'",
-                                 a, zero_ok ? "non-negative" : "positive", val);
-        if (strcmp(a, "--seed") == 0)
-          opts.seed = v;
-        else if (zero_ok)
-          opts.device = (int)v;
-        else if (strcmp(a, "--time-cap-ms") == 0)
-          opts.time.time_cap_ms = v > 3600000 ? 3600000 : (int)v;
-        else
-          opts.timeout_ms = v > 86400000 ? 86400000 : (int)v;
-      }
-    } else if (cli_positional(verb, "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &json),
+      CLI_FLAG("--json-events", &events),
+      CLI_SET("--hot", &opts.time.cold, 0),
+      CLI_CALL("--launch", CLI_VALUE_WORD, launch_arg, &opts.launch),
+      CLI_STRING("--candidate", NULL, CLI_VALUE_WORD, &candidate_path),
+      CLI_STRING("--shape", NULL, CLI_VALUE_WORD, &opts.shape),
+      CLI_CALL("--seed", CLI_VALUE_WORD, seed_arg, &opts.seed),
+      CLI_CALL("--time-cap-ms", CLI_VALUE_WORD, time_cap_arg,
+               &opts.time.time_cap_ms),
+      CLI_CALL("--timeout-ms", CLI_VALUE_WORD, timeout_arg, &opts.timeout_ms),
+      CLI_CALL("--device", CLI_VALUE_WORD, device_arg, &opts.device),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse(verb, spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!path) return cli_usage_error(verb, "no case given");
   if (compare && !candidate_path)
     return cli_usage_error(verb, "compare needs --candidate FILE");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 typedef struct check_state {
   bool json;
@@ -272,23 +273,31 @@ int cli_probe_tolerance(const kl_case *c, FILE *out, size_t *weak,
   return EXIT_OK;
 }
 
+/* The case (opt.h's cli_opt_fn): one, and a second named beside it. */
+static int case_arg(const char *verb, const char *opt, const char *a,
+                    void *target) {
+  (void)opt;
+  const char **path = target;
+  if (a[0] == '-' && a[1])
+    return cli_usage_error(verb, "unknown option '%s'", a);
+  if (*path)
+    return cli_usage_error(verb, "one case at a time ('%s' and '%s')", *path,
+                           a);
+  *path = a;
+  return EXIT_OK;
+}
+
 int cmd_check(int argc, char **argv) {
   check_state st = {0};
   const char *path = NULL;
   bool tolerance = false;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
-      st.json = true;
-    else if (strcmp(argv[i], "--tolerance") == 0)
-      tolerance = true;
-    else if (argv[i][0] == '-' && argv[i][1])
-      return cli_usage_error("check", "unknown option '%s'", argv[i]);
-    else if (path)
-      return cli_usage_error("check", "one case at a time ('%s' and '%s')",
-                             path, argv[i]);
-    else
-      path = argv[i];
-  }
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &st.json),
+      CLI_FLAG("--tolerance", &tolerance),
+      CLI_WORDS(case_arg, &path),
+  };
+  int i = 1, ps = cli_parse("check", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (ps != EXIT_OK) return ps;
   if (!path) return cli_usage_error("check", "no case given");
   char *errors = NULL;
   size_t errors_len = 0;

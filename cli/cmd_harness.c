@@ -5,23 +5,22 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 int cmd_harness(int argc, char **argv) {
   const char *path = NULL, *candidate_path = NULL, *output = NULL;
   kl_harness_options opts = KL_HARNESS_OPTIONS_INIT;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--standalone") == 0)
-      opts.form = KL_HARNESS_STANDALONE;
-    else if (strcmp(a, "--plugin") == 0)
-      opts.form = KL_HARNESS_PLUGIN;
-    else if (strcmp(a, "--candidate") == 0 || strcmp(a, "-o") == 0) {
-      if (i + 1 >= argc)
-        return cli_usage_error("harness", "%s needs a value", a);
-      *(a[1] == 'o' ? &output : &candidate_path) = argv[++i];
-    } else if (cli_positional("harness", "case", &path, a) != EXIT_OK)
-      return EXIT_BAD_INPUT;
-  }
+  int form = opts.form;
+  const cli_opt spec[] = {
+      CLI_SET("--standalone", &form, KL_HARNESS_STANDALONE),
+      CLI_SET("--plugin", &form, KL_HARNESS_PLUGIN),
+      CLI_STRING("--candidate", NULL, CLI_VALUE_WORD, &candidate_path),
+      CLI_STRING("-o", NULL, CLI_VALUE_WORD, &output),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("harness", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
+  opts.form = (kl_harness_form)form;
   if (!path) return cli_usage_error("harness", "no case given");
   kl_case *c = NULL;
   char *candidate = NULL;

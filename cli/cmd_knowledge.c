@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 /* The options every sub-verb may take; each uses its own. */
 typedef struct kopts {
@@ -14,57 +15,51 @@ typedef struct kopts {
   bool json;
 } kopts;
 
-static int value(const char *flag, const char **slot, int *i, int argc,
-                 char **argv) {
-  if (*i + 1 >= argc)
-    return cli_usage_error("knowledge", "%s needs a value", flag);
-  *slot = argv[++*i];
+/* A word (opt.h's cli_opt_fn): a term for search, else the sub-verb's one
+ * word (the id for show, the case for add). */
+typedef struct words {
+  kopts *o;
+  const char **word; /* NULL: search terms */
+  const char *sub;
+} words;
+
+static int word_arg(const char *verb, const char *opt, const char *a,
+                    void *target) {
+  (void)opt;
+  words *w = target;
+  kopts *o = w->o;
+  if (a[0] == '-') return cli_usage_error(verb, "unknown option '%s'", a);
+  if (w->word) {
+    if (*w->word) return cli_usage_error(verb, "one %s only", w->sub);
+    *w->word = a;
+    return EXIT_OK;
+  }
+  size_t n = strlen(o->terms);
+  if (n + strlen(a) + 2 > sizeof(o->terms))
+    return cli_usage_error(verb, "too many search terms");
+  snprintf(o->terms + n, sizeof(o->terms) - n, "%s%s", n ? " " : "", a);
   return EXIT_OK;
 }
 
-/* Read argv from index 2 on; a bare word is a term for search, the id for
- * show, the case for add. */
+/* Read argv from index 2 on. */
 static int parse(kopts *o, const char **word, int argc, char **argv) {
-  static const struct {
-    const char *flag;
-    size_t off;
-  } flags[] = {
-      {"--case", offsetof(kopts, case_path)},
-      {"--from", offsetof(kopts, from)},
-      {"--to", offsetof(kopts, to)},
-      {"--id", offsetof(kopts, id)},
-      {"--title", offsetof(kopts, title)},
-      {"--operator", offsetof(kopts, op)},
-      {"--language", offsetof(kopts, language)},
-      {"--rule", offsetof(kopts, rule)},
-      {"--card", offsetof(kopts, card)},
-      {"--kind", offsetof(kopts, kind)},
+  words w = {o, word, argv[1]};
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &o->json),
+      CLI_STRING("--case", NULL, CLI_VALUE_WORD, &o->case_path),
+      CLI_STRING("--from", NULL, CLI_VALUE_WORD, &o->from),
+      CLI_STRING("--to", NULL, CLI_VALUE_WORD, &o->to),
+      CLI_STRING("--id", NULL, CLI_VALUE_WORD, &o->id),
+      CLI_STRING("--title", NULL, CLI_VALUE_WORD, &o->title),
+      CLI_STRING("--operator", NULL, CLI_VALUE_WORD, &o->op),
+      CLI_STRING("--language", NULL, CLI_VALUE_WORD, &o->language),
+      CLI_STRING("--rule", NULL, CLI_VALUE_WORD, &o->rule),
+      CLI_STRING("--card", NULL, CLI_VALUE_WORD, &o->card),
+      CLI_STRING("--kind", NULL, CLI_VALUE_WORD, &o->kind),
+      CLI_WORDS(word_arg, &w),
   };
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--json") == 0) {
-      o->json = true;
-      continue;
-    }
-    size_t k = 0;
-    while (k < sizeof(flags) / sizeof(flags[0]) && strcmp(a, flags[k].flag))
-      k++;
-    if (k < sizeof(flags) / sizeof(flags[0])) {
-      const char **slot = (const char **)((char *)o + flags[k].off);
-      if (value(a, slot, &i, argc, argv) != EXIT_OK) return EXIT_BAD_INPUT;
-    } else if (a[0] == '-') {
-      return cli_usage_error("knowledge", "unknown option '%s'", a);
-    } else if (word) {
-      if (*word) return cli_usage_error("knowledge", "one %s only", argv[1]);
-      *word = a;
-    } else { /* search terms */
-      size_t n = strlen(o->terms);
-      if (n + strlen(a) + 2 > sizeof(o->terms))
-        return cli_usage_error("knowledge", "too many search terms");
-      snprintf(o->terms + n, sizeof(o->terms) - n, "%s%s", n ? " " : "", a);
-    }
-  }
-  return EXIT_OK;
+  int i = 2;
+  return cli_parse("knowledge", spec, CLI_NOPTS(spec), argc, argv, &i);
 }
 
 static int print_or_fail(int rc, kl_buf *out) {

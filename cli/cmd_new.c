@@ -2,29 +2,22 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 int cmd_new(int argc, char **argv) {
   kl_case_new_options opts = KL_CASE_NEW_OPTIONS_INIT;
   const char *name = NULL;
   bool json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-    } else if (strcmp(a, "--template") == 0 || strcmp(a, "--dir") == 0) {
-      if (i + 1 >= argc) return cli_usage_error("new", "%s needs a value", a);
-      if (a[2] == 't')
-        opts.template_name = argv[++i];
-      else
-        opts.dir = argv[++i];
-    } else if (strncmp(a, "--template=", 11) == 0) {
-      opts.template_name = a + 11;
-    } else if (strncmp(a, "--dir=", 6) == 0) {
-      opts.dir = a + 6;
-    } else if (cli_positional("new", "name", &name, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &json),
+      CLI_STRING("--template", NULL, CLI_VALUE_WORD, &opts.template_name),
+      CLI_STRING("--dir", NULL, CLI_VALUE_WORD, &opts.dir),
+      CLI_STRING("--template=", NULL, CLI_VALUE_GLUED, &opts.template_name),
+      CLI_STRING("--dir=", NULL, CLI_VALUE_GLUED, &opts.dir),
+      CLI_ARG("name", &name),
+  };
+  int i = 1, st = cli_parse("new", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!name) return cli_usage_error("new", "no case name given");
   kl_buf path = KL_BUF_INIT;
   if (kl_case_new(&path, name, &opts) < 0) return cli_fail();

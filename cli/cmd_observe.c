@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 /* Parse a number option; false (after printing) when it is not one. */
 static bool number(const char *verb, const char *opt, const char *val,
@@ -23,25 +24,61 @@ static bool number(const char *verb, const char *opt, const char *val,
   return true;
 }
 
-/* Options shared by kl observe and kl case from-observation. */
-static int configs_option(const char *verb, kl_configs_options *c, char **argv,
-                          int argc, int *i) {
-  const char *a = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+/* The options' meanings (opt.h's cli_opt_fn), of kl observe and kl case
+ * from-observation: --share, --top, --split */
+static int share_arg(const char *verb, const char *opt, const char *val,
+                     void *target) {
+  return number(verb, opt, val, 0.01, 1, target) ? EXIT_OK : EXIT_BAD_INPUT;
+}
+
+static int top_arg(const char *verb, const char *opt, const char *val,
+                   void *target) {
   double v;
-  if (strcmp(a, "--share") == 0) {
-    if (!number(verb, a, val, 0.01, 1, &v)) return EXIT_BAD_INPUT;
-    c->share = v;
-  } else if (strcmp(a, "--top") == 0) {
-    if (!number(verb, a, val, 1, 256, &v)) return EXIT_BAD_INPUT;
-    c->max_configs = (int)v;
-  } else if (strcmp(a, "--split") == 0) {
-    if (!number(verb, a, val, 1, 1e6, &v)) return EXIT_BAD_INPUT;
-    c->split_ratio = v;
-  } else {
-    return -1; /* not one of these */
-  }
-  (*i)++;
+  if (!number(verb, opt, val, 1, 256, &v)) return EXIT_BAD_INPUT;
+  *(int *)target = (int)v;
   return EXIT_OK;
+}
+
+static int split_arg(const char *verb, const char *opt, const char *val,
+                     void *target) {
+  return number(verb, opt, val, 1, 1e6, target) ? EXIT_OK : EXIT_BAD_INPUT;
+}
+
+#define CONFIGS_OPTIONS(c)                                                     \
+  CLI_CALL("--share", CLI_VALUE_OPTIONAL, share_arg, &(c)->share),             \
+      CLI_CALL("--top", CLI_VALUE_OPTIONAL, top_arg, &(c)->max_configs),       \
+      CLI_CALL("--split", CLI_VALUE_OPTIONAL, split_arg, &(c)->split_ratio)
+
+/* kl observe: --max-launches, --max-bytes */
+static int count_arg(const char *verb, const char *opt, const char *val,
+                     void *target) {
+  double v;
+  if (!number(verb, opt, val, 1, 1e12, &v)) return EXIT_BAD_INPUT;
+  *(int64_t *)target = (int64_t)v;
+  return EXIT_OK;
+}
+
+/* --kernel: what is recorded and which kernel is summarised */
+typedef struct kernel_slots {
+  const char **record, **summarise;
+} kernel_slots;
+
+static int kernel_arg(const char *verb, const char *opt, const char *val,
+                      void *target) {
+  (void)verb, (void)opt;
+  kernel_slots *k = target;
+  *k->record = *k->summarise = val;
+  return EXIT_OK;
+}
+
+/* Before --, every word is an option of kl observe's. */
+static int observe_word(const char *verb, const char *opt, const char *a,
+                        void *target) {
+  (void)opt, (void)target;
+  return cli_usage_error(verb,
+                         "unknown option '%s' (the program "
+                         "goes after --)",
+                         a);
 }
 
 int cmd_observe(int argc, char **argv) {
@@ -49,44 +86,22 @@ int cmd_observe(int argc, char **argv) {
   kl_configs_options co = KL_CONFIGS_OPTIONS_INIT;
   const char *show = NULL, *source = NULL;
   bool json = false;
-  int i = 1;
-  for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    double v;
-    int st = configs_option("observe", &co, argv, argc, &i);
-    if (st == EXIT_OK) continue;
-    if (st > 0) return st;
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-               strcmp(a, "--kernel") == 0 || strcmp(a, "--show") == 0 ||
-               strcmp(a, "--source") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("observe", "%s needs a value", a);
-      if (strcmp(a, "--kernel") == 0)
-        o.kernel = co.kernel = val;
-      else if (strcmp(a, "--show") == 0)
-        show = val;
-      else if (strcmp(a, "--source") == 0)
-        source = val;
-      else
-        o.output = val;
-      i++;
-    } else if (strcmp(a, "--max-launches") == 0 ||
-               strcmp(a, "--max-bytes") == 0) {
-      if (!number("observe", a, val, 1, 1e12, &v)) return EXIT_BAD_INPUT;
-      if (strcmp(a, "--max-launches") == 0)
-        o.max_launches = (int64_t)v;
-      else
-        o.max_bytes = (int64_t)v;
-      i++;
-    } else {
-      return cli_usage_error("observe",
-                             "unknown option '%s' (the program "
-                             "goes after --)",
-                             a);
-    }
-  }
+  kernel_slots kernel = {&o.kernel, &co.kernel};
+  const cli_opt spec[] = {
+      CLI_STOP("--"),
+      CONFIGS_OPTIONS(&co),
+      CLI_FLAG("--json", &json),
+      CLI_STRING("--output", "-o", CLI_VALUE_REQUIRED, &o.output),
+      CLI_CALL("--kernel", CLI_VALUE_REQUIRED, kernel_arg, &kernel),
+      CLI_STRING("--show", NULL, CLI_VALUE_REQUIRED, &show),
+      CLI_STRING("--source", NULL, CLI_VALUE_REQUIRED, &source),
+      CLI_CALL("--max-launches", CLI_VALUE_OPTIONAL, count_arg,
+               &o.max_launches),
+      CLI_CALL("--max-bytes", CLI_VALUE_OPTIONAL, count_arg, &o.max_bytes),
+      CLI_WORDS(observe_word, NULL),
+  };
+  int i = 1, ps = cli_parse("observe", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (ps != EXIT_OK) return ps;
   bool has_program = i < argc && i + 1 < argc;
   if (show && has_program)
     return cli_usage_error("observe", "--show reads a file: no program");
@@ -140,17 +155,12 @@ int cmd_observe(int argc, char **argv) {
 /* kl case from-kernelbench PROBLEM.py -o DIR */
 static int case_from_kernelbench(int argc, char **argv) {
   const char *problem = NULL, *dir = NULL;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("case", "%s needs a value", a);
-      dir = val;
-      i++;
-    } else if (cli_positional("case", "problem", &problem, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_STRING("--output", "-o", CLI_VALUE_REQUIRED, &dir),
+      CLI_ARG("problem", &problem),
+  };
+  int i = 2, st = cli_parse("case", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!problem || !dir)
     return cli_usage_error("case", "from-kernelbench needs PROBLEM.py and -o");
   kl_buf report = KL_BUF_INIT;
@@ -171,6 +181,29 @@ static int case_from_kernelbench(int argc, char **argv) {
   return status;
 }
 
+/* --define NAME[=V], -DNAME[=V] */
+static int define_arg(const char *verb, const char *opt, const char *d,
+                      void *target) {
+  if (!d || !d[0] || d[0] == '=')
+    return cli_usage_error(verb, "%s needs NAME or NAME=VALUE", opt);
+  cli_list *l = target;
+  l->items[l->n++] = d;
+  return EXIT_OK;
+}
+
+/* --type NAME=DTYPE */
+static int type_arg(const char *verb, const char *opt, const char *val,
+                    void *target) {
+  (void)opt;
+  const char *eq = val ? strchr(val, '=') : NULL;
+  if (!eq || eq == val || !eq[1])
+    return cli_usage_error(verb, "--type needs NAME=DTYPE (e.g. "
+                                 "floatX=f32)");
+  cli_list *l = target;
+  l->items[l->n++] = val;
+  return EXIT_OK;
+}
+
 int cmd_case(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "from-kernelbench") == 0)
     return case_from_kernelbench(argc, argv);
@@ -183,7 +216,9 @@ int cmd_case(int argc, char **argv) {
   const char **defines = calloc((size_t)argc + 1, sizeof(char *));
   const char **types = calloc((size_t)argc + 1, sizeof(char *));
   const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
-  size_t ndefines = 0, ntypes = 0, ndirs = 0;
+  cli_list dl = {defines, 0, (size_t)argc, NULL},
+           tl = {types, 0, (size_t)argc, NULL},
+           il = {dirs, 0, (size_t)argc, NULL};
   if (!defines || !types || !dirs) {
     free(defines);
     free(types);
@@ -194,63 +229,20 @@ int cmd_case(int argc, char **argv) {
   o.defines = defines;
   o.types = types;
   o.include_dirs = dirs;
-  int status = EXIT_OK;
-  for (int i = 2; i < argc && status == EXIT_OK; i++) {
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    int st = configs_option("case", &o.configs, argv, argc, &i);
-    if (st == EXIT_OK) continue;
-    if (st > 0) {
-      status = st;
-      break;
-    }
-    if (strcmp(a, "--define") == 0 || strncmp(a, "-D", 2) == 0) {
-      const char *d = strcmp(a, "--define") == 0 ? val : a + 2;
-      if (!d || !d[0] || d[0] == '=') {
-        status = cli_usage_error("case", "%s needs NAME or NAME=VALUE", a);
-        break;
-      }
-      defines[ndefines++] = d;
-      if (strcmp(a, "--define") == 0) i++;
-      continue;
-    }
-    if (strcmp(a, "--include") == 0 || strncmp(a, "-I", 2) == 0) {
-      const char *d = strcmp(a, "--include") == 0 || !a[2] ? val : a + 2;
-      if (!d || !d[0]) {
-        status = cli_usage_error("case", "%s needs a folder", a);
-        break;
-      }
-      dirs[ndirs++] = d;
-      if (d == val) i++;
-      continue;
-    }
-    if (strcmp(a, "--type") == 0) {
-      const char *eq = val ? strchr(val, '=') : NULL;
-      if (!eq || eq == val || !eq[1]) {
-        status = cli_usage_error("case", "--type needs NAME=DTYPE (e.g. "
-                                         "floatX=f32)");
-        break;
-      }
-      types[ntypes++] = val;
-      i++;
-      continue;
-    }
-    if (strcmp(a, "--source") == 0 || strcmp(a, "--entry") == 0 ||
-        strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      if (!val || !val[0]) {
-        status = cli_usage_error("case", "%s needs a value", a);
-        break;
-      }
-      if (strcmp(a, "--source") == 0)
-        o.source = val;
-      else if (strcmp(a, "--entry") == 0)
-        o.entry = val;
-      else
-        o.dir = val;
-      i++;
-    } else if (cli_positional("case", "observation", &file, a) != EXIT_OK) {
-      status = EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CONFIGS_OPTIONS(&o.configs),
+      CLI_CALL("--define", CLI_VALUE_OPTIONAL, define_arg, &dl),
+      CLI_CALL("-D", CLI_VALUE_GLUED, define_arg, &dl),
+      {"--include", "-I", CLI_OPT_LIST, CLI_VALUE_REQUIRED, cli__list(&il),
+       NULL, 0, "a folder", NULL},
+      CLI_LIST("-I", NULL, CLI_VALUE_GLUED, &il),
+      CLI_CALL("--type", CLI_VALUE_OPTIONAL, type_arg, &tl),
+      CLI_STRING("--source", NULL, CLI_VALUE_REQUIRED, &o.source),
+      CLI_STRING("--entry", NULL, CLI_VALUE_REQUIRED, &o.entry),
+      CLI_STRING("--output", "-o", CLI_VALUE_REQUIRED, &o.dir),
+      CLI_ARG("observation", &file),
+  };
+  int i = 2, status = cli_parse("case", spec, CLI_NOPTS(spec), argc, argv, &i);
   /* --source may be left out for a Triton kernel: the observation names
    * its file */
   if (status == EXIT_OK && (!file || !o.entry || !o.dir))
@@ -337,70 +329,76 @@ static void print_step(const char *line, void *payload) {
   fprintf(stderr, "kl: %s\n", line);
 }
 
+/* The options' meanings of kl export (opt.h's cli_opt_fn): --better */
+static int better_arg(const char *verb, const char *opt, const char *val,
+                      void *target) {
+  (void)opt;
+  if (strcmp(val, "higher") != 0 && strcmp(val, "lower") != 0)
+    return cli_usage_error(verb,
+                           "--better is higher or lower, not "
+                           "'%s'",
+                           val);
+  *(int *)target = strcmp(val, "higher") == 0;
+  return EXIT_OK;
+}
+
+/* --speedup S or S,LOW,HIGH: kl compare's geomean and its interval */
+static int speedup_arg(const char *verb, const char *opt, const char *val,
+                       void *target) {
+  (void)opt;
+  kl_export_options *o = target;
+  char *end = NULL;
+  o->speedup = val ? strtod(val, &end) : 0;
+  if (end && *end == ',') o->speedup_low = strtod(end + 1, &end);
+  if (end && *end == ',') o->speedup_high = strtod(end + 1, &end);
+  if (!val || !end || *end || !(o->speedup > 0) ||
+      (o->speedup_low && !(o->speedup_low > 0 && o->speedup_low <= o->speedup &&
+                           o->speedup_high >= o->speedup)))
+    return cli_usage_error(verb,
+                           "--speedup needs S or S,LOW,HIGH (positive, "
+                           "LOW <= S <= HIGH), not '%s'",
+                           val ? val : "");
+  return EXIT_OK;
+}
+
+/* --repeat N (up to 32), --timeout S (up to a day) */
+static int repeat_arg(const char *verb, const char *opt, const char *val,
+                      void *target) {
+  double v;
+  if (!number(verb, opt, val, 1, 32, &v)) return EXIT_BAD_INPUT;
+  *(int *)target = (int)v;
+  return EXIT_OK;
+}
+
+static int timeout_arg(const char *verb, const char *opt, const char *val,
+                       void *target) {
+  double v;
+  if (!number(verb, opt, val, 1, 86400, &v)) return EXIT_BAD_INPUT;
+  *(int *)target = (int)v;
+  return EXIT_OK;
+}
+
 int cmd_export(int argc, char **argv) {
   kl_export_options o = KL_EXPORT_OPTIONS_INIT;
   const char *path = NULL, *verify = NULL, *observe = NULL, *measure = NULL;
   bool json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    double v;
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-    } else if (strcmp(a, "--to") == 0 || strcmp(a, "--verify") == 0 ||
-               strcmp(a, "--observe") == 0 || strcmp(a, "--cwd") == 0 ||
-               strcmp(a, "--kernel") == 0 || strcmp(a, "--measure") == 0 ||
-               strcmp(a, "--metric") == 0 || strcmp(a, "--better") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("export", "%s needs a value", a);
-      if (strcmp(a, "--to") == 0)
-        o.to = val;
-      else if (strcmp(a, "--kernel") == 0)
-        o.kernel = val;
-      else if (strcmp(a, "--verify") == 0)
-        verify = val;
-      else if (strcmp(a, "--observe") == 0)
-        observe = val;
-      else if (strcmp(a, "--measure") == 0)
-        measure = val;
-      else if (strcmp(a, "--metric") == 0)
-        o.metric = val;
-      else if (strcmp(a, "--better") == 0 &&
-               (strcmp(val, "higher") == 0 || strcmp(val, "lower") == 0))
-        o.higher = strcmp(val, "higher") == 0;
-      else if (strcmp(a, "--better") == 0)
-        return cli_usage_error("export",
-                               "--better is higher or lower, not "
-                               "'%s'",
-                               val);
-      else
-        o.cwd = val;
-      i++;
-    } else if (strcmp(a, "--speedup") == 0) {
-      /* S or S,LOW,HIGH: kl compare's geomean and its interval */
-      char *end = NULL;
-      o.speedup = val ? strtod(val, &end) : 0;
-      if (end && *end == ',') o.speedup_low = strtod(end + 1, &end);
-      if (end && *end == ',') o.speedup_high = strtod(end + 1, &end);
-      if (!val || !end || *end || !(o.speedup > 0) ||
-          (o.speedup_low && !(o.speedup_low > 0 && o.speedup_low <= o.speedup &&
-                              o.speedup_high >= o.speedup)))
-        return cli_usage_error("export",
-                               "--speedup needs S or S,LOW,HIGH (positive, "
-                               "LOW <= S <= HIGH), not '%s'",
-                               val ? val : "");
-      i++;
-    } else if (strcmp(a, "--repeat") == 0 || strcmp(a, "--timeout") == 0) {
-      if (!number("export", a, val, 1, strcmp(a, "--repeat") ? 86400 : 32, &v))
-        return EXIT_BAD_INPUT;
-      if (strcmp(a, "--repeat") == 0)
-        o.repeat = (int)v;
-      else
-        o.timeout_s = (int)v;
-      i++;
-    } else if (cli_positional("export", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &json),
+      CLI_STRING("--to", NULL, CLI_VALUE_REQUIRED, &o.to),
+      CLI_STRING("--verify", NULL, CLI_VALUE_REQUIRED, &verify),
+      CLI_STRING("--observe", NULL, CLI_VALUE_REQUIRED, &observe),
+      CLI_STRING("--cwd", NULL, CLI_VALUE_REQUIRED, &o.cwd),
+      CLI_STRING("--kernel", NULL, CLI_VALUE_REQUIRED, &o.kernel),
+      CLI_STRING("--measure", NULL, CLI_VALUE_REQUIRED, &measure),
+      CLI_STRING("--metric", NULL, CLI_VALUE_REQUIRED, &o.metric),
+      CLI_CALL("--better", CLI_VALUE_REQUIRED, better_arg, &o.higher),
+      CLI_CALL("--speedup", CLI_VALUE_OPTIONAL, speedup_arg, &o),
+      CLI_CALL("--repeat", CLI_VALUE_OPTIONAL, repeat_arg, &o.repeat),
+      CLI_CALL("--timeout", CLI_VALUE_OPTIONAL, timeout_arg, &o.timeout_s),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("export", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!path || !o.to)
     return cli_usage_error("export", "needs CASE and --to FILE");
   if (measure && observe)

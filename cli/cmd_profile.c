@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 static const char *const groups[] = {"roofline",  "memory",      "warp_stalls",
                                      "occupancy", "instruction", "launch",
@@ -131,32 +132,18 @@ int cmd_profile(int argc, char **argv) {
   bool json = false, ncu = false, list = false, events = false;
   kl_bench_options opts = KL_BENCH_OPTIONS_INIT;
   opts.profile = "standard";
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--json") == 0)
-      json = true;
-    else if (strcmp(a, "--json-events") == 0)
-      events = true;
-    else if (strcmp(a, "--ncu-names") == 0)
-      ncu = true;
-    else if (strcmp(a, "--list-metrics") == 0)
-      list = true;
-    else if (strcmp(a, "--candidate") == 0 || strcmp(a, "--shape") == 0 ||
-             strcmp(a, "--set") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("profile", "%s needs a value", a);
-      i++;
-      if (strcmp(a, "--candidate") == 0)
-        candidate_path = val;
-      else if (strcmp(a, "--shape") == 0)
-        opts.shape = val;
-      else
-        opts.profile = val;
-    } else if (cli_positional("profile", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &json),
+      CLI_FLAG("--json-events", &events),
+      CLI_FLAG("--ncu-names", &ncu),
+      CLI_FLAG("--list-metrics", &list),
+      CLI_STRING("--candidate", NULL, CLI_VALUE_REQUIRED, &candidate_path),
+      CLI_STRING("--shape", NULL, CLI_VALUE_REQUIRED, &opts.shape),
+      CLI_STRING("--set", NULL, CLI_VALUE_REQUIRED, &opts.profile),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("profile", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (list) return list_metrics(json);
   if (!path) return cli_usage_error("profile", "no case given");
   kl_case *c = NULL;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 #define MAX_FILES 32
 
@@ -44,43 +45,37 @@ static int run_context(kl_buf *devlog, kl_buf *art, const kl_case *c,
   return rc;
 }
 
+/* --iteration N (opt.h's cli_opt_fn) */
+static int iteration_arg(const char *verb, const char *opt, const char *val,
+                         void *target) {
+  (void)opt;
+  char *end;
+  long n = strtol(val, &end, 10);
+  if (*end || n < 1 || n > 1000000)
+    return cli_usage_error(verb,
+                           "--iteration wants a number >= 1, "
+                           "not '%s'",
+                           val);
+  *(int *)target = (int)n;
+  return EXIT_OK;
+}
+
 int cmd_prompt(int argc, char **argv) {
   const char *path = NULL, *metrics = NULL, *best = NULL;
-  const char *rule_files[MAX_FILES];
-  size_t nrules = 0;
+  const char *rule_files[MAX_FILES + 1];
   bool json = false;
   int iteration = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-    } else if (strcmp(a, "--metrics") == 0 || strcmp(a, "--rules") == 0 ||
-               strcmp(a, "--iteration") == 0 || strcmp(a, "--best") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("prompt", "%s needs a value", a);
-      i++;
-      if (strcmp(a, "--metrics") == 0)
-        metrics = val;
-      else if (strcmp(a, "--best") == 0)
-        best = val;
-      else if (strcmp(a, "--iteration") == 0) {
-        char *end;
-        long n = strtol(val, &end, 10);
-        if (*end || n < 1 || n > 1000000)
-          return cli_usage_error("prompt",
-                                 "--iteration wants a number >= 1, "
-                                 "not '%s'",
-                                 val);
-        iteration = (int)n;
-      } else if (nrules < MAX_FILES)
-        rule_files[nrules++] = val;
-      else
-        return cli_usage_error("prompt", "at most %d --rules", MAX_FILES);
-    } else if (cli_positional("prompt", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  cli_list rules = {rule_files, 0, MAX_FILES, NULL};
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &json),
+      CLI_STRING("--metrics", NULL, CLI_VALUE_REQUIRED, &metrics),
+      CLI_LIST("--rules", NULL, CLI_VALUE_REQUIRED, &rules),
+      CLI_CALL("--iteration", CLI_VALUE_REQUIRED, iteration_arg, &iteration),
+      CLI_STRING("--best", NULL, CLI_VALUE_REQUIRED, &best),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("prompt", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!path) return cli_usage_error("prompt", "no case given");
   kl_case *c = NULL;
   kl_rules *rs = NULL;
@@ -94,8 +89,8 @@ int cmd_prompt(int argc, char **argv) {
     status = cli_fail();
     goto done;
   }
-  if ((status = cli_exit_status(cli_load_rules(&rs, c, rule_files, nrules, NULL,
-                                               0, NULL, NULL))) != EXIT_OK)
+  if ((status = cli_exit_status(cli_load_rules(
+           &rs, c, rule_files, rules.n, NULL, 0, NULL, NULL))) != EXIT_OK)
     goto done;
   if (best && (status = cli_read_file(&best_code, best)) != EXIT_OK) goto done;
   kl_prompt_inputs in = KL_PROMPT_INPUTS_INIT;

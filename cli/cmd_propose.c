@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 static int print_verdict(const kl_case *c, const char *name, int wait_s,
                          bool json) {
@@ -41,43 +42,37 @@ static int print_verdict(const kl_case *c, const char *name, int wait_s,
   return kept ? EXIT_OK : EXIT_REJECTED;
 }
 
+/* --wait S (opt.h's cli_opt_fn) */
+static int wait_arg(const char *verb, const char *opt, const char *val,
+                    void *target) {
+  (void)opt;
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(val, &end, 10);
+  if (errno || *end || v < 0 || v > 86400)
+    return cli_usage_error(verb,
+                           "--wait takes seconds from 0 to 86400, "
+                           "not '%s'",
+                           val);
+  *(int *)target = (int)v;
+  return EXIT_OK;
+}
+
 int cmd_propose(int argc, char **argv) {
   const char *path = NULL, *candidate = NULL, *memo = NULL, *verdict = NULL;
   bool json = false, stop = false;
   int wait_s = -1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-    } else if (strcmp(a, "--stop") == 0) {
-      stop = true;
-    } else if (strcmp(a, "--candidate") == 0 || strcmp(a, "--memo") == 0 ||
-               strcmp(a, "--verdict") == 0 || strcmp(a, "--wait") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("propose", "%s needs a value", a);
-      i++;
-      if (strcmp(a, "--candidate") == 0)
-        candidate = val;
-      else if (strcmp(a, "--memo") == 0)
-        memo = val;
-      else if (strcmp(a, "--verdict") == 0)
-        verdict = val;
-      else {
-        char *end = NULL;
-        errno = 0;
-        long v = strtol(val, &end, 10);
-        if (errno || *end || v < 0 || v > 86400)
-          return cli_usage_error("propose",
-                                 "--wait takes seconds from 0 to 86400, "
-                                 "not '%s'",
-                                 val);
-        wait_s = (int)v;
-      }
-    } else if (cli_positional("propose", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &json),
+      CLI_FLAG("--stop", &stop),
+      CLI_STRING("--candidate", NULL, CLI_VALUE_REQUIRED, &candidate),
+      CLI_STRING("--memo", NULL, CLI_VALUE_REQUIRED, &memo),
+      CLI_STRING("--verdict", NULL, CLI_VALUE_REQUIRED, &verdict),
+      CLI_CALL("--wait", CLI_VALUE_REQUIRED, wait_arg, &wait_s),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("propose", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!path) return cli_usage_error("propose", "no case given");
   if (!!candidate + stop + !!verdict != 1)
     return cli_usage_error("propose",

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opt.h"
 
 /* The folder a report file will be in, for its relative links. */
 static char *dir_of(const char *file) {
@@ -36,30 +37,27 @@ static int write_replacing(const char *path, const kl_buf *text) {
   return ok ? EXIT_OK : EXIT_FAILED;
 }
 
+/* --format md|html (opt.h's cli_opt_fn) */
+static int format_arg(const char *verb, const char *opt, const char *val,
+                      void *target) {
+  (void)opt;
+  if (strcmp(val, "md") && strcmp(val, "html"))
+    return cli_usage_error(verb, "--format is md or html, not '%s'", val);
+  *(const char **)target = val;
+  return EXIT_OK;
+}
+
 int cmd_report(int argc, char **argv) {
   const char *path = NULL, *output = NULL;
   kl_history_report_options o = KL_HISTORY_REPORT_OPTIONS_INIT;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--run") == 0 || strcmp(a, "--format") == 0 ||
-        strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("report", "%s needs a value", a);
-      i++;
-      if (strcmp(a, "--run") == 0)
-        o.run = val;
-      else if (strcmp(a, "--format") == 0) {
-        if (strcmp(val, "md") && strcmp(val, "html"))
-          return cli_usage_error("report", "--format is md or html, not '%s'",
-                                 val);
-        o.format = val;
-      } else
-        output = val;
-    } else if (cli_positional("report", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_STRING("--run", NULL, CLI_VALUE_REQUIRED, &o.run),
+      CLI_CALL("--format", CLI_VALUE_REQUIRED, format_arg, &o.format),
+      CLI_STRING("--output", "-o", CLI_VALUE_REQUIRED, &output),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("report", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!path) return cli_usage_error("report", "no case given");
   if (!o.format) { /* html for a file (but x.md), markdown for a terminal */
     size_t n = output ? strlen(output) : 0;
@@ -89,26 +87,31 @@ int cmd_report(int argc, char **argv) {
   return status;
 }
 
+/* --lineage, --attempts, --improvements: the view, one of them (opt.h's
+ * cli_opt_fn) */
+static int view_arg(const char *verb, const char *opt, const char *val,
+                    void *target) {
+  (void)val;
+  const char **view = target;
+  if (*view && strcmp(*view, opt + 2) != 0)
+    return cli_usage_error(verb, "%s and --%s: give one view", opt, *view);
+  *view = opt + 2;
+  return EXIT_OK;
+}
+
 int cmd_history(int argc, char **argv) {
   const char *path = NULL, *run = NULL, *view = NULL;
   bool json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-    } else if (strcmp(a, "--lineage") == 0 || strcmp(a, "--attempts") == 0 ||
-               strcmp(a, "--improvements") == 0) {
-      if (view && strcmp(view, a + 2) != 0)
-        return cli_usage_error("history", "%s and --%s: give one view", a,
-                               view);
-      view = a + 2;
-    } else if (strcmp(a, "--run") == 0) {
-      if (++i >= argc) return cli_usage_error("history", "--run needs a value");
-      run = argv[i];
-    } else if (cli_positional("history", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &json),
+      CLI_CALL("--lineage", CLI_VALUE_NONE, view_arg, &view),
+      CLI_CALL("--attempts", CLI_VALUE_NONE, view_arg, &view),
+      CLI_CALL("--improvements", CLI_VALUE_NONE, view_arg, &view),
+      CLI_STRING("--run", NULL, CLI_VALUE_WORD, &run),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("history", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!path) return cli_usage_error("history", "no case given");
   if (run && !view)
     return cli_usage_error("history",

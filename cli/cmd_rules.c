@@ -11,13 +11,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 #define MAX_FILES 32
 
 typedef struct rules_args {
   const char *case_path, *candidate, *shape, *metrics, *kernel, *launch;
-  const char *rule_files[MAX_FILES], *skill_dirs[MAX_FILES];
-  size_t nrules, nskills;
+  const char *rule_files[MAX_FILES + 1], *skill_dirs[MAX_FILES + 1];
+  cli_list rules, skills; /* over rule_files, skill_dirs */
   bool json, lint, list;
 } rules_args;
 
@@ -275,14 +276,11 @@ static int list(const kl_rules *rs, bool json) {
 /* --lint: each file on its own, over the defaults, every error printed. */
 static int lint(const rules_args *a) {
   int status = EXIT_OK;
-  for (size_t i = 0; i < a->nrules; i++) {
+  for (size_t i = 0; i < a->rules.n; i++) {
     kl_rules *rs;
-    rules_args one = *a;
-    one.nrules = 1;
-    one.rule_files[0] = a->rule_files[i];
-    int st = cli_exit_status(cli_load_rules(&rs, NULL, one.rule_files,
-                                            one.nrules, one.skill_dirs,
-                                            one.nskills, NULL, NULL));
+    int st =
+        cli_exit_status(cli_load_rules(&rs, NULL, &a->rule_files[i], 1,
+                                       a->skill_dirs, a->skills.n, NULL, NULL));
     if (st == EXIT_OK) {
       printf("%s: ok\n", a->rule_files[i]);
     } else if (status == EXIT_OK || st == EXIT_BAD_INPUT) {
@@ -293,50 +291,38 @@ static int lint(const rules_args *a) {
   return status;
 }
 
-static int parse_args(rules_args *a, int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(o, "--json") == 0)
-      a->json = true;
-    else if (strcmp(o, "--list") == 0)
-      a->list = true;
-    else if (strcmp(o, "--lint") == 0)
-      a->lint = true;
-    else if (strcmp(o, "--candidate") == 0 || strcmp(o, "--shape") == 0 ||
-             strcmp(o, "--metrics") == 0 || strcmp(o, "--rules") == 0 ||
-             strcmp(o, "--skills") == 0 || strcmp(o, "--kernel") == 0 ||
-             strcmp(o, "--launch") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("rules", "%s needs a value", o);
-      i++;
-      if (strcmp(o, "--candidate") == 0)
-        a->candidate = val;
-      else if (strcmp(o, "--shape") == 0)
-        a->shape = val;
-      else if (strcmp(o, "--metrics") == 0)
-        a->metrics = val;
-      else if (strcmp(o, "--kernel") == 0)
-        a->kernel = val;
-      else if (strcmp(o, "--launch") == 0)
-        a->launch = val;
-      else if (strcmp(o, "--skills") == 0 && a->nskills < MAX_FILES)
-        a->skill_dirs[a->nskills++] = val;
-      else if (strcmp(o, "--rules") == 0 && a->nrules < MAX_FILES)
-        a->rule_files[a->nrules++] = val;
-      else
-        return cli_usage_error("rules", "at most %d %s options", MAX_FILES, o);
-    } else if (o[0] == '-' && o[1]) {
-      return cli_usage_error("rules", "unknown option '%s'", o);
-    } else if (a->lint && a->nrules < MAX_FILES) {
-      a->rule_files[a->nrules++] = o; /* kl rules --lint FILE... */
-    } else if (a->case_path) {
-      return cli_usage_error("rules", "one case at a time");
-    } else {
-      a->case_path = o;
-    }
+/* A word (opt.h's cli_opt_fn): after --lint a rule file, else the case. */
+static int rules_word(const char *verb, const char *opt, const char *w,
+                      void *target) {
+  (void)opt;
+  rules_args *a = target;
+  if (a->lint && !(w[0] == '-' && w[1]) && a->rules.n < MAX_FILES) {
+    a->rule_files[a->rules.n++] = w; /* kl rules --lint FILE... */
+    a->rule_files[a->rules.n] = NULL;
+    return EXIT_OK;
   }
-  if (a->lint && a->nrules == 0)
+  return cli_positional(verb, "case", &a->case_path, w);
+}
+
+static int parse_args(rules_args *a, int argc, char **argv) {
+  a->rules = (cli_list){a->rule_files, 0, MAX_FILES, " options"};
+  a->skills = (cli_list){a->skill_dirs, 0, MAX_FILES, " options"};
+  const cli_opt spec[] = {
+      CLI_FLAG("--json", &a->json),
+      CLI_FLAG("--list", &a->list),
+      CLI_FLAG("--lint", &a->lint),
+      CLI_STRING("--candidate", NULL, CLI_VALUE_REQUIRED, &a->candidate),
+      CLI_STRING("--shape", NULL, CLI_VALUE_REQUIRED, &a->shape),
+      CLI_STRING("--metrics", NULL, CLI_VALUE_REQUIRED, &a->metrics),
+      CLI_LIST("--rules", NULL, CLI_VALUE_REQUIRED, &a->rules),
+      CLI_LIST("--skills", NULL, CLI_VALUE_REQUIRED, &a->skills),
+      CLI_STRING("--kernel", NULL, CLI_VALUE_REQUIRED, &a->kernel),
+      CLI_STRING("--launch", NULL, CLI_VALUE_REQUIRED, &a->launch),
+      CLI_WORDS(rules_word, a),
+  };
+  int i = 1, st = cli_parse("rules", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
+  if (a->lint && a->rules.n == 0)
     return cli_usage_error("rules", "--lint needs rule files");
   if (!a->lint && !a->list && !a->case_path && !a->metrics)
     return cli_usage_error("rules", "give a case, or --metrics FILE");
@@ -357,8 +343,8 @@ int cmd_rules(int argc, char **argv) {
   kl_case *c = NULL;
   kl_rules *rs = NULL;
   if (a.case_path && kl_case_load(&c, a.case_path, NULL) < 0) return cli_fail();
-  if ((status = cli_exit_status(cli_load_rules(&rs, c, a.rule_files, a.nrules,
-                                               a.skill_dirs, a.nskills, NULL,
+  if ((status = cli_exit_status(cli_load_rules(&rs, c, a.rule_files, a.rules.n,
+                                               a.skill_dirs, a.skills.n, NULL,
                                                NULL))) != EXIT_OK)
     goto done;
   if (a.list)

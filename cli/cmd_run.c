@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opt.h"
 
 #define MAX_FILES 32
 #define MAX_PASSED 32 /* --ssh-option, --sbatch-option */
@@ -63,6 +64,73 @@ static int number(double *out, const char *verb, const char *opt,
   return EXIT_OK;
 }
 
+/* The options' meanings (opt.h's cli_opt_fn): --iterations, --patience */
+static int count_arg(const char *verb, const char *opt, const char *val,
+                     void *target) {
+  double d = 0;
+  int st = number(&d, verb, opt, val);
+  if (st == EXIT_OK) *(int64_t *)target = (int64_t)d;
+  return st;
+}
+
+/* --max-wall, --max-worker-seconds, --max-usd */
+static int real_arg(const char *verb, const char *opt, const char *val,
+                    void *target) {
+  return number(target, verb, opt, val);
+}
+
+/* --time-cap, --timeout */
+static int ms_arg(const char *verb, const char *opt, const char *val,
+                  void *target) {
+  double d = 0;
+  int st = number(&d, verb, opt, val);
+  if (st == EXIT_OK) *(int *)target = (int)d;
+  return st;
+}
+
+static int seed_arg(const char *verb, const char *opt, const char *val,
+                    void *target) {
+  double d = 0;
+  int st = number(&d, verb, opt, val);
+  if (st == EXIT_OK) *(uint64_t *)target = (uint64_t)strtoull(val, NULL, 10);
+  return st;
+}
+
+static int batch_arg(const char *verb, const char *opt, const char *val,
+                     void *target) {
+  double d = 0;
+  int st = number(&d, verb, opt, val);
+  if (st != EXIT_OK) return st;
+  if (d < 1 || d > 1024 || d != (int)d)
+    return cli_usage_error(verb,
+                           "--batch wants a whole number from "
+                           "1 to 1024, not '%s'",
+                           val);
+  *(int *)target = (int)d;
+  return EXIT_OK;
+}
+
+/* --gpus, --retries */
+static int slots_arg(const char *verb, const char *opt, const char *val,
+                     void *target) {
+  char *end;
+  long v = strtol(val, &end, 10);
+  if (*end || v < 0 || v > 64)
+    return cli_usage_error(verb,
+                           "%s wants a whole number from 0 to 64, "
+                           "not '%s'",
+                           opt, val);
+  *(int *)target = (int)v;
+  return EXIT_OK;
+}
+
+static int no_profile(const char *verb, const char *opt, const char *val,
+                      void *target) {
+  (void)verb, (void)opt, (void)val;
+  *(const char **)target = "";
+  return EXIT_OK;
+}
+
 static void print_summary(const kl_run *r, const kl_case *c) {
   kl_speedup b = kl_run_best_speedup(r);
   printf("\nrun %s: %d iterations, stopped by %s\n", kl_run_id(r),
@@ -84,157 +152,55 @@ static void print_summary(const kl_run *r, const kl_case *c) {
          kl_run_dir(r), kl_case_dir(c));
 }
 
-/* The executor options of `kl run`: 1 when `a` was one (its value
- * consumed), 0 when not, or an exit status (> 1) for a bad value. */
-typedef struct exec_args {
-  kl_executor_options eo;
-  const char *ssh[MAX_PASSED + 1], *sbatch[MAX_PASSED + 1];
-  size_t nssh, nsbatch;
-  char self[4096];
-} exec_args;
-
-static int executor_arg(exec_args *x, const char *a, const char *val, int *i) {
-  static const char *const names[] = {
-      "--executor",   "--devices",   "--host", "--ssh-option",    "--remote-kl",
-      "--remote-dir", "--partition", "--gpus", "--sbatch-option", "--retries"};
-  bool known = false;
-  for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-    known |= strcmp(a, names[k]) == 0;
-  if (!known) return 0;
-  if (!val || !val[0]) return cli_usage_error("run", "%s needs a value", a);
-  (*i)++;
-  kl_executor_options *eo = &x->eo;
-  if (strcmp(a, "--executor") == 0)
-    eo->kind = val;
-  else if (strcmp(a, "--devices") == 0)
-    eo->devices = val;
-  else if (strcmp(a, "--host") == 0)
-    eo->host = val;
-  else if (strcmp(a, "--remote-kl") == 0)
-    eo->remote_kl = val;
-  else if (strcmp(a, "--remote-dir") == 0)
-    eo->remote_dir = val;
-  else if (strcmp(a, "--partition") == 0)
-    eo->partition = val;
-  else if (strcmp(a, "--ssh-option") == 0 ||
-           strcmp(a, "--sbatch-option") == 0) {
-    bool ssh = a[2] == 's' && a[3] == 's';
-    size_t *n = ssh ? &x->nssh : &x->nsbatch;
-    if (*n == MAX_PASSED)
-      return cli_usage_error("run", "at most %d %s", MAX_PASSED, a);
-    (ssh ? x->ssh : x->sbatch)[(*n)++] = val;
-    (ssh ? x->ssh : x->sbatch)[*n] = NULL;
-    if (ssh)
-      eo->ssh_options = x->ssh;
-    else
-      eo->sbatch_options = x->sbatch;
-  } else {
-    char *end;
-    long v = strtol(val, &end, 10);
-    if (*end || v < 0 || v > 64)
-      return cli_usage_error("run",
-                             "%s wants a whole number from 0 to 64, "
-                             "not '%s'",
-                             a, val);
-    if (strcmp(a, "--gpus") == 0)
-      eo->gpus = (int)v;
-    else
-      eo->retries = (int)v;
-  }
-  return 1;
-}
-
 int cmd_run(int argc, char **argv) {
-  const char *path = NULL, *rule_files[MAX_FILES];
-  size_t nrules = 0;
+  const char *path = NULL, *rule_files[MAX_FILES + 1];
   bool json = false, events = false;
   kl_run_options o = KL_RUN_OPTIONS_INIT;
-  exec_args x;
-  memset(&x, 0, sizeof(x));
-  kl_executor_options_init(&x.eo, KL_EXECUTOR_OPTIONS_VERSION);
-  double d = 0;
-  int st;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if ((st = executor_arg(&x, a, val, &i)) > 1) return st;
-    if (st == 1) continue;
-    bool takes = strcmp(a, "--proposer") == 0 || strcmp(a, "--strategy") == 0 ||
-                 strcmp(a, "--iterations") == 0 ||
-                 strcmp(a, "--patience") == 0 || strcmp(a, "--max-wall") == 0 ||
-                 strcmp(a, "--max-worker-seconds") == 0 ||
-                 strcmp(a, "--max-usd") == 0 || strcmp(a, "--seed") == 0 ||
-                 strcmp(a, "--resume") == 0 || strcmp(a, "--replay") == 0 ||
-                 strcmp(a, "--rules") == 0 || strcmp(a, "--profile") == 0 ||
-                 strcmp(a, "--time-cap") == 0 || strcmp(a, "--timeout") == 0 ||
-                 strcmp(a, "--batch") == 0;
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-      continue;
-    }
-    if (strcmp(a, "--json-events") == 0) {
-      events = true;
-      continue;
-    }
-    if (strcmp(a, "--no-profile") == 0) {
-      o.profile = "";
-      continue;
-    }
-    if (strcmp(a, "--no-webhook") == 0) {
-      o.no_webhook = 1;
-      continue;
-    }
-    if (strcmp(a, "--fresh-worker") == 0) {
-      x.eo.fresh_workers = 1;
-      continue;
-    }
-    if (takes) {
-      if (!val || !val[0]) return cli_usage_error("run", "%s needs a value", a);
-      i++;
-      if (strcmp(a, "--proposer") == 0)
-        o.proposer = val;
-      else if (strcmp(a, "--strategy") == 0)
-        o.strategy = val;
-      else if (strcmp(a, "--resume") == 0)
-        o.resume = val;
-      else if (strcmp(a, "--replay") == 0)
-        o.replay = val;
-      else if (strcmp(a, "--profile") == 0)
-        o.profile = val;
-      else if (strcmp(a, "--rules") == 0) {
-        if (nrules == MAX_FILES)
-          return cli_usage_error("run", "at most %d --rules", MAX_FILES);
-        rule_files[nrules++] = val;
-      } else {
-        if ((st = number(&d, "run", a, val)) != EXIT_OK) return st;
-        if (strcmp(a, "--iterations") == 0)
-          o.iterations = (int64_t)d;
-        else if (strcmp(a, "--patience") == 0)
-          o.patience = (int64_t)d;
-        else if (strcmp(a, "--max-wall") == 0)
-          o.max_wall_s = d;
-        else if (strcmp(a, "--max-worker-seconds") == 0)
-          o.max_worker_s = d;
-        else if (strcmp(a, "--max-usd") == 0)
-          o.max_usd = d;
-        else if (strcmp(a, "--seed") == 0)
-          o.seed = (uint64_t)strtoull(val, NULL, 10);
-        else if (strcmp(a, "--timeout") == 0)
-          o.timeout_ms = (int)d;
-        else if (strcmp(a, "--batch") == 0) {
-          if (d < 1 || d > 1024 || d != (int)d)
-            return cli_usage_error("run",
-                                   "--batch wants a whole number from "
-                                   "1 to 1024, not '%s'",
-                                   val);
-          o.batch = (int)d;
-        } else
-          o.time.time_cap_ms = (int)d;
-      }
-    } else if (cli_positional("run", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  kl_executor_options eo;
+  kl_executor_options_init(&eo, KL_EXECUTOR_OPTIONS_VERSION);
+  const char *ssh_args[MAX_PASSED + 1], *sbatch_args[MAX_PASSED + 1];
+  cli_list rules = {rule_files, 0, MAX_FILES, NULL},
+           ssh = {ssh_args, 0, MAX_PASSED, NULL},
+           sbatch = {sbatch_args, 0, MAX_PASSED, NULL};
+  const cli_opt opts[] = {
+      CLI_FLAG("--json", &json),
+      CLI_FLAG("--json-events", &events),
+      CLI_STRING("--proposer", NULL, CLI_VALUE_REQUIRED, &o.proposer),
+      CLI_STRING("--strategy", NULL, CLI_VALUE_REQUIRED, &o.strategy),
+      CLI_CALL("--iterations", CLI_VALUE_REQUIRED, count_arg, &o.iterations),
+      CLI_CALL("--patience", CLI_VALUE_REQUIRED, count_arg, &o.patience),
+      CLI_CALL("--max-wall", CLI_VALUE_REQUIRED, real_arg, &o.max_wall_s),
+      CLI_CALL("--max-worker-seconds", CLI_VALUE_REQUIRED, real_arg,
+               &o.max_worker_s),
+      CLI_CALL("--max-usd", CLI_VALUE_REQUIRED, real_arg, &o.max_usd),
+      CLI_STRING("--resume", NULL, CLI_VALUE_REQUIRED, &o.resume),
+      CLI_STRING("--replay", NULL, CLI_VALUE_REQUIRED, &o.replay),
+      CLI_CALL("--seed", CLI_VALUE_REQUIRED, seed_arg, &o.seed),
+      CLI_LIST("--rules", NULL, CLI_VALUE_REQUIRED, &rules),
+      CLI_STRING("--profile", NULL, CLI_VALUE_REQUIRED, &o.profile),
+      CLI_CALL("--no-profile", CLI_VALUE_NONE, no_profile, &o.profile),
+      CLI_CALL("--time-cap", CLI_VALUE_REQUIRED, ms_arg, &o.time.time_cap_ms),
+      CLI_CALL("--timeout", CLI_VALUE_REQUIRED, ms_arg, &o.timeout_ms),
+      CLI_SET("--no-webhook", &o.no_webhook, 1),
+      /* where candidates are evaluated */
+      CLI_CALL("--batch", CLI_VALUE_REQUIRED, batch_arg, &o.batch),
+      CLI_STRING("--executor", NULL, CLI_VALUE_REQUIRED, &eo.kind),
+      CLI_STRING("--devices", NULL, CLI_VALUE_REQUIRED, &eo.devices),
+      CLI_SET("--fresh-worker", &eo.fresh_workers, 1),
+      CLI_STRING("--host", NULL, CLI_VALUE_REQUIRED, &eo.host),
+      CLI_LIST("--ssh-option", NULL, CLI_VALUE_REQUIRED, &ssh),
+      CLI_STRING("--remote-kl", NULL, CLI_VALUE_REQUIRED, &eo.remote_kl),
+      CLI_STRING("--remote-dir", NULL, CLI_VALUE_REQUIRED, &eo.remote_dir),
+      CLI_STRING("--partition", NULL, CLI_VALUE_REQUIRED, &eo.partition),
+      CLI_CALL("--gpus", CLI_VALUE_REQUIRED, slots_arg, &eo.gpus),
+      CLI_LIST("--sbatch-option", NULL, CLI_VALUE_REQUIRED, &sbatch),
+      CLI_CALL("--retries", CLI_VALUE_REQUIRED, slots_arg, &eo.retries),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("run", opts, CLI_NOPTS(opts), argc, argv, &i);
+  if (st != EXIT_OK) return st;
+  if (ssh.n) eo.ssh_options = ssh_args;
+  if (sbatch.n) eo.sbatch_options = sbatch_args;
   if (!path) return cli_usage_error("run", "no case given");
   kl_case *c = NULL;
   kl_rules *rs = NULL;
@@ -245,12 +211,13 @@ int cmd_run(int argc, char **argv) {
   kl_buf out = KL_BUF_INIT;
   int status = EXIT_OK;
   kl_llm_price *prices = NULL;
+  char self[4096];
   if (kl_case_load(&c, path, NULL) < 0) {
     status = cli_fail();
     goto done;
   }
-  if ((status = cli_exit_status(cli_load_rules(&rs, c, rule_files, nrules, NULL,
-                                               0, NULL, NULL))) != EXIT_OK)
+  if ((status = cli_exit_status(cli_load_rules(
+           &rs, c, rule_files, rules.n, NULL, 0, NULL, NULL))) != EXIT_OK)
     goto done;
   if (kl_llm_settings_load(&ls, c) < 0 || kl_webhook_load(&wh, c) < 0) {
     status = cli_fail();
@@ -259,14 +226,14 @@ int cmd_run(int argc, char **argv) {
   o.webhook = wh;
   /* a Slurm job runs this very kl unless told otherwise: the run's folder
    * is on a shared filesystem, and so, as a rule, is kernlab */
-  if (x.eo.kind && strcmp(x.eo.kind, "slurm") == 0 && !x.eo.remote_kl) {
-    ssize_t len = readlink("/proc/self/exe", x.self, sizeof(x.self) - 1);
+  if (eo.kind && strcmp(eo.kind, "slurm") == 0 && !eo.remote_kl) {
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (len > 0) {
-      x.self[len] = 0;
-      x.eo.remote_kl = x.self;
+      self[len] = 0;
+      eo.remote_kl = self;
     }
   }
-  if (kl_executor_create(&ex, &x.eo) < 0) {
+  if (kl_executor_create(&ex, &eo) < 0) {
     status = cli_fail();
     goto done;
   }
@@ -331,16 +298,12 @@ done:
  * (on the machine with the GPUs). */
 int cmd_evaluate(int argc, char **argv) {
   const char *dir = NULL, *devices = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--devices") == 0) {
-      if (i + 1 >= argc || !argv[i + 1][0])
-        return cli_usage_error("evaluate", "--devices needs a value");
-      devices = argv[++i];
-    } else if (cli_positional("evaluate", "batch folder", &dir, argv[i]) !=
-               EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt opts[] = {
+      CLI_STRING("--devices", NULL, CLI_VALUE_REQUIRED, &devices),
+      CLI_ARG("batch folder", &dir),
+  };
+  int i = 1, st = cli_parse("evaluate", opts, CLI_NOPTS(opts), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!dir) return cli_usage_error("evaluate", "no batch folder given");
   if (kl_evaluate_dir(dir, devices, NULL) < 0) return cli_fail();
   return EXIT_OK;
@@ -349,20 +312,15 @@ int cmd_evaluate(int argc, char **argv) {
 int cmd_best(int argc, char **argv) {
   const char *path = NULL, *output = NULL;
   bool json = false, dispatch = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--dispatch") == 0) {
-      dispatch = true;
-    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-      if (i + 1 >= argc || !argv[i + 1][0])
-        return cli_usage_error("best", "%s needs a file", a);
-      output = argv[++i];
-    } else if (strcmp(a, "--json") == 0) {
-      json = true;
-    } else if (cli_positional("best", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt opts[] = {
+      CLI_FLAG("--dispatch", &dispatch),
+      {"--output", "-o", CLI_OPT_STRING, CLI_VALUE_REQUIRED, cli__str(&output),
+       NULL, 0, "a file", NULL},
+      CLI_FLAG("--json", &json),
+      CLI_ARG("case", &path),
+  };
+  int i = 1, st = cli_parse("best", opts, CLI_NOPTS(opts), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   if (!path) return cli_usage_error("best", "no case given");
   kl_case *c = NULL;
   kl_buf src = KL_BUF_INIT, info = KL_BUF_INIT;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opt.h"
 #include "kernlab/serve.h"
 
 /* URL's host and port ("http://127.0.0.1:8000/v1" -> 127.0.0.1, 8000). */
@@ -119,49 +120,60 @@ static int whole(const char *verb, const char *opt, const char *val, int *out) {
   return EXIT_OK;
 }
 
+/* The options' meanings (opt.h's cli_opt_fn): --requests and the others
+ * that count */
+static int whole_arg(const char *verb, const char *opt, const char *val,
+                     void *target) {
+  return whole(verb, opt, val, target);
+}
+
+static int seed_arg(const char *verb, const char *opt, const char *val,
+                    void *target) {
+  int seed = 0, st = whole(verb, opt, val, &seed);
+  if (st == EXIT_OK) *(uint64_t *)target = (uint64_t)seed;
+  return st;
+}
+
+/* --model, --api-key-env, --prompts: the next word. Given last, with no
+ * word after it, the option is reported unknown (as it always was). */
+static int name_arg(const char *verb, const char *opt, const char *val,
+                    void *target) {
+  if (!val) return cli_usage_error(verb, "unknown option '%s'", opt);
+  *(const char **)target = val;
+  return EXIT_OK;
+}
+
 int cmd_serve_bench(int argc, char **argv) {
   kl_serve_options o = KL_SERVE_OPTIONS_INIT;
   bool json = false;
-  int status = EXIT_OK, ready_s = 60;
+  int ready_s = 60;
   char **server = NULL;
-  for (int i = 1; i < argc && status == EXIT_OK; i++) {
-    const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    int seed = 0;
-    if (strcmp(a, "--start") == 0) {
-      if (i + 2 >= argc || strcmp(argv[i + 1], "--") != 0)
-        return cli_usage_error("serve-bench",
-                               "--start wants -- and the server's command");
-      server = argv + i + 2; /* the rest is the server's argv */
-      break;
-    } else if (strcmp(a, "--ready-timeout") == 0)
-      status = whole("serve-bench", a, val, &ready_s), i++;
-    else if (strcmp(a, "--json") == 0)
-      json = true;
-    else if (strcmp(a, "--chat") == 0)
-      o.chat = 1;
-    else if (strcmp(a, "--model") == 0 && val)
-      o.model = val, i++;
-    else if (strcmp(a, "--api-key-env") == 0 && val)
-      o.api_key_env = val, i++;
-    else if (strcmp(a, "--prompts") == 0 && val)
-      o.prompts = val, i++;
-    else if (strcmp(a, "--requests") == 0)
-      status = whole("serve-bench", a, val, &o.requests), i++;
-    else if (strcmp(a, "--concurrency") == 0)
-      status = whole("serve-bench", a, val, &o.concurrency), i++;
-    else if (strcmp(a, "--prompt-tokens") == 0)
-      status = whole("serve-bench", a, val, &o.prompt_tokens), i++;
-    else if (strcmp(a, "--max-tokens") == 0)
-      status = whole("serve-bench", a, val, &o.max_tokens), i++;
-    else if (strcmp(a, "--timeout-ms") == 0)
-      status = whole("serve-bench", a, val, &o.timeout_ms), i++;
-    else if (strcmp(a, "--seed") == 0) {
-      status = whole("serve-bench", a, val, &seed), i++;
-      o.seed = (uint64_t)seed;
-    } else if (cli_positional("serve-bench", "URL", &o.url, a) != EXIT_OK)
-      status = EXIT_BAD_INPUT;
-  }
+  const cli_opt spec[] = {
+      CLI_STOP("--start"), /* the rest is the server's argv */
+      CLI_CALL("--ready-timeout", CLI_VALUE_OPTIONAL, whole_arg, &ready_s),
+      CLI_FLAG("--json", &json),
+      CLI_SET("--chat", &o.chat, 1),
+      CLI_CALL("--model", CLI_VALUE_OPTIONAL, name_arg, &o.model),
+      CLI_CALL("--api-key-env", CLI_VALUE_OPTIONAL, name_arg, &o.api_key_env),
+      CLI_CALL("--prompts", CLI_VALUE_OPTIONAL, name_arg, &o.prompts),
+      CLI_CALL("--requests", CLI_VALUE_OPTIONAL, whole_arg, &o.requests),
+      CLI_CALL("--concurrency", CLI_VALUE_OPTIONAL, whole_arg, &o.concurrency),
+      CLI_CALL("--prompt-tokens", CLI_VALUE_OPTIONAL, whole_arg,
+               &o.prompt_tokens),
+      CLI_CALL("--max-tokens", CLI_VALUE_OPTIONAL, whole_arg, &o.max_tokens),
+      CLI_CALL("--timeout-ms", CLI_VALUE_OPTIONAL, whole_arg, &o.timeout_ms),
+      CLI_CALL("--seed", CLI_VALUE_OPTIONAL, seed_arg, &o.seed),
+      CLI_ARG("URL", &o.url),
+  };
+  int i = 1,
+      status = cli_parse("serve-bench", spec, CLI_NOPTS(spec), argc, argv, &i);
   if (status != EXIT_OK) return status;
+  if (i < argc) { /* --start */
+    if (i + 2 >= argc || strcmp(argv[i + 1], "--") != 0)
+      return cli_usage_error("serve-bench",
+                             "--start wants -- and the server's command");
+    server = argv + i + 2;
+  }
   if (!o.url) return cli_usage_error("serve-bench", "needs the server's URL");
   pid_t pid = server ? start_server(server, o.url, ready_s) : 0;
   if (pid < 0) return EXIT_FAILED;

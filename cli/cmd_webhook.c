@@ -3,26 +3,19 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 int cmd_webhook(int argc, char **argv) {
   const char *path = NULL, *url = NULL, *format = NULL;
   if (argc < 2 || strcmp(argv[1], "test") != 0)
     return cli_usage_error("webhook", "the only action is 'test'");
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--url") == 0 || strcmp(a, "--format") == 0) {
-      if (!val || !val[0])
-        return cli_usage_error("webhook", "%s needs a value", a);
-      i++;
-      if (strcmp(a, "--url") == 0)
-        url = val;
-      else
-        format = val;
-    } else if (cli_positional("webhook", "case", &path, a) != EXIT_OK) {
-      return EXIT_BAD_INPUT;
-    }
-  }
+  const cli_opt spec[] = {
+      CLI_STRING("--url", NULL, CLI_VALUE_REQUIRED, &url),
+      CLI_STRING("--format", NULL, CLI_VALUE_REQUIRED, &format),
+      CLI_ARG("case", &path),
+  };
+  int i = 2, st = cli_parse("webhook", spec, CLI_NOPTS(spec), argc, argv, &i);
+  if (st != EXIT_OK) return st;
   kl_case *c = NULL;
   kl_webhook *w = NULL;
   int status = EXIT_OK;

@@ -112,15 +112,6 @@ void cli_format_bytes(char *buf, size_t n, double bytes) {
     snprintf(buf, n, "%.1f %s", bytes, units[u]);
 }
 
-int cli_positional(const char *verb, const char *what, const char **slot,
-                   const char *arg) {
-  if (arg[0] == '-' && arg[1])
-    return cli_usage_error(verb, "unknown option '%s'", arg);
-  if (*slot) return cli_usage_error(verb, "one %s at a time", what);
-  *slot = arg;
-  return EXIT_OK;
-}
-
 /* The verbs, for the usage line of a usage error: main hands them over
  * (output.c never reaches for main's table). */
 static const cli_verb *verbs;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernlab/time_request.h"
 #include "worker_internal.h"
 
 /* After timing: compare the outputs `inst` holds from its last timed launch
@@ -102,17 +103,24 @@ static json_object *verify_json(const klw_tally *t, int np) {
 static klw_time_req parse_time_req(json_object *req) {
   klw_time_req t;
   t.shape = (int)klw_get_int(req, "shape", 0);
-  t.cold = (int)klw_get_int(req, "cold", 1);
-  t.warmup = (int)klw_get_int(req, "warmup", 2);
-  t.min_n = (size_t)klw_get_int(req, "min_samples", 10);
-  t.max_n = (size_t)klw_get_int(req, "max_samples", 1000);
-  t.target = klw_get_double(req, "target_rel_ci", 0.005);
-  t.cap_us = klw_get_double(req, "time_cap_ms", 2000) * 1000.0;
-  t.seed = (uint64_t)klw_get_int(req, "seed", 1);
-  t.block_rounds = (size_t)klw_get_int(req, "block_rounds", 16);
-  t.decide_gain = klw_get_double(req, "decide_gain_pct", -1);
-  t.verify = (int)klw_get_int(req, "verify", 0);
-  t.oracle = (int)klw_get_int(req, "oracle", -1);
+  t.cold = (int)klw_get_int(req, KL_TIME_KEY_COLD, KL_TIME_DEFAULT_COLD);
+  t.warmup = (int)klw_get_int(req, KL_TIME_KEY_WARMUP, KL_TIME_DEFAULT_WARMUP);
+  t.min_n = (size_t)klw_get_int(req, KL_TIME_KEY_MIN_SAMPLES,
+                                KL_TIME_DEFAULT_MIN_SAMPLES);
+  t.max_n = (size_t)klw_get_int(req, KL_TIME_KEY_MAX_SAMPLES,
+                                KL_TIME_DEFAULT_MAX_SAMPLES);
+  t.target = klw_get_double(req, KL_TIME_KEY_TARGET_REL_CI,
+                            KL_TIME_DEFAULT_TARGET_REL_CI);
+  t.cap_us = klw_get_double(req, KL_TIME_KEY_TIME_CAP_MS,
+                            KL_TIME_DEFAULT_TIME_CAP_MS) *
+             1000.0;
+  t.seed = (uint64_t)klw_get_int(req, KL_TIME_KEY_SEED, KL_TIME_DEFAULT_SEED);
+  t.block_rounds = (size_t)klw_get_int(req, KL_TIME_KEY_BLOCK_ROUNDS,
+                                       KL_TIME_DEFAULT_BLOCK_ROUNDS);
+  t.decide_gain = klw_get_double(req, KL_TIME_KEY_DECIDE_GAIN_PCT,
+                                 KL_TIME_DEFAULT_DECIDE_GAIN_PCT);
+  t.verify = (int)klw_get_int(req, KL_TIME_KEY_VERIFY, KL_TIME_DEFAULT_VERIFY);
+  t.oracle = (int)klw_get_int(req, KL_TIME_KEY_ORACLE, KL_TIME_DEFAULT_ORACLE);
   t.pooled = klw_get_int(req, "pool", 0) != 0;
   json_object *launch;
   t.graph = json_object_object_get_ex(req, "launch", &launch) &&

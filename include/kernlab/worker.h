@@ -13,6 +13,7 @@
 #define KERNLAB_WORKER_H
 
 #include "common.h"
+#include "time_request.h"
 
 KL_BEGIN_DECLS
 
@@ -154,8 +155,16 @@ typedef struct kl_time_options {
   int oracle;             /**< verify against this plugin; -1: the timed
                                plugin's own host reference */
 } kl_time_options;
+/* the defaults: kernlab/time_request.h, which kl-worker reads them from */
 #define KL_TIME_OPTIONS_INIT                                                   \
-  { KL_TIME_OPTIONS_VERSION, 1, 2, 10, 1000, 0.005, 2000, 1, 16, -1.0, 0, -1 }
+  {                                                                            \
+    KL_TIME_OPTIONS_VERSION, KL_TIME_DEFAULT_COLD, KL_TIME_DEFAULT_WARMUP,     \
+        KL_TIME_DEFAULT_MIN_SAMPLES, KL_TIME_DEFAULT_MAX_SAMPLES,              \
+        KL_TIME_DEFAULT_TARGET_REL_CI, KL_TIME_DEFAULT_TIME_CAP_MS,            \
+        KL_TIME_DEFAULT_SEED, KL_TIME_DEFAULT_BLOCK_ROUNDS,                    \
+        KL_TIME_DEFAULT_DECIDE_GAIN_PCT, KL_TIME_DEFAULT_VERIFY,               \
+        KL_TIME_DEFAULT_ORACLE                                                 \
+  }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_TIME_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is

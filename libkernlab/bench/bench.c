@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../case/case_internal.h"
+#include "../case/case_view.h"
 #include "../profile/profile_internal.h"
 #include "../worker/client_internal.h"
 #include "bench_internal.h"
@@ -78,8 +78,8 @@ static int compile_side(kl_artifact **out, kl_report *r, const kl_case *c,
   if (role != SIDE_CANDIDATE)
     return kl__error(
         KL_EINVALID, KL_DOMAIN_CASE, "the %s of case '%s' does not compile: %s",
-        role == SIDE_ORACLE ? "baseline" : "kernel compared against", c->name,
-        first ? first : "see the compiler log");
+        role == SIDE_ORACLE ? "baseline" : "kernel compared against",
+        kl_case_name(c), first ? first : "see the compiler log");
   return kl__bench_reject(r, KL_VERDICT_COMPILE_ERROR, "%s",
                           first ? first : "the compiler failed (see its log)");
 }
@@ -94,7 +94,7 @@ static int configured_case(const kl_case **out, kl_case **owned,
   if (!config || !config[0]) return 0;
   kl_case_options copts = KL_CASE_OPTIONS_INIT;
   copts.tunables = config;
-  int rc = kl_case_load(owned, c->path, &copts);
+  int rc = kl_case_load(owned, kl_case_path(c), &copts);
   if (rc < 0) return rc;
   *out = *owned;
   return 0;
@@ -358,7 +358,7 @@ static int objective(kl_report *r, const kl_case *c) {
     if (!e->res.timed) return 0;
     sp[n] = e->res.speedup;
     int s = kl_case_shape_find(c, e->res.name);
-    w[n] = c->shapes[s].weight;
+    w[n] = kl_case_shape_weight(c, s);
     /* total_time weighs each shape by its share of the baseline's time,
      * which makes the weighted geometric mean track the ratio of totals */
     if (r->objective == KL_OBJECTIVE_TOTAL_TIME) w[n] *= e->res.baseline.median;
@@ -381,18 +381,19 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
                      "configuration)");
   if (o->shape && (*only = kl_case_shape_find(c, o->shape)) < 0)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE, "case '%s' has no shape '%s'",
-                     c->name, o->shape);
-  int launch = o->launch == KL_LAUNCH_CASE ? c->launch : o->launch;
+                     kl_case_name(c), o->shape);
+  int launch =
+      o->launch == KL_LAUNCH_CASE ? kl_case_timing_launch(c) : o->launch;
   if (!kl_launch_name(launch))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_bench_options.launch: %d is no launch mode",
                      o->launch);
-  if (launch == KL_LAUNCH_GRAPH && c->backend != KL_BACKEND_CUDA)
+  if (launch == KL_LAUNCH_GRAPH && kl_case_backend(c) != KL_BACKEND_CUDA)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
                      "case '%s': launch graph times CUDA-C kernels replayed "
                      "from a CUDA graph; a %s case's launch is not captured "
                      "(time it with launch stream)",
-                     c->name, kl_backend_name(c->backend));
+                     kl_case_name(c), kl_backend_name(kl_case_backend(c)));
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
   r->launch = launch;
@@ -400,22 +401,22 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
   r->phases = none;
   r->compare = compare;
   r->cold = o->time.cold;
-  r->min_gain_pct = c->budget.min_gain_pct;
-  r->objective = c->objective;
-  r->backend = c->backend;
-  r->case_name = kl__strdup(c->name);
+  r->min_gain_pct = kl__case_budget(c)->min_gain_pct;
+  r->objective = kl_case_objective(c);
+  r->backend = kl_case_backend(c);
+  r->case_name = kl__strdup(kl_case_name(c));
   r->candidate_name = kl__strdup(o->candidate_name ? o->candidate_name
                                  : o->candidate    ? "candidate"
                                                    : "baseline");
   r->nseeds = o->check_seeds < 3 ? 3 : (size_t)o->check_seeds;
   if (r->nseeds > 64) r->nseeds = 64;
-  r->nshapes = *only >= 0 ? 1 : c->nshapes;
+  r->nshapes = *only >= 0 ? 1 : kl_case_shape_count(c);
   r->seeds = kl__calloc(r->nseeds, sizeof(*r->seeds));
   r->shapes = kl__calloc(r->nshapes, sizeof(*r->shapes));
   bool ok = r->case_name && r->candidate_name && r->seeds && r->shapes;
   for (size_t i = 0; ok && i < r->nshapes; i++) {
     r->shapes[i].name =
-        kl__strdup(c->shapes[*only >= 0 ? (size_t)*only : i].name);
+        kl__strdup(kl_case_shape_name(c, *only >= 0 ? (size_t)*only : i));
     r->shapes[i].res.name = r->shapes[i].name;
     ok = r->shapes[i].name != NULL;
   }
@@ -447,11 +448,11 @@ int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
                     const kl_bench_options *o, bool compare) {
   memset(p, 0, sizeof(*p));
   *failed = NULL;
-  if (c->backend == KL_BACKEND_COMMAND) /* nothing to build and ship */
+  if (kl_case_backend(c) == KL_BACKEND_COMMAND) /* nothing to build and ship */
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
                      "case '%s' runs a command: it is measured on this "
                      "machine (the local executor), not shipped to another",
-                     c->name);
+                     kl_case_name(c));
   int only;
   kl_report *r = NULL;
   int rc = report_new(&r, &only, c, o, compare);
@@ -558,7 +559,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   double mark = kl__now_ms(), started = mark;
   phase(o, "worker");
   char *pyworker = NULL; /* python cases: kl-worker's Python sibling */
-  if (c->backend == KL_BACKEND_PYTHON && !o->worker_path) {
+  if (kl_case_backend(c) == KL_BACKEND_PYTHON && !o->worker_path) {
     if (!(pyworker = kl__find_pyworker())) {
       rc = KL_ENOTFOUND;
       goto done;
@@ -583,7 +584,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     if (r->device.count == 0) {
       rc = kl__error(KL_ENODEVICE, KL_DOMAIN_NONE,
                      "no CUDA device is available to run case '%s': %s",
-                     c->name, r->device.why);
+                     kl_case_name(c), r->device.why);
       goto done;
     }
     r->has_device = true;
@@ -615,7 +616,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
                          keep && !keep->once && o->check_seed ? base_id : -1);
   int subject = cand ? cand_id : base_id;
   int reference_side = other_id >= 0 ? other_id : base_id;
-  int oracle = c->ref.kind == KL_REFERENCE_HOST ? -1 : base_id;
+  int oracle = kl__case_reference(c)->kind == KL_REFERENCE_HOST ? -1 : base_id;
   /* Correctness first: every shape passes before anything is timed. */
   phase(o, "checks");
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
@@ -683,7 +684,7 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   if (replies) ph->profile = profiled + lap(&mark);
   if (compare && r->verdict == KL_VERDICT_OK) rc = objective(r, c);
   /* what the Python worker saw of the calls: warm-up, allocations */
-  if (rc == 0 && c->backend == KL_BACKEND_PYTHON) {
+  if (rc == 0 && kl_case_backend(c) == KL_BACKEND_PYTHON) {
     if ((compare || !cand) &&
         kl__worker_notes(&r->notes_baseline, w, reference_side) < 0)
       kl_error_clear();
@@ -742,7 +743,7 @@ int kl__bench_in(kl_report **out, const kl_case *c,
   kl_bench_options o;
   int rc = kl__bench_options_take(&o, given);
   if (rc < 0) return rc;
-  if (c->backend == KL_BACKEND_COMMAND)
+  if (kl_case_backend(c) == KL_BACKEND_COMMAND)
     return kl__command_bench(out, c, &o, compare);
   kl__bench_plugins p;
   double t0 = kl__now_ms();
@@ -752,7 +753,7 @@ int kl__bench_in(kl_report **out, const kl_case *c,
    * builds nothing.) */
   kl__kept_worker own;
   memset(&own, 0, sizeof(own));
-  if (!keep && c->backend != KL_BACKEND_PYTHON && cache_exists(&o)) {
+  if (!keep && kl_case_backend(c) != KL_BACKEND_PYTHON && cache_exists(&o)) {
     kl_worker_options wopts = KL_WORKER_OPTIONS_INIT;
     wopts.worker_path = o.worker_path;
     wopts.timeout_ms = o.timeout_ms;

@@ -235,4 +235,10 @@ const char *kl__report_sandbox(const kl_report *r);
  * from another machine); `where` names it in errors. */
 int kl__report_from_json(kl_report **out, json_object *doc, const char *where);
 
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__bench_options_take(kl_bench_options *full,
+                           const kl_bench_options *given);
+
 #endif /* KL_BENCH_INTERNAL_H */

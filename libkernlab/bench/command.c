@@ -32,11 +32,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../case/case_internal.h"
+#include "../case/case_view.h"
 #include "../core/json.h"
 #include "../worker/client_internal.h"
 #include "../core/sandbox.h"
 #include "bench_internal.h"
+#include "kernlab/time_request.h"
 
 #define TAIL 600 /* bytes of output kept in a verdict's reason */
 
@@ -46,7 +47,7 @@ typedef struct side {
 } side;
 
 typedef struct cmd_run {
-  const kl_case *c;
+  kl__case_command k; /* the case's command, build and metrics */
   const kl_bench_options *o;
   kl_report *r;
   char *dir;      /* private folder: candidate files */
@@ -129,7 +130,6 @@ static char **environment(const char *path, const char *const *config) {
 static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
                        const char *const *config, const char *what,
                        kl_verdict on_fail, json_object **doc) {
-  const kl_case *c = cr->c;
   char **args = substitute(argv, n, cr->sides[s].path);
   char **env = environment(cr->sides[s].path, config);
   if (!args || !env) {
@@ -147,7 +147,7 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
   kl__sandbox_spec spec = {.dir = cr->dir,
                            .readable = readable,
                            .env = (const char *const *)env,
-                           .loopback = c->command_loopback};
+                           .loopback = cr->k.loopback};
   kl__sandbox sb;
   int rc = kl__sandbox_prepare(&sb, &spec);
   if (rc < 0) {
@@ -156,7 +156,7 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
     return rc;
   }
   kl__run_extras io = {.errors = doc ? &err : NULL, .sandbox = &sb};
-  int timeout = (int)(c->command_timeout_s * 1000);
+  int timeout = (int)(cr->k.timeout_s * 1000);
   rc = kl__run_io(&res, (const char *const *)args, cr->case_dir,
                   timeout > 0 ? timeout : 1, 4u << 20, &io);
   kl__sandbox_dispose(&sb);
@@ -167,7 +167,7 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
     rc = reject(cr->r, on_fail, line, NULL);
   } else if (rc == 0 && res.timed_out) {
     snprintf(line, sizeof line, "%s: still running after %.0f s", what,
-             c->command_timeout_s);
+             cr->k.timeout_s);
     rc = reject(cr->r, KL_VERDICT_TIMEOUT, line, doc ? &err : &res.output);
   } else if (rc == 0 && (res.exit_code != 0 || res.signal)) {
     if (res.signal)
@@ -199,34 +199,34 @@ static int run_program(cmd_run *cr, char *const *argv, size_t n, int s,
 
 /* One run of side s: its metrics appended, or a verdict. */
 static int measure(cmd_run *cr, int s, const char *const *config, bool keep) {
-  const kl_case *c = cr->c;
+  const kl__case_command *k = &cr->k;
   json_object *doc = NULL;
-  int rc = run_program(cr, c->command, c->ncommand, s, config, "the command",
+  int rc = run_program(cr, k->command, k->ncommand, s, config, "the command",
                        KL_VERDICT_CRASHED, &doc);
   if (rc < 0 || !doc) return rc;
   double v[64];
-  for (size_t m = 0; m < c->nmetrics; m++) {
-    json_object *x = kl__json_path(doc, c->metrics[m].name);
+  for (size_t m = 0; m < k->nmetrics; m++) {
+    json_object *x = kl__json_path(doc, k->metrics[m].name);
     v[m] = x && (json_object_is_type(x, json_type_double) ||
                  json_object_is_type(x, json_type_int))
                ? json_object_get_double(x)
                : NAN;
-    bool usable = isfinite(v[m]) && (!c->metrics[m].higher || v[m] > 0) &&
-                  (c->metrics[m].higher || v[m] >= 0);
+    bool usable = isfinite(v[m]) && (!k->metrics[m].higher || v[m] > 0) &&
+                  (k->metrics[m].higher || v[m] >= 0);
     if (!usable) {
       char line[300];
       snprintf(line, sizeof line,
                "metric '%s' is %s in the command's JSON (a finite number%s "
                "is needed)",
-               c->metrics[m].name, x ? json_object_to_json_string(x) : "absent",
-               c->metrics[m].higher ? " above 0" : " from 0");
+               k->metrics[m].name, x ? json_object_to_json_string(x) : "absent",
+               k->metrics[m].higher ? " above 0" : " from 0");
       json_object_put(doc);
       return reject(cr->r, KL_VERDICT_INVALID_OUTPUT, line, NULL);
     }
   }
   json_object_put(doc);
   if (!keep) return 0;
-  for (size_t m = 0; m < c->nmetrics; m++)
+  for (size_t m = 0; m < k->nmetrics; m++)
     cr->sides[s].values[m * cr->cap + cr->runs] = v[m];
   return 0;
 }
@@ -236,15 +236,15 @@ static int measure(cmd_run *cr, int s, const char *const *config, bool keep) {
 static void timelike(double *out, const cmd_run *cr, int s, size_t m) {
   const double *x = cr->sides[s].values + m * cr->cap;
   for (size_t i = 0; i < cr->runs; i++)
-    out[i] = cr->c->metrics[m].higher ? 1.0 / x[i] : x[i];
+    out[i] = cr->k.metrics[m].higher ? 1.0 / x[i] : x[i];
 }
 
 /* Summaries (and, comparing, decisions) of every metric; *done when each
  * metric is decided or known to the target. */
 static int summarize(cmd_run *cr, bool compare, bool *done) {
-  const kl_case *c = cr->c;
   const kl_time_options *t = &cr->o->time;
-  double target = t->target_rel_ci > 0 ? t->target_rel_ci : 0.005;
+  double target =
+      t->target_rel_ci > 0 ? t->target_rel_ci : KL_TIME_DEFAULT_TARGET_REL_CI;
   double *a = kl__calloc(cr->runs ? cr->runs : 1, sizeof *a);
   double *b = kl__calloc(cr->runs ? cr->runs : 1, sizeof *b);
   if (!a || !b) {
@@ -254,7 +254,7 @@ static int summarize(cmd_run *cr, bool compare, bool *done) {
   }
   int rc = 0;
   *done = true;
-  for (size_t m = 0; rc == 0 && m < c->nmetrics; m++) {
+  for (size_t m = 0; rc == 0 && m < cr->k.nmetrics; m++) {
     kl_shape_result *res = &cr->r->shapes[m].res;
     int subject = compare ? 1 : 0;
     rc = kl_stats_summarize(&res->time, cr->sides[subject].values + m * cr->cap,
@@ -280,14 +280,14 @@ static int summarize(cmd_run *cr, bool compare, bool *done) {
   return rc;
 }
 
-static int objective(kl_report *r, const kl_case *c) {
+static int objective(kl_report *r, const kl__case_command *k) {
   kl_speedup sp[64];
   double w[64];
-  for (size_t m = 0; m < c->nmetrics; m++) {
+  for (size_t m = 0; m < k->nmetrics; m++) {
     sp[m] = r->shapes[m].res.speedup;
-    w[m] = c->metrics[m].weight;
+    w[m] = k->metrics[m].weight;
   }
-  int rc = kl_stats_geomean(&r->objective_speedup, sp, w, c->nmetrics,
+  int rc = kl_stats_geomean(&r->objective_speedup, sp, w, k->nmetrics,
                             r->min_gain_pct);
   if (rc == 0) r->has_objective = true;
   return rc;
@@ -305,11 +305,11 @@ static int write_candidate(char **path, const char *dir, const char *name,
 static int sample(cmd_run *cr, bool compare) {
   const kl_bench_options *o = cr->o;
   const kl_time_options *t = &o->time;
-  size_t min = t->min_samples ? t->min_samples : 10;
+  size_t min = t->min_samples ? t->min_samples : KL_TIME_DEFAULT_MIN_SAMPLES;
   if (min < 3) min = 3;
   /* the case's own cap: a kernel timer's (2 s) is no measure of a
    * program that runs for seconds */
-  double cap_ms = cr->c->command_time_cap_s * 1000;
+  double cap_ms = cr->k.time_cap_s * 1000;
   const char *const *const *cfg = cr->config;
   kl_report *r = cr->r;
   /* a warm-up run of each side: caches, JIT, a server's first request */
@@ -343,7 +343,7 @@ static int sample(cmd_run *cr, bool compare) {
     }
   }
   double wall = kl__now_ms() - t0;
-  for (size_t m = 0; m < cr->c->nmetrics; m++) {
+  for (size_t m = 0; m < cr->k.nmetrics; m++) {
     snprintf(r->shapes[m].stop_reason, sizeof r->shapes[m].stop_reason, "%s",
              why);
     r->shapes[m].res.stop_reason = r->shapes[m].stop_reason;
@@ -361,12 +361,15 @@ int kl__command_bench(kl_report **out, const kl_case *c,
                      "compare needs a candidate (a file or a configuration)");
   if (o->shape)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                     "case '%s' runs a command: it has no shapes", c->name);
+                     "case '%s' runs a command: it has no shapes",
+                     kl_case_name(c));
   if (o->profile)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
                      "case '%s' runs a command: kernlab has no kernel of it "
                      "to profile",
-                     c->name);
+                     kl_case_name(c));
+  kl__case_command k;
+  kl__case_command_of(&k, c);
   double started = kl__now_ms();
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
@@ -374,38 +377,38 @@ int kl__command_bench(kl_report **out, const kl_case *c,
   r->phases = none;
   r->command = true;
   r->compare = compare;
-  r->min_gain_pct = c->budget.min_gain_pct;
+  r->min_gain_pct = kl__case_budget(c)->min_gain_pct;
   r->objective = KL_OBJECTIVE_GEOMEAN_SPEEDUP;
-  r->case_name = kl__strdup(c->name);
+  r->case_name = kl__strdup(kl_case_name(c));
   r->candidate_name = kl__strdup(o->candidate_name ? o->candidate_name
                                  : o->candidate    ? "candidate"
                                                    : "baseline");
-  r->nshapes = c->nmetrics;
-  r->shapes = kl__calloc(c->nmetrics, sizeof(*r->shapes));
+  r->nshapes = k.nmetrics;
+  r->shapes = kl__calloc(k.nmetrics, sizeof(*r->shapes));
   snprintf(r->timer, sizeof r->timer, "command");
-  cmd_run cr = {.c = c,
+  cmd_run cr = {.k = k,
                 .o = o,
                 .r = r,
                 .config = {compare ? o->against_config : o->candidate_config,
                            o->candidate_config}};
-  size_t max = o->time.max_samples ? o->time.max_samples : 1000;
+  size_t max =
+      o->time.max_samples ? o->time.max_samples : KL_TIME_DEFAULT_MAX_SAMPLES;
   cr.cap = max > 10000 ? 10000 : max;
   int rc = r->case_name && r->candidate_name && r->shapes ? 0 : kl__error_oom();
-  for (size_t m = 0; rc == 0 && m < c->nmetrics; m++) {
-    if (!(r->shapes[m].name = kl__strdup(c->metrics[m].name))) rc = KL_ENOMEM;
+  for (size_t m = 0; rc == 0 && m < k.nmetrics; m++) {
+    if (!(r->shapes[m].name = kl__strdup(k.metrics[m].name))) rc = KL_ENOMEM;
     r->shapes[m].res.name = r->shapes[m].name;
-    r->shapes[m].better = c->metrics[m].higher ? "higher" : "lower";
+    r->shapes[m].better = k.metrics[m].higher ? "higher" : "lower";
   }
   for (int s = 0; rc == 0 && s < 2; s++)
-    if (!(cr.sides[s].values =
-              kl__calloc(c->nmetrics * cr.cap, sizeof(double))))
+    if (!(cr.sides[s].values = kl__calloc(k.nmetrics * cr.cap, sizeof(double))))
       rc = kl__error_oom();
   if (rc < 0) goto done;
   if ((rc = kl__sandbox_dir_named(&cr.dir, "command")) < 0) goto done;
   /* the child enters its private folder first: a case given by a relative
    * path is named absolutely */
-  if (!(cr.case_dir = realpath(c->dir, NULL))) {
-    rc = kl__error_os(KL_ENOTFOUND, c->dir, "cannot read");
+  if (!(cr.case_dir = realpath(kl_case_dir(c), NULL))) {
+    rc = kl__error_os(KL_ENOTFOUND, kl_case_dir(c), "cannot read");
     goto done;
   }
   /* side 0: the baseline (or, compared, what the candidate is against);
@@ -416,16 +419,16 @@ int kl__command_bench(kl_report **out, const kl_case *c,
   for (int s = 0; rc == 0 && s < (compare ? 2 : 1); s++) {
     const char *text = s == 0 ? text0 : o->candidate;
     if (!text) { /* the case's own file, by a path the command can use */
-      cr.sides[s].path = realpath(c->kernel_path, NULL);
+      cr.sides[s].path = realpath(kl_case_kernel_path(c), NULL);
       if (!cr.sides[s].path)
-        rc = kl__error_os(KL_ENOTFOUND, c->kernel_path, "cannot read");
+        rc = kl__error_os(KL_ENOTFOUND, kl_case_kernel_path(c), "cannot read");
       continue;
     }
     char *d = kl__path_join(cr.dir, sub[s]);
     rc = d ? (mkdir(d, 0700) == 0 ? 0 : kl__error_os(KL_EIO, d, "mkdir"))
            : kl__error_oom();
     if (rc == 0)
-      rc = write_candidate(&cr.sides[s].path, d, c->kernel_path, text);
+      rc = write_candidate(&cr.sides[s].path, d, kl_case_kernel_path(c), text);
     kl__free(d);
   }
   if (rc < 0) goto done;
@@ -435,8 +438,8 @@ int kl__command_bench(kl_report **out, const kl_case *c,
   if (o->on_phase) o->on_phase("build", o->phase_payload);
   double b0 = kl__now_ms();
   for (int s = 0;
-       c->build && s < (compare ? 2 : 1) && r->verdict == KL_VERDICT_OK; s++)
-    if ((rc = run_program(&cr, c->build, c->nbuild, s, cr.config[s],
+       cr.k.build && s < (compare ? 2 : 1) && r->verdict == KL_VERDICT_OK; s++)
+    if ((rc = run_program(&cr, cr.k.build, cr.k.nbuild, s, cr.config[s],
                           "the build", KL_VERDICT_COMPILE_ERROR, NULL)) < 0)
       goto done;
   r->phases.build = kl__now_ms() - b0;
@@ -447,7 +450,8 @@ int kl__command_bench(kl_report **out, const kl_case *c,
     if ((rc = sample(&cr, compare)) < 0) goto done;
     r->phases.timing = kl__now_ms() - t0;
   }
-  if (compare && r->verdict == KL_VERDICT_OK && cr.runs) rc = objective(r, c);
+  if (compare && r->verdict == KL_VERDICT_OK && cr.runs)
+    rc = objective(r, &cr.k);
 done:
   r->phases.total = kl__now_ms() - started;
   for (int s = 0; s < 2; s++) {

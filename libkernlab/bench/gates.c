@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../case/case_internal.h"
+#include "../case/case_view.h"
 #include "../worker/client_internal.h"
 #include "bench_internal.h"
 
@@ -18,10 +18,11 @@
  * are: 16 units in the last place of the output's dtype (an output the
  * oracle makes nearly constant has trivial outputs nearly as close). */
 static double scale_floor(const kl_case *c, const char *param) {
+  const case_param *params = kl__case_params(c);
   kl_dtype t = KL_DTYPE_F32;
-  for (size_t p = 0; param && p < c->nparams; p++)
-    if (c->params[p].name && strcmp(c->params[p].name, param) == 0)
-      t = c->params[p].dtype;
+  for (size_t p = 0; param && p < kl_case_param_count(c); p++)
+    if (params[p].name && strcmp(params[p].name, param) == 0)
+      t = params[p].dtype;
   double eps = t == KL_DTYPE_F64    ? 0x1p-52
                : t == KL_DTYPE_F16  ? 0x1p-10
                : t == KL_DTYPE_BF16 ? 0x1p-7
@@ -57,6 +58,7 @@ static int best_trivial(const kl_check_result *res, double floor) {
  * elementwise tolerance said. */
 int kl__bench_scale_gate(kl_report *r, const kl_case *c,
                          const kl_check_result *res, shape_entry *e) {
+  const kl_reference_info *ref = kl__case_reference(c);
   const kl_check_result *worst = NULL;
   double worst_ratio = -1;
   for (size_t i = 0; i < r->nseeds; i++) {
@@ -84,7 +86,7 @@ int kl__bench_scale_gate(kl_report *r, const kl_case *c,
   e->res.rel_l2 = worst->rel_l2;
   e->res.trivial_rel = worst->trivial_rel[b];
   e->res.trivial = kl_trivial_name(b);
-  double margin = c->ref.trivial_margin;
+  double margin = ref->trivial_margin;
   if (!(margin > 0) || worst->rel_l2 <= floor ||
       worst->rel_l2 * margin <= worst->trivial_rel[b])
     return 0;
@@ -113,7 +115,7 @@ int kl__bench_scale_gate(kl_report *r, const kl_case *c,
       e->res.name, (unsigned long long)worst->seed, worst->scale_param, how,
       kl_trivial_label(like), worst->rel_l2, kl_trivial_name(like),
       worst->trivial_rel[like], kl_trivial_name(b), worst->trivial_rel[b],
-      margin, c->ref.atol, c->ref.rtol);
+      margin, ref->atol, ref->rtol);
 }
 
 /* ---- the roofline gate ------------------------------------------------------

@@ -202,6 +202,34 @@ size_t kl_case_rule_file_count(const kl_case *c) {
   return c->nrule_files;
 }
 
+/* ---- case_view.h: borrowed parts for the modules above ------------------- */
+
+const case_param *kl__case_params(const kl_case *c) {
+  return c->params;
+}
+const case_arg *kl__case_args(const kl_case *c) {
+  return c->args;
+}
+size_t kl__case_arg_count(const kl_case *c) {
+  return c->nargs;
+}
+const case_shape *kl__case_shapes(const kl_case *c) {
+  return c->shapes;
+}
+const kl_reference_info *kl__case_reference(const kl_case *c) {
+  return &c->ref;
+}
+const kl_budget *kl__case_budget(const kl_case *c) {
+  return &c->budget;
+}
+void kl__case_command_of(kl__case_command *out, const kl_case *c) {
+  *out = (kl__case_command){c->command,           c->build,
+                            c->ncommand,          c->nbuild,
+                            c->command_timeout_s, c->command_time_cap_s,
+                            c->command_loopback,  c->metrics,
+                            c->nmetrics};
+}
+
 /* ---- sections other modules own ------------------------------------------ */
 
 static struct {

@@ -1,45 +1,15 @@
-/* The in-memory case: what kl_case_load builds and every later module
- * (harness, bench, run) reads. Everything per shape is evaluated at load. */
+/* The in-memory case: what kl_case_load builds. Everything per shape is
+ * evaluated at load. Only case/ sees it: the modules above read a case
+ * through kernlab/case.h, case_view.h (the records a code generator
+ * walks, a command case's kernel) and case_section.h (the sections other
+ * modules own). */
 #ifndef KL_CASE_INTERNAL_H
 #define KL_CASE_INTERNAL_H
 
 #include "../core/internal.h"
+#include "case_section.h"
+#include "case_view.h"
 #include "kernlab/case.h"
-
-typedef struct case_param {
-  char *name;
-  kl_dtype dtype;
-  bool is_pointer;
-  kl_role role;
-  kl_expr *count; /* pointers */
-  kl_expr *value; /* scalars, NULL when shapes give the value */
-  kl_init_kind init;
-  double init_a, init_b;
-  char *init_text;
-  int line, column;
-} case_param;
-
-/* One argument of the kernel: a param, or a struct passed by value whose
- * fields are the params [first, first + count), each named ARG.FIELD (the
- * C expression that reads it in a function given ARG). */
-typedef struct case_arg {
-  char *name;
-  char *struct_type; /* the struct's C spelling; NULL for a plain param */
-  size_t first, count;
-  int line, column;
-} case_arg;
-
-typedef struct case_shape {
-  char *name;
-  char *entry; /* this shape's instantiation of the entry, or NULL */
-  double weight;
-  kl_vars *vars;     /* the shape's keys, then every scalar param */
-  int64_t *elements; /* per param; 0 for scalars */
-  kl_value *scalars; /* per param; scalars only */
-  kl_launch launch;
-  double roof_bytes, roof_flops;
-  int line, column;
-} case_shape;
 
 typedef struct case_tunable {
   char *name;
@@ -47,15 +17,6 @@ typedef struct case_tunable {
   size_t nvalues;
   char *chosen; /* the configuration's value, or NULL: values[0] */
 } case_tunable;
-
-/* A command case's metric: a field of the JSON its command prints. */
-typedef struct case_metric {
-  char *name;
-  bool higher; /* better: higher (else lower) */
-  double weight;
-} case_metric;
-
-#define KL__CASE_MAX_LINK 32
 
 struct kl_case {
   char *dir, *path, *name, *description;
@@ -103,20 +64,14 @@ struct kl_case {
   char *yaml_text;
 };
 
-/* Sections of case.yaml that another module owns and reads (llm:,
- * webhook:): the case keeps them as written. A module that owns one
- * registers a checker when the library loads (a constructor), and
- * kl_case_load then reports that section's mistakes with the case's own;
- * the case never calls into its owners. */
-typedef void (*kl__case_section_fn)(const struct ynode *value, const char *path,
-                                    const char *file_text,
-                                    kl__diag_list *diags);
-void kl__case_section_checker(const char *name, kl__case_section_fn fn);
-/* The section `name` of c (NULL when it has none), and where it was read:
- * the file's path and text, for located messages. */
-const struct ynode *kl__case_section(const kl_case *c, const char *name,
-                                     const char **path, const char **text);
 /* kl_case_load: every registered owner checks its section. */
 void kl__case_check_sections(const kl_case *c, kl__diag_list *diags);
+
+/* The takers of this module's options structs (KL__OPTIONS_FUNCTIONS,
+ * beside each init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__case_options_take(kl_case_options *full, const kl_case_options *given);
+int kl__case_new_options_take(kl_case_new_options *full,
+                              const kl_case_new_options *given);
 
 #endif /* KL_CASE_INTERNAL_H */

@@ -26,11 +26,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../case/case_internal.h"
+#include "../case/case_view.h"
 #include "../harness/python_case.h"
 #include "../core/sandbox.h"
 #include "kernlab/compile.h"
 #include "kernlab/harness.h"
+
+/* The caller's options, whatever their version, over this library's
+ * defaults: KL__OPTIONS_FUNCTIONS defines it at the end of this file, the
+ * only one that takes them. */
+int kl__compile_options_take(kl_compile_options *full,
+                             const kl_compile_options *given);
 
 struct kl_artifact {
   bool ok, cached;
@@ -145,12 +151,12 @@ static int compiler_banner(const char *compiler, char *out, size_t n) {
  * or a file) and, for a shared library file, an rpath to its folder
  * (nvcc: -Xlinker=-rpath,DIR). Returns the count. */
 static size_t link_argv(kl_buf *out, const kl_case *c) {
-  bool cuda = c->backend == KL_BACKEND_CUDA;
+  bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   size_t n = 0;
-  for (size_t i = 0; i < c->nincludes; i++, n++)
-    kl__buf_printf(out, "-I%s%c", c->includes[i], 0);
-  for (size_t i = 0; i < c->nlibs; i++, n++) {
-    const char *lib = c->libs[i];
+  for (size_t i = 0; i < kl_case_include_count(c); i++, n++)
+    kl__buf_printf(out, "-I%s%c", kl_case_include(c, i), 0);
+  for (size_t i = 0; i < kl_case_lib_count(c); i++, n++) {
+    const char *lib = kl_case_lib(c, i);
     kl__buf_printf(out, "%s%c", lib, 0);
     const char *slash = strrchr(lib, '/');
     if (lib[0] == '/' && slash && strstr(slash, ".so")) {
@@ -218,12 +224,13 @@ static int compile_sandboxed(kl__run_result *r, const char *const *argv,
   const char *writable[] = {cache, NULL};
   /* the cache, the case, the compiler's prefix, and the case's header
    * folders and library files (target.include, target.libs) */
-  const char *readable[4 + 2 * KL__CASE_MAX_LINK] = {cache, c->dir, prefix};
+  const char *readable[4 + 2 * KL__CASE_MAX_LINK] = {cache, kl_case_dir(c),
+                                                     prefix};
   size_t nr = prefix ? 3 : 2;
-  for (size_t i = 0; i < c->nincludes; i++)
-    readable[nr++] = c->includes[i];
-  for (size_t i = 0; i < c->nlibs; i++)
-    if (c->libs[i][0] == '/') readable[nr++] = c->libs[i];
+  for (size_t i = 0; i < kl_case_include_count(c); i++)
+    readable[nr++] = kl_case_include(c, i);
+  for (size_t i = 0; i < kl_case_lib_count(c); i++)
+    if (kl_case_lib(c, i)[0] == '/') readable[nr++] = kl_case_lib(c, i);
   readable[nr] = NULL;
   kl__sandbox_spec spec = {
       .dir = dir, .writable = writable, .readable = readable, .limits = true};
@@ -348,7 +355,7 @@ static int prepare_python(kl_artifact **out, const kl_case *c,
   int rc = 0;
   /* the baseline under tunables: the module's text is the candidate */
   if (!candidate && opts->defines && opts->defines[0]) {
-    if ((rc = kl__read_file(&module, c->kernel_path)) < 0) return rc;
+    if ((rc = kl__read_file(&module, kl_case_kernel_path(c))) < 0) return rc;
     candidate = module.ptr ? module.ptr : "";
   }
   rc = kl__python_case_describe(&desc, c, NULL);
@@ -480,7 +487,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   int rc = kl__compile_options_take(&full, given);
   if (rc < 0) return rc;
   const kl_compile_options *opts = &full;
-  if (c->backend == KL_BACKEND_PYTHON)
+  if (kl_case_backend(c) == KL_BACKEND_PYTHON)
     return prepare_python(out, c, candidate, opts);
   kl_harness_options hopts = KL_HARNESS_OPTIONS_INIT;
   hopts.form = KL_HARNESS_PLUGIN;
@@ -492,31 +499,31 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   rc = kl_harness_generate(&src, c, candidate, &hopts);
   if (rc < 0) goto done;
   if ((rc = kl_compile_cache_dir(&dir, opts)) < 0) goto done;
-  bool cuda = c->backend == KL_BACKEND_CUDA;
+  bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   const char *env_cc = getenv(cuda ? "NVCC" : "CC");
   const char *compiler = opts->compiler        ? opts->compiler
-                         : c->compiler         ? c->compiler
+                         : kl_case_compiler(c) ? kl_case_compiler(c)
                          : env_cc && env_cc[0] ? env_cc
                          : cuda                ? "nvcc"
                                                : "cc";
-  const char *flags = opts->flags ? opts->flags
-                      : c->flags  ? c->flags
-                      : cuda      ? "-O3 -lineinfo"
-                                  : "-O3 -march=native";
+  const char *flags = opts->flags        ? opts->flags
+                      : kl_case_flags(c) ? kl_case_flags(c)
+                      : cuda             ? "-O3 -lineinfo"
+                                         : "-O3 -march=native";
   char banner[256];
   if ((rc = compiler_banner(compiler, banner, sizeof(banner))) < 0) goto done;
   /* The key covers everything that changes the object. */
   kl__sha256 h;
   kl__sha256_init(&h);
   kl__sha256_update(&h, src.ptr, src.size + 1);
-  if ((rc = hash_headers(&h, c->dir, "", 3)) < 0) goto done;
-  rc =
-      kl__buf_printf(&key_text, "%s\n%s\n%s\n%s-plugin\n%s\n", compiler, banner,
-                     flags, cuda ? "cuda" : "host", cuda ? c->arch : "");
-  for (size_t i = 0; rc == 0 && i < c->nincludes; i++)
-    rc = kl__buf_printf(&key_text, "-I%s\n", c->includes[i]);
-  for (size_t i = 0; rc == 0 && i < c->nlibs; i++)
-    rc = kl__buf_printf(&key_text, "%s\n", c->libs[i]);
+  if ((rc = hash_headers(&h, kl_case_dir(c), "", 3)) < 0) goto done;
+  rc = kl__buf_printf(&key_text, "%s\n%s\n%s\n%s-plugin\n%s\n", compiler,
+                      banner, flags, cuda ? "cuda" : "host",
+                      cuda ? kl_case_arch(c) : "");
+  for (size_t i = 0; rc == 0 && i < kl_case_include_count(c); i++)
+    rc = kl__buf_printf(&key_text, "-I%s\n", kl_case_include(c, i));
+  for (size_t i = 0; rc == 0 && i < kl_case_lib_count(c); i++)
+    rc = kl__buf_printf(&key_text, "%s\n", kl_case_lib(c, i));
   for (size_t i = 0; rc == 0 && opts->defines && opts->defines[i]; i++)
     rc = kl__buf_printf(&key_text, "-D%s\n", opts->defines[i]);
   if (rc < 0) goto done;
@@ -575,15 +582,16 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   /* the case's header folders (target.include), then its own folder */
   size_t nlink = link_argv(&link_words, c);
   char *lw = link_words.ptr;
-  for (size_t i = 0; lw && i < c->nincludes; i++, lw += strlen(lw) + 1)
+  for (size_t i = 0; lw && i < kl_case_include_count(c);
+       i++, lw += strlen(lw) + 1)
     argv[n++] = lw;
-  snprintf(include_flag, sizeof(include_flag), "-I%s", c->dir);
+  snprintf(include_flag, sizeof(include_flag), "-I%s", kl_case_dir(c));
   argv[n++] = include_flag; /* headers that live beside the kernel */
   argv[n++] = "-shared";
   if (cuda) {
     /* one shared CUDA runtime for every plugin of a worker, so that
      * streams pass between plugins; found again through an rpath */
-    snprintf(arch_flag, sizeof(arch_flag), "-arch=%s", c->arch);
+    snprintf(arch_flag, sizeof(arch_flag), "-arch=%s", kl_case_arch(c));
     argv[n++] = arch_flag;
     argv[n++] = "-Xcompiler";
     argv[n++] = "-fPIC";
@@ -603,7 +611,8 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   argv[n++] = path_c;
   /* the case's libraries (target.libs) after the source that needs them,
    * with an rpath to each library file's folder */
-  for (size_t i = c->nincludes; lw && i < nlink; i++, lw += strlen(lw) + 1)
+  for (size_t i = kl_case_include_count(c); lw && i < nlink;
+       i++, lw += strlen(lw) + 1)
     argv[n++] = lw;
   argv[n++] = "-lm";
   argv[n] = NULL;

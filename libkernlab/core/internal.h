@@ -349,7 +349,9 @@ int kl__options_take(void *full, const void *given, const size_t *sizes,
                      size_t nsizes, const char *what);
 /* An options struct's pair, from its defaults macro and its sizes table:
  * the public init (kl_x_options_init) and the library's taker
- * (kl__x_options_take, declared below). One definition for all of them. */
+ * (kl__x_options_take, declared in its module's internal header, or atop
+ * the one file of a module that has none). One definition for all of
+ * them. */
 #define KL__OPTIONS_FUNCTIONS(type, init_fn, take_fn, defaults_init, sizes)    \
   int init_fn(type *opts, unsigned version) {                                  \
     const type defaults = defaults_init;                                       \
@@ -374,46 +376,6 @@ int kl__result_give(void *out, const void *full, size_t full_size,
  * later would raise the minimum and refuse every caller built before it. */
 #define KL__SIZE_THROUGH(T, field)                                             \
   (offsetof(T, field) + sizeof(((T *)0)->field))
-/* Each options struct's taker (defined beside its init function): the
- * caller's struct, whatever its version, over this library's defaults.
- * The structs are the public headers'; the entry points read only the
- * full struct these give. */
-#include "kernlab/kernlab.h"
-int kl__bench_options_take(kl_bench_options *full,
-                           const kl_bench_options *given);
-int kl__case_options_take(kl_case_options *full, const kl_case_options *given);
-int kl__case_new_options_take(kl_case_new_options *full,
-                              const kl_case_new_options *given);
-int kl__compile_options_take(kl_compile_options *full,
-                             const kl_compile_options *given);
-int kl__executor_options_take(kl_executor_options *full,
-                              const kl_executor_options *given);
-int kl__expr_options_take(kl_expr_options *full, const kl_expr_options *given);
-int kl__harness_options_take(kl_harness_options *full,
-                             const kl_harness_options *given);
-int kl__history_report_options_take(kl_history_report_options *full,
-                                    const kl_history_report_options *given);
-int kl__llm_config_take(kl_llm_config *full, const kl_llm_config *given);
-int kl__observe_options_take(kl_observe_options *full,
-                             const kl_observe_options *given);
-int kl__configs_options_take(kl_configs_options *full,
-                             const kl_configs_options *given);
-int kl__case_from_observation_options_take(
-    kl_case_from_observation_options *full,
-    const kl_case_from_observation_options *given);
-int kl__export_options_take(kl_export_options *full,
-                            const kl_export_options *given);
-int kl__rules_options_take(kl_rules_options *full,
-                           const kl_rules_options *given);
-int kl__run_options_take(kl_run_options *full, const kl_run_options *given);
-int kl__worker_options_take(kl_worker_options *full,
-                            const kl_worker_options *given);
-int kl__prompt_inputs_take(kl_prompt_inputs *full,
-                           const kl_prompt_inputs *given);
-int kl__time_options_take(kl_time_options *full, const kl_time_options *given);
-int kl__serve_options_take(kl_serve_options *full,
-                           const kl_serve_options *given);
-
 /* ---- secrets (secrets.c)
  * ----------------------------------------------------- */
 /* A value kernlab knows to be secret (an API key it read, a webhook URL:

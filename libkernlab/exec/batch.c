@@ -28,6 +28,7 @@
 #include "../core/json.h"
 #include "../core/sandbox.h"
 #include "exec_internal.h"
+#include "kernlab/time_request.h"
 
 /* sep "key": "plugins/BASE" (or null) */
 static int put_plugin(kl_buf *b, const char *sep, const char *key,
@@ -83,15 +84,21 @@ static int eval_json(kl_buf *b, size_t i, const kl__eval *e, bool first) {
       "},\"compile_seconds\":%.6g,\"oracle_cached\":%s,"
       "\"candidate_cached\":%s,\"check_seeds\":%d,\"seed\":\"%" PRIu64 "\","
       "\"check_seed\":\"%" PRIu64 "\","
-      "\"timeout_ms\":%d,\"time\":{\"cold\":%d,\"warmup\":%d,"
-      "\"min_samples\":%zu,\"max_samples\":%zu,\"target_rel_ci\":%.17g,"
-      "\"time_cap_ms\":%d,\"seed\":\"%" PRIu64 "\",\"block_rounds\":%zu,"
-      "\"decide_gain_pct\":%.17g}}",
+      "\"timeout_ms\":%d,\"time\":{",
       e->plugins.compile_seconds, e->plugins.oracle_cached ? "true" : "false",
       e->plugins.candidate_cached ? "true" : "false", o->check_seeds, o->seed,
-      o->check_seed, o->timeout_ms, t->cold, t->warmup, t->min_samples,
-      t->max_samples, t->target_rel_ci, t->time_cap_ms, t->seed,
-      t->block_rounds, t->decide_gain_pct);
+      o->check_seed, o->timeout_ms);
+  /* the time request's fields under their names (kernlab/time_request.h) */
+  kl__buf_printf(b,
+                 "\"%s\":%d,\"%s\":%d,\"%s\":%zu,\"%s\":%zu,\"%s\":%.17g,"
+                 "\"%s\":%d,\"%s\":\"%" PRIu64 "\",\"%s\":%zu,\"%s\":%.17g}}",
+                 KL_TIME_KEY_COLD, t->cold, KL_TIME_KEY_WARMUP, t->warmup,
+                 KL_TIME_KEY_MIN_SAMPLES, t->min_samples,
+                 KL_TIME_KEY_MAX_SAMPLES, t->max_samples,
+                 KL_TIME_KEY_TARGET_REL_CI, t->target_rel_ci,
+                 KL_TIME_KEY_TIME_CAP_MS, t->time_cap_ms, KL_TIME_KEY_SEED,
+                 t->seed, KL_TIME_KEY_BLOCK_ROUNDS, t->block_rounds,
+                 KL_TIME_KEY_DECIDE_GAIN_PCT, t->decide_gain_pct);
   return kl__buf_status(b);
 }
 

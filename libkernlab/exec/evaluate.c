@@ -15,6 +15,7 @@
 
 #include "../core/json.h"
 #include "exec_internal.h"
+#include "kernlab/time_request.h"
 
 static uint64_t u64_of(json_object *o, const char *key) {
   const char *t = kl__json_text(o, key);
@@ -47,15 +48,15 @@ static int eval_from(kl__eval *e, const char *dir, json_object *j) {
   o.check_seed = u64_of(j, "check_seed"); /* 0 in batches written before it */
   o.timeout_ms = (int)kl__json_num(j, "timeout_ms");
   if (t) {
-    o.time.cold = (int)kl__json_num(t, "cold");
-    o.time.warmup = (int)kl__json_num(t, "warmup");
-    o.time.min_samples = (size_t)kl__json_num(t, "min_samples");
-    o.time.max_samples = (size_t)kl__json_num(t, "max_samples");
-    o.time.target_rel_ci = kl__json_num(t, "target_rel_ci");
-    o.time.time_cap_ms = (int)kl__json_num(t, "time_cap_ms");
-    o.time.seed = u64_of(t, "seed");
-    o.time.block_rounds = (size_t)kl__json_num(t, "block_rounds");
-    o.time.decide_gain_pct = kl__json_num(t, "decide_gain_pct");
+    o.time.cold = (int)kl__json_num(t, KL_TIME_KEY_COLD);
+    o.time.warmup = (int)kl__json_num(t, KL_TIME_KEY_WARMUP);
+    o.time.min_samples = (size_t)kl__json_num(t, KL_TIME_KEY_MIN_SAMPLES);
+    o.time.max_samples = (size_t)kl__json_num(t, KL_TIME_KEY_MAX_SAMPLES);
+    o.time.target_rel_ci = kl__json_num(t, KL_TIME_KEY_TARGET_REL_CI);
+    o.time.time_cap_ms = (int)kl__json_num(t, KL_TIME_KEY_TIME_CAP_MS);
+    o.time.seed = u64_of(t, KL_TIME_KEY_SEED);
+    o.time.block_rounds = (size_t)kl__json_num(t, KL_TIME_KEY_BLOCK_ROUNDS);
+    o.time.decide_gain_pct = kl__json_num(t, KL_TIME_KEY_DECIDE_GAIN_PCT);
   }
   e->plugins.compile_seconds = kl__json_num(j, "compile_seconds");
   e->plugins.oracle_cached =

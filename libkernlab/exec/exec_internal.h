@@ -7,7 +7,6 @@
 
 #include "../bench/bench_internal.h"
 #include "../records/records.h"
-#include "../case/case_internal.h"
 #include "kernlab/executor.h"
 
 /* One evaluation: kl_bench_compare (compare) or kl_bench_run of `o` on the
@@ -117,5 +116,11 @@ int kl__exec_tar(kl__run_result *res, const char *const *argv,
                  const char *input, size_t input_len);
 /* A word for a POSIX shell: single-quoted. */
 int kl__sh_quote(kl_buf *b, const char *word);
+
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__executor_options_take(kl_executor_options *full,
+                              const kl_executor_options *given);
 
 #endif /* KL_EXEC_INTERNAL_H */

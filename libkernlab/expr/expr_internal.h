@@ -89,4 +89,9 @@ typedef struct kl_expr_func {
 extern const kl_expr_func kl__expr_funcs[];
 extern const size_t kl__expr_nfuncs;
 
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__expr_options_take(kl_expr_options *full, const kl_expr_options *given);
+
 #endif /* KL_EXPR_INTERNAL_H */

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../case/case_internal.h"
+#include "../case/case_view.h"
 #include "kernlab/harness.h"
 #include "kernlab/plugin.h"
 
@@ -23,6 +23,12 @@
 #include "embedded_cuda_probes.h"
 #include "embedded_runtime_cuda.h"
 #include "embedded_runtime_host.h"
+
+/* The caller's options, whatever their version, over this library's
+ * defaults: KL__OPTIONS_FUNCTIONS defines it at the end of this file, the
+ * only one that takes them. */
+int kl__harness_options_take(kl_harness_options *full,
+                             const kl_harness_options *given);
 
 /* The C type of a dtype in the generated code. Host harnesses see 16-bit
  * floats as raw storage (void *); CUDA harnesses as CUDA's own types. */
@@ -96,8 +102,8 @@ typedef enum call_kind {
 
 /* One buffer or scalar param as the call's argument (or a field's value). */
 static void emit_value(kl_buf *b, const kl_case *c, size_t p) {
-  const case_param *pa = &c->params[p];
-  const char *t = ctype(pa->dtype, c->backend);
+  const case_param *pa = &kl__case_params(c)[p];
+  const char *t = ctype(pa->dtype, kl_case_backend(c));
   if (pa->is_pointer)
     kl__buf_printf(b, "(%s *)b[%zu]", t, p);
   else if (kl_dtype_is_float(pa->dtype))
@@ -111,14 +117,16 @@ static void emit_value(kl_buf *b, const kl_case *c, size_t p) {
  * parenthesis. */
 static void emit_args(kl_buf *b, const kl_case *c, call_kind kind,
                       const char *indent, const char *builders) {
-  for (size_t a = 0; a < c->nargs; a++) {
+  const case_arg *args = kl__case_args(c);
+  size_t nargs = kl__case_arg_count(c);
+  for (size_t a = 0; a < nargs; a++) {
     if (a) kl__buf_printf(b, ",\n%s", indent);
-    if (c->args[a].struct_type)
-      kl__buf_printf(b, "klh_%smake_%s(b, s)", builders, c->args[a].name);
+    if (args[a].struct_type)
+      kl__buf_printf(b, "klh_%smake_%s(b, s)", builders, args[a].name);
     else
-      emit_value(b, c, c->args[a].first);
+      emit_value(b, c, args[a].first);
   }
-  if (kind == CALL_LAUNCHER) kl__buf_puts(b, c->nargs ? ", ctx" : "ctx");
+  if (kind == CALL_LAUNCHER) kl__buf_puts(b, nargs ? ", ctx" : "ctx");
   kl__buf_puts(b, ");\n");
 }
 
@@ -167,8 +175,8 @@ static int renamed_type(kl_buf *b, const char *spelling, const char *prefix) {
  * field set from the buffers and tables. */
 static int emit_builders(kl_buf *b, const kl_case *c, const char *builders,
                          const char *rename) {
-  for (size_t a = 0; a < c->nargs; a++) {
-    const case_arg *arg = &c->args[a];
+  for (size_t a = 0; a < kl__case_arg_count(c); a++) {
+    const case_arg *arg = &kl__case_args(c)[a];
     if (!arg->struct_type) continue;
     kl_buf type = KL_BUF_INIT;
     if (rename)
@@ -184,7 +192,8 @@ static int emit_builders(kl_buf *b, const kl_case *c, const char *builders,
                    "  %s v;\n  memset(&v, 0, sizeof v);\n",
                    type.ptr, builders, arg->name, type.ptr);
     for (size_t f = arg->first; f < arg->first + arg->count; f++) {
-      kl__buf_printf(b, "  v.%s = ", c->params[f].name + strlen(arg->name) + 1);
+      kl__buf_printf(
+          b, "  v.%s = ", kl__case_params(c)[f].name + strlen(arg->name) + 1);
       emit_value(b, c, f);
       kl__buf_puts(b, ";\n");
     }
@@ -198,12 +207,13 @@ static int emit_builders(kl_buf *b, const kl_case *c, const char *builders,
  * takes (then an embedded copy of it renames them, so that the
  * candidate's own definition does not clash). */
 static int defines_a_struct(bool *out, const kl_case *c, const char *text) {
+  const case_arg *args = kl__case_args(c);
   *out = false;
   char *clean = kl__c_blank(text, strlen(text), false);
   if (!clean) return kl__error_oom();
-  for (size_t a = 0; a < c->nargs && !*out; a++) {
-    if (!c->args[a].struct_type) continue;
-    char *name = kl__c_type_name(c->args[a].struct_type);
+  for (size_t a = 0; a < kl__case_arg_count(c) && !*out; a++) {
+    if (!args[a].struct_type) continue;
+    char *name = kl__c_type_name(args[a].struct_type);
     size_t o, e;
     if (!name) {
       kl__free(clean);
@@ -228,6 +238,7 @@ static int defines_a_struct(bool *out, const kl_case *c, const char *text) {
  * renamed names. */
 static int emit_embedded_baseline(kl_buf *b, const kl_case *c, const char *text,
                                   bool *structs) {
+  const case_arg *args = kl__case_args(c);
   *structs = false;
   char *clean = kl__c_blank(text, strlen(text), false);
   kl__c_names ns = {0}, macros = {0};
@@ -265,14 +276,16 @@ static int emit_embedded_baseline(kl_buf *b, const kl_case *c, const char *text,
   }
   /* guarded: the baseline's own #include lines, below, find them read */
   if (hoisted.ptr &&
-      kl__c_include_once(b, hoisted.ptr, base_name(c->kernel_path),
+      kl__c_include_once(b, hoisted.ptr, base_name(kl_case_kernel_path(c)),
                          SECTION_HOISTED) < 0)
     rc = kl__error_oom();
   kl_buf_dispose(&hoisted);
   if (rc < 0) goto done;
   /* an unqualified kernel is renamed wherever it is defined (an
    * anonymous namespace's is not at top level) */
-  char *entry = strstr(c->entry, "::") ? NULL : kl__c_entry_name(c->entry);
+  char *entry = strstr(kl_case_entry(c), "::")
+                    ? NULL
+                    : kl__c_entry_name(kl_case_entry(c));
   for (size_t i = 0; entry && i < ns.n; i++)
     if (strcmp(ns.v[i], entry) == 0) {
       kl__free(entry);
@@ -281,24 +294,24 @@ static int emit_embedded_baseline(kl_buf *b, const kl_case *c, const char *text,
   if (entry) kl__buf_printf(b, "#define %s klh_baseline_%s\n", entry, entry);
   for (size_t i = 0; i < ns.n; i++)
     kl__buf_printf(b, "#define %s klh_baseline_%s\n", ns.v[i], ns.v[i]);
-  emit_section(b, "BASELINE SECTION (the oracle)", base_name(c->kernel_path),
-               text, SECTION_BASELINE);
+  emit_section(b, "BASELINE SECTION (the oracle)",
+               base_name(kl_case_kernel_path(c)), text, SECTION_BASELINE);
   if (entry) kl__buf_printf(b, "#undef %s\n", entry);
   kl__free(entry);
   for (size_t i = 0; i < ns.n; i++)
     kl__buf_printf(b, "#undef %s\n", ns.v[i]);
   for (size_t i = 0; i < macros.n; i++) {
     bool tunable = false;
-    for (size_t t = 0; t < c->ntunables && !tunable; t++)
-      tunable = strcmp(c->tunables[t].name, macros.v[i]) == 0;
+    for (size_t t = 0; t < kl_case_tunable_count(c) && !tunable; t++)
+      tunable = strcmp(kl_case_tunable_name(c, t), macros.v[i]) == 0;
     if (!tunable) kl__buf_printf(b, "#undef %s\n", macros.v[i]);
   }
-  for (size_t a = 0; a < c->nargs && !*structs; a++) {
-    if (!c->args[a].struct_type) continue;
-    size_t len, at = renamed_part(c->args[a].struct_type, &len);
+  for (size_t a = 0; a < kl__case_arg_count(c) && !*structs; a++) {
+    if (!args[a].struct_type) continue;
+    size_t len, at = renamed_part(args[a].struct_type, &len);
     for (size_t i = 0; i < ns.n && !*structs; i++)
       *structs = strlen(ns.v[i]) == len &&
-                 strncmp(ns.v[i], c->args[a].struct_type + at, len) == 0;
+                 strncmp(ns.v[i], args[a].struct_type + at, len) == 0;
   }
   rc = kl__buf_status(b);
 done:
@@ -311,9 +324,10 @@ done:
 /* #define (or, undo, #undef) each struct's name to its renamed one. */
 static int emit_struct_renames(kl_buf *b, const kl_case *c, const char *prefix,
                                bool undo) {
-  for (size_t a = 0; a < c->nargs; a++) {
-    if (!c->args[a].struct_type) continue;
-    char *name = kl__c_type_name(c->args[a].struct_type);
+  const case_arg *args = kl__case_args(c);
+  for (size_t a = 0; a < kl__case_arg_count(c); a++) {
+    if (!args[a].struct_type) continue;
+    char *name = kl__c_type_name(args[a].struct_type);
     if (!name) return kl__error_oom();
     if (undo)
       kl__buf_printf(b, "#undef %s\n", name);
@@ -326,8 +340,8 @@ static int emit_struct_renames(kl_buf *b, const kl_case *c, const char *prefix,
 
 /* Whether some shape launches its own instantiation of the entry. */
 static bool per_shape_entries(const kl_case *c) {
-  for (size_t s = 0; s < c->nshapes; s++)
-    if (c->shapes[s].entry) return true;
+  for (size_t s = 0; s < kl_case_shape_count(c); s++)
+    if (kl__case_shapes(c)[s].entry) return true;
   return false;
 }
 
@@ -358,7 +372,7 @@ static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
 static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
                      const char *fn, call_kind kind, const char *prefix,
                      const char *builders) {
-  bool cuda = c->backend == KL_BACKEND_CUDA;
+  bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   if (kind == CALL_PLAIN)
     kl__buf_printf(b, "static void %s(void *const *b, int32_t s) {\n  %s(",
                    wrapper, fn);
@@ -373,7 +387,7 @@ static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
     kl__buf_printf(b, "%s  %s(", cuda ? "  (void)st;\n" : "", fn);
   if (kind == CALL_GEOMETRY && per_shape_entries(c)) {
     kl__buf_puts(b, "  (void)ctx;\n  switch (s) {\n");
-    for (size_t s = 0; s < c->nshapes; s++) {
+    for (size_t s = 0; s < kl_case_shape_count(c); s++) {
       kl__buf_printf(b, "  case %zu:\n", s);
       emit_geometry_launch(b, c, s, prefix, 4, builders);
       kl__buf_puts(b, "    break;\n");
@@ -385,7 +399,8 @@ static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
   } else {
     emit_args(b, c, kind, "      ", builders);
   }
-  if (kind == CALL_PLAIN && c->nargs == 0) kl__buf_puts(b, "  (void)b;\n");
+  if (kind == CALL_PLAIN && kl__case_arg_count(c) == 0)
+    kl__buf_puts(b, "  (void)b;\n");
   if (kind == CALL_PLAIN || kind == CALL_HOST) kl__buf_puts(b, "  (void)s;\n");
   kl__buf_puts(b, "}\n");
   return kl__buf_status(b);
@@ -437,23 +452,23 @@ static int emit_unguard(kl_buf *b) {
 
 /* Launch geometry per shape (CUDA cases). */
 static int emit_launch_tables(kl_buf *b, const kl_case *c) {
+  const case_shape *shapes = kl__case_shapes(c);
   const char *names[2] = {"klh_grid", "klh_block"};
   for (int t = 0; t < 2; t++) {
     kl__buf_printf(b, "static const int64_t %s[KLH_NSHAPES][3] = {\n",
                    names[t]);
-    for (size_t s = 0; s < c->nshapes; s++) {
-      const int64_t *d =
-          t ? c->shapes[s].launch.block : c->shapes[s].launch.grid;
+    for (size_t s = 0; s < kl_case_shape_count(c); s++) {
+      const int64_t *d = t ? shapes[s].launch.block : shapes[s].launch.grid;
       kl__buf_printf(b, "  {%lldLL, %lldLL, %lldLL}, /* %s */\n",
                      (long long)d[0], (long long)d[1], (long long)d[2],
-                     c->shapes[s].name);
+                     kl_case_shape_name(c, s));
     }
     kl__buf_puts(b, "};\n");
   }
   kl__buf_puts(b, "static const int64_t klh_shared[KLH_NSHAPES] = {");
-  for (size_t s = 0; s < c->nshapes; s++)
+  for (size_t s = 0; s < kl_case_shape_count(c); s++)
     kl__buf_printf(b, "%s%lldLL", s ? ", " : "",
-                   (long long)c->shapes[s].launch.shared_bytes);
+                   (long long)shapes[s].launch.shared_bytes);
   kl__buf_puts(b, "};\n");
   return kl__buf_status(b);
 }
@@ -461,7 +476,7 @@ static int emit_launch_tables(kl_buf *b, const kl_case *c) {
 /* The kernel each shape launches, for its attributes and occupancy. */
 static int emit_entry_table(kl_buf *b, const kl_case *c) {
   kl__buf_puts(b, "static const void *const klh_entry_fns[KLH_NSHAPES] = {");
-  for (size_t s = 0; s < c->nshapes; s++) {
+  for (size_t s = 0; s < kl_case_shape_count(c); s++) {
     kl__buf_puts(b, s ? ",\n    (const void *)&" : "\n    (const void *)&");
     kl__buf_puts(b, kl_case_shape_entry(c, s));
   }
@@ -482,11 +497,11 @@ static int emit_string_table(kl_buf *b, const char *name, size_t n,
 }
 
 static const char *shape_name_at(const kl_case *c, size_t i) {
-  return c->shapes[i].name;
+  return kl_case_shape_name(c, i);
 }
 
 static const char *param_name_at(const kl_case *c, size_t i) {
-  return c->params[i].name;
+  return kl__case_params(c)[i].name;
 }
 
 /* The leading axis of a buffer whose count is a product: `rows*cols` (or
@@ -524,23 +539,28 @@ static int64_t leading_rows(const case_param *pa, const case_shape *sh,
 }
 
 static int emit_tables(kl_buf *b, const kl_case *c) {
+  size_t nshapes = kl_case_shape_count(c);
+  size_t nparams = kl_case_param_count(c);
+  const case_param *params = kl__case_params(c);
+  const kl_reference_info *ref = kl__case_reference(c);
+  const case_shape *shapes = kl__case_shapes(c);
   kl__buf_printf(b,
                  "\n#line 1 \"kernlab-harness\"\n"
                  "/* ==== HARNESS SECTION (frozen) ==== */\n"
                  "#define KLH_NSHAPES %zu\n#define KLH_NPARAMS %zu\n",
-                 c->nshapes, c->nparams);
+                 nshapes, nparams);
   kl__buf_puts(b, "static const char klh_case_name[] = ");
-  kl__buf_json_string(b, c->name);
+  kl__buf_json_string(b, kl_case_name(c));
   kl__buf_puts(b, ";\nstatic const char klh_entry[] = ");
-  kl__buf_json_string(b, c->entry);
+  kl__buf_json_string(b, kl_case_entry(c));
   kl__buf_puts(b, ";\n");
-  emit_string_table(b, "klh_shape_names", c->nshapes, shape_name_at, c);
-  emit_string_table(b, "klh_param_names", c->nparams, param_name_at, c);
+  emit_string_table(b, "klh_shape_names", nshapes, shape_name_at, c);
+  emit_string_table(b, "klh_param_names", nparams, param_name_at, c);
   const char *int_tables[3] = {"klh_roles", "klh_dtypes", "klh_init_kind"};
   for (int t = 0; t < 3; t++) {
     kl__buf_printf(b, "static const int32_t %s[] = {", int_tables[t]);
-    for (size_t p = 0; p < c->nparams; p++) {
-      const case_param *pa = &c->params[p];
+    for (size_t p = 0; p < nparams; p++) {
+      const case_param *pa = &params[p];
       int v = t == 0 ? (int)pa->role : t == 1 ? (int)pa->dtype : (int)pa->init;
       kl__buf_printf(b, "%s%d", p ? ", " : "", v);
     }
@@ -549,37 +569,37 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
   const char *dbl_tables[2] = {"klh_init_a", "klh_init_b"};
   for (int t = 0; t < 2; t++) {
     kl__buf_printf(b, "static const double %s[] = {", dbl_tables[t]);
-    for (size_t p = 0; p < c->nparams; p++)
+    for (size_t p = 0; p < nparams; p++)
       kl__buf_printf(b, "%s%.17g", p ? ", " : "",
-                     t ? c->params[p].init_b : c->params[p].init_a);
+                     t ? params[p].init_b : params[p].init_a);
     kl__buf_puts(b, "};\n");
   }
   kl__buf_printf(b,
                  "static const double klh_atol = %.17g, klh_rtol = "
                  "%.17g;\n",
-                 c->ref.atol, c->ref.rtol);
+                 ref->atol, ref->rtol);
   /* Per shape: element counts, and scalar values as integer and double. */
   const char *shape_tables[3] = {"int64_t klh_elems", "int64_t klh_scalar_i",
                                  "double klh_scalar_f"};
   for (int t = 0; t < 3; t++) {
     kl__buf_printf(b, "static const %s[KLH_NSHAPES][KLH_NPARAMS] = {\n",
                    shape_tables[t]);
-    for (size_t s = 0; s < c->nshapes; s++) {
-      const case_shape *sh = &c->shapes[s];
+    for (size_t s = 0; s < nshapes; s++) {
+      const case_shape *sh = &shapes[s];
       kl__buf_puts(b, "  {");
-      for (size_t p = 0; p < c->nparams; p++) {
+      for (size_t p = 0; p < nparams; p++) {
         kl__buf_puts(b, p ? ", " : "");
         if (t == 0)
           kl__buf_printf(b, "%lldLL", (long long)sh->elements[p]);
         else if (t == 1)
           kl__buf_printf(b, "%lldLL",
-                         (long long)(c->params[p].is_pointer ? 0
+                         (long long)(params[p].is_pointer ? 0
                                      : sh->scalars[p].is_int
                                          ? sh->scalars[p].i
                                          : (int64_t)sh->scalars[p].f));
         else
           kl__buf_printf(b, "%.17g",
-                         c->params[p].is_pointer ? 0.0 : sh->scalars[p].f);
+                         params[p].is_pointer ? 0.0 : sh->scalars[p].f);
       }
       kl__buf_printf(b, "}, /* %s */\n", sh->name);
     }
@@ -588,14 +608,14 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
   /* Per shape: each buffer's leading axis (rows of its count's product). */
   kl__buf_puts(b,
                "static const int64_t klh_rows[KLH_NSHAPES][KLH_NPARAMS] = {\n");
-  for (size_t s = 0; s < c->nshapes; s++) {
-    const case_shape *sh = &c->shapes[s];
+  for (size_t s = 0; s < nshapes; s++) {
+    const case_shape *sh = &shapes[s];
     kl__buf_puts(b, "  {");
-    for (size_t p = 0; p < c->nparams; p++)
+    for (size_t p = 0; p < nparams; p++)
       kl__buf_printf(
           b, "%s%lldLL", p ? ", " : "",
-          (long long)(c->params[p].is_pointer
-                          ? leading_rows(&c->params[p], sh, sh->elements[p])
+          (long long)(params[p].is_pointer
+                          ? leading_rows(&params[p], sh, sh->elements[p])
                           : 0));
     kl__buf_printf(b, "}, /* %s */\n", sh->name);
   }
@@ -604,42 +624,47 @@ static int emit_tables(kl_buf *b, const kl_case *c) {
 }
 
 static int check_supported(const kl_case *c) {
-  if (c->backend != KL_BACKEND_HOST && c->backend != KL_BACKEND_CUDA)
+  const case_param *params = kl__case_params(c);
+  if (kl_case_backend(c) != KL_BACKEND_HOST &&
+      kl_case_backend(c) != KL_BACKEND_CUDA)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
-                     "%s: the %s backend has no harness generator", c->name,
-                     kl_backend_name(c->backend));
-  for (size_t p = 0; c->backend == KL_BACKEND_HOST && p < c->nparams; p++)
-    if (!c->params[p].is_pointer && (c->params[p].dtype == KL_DTYPE_F16 ||
-                                     c->params[p].dtype == KL_DTYPE_BF16))
+                     "%s: the %s backend has no harness generator",
+                     kl_case_name(c), kl_backend_name(kl_case_backend(c)));
+  for (size_t p = 0;
+       kl_case_backend(c) == KL_BACKEND_HOST && p < kl_case_param_count(c); p++)
+    if (!params[p].is_pointer &&
+        (params[p].dtype == KL_DTYPE_F16 || params[p].dtype == KL_DTYPE_BF16))
       return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
                        "%s: scalar '%s' is %s; host kernels take 16-bit "
                        "floats only through buffers",
-                       c->name, c->params[p].name,
-                       kl_dtype_name(c->params[p].dtype));
+                       kl_case_name(c), params[p].name,
+                       kl_dtype_name(params[p].dtype));
   return 0;
 }
 
 int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                         const kl_harness_options *given) {
+  const kl_reference_info *ref = kl__case_reference(c);
   kl_harness_options opts;
   int rc = kl__harness_options_take(&opts, given);
   if (rc == 0) rc = check_supported(c);
   if (rc < 0) return rc;
   kl_harness_form form = opts.form;
   kl_buf baseline = KL_BUF_INIT, reference = KL_BUF_INIT, b = KL_BUF_INIT;
-  if ((rc = kl__read_file(&baseline, c->kernel_path)) < 0) goto done;
-  if (c->ref.kind == KL_REFERENCE_HOST &&
-      (rc = kl__read_file(&reference, c->ref_source)) < 0)
+  if ((rc = kl__read_file(&baseline, kl_case_kernel_path(c))) < 0) goto done;
+  if (ref->kind == KL_REFERENCE_HOST &&
+      (rc = kl__read_file(&reference, ref->source)) < 0)
     goto done;
-  const char *kernel_name =
-      opts.candidate_name ? opts.candidate_name : base_name(c->kernel_path);
+  const char *kernel_name = opts.candidate_name
+                                ? opts.candidate_name
+                                : base_name(kl_case_kernel_path(c));
   bool is_baseline = candidate == NULL;
   const char *kernel =
       is_baseline ? (baseline.ptr ? baseline.ptr : "") : candidate;
   bool embed_baseline = form == KL_HARNESS_STANDALONE && !is_baseline &&
-                        c->ref.kind == KL_REFERENCE_BASELINE;
+                        ref->kind == KL_REFERENCE_BASELINE;
 
-  bool cuda = c->backend == KL_BACKEND_CUDA;
+  bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   kl__buf_printf(
       &b,
       "/* kernlab %s harness of case '%s' (%s backend), form: %s.\n"
@@ -648,20 +673,21 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
       " * The KERNEL SECTION is the candidate, verbatim; the HARNESS "
       "SECTION is\n"
       " * frozen: do not edit it.\n",
-      cuda ? "CUDA" : "host", c->name, kl_backend_name(c->backend),
+      cuda ? "CUDA" : "host", kl_case_name(c),
+      kl_backend_name(kl_case_backend(c)),
       form == KL_HARNESS_PLUGIN ? "plugin" : "standalone", KL_VERSION);
   /* the case's own headers (`#include "common.h"`) are beside kernel.cu */
   char inc[1200] = "";
   if (strstr(kernel, "#include \"") ||
       (baseline.ptr && embed_baseline && strstr(baseline.ptr, "#include \"")))
-    snprintf(inc, sizeof inc, " -I %s", c->dir);
+    snprintf(inc, sizeof inc, " -I %s", kl_case_dir(c));
   /* and what the case says its kernel needs (target.include, .libs) */
   kl_buf incs = KL_BUF_INIT, libs = KL_BUF_INIT;
-  for (size_t i = 0; i < c->nincludes; i++)
-    kl__buf_printf(&incs, " -I %s", c->includes[i]);
+  for (size_t i = 0; i < kl_case_include_count(c); i++)
+    kl__buf_printf(&incs, " -I %s", kl_case_include(c, i));
   kl__buf_puts(&incs, inc);
-  for (size_t i = 0; i < c->nlibs; i++) {
-    const char *lib = c->libs[i], *slash = strrchr(lib, '/');
+  for (size_t i = 0; i < kl_case_lib_count(c); i++) {
+    const char *lib = kl_case_lib(c, i), *slash = strrchr(lib, '/');
     kl__buf_printf(&libs, " %s", lib);
     if (lib[0] == '/' && slash && strstr(slash, ".so"))
       kl__buf_printf(&libs, " %s-rpath,%.*s", cuda ? "-Xlinker " : "-Wl,",
@@ -673,12 +699,12 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                    " * Build: nvcc -O3 -arch=%s%s -shared -Xcompiler "
                    "-fPIC -cudart shared harness.cu%s -o plugin.so\n"
                    " */\n",
-                   c->arch, I, L);
+                   kl_case_arch(c), I, L);
   else if (cuda)
     kl__buf_printf(&b,
                    " * Build and run: nvcc -O3 -arch=%s%s harness.cu%s "
                    "-o harness && ./harness\n */\n",
-                   c->arch, I, L);
+                   kl_case_arch(c), I, L);
   else if (form == KL_HARNESS_PLUGIN)
     kl__buf_printf(&b,
                    " * Build: cc -O3%s -shared -fPIC harness.c%s -lm -o "
@@ -694,20 +720,20 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
                    "#include <stdint.h>\n#include <stddef.h>\n");
   bool structs = false; /* the kernel takes a struct by value */
-  for (size_t a = 0; a < c->nargs; a++)
-    structs = structs || c->args[a].struct_type;
+  for (size_t a = 0; a < kl__case_arg_count(c); a++)
+    structs = structs || kl__case_args(c)[a].struct_type;
   if (structs) kl__buf_puts(&b, "#include <string.h>\n");
   if (cuda)
     kl__buf_puts(&b, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>"
                      "\n#include <cuda_bf16.h>\n");
   emit_section(&b, "PLUGIN ABI (kernlab/plugin.h)", "kernlab/plugin.h",
                kl_embedded_plugin_h, SECTION_VERBATIM);
-  if (c->ntunables > 0) {
+  if (kl_case_tunable_count(c) > 0) {
     kl__buf_puts(&b, "\n/* tunables at this configuration's values; "
                      "override with -DNAME=value */\n");
-    for (size_t i = 0; i < c->ntunables; i++)
+    for (size_t i = 0; i < kl_case_tunable_count(c); i++)
       kl__buf_printf(&b, "#ifndef %s\n#define %s %s\n#endif\n",
-                     c->tunables[i].name, c->tunables[i].name,
+                     kl_case_tunable_name(c, i), kl_case_tunable_name(c, i),
                      kl_case_tunable_current(c, i));
   }
   bool launcher = false, baseline_launcher = false;
@@ -719,7 +745,7 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   /* a host reference that defines the kernel's struct itself gets the
    * struct renamed */
   bool base_structs = false, ref_structs = false;
-  if (c->ref.kind == KL_REFERENCE_HOST &&
+  if (ref->kind == KL_REFERENCE_HOST &&
       (rc = defines_a_struct(&ref_structs, c,
                              reference.ptr ? reference.ptr : "")) < 0)
     goto done;
@@ -729,8 +755,8 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                                    &base_structs)) < 0)
     goto done;
   if (ref_structs) emit_struct_renames(&b, c, "klh_reference_", false);
-  if (c->ref.kind == KL_REFERENCE_HOST)
-    emit_section(&b, "REFERENCE SECTION (the oracle)", base_name(c->ref_source),
+  if (ref->kind == KL_REFERENCE_HOST)
+    emit_section(&b, "REFERENCE SECTION (the oracle)", base_name(ref->source),
                  reference.ptr ? reference.ptr : "", SECTION_REFERENCE);
   if (ref_structs) emit_struct_renames(&b, c, "", true);
   emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name, kernel,
@@ -742,21 +768,21 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (base_structs) emit_builders(&b, c, "baseline_", "klh_baseline_");
   if (ref_structs) emit_builders(&b, c, "reference_", "klh_reference_");
   call_kind kernel_call = !cuda ? CALL_HOST : CALL_GEOMETRY;
-  emit_call(&b, c, "klh_call", launcher ? KL_LAUNCHER_NAME : c->entry,
+  emit_call(&b, c, "klh_call", launcher ? KL_LAUNCHER_NAME : kl_case_entry(c),
             launcher ? CALL_LAUNCHER : kernel_call, "", "");
   kl__buf_printf(&b, "#define KLH_HAS_LAUNCHER %d\n", launcher);
   if (cuda && !launcher) /* the kernel itself, for its attributes */
     emit_entry_table(&b, c);
   kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
-                 c->ref.kind == KL_REFERENCE_HOST);
-  if (c->ref.kind == KL_REFERENCE_HOST)
-    emit_call(&b, c, "klh_call_reference", c->ref_function, CALL_PLAIN, "",
+                 ref->kind == KL_REFERENCE_HOST);
+  if (ref->kind == KL_REFERENCE_HOST)
+    emit_call(&b, c, "klh_call_reference", ref->function, CALL_PLAIN, "",
               ref_structs ? "reference_" : "");
   kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
   if (embed_baseline) {
     char fn[256];
     snprintf(fn, sizeof(fn), "klh_baseline_%s",
-             baseline_launcher ? KL_LAUNCHER_NAME : c->entry);
+             baseline_launcher ? KL_LAUNCHER_NAME : kl_case_entry(c));
     emit_call(&b, c, "klh_call_baseline", fn,
               baseline_launcher ? CALL_LAUNCHER : kernel_call, "klh_baseline_",
               base_structs ? "baseline_" : "");

@@ -24,6 +24,7 @@
 #include "../core/internal.h"
 #include "../records/records.h"
 #include "kernlab/llm.h"
+#include "llm_internal.h"
 
 typedef enum provider { P_ANTHROPIC, P_OPENAI, P_COMMAND, P_REPLAY } provider;
 

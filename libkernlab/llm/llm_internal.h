@@ -1,5 +1,6 @@
 /* LLM settings: the llm: section of the user config file and of a case,
- * which this module reads and checks (settings.c). */
+ * which this module reads and checks (settings.c); and the taker of a
+ * caller's kl_llm_config (llm.c), which the run uses too. */
 #ifndef KL_LLM_INTERNAL_H
 #define KL_LLM_INTERNAL_H
 
@@ -25,5 +26,10 @@ kl_llm_settings *kl__llm_settings_new(void);
 int kl__llm_settings_read(kl_llm_settings *s, const ynode *map,
                           const char *path, const char *file_text,
                           kl__diag_list *diags);
+
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__llm_config_take(kl_llm_config *full, const kl_llm_config *given);
 
 #endif /* KL_LLM_INTERNAL_H */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../core/yaml_tree.h"
-#include "../case/case_internal.h"
+#include "../case/case_section.h"
 #include "llm_internal.h"
 
 static const char *const keys[] = {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../core/internal.h"
-#include "../case/case_internal.h"
+#include "../case/case_section.h"
 #include "webhook_internal.h"
 
 struct kl_webhook {

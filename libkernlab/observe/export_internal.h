@@ -62,4 +62,10 @@ static inline void kl__export_step(exporter *x, const char *fmt, ...) {
 int kl__export_new_target(exporter *x, kl_buf *out, const char *best_source,
                           char *const *config);
 
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__export_options_take(kl_export_options *full,
+                            const kl_export_options *given);
+
 #endif

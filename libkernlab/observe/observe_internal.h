@@ -127,4 +127,15 @@ const char *kl__src_types_include(const kl__src_types *t, size_t i);
 bool kl__src_types_dir_used(const kl__src_types *t, size_t i);
 void kl__src_types_free(kl__src_types *t);
 
+/* The takers of this module's options structs (KL__OPTIONS_FUNCTIONS,
+ * beside each init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__observe_options_take(kl_observe_options *full,
+                             const kl_observe_options *given);
+int kl__configs_options_take(kl_configs_options *full,
+                             const kl_configs_options *given);
+int kl__case_from_observation_options_take(
+    kl_case_from_observation_options *full,
+    const kl_case_from_observation_options *given);
+
 #endif /* KL_OBSERVE_INTERNAL_H */

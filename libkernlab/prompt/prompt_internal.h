@@ -39,4 +39,10 @@ unsigned kl__py_languages(const char *src);
  * then the idioms of those src imports; appended to out. */
 int kl__py_language_guide(kl_buf *out, const char *src);
 
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__prompt_inputs_take(kl_prompt_inputs *full,
+                           const kl_prompt_inputs *given);
+
 #endif /* KL_PROMPT_INTERNAL_H */

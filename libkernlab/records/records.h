@@ -308,9 +308,11 @@ void kl__recorded_dispose(kl__recorded_proposal *p);
  * which starts with "v": KL__SUMMARY_VERSION). */
 #define KL__SUMMARY_VERSION 1
 int kl__summary_write(const char *run_dir, const char *json);
-/* The fields of summary.json that readers use (NULL when absent). */
+/* The fields of summary.json that readers use (NULL when absent), and
+ * whether the run has a summary.json at all (*found; may be NULL): a run
+ * whose last session was killed has none. */
 int kl__summary_read(const char *run_dir, char **stop_reason,
-                     char **webhook_status);
+                     char **webhook_status, bool *found);
 
 /* One run per case folder: an advisory lock on CASE/.kl-run.lock, dropped
  * by the kernel when the process dies. KL_EBUSY naming the run that holds

@@ -172,12 +172,14 @@ int kl__summary_write(const char *run_dir, const char *json) {
 }
 
 int kl__summary_read(const char *run_dir, char **stop_reason,
-                     char **webhook_status) {
+                     char **webhook_status, bool *found) {
   *stop_reason = *webhook_status = NULL;
+  if (found) *found = false;
   char *path = kl__path_join(run_dir, "summary.json");
   if (!path) return kl__error_oom();
   json_object *s = NULL;
-  int rc = kl__is_file(path) ? kl__json_read_file(&s, path, "summary.json") : 0;
+  bool is_file = kl__is_file(path);
+  int rc = is_file ? kl__json_read_file(&s, path, "summary.json") : 0;
   kl__free(path);
   if (rc == 0 && (kl__json_dup(stop_reason, s, "stop_reason") < 0 ||
                   kl__json_dup(webhook_status, s, "webhook_status") < 0))
@@ -187,6 +189,8 @@ int kl__summary_read(const char *run_dir, char **stop_reason,
     kl__free(*stop_reason);
     kl__free(*webhook_status);
     *stop_reason = *webhook_status = NULL;
+  } else if (found) {
+    *found = is_file;
   }
   return rc;
 }

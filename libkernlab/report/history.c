@@ -131,7 +131,7 @@ static int row_files(run_row *r, const kl_case *c) {
   int rc;
   if ((rc = kl__run_dir(&dir, kl_case_dir(c), r->id)) < 0 ||
       (rc = read_run_files(&f, dir)) < 0 ||
-      (rc = kl__summary_read(dir, &r->stop_reason, &webhook)) < 0)
+      (rc = kl__summary_read(dir, &r->stop_reason, &webhook, NULL)) < 0)
     goto done;
   r->started = f.started;
   r->proposer = f.proposer;
@@ -552,14 +552,12 @@ static int collect_run_files(rp_run *run, const kl_case *c) {
   int rc;
   if ((rc = kl__run_dir(&rundir, kl_case_dir(c), run->id)) < 0 ||
       (rc = read_run_files(&f, rundir)) < 0 ||
-      (rc = kl__summary_read(rundir, &run->stop_reason, &run->webhook_status)) <
-          0)
+      (rc = kl__summary_read(rundir, &run->stop_reason, &run->webhook_status,
+                             &run->has_summary)) < 0)
     goto done;
-  char path[PATH_MAX], when[32];
-  snprintf(path, sizeof(path), "%s/summary.json", rundir);
+  char when[32];
   run->started = f.started;
   time_text(when, sizeof(when), run->started);
-  run->has_summary = kl__is_file(path);
   run->proposer = f.proposer;
   run->strategy = f.strategy;
   f.proposer = f.strategy = NULL;

@@ -78,4 +78,10 @@ int kl__rp_render_html(kl_buf *out, const rp_run *run);
 int kl__rp_lineage_md(kl_buf *b, const rp_run *run);
 int kl__rp_lineage_html(kl_buf *b, const rp_run *run);
 
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__history_report_options_take(kl_history_report_options *full,
+                                    const kl_history_report_options *given);
+
 #endif /* KL_REPORT_INTERNAL_H */

@@ -74,4 +74,10 @@ const char *kl__ncu_advice_agrees(const kl_ncu_advice *a,
 void kl__skill_clear(skill *s);
 const skill *kl__skill_find(const kl_rules *rs, const char *id);
 
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__rules_options_take(kl_rules_options *full,
+                           const kl_rules_options *given);
+
 #endif /* KL_RULES_INTERNAL_H */

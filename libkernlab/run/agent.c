@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../case/case_internal.h"
 #include "run_internal.h"
 
 int kl_agent_propose(kl_buf *name, const kl_case *c, const char *source,

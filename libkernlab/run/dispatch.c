@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../case/case_internal.h"
+#include "../case/case_view.h"
 #include "../prompt/prompt_internal.h"
 #include "../records/records.h"
 #include "kernlab/plugin.h"
@@ -196,9 +196,10 @@ static char *squeezed(const char *s, size_t n) {
 
 static int shared_structs(kl__c_names *ns, kl_buf *body, const char *clean,
                           const kl_case *c, const variant *v, char **defs) {
-  for (size_t a = 0; a < c->nargs; a++) {
-    if (!c->args[a].struct_type) continue;
-    char *name = kl__c_type_name(c->args[a].struct_type);
+  const case_arg *args = kl__case_args(c);
+  for (size_t a = 0; a < kl__case_arg_count(c); a++) {
+    if (!args[a].struct_type) continue;
+    char *name = kl__c_type_name(args[a].struct_type);
     if (!name) return kl__error_oom();
     size_t start, end;
     bool has = kl__c_struct_statement(clean, name, &start, &end);
@@ -219,7 +220,7 @@ static int shared_structs(kl__c_names *ns, kl_buf *body, const char *clean,
                        "%s: variant %d (%s) defines struct %s differently "
                        "from an earlier variant; the dispatcher passes one "
                        "struct to every variant",
-                       c->name, v->number, v->x->id, name);
+                       kl_case_name(c), v->number, v->x->id, name);
       else /* blank it, lines kept */
         for (size_t i = start; i < end; i++)
           if (body->ptr[i] != '\n') body->ptr[i] = ' ';
@@ -277,13 +278,14 @@ done:
 /* The call of variant v at shape s (its launcher, or its entry at the
  * shape's geometry). */
 static int emit_call(kl_buf *out, const kl_case *c, const variant *v, int s) {
-  bool cuda = c->backend == KL_BACKEND_CUDA;
+  size_t nargs = kl__case_arg_count(c);
+  bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   if (v->launcher)
     kl__buf_printf(out, "kl_v%d_%s(", v->number, KL_LAUNCHER_NAME);
   else if (cuda) {
     /* the variant's outermost name was renamed: its namespace, or the
      * kernel itself */
-    const kl_launch *l = &c->shapes[s].launch;
+    const kl_launch *l = &kl__case_shapes(c)[s].launch;
     char prefix[32];
     snprintf(prefix, sizeof prefix, "kl_v%d_", v->number);
     kl__c_entry_renamed(out, kl_case_shape_entry(c, (size_t)s), prefix, true);
@@ -295,11 +297,11 @@ static int emit_call(kl_buf *out, const kl_case *c, const variant *v, int s) {
                    (long long)l->block[1], (long long)l->block[2],
                    (long long)l->shared_bytes);
   } else {
-    kl__buf_printf(out, "kl_v%d_%s(", v->number, c->entry);
+    kl__buf_printf(out, "kl_v%d_%s(", v->number, kl_case_entry(c));
   }
-  for (size_t i = 0; i < c->nargs; i++) /* a struct is passed whole */
-    kl__buf_printf(out, "%s%s", i ? ", " : "", c->args[i].name);
-  if (v->launcher) kl__buf_printf(out, "%sctx", c->nargs ? ", " : "");
+  for (size_t i = 0; i < nargs; i++) /* a struct is passed whole */
+    kl__buf_printf(out, "%s%s", i ? ", " : "", kl__case_args(c)[i].name);
+  if (v->launcher) kl__buf_printf(out, "%sctx", nargs ? ", " : "");
   return kl__buf_puts(out, ");\n");
 }
 
@@ -307,11 +309,11 @@ static int emit_call(kl_buf *out, const kl_case *c, const variant *v, int s) {
  * scalars; "1" when it has none. */
 static int emit_condition(kl_buf *out, const kl_case *c, int s) {
   size_t before = out->size;
-  for (size_t i = 0; i < c->nparams; i++) {
-    const case_param *p = &c->params[i];
+  for (size_t i = 0; i < kl_case_param_count(c); i++) {
+    const case_param *p = &kl__case_params(c)[i];
     if (p->is_pointer || p->dtype == KL_DTYPE_F16 || p->dtype == KL_DTYPE_BF16)
       continue;
-    const kl_value *v = &c->shapes[s].scalars[i];
+    const kl_value *v = &kl__case_shapes(c)[s].scalars[i];
     kl__buf_puts(out, out->size > before ? " && " : "");
     char num[48];
     if (p->dtype == KL_DTYPE_F32 || p->dtype == KL_DTYPE_F64) {
@@ -335,7 +337,7 @@ static int emit_condition(kl_buf *out, const kl_case *c, int s) {
 
 static int read_variant(variant *v, const kl_case *c) {
   kl_buf path = KL_BUF_INIT, text = KL_BUF_INIT;
-  kl__buf_printf(&path, "%s/%s/%s", c->dir, v->x->dir, v->x->kernel);
+  kl__buf_printf(&path, "%s/%s/%s", kl_case_dir(c), v->x->dir, v->x->kernel);
   int rc = kl__buf_status(&path);
   if (rc == 0) rc = kl__read_file(&text, path.ptr);
   kl_buf_dispose(&path);
@@ -359,9 +361,10 @@ static int read_variant(variant *v, const kl_case *c) {
 static int share_indistinct(pool *p, cand *base, cand **bests, int *group,
                             int *geo) {
   const kl_case *c = p->c;
-  char **cond = kl__calloc(c->nshapes, sizeof *cond);
+  size_t nshapes = kl_case_shape_count(c);
+  char **cond = kl__calloc(nshapes, sizeof *cond);
   int rc = cond ? 0 : kl__error_oom();
-  for (size_t s = 0; rc == 0 && s < c->nshapes; s++) {
+  for (size_t s = 0; rc == 0 && s < nshapes; s++) {
     kl_buf b = KL_BUF_INIT;
     emit_condition(&b, c, (int)s);
     if ((rc = kl__buf_status(&b)) == 0) cond[s] = kl__buf_detach(&b);
@@ -369,15 +372,15 @@ static int share_indistinct(pool *p, cand *base, cand **bests, int *group,
     for (size_t e = 0; rc == 0 && e < s && group[s] == (int)s; e++)
       if (strcmp(cond[e], cond[s]) == 0) group[s] = group[e];
   }
-  for (size_t g = 0; rc == 0 && g < c->nshapes; g++) {
+  for (size_t g = 0; rc == 0 && g < nshapes; g++) {
     if (group[g] != (int)g) continue;
     cand *pick = NULL;
     int at = (int)g;
     double least = INFINITY;
-    for (size_t u = g; u <= c->nshapes; u++) {
-      cand *x = u < c->nshapes ? bests[u] : base;
-      if (u < c->nshapes && group[u] != (int)g) continue;
-      for (size_t t = g; t < c->nshapes; t++) {
+    for (size_t u = g; u <= nshapes; u++) {
+      cand *x = u < nshapes ? bests[u] : base;
+      if (u < nshapes && group[u] != (int)g) continue;
+      for (size_t t = g; t < nshapes; t++) {
         if (group[t] != (int)g || !(base->median[t] > 0) ||
             !chain(p, x, (int)t, 0) || !(x->est[t] > 0))
           continue;
@@ -389,22 +392,25 @@ static int share_indistinct(pool *p, cand *base, cand **bests, int *group,
         }
       }
     }
-    for (size_t t = g; pick && t < c->nshapes; t++)
+    for (size_t t = g; pick && t < nshapes; t++)
       if (group[t] == (int)g) {
         bests[t] = pick;
         geo[t] = at;
       }
   }
-  kl__names_free(cond, c->nshapes);
+  kl__names_free(cond, nshapes);
   return rc;
 }
 
 int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
-  if (c->backend == KL_BACKEND_COMMAND || c->backend == KL_BACKEND_PYTHON)
+  size_t nshapes = kl_case_shape_count(c);
+  size_t nargs = kl__case_arg_count(c);
+  if (kl_case_backend(c) == KL_BACKEND_COMMAND ||
+      kl_case_backend(c) == KL_BACKEND_PYTHON)
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
                      "%s: a dispatcher is C or CUDA code choosing a kernel "
                      "per shape; a %s case has no such kernels",
-                     c->name, kl_backend_name(c->backend));
+                     kl_case_name(c), kl_backend_name(kl_case_backend(c)));
   pool p = {c, NULL, 0, 0};
   variant vars[MAX_SHAPES + 1];
   int chosen[MAX_SHAPES], group[MAX_SHAPES], geo[MAX_SHAPES];
@@ -414,27 +420,27 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
          ev = KL_BUF_INIT;
   memset(vars, 0, sizeof(vars));
   int rc = 0;
-  if (c->nshapes > MAX_SHAPES) {
+  if (nshapes > MAX_SHAPES) {
     rc = kl__error(KL_EUNSUPPORTED, KL_DOMAIN_CASE,
-                   "%s: a dispatcher covers at most %d shapes", c->name,
+                   "%s: a dispatcher covers at most %d shapes", kl_case_name(c),
                    MAX_SHAPES);
     goto done;
   }
-  if ((rc = kl__solutions_read(c->dir, take_solution, &p)) < 0 ||
-      (rc = kl__benchmark_read(c->dir, take_row, &p)) < 0)
+  if ((rc = kl__solutions_read(kl_case_dir(c), take_solution, &p)) < 0 ||
+      (rc = kl__benchmark_read(kl_case_dir(c), take_row, &p)) < 0)
     goto done;
   cand *base = NULL;
   for (size_t i = 0; i < p.n && !base; i++)
     if (p.v[i].baseline) base = &p.v[i];
   if (!base) {
     rc = kl__error(KL_ENOTFOUND, KL_DOMAIN_NONE,
-                   "case '%s' has no run yet (run kl run)", c->name);
+                   "case '%s' has no run yet (run kl run)", kl_case_name(c));
     goto done;
   }
   /* per shape: the largest chained estimate that clears the bar */
-  double gain = 1 + c->budget.min_gain_pct / 100.0;
+  double gain = 1 + kl__case_budget(c)->min_gain_pct / 100.0;
   cand *bests[MAX_SHAPES];
-  for (size_t s = 0; s < c->nshapes; s++) {
+  for (size_t s = 0; s < nshapes; s++) {
     cand *best = base;
     for (size_t i = 0; i < p.n; i++) {
       cand *x = &p.v[i];
@@ -447,7 +453,7 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
     bests[s] = best;
   }
   if ((rc = share_indistinct(&p, base, bests, group, geo)) < 0) goto done;
-  for (size_t s = 0; s < c->nshapes; s++) {
+  for (size_t s = 0; s < nshapes; s++) {
     cand *best = bests[s];
     size_t k = 0;
     while (k < nv && vars[k].x != best)
@@ -464,16 +470,17 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
    * first */
   int fallback = -1;
   double heaviest = -1;
-  bool cuda = c->backend == KL_BACKEND_CUDA;
-  for (size_t s = 0; s < c->nshapes; s++) /* a host call has no geometry */
-    if ((vars[chosen[s]].launcher || !cuda) && c->shapes[s].weight > heaviest) {
-      heaviest = c->shapes[s].weight;
+  bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
+  for (size_t s = 0; s < nshapes; s++) /* a host call has no geometry */
+    if ((vars[chosen[s]].launcher || !cuda) &&
+        kl_case_shape_weight(c, s) > heaviest) {
+      heaviest = kl_case_shape_weight(c, s);
       fallback = chosen[s];
     }
   if ((rc = kl__launcher_params(&sig, c)) < 0) goto done;
   /* evidence */
   kl__buf_printf(&ev, "{\"v\":1,\"case\":");
-  kl__buf_json_string(&ev, c->name);
+  kl__buf_json_string(&ev, kl_case_name(c));
   kl__buf_puts(&ev, ",\"branches\":[");
   kl__buf_printf(&out,
                  "/* kernlab dispatcher of case '%s' (kl best --dispatch).\n"
@@ -481,8 +488,8 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                  "baseline\n * recorded for it (chained through the runs' "
                  "comparisons; measure the\n * dispatcher itself with kl "
                  "compare, directly against the baseline):\n",
-                 c->name);
-  for (size_t s = 0; s < c->nshapes; s++) {
+                 kl_case_name(c));
+  for (size_t s = 0; s < nshapes; s++) {
     variant *v = &vars[chosen[s]];
     cand *x = v->x;
     /* at another shape's geometry: its estimate, in this shape's time */
@@ -491,11 +498,11 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
     double est = scale * x->est[g], lo = scale * x->lo[g],
            hi = scale * x->hi[g];
     kl__buf_printf(&out, " *   %-12s variant %d: %s, x%.3f [%.3f, %.3f]%s%s\n",
-                   c->shapes[s].name, v->number, x->id, est, lo, hi,
+                   kl_case_shape_name(c, s), v->number, x->id, est, lo, hi,
                    g != (int)s ? ", at the geometry of " : "",
-                   g != (int)s ? c->shapes[g].name : "");
+                   g != (int)s ? kl_case_shape_name(c, g) : "");
     kl__buf_printf(&ev, "%s{\"shape\":", s ? "," : "");
-    kl__buf_json_string(&ev, c->shapes[s].name);
+    kl__buf_json_string(&ev, kl_case_shape_name(c, s));
     kl__buf_printf(&ev, ",\"variant\":%d,\"id\":", v->number);
     kl__buf_json_string(&ev, x->id);
     kl__buf_puts(&ev, ",\"run\":");
@@ -507,14 +514,14 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                    x->iteration, x->baseline ? "true" : "false", est, lo, hi,
                    v->launcher ? "true" : "false");
     bool shared = false;
-    for (size_t t = 0; t < c->nshapes && !shared; t++)
+    for (size_t t = 0; t < nshapes && !shared; t++)
       shared = t != s && group[t] == group[s];
     if (shared) {
       ev.size--; /* the branch is shared: say with which shape it is */
       kl__buf_puts(&ev, ",\"same_values_as\":");
-      kl__buf_json_string(&ev, c->shapes[group[s]].name);
+      kl__buf_json_string(&ev, kl_case_shape_name(c, group[s]));
       kl__buf_puts(&ev, ",\"geometry_of\":");
-      kl__buf_json_string(&ev, c->shapes[g].name);
+      kl__buf_json_string(&ev, kl_case_shape_name(c, g));
       kl__buf_putc(&ev, '}');
     }
   }
@@ -529,11 +536,11 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                                  "owns its launch, on CUDA)"
                                : "no variant owns its launch, so the "
                                  "dispatcher stops the program");
-  char **defs = kl__calloc(c->nargs ? c->nargs : 1, sizeof *defs);
+  char **defs = kl__calloc(nargs ? nargs : 1, sizeof *defs);
   if (!defs) rc = kl__error_oom();
   for (size_t k = 0; k < nv && rc == 0; k++)
     rc = emit_variant(&body, &includes, c, &vars[k], defs);
-  kl__names_free(defs, c->nargs);
+  kl__names_free(defs, nargs);
   if (rc < 0) goto done;
   if (fallback < 0)
     kl__buf_puts(&includes, cuda ? "#include <cstdio>\n#include <cstdlib>\n"
@@ -544,11 +551,11 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
                  cuda ? "extern \"C\" " : "", KL_LAUNCHER_NAME);
   kl__buf_printf(&out, "%s%sconst kl_launch_ctx *ctx) {\n", sig,
                  sig[0] ? ", " : "");
-  for (size_t s = 0; s < c->nshapes; s++) {
+  for (size_t s = 0; s < nshapes; s++) {
     if (group[s] != (int)s) continue; /* its group's first shape's branch */
     kl__buf_puts(&out, "  if (");
     emit_condition(&out, c, (int)s);
-    kl__buf_printf(&out, ") { /* %s */\n    ", c->shapes[s].name);
+    kl__buf_printf(&out, ") { /* %s */\n    ", kl_case_shape_name(c, s));
     emit_call(&out, c, &vars[chosen[s]], geo[s]);
     kl__buf_puts(&out, "    return;\n  }\n");
   }
@@ -559,10 +566,10 @@ int kl_best_dispatch(kl_buf *source, kl_buf *evidence, const kl_case *c) {
     kl__buf_printf(&out,
                    "  fprintf(stderr, \"kernlab dispatcher of '%s': no "
                    "variant for these values\\n\");\n  abort();\n",
-                   c->name);
+                   kl_case_name(c));
   }
-  for (size_t i = 0; i < c->nargs; i++) /* names a branch may not use */
-    kl__buf_printf(&out, "  (void)%s;\n", c->args[i].name);
+  for (size_t i = 0; i < nargs; i++) /* names a branch may not use */
+    kl__buf_printf(&out, "  (void)%s;\n", kl__case_args(c)[i].name);
   kl__buf_puts(&out, "  (void)ctx;\n}\n");
   if ((rc = kl__buf_status(&out)) < 0 || (rc = kl__buf_status(&ev)) < 0)
     goto done;

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "../bench/bench_internal.h"
-#include "../case/case_internal.h"
 #include "../core/sandbox.h"
 #include "run_internal.h"
 
@@ -64,10 +63,11 @@ int kl__run_environment(kl_run *r, const kl_report *rep) {
   kl_device_info dev = KL_DEVICE_INFO_INIT;
   bool has_dev = rep && kl_report_device(&dev, rep) == 0;
   const char *compiler = kl_case_compiler(r->c);
-  char *tool = tool_version(compiler                             ? compiler
-                            : r->c->backend == KL_BACKEND_CUDA   ? "nvcc"
-                            : r->c->backend == KL_BACKEND_PYTHON ? "python3"
-                                                                 : "cc");
+  char *tool =
+      tool_version(compiler                                     ? compiler
+                   : kl_case_backend(r->c) == KL_BACKEND_CUDA   ? "nvcc"
+                   : kl_case_backend(r->c) == KL_BACKEND_PYTHON ? "python3"
+                                                                : "cc");
   char *drv = has_dev ? driver_version() : NULL;
   kl_buf b = KL_BUF_INIT;
   kl__buf_puts(&b, "{\"gpu\":");

@@ -52,7 +52,7 @@ void kl__run_notify(kl_run *r, const char *event, int iteration,
                     const char *detail) {
   if (!r->o.webhook || r->o.no_webhook) return;
   kl_webhook_message m = {event,
-                          r->c->name,
+                          kl_case_name(r->c),
                           r->id,
                           iteration,
                           r->st.best_vs_base.speedup,

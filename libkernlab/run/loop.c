@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "../bench/bench_internal.h"
-#include "../case/case_internal.h"
+#include "../case/case_view.h"
 #include "run_internal.h"
 
 /* ---- one measurement -------------------------------------------------------
@@ -218,7 +218,7 @@ static int write_verdict(const kl_run *r, const iteration *it) {
                    it->has_reply,
                    it->timed,
                    it->vs_parent,
-                   r->c->budget.min_gain_pct,
+                   kl__case_budget(r->c)->min_gain_pct,
                    it->rechecked,
                    it->where};
   kl_error_clear(); /* a case without roofline bytes is no error here */
@@ -259,7 +259,7 @@ static int write_diff(kl_run *r, iteration *it) {
   int rc;
   kl__buf_printf(&x, "%s/.parent.%s", it->dir, r->kernel_ext);
   kl__buf_printf(&y, "%s/.candidate.%s", it->dir, r->kernel_ext);
-  bool defines = r->c->backend != KL_BACKEND_COMMAND;
+  bool defines = kl_case_backend(r->c) != KL_BACKEND_COMMAND;
   if ((rc = kl__kernel_with_settings(&a, r->st.best_source, r->st.best_config,
                                      defines)) < 0 ||
       (rc = kl__kernel_with_settings(&b, it->source, it->config, defines)) < 0)
@@ -337,7 +337,7 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       .id = id,
       .parent = it->parent_id,
       .run = r->id,
-      .case_name = r->c->name,
+      .case_name = kl_case_name(r->c),
       .proposer = it->proposer,
       .iteration = it->n,
       .source_sha256 = hash,
@@ -377,8 +377,8 @@ static int finish(kl_run *r, iteration *it, const kl_report *rep) {
       it->n == 0)
     goto done;
   kl__memory_line m = {
-      r->c->name, r->id,       it->n,     it->proposer,
-      it->memo,   it->outcome, it->timed, it->vs_parent.speedup,
+      kl_case_name(r->c), r->id,       it->n,     it->proposer,
+      it->memo,           it->outcome, it->timed, it->vs_parent.speedup,
       it->reason};
   if ((rc = kl__memory_write(r->case_dir, &m)) == 0 &&
       it->outcome == KL_OUTCOME_ACCEPTED)
@@ -426,8 +426,8 @@ int kl__run_baseline(kl_run *r) {
   if (rc < 0) goto done;
   if (kl_report_verdict(rep) != KL_VERDICT_OK) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                   "the baseline of case '%s' failed: %s: %s", r->c->name,
-                   kl_verdict_name(kl_report_verdict(rep)),
+                   "the baseline of case '%s' failed: %s: %s",
+                   kl_case_name(r->c), kl_verdict_name(kl_report_verdict(rep)),
                    kl_report_reason(rep) ? kl_report_reason(rep) : "");
     goto done;
   }
@@ -511,7 +511,8 @@ static void compare_eval(kl__eval *ev, const kl_run *r, const iteration *it,
 /* The verdict of a comparison's report. */
 static int decide(kl_run *r, iteration *it, const kl_report *rep) {
   kl__decision d;
-  int rc = kl__decide(&d, rep, it->parent_vs_base, r->c->budget.min_gain_pct);
+  int rc = kl__decide(&d, rep, it->parent_vs_base,
+                      kl__case_budget(r->c)->min_gain_pct);
   kl__free(it->reason);
   it->reason = d.reason;
   if (rc < 0) return rc;

@@ -24,7 +24,6 @@
 #include <time.h>
 #include <string.h>
 
-#include "../case/case_internal.h"
 #include "run_internal.h"
 
 void kl__run_proposal_dispose(proposal *p) {
@@ -112,13 +111,14 @@ static int add_declared(space *s, const char *source) {
 
 static int space_build(space *s, const kl_case *c, const char *source) {
   memset(s, 0, sizeof(*s));
-  for (size_t i = 0; i < c->ntunables && s->ndims < MAX_DIMS; i++) {
+  for (size_t i = 0; i < kl_case_tunable_count(c) && s->ndims < MAX_DIMS; i++) {
     size_t d = s->ndims++;
-    if (!(s->names[d] = kl__strdup(c->tunables[i].name)))
+    if (!(s->names[d] = kl__strdup(kl_case_tunable_name(c, i))))
       return kl__error_oom();
-    for (size_t j = 0; j < c->tunables[i].nvalues && j < MAX_VALUES; j++)
+    for (size_t j = 0; j < kl_case_tunable_value_count(c, i) && j < MAX_VALUES;
+         j++)
       if (!(s->values[d][s->nvalues[d]++] =
-                kl__strdup(c->tunables[i].values[j])))
+                kl__strdup(kl_case_tunable_value(c, i, j))))
         return kl__error_oom();
   }
   int rc = add_declared(s, source);
@@ -171,7 +171,8 @@ int kl__run_full_config(char ***out, const kl_case *c, const char *source,
     for (size_t d = 0; cfg && d < s.ndims; d++) {
       const char *v = config_value(given, s.names[d]);
       if (!v)
-        v = d < c->ntunables ? kl_case_tunable_current(c, d) : s.values[d][0];
+        v = d < kl_case_tunable_count(c) ? kl_case_tunable_current(c, d)
+                                         : s.values[d][0];
       kl_buf b = KL_BUF_INIT;
       if (kl__buf_printf(&b, "%s=%s", s.names[d], v) < 0) {
         kl__strv_free(cfg);

@@ -135,4 +135,9 @@ void kl__run_proposal_dispose(proposal *p);
 int kl__run_full_config(char ***out, const kl_case *c, const char *source,
                         char *const *given);
 
+/* The taker of this module's options struct (KL__OPTIONS_FUNCTIONS,
+ * beside its init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__run_options_take(kl_run_options *full, const kl_run_options *given);
+
 #endif /* KL_RUN_INTERNAL_H */

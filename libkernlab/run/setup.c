@@ -13,8 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../case/case_internal.h"
+#include "../case/case_view.h"
 #include "../core/sandbox.h"
+#include "../llm/llm_internal.h"
 #include "run_internal.h"
 
 void kl_run_free(kl_run *r) {
@@ -67,7 +68,7 @@ const char *kl_run_best_id(const kl_run *r) {
 }
 
 static bool has_tunables(const kl_case *c, const char *source) {
-  return c->ntunables > 0 || (source && strstr(source, "@tunable"));
+  return kl_case_tunable_count(c) > 0 || (source && strstr(source, "@tunable"));
 }
 
 /* The proposer and strategy, and what each needs. */
@@ -92,7 +93,7 @@ static int choose_proposer(kl_run *r) {
                      "environment) in ~/.config/kernlab/config.yaml or the "
                      "case's llm: section, or KL_LLM_PROVIDER; or give the "
                      "case tunables",
-                     r->c->name);
+                     kl_case_name(r->c));
   if (strcmp(want, "llm") && strcmp(want, "tune") && strcmp(want, "replay") &&
       strcmp(want, "custom") && strcmp(want, "agent"))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
@@ -109,7 +110,7 @@ static int choose_proposer(kl_run *r) {
                      "the user config or the case, or KL_LLM_PROVIDER");
   if (strcmp(want, "tune") == 0 && !has_tunables(r->c, r->st.best_source))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "case '%s' has no tunables to search", r->c->name);
+                     "case '%s' has no tunables to search", kl_case_name(r->c));
   char recorded_st[16];
   snprintf(recorded_st, sizeof(recorded_st), "%s", r->strategy);
   const char *st = o->strategy && strcmp(o->strategy, "auto") != 0 ? o->strategy
@@ -123,8 +124,8 @@ static int choose_proposer(kl_run *r) {
                      st);
   if (!st) {
     size_t total = 1;
-    for (size_t i = 0; i < r->c->ntunables && total <= 32; i++)
-      total *= r->c->tunables[i].nvalues;
+    for (size_t i = 0; i < kl_case_tunable_count(r->c) && total <= 32; i++)
+      total *= kl_case_tunable_value_count(r->c, i);
     st = total <= 32 ? "exhaustive" : "bandit";
   }
   snprintf(r->strategy, sizeof(r->strategy), "%s", st);
@@ -271,10 +272,12 @@ static int resume(kl_run *r, const char *id) {
   if (rc < 0) return rc;
   if (!kl__is_dir(r->dir))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "%s: no such run of case '%s'", r->dir, r->c->name);
+                     "%s: no such run of case '%s'", r->dir,
+                     kl_case_name(r->c));
   if (!(r->id = kl__strdup(id))) return kl__error_oom();
   if ((rc = kl__run_meta_read(r->dir, resumed_settings, r)) < 0) return rc;
-  rc = kl__run_state_load(&r->st, r->case_dir, r->dir, r->id, r->c->name);
+  rc = kl__run_state_load(&r->st, r->case_dir, r->dir, r->id,
+                          kl_case_name(r->c));
   if (rc < 0) return rc;
   /* this session's spending starts from what the records say */
   r->wall_before_s = r->st.recorded.wall_s;
@@ -288,13 +291,13 @@ static int resume(kl_run *r, const char *id) {
 
 static int start_records(kl_run *r) {
   kl__run_meta m = {NULL,
-                    r->c->name,
+                    kl_case_name(r->c),
                     r->seed,
                     r->proposer,
                     r->strategy,
                     (long long)r->max_iterations,
                     (long long)r->patience,
-                    r->c->budget.min_gain_pct,
+                    kl__case_budget(r->c)->min_gain_pct,
                     r->o.max_wall_s,
                     r->o.max_worker_s,
                     r->o.max_usd,
@@ -388,7 +391,7 @@ static int check_writable(const char *dir) {
 
 static int read_baseline_source(kl_run *r) {
   kl_buf b = KL_BUF_INIT;
-  int rc = kl__read_file(&b, r->c->kernel_path);
+  int rc = kl__read_file(&b, kl_case_kernel_path(r->c));
   if (rc < 0) return rc;
   r->st.best_source = kl__buf_detach(&b);
   return r->st.best_source ? 0 : kl__error_oom();
@@ -400,7 +403,7 @@ static int set_up(kl_run *r) {
   int rc;
   if ((rc = read_baseline_source(r)) < 0 ||
       (rc = check_writable(r->case_dir)) < 0 ||
-      (rc = kl__case_lock(&r->lock_fd, r->case_dir, r->c->name)) < 0 ||
+      (rc = kl__case_lock(&r->lock_fd, r->case_dir, kl_case_name(r->c))) < 0 ||
       (rc = start_executor(r)) < 0)
     return rc;
   r->batch = r->o.batch;
@@ -454,17 +457,19 @@ int kl_run_optimize(kl_run **out, const kl_case *c,
            : r->o.no_webhook ? "disabled by --no-webhook"
                              : "nothing sent yet");
   r->t0_ms = kl__now_ms();
-  const char *ext = strrchr(c->kernel_path, '.');
+  const char *ext = strrchr(kl_case_kernel_path(c), '.');
   snprintf(r->kernel_ext, sizeof(r->kernel_ext), "%s",
            ext && strlen(ext) < sizeof(r->kernel_ext) ? ext + 1 : "c");
-  r->max_iterations = r->o.iterations > 0        ? r->o.iterations
-                      : c->budget.iterations > 0 ? c->budget.iterations
-                                                 : 10;
-  r->patience = r->o.patience > 0        ? r->o.patience
-                : c->budget.patience > 0 ? c->budget.patience
-                                         : 4;
+  r->max_iterations = r->o.iterations > 0 ? r->o.iterations
+                      : kl__case_budget(c)->iterations > 0
+                          ? kl__case_budget(c)->iterations
+                          : 10;
+  r->patience = r->o.patience > 0 ? r->o.patience
+                : kl__case_budget(c)->patience > 0
+                    ? kl__case_budget(c)->patience
+                    : 4;
   kl__run_state_init(&r->st);
-  if (!(r->case_dir = kl__strdup(c->dir))) {
+  if (!(r->case_dir = kl__strdup(kl_case_dir(c)))) {
     rc = kl__error_oom();
     goto fail;
   }
@@ -501,7 +506,7 @@ int kl_run_json(kl_buf *out, const kl_run *r) {
   kl__buf_printf(&b, "{\"v\":%d,\"run\":", KL__SUMMARY_VERSION);
   kl__buf_json_string(&b, r->id);
   kl__buf_puts(&b, ",\"case\":");
-  kl__buf_json_string(&b, r->c->name);
+  kl__buf_json_string(&b, kl_case_name(r->c));
   kl__buf_puts(&b, ",\"dir\":");
   kl__buf_json_string(&b, r->dir);
   kl__buf_printf(&b, ",\"proposer\":\"%s\"", r->proposer);
@@ -566,8 +571,8 @@ static int best_text(const kl__solution *s, const char *source,
                      const char *line_json, void *payload) {
   best_out *o = payload;
   kl_buf text = KL_BUF_INIT;
-  int rc = kl__kernel_with_settings(&text, source, s->config,
-                                    o->c->backend != KL_BACKEND_COMMAND);
+  int rc = kl__kernel_with_settings(
+      &text, source, s->config, kl_case_backend(o->c) != KL_BACKEND_COMMAND);
   if (rc < 0) goto done;
   if (o->info) {
     kl_buf_dispose(o->info);
@@ -581,7 +586,7 @@ done:
 
 int kl_run_best_kernel(kl_buf *source, kl_buf *info, const kl_case *c) {
   best_out o = {source, info, c};
-  return kl__solution_best(c->dir, c->name, best_text, &o);
+  return kl__solution_best(kl_case_dir(c), kl_case_name(c), best_text, &o);
 }
 
 /* ---- versioned options

@@ -148,6 +148,11 @@ int kl_serve_result_text(kl_buf *out, const kl_serve_result *r) {
 /* ---- options --------------------------------------------------------------
  */
 
+/* The caller's options, whatever their version, over this library's
+ * defaults (kl_serve_bench takes them through it, below). */
+int kl__serve_options_take(kl_serve_options *full,
+                           const kl_serve_options *given);
+
 static const size_t serve_options_sizes[] = {
     0, offsetof(kl_serve_options, prompts), sizeof(kl_serve_options)};
 

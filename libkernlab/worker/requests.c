@@ -16,6 +16,7 @@
 #include "worker_impl.h"
 #include "../core/internal.h"
 #include "kernlab/worker.h"
+#include "kernlab/time_request.h"
 
 static int64_t obj_int(json_object *o, const char *key) {
   json_object *v;
@@ -248,26 +249,31 @@ int kl_worker_time_launch(kl_samples *into, kl_worker *w, const int *plugins,
     json_object_array_add(ids, json_object_new_int(plugins[k]));
   json_object_object_add(req, "plugins", ids);
   json_object_object_add(req, "shape", json_object_new_int(shape));
-  json_object_object_add(req, "cold", json_object_new_int(opts->cold));
-  json_object_object_add(req, "warmup", json_object_new_int(opts->warmup));
-  json_object_object_add(req, "min_samples",
+  /* the fields' names and the worker's defaults: kernlab/time_request.h */
+  json_object_object_add(req, KL_TIME_KEY_COLD,
+                         json_object_new_int(opts->cold));
+  json_object_object_add(req, KL_TIME_KEY_WARMUP,
+                         json_object_new_int(opts->warmup));
+  json_object_object_add(req, KL_TIME_KEY_MIN_SAMPLES,
                          json_object_new_int64((int64_t)opts->min_samples));
-  json_object_object_add(req, "max_samples",
+  json_object_object_add(req, KL_TIME_KEY_MAX_SAMPLES,
                          json_object_new_int64((int64_t)opts->max_samples));
-  json_object_object_add(req, "target_rel_ci",
+  json_object_object_add(req, KL_TIME_KEY_TARGET_REL_CI,
                          json_object_new_double(opts->target_rel_ci));
-  json_object_object_add(req, "time_cap_ms",
+  json_object_object_add(req, KL_TIME_KEY_TIME_CAP_MS,
                          json_object_new_int(opts->time_cap_ms));
-  json_object_object_add(req, "seed",
+  json_object_object_add(req, KL_TIME_KEY_SEED,
                          json_object_new_int64((int64_t)opts->seed));
-  size_t block = opts->block_rounds ? opts->block_rounds : 16;
-  json_object_object_add(req, "block_rounds",
+  size_t block =
+      opts->block_rounds ? opts->block_rounds : KL_TIME_DEFAULT_BLOCK_ROUNDS;
+  json_object_object_add(req, KL_TIME_KEY_BLOCK_ROUNDS,
                          json_object_new_int64((int64_t)block));
-  json_object_object_add(req, "decide_gain_pct",
+  json_object_object_add(req, KL_TIME_KEY_DECIDE_GAIN_PCT,
                          json_object_new_double(opts->decide_gain_pct));
   if (opts->verify) {
-    json_object_object_add(req, "verify", json_object_new_int(1));
-    json_object_object_add(req, "oracle", json_object_new_int(opts->oracle));
+    json_object_object_add(req, KL_TIME_KEY_VERIFY, json_object_new_int(1));
+    json_object_object_add(req, KL_TIME_KEY_ORACLE,
+                           json_object_new_int(opts->oracle));
   }
   if (launch == KL_LAUNCH_GRAPH)
     json_object_object_add(req, "launch", json_object_new_string("graph"));

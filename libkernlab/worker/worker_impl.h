@@ -54,4 +54,11 @@ int kl__wk_reply_failed(json_object *reply, const char *what, int code);
  * not carry out. */
 int kl__wk_request_ok(json_object *reply, const char *what);
 
+/* The takers of this module's options structs (KL__OPTIONS_FUNCTIONS,
+ * beside each init function): a caller's struct, whatever its version,
+ * over this library's defaults. */
+int kl__worker_options_take(kl_worker_options *full,
+                            const kl_worker_options *given);
+int kl__time_options_take(kl_time_options *full, const kl_time_options *given);
+
 #endif /* KL_WORKER_IMPL_H */
