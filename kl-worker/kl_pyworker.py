@@ -25,117 +25,30 @@ another form (a KernelBench case's ModelNew class). A host case
 ("device": "host") passes objects with the buffer protocol instead (numpy
 arrays, array.array), timed by the worker's host timer.
 
-Installed as libexec/kernlab/kl-pyworker. Environment: KERNLAB_WORKER_LIB
-and KERNLAB_DEVICE_LIB name the two libraries (default: beside this file).
+Installed as libexec/kernlab/kl-pyworker, with its modules beside it:
+kl_pyworker_abi.py (the ctypes mirror of kl_plugin), kl_pyworker_load.py
+(importing a case's files, saying why one failed) and kl_pyworker_parent.py
+(the warm parent, --zygote). Environment: KERNLAB_WORKER_LIB and
+KERNLAB_DEVICE_LIB name the two libraries (default: beside this file).
 """
 import contextlib
 import ctypes
-import importlib.util
 import json
 import math
 import os
 import struct
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROLES = {"scalar": 0, "input": 1, "output": 2, "inout": 3}
-DTYPES = ["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64",
-          "u32", "u16", "u8"]
-
-
-class PluginStruct(ctypes.Structure):
-    pass
-
-
-VOIDP = ctypes.c_void_p
-FN = ctypes.CFUNCTYPE
-CREATE = FN(ctypes.c_int, ctypes.POINTER(VOIDP), ctypes.c_int32)
-PREPARE = FN(ctypes.c_int, VOIDP, ctypes.c_uint64, ctypes.c_int32)
-ONE = FN(ctypes.c_int, VOIDP)
-REFERENCE = FN(ctypes.c_int, VOIDP, ctypes.POINTER(VOIDP))
-BYTES = FN(ctypes.c_uint64, VOIDP, ctypes.c_int32)
-READ = FN(ctypes.c_int, VOIDP, ctypes.c_int32, VOIDP, ctypes.c_uint64)
-
-
-class CheckResult(ctypes.Structure):
-    _fields_ = [("elements", ctypes.c_uint64), ("mismatches", ctypes.c_uint64),
-                ("unwritten", ctypes.c_uint64), ("nonfinite", ctypes.c_uint64),
-                ("max_abs_err", ctypes.c_double), ("first_bad", ctypes.c_int64)]
-
-
-CHECK = FN(ctypes.c_int, VOIDP, ctypes.c_int32, VOIDP,
-           ctypes.POINTER(CheckResult))
-
-
-class ScaleResult(ctypes.Structure):  # kl_plugin_scale
-    _fields_ = [("struct_size", ctypes.c_uint32), ("reserved", ctypes.c_uint32),
-                ("rows", ctypes.c_uint64), ("counted", ctypes.c_uint64),
-                ("err_sq", ctypes.c_double), ("ref_sq", ctypes.c_double),
-                ("trivial_sq", ctypes.c_double * 4),
-                ("trivial_bad", ctypes.c_uint64 * 4),
-                ("max_ulp", ctypes.c_double)]
-
-
-SCALE = FN(ctypes.c_int, VOIDP, ctypes.c_int32, VOIDP, ctypes.c_int32,
-           ctypes.POINTER(ScaleResult))
-NO_REFERENCE = 1  # KL_PLUGIN_NO_REFERENCE: nothing to measure
-INTACT = FN(ctypes.c_int, VOIDP, ctypes.c_int32)
-DESTROY = FN(None, VOIDP)
-LAST_ERROR = FN(VOIDP, VOIDP)
-MARK = FN(ctypes.c_int, VOIDP, ctypes.c_int)
-CLOCK_READ = FN(ctypes.c_int, VOIDP, ctypes.POINTER(ctypes.c_double),
-                ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
-STREAM = FN(VOIDP, VOIDP)
-SET_STREAM = FN(ctypes.c_int, VOIDP, VOIDP)
-NOTES = FN(VOIDP)
-CHANGED = FN(ctypes.c_int, VOIDP, ctypes.c_int32,
-             ctypes.POINTER(ctypes.c_uint64))
-
-PluginStruct._fields_ = [
-    ("abi_version", ctypes.c_uint32), ("struct_size", ctypes.c_uint32),
-    ("case_name", ctypes.c_char_p), ("entry", ctypes.c_char_p),
-    ("backend", ctypes.c_char_p), ("nshapes", ctypes.c_int32),
-    ("nparams", ctypes.c_int32),
-    ("shape_names", ctypes.POINTER(ctypes.c_char_p)),
-    ("param_names", ctypes.POINTER(ctypes.c_char_p)),
-    ("param_roles", ctypes.POINTER(ctypes.c_int32)),
-    ("param_dtypes", ctypes.POINTER(ctypes.c_int32)),
-    ("atol", ctypes.c_double), ("rtol", ctypes.c_double),
-    ("create", CREATE), ("prepare", PREPARE), ("restore", ONE),
-    ("launch", ONE), ("sync", ONE), ("reference", REFERENCE),
-    ("buffer_bytes", BYTES), ("read", READ), ("check", CHECK),
-    ("input_intact", INTACT), ("destroy", DESTROY),
-    ("last_error", LAST_ERROR), ("flush", ONE), ("clock_mark", MARK),
-    ("clock_read", CLOCK_READ), ("stream", STREAM),
-    ("set_stream", SET_STREAM), ("kernel_info", VOIDP),
-    ("notes", NOTES),
-    # checks on the device: the comparison with the oracle is the host's
-    # (check), the work-after-return copy the device's (TorchPlugin)
-    ("device_buffer", VOIDP), ("check_device", VOIDP), ("snapshot", INTACT),
-    ("changed_bytes", CHANGED), ("flush_mark", ONE), ("scale", SCALE)]
-
-
-def _import_file(name, path, stands_for=None):
-    """The module in the file at path. A candidate (kept in the compile
-    cache) stands for the case's module file, as a CUDA candidate stands
-    for the case's kernel file: its __file__ is that file's path, so code
-    that finds its neighbours from __file__ (a KernelBench case's ops.py
-    finds problem.py) runs the same from a candidate; the case's folder is
-    on sys.path for both (a module beside it imports)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None:
-        raise ImportError("cannot import %s" % path)
-    mod = importlib.util.module_from_spec(spec)
-    home = os.path.dirname(os.path.abspath(stands_for or path))
-    if home not in sys.path:
-        sys.path.insert(0, home)
-    if stands_for:
-        mod.__file__ = os.path.abspath(stands_for)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+if HERE not in sys.path:  # its own modules lie beside it
+    sys.path.insert(0, HERE)
+from kl_pyworker_abi import (  # noqa: E402
+    BYTES, CHANGED, CHECK, CLOCK_READ, CREATE, DESTROY, DTYPES, INTACT,
+    LAST_ERROR, MARK, NO_REFERENCE, NOTES, ONE, PREPARE, READ, REFERENCE,
+    ROLES, SCALE, SET_STREAM, STREAM, VOIDP, PluginStruct)
+from kl_pyworker_load import import_file as _import_file  # noqa: E402
+from kl_pyworker_load import why as _why  # noqa: E402
 
 
 def _as_tuple(x):
@@ -154,35 +67,6 @@ def _jit_variants(fn):
         if isinstance(v, dict):
             n += len(v)
     return n
-
-
-# A kernel language's module that python3 lacks, and what installs it.
-DSL_PACKAGES = {
-    "cutlass": "CuTe DSL: pip install 'nvidia-cutlass-dsl[cu13]'",
-    "cuda.tile": "cuTile: pip install 'cuda-tile[tileiras]'",
-    "triton": "Triton: pip install triton",
-    "cupy": "CuPy: pip install cupy-cuda13x",
-    "torch": "PyTorch: pip install torch",
-    "cuda": "cuda.bindings: pip install cuda-python; cuda.tile: pip install "
-            "'cuda-tile[tileiras]'",
-}
-
-
-def _why():
-    """The exception being handled, as one line plus where it was raised;
-    a kernel language's missing module says what installs it."""
-    kind, exc, tb = sys.exc_info()
-    where = traceback.extract_tb(tb)[-1] if tb else None
-    at = " (%s:%d)" % (os.path.basename(where.filename), where.lineno) \
-        if where else ""
-    hint = ""
-    if isinstance(exc, ModuleNotFoundError) and exc.name:
-        for mod, how in DSL_PACKAGES.items():
-            if exc.name == mod or exc.name.startswith(mod + "."):
-                hint = " (%s, for the python3 the worker runs: %s)" % (
-                    how, sys.executable)
-                break
-    return "%s: %s%s%s" % (kind.__name__, exc, at, hint)
 
 
 class PluginBase:
@@ -993,231 +877,11 @@ def main():
     return worker.kl_worker_serve(loader)
 
 
-# ---- the warm parent -------------------------------------------------------
-#
-# `kl-pyworker --zygote NAME IDLE_S`: a process that imports numpy, torch and
-# triton once (never touching CUDA: a forked child must make its own
-# context) and forks a worker for each client that asks, so a command pays
-# for a fork instead of the interpreter and torch's import (seconds). It
-# runs only this file's code and those libraries, never a case's or a
-# candidate's: they are imported in the children, each of which enters the
-# sandbox its client prepared (the wire text, the environment and the
-# Landlock ruleset come with the request; libkernlab/worker/zygote.c) before
-# it serves. It listens on an abstract Unix socket, which a sandboxed child
-# cannot reach (a network namespace of its own, or Landlock's scope), and
-# answers only its own user. A request is a 4-byte length, then the wire
-# text and the environment's entries, NUL-separated, with the worker's
-# channel, its log and the ruleset as SCM_RIGHTS; the answer is
-# {"pid":N}, later {"status":S} (the raw wait status) when the worker ends.
-# It leaves after IDLE_S seconds with no worker and no request.
-
-def _preload():
-    """Import what candidates import, and do the work every worker's first
-    Triton kernel would do that depends on no candidate, without
-    initialising CUDA: Triton's own key (a hash of its installed files,
-    0.6 s on the H200 machine; kept in memory) and its driver's helper
-    module (built with the C compiler into this parent's own cache, 0.4 s,
-    and loaded). A child inherits both; what it compiles for a kernel (the
-    kernel, its launcher) goes to its own cache, never this one."""
-    for name in ("numpy", "torch", "triton", "triton.language",
-                 "triton.compiler.compiler", "triton.runtime.build",
-                 "triton.backends.nvidia.compiler",
-                 "triton.backends.nvidia.driver"):
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass
-    for where, what in (("triton.runtime.cache", "triton_key"),
-                        ("triton.compiler.compiler", "triton_key"),
-                        ("triton.backends.nvidia.driver", "CudaUtils")):
-        try:
-            getattr(sys.modules[where], what)()
-        except Exception:
-            pass  # another Triton, or none
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
-        raise SystemExit("kl-pyworker: CUDA was initialised before the fork")
-
-
-def _received(conn):
-    """(wire, environment, [channel, log, ruleset?]) of one request."""
-    import socket
-    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 4)
-    if len(data) < 4:
-        raise ValueError("short request")
-    want = struct.unpack("<I", data[:4])[0]
-    data = data[4:]
-    while len(data) < want:
-        more = conn.recv(want - len(data))
-        if not more:
-            raise ValueError("request cut short")
-        data += more
-    parts = data.decode("utf-8", "surrogateescape").split("\0")
-    if len(fds) not in (2, 3):
-        raise ValueError("malformed request")
-    return parts[0], [e for e in parts[1:] if "=" in e], fds
-
-
-def _become_worker(wire, env, fds, keep):
-    """In the forked child: the fds in place, the sandbox entered, serve."""
-    rc = 127
-    try:
-        for fd in keep:
-            os.close(fd)
-        high = [fcntl_dup(fd) for fd in fds]
-        for fd in fds:
-            os.close(fd)
-        chan, log = high[0], high[1]
-        ruleset = high[2] if len(high) > 2 else -1
-        null = os.open("/dev/null", os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.dup2(chan, 3)
-        for fd in (null, log, chan):
-            if fd > 3:  # /dev/null may have been given 3, now the channel
-                os.close(fd)
-        os.environ.clear()
-        os.environ.update(dict(e.split("=", 1) for e in env))
-        _forget_parent_folders()
-        lib = ctypes.CDLL(os.environ.get(
-            "KERNLAB_WORKER_LIB", os.path.join(HERE, "libkernlab-worker.so")))
-        lib.kl_worker_enter_sandbox.argtypes = [ctypes.c_char_p, ctypes.c_int]
-        if lib.kl_worker_enter_sandbox(
-                wire.encode("utf-8", "surrogateescape"), ruleset) != 0:
-            os.write(2, b"kl-pyworker: cannot enter the worker's sandbox\n")
-            os._exit(126)
-        if ruleset >= 0:
-            os.close(ruleset)
-        rc = main()
-    except BaseException:
-        try:
-            os.write(2, ("kl-pyworker: " + _why() + "\n").encode())
-        except OSError:
-            pass
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:
-        pass
-    os._exit(rc if isinstance(rc, int) else 1)
-
-
-def _forget_parent_folders():
-    """What the imports remembered of the parent's private folder, which
-    this worker may not write: the temporary folder tempfile settled on
-    (torch's inductor cache lies under it) and Triton's home (its cache),
-    both read at import. Each worker gets its own, as an exec'd one would:
-    its TMPDIR, its HOME."""
-    import tempfile
-    tempfile.tempdir = None
-    os.environ.setdefault("TRITON_HOME", os.environ.get("HOME", ""))
-
-
-def fcntl_dup(fd):
-    """fd again, numbered above the standard ones and the channel's 3."""
-    import fcntl
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
-
-
-def zygote(name, idle_s):
-    import select
-    import signal
-    import socket
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        srv.bind("\0" + name)  # taken: another one serves this name
-    except OSError:
-        return 0
-    srv.listen(64)
-    home = os.environ.get("HOME", "")
-    _preload()
-    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    children = {}  # pid -> the client's connection
-    orphans = set()  # children whose client left: killed, not yet reaped
-    last = time.monotonic()
-    while True:
-        while children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            orphans.discard(pid)
-            conn = children.pop(pid, None)
-            if conn is not None:
-                try:
-                    conn.sendall(b'{"status":%d}\n' % status)
-                except OSError:
-                    pass  # the client left first
-                conn.close()
-            last = time.monotonic()
-        left = idle_s - (time.monotonic() - last)
-        if not children and left <= 0:
-            break
-        # a client keeps its connection until its worker's status comes
-        # back: one that closes it first is gone (killed, cancelled by kl
-        # mcp) and takes its worker with it, which no one else would end
-        waiting = [c for p, c in children.items() if p not in orphans]
-        ready, _, _ = select.select([srv, wake_r] + waiting, [], [],
-                                    max(left, 0.05) if not children else None)
-        for pid, c in list(children.items()):
-            if c not in ready or pid in orphans:
-                continue
-            try:
-                gone = c.recv(4096, socket.MSG_DONTWAIT) == b""
-            except BlockingIOError:
-                gone = False
-            except OSError:
-                gone = True
-            if gone:
-                orphans.add(pid)
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        if wake_r in ready:
-            try:
-                os.read(wake_r, 4096)
-            except BlockingIOError:
-                pass
-        if srv not in ready:
-            continue
-        conn, _ = srv.accept()
-        last = time.monotonic()
-        fds = []
-        try:
-            cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                   struct.calcsize("3i"))
-            if struct.unpack("3i", cred)[1] != os.getuid():
-                raise PermissionError("another user")
-            wire, env, fds = _received(conn)
-            pid = os.fork()
-            if pid == 0:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                keep = [srv.detach(), conn.detach(), wake_r, wake_w] + \
-                    [c.detach() for c in children.values()]
-                _become_worker(wire, env, fds, keep)
-            children[pid] = conn
-            conn.sendall(b'{"pid":%d}\n' % pid)
-        except Exception:
-            conn.close()
-        finally:
-            for fd in fds:
-                os.close(fd)
-    srv.close()
-    # the private folder kl made for it (kl-pyworker-parent-XXXXXX), only
-    if os.path.basename(home).startswith("kl-pyworker-parent-"):
-        import shutil
-        shutil.rmtree(home, ignore_errors=True)
-    return 0
-
-
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--zygote":
-        sys.exit(zygote(sys.argv[2], float(sys.argv[3])))
+        if HERE not in sys.path:
+            sys.path.insert(0, HERE)
+        import kl_pyworker_parent
+        sys.exit(kl_pyworker_parent.zygote(sys.argv[2], float(sys.argv[3]),
+                                           main, _why))
     sys.exit(main())

@@ -46,15 +46,15 @@ with open(KEYFILE, "w") as f:
     f.write("%s\n" % MARKER)
 # a parent of this test's own: a parent serves one worker program (its
 # path and file), so a copy of kl-pyworker beside links to its libraries
-# has one no other command shares; it leaves 30 s after its last worker
+# and modules has one no other command shares; it leaves 30 s after its last worker
 # (so that no load between two commands of this test can outlast it)
 LIBEXEC = os.path.join(os.path.dirname(os.path.dirname(KL)), "libexec",
                        "kernlab")
 MINE = os.path.join(TMP, "libexec")
 os.makedirs(MINE)
 shutil.copy2(os.path.join(LIBEXEC, "kl-pyworker"), MINE)
-for lib in os.listdir(LIBEXEC):
-    if lib.endswith(".so"):
+for lib in os.listdir(LIBEXEC):  # its libraries and its modules
+    if lib.endswith(".so") or lib.endswith(".py"):
         os.symlink(os.path.join(LIBEXEC, lib), os.path.join(MINE, lib))
 ENV = dict(ENV, HOME=home, KL_TEST_SECRET=OTHER, KERNLAB_PYWORKER_IDLE_S="30",
            KERNLAB_PYWORKER=os.path.join(MINE, "kl-pyworker"))
