@@ -4,8 +4,8 @@
  * (bench/README.md: 4–5 s of a 6 s `kl compare`). So a Python worker is not
  * exec'd afresh for each command but forked by a parent that has the
  * interpreter, numpy, torch and triton loaded already: `kl-pyworker
- * --zygote NAME IDLE_S` (kl-worker/kl_pyworker_parent.py). There is one per user,
- * worker program and sandbox environment (the name hashes the three, so a
+ * --zygote NAME IDLE_S` (kl-worker/kl_pyworker_parent.py). There is one per
+ * user, worker program and sandbox environment (the name hashes the three, so a
  * changed kl-pyworker, another CUDA_VISIBLE_DEVICES or another PYTHONPATH
  * gets its own); the first command that needs it starts it, and it leaves
  * after IDLE_S seconds ($KERNLAB_PYWORKER_IDLE_S, default 600) with nothing
