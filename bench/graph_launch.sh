@@ -1,8 +1,8 @@
 #!/bin/bash
 # Stream against graph launch: each launcher candidate (and vector_add's
-# baseline) benched twice in one call on one card, from the stream as its
-# launcher launches and replayed from a CUDA graph (--launch graph), cold
-# caches. A launch of one kernel should read the same (CUPTI times the
+# baseline) benched by one `kl bench --launch both` (one worker: each shape
+# timed from the stream as its launcher launches, then replayed from a CUDA
+# graph), cold caches. A launch of one kernel should read the same (CUPTI times the
 # device's span, not the host's call); one of several kernels loses the
 # host's gaps between them under a graph where the device waited for the
 # host. Each row is the ratio stream/graph of the two medians, both
@@ -15,7 +15,7 @@ KL=$BUILD/bin/kl
 mkdir -p "$OUT"
 export KERNLAB_CACHE_DIR=${TMPDIR:-/tmp}/kl-graph-cache
 status=0
-echo "== graph launch: kl bench --launch stream and graph, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%FT%TZ)"
+echo "== graph launch: kl bench --launch both, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%FT%TZ)"
 printf '%-15s %-28s %-7s %12s %12s %8s\n' case candidate shape stream_us graph_us ratio
 for pair in vector_add:- vector_add:persistent_launch.cu \
             reduce_sum_f32:split_two_kernels.cu reduce_sum_f32:cub_device_reduce.cu \
@@ -23,22 +23,19 @@ for pair in vector_add:- vector_add:persistent_launch.cu \
   c=${pair%%:*} f=${pair#*:}
   cand=()
   [ "$f" != - ] && cand=(--candidate "cases/$c/candidates/$f")
-  for mode in stream graph; do
-    "$KL" bench "cases/$c" "${cand[@]}" --launch $mode --json \
-      >"$OUT/graph-$c-${f%.cu}-$mode.json" \
-      2>"$OUT/graph-$c-${f%.cu}-$mode.err" || status=1
-  done
-  python3 - "$c" "$f" "$OUT/graph-$c-${f%.cu}" <<'PY'
+  "$KL" bench "cases/$c" "${cand[@]}" --launch both --json \
+    >"$OUT/graph-$c-${f%.cu}.json" 2>"$OUT/graph-$c-${f%.cu}.err" || status=1
+  python3 - "$c" "$f" "$OUT/graph-$c-${f%.cu}.json" <<'PY'
 import json, sys
-c, f, stem = sys.argv[1:]
+c, f, path = sys.argv[1:]
 try:
-    s, g = (json.load(open(stem + "-%s.json" % m)) for m in ("stream", "graph"))
+    doc = json.load(open(path))
 except ValueError:
     print("%-15s %-28s bench failed" % (c, f)); sys.exit(0)
-for a, b in zip(s.get("shapes", []), g.get("shapes", [])):
-    x, y = a.get("median_us") or 0, b.get("median_us") or 0
+for s in doc.get("shapes", []):
+    x, y = s.get("median_us") or 0, (s.get("graph") or {}).get("median_us") or 0
     print("%-15s %-28s %-7s %12.2f %12.2f %8.3f" % (
-        c, f if f != "-" else "(baseline)", a["name"], x, y, x / y if y else 0))
+        c, f if f != "-" else "(baseline)", s["name"], x, y, x / y if y else 0))
 PY
 done
 exit $status

@@ -48,7 +48,7 @@ static const cli_verb cli_verbs[] = {
      "  --candidate F a kernel to put in the KERNEL SECTION\n"},
     {"bench", cmd_bench, "check a kernel, then time it at every shape",
      "kl bench CASE [--candidate FILE] [--shape NAME] [--hot] "
-     "[--launch stream|graph] [--seed N] [--json] [--json-events]",
+     "[--launch stream|graph|both] [--seed N] [--json] [--json-events]",
      "Compiles (cached), checks the candidate (or the baseline) against the\n"
      "case's oracle on 3 fresh seeds per shape, and only then times it in\n"
      "the worker: cold caches by default, adaptive sampling until the 95%\n"
@@ -61,7 +61,9 @@ static const cli_verb cli_verbs[] = {
      "  --launch MODE     stream: each sample launches as the kernel's\n"
      "                    launcher does; graph: replayed from a CUDA graph\n"
      "                    captured once, as a program under CUDA graphs runs\n"
-     "                    it (no host launch overhead; cuda cases). Default:\n"
+     "                    it (no host launch overhead; cuda cases); both:\n"
+     "                    each shape timed from the stream, which decides,\n"
+     "                    then from a graph, reported beside it. Default:\n"
      "                    the case's timing.launch, else stream\n"
      "  --seed N          reproducible check seeds (default: fresh ones)\n"
      "  --time-cap-ms N   sampling time per shape (default 2000)\n"
@@ -73,7 +75,7 @@ static const cli_verb cli_verbs[] = {
      "                    phase, shape, samples, verdict (docs/json.md)\n"},
     {"compare", cmd_compare, "decide whether a candidate beats the baseline",
      "kl compare CASE --candidate FILE [--shape NAME] [--hot] "
-     "[--launch stream|graph] [--seed N] [--json] [--json-events]",
+     "[--launch stream|graph|both] [--seed N] [--json] [--json-events]",
      "Checks the candidate like kl bench, then times baseline and candidate\n"
      "interleaved in one worker (A B, B A, ...) and reports per shape the\n"
      "speedup (baseline time / candidate time) with its 95% interval and a\n"

@@ -84,7 +84,9 @@ typedef struct kl_bench_options {
   /* version 6 */
   int launch; /**< how a timed sample launches (kernlab/worker.h):
                    KL_LAUNCH_CASE (default: the case's timing.launch),
-                   KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH */
+                   KL_LAUNCH_STREAM, KL_LAUNCH_GRAPH, or KL_LAUNCH_BOTH:
+                   stream decides, a graph's replay is timed beside it
+                   (kl_shape_result.graph_timed) */
 } kl_bench_options;
 #define KL_BENCH_OPTIONS_INIT                                                  \
   {                                                                            \
@@ -127,7 +129,9 @@ KL_EXTERN(int) kl_report_gpu_usage_text(kl_buf *out, const kl_report *r);
 KL_EXTERN(int)
 kl_report_gpu_reading(const kl_report *r, int after, double *util_pct,
                       double *mem_used_mib, int *others);
-/** How its samples launched: KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH. */
+/** How its samples launched: KL_LAUNCH_STREAM, KL_LAUNCH_GRAPH, or
+ *  KL_LAUNCH_BOTH (the time, speedup and decision are the stream's; each
+ *  timed shape also has graph_time, and comparing graph_speedup). */
 KL_EXTERN(int) kl_report_launch(const kl_report *r);
 /** Why the candidate was rejected (one line), or NULL when it was not. */
 KL_EXTERN(const char *) kl_report_reason(const kl_report *r);
@@ -199,6 +203,13 @@ typedef struct kl_shape_result {
   double loadavg;       /**< 1-minute load average after timing */
   const char *decision_reason; /**< compare: the decision in words, with the
                                     blocks and the machine's load */
+  /* Added after the third release: under KL_LAUNCH_BOTH, the same shape
+   * timed again in the same worker, each sample a CUDA graph's replay. */
+  int graph_timed;
+  kl_summary graph_time;     /**< the candidate (or the benched kernel) */
+  kl_summary graph_baseline; /**< compare only */
+  kl_speedup graph_speedup;  /**< compare only; its decision is reported,
+                                  the stream's decides */
 } kl_shape_result;
 #define KL_SHAPE_RESULT_INIT KL_SIZED_INIT(kl_shape_result)
 

@@ -174,14 +174,19 @@ KL_EXTERN(int) kl_buf_set(kl_buf *buf, const char *data, size_t n);
  * program under CUDA graphs runs it (CUDA-C plugins only; a launcher that
  * cannot be captured, say one that launches on the legacy default stream, is
  * refused, saying why). KL_LAUNCH_CASE: as the case's `timing.launch` says
- * (stream when it is silent). */
+ * (stream when it is silent). KL_LAUNCH_BOTH (kl_bench_options only, not a
+ * case's key nor a worker's request): each shape timed as launched on the
+ * stream, which decides, and again from a CUDA graph, reported beside it
+ * (kl_shape_result's graph_*), so that a decision owed to host launch
+ * overhead shows. */
 #define KL_LAUNCH_CASE (-1)
 #define KL_LAUNCH_STREAM 0
 #define KL_LAUNCH_GRAPH 1
-/** "stream", "graph"; NULL for another value. */
+#define KL_LAUNCH_BOTH 2
+/** "stream", "graph", "both"; NULL for another value. */
 KL_EXTERN(const char *) kl_launch_name(int launch);
-/** KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH for its name; -2 for another (never
- *  KL_LAUNCH_CASE). */
+/** KL_LAUNCH_STREAM, KL_LAUNCH_GRAPH or KL_LAUNCH_BOTH for its name; -2 for
+ *  another (never KL_LAUNCH_CASE). */
 KL_EXTERN(int) kl_launch_parse(const char *name);
 
 KL_END_DECLS

@@ -224,10 +224,32 @@ static int drop_throttled(kl_samples *s, kl_shape_result *res) {
   return 0;
 }
 
+/* The graph pass of KL_LAUNCH_BOTH: the samples' statistics go beside the
+ * stream's (res.graph_*), which keep the decision. */
+static int graph_summaries(shape_entry *e, kl_samples *s, double gain_pct) {
+  kl_shape_result scratch = e->res, *res = &e->res;
+  int rc = 0;
+  if (s->mhz[0] && s->n > 0 && (rc = drop_throttled(s, &scratch)) < 0)
+    return rc;
+  res->throttled += scratch.throttled;
+  res->wall_ms += s->wall_ms;
+  res->graph_timed = 1;
+  if (s->nplugins == 1)
+    return kl_stats_summarize(&res->graph_time, s->us[0], s->n);
+  if ((rc = kl_stats_summarize(&res->graph_baseline, s->us[0], s->n)) < 0 ||
+      (rc = kl_stats_summarize(&res->graph_time, s->us[1], s->n)) < 0)
+    return rc;
+  return kl_stats_speedup_blocked(&res->graph_speedup, s->us[0], s->us[1], s->n,
+                                  s->block_rounds, s->placements, gain_pct);
+}
+
+/* One timing of one shape under `launch`; under KL_LAUNCH_BOTH it runs
+ * twice, stream then graph, and the second fills res.graph_*. */
 static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
-                      int shape, const kl_time_options *t, shape_entry *e) {
+                      int shape, const kl_time_options *t, shape_entry *e,
+                      int launch) {
   kl_samples s = KL_SAMPLES_INIT;
-  int rc = kl_worker_time_launch(&s, w, ids, n, shape, t, r->launch);
+  int rc = kl_worker_time_launch(&s, w, ids, n, shape, t, launch);
   if (rc == KL_EREJECTED && strcmp(s.gate, "graph_launch") == 0) {
     /* a launch a CUDA graph cannot hold: the case's own kernel cannot be
      * timed so; a candidate that cannot is one that fails as launched */
@@ -262,7 +284,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     return rc;
   }
   if (rc < 0) return kl__bench_worker_failure(r, rc, e->res.name, "timing");
-  if (r->launch == KL_LAUNCH_GRAPH && strcmp(s.launch, "graph") != 0) {
+  if (launch == KL_LAUNCH_GRAPH && strcmp(s.launch, "graph") != 0) {
     kl_samples_dispose(&s); /* a worker that ignored "launch" */
     return kl__error(KL_EUNSUPPORTED, KL_DOMAIN_NONE,
                      "shape %s: the worker did not time under CUDA graphs "
@@ -290,6 +312,10 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   if (strcmp(s.timer, "cupti") == 0 && r->backend == KL_BACKEND_CUDA &&
       !strstr(r->gates_off, "timed_work"))
     r->gates |= KL__GATE_TIMED_WORK; /* the C worker's kernels per launch */
+  if (r->graph_too && launch == KL_LAUNCH_GRAPH) {
+    rc = graph_summaries(e, &s, r->min_gain_pct);
+    goto done;
+  }
   e->res.timed = 1;
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
@@ -388,15 +414,17 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "kl_bench_options.launch: %d is no launch mode",
                      o->launch);
-  if (launch == KL_LAUNCH_GRAPH && kl_case_backend(c) != KL_BACKEND_CUDA)
+  if (launch != KL_LAUNCH_STREAM && kl_case_backend(c) != KL_BACKEND_CUDA)
     return kl__error(KL_EINVALID, KL_DOMAIN_CASE,
-                     "case '%s': launch graph times CUDA-C kernels replayed "
+                     "case '%s': launch %s replays CUDA-C launches "
                      "from a CUDA graph; a %s case's launch is not captured "
                      "(time it with launch stream)",
-                     kl_case_name(c), kl_backend_name(kl_case_backend(c)));
+                     kl_case_name(c), kl_launch_name(launch),
+                     kl_backend_name(kl_case_backend(c)));
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
-  r->launch = launch;
+  r->graph_too = launch == KL_LAUNCH_BOTH;
+  r->launch = r->graph_too ? KL_LAUNCH_STREAM : launch;
   const kl__report_phases none = KL__REPORT_PHASES_NONE;
   r->phases = none;
   r->compare = compare;
@@ -658,10 +686,12 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
     int shape = only >= 0 ? only : (int)i;
     int ids[2] = {reference_side, cand_id};
-    if (compare)
-      rc = time_shape(r, w, ids, 2, shape, &t, &r->shapes[i]);
-    else
-      rc = time_shape(r, w, &subject, 1, shape, &t, &r->shapes[i]);
+    const int *side = compare ? ids : &subject;
+    size_t nsides = compare ? 2 : 1;
+    rc = time_shape(r, w, side, nsides, shape, &t, &r->shapes[i], r->launch);
+    if (rc == 0 && r->graph_too && r->verdict == KL_VERDICT_OK)
+      rc = time_shape(r, w, side, nsides, shape, &t, &r->shapes[i],
+                      KL_LAUNCH_GRAPH);
     if (rc < 0) goto done;
   }
   if (r->verdict == KL_VERDICT_OK) kl__gpu_idle_read(r, w, true);

@@ -60,6 +60,8 @@ struct kl_report {
   char *compile_log;
   int cold;
   int launch;         /* KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH */
+  bool graph_too;     /* KL_LAUNCH_BOTH: launch is stream, and each shape
+                         is timed again from a CUDA graph (res.graph_*) */
   bool has_candidate; /* the subject is a candidate, not the case's kernel */
   double min_gain_pct;
   kl_objective objective;

@@ -75,6 +75,16 @@ static void shape_json(kl_buf *b, const kl_report *r, const shape_entry *e) {
     kl__buf_json_string(b, e->decision_reason[0] ? e->decision_reason : NULL);
   }
   if (s->timed) kl__json_machine(b, s);
+  if (s->graph_timed) { /* --launch both: the graph's replays, beside */
+    kl__buf_printf(b, ",\"graph\":{\"median_us\":%.6g", s->graph_time.median);
+    if (r->compare)
+      kl__buf_printf(b,
+                     ",\"speedup\":%.6g,\"ci\":[%.6g,%.6g],\"decision\":\"%s\"",
+                     s->graph_speedup.speedup, s->graph_speedup.ci_low,
+                     s->graph_speedup.ci_high,
+                     kl_decision_name(s->graph_speedup.decision));
+    kl__buf_putc(b, '}');
+  }
   kl__buf_putc(b, '}');
 }
 
@@ -84,7 +94,8 @@ int kl__report_evidence_json(kl_buf *out, const kl_report *r) {
   for (size_t i = 0; i < r->nseeds; i++)
     kl__buf_printf(&b, "%s%llu", i ? "," : "", (unsigned long long)r->seeds[i]);
   kl__buf_printf(&b, "],\"cold\":%s", r->cold ? "true" : "false");
-  if (r->launch == KL_LAUNCH_GRAPH) kl__buf_puts(&b, ",\"launch\":\"graph\"");
+  if (r->launch == KL_LAUNCH_GRAPH || r->graph_too)
+    kl__buf_printf(&b, ",\"launch\":\"%s\"", r->graph_too ? "both" : "graph");
   kl__buf_printf(&b, ",\"min_gain_pct\":%g,\"timer\":\"%s\"", r->min_gain_pct,
                  r->timer[0] ? r->timer : "none");
   kl__buf_puts(&b, ",\"gates\":");

@@ -23,8 +23,13 @@ void kl__ld_read_timing(loader *ld, const ynode *root) {
   const ynode *n = kl__ld_map_get(t, "launch");
   if (!n || !kl__ld_scalar(ld, n, "timing.launch")) return;
   int launch = kl_launch_parse(n->value);
-  if (launch < 0) {
-    kl__ld_err(ld, n, "timing.launch '%s': expected stream or graph", n->value);
+  if (launch < 0 || launch == KL_LAUNCH_BOTH) {
+    kl__ld_err(ld, n,
+               launch < 0 ? "timing.launch '%s': expected stream or graph"
+                          : "timing.launch '%s': expected stream or graph (a "
+                            "case times one way; kl bench and kl compare "
+                            "--launch both time both)",
+               n->value);
     return;
   }
   if (launch == KL_LAUNCH_GRAPH && ld->backend_ok &&

@@ -146,7 +146,7 @@ int kl__result_give(void *out, const void *full, size_t full_size,
   return 0;
 }
 
-static const char *const launch_names[] = {"stream", "graph"};
+static const char *const launch_names[] = {"stream", "graph", "both"};
 
 const char *kl_launch_name(int launch) {
   return launch >= 0 && launch < (int)KL_ARRAY_SIZE(launch_names)

@@ -67,6 +67,9 @@ typedef struct tool {
        "sampling time per shape (default 2000)"},                              \
       {"timeout_ms", ARG_INTEGER, "--timeout-ms", false,                       \
        "limit per worker request (default 60000)"},                            \
+      {"launch", ARG_STRING, "--launch", false,                                \
+       "stream, graph (replays of a CUDA graph) or both; default: the "        \
+       "case's timing.launch"},                                                \
   {                                                                            \
     "device", ARG_INTEGER, "--device", false, "CUDA device index"              \
   }

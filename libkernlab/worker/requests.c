@@ -235,7 +235,7 @@ int kl_worker_time_launch(kl_samples *into, kl_worker *w, const int *plugins,
   if (nplugins < 1 || nplugins > 2)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "time one or two plugins, not %zu", nplugins);
-  if (!kl_launch_name(launch))
+  if (launch != KL_LAUNCH_STREAM && launch != KL_LAUNCH_GRAPH)
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "time: launch %d is neither KL_LAUNCH_STREAM nor "
                      "KL_LAUNCH_GRAPH",

@@ -541,7 +541,7 @@ class Rules(_Handle):
                 pl.close()
 
 
-_LAUNCHES = {"stream": 0, "graph": 1}
+_LAUNCHES = {"stream": 0, "graph": 1, "both": 2}
 
 
 def _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
@@ -569,7 +569,7 @@ def _bench_options(candidate, shape, seed, hot, time_cap_ms, profile,
     o.profile = _b(profile)
     if launch is not None:  # None: the case's timing.launch
         if launch not in _LAUNCHES:
-            raise ValueError("launch is 'stream' or 'graph', not %r"
+            raise ValueError("launch is 'stream', 'graph' or 'both', not %r"
                              % (launch,))
         o.launch = _LAUNCHES[launch]
     return o
@@ -620,7 +620,8 @@ class Case(_Handle):
         """Check then time a kernel (source text or a file; None: the
         baseline). The fields of kl bench --json; a rejected candidate is a
         verdict, not an exception. launch="graph" times replays of a CUDA
-        graph (kl bench --launch; None: as the case says)."""
+        graph, "both" each shape both ways (kl bench --launch; None: as
+        the case says)."""
         return self._bench(_lib.kl_bench_run, candidate, **kw)
 
     def compare(self, candidate, **kw):

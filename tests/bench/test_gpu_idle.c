@@ -2,8 +2,8 @@
  * NVML reader (core/gpu_usage.c) through tests/support/fake_nvml.c, the
  * idlest of several GPUs, the report's "gpu_usage" written and read back,
  * its words and warning, and benchmark.csv's GPU columns (and a file begun
- * before them keeping its columns). The same readings of a real H200 are
- * checked by graph_launch_gpu's bench. */
+ * before them keeping its columns); a report of --launch both read back. The
+ * same readings of a real H200 are checked by graph_launch_gpu's bench. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,6 +90,60 @@ static void test_gpu_idle__report_json_and_words(void **state) {
   kl_report_free(r);
 }
 
+/* --launch both (issue 46, part 3): a compare's report carries each shape's
+ * graph replays beside the stream's times, written and read back; a
+ * "graph" object in a report of one launch mode is not read. */
+static void test_gpu_idle__launch_both_read_back(void **state) {
+  (void)state;
+  static const char *const doc_text =
+      "{\"case\":\"c\",\"candidate\":\"k\",\"mode\":\"compare\","
+      "\"verdict\":\"OK\",\"launch\":\"both\",\"shapes\":[{\"name\":"
+      "\"s1\",\"checked\":true,\"correct\":true,\"median_us\":7.5,"
+      "\"samples\":40,\"baseline\":{\"median_us\":8.7,\"samples\":40},"
+      "\"speedup\":1.16,\"speedup_ci\":[1.15,1.17],\"decision\":"
+      "\"faster\",\"graph\":{\"median_us\":6.5,\"samples\":38,"
+      "\"baseline\":{\"median_us\":6.6,\"samples\":38},\"speedup\":1.01,"
+      "\"speedup_ci\":[0.99,1.03],\"decision\":\"same\"}}]}";
+  json_object *doc = NULL;
+  kl_report *r = NULL;
+  assert_int_equal(kl__json_parse(&doc, doc_text, "report", "report"), 0);
+  assert_int_equal(kl__report_from_json(&r, doc, "report"), 0);
+  json_object_put(doc);
+  assert_int_equal(kl_report_launch(r), KL_LAUNCH_BOTH);
+  kl_shape_result s = KL_SHAPE_RESULT_INIT;
+  assert_int_equal(kl_report_shape(&s, r, 0), 0);
+  assert_int_equal(s.speedup.decision, KL_DECISION_FASTER);
+  assert_true(s.graph_timed);
+  assert_true(s.graph_time.median == 6.5 && s.graph_time.n == 38);
+  assert_true(s.graph_baseline.median == 6.6);
+  assert_int_equal(s.graph_speedup.decision, KL_DECISION_SAME);
+  kl_buf b = KL_BUF_INIT;
+  assert_int_equal(kl_report_json(&b, r), 0);
+  assert_non_null(strstr(b.ptr, "\"launch\":\"both\""));
+  assert_non_null(strstr(b.ptr, "\"graph\":{\"median_us\":6.5,"));
+  assert_non_null(strstr(b.ptr, "\"speedup\":1.01,\"speedup_ci\":[0.99,1.03],"
+                                "\"decision\":\"same\"}"));
+  kl_buf_dispose(&b);
+  kl_report_free(r);
+  /* the same document under one launch mode: no graph fields */
+  char *one = strdup(doc_text);
+  assert_non_null(one);
+  memcpy(strstr(one, "\"both\""), "\"grph\"", 6); /* unknown: stream */
+  assert_int_equal(kl__json_parse(&doc, one, "report", "report"), 0);
+  assert_int_equal(kl__report_from_json(&r, doc, "report"), 0);
+  json_object_put(doc);
+  free(one);
+  assert_int_equal(kl_report_launch(r), KL_LAUNCH_STREAM);
+  kl_shape_result t = KL_SHAPE_RESULT_INIT;
+  assert_int_equal(kl_report_shape(&t, r, 0), 0);
+  assert_false(t.graph_timed);
+  assert_int_equal(kl_report_json(&b, r), 0);
+  assert_null(strstr(b.ptr, "\"graph\""));
+  assert_null(strstr(b.ptr, "\"launch\""));
+  kl_buf_dispose(&b);
+  kl_report_free(r);
+}
+
 static void test_gpu_idle__benchmark_csv_columns(void **state) {
   (void)state;
   char dir[] = "/tmp/kl-gpu-idle-XXXXXX";
@@ -137,6 +191,7 @@ int main(void) {
       cmocka_unit_test(test_gpu_idle__reads_the_devices),
       cmocka_unit_test(test_gpu_idle__picks_the_idlest),
       cmocka_unit_test(test_gpu_idle__report_json_and_words),
+      cmocka_unit_test(test_gpu_idle__launch_both_read_back),
       cmocka_unit_test(test_gpu_idle__benchmark_csv_columns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

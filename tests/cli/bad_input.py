@@ -9,7 +9,6 @@ File permissions mean nothing to root: as root, the permission cases run
 as `nobody` through setpriv (util-linux)."""
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -102,9 +101,12 @@ expect2(["compare", case], "no candidate")
 expect2(["run", case, "--iterations", "many"], "not a number")
 expect2(["bench", case, "--seed", "-3x"], "not a number")
 expect2(["bench", case, "--launch", "graf"], "no such launch mode",
-        mentions="stream or graph")
+        mentions="stream, graph or both")
 expect2(["bench", SRC + "/cases/host_saxpy", "--launch", "graph"],
         "a graph launch of a host case", mentions="CUDA graph")
+expect2(["compare", SRC + "/cases/host_saxpy", "--candidate", case + "/kernel.c",
+         "--launch", "both"], "both launches of a host case",
+        mentions="launch both replays")
 
 expect2(["knowledge", "--no-such-option"], "unknown sub-verb")
 expect2(["knowledge", "search", "--no-such-option"], "unknown option")

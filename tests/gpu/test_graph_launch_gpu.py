@@ -17,6 +17,10 @@ without one): kl bench and kl compare with --launch graph, and the case key.
             CHEAT, gate launch_contract (the capture is a judged launch)
   idleness  the bench's gpu_usage: NVML read the device (its UUID) before
             and after the timing, the worker's process among those on it
+  both      --launch both: CUB's two-kernel reduction compared from the
+            stream and from a graph in one command, every shape with both
+            times and decisions; the text output's graph table; a launcher
+            a graph cannot hold is CRASHED under both too
   case key  a copy of vector_add with `timing: {launch: graph}` benches
             under graphs without the flag; --launch stream overrides it
 usage: test_graph_launch_gpu.py KL SOURCE_DIR
@@ -112,6 +116,42 @@ for cand, verdict, words in (
                           "--launch", "stream")
         check(rc == 0 and doc.get("verdict") == "OK",
               "%s from a stream: OK: %d %s" % (cand, rc, doc.get("reason")))
+
+# --launch both (issue 46, part 3): each shape timed from the stream, which
+# decides, and from a graph beside it, in one command
+rc, doc, err = kl("compare", SRC + "/cases/reduce_sum_f32", "--candidate",
+                  SRC + "/cases/reduce_sum_f32/candidates/cub_device_reduce.cu",
+                  "--launch", "both")
+shapes = doc.get("shapes", [])
+check(rc == 0 and doc.get("verdict") == "OK" and doc.get("launch") == "both"
+      and shapes and
+      all((s.get("median_us") or 0) > 0 and s.get("decision") and
+          (s.get("graph") or {}).get("median_us", 0) > 0 and
+          ((s.get("graph") or {}).get("baseline") or {}).get("median_us", 0)
+          > 0 and (s.get("graph") or {}).get("decision") in
+          ("faster", "slower", "same") for s in shapes),
+      "compare --launch both: the stream's times and a graph's beside, every "
+      "shape: %d %s %s" % (rc, doc.get("reason"), err[-400:]))
+for s in shapes:
+    g = s.get("graph") or {}
+    print("   both %s: stream %.2f us (%s), graph %.2f us (%s)"
+          % (s.get("name"), s.get("median_us") or 0, s.get("decision"),
+             g.get("median_us") or 0, g.get("decision")))
+p = subprocess.run([KL, "bench", VADD, "--launch", "both", "--time-cap-ms",
+                    "300"], capture_output=True, text=True, env=ENV,
+                   timeout=600)
+check(p.returncode == 0 and "from a CUDA graph" in p.stdout and
+      "stream/graph" in p.stdout and
+      "launched on the stream and from a CUDA graph" in p.stdout,
+      "bench --launch both, text: the graph's table under the stream's: "
+      "%d %s %s" % (p.returncode, p.stdout[-600:], p.stderr[-300:]))
+print(p.stdout)
+rc, doc, err = kl("compare", VADD, "--candidate", HERE + "/legacy_stream.cu",
+                  "--launch", "both")
+check(rc == 3 and doc.get("verdict") == "CRASHED" and
+      "legacy default stream" in (doc.get("reason") or ""),
+      "--launch both refuses a launcher a graph cannot hold: %d %s %s"
+      % (rc, doc.get("verdict"), (doc.get("reason") or "")[:300]))
 
 keyed = os.path.join(TMP, "vector_add_graph")
 shutil.copytree(VADD, keyed, ignore=shutil.ignore_patterns("runs", "*.jsonl"))
