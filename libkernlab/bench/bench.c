@@ -686,11 +686,11 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   for (size_t i = 0; i < r->nshapes && r->verdict == KL_VERDICT_OK; i++) {
     int shape = only >= 0 ? only : (int)i;
     int ids[2] = {reference_side, cand_id};
-    const int *side = compare ? ids : &subject;
-    size_t nsides = compare ? 2 : 1;
-    rc = time_shape(r, w, side, nsides, shape, &t, &r->shapes[i], r->launch);
+    const int *timed = compare ? ids : &subject;
+    size_t ntimed = compare ? 2 : 1;
+    rc = time_shape(r, w, timed, ntimed, shape, &t, &r->shapes[i], r->launch);
     if (rc == 0 && r->graph_too && r->verdict == KL_VERDICT_OK)
-      rc = time_shape(r, w, side, nsides, shape, &t, &r->shapes[i],
+      rc = time_shape(r, w, timed, ntimed, shape, &t, &r->shapes[i],
                       KL_LAUNCH_GRAPH);
     if (rc < 0) goto done;
   }
