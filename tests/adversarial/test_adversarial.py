@@ -4,7 +4,8 @@ caught with the right reason and never accepted, and honest ones that must
 never be flagged. usage: test_adversarial.py KL SOURCE_DIR [host|cuda]
 
 host (CI): host_matmul at small shapes and a host reduction written here.
-cuda (label gpu, exit 77 without a device): vector_add and reduce_sum_f32.
+cuda (label gpu, exit 77 without a device): vector_add, reduce_sum_f32 and
+softmax_f32 (outputs of 1e-3 offset by 1e-6: INCORRECT).
 A CUDA candidate is a kernel the harness launches on its stream; a sample
 spans every kernel on every stream and sync waits for the device, so work
 on another stream is timed and waited for (docs/integrity.md); the host
@@ -302,6 +303,11 @@ def cuda_suite():
            r"while timed, .*skipped")
     honest(va, os.path.join(gpu_cands, "vector_add_float4.cu"))
     honest(rs, c("reduce_honest.cu"))
+    # a wrong answer that fits a loose tolerance: 1e-6 on outputs of 1e-3
+    sf = copy_case(SRC, "softmax_f32", os.path.join(TMP, "softmax"))
+    expect(sf, c("softmax_offset.cu"), "INCORRECT", None, r"mismatch")
+    honest(sf, os.path.join(SRC, "cases", "softmax_f32", "candidates",
+                            "warp_per_row.cu"))
     python_suite()
 
 
