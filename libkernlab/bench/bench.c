@@ -228,6 +228,7 @@ static int drop_throttled(kl_samples *s, kl_shape_result *res) {
  * stream's (res.graph_*), which keep the decision. */
 static int graph_summaries(shape_entry *e, kl_samples *s, double gain_pct) {
   kl_shape_result scratch = e->res, *res = &e->res;
+  scratch.throttled = 0; /* counts the graph pass's own */
   int rc = 0;
   if (s->mhz[0] && s->n > 0 && (rc = drop_throttled(s, &scratch)) < 0)
     return rc;
