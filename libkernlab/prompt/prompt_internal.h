@@ -30,8 +30,13 @@ int kl__py_dsls(kl_buf *out, const char *src);
 /* The kernel languages src imports at top level, as bits. */
 enum {
   KL__PY_TRITON = 1u << 0,
-  KL__PY_CUTE = 1u << 1,  /* CuTe DSL: cutlass */
-  KL__PY_CUTILE = 1u << 2 /* cuTile: cuda.tile */
+  KL__PY_CUTE = 1u << 1,   /* CuTe DSL: cutlass */
+  KL__PY_CUTILE = 1u << 2, /* cuTile: cuda.tile */
+  KL__PY_CUPY = 1u << 3,
+  KL__PY_CPP_EXTENSION = 1u << 4, /* torch.utils.cpp_extension */
+  KL__PY_NUMBA = 1u << 5,
+  KL__PY_TORCH = 1u << 6,
+  KL__PY_NUMPY = 1u << 7
 };
 unsigned kl__py_languages(const char *src);
 

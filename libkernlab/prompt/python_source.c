@@ -149,19 +149,21 @@ int kl__py_arity(const char *params, size_t *required, size_t *most) {
   return 0;
 }
 
-/* The languages in the order of the KL__PY_* bits (prompt_internal.h);
- * a longer module name before one it starts with. */
+/* The languages a module may import, each with its KL__PY_* bit
+ * (prompt_internal.h); a longer module name before one it starts with. */
 static const struct {
   const char *module, *name;
+  unsigned bit;
 } known[] = {
-    {"triton", "Triton"},
-    {"cutlass", "CuTe DSL (CUTLASS Python)"},
-    {"cuda.tile", "cuTile"},
-    {"cupy", "CuPy"},
-    {"torch.utils.cpp_extension", "PyTorch C++/CUDA extension"},
-    {"numba", "Numba"},
-    {"torch", "PyTorch"},
-    {"numpy", "NumPy"},
+    {"triton", "Triton", KL__PY_TRITON},
+    {"cutlass", "CuTe DSL (CUTLASS Python)", KL__PY_CUTE},
+    {"cuda.tile", "cuTile", KL__PY_CUTILE},
+    {"cupy", "CuPy", KL__PY_CUPY},
+    {"torch.utils.cpp_extension", "PyTorch C++/CUDA extension",
+     KL__PY_CPP_EXTENSION},
+    {"numba", "Numba", KL__PY_NUMBA},
+    {"torch", "PyTorch", KL__PY_TORCH},
+    {"numpy", "NumPy", KL__PY_NUMPY},
 };
 
 unsigned kl__py_languages(const char *src) {
@@ -180,7 +182,7 @@ unsigned kl__py_languages(const char *src) {
       size_t n = strlen(known[k].module);
       if (strncmp(src + p, known[k].module, n) == 0 &&
           (src[p + n] == '.' || !ident_char(src[p + n]))) {
-        seen |= 1u << k;
+        seen |= known[k].bit;
         break;
       }
     }
@@ -192,7 +194,7 @@ int kl__py_dsls(kl_buf *out, const char *src) {
   unsigned seen = kl__py_languages(src);
   size_t written = 0;
   for (size_t k = 0; k < KL_ARRAY_SIZE(known); k++)
-    if (seen & (1u << k))
+    if (seen & known[k].bit)
       kl__buf_printf(out, "%s%s", written++ ? ", " : "", known[k].name);
   if (written == 0) kl__buf_puts(out, "plain Python");
   return kl__buf_status(out);
