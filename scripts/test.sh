@@ -6,4 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh --test
 bash scripts/build.sh
 cd build
-ctest --output-on-failure -j "$(nproc)" "$@"
+# two jobs a CPU: with one, a fifth of the CPU time went idle while tests
+# waited (sleeping kernels, subprocesses, servers on loopback); with two
+# the CPUs are busy throughout, and four were no faster (bench/README.md,
+# issue 46, part 4). KL_CTEST_JOBS overrides.
+ctest --output-on-failure -j "${KL_CTEST_JOBS:-$((2 * $(nproc)))}" "$@"

@@ -7,16 +7,15 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch  # noqa: E402,F401
+from support import FAILS, check, decisive_repeat, scratch  # noqa: E402,F401
 
 
 def repeat_case(src, dest):
-    """A copy of tests/exec/repeat_host: a host kernel whose tunable alone
-    sets its time, so what a run decides does not hang on noise (parallel
-    slots, a loaded CI machine, sanitizers)."""
-    import shutil
-    shutil.copytree(os.path.join(src, "tests", "exec", "repeat_host"), dest)
-    return dest
+    """A copy of tests/exec/repeat_host whose decisions are sleeps at least
+    120 ms apart (support.decisive_repeat): its tunable alone sets its
+    time, so what a run decides does not hang on noise (parallel slots, a
+    loaded CI machine, sanitizers, a CPU's wait after each wake-up)."""
+    return decisive_repeat(src, dest)
 
 
 def lines(case, name):
@@ -70,6 +69,11 @@ def kl(KL, env, *args, want=0, timeout=900):
 
 TUNE = ["--proposer", "tune", "--iterations", "4", "--batch", "2",
         "--seed", "7", "--no-profile"]
+# the sampling cap of the runs whose decisions are compared: a loaded
+# machine's rounds (a 128 ms sleep and a cache flush each side) are slow,
+# and a comparison needs eight of them; the cap stretches to twice this
+# for them, and a quiet machine decides well before it
+CAP = ["--time-cap", "3000"]
 
 
 def stopped_then_resumed(KL, env, c, p, words, want, resume_args,
@@ -92,8 +96,7 @@ def stopped_then_resumed(KL, env, c, p, words, want, resume_args,
           "records torn before the resume")
     if before_resume:
         before_resume()
-    kl(KL, env, "run", c, "--resume", run, "--time-cap", "1500",
-       *resume_args)
+    kl(KL, env, "run", c, "--resume", run, *CAP, *resume_args)
     whole(c, run, len(want) - 1)
     check(solutions(c, run)[:len(before)] == before,
           "the resume changed what was recorded before it")

@@ -14,8 +14,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from records import (finish, TUNE, check, content, kl, lines,  # noqa: E402
-                     newest_run, repeat_case, scratch, solutions)
+from records import (CAP, finish, TUNE, check, content, kl,  # noqa: E402
+                     lines, newest_run, repeat_case, scratch, solutions)
 
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-local-test-")
@@ -26,9 +26,9 @@ def case(name):
 
 
 one = case("one")
-kl(KL, ENV, "run", one, *TUNE, "--time-cap", "1500", "--devices", "0")
+kl(KL, ENV, "run", one, *TUNE, *CAP, "--devices", "0")
 two = case("two")
-kl(KL, ENV, "run", two, *TUNE, "--time-cap", "1500", "--devices", "0,1")
+kl(KL, ENV, "run", two, *TUNE, *CAP, "--devices", "0,1")
 a, b = content(one, newest_run(one)), content(two, newest_run(two))
 check(a == b, "one slot and two record differently:\n%s\n%s" % (a, b))
 check(len(a) == 5, "%d iterations recorded" % len(a))

@@ -22,8 +22,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import servers  # noqa: E402
-from records import (finish, TUNE, check, content, kl, lines,  # noqa: E402
-                     newest_run, repeat_case, scratch, solutions,
+from records import (CAP, finish, TUNE, check, content, kl,  # noqa: E402
+                     lines, newest_run, repeat_case, scratch, solutions,
                      stopped_then_resumed, whole)
 
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
@@ -71,13 +71,13 @@ def jobs(c, run):
 
 try:
     local = case("local")
-    kl(KL, ENV, "run", local, *TUNE, "--time-cap", "1500",
+    kl(KL, ENV, "run", local, *TUNE, *CAP,
        "--executor", "local")
     want = content(local, newest_run(local))
 
     # -- same records as a local run, job ids recorded -------------------
     same = case("same")
-    kl(KL, ENV, "run", same, *TUNE, "--time-cap", "1500", *SLURM)
+    kl(KL, ENV, "run", same, *TUNE, *CAP, *SLURM)
     run = newest_run(same)
     check(content(same, run) == want, "slurm records differ from local "
           "ones:\n%s\n%s" % (content(same, run), want))

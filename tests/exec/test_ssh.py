@@ -21,8 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import servers  # noqa: E402
-from records import (finish, TUNE, check, content, kl, lines,  # noqa: E402
-                     newest_run, repeat_case, scratch, solutions,
+from records import (CAP, finish, TUNE, check, content, kl,  # noqa: E402
+                     lines, newest_run, repeat_case, scratch, solutions,
                      stopped_then_resumed, whole)
 
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
@@ -77,12 +77,12 @@ def batch_dir(c):
 try:
     # -- same records as a local run -------------------------------------
     local = case("local")
-    kl(KL, ENV, "run", local, *TUNE, "--time-cap", "1500",
+    kl(KL, ENV, "run", local, *TUNE, *CAP,
        "--executor", "local")
     want = content(local, newest_run(local))
     check(len(want) == 5, "the local run recorded %d iterations" % len(want))
     remote = case("viassh")
-    kl(KL, ENV, "run", remote, *TUNE, "--time-cap", "1500", *SSH)
+    kl(KL, ENV, "run", remote, *TUNE, *CAP, *SSH)
     run = newest_run(remote)
     got = content(remote, run)
     check(got == want, "ssh records differ from local ones:\n%s\n%s"
@@ -104,7 +104,7 @@ try:
         time.sleep(2)
         sshd.start()
     t = kill_when(lambda: batch_dir(drop), bounce)
-    p = kl(KL, ENV, "run", drop, *TUNE, "--time-cap", "1500", "--retries",
+    p = kl(KL, ENV, "run", drop, *TUNE, *CAP, "--retries",
            "4", *SSH)
     check(t.wait(5), "the server was never bounced")
     run = newest_run(drop)
@@ -120,7 +120,7 @@ try:
     # -- the server gone for good, then back: --resume -------------------
     down = case("down")
     t = kill_when(lambda: batch_dir(down), sshd.stop)
-    p = kl(KL, ENV, "run", down, *TUNE, "--time-cap", "1500", "--retries",
+    p = kl(KL, ENV, "run", down, *TUNE, *CAP, "--retries",
            "1", *SSH, want=1)
     check(t.wait(5), "the server was never stopped")
     stopped_then_resumed(KL, ENV, down, p, "ssh kltest", want, SSH,

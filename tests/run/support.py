@@ -71,6 +71,31 @@ def small_matmul(src, dest):
     return d
 
 
+# repeat_host's tunables for a test that checks what a run decides: a
+# sleeping kernel is not spared by a busy machine. Its wake-up waits for a
+# CPU, and after the worker's cache flush (CPU work just before each
+# sample) that wait reached 45 ms beside eight busy loops on 2 CPUs
+# (2026-11-28, the development VM): 1 ms against 16 then read "same", 6
+# of 19 pairs the wrong way round. Here every decision a test checks is
+# between sleeps at least 120 ms apart: 1 and 8 against the baseline's 128
+# are faster whatever the wait; 8, 24 and 16 against 1 are never faster.
+DECISIVE_REPEAT = "REPEAT: [128, 1, 8, 24, 16]"
+
+
+def decisive_repeat(src, dest):
+    """A copy of tests/exec/repeat_host at dest with DECISIVE_REPEAT: the
+    baseline (REPEAT=128), then REPEAT=1 (accepted), 8 (faster than the
+    baseline, slower than 1), 24 and 16 (slower than the best)."""
+    shutil.copytree(os.path.join(src, "tests", "exec", "repeat_host"), dest)
+    with open(dest + "/case.yaml") as f:
+        text = f.read()
+    old = "REPEAT: [16, 1, 4, 64, 32]"
+    assert old in text, "repeat_host's tunables changed: update support.py"
+    with open(dest + "/case.yaml", "w") as f:
+        f.write(text.replace(old, DECISIVE_REPEAT))
+    return dest
+
+
 def fake_llm(src, tmp, env, script_dir, key):
     """Start tests/net/fake_llm.py answering from script_dir; returns the
     process and a KL_CONFIG file pointing an anthropic provider at it."""

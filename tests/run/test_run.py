@@ -4,9 +4,9 @@
 On a small copy of host_matmul (n = 128 and 192, so a run takes seconds):
   tune      finds the faster loop order; kl best writes it
   budgets   iterations, patience, wall time and worker time stop the run
-            (on tests/exec/repeat_host, a kernel that sleeps REPEAT ms:
-            its first tuning is accepted and its second not, 4x apart
-            whatever else the machine is doing)
+            (on tests/exec/repeat_host, a kernel that sleeps REPEAT ms;
+            patience stops at the first iteration not accepted, whichever
+            that is)
   llm       scripted replies from the fake server (tests/net/fake_llm.py),
             one per verdict, and a dollar budget
   replay    of the llm run gives the same decisions
@@ -22,7 +22,8 @@ import signal
 import subprocess
 import sys
 
-from support import FAILS, check, fake_llm, scratch, small_matmul
+from support import (FAILS, check, decisive_repeat, fake_llm, scratch,
+                     small_matmul)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-run-test-")
@@ -110,8 +111,14 @@ check(s.get("v") == 1, "kl run --json carries its schema version")
 with open("%s/runs/%s/summary.json" % (case, s["run"])) as f:
     check(json.load(f).get("v") == 1, "summary.json carries v 1")
 check(s.get("verdicts", {}).get("ACCEPTED", 0) >= 1, "tune accepted something")
-check(s.get("best_speedup", {}).get("ci", [0])[0] > 1.5,
-      "tune found a clearly faster variant: %s" % s.get("best_speedup"))
+# the estimate, not its interval's low end: a matmul's samples on a busy
+# machine (under ASan, beside ctest -j4 and two busy loops) gave x20.95
+# with an interval of [1.06, 416]; the acceptances above already had
+# their intervals above 1
+bs = s.get("best_speedup") or {}
+lo, hi = (bs.get("ci") or [2, 0])[:2]
+check(bs.get("speedup", 0) > 1.5 and lo <= bs["speedup"] <= hi,
+      "tune found a clearly faster variant: %s" % bs)
 check(s.get("stop_reason") in ("iterations", "patience", "exhausted"),
       "stop reason %s" % s.get("stop_reason"))
 best = [r for r in runs_records(case, s["run"]) if r["id"] == s["best"]][0]
@@ -153,21 +160,27 @@ check("## How each number was obtained" in md and
 kl("best", small_case("empty"), want=2)
 
 # ---- budgets ---------------------------------------------------------------
-case = os.path.join(TMP, "budgets")
-shutil.copytree(os.path.join(SRC, "tests", "exec", "repeat_host"), case)
+case = decisive_repeat(SRC, os.path.join(TMP, "budgets"))
 s = run_json(case, "--iterations", "2", "--seed", "7")
 check(s.get("stop_reason") == "iterations" and s.get("iterations") == 2,
       "--iterations 2: %s" % s)
 # the baseline's evaluations passed: iteration 1 ran in the same worker
 check(served(case, s, 1) >= 1, "iteration 1 in the worker kept since the "
       "baseline: worker_served %s" % served(case, s, 1))
-# (1.5 s a comparison: a sleep's samples stretched by a busy machine's
-# run queue still leave REPEAT=1 clearly faster, and cost no CPU)
+# --patience 1 stops at the first iteration without an acceptance. Which
+# iteration that is rests on timings (REPEAT=1 against the baseline's 128
+# sleeps 127 ms less, so it is iteration 2 in practice, but a sleep is
+# stretched by a busy machine's run queue): the check is that the run
+# stopped exactly there, whatever was decided before it (the count itself,
+# reset by an acceptance, is test_decide's)
 s = run_json(case, "--patience", "1", "--iterations", "8", "--seed", "7",
-             "--fresh-worker", time_cap="1500")
-check(s.get("stop_reason") == "patience" and s.get("iterations") == 2,
+             "--fresh-worker", time_cap="3000")
+got = [r["verdict"] for r in runs_records(case, s.get("run", ""))][1:]
+miss = [i + 1 for i, v in enumerate(got) if v != "ACCEPTED"]
+check(s.get("stop_reason") == "patience" and miss and
+      s.get("iterations") == miss[0] == len(got),
       "--patience 1 stops after the first iteration without an acceptance: "
-      "%s" % s)
+      "%s, verdicts %s" % (s, got))
 check(served(case, s, 1) == 0, "--fresh-worker: a new worker for iteration "
       "1, worker_served %s" % served(case, s, 1))
 s = run_json(case, "--max-wall", "0.001")
