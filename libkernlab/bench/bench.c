@@ -244,8 +244,9 @@ static int graph_summaries(shape_entry *e, kl_samples *s, double gain_pct) {
                                   s->block_rounds, s->placements, gain_pct);
 }
 
-/* One timing of one shape under `launch`; under KL_LAUNCH_BOTH it runs
- * twice, stream then graph, and the second fills res.graph_*. */
+/* One timing of one shape under `launch` (stream or graph). Under
+ * KL_LAUNCH_BOTH the caller times each shape twice, stream then graph, and
+ * the graph pass fills res.graph_*. */
 static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                       int shape, const kl_time_options *t, shape_entry *e,
                       int launch) {
@@ -313,7 +314,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   if (strcmp(s.timer, "cupti") == 0 && r->backend == KL_BACKEND_CUDA &&
       !strstr(r->gates_off, "timed_work"))
     r->gates |= KL__GATE_TIMED_WORK; /* the C worker's kernels per launch */
-  if (r->graph_too && launch == KL_LAUNCH_GRAPH) {
+  if (r->launch == KL_LAUNCH_BOTH && launch == KL_LAUNCH_GRAPH) {
     rc = graph_summaries(e, &s, r->min_gain_pct);
     goto done;
   }
@@ -424,8 +425,7 @@ static int report_new(kl_report **out, int *only, const kl_case *c,
                      kl_backend_name(kl_case_backend(c)));
   kl_report *r = kl__calloc(1, sizeof(*r));
   if (!r) return kl__error_oom();
-  r->graph_too = launch == KL_LAUNCH_BOTH;
-  r->launch = r->graph_too ? KL_LAUNCH_STREAM : launch;
+  r->launch = launch;
   const kl__report_phases none = KL__REPORT_PHASES_NONE;
   r->phases = none;
   r->compare = compare;
@@ -689,8 +689,10 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
     int ids[2] = {reference_side, cand_id};
     const int *timed = compare ? ids : &subject;
     size_t ntimed = compare ? 2 : 1;
-    rc = time_shape(r, w, timed, ntimed, shape, &t, &r->shapes[i], r->launch);
-    if (rc == 0 && r->graph_too && r->verdict == KL_VERDICT_OK)
+    bool both = r->launch == KL_LAUNCH_BOTH; /* the stream's time decides */
+    rc = time_shape(r, w, timed, ntimed, shape, &t, &r->shapes[i],
+                    both ? KL_LAUNCH_STREAM : r->launch);
+    if (rc == 0 && both && r->verdict == KL_VERDICT_OK)
       rc = time_shape(r, w, timed, ntimed, shape, &t, &r->shapes[i],
                       KL_LAUNCH_GRAPH);
     if (rc < 0) goto done;

@@ -59,9 +59,9 @@ struct kl_report {
   const char *gate; /* static string, CHEAT only */
   char *compile_log;
   int cold;
-  int launch;         /* KL_LAUNCH_STREAM or KL_LAUNCH_GRAPH */
-  bool graph_too;     /* KL_LAUNCH_BOTH: launch is stream, and each shape
-                         is timed again from a CUDA graph (res.graph_*) */
+  int launch;         /* KL_LAUNCH_STREAM, KL_LAUNCH_GRAPH or KL_LAUNCH_BOTH
+                         (timed from the stream, then again from a CUDA
+                         graph: res.graph_*) */
   bool has_candidate; /* the subject is a candidate, not the case's kernel */
   double min_gain_pct;
   kl_objective objective;

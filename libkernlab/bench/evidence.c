@@ -94,8 +94,8 @@ int kl__report_evidence_json(kl_buf *out, const kl_report *r) {
   for (size_t i = 0; i < r->nseeds; i++)
     kl__buf_printf(&b, "%s%llu", i ? "," : "", (unsigned long long)r->seeds[i]);
   kl__buf_printf(&b, "],\"cold\":%s", r->cold ? "true" : "false");
-  if (r->launch == KL_LAUNCH_GRAPH || r->graph_too)
-    kl__buf_printf(&b, ",\"launch\":\"%s\"", r->graph_too ? "both" : "graph");
+  if (r->launch != KL_LAUNCH_STREAM) /* absent: stream */
+    kl__buf_printf(&b, ",\"launch\":\"%s\"", kl_launch_name(r->launch));
   kl__buf_printf(&b, ",\"min_gain_pct\":%g,\"timer\":\"%s\"", r->min_gain_pct,
                  r->timer[0] ? r->timer : "none");
   kl__buf_puts(&b, ",\"gates\":");

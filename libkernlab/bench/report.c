@@ -71,7 +71,7 @@ int kl__bench_worker_failure(kl_report *r, int rc, const char *shape,
 }
 
 int kl_report_launch(const kl_report *r) {
-  return !r ? KL_LAUNCH_STREAM : r->graph_too ? KL_LAUNCH_BOTH : r->launch;
+  return r ? r->launch : KL_LAUNCH_STREAM;
 }
 
 kl_verdict kl_report_verdict(const kl_report *r) {

@@ -45,8 +45,8 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__buf_puts(&b, ",\"gate\":");
   kl__buf_json_string(&b, r->gate);
   kl__buf_printf(&b, ",\"cold\":%s", r->cold ? "true" : "false");
-  if (r->launch == KL_LAUNCH_GRAPH || r->graph_too)
-    kl__buf_printf(&b, ",\"launch\":\"%s\"", r->graph_too ? "both" : "graph");
+  if (r->launch != KL_LAUNCH_STREAM) /* absent: stream */
+    kl__buf_printf(&b, ",\"launch\":\"%s\"", kl_launch_name(r->launch));
   kl__buf_printf(&b, ",\"min_gain_pct\":%g,\"seeds\":[", r->min_gain_pct);
   for (size_t i = 0; i < r->nseeds; i++)
     kl__buf_printf(&b, "%s%llu", i ? "," : "", (unsigned long long)r->seeds[i]);
@@ -261,7 +261,8 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
     res->loadavg = kl__json_num(v, "loadavg");
   }
   json_object *g = kl__json_get(s, "graph"); /* --launch both */
-  if (r->graph_too && g && json_object_is_type(g, json_type_object)) {
+  if (r->launch == KL_LAUNCH_BOTH && g &&
+      json_object_is_type(g, json_type_object)) {
     res->graph_timed = 1;
     summary_from(&res->graph_time, g);
     if (r->compare && (v = kl__json_get(g, "baseline"))) {
@@ -421,9 +422,8 @@ int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {
   r->gate = known_gate(v ? json_object_get_string(v) : NULL);
   r->cold = (v = kl__json_get(doc, "cold")) && json_object_get_boolean(v);
   v = kl__json_get(doc, "launch"); /* absent: stream */
-  int launch = v ? kl_launch_parse(json_object_get_string(v)) : 0;
-  r->launch = launch == KL_LAUNCH_GRAPH ? KL_LAUNCH_GRAPH : KL_LAUNCH_STREAM;
-  r->graph_too = launch == KL_LAUNCH_BOTH;
+  int launch = v ? kl_launch_parse(json_object_get_string(v)) : -1;
+  r->launch = launch >= 0 ? launch : KL_LAUNCH_STREAM;
   r->min_gain_pct = kl__json_num(doc, "min_gain_pct");
   json_object *seeds = kl__json_get(doc, "seeds");
   r->nseeds = seeds && json_object_is_type(seeds, json_type_array)
