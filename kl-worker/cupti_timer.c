@@ -2,8 +2,15 @@
  *
  * libcupti is opened at run time (dlopen) the first time a device plugin is
  * timed, so a worker built with CUDA still starts where there is none.
- * CONCURRENT_KERNEL records give each kernel's start and end in ns on every
- * stream of the process, MEMCPY and MEMSET records each copy's and memset's
+ * Kernel records come in one of two kinds, switched while the process runs
+ * (klw_cupti_trace): KERNEL records (the default) serialise kernels and
+ * leave their code alone; CONCURRENT_KERNEL records let kernels of
+ * different streams overlap but instrument every kernel's code, which
+ * slows kernels that read memory in proportion to their blocks (0.09 us a
+ * thousand on the H200, bench/README.md), so the timer asks for them only
+ * for launches that use two streams (timer_cupti.c). KERNLAB_TRACE=kernel
+ * or concurrent pins one kind. Either gives each kernel's start and end in
+ * ns with its stream, MEMCPY and MEMSET records each copy's and memset's
  * (the sampler counts those a launch queued, launch_guard.c); launch API
  * records are enabled only so that every kernel record carries the correlation
  * id of its launch (CUPTI assigns them only with API activity on), which orders
@@ -29,6 +36,7 @@ static struct {
   CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
                                     CUpti_BuffersCallbackCompleteFunc);
   CUptiResult (*enable)(CUpti_ActivityKind);
+  CUptiResult (*disable)(CUpti_ActivityKind);
   CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
   CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);
   CUptiResult (*flush_all)(uint32_t);
@@ -39,6 +47,9 @@ static struct {
 } api;
 
 static bool started;
+static int trace_kind;         /* KLW_TRACE_*: the kind enabled now */
+static int trace_pinned;       /* -1, or the kind KERNLAB_TRACE pins */
+static bool ever_instrumented; /* CONCURRENT_KERNEL was on at some point */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static klw_kernel *recs;
 static size_t nrecs, caprecs;
@@ -103,6 +114,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
   free(buffer);
 }
 
+static CUpti_ActivityKind activity_kind(int trace) {
+  return trace == KLW_TRACE_CONCURRENT ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+                                       : CUPTI_ACTIVITY_KIND_KERNEL;
+}
+
 static const char *result_string(CUptiResult r) {
   const char *s = NULL;
   if (api.get_result_string) api.get_result_string(r, &s);
@@ -146,6 +162,7 @@ int klw_cupti_start(char *err, size_t errlen) {
   SYM(dropped, "cuptiActivityGetNumDroppedRecords");
   SYM(get_result_string, "cuptiGetResultString");
   SYM(get_version, "cuptiGetVersion");
+  SYM(disable, "cuptiActivityDisable");
 #undef SYM
   uint32_t version = 0;
   api.get_version(&version);
@@ -156,11 +173,25 @@ int klw_cupti_start(char *err, size_t errlen) {
              version, CUPTI_API_VERSION);
     return -1;
   }
+  const char *pin = getenv("KERNLAB_TRACE");
+  trace_pinned = -1;
+  if (pin && strcmp(pin, "kernel") == 0)
+    trace_pinned = KLW_TRACE_KERNEL;
+  else if (pin && strcmp(pin, "concurrent") == 0)
+    trace_pinned = KLW_TRACE_CONCURRENT;
+  else if (pin && pin[0]) {
+    snprintf(err, errlen,
+             "KERNLAB_TRACE '%s': expected kernel or concurrent (or unset: "
+             "the timer picks per launch)",
+             pin);
+    return -1;
+  }
+  trace_kind = trace_pinned >= 0 ? trace_pinned : KLW_TRACE_KERNEL;
+  if (trace_kind == KLW_TRACE_CONCURRENT) ever_instrumented = true;
   CUptiResult r;
   if ((r = api.register_callbacks(buffer_requested, buffer_completed)) !=
           CUPTI_SUCCESS ||
-      (r = api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) !=
-          CUPTI_SUCCESS ||
+      (r = api.enable(activity_kind(trace_kind))) != CUPTI_SUCCESS ||
       (r = api.enable(CUPTI_ACTIVITY_KIND_MEMCPY)) != CUPTI_SUCCESS ||
       (r = api.enable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS) {
     snprintf(err, errlen, "CUPTI activity: %s", result_string(r));
@@ -182,7 +213,32 @@ int klw_cupti_start(char *err, size_t errlen) {
 }
 
 bool klw_cupti_tracing(void) {
-  return started;
+  return started && ever_instrumented;
+}
+
+int klw_cupti_trace(int want, char *err, size_t errlen) {
+  if (!started) return -1;
+  if (trace_pinned >= 0 || want == trace_kind) return trace_kind;
+  /* the records of the kind being left are delivered before it goes */
+  api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  CUptiResult r;
+  if ((r = api.disable(activity_kind(trace_kind))) != CUPTI_SUCCESS ||
+      (r = api.enable(activity_kind(want))) != CUPTI_SUCCESS) {
+    snprintf(err, errlen, "CUPTI activity (switching to %s records): %s",
+             klw_cupti_trace_name(want), result_string(r));
+    return -1;
+  }
+  trace_kind = want;
+  if (want == KLW_TRACE_CONCURRENT) ever_instrumented = true;
+  return trace_kind;
+}
+
+bool klw_cupti_trace_pinned(void) {
+  return trace_pinned >= 0;
+}
+
+const char *klw_cupti_trace_name(int trace) {
+  return trace == KLW_TRACE_CONCURRENT ? "concurrent" : "kernel";
 }
 
 int klw_cupti_take(klw_kernel **out, size_t *n, size_t *dropped) {

@@ -29,8 +29,19 @@ typedef struct klw_kernel {
 void *klw_cupti_open(char *err, size_t errlen);
 /* Load CUPTI and start recording kernels; 0, or -1 with a message. */
 int klw_cupti_start(char *err, size_t errlen);
-/* Whether kernel tracing is on in this process (it instruments kernels). */
+/* Whether kernels of this process have been traced by CONCURRENT_KERNEL
+ * records, which instrument their code. */
 bool klw_cupti_tracing(void);
+/* The kernel records' kind: KERNEL records serialise kernels (no
+ * instrumentation), CONCURRENT_KERNEL records let streams overlap and
+ * instrument every kernel. */
+enum { KLW_TRACE_KERNEL = 0, KLW_TRACE_CONCURRENT = 1 };
+/* Switch to `want` (the records before it are flushed first; the caller
+ * discards them); the kind now in force (KERNLAB_TRACE may pin it), or -1
+ * with a message. */
+int klw_cupti_trace(int want, char *err, size_t errlen);
+bool klw_cupti_trace_pinned(void);
+const char *klw_cupti_trace_name(int trace);
 /* After the device is synchronised: every kernel record since the last
  * call (caller frees *out), and how many records CUPTI dropped. */
 int klw_cupti_take(klw_kernel **out, size_t *n, size_t *dropped);

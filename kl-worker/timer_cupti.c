@@ -16,6 +16,14 @@
  * hot. The reply's device_timeline says where the device's time went: busy
  * by role, idle by what ended the gap.
  *
+ * The records are CUPTI's KERNEL kind, which serialises kernels but leaves
+ * their code alone, unless the warm-up saw a launch run work on two
+ * streams: then, for that request, CONCURRENT_KERNEL records, which let
+ * the streams overlap but instrument every kernel (a many-block kernel
+ * that reads memory runs measurably slower under them). Both sides of a
+ * comparison are one request, so they are always timed alike; the reply
+ * names the kind ("tracing").
+ *
  * With "launch":"graph" each instance's launch is captured once in a CUDA
  * graph (graph_launch.c), after its first launch (never judged) and before
  * any sample: in the warm-up for the request's own set, in dev_ready for
@@ -59,6 +67,8 @@ typedef struct dev_state {
     klw_graph *graph;
   } graphs[2 * 6 + 2];
   size_t ngraphs;
+  int trace;      /* KLW_TRACE_*: the kernel records' kind while sampling */
+  size_t streams; /* streams the warm-up's work ran on (up to 4) */
 } dev_state;
 
 static int cmp_correlation(const void *a, const void *b) {
@@ -285,6 +295,10 @@ static int dev_start(klw_sampling *s) {
     return -1;
   }
   if (klw_cupti_start(s->err, sizeof(s->err)) < 0) return -1;
+  /* every request starts on KERNEL records (dev_warmup may switch) */
+  if ((d->trace = klw_cupti_trace(KLW_TRACE_KERNEL, s->err, sizeof(s->err))) <
+      0)
+    return -1;
   for (int k = 0; s->tr->graph && k < s->np; k++)
     if (strcmp(s->pl[k]->backend, "cuda") != 0) {
       snprintf(s->err, sizeof(s->err),
@@ -315,16 +329,11 @@ static int prelude(klw_sampling *s, int k, void *inst, int spin_ns) {
   return pl->clock_mark(inst, spin_ns) ? -1 : 0;
 }
 
-/* Warm up round by round; the last round, timed on the host, sizes the
- * placement blocks. In graph mode the first round launches as the plugin
- * does, the second captures each instance's graph and replays it, and the
- * later ones (one at least) replay them. */
-static int dev_warmup(klw_sampling *s, double *round_us) {
-  int warm = s->tr->warmup > 0 ? s->tr->warmup : 1;
-  if (s->tr->graph && warm < 3)
-    warm = 3; /* the last round, which sizes the
-                blocks, a replay's only */
-  for (int i = 0; i < warm; i++) {
+/* Warm-up rounds first..first+n-1 (round 0 in graph mode: each
+ * instance's first launch); the last, timed on the host, sizes the
+ * placement blocks. */
+static int warm_rounds(klw_sampling *s, int first, int n, double *round_us) {
+  for (int i = first; i < first + n; i++) {
     double t0 = klw_now_us();
     for (int k = 0; k < s->np; k++) {
       if (prelude(s, k, s->inst[k], 2000)) {
@@ -352,7 +361,62 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
     }
     *round_us = klw_now_us() - t0;
   }
+  return 0;
+}
+
+/* The streams the warm-up's work ran on (kernels, and the copies and
+ * memsets a launch queued), counted up to a few, and whether a work
+ * record came without timestamps (KERNEL records give none to the kernels
+ * of a graph of several). */
+static size_t work_streams(const klw_kernel *k, size_t nk, bool *untimed) {
+  uint32_t seen[4];
+  size_t n = 0;
+  *untimed = false;
+  for (size_t i = 0; i < nk; i++) {
+    if (role(&k[i]) != ROLE_WORK) continue;
+    if (k[i].start == 0 && k[i].end == 0) *untimed = true;
+    size_t j = 0;
+    while (j < n && seen[j] != k[i].stream)
+      j++;
+    if (j == n && n < 4) seen[n++] = k[i].stream;
+  }
+  return n;
+}
+
+/* Warm up round by round, on KERNEL records; if a launch ran work on two
+ * streams (KERNEL records would serialise what it overlaps) or KERNEL
+ * records could not time it (a graph of several kernels), switch to
+ * CONCURRENT_KERNEL records and warm up once more under them.
+ * In graph mode the first round launches as the plugin does, the second
+ * captures each instance's graph and replays it, and the later ones (one
+ * at least) replay them. */
+static int dev_warmup(klw_sampling *s, double *round_us) {
+  dev_state *d = s->state;
+  int warm = s->tr->warmup > 0 ? s->tr->warmup : 1;
+  if (s->tr->graph && warm < 3)
+    warm = 3; /* the last round, which sizes the
+                blocks, a replay's only */
+  /* the records from before (the shape's checks: their kernels are not
+   * the harness's and may have run on another stream) are not the
+   * warm-up's */
+  klw_kernel *recs = NULL;
+  size_t nrecs = 0, dropped = 0;
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  free(recs);
+  if (warm_rounds(s, 0, warm, round_us)) return -1;
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  bool untimed;
+  d->streams = work_streams(recs, nrecs, &untimed);
+  free(recs);
   discard(s);
+  if ((d->streams >= 2 || untimed) && d->trace == KLW_TRACE_KERNEL &&
+      !klw_cupti_trace_pinned()) {
+    if ((d->trace =
+             klw_cupti_trace(KLW_TRACE_CONCURRENT, s->err, sizeof(s->err))) < 0)
+      return -1;
+    if (warm_rounds(s, warm, 1, round_us)) return -1;
+    discard(s);
+  }
   return 0;
 }
 
@@ -529,6 +593,10 @@ static void dev_reply(klw_sampling *s, json_object *o) {
   }
   json_object_object_add(o, "sm_clock_mhz", clocks);
   json_object_object_add(o, "timer", json_object_new_string("cupti"));
+  json_object_object_add(
+      o, "tracing", json_object_new_string(klw_cupti_trace_name(d->trace)));
+  json_object_object_add(o, "launch_streams",
+                         json_object_new_int64((int64_t)d->streams));
   json_object_object_add(
       o, "launch", json_object_new_string(s->tr->graph ? "graph" : "stream"));
   json_object_object_add(

@@ -241,8 +241,12 @@ typedef struct kl_samples {
    * busy throughout; neither the worker nor this process counts), the CPUs
    * online, and the 1-minute load average at the end. */
   double others_cpus, cpus, loadavg;
-  char launch[8]; /**< "stream", or "graph": each sample was a CUDA
-                       graph's replay (kl_worker_time_launch) */
+  char launch[8];   /**< "stream", or "graph": each sample was a CUDA
+                         graph's replay (kl_worker_time_launch) */
+  char tracing[12]; /**< device: the CUPTI records timed, "kernel"
+                         (kernels serialised, not instrumented) or
+                         "concurrent" (a launch used two streams: kernels
+                         overlap, instrumented); "" for host plugins */
 } kl_samples;
 #define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
 /** Free what *s holds; *s is empty again and keeps its size. */

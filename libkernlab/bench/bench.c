@@ -235,6 +235,7 @@ static int graph_summaries(shape_entry *e, kl_samples *s, double gain_pct) {
   res->throttled += scratch.throttled;
   res->wall_ms += s->wall_ms;
   res->graph_timed = 1;
+  snprintf(e->graph_tracing, sizeof(e->graph_tracing), "%s", s->tracing);
   if (s->nplugins == 1)
     return kl_stats_summarize(&res->graph_time, s->us[0], s->n);
   if ((rc = kl_stats_summarize(&res->graph_baseline, s->us[0], s->n)) < 0 ||
@@ -321,6 +322,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   e->res.timed = 1;
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
+  snprintf(e->tracing, sizeof(e->tracing), "%s", s.tracing);
   snprintf(r->timer, sizeof(r->timer), "%s", s.timer);
   if (s.mhz[0] && s.n > 0 && (rc = drop_throttled(&s, &e->res)) < 0) goto done;
   if (n == 1) {
@@ -343,8 +345,9 @@ const kl_profile *kl_report_profile(const kl_report *r, size_t i) {
 }
 
 /* Counters of one launch at one shape, collected *before* any timing in
- * this worker: kernel-activity tracing (which timing turns on) instruments
- * kernel code and would add its own instructions to the counts. The reply
+ * this worker: concurrent-kernel tracing (which timing turns on for a
+ * launch on two streams) instruments kernel code and would add its own
+ * instructions to the counts. The reply
  * is kept until the timing gives the duration the profile's roofline
  * values need. */
 static int profile_collect(json_object **reply, kl_report *r, kl_worker *w,

@@ -18,7 +18,9 @@
 typedef struct shape_entry {
   kl_shape_result res;
   char stop_reason[32];
-  char *name; /* owned: a report outlives its case */
+  char tracing[12]; /* the CUPTI records that timed it (kl_samples.tracing) */
+  char graph_tracing[12]; /* --launch both: those of its graph pass */
+  char *name;             /* owned: a report outlives its case */
   kl_profile *profile;
   const char *better; /* a command case's metric: "higher" or "lower" */
   /* the trivial outputs of the check's first seed (scaled): relative L2

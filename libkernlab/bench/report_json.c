@@ -86,6 +86,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
                        s->sm_clock_mhz, s->throttled);
       kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
                      e->stop_reason, s->wall_ms);
+      if (e->tracing[0]) kl__buf_printf(&b, ",\"tracing\":\"%s\"", e->tracing);
       if (r->compare) {
         kl__buf_puts(&b, ",\"baseline\":{");
         json_summary(&b, &s->baseline, u);
@@ -106,6 +107,8 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
           kl__buf_puts(&b, "},");
           json_speedup(&b, &s->graph_speedup);
         }
+        if (e->graph_tracing[0])
+          kl__buf_printf(&b, ",\"tracing\":\"%s\"", e->graph_tracing);
         kl__buf_putc(&b, '}');
       }
     } else {
@@ -244,6 +247,9 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
   v = kl__json_get(s, "stop_reason");
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s",
            v ? json_object_get_string(v) : "");
+  v = kl__json_get(s, "tracing");
+  snprintf(e->tracing, sizeof(e->tracing), "%s",
+           v ? json_object_get_string(v) : "");
   if (r->compare && (v = kl__json_get(s, "baseline"))) {
     summary_from(&res->baseline, v);
     speedup_from(&res->speedup, s);
@@ -269,6 +275,9 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
       summary_from(&res->graph_baseline, v);
       speedup_from(&res->graph_speedup, g);
     }
+    v = kl__json_get(g, "tracing");
+    snprintf(e->graph_tracing, sizeof(e->graph_tracing), "%s",
+             v ? json_object_get_string(v) : "");
   }
   v = kl__json_get(s, "decision_reason");
   if (v && json_object_is_type(v, json_type_string))

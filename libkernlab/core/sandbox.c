@@ -121,6 +121,7 @@ bool kl__sandbox_env_allowed(const char *name) {
                                       "PYTHONPATH",
                                       "SOURCE_DATE_EPOCH",
                                       "KERNLAB_CUPTI",
+                                      "KERNLAB_TRACE",
                                       "KERNLAB_HOST_CHECKS",
                                       "KERNLAB_GATES_OFF",
                                       "KERNLAB_PROFILE_REPLAY"};

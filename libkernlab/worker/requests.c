@@ -160,6 +160,10 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
            json_object_object_get_ex(reply, "launch", &v)
                ? json_object_get_string(v)
                : "stream");
+  snprintf(out->tracing, sizeof(out->tracing), "%s",
+           json_object_object_get_ex(reply, "tracing", &v)
+               ? json_object_get_string(v)
+               : "");
   out->nplugins = nplugins;
   if (json_object_object_get_ex(reply, "stop_reason", &v))
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",

@@ -2,7 +2,8 @@
  * NVML reader (core/gpu_usage.c) through tests/support/fake_nvml.c, the
  * idlest of several GPUs, the report's "gpu_usage" written and read back,
  * its words and warning, and benchmark.csv's GPU columns (and a file begun
- * before them keeping its columns); a report of --launch both read back. The
+ * before them keeping its columns); a report of --launch both read back
+ * (with the kind of CUPTI records that timed a shape). The
  * same readings of a real H200 are checked by graph_launch_gpu's bench. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,11 +100,13 @@ static void test_gpu_idle__launch_both_read_back(void **state) {
       "{\"case\":\"c\",\"candidate\":\"k\",\"mode\":\"compare\","
       "\"verdict\":\"OK\",\"launch\":\"both\",\"shapes\":[{\"name\":"
       "\"s1\",\"checked\":true,\"correct\":true,\"median_us\":7.5,"
-      "\"samples\":40,\"baseline\":{\"median_us\":8.7,\"samples\":40},"
+      "\"samples\":40,\"stop_reason\":\"converged\",\"tracing\":"
+      "\"concurrent\",\"baseline\":{\"median_us\":8.7,\"samples\":40},"
       "\"speedup\":1.16,\"speedup_ci\":[1.15,1.17],\"decision\":"
       "\"faster\",\"graph\":{\"median_us\":6.5,\"samples\":38,"
       "\"baseline\":{\"median_us\":6.6,\"samples\":38},\"speedup\":1.01,"
-      "\"speedup_ci\":[0.99,1.03],\"decision\":\"same\"}}]}";
+      "\"speedup_ci\":[0.99,1.03],\"decision\":\"same\",\"tracing\":"
+      "\"kernel\"}}]}";
   json_object *doc = NULL;
   kl_report *r = NULL;
   assert_int_equal(kl__json_parse(&doc, doc_text, "report", "report"), 0);
@@ -120,9 +123,13 @@ static void test_gpu_idle__launch_both_read_back(void **state) {
   kl_buf b = KL_BUF_INIT;
   assert_int_equal(kl_report_json(&b, r), 0);
   assert_non_null(strstr(b.ptr, "\"launch\":\"both\""));
+  /* the kind of CUPTI records that timed the shape (issue 46, part 2) */
+  assert_non_null(strstr(b.ptr, "\"stop_reason\":\"converged\","));
+  assert_non_null(strstr(b.ptr, "\"tracing\":\"concurrent\""));
   assert_non_null(strstr(b.ptr, "\"graph\":{\"median_us\":6.5,"));
-  assert_non_null(strstr(b.ptr, "\"speedup\":1.01,\"speedup_ci\":[0.99,1.03],"
-                                "\"decision\":\"same\"}"));
+  assert_non_null(strstr(b.ptr,
+                         "\"speedup\":1.01,\"speedup_ci\":[0.99,1.03],"
+                         "\"decision\":\"same\",\"tracing\":\"kernel\"}"));
   kl_buf_dispose(&b);
   kl_report_free(r);
   /* the same document under one launch mode: no graph fields */

@@ -23,6 +23,13 @@ without one): kl bench and kl compare with --launch graph, and the case key.
             a graph cannot hold is CRASHED under both too
   case key  a copy of vector_add with `timing: {launch: graph}` benches
             under graphs without the flag; --launch stream overrides it
+  tracing   the CUPTI records each shape was timed with: KERNEL records
+            (not instrumented) for a launch of one kernel on one stream,
+            from a stream or a graph; CONCURRENT_KERNEL records for a
+            graph of several kernels (KERNEL records carry no times for
+            them) and for a launch forked over two streams; a candidate
+            that forks only at 1M switches kinds between the shapes of one
+            compare, and back
 usage: test_graph_launch_gpu.py KL SOURCE_DIR
 """
 import json
@@ -77,6 +84,11 @@ check(usage.get("uuid", "").startswith("GPU-") and
       "gpu_usage read before and after the timing, the worker among the "
       "processes: %s" % usage)
 print("  gpu_usage:", json.dumps(usage))
+# launches on one stream are timed with KERNEL records (issue 46, part 2)
+for what, doc in (("stream", stream), ("graph", graph)):
+    kinds = [s.get("tracing") for s in doc.get("shapes", [])]
+    check(kinds and all(k == "kernel" for k in kinds),
+          "vector_add from a %s: KERNEL records every shape: %s" % (what, kinds))
 print("  stream:", medians(stream))
 print("  graph: ", medians(graph))
 
@@ -90,6 +102,23 @@ for case, cand in (("reduce_sum_f32",
           "%s under graphs: OK: %d %s %s" % (cand, rc, doc.get("reason"),
                                              err[-400:]))
     print("  ", medians(doc))
+    # a graph of several kernels is timed with CONCURRENT_KERNEL records:
+    # KERNEL records carry no times for its kernels (and would serialise
+    # the forked graph's branches)
+    want = "concurrent"
+    kinds = [s.get("tracing") for s in doc.get("shapes", [])]
+    check(kinds and all(k == want for k in kinds),
+          "%s under graphs: %s records: %s" % (cand, want, kinds))
+
+# the records' kind follows each shape's launch, in one worker: two
+# streams at 1M, then one at 16M and 64M
+rc, doc, err = kl("compare", VADD, "--candidate", HERE + "/forked_below_2m.cu")
+kinds = {s.get("name"): s.get("tracing") for s in doc.get("shapes", [])}
+check(rc == 0 and kinds == {"1M": "concurrent", "16M": "kernel",
+                            "64M": "kernel"},
+      "forked_below_2m: concurrent at 1M, kernel above: %d %s %s"
+      % (rc, kinds, err[-400:]))
+print("   forked_below_2m:", medians(doc), kinds)
 
 for cand, verdict, words in (
         ("legacy_stream.cu", "CRASHED", ["legacy default stream",
@@ -134,9 +163,19 @@ check(rc == 0 and doc.get("verdict") == "OK" and doc.get("launch") == "both"
       "shape: %d %s %s" % (rc, doc.get("reason"), err[-400:]))
 for s in shapes:
     g = s.get("graph") or {}
-    print("   both %s: stream %.2f us (%s), graph %.2f us (%s)"
-          % (s.get("name"), s.get("median_us") or 0, s.get("decision"),
-             g.get("median_us") or 0, g.get("decision")))
+    print("   both %s: stream %.2f us (%s, %s records), graph %.2f us (%s, "
+          "%s records)" % (s.get("name"), s.get("median_us") or 0,
+                           s.get("decision"), s.get("tracing"),
+                           g.get("median_us") or 0, g.get("decision"),
+                           g.get("tracing")))
+# each pass names its records: CUB's two kernels on one stream are timed
+# with KERNEL records, their graph with CONCURRENT_KERNEL records
+check(shapes and all(s.get("tracing") == "kernel" and
+                     (s.get("graph") or {}).get("tracing") == "concurrent"
+                     for s in shapes),
+      "compare --launch both: each pass names its records: %s"
+      % [(s.get("tracing"), (s.get("graph") or {}).get("tracing"))
+         for s in shapes])
 p = subprocess.run([KL, "bench", VADD, "--launch", "both", "--time-cap-ms",
                     "300"], capture_output=True, text=True, env=ENV,
                    timeout=600)
