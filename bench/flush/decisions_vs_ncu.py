@@ -9,7 +9,6 @@ ncu's launches, those of the kernel the harness launched last (the timed
 one), split evenly among the shapes, the last 21 of each shape.
 
 usage: python3 bench/flush/decisions_vs_ncu.py KL CASE:CANDIDATE ..."""
-import csv
 import json
 import os
 import statistics
@@ -37,21 +36,9 @@ def ncu_shapes(case, cand, nshapes):
     p = subprocess.run(["ncu", "--clock-control", "none", "--cache-control",
                         "all", "--metrics", "gpu__time_duration.sum", "--csv",
                         exe], capture_output=True, text=True)
-    rows = list(csv.reader(p.stdout.splitlines()))
-    try:
-        h = next(i for i, r in enumerate(rows) if "Metric Value" in r)
-    except StopIteration:
-        return []
-    head = rows[h]
-    at = {k: head.index(k) for k in ("ID", "Kernel Name", "Metric Unit",
-                                      "Metric Value")}
-    named = []
-    for r in rows[h + 1:]:
-        if len(r) != len(head):
-            continue
-        v = float(r[at["Metric Value"]].replace(",", ""))
-        v *= ncu_csv.SCALE.get(r[at["Metric Unit"]].strip(), 1.0)
-        named.append((r[at["Kernel Name"]], v))
+    named = [(x["kernel"], x["gpu__time_duration.sum"])
+             for x in ncu_csv.launches(p.stdout)
+             if "gpu__time_duration.sum" in x]
     if not named or not nshapes:
         return []
     us = [v for n, v in named if n == named[-1][0]]
