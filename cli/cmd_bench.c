@@ -89,6 +89,27 @@ static void print_graph(const kl_report *r, bool compare) {
   }
 }
 
+/* The shapes timed on CONCURRENT_KERNEL records (docs/integrity.md): their
+ * kernels ran instrumented, which costs many-block kernels that read
+ * memory more than few-block ones. */
+static void print_tracing(const kl_report *r) {
+  for (size_t i = 0; i < kl_report_shape_count(r); i++) {
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
+    if (kl_report_shape(&s, r, i) < 0) continue;
+    bool stream = s.tracing && strcmp(s.tracing, "concurrent") == 0;
+    bool graph = s.graph_tracing && strcmp(s.graph_tracing, "concurrent") == 0;
+    if (!stream && !graph) continue;
+    printf("%s: timed%s on CUPTI's concurrent-kernel records (a launch on "
+           "two streams, or a graph of several kernels), which instrument "
+           "every kernel and slow many-block kernels that read memory: a "
+           "gain from cutting blocks may read larger than it is\n",
+           s.name,
+           stream && graph ? ""
+           : stream        ? " from the stream"
+                           : " from the graph");
+  }
+}
+
 static void print_text(const kl_report *r, bool compare, bool cold) {
   bool command = kl_report_shape_count(r) && kl_report_shape_better(r, 0);
   if (command)
@@ -125,6 +146,7 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
     if (kl_report_shape(&s, r, i) == 0 && s.decision_reason)
       printf("%s: %s\n", s.name, s.decision_reason);
   }
+  print_tracing(r);
   if (!command && kl_report_launch(r) == KL_LAUNCH_BOTH)
     print_graph(r, compare);
   kl_speedup obj;

@@ -120,6 +120,9 @@ int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
   full.stop_reason = r->shapes[i].stop_reason;
   full.decision_reason =
       r->shapes[i].decision_reason[0] ? r->shapes[i].decision_reason : NULL;
+  full.tracing = r->shapes[i].tracing[0] ? r->shapes[i].tracing : NULL;
+  full.graph_tracing =
+      r->shapes[i].graph_tracing[0] ? r->shapes[i].graph_tracing : NULL;
   return kl__result_give(out, &full, sizeof(full),
                          offsetof(kl_shape_result, scaled), "kl_shape_result");
 }

@@ -120,6 +120,8 @@ static void test_gpu_idle__launch_both_read_back(void **state) {
   assert_true(s.graph_time.median == 6.5 && s.graph_time.n == 38);
   assert_true(s.graph_baseline.median == 6.6);
   assert_int_equal(s.graph_speedup.decision, KL_DECISION_SAME);
+  assert_string_equal(s.tracing, "concurrent");
+  assert_string_equal(s.graph_tracing, "kernel");
   kl_buf b = KL_BUF_INIT;
   assert_int_equal(kl_report_json(&b, r), 0);
   assert_non_null(strstr(b.ptr, "\"launch\":\"both\""));
@@ -144,6 +146,8 @@ static void test_gpu_idle__launch_both_read_back(void **state) {
   kl_shape_result t = KL_SHAPE_RESULT_INIT;
   assert_int_equal(kl_report_shape(&t, r, 0), 0);
   assert_false(t.graph_timed);
+  assert_string_equal(t.tracing, "concurrent");
+  assert_null(t.graph_tracing); /* the graph object is not read */
   assert_int_equal(kl_report_json(&b, r), 0);
   assert_null(strstr(b.ptr, "\"graph\""));
   assert_null(strstr(b.ptr, "\"launch\""));
