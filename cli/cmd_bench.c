@@ -48,6 +48,27 @@ static void print_metrics(const kl_report *r, bool compare) {
   }
 }
 
+/* One shape's row of the CUDA and host tables: its name, whether it was
+ * correct (NULL: no such column), the first value (the baseline's median
+ * comparing, else the median), the interval, the samples, then `tail`. */
+static void print_row(const char *name, const char *ok, double first,
+                      const kl_summary *t, bool compare, const char *tail) {
+  char ci[64];
+  if (compare)
+    snprintf(ci, sizeof(ci), "%.4g [%.4g, %.4g]", t->median, t->ci_low,
+             t->ci_high);
+  else
+    snprintf(ci, sizeof(ci), "[%.4g, %.4g]", t->ci_low, t->ci_high);
+  printf("%-10s ", name);
+  if (ok) printf("%-8s ", ok);
+  printf("%12.4g %25s %8zu  %s\n", first, ci, t->n, tail);
+}
+
+static void speedup_text(char *out, size_t len, const kl_speedup *sp) {
+  snprintf(out, len, "%.3f [%.3f, %.3f] %s", sp->speedup, sp->ci_low,
+           sp->ci_high, kl_decision_name(sp->decision));
+}
+
 /* --launch both: each shape's times from a CUDA graph's replays beside the
  * stream's, which decided; a decision the two launches disagree on is named,
  * since its gain (or loss) is in the host's launch overhead. */
@@ -62,19 +83,14 @@ static void print_graph(const kl_report *r, bool compare) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
     if (kl_report_shape(&s, r, i) < 0 || !s.graph_timed) continue;
     const kl_summary *g = &s.graph_time;
-    char ci[64];
-    if (compare) {
-      snprintf(ci, sizeof(ci), "%.4g [%.4g, %.4g]", g->median, g->ci_low,
-               g->ci_high);
-      printf("%-10s %12.4g %25s %8zu  %.3f [%.3f, %.3f] %s\n", s.name,
-             s.graph_baseline.median, ci, g->n, s.graph_speedup.speedup,
-             s.graph_speedup.ci_low, s.graph_speedup.ci_high,
-             kl_decision_name(s.graph_speedup.decision));
-    } else {
-      snprintf(ci, sizeof(ci), "[%.4g, %.4g]", g->ci_low, g->ci_high);
-      printf("%-10s %12.4g %25s %8zu  %.3f\n", s.name, g->median, ci, g->n,
-             g->median > 0 ? s.time.median / g->median : 0.0);
-    }
+    char tail[96];
+    if (compare)
+      speedup_text(tail, sizeof(tail), &s.graph_speedup);
+    else
+      snprintf(tail, sizeof(tail), "%.3f",
+               g->median > 0 ? s.time.median / g->median : 0.0);
+    print_row(s.name, NULL, compare ? s.graph_baseline.median : g->median, g,
+              compare, tail);
   }
   for (size_t i = 0; compare && i < kl_report_shape_count(r); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
@@ -127,19 +143,13 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
       printf("%-10s %-8s %12s\n", s.name, ok, "-");
       continue;
     }
-    char ci[64];
-    if (compare) {
-      snprintf(ci, sizeof(ci), "%.4g [%.4g, %.4g]", s.time.median,
-               s.time.ci_low, s.time.ci_high);
-      printf("%-10s %-8s %12.4g %25s %8zu  %.3f [%.3f, %.3f] %s\n", s.name, ok,
-             s.baseline.median, ci, s.time.n, s.speedup.speedup,
-             s.speedup.ci_low, s.speedup.ci_high,
-             kl_decision_name(s.speedup.decision));
-    } else {
-      snprintf(ci, sizeof(ci), "[%.4g, %.4g]", s.time.ci_low, s.time.ci_high);
-      printf("%-10s %-8s %12.4g %25s %8zu  %s\n", s.name, ok, s.time.median, ci,
-             s.time.n, s.stop_reason);
-    }
+    char tail[96];
+    if (compare)
+      speedup_text(tail, sizeof(tail), &s.speedup);
+    else
+      snprintf(tail, sizeof(tail), "%s", s.stop_reason);
+    print_row(s.name, ok, compare ? s.baseline.median : s.time.median, &s.time,
+              compare, tail);
   }
   for (size_t i = 0; compare && !command && i < kl_report_shape_count(r); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
