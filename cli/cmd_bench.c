@@ -105,24 +105,34 @@ static void print_graph(const kl_report *r, bool compare) {
   }
 }
 
-/* The shapes timed on CONCURRENT_KERNEL records (docs/integrity.md): their
- * kernels ran instrumented, which costs many-block kernels that read
- * memory more than few-block ones. */
+/* The shapes whose CUPTI records say something about their times
+ * (docs/integrity.md): timed on concurrent-kernel records (kernels ran
+ * instrumented, which costs many-block kernels that read memory more than
+ * few-block ones), or a candidate's two streams serialised by kernel
+ * records (its overlap not counted). */
 static void print_tracing(const kl_report *r) {
   for (size_t i = 0; i < kl_report_shape_count(r); i++) {
     kl_shape_result s = KL_SHAPE_RESULT_INIT;
     if (kl_report_shape(&s, r, i) < 0) continue;
     bool stream = s.tracing && strcmp(s.tracing, "concurrent") == 0;
     bool graph = s.graph_tracing && strcmp(s.graph_tracing, "concurrent") == 0;
-    if (!stream && !graph) continue;
-    printf("%s: timed%s on CUPTI's concurrent-kernel records (a launch on "
-           "two streams, or a graph of several kernels), which instrument "
-           "every kernel and slow many-block kernels that read memory: a "
-           "gain from cutting blocks may read larger than it is\n",
-           s.name,
-           stream && graph ? ""
-           : stream        ? " from the stream"
-                           : " from the graph");
+    if (stream || graph)
+      printf("%s: timed%s on CUPTI's concurrent-kernel records (the "
+             "baseline's launch used two streams, or a graph of several "
+             "kernels), which instrument every kernel and slow many-block "
+             "kernels that read memory: a gain from cutting blocks may read "
+             "larger than it is\n",
+             s.name,
+             stream && graph ? ""
+             : stream        ? " from the stream"
+                             : " from the graph");
+    if ((s.tracing && strcmp(s.tracing, "serialised") == 0) ||
+        (s.graph_tracing && strcmp(s.graph_tracing, "serialised") == 0))
+      printf("%s: the candidate's launch ran work on two streams, which "
+             "CUPTI's kernel records serialise: its overlap is not counted "
+             "(KERNLAB_TRACE=concurrent counts it, with every kernel "
+             "instrumented)\n",
+             s.name);
   }
 }
 

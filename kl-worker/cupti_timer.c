@@ -47,9 +47,9 @@ static struct {
 } api;
 
 static bool started;
-static int trace_kind;         /* KLW_TRACE_*: the kind enabled now */
-static int trace_pinned;       /* -1, or the kind KERNLAB_TRACE pins */
-static bool ever_instrumented; /* CONCURRENT_KERNEL was on at some point */
+static int trace_kind;   /* KLW_TRACE_*: the kind enabled now */
+static int trace_pinned; /* -1, or the kind KERNLAB_TRACE pins */
+static bool broken;      /* a switch left neither kind enabled */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static klw_kernel *recs;
 static size_t nrecs, caprecs;
@@ -187,7 +187,6 @@ int klw_cupti_start(char *err, size_t errlen) {
     return -1;
   }
   trace_kind = trace_pinned >= 0 ? trace_pinned : KLW_TRACE_KERNEL;
-  if (trace_kind == KLW_TRACE_CONCURRENT) ever_instrumented = true;
   CUptiResult r;
   if ((r = api.register_callbacks(buffer_requested, buffer_completed)) !=
           CUPTI_SUCCESS ||
@@ -213,23 +212,33 @@ int klw_cupti_start(char *err, size_t errlen) {
 }
 
 bool klw_cupti_tracing(void) {
-  return started && ever_instrumented;
+  /* leaving CONCURRENT_KERNEL records takes the instrumentation out: a
+   * baseline timed after it reads as in a fresh worker (bench/README.md) */
+  return started && trace_kind == KLW_TRACE_CONCURRENT;
 }
 
 int klw_cupti_trace(int want, char *err, size_t errlen) {
   if (!started) return -1;
+  if (broken) {
+    snprintf(err, errlen,
+             "CUPTI activity: no kernel records since a switch of kinds "
+             "failed; restart the worker");
+    return -1;
+  }
   if (trace_pinned >= 0 || want == trace_kind) return trace_kind;
   /* the records of the kind being left are delivered before it goes */
   api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  CUptiResult r;
-  if ((r = api.disable(activity_kind(trace_kind))) != CUPTI_SUCCESS ||
-      (r = api.enable(activity_kind(want))) != CUPTI_SUCCESS) {
+  CUptiResult r = api.disable(activity_kind(trace_kind));
+  if (r == CUPTI_SUCCESS &&
+      (r = api.enable(activity_kind(want))) != CUPTI_SUCCESS &&
+      api.enable(activity_kind(trace_kind)) != CUPTI_SUCCESS)
+    broken = true; /* neither kind records: no later sample could be timed */
+  if (r != CUPTI_SUCCESS) {
     snprintf(err, errlen, "CUPTI activity (switching to %s records): %s",
              klw_cupti_trace_name(want), result_string(r));
     return -1;
   }
   trace_kind = want;
-  if (want == KLW_TRACE_CONCURRENT) ever_instrumented = true;
   return trace_kind;
 }
 

@@ -29,8 +29,8 @@ typedef struct klw_kernel {
 void *klw_cupti_open(char *err, size_t errlen);
 /* Load CUPTI and start recording kernels; 0, or -1 with a message. */
 int klw_cupti_start(char *err, size_t errlen);
-/* Whether kernels of this process have been traced by CONCURRENT_KERNEL
- * records, which instrument their code. */
+/* Whether kernels of this process are traced by CONCURRENT_KERNEL records
+ * now, which instrument their code. */
 bool klw_cupti_tracing(void);
 /* The kernel records' kind: KERNEL records serialise kernels (no
  * instrumentation), CONCURRENT_KERNEL records let streams overlap and

@@ -67,8 +67,10 @@ typedef struct dev_state {
     klw_graph *graph;
   } graphs[2 * 6 + 2];
   size_t ngraphs;
-  int trace;      /* KLW_TRACE_*: the kernel records' kind while sampling */
-  size_t streams; /* streams the warm-up's work ran on (up to 4) */
+  int trace;         /* KLW_TRACE_*: the kernel records' kind while sampling */
+  size_t streams[2]; /* per plugin, the streams its last warm-up launch ran
+                        work on (up to 4) */
+  bool serialised;   /* the candidate's two streams timed on KERNEL records */
 } dev_state;
 
 static int cmp_correlation(const void *a, const void *b) {
@@ -364,29 +366,48 @@ static int warm_rounds(klw_sampling *s, int first, int n, double *round_us) {
   return 0;
 }
 
-/* The streams the warm-up's work ran on (kernels, and the copies and
- * memsets a launch queued), counted up to a few, and whether a work
- * record came without timestamps (KERNEL records give none to the kernels
- * of a graph of several). */
-static size_t work_streams(const klw_kernel *k, size_t nk, bool *untimed) {
-  uint32_t seen[4];
-  size_t n = 0;
-  *untimed = false;
+/* What one round of the warm-up's launches ran, plugin by plugin: the
+ * streams its work ran on (kernels, and the copies and memsets a launch
+ * queued; counted up to four) and whether a work record came without
+ * timestamps (KERNEL records give none to the kernels of a graph of
+ * several). The records, in launch order, are cut at the markers that come
+ * before each plugin's launch, as the samples are (attribute). */
+typedef struct warm_usage {
+  size_t streams[2];
+  bool untimed[2];
+} warm_usage;
+
+static void warm_usage_of(warm_usage *u, klw_kernel *k, size_t nk, int np) {
+  uint32_t seen[2][4];
+  memset(u, 0, sizeof(*u));
+  qsort(k, nk, sizeof(*k), cmp_correlation);
+  int p = 0;
+  bool first = true;
   for (size_t i = 0; i < nk; i++) {
+    if (k[i].kind == KLW_FLUSH_MARK || k[i].kind == KLW_PROBE) {
+      p = first ? 0 : (p + 1) % np;
+      first = false;
+      continue;
+    }
     if (role(&k[i]) != ROLE_WORK) continue;
-    if (k[i].start == 0 && k[i].end == 0) *untimed = true;
+    if (k[i].start == 0 && k[i].end == 0) u->untimed[p] = true;
     size_t j = 0;
-    while (j < n && seen[j] != k[i].stream)
+    while (j < u->streams[p] && seen[p][j] != k[i].stream)
       j++;
-    if (j == n && n < 4) seen[n++] = k[i].stream;
+    if (j == u->streams[p] && j < 4) seen[p][u->streams[p]++] = k[i].stream;
   }
-  return n;
 }
 
-/* Warm up round by round, on KERNEL records; if a launch ran work on two
- * streams (KERNEL records would serialise what it overlaps) or KERNEL
- * records could not time it (a graph of several kernels), switch to
- * CONCURRENT_KERNEL records and warm up once more under them.
+/* Warm up round by round, on KERNEL records, and choose the samples'
+ * records from what the last round's launches ran: CONCURRENT_KERNEL
+ * records, which instrument every kernel, when KERNEL records cannot time
+ * a launch (a graph of several kernels) or when the baseline (a bench's
+ * only kernel) ran work on two streams, which KERNEL records would
+ * serialise. A candidate's two streams alone do not switch: a candidate
+ * could fork a trivial kernel only to have the baseline's many blocks
+ * instrumented (they cost it more than a candidate's few), so its streams
+ * are serialised instead ("serialised"), which errs against it. After a
+ * switch the warm-up runs once more under the new records.
  * In graph mode the first round launches as the plugin does, the second
  * captures each instance's graph and replays it, and the later ones (one
  * at least) replay them. */
@@ -396,26 +417,40 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
   if (s->tr->graph && warm < 3)
     warm = 3; /* the last round, which sizes the
                 blocks, a replay's only */
-  /* the records from before (the shape's checks: their kernels are not
-   * the harness's and may have run on another stream) are not the
-   * warm-up's */
+  /* the records from before (the shape's checks) and those of the rounds
+   * before the last (an instance's first launch may set up on streams of
+   * its own) are not what the samples will run */
   klw_kernel *recs = NULL;
   size_t nrecs = 0, dropped = 0;
   klw_cupti_take(&recs, &nrecs, &dropped);
   free(recs);
-  if (warm_rounds(s, 0, warm, round_us)) return -1;
+  if (warm > 1 && warm_rounds(s, 0, warm - 1, round_us)) return -1;
   klw_cupti_take(&recs, &nrecs, &dropped);
-  bool untimed;
-  d->streams = work_streams(recs, nrecs, &untimed);
+  free(recs);
+  if (warm_rounds(s, warm - 1, 1, round_us)) return -1;
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  warm_usage u;
+  warm_usage_of(&u, recs, nrecs, s->np);
   free(recs);
   discard(s);
-  if ((d->streams >= 2 || untimed) && d->trace == KLW_TRACE_KERNEL &&
-      !klw_cupti_trace_pinned()) {
+  d->streams[0] = u.streams[0];
+  d->streams[1] = s->np > 1 ? u.streams[1] : 0;
+  bool untimed = u.untimed[0] || (s->np > 1 && u.untimed[1]);
+  if (d->trace != KLW_TRACE_KERNEL) return 0; /* pinned to concurrent */
+  if (untimed && klw_cupti_trace_pinned()) {
+    snprintf(s->err, sizeof(s->err),
+             "KERNLAB_TRACE=kernel: KERNEL records carry no times for the "
+             "kernels of a graph of several; unset it to time this launch");
+    return -1;
+  }
+  if ((untimed || u.streams[0] >= 2) && !klw_cupti_trace_pinned()) {
     if ((d->trace =
              klw_cupti_trace(KLW_TRACE_CONCURRENT, s->err, sizeof(s->err))) < 0)
       return -1;
     if (warm_rounds(s, warm, 1, round_us)) return -1;
     discard(s);
+  } else if (s->np > 1 && u.streams[1] >= 2) {
+    d->serialised = true;
   }
   return 0;
 }
@@ -594,9 +629,13 @@ static void dev_reply(klw_sampling *s, json_object *o) {
   json_object_object_add(o, "sm_clock_mhz", clocks);
   json_object_object_add(o, "timer", json_object_new_string("cupti"));
   json_object_object_add(
-      o, "tracing", json_object_new_string(klw_cupti_trace_name(d->trace)));
-  json_object_object_add(o, "launch_streams",
-                         json_object_new_int64((int64_t)d->streams));
+      o, "tracing",
+      json_object_new_string(d->serialised ? "serialised"
+                                           : klw_cupti_trace_name(d->trace)));
+  json_object *ls = json_object_new_array();
+  for (int k = 0; k < s->np && k < 2; k++)
+    json_object_array_add(ls, json_object_new_int64((int64_t)d->streams[k]));
+  json_object_object_add(o, "launch_streams", ls);
   json_object_object_add(
       o, "launch", json_object_new_string(s->tr->graph ? "graph" : "stream"));
   json_object_object_add(

@@ -36,14 +36,17 @@ def ncu_shapes(case, cand, nshapes):
     p = subprocess.run(["ncu", "--clock-control", "none", "--cache-control",
                         "all", "--metrics", "gpu__time_duration.sum", "--csv",
                         exe], capture_output=True, text=True)
-    named = [(x["kernel"], x["gpu__time_duration.sum"])
+    named = [(x.get("kernel"), x["gpu__time_duration.sum"])
              for x in ncu_csv.launches(p.stdout)
              if "gpu__time_duration.sum" in x]
     if not named or not nshapes:
         return []
     us = [v for n, v in named if n == named[-1][0]]
     per = len(us) // nshapes
-    if per < TIMED:
+    if per < TIMED or len(us) % nshapes:
+        # not one kernel a launch, the same in every shape: no slices
+        print("%s: %d launches of %s for %d shapes: not sliced"
+              % (tag, len(us), named[-1][0], nshapes), file=sys.stderr)
         return []
     return [statistics.median(us[(k + 1) * per - TIMED:(k + 1) * per])
             for k in range(nshapes)]

@@ -211,10 +211,12 @@ typedef struct kl_shape_result {
   kl_speedup graph_speedup;  /**< compare only; its decision is reported,
                                   the stream's decides */
   /* Added after the fourth release: the CUPTI records a CUDA shape was
-   * timed with, "kernel" (kernels serialised, their code untouched) or
-   * "concurrent" (a launch on two streams, or a graph of several kernels:
-   * kernels overlap, every one instrumented); NULL where not known (host,
-   * command and older reports). */
+   * timed with, "kernel" (kernels serialised, their code untouched),
+   * "concurrent" (the baseline's launch on two streams, or a graph of
+   * several kernels: kernels overlap, every one instrumented) or
+   * "serialised" (kernel records; the candidate's launch on two streams,
+   * its overlap not counted); NULL where not known (host, command and
+   * older reports). */
   const char *tracing;
   const char *graph_tracing; /**< the same for the graph pass */
 } kl_shape_result;

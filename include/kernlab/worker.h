@@ -244,9 +244,13 @@ typedef struct kl_samples {
   char launch[8];   /**< "stream", or "graph": each sample was a CUDA
                          graph's replay (kl_worker_time_launch) */
   char tracing[12]; /**< device: the CUPTI records timed, "kernel"
-                         (kernels serialised, not instrumented) or
-                         "concurrent" (a launch used two streams: kernels
-                         overlap, instrumented); "" for host plugins */
+                         (kernels serialised, not instrumented),
+                         "concurrent" (the first plugin's launch used two
+                         streams, or either was a graph of several kernels:
+                         kernels overlap, instrumented) or "serialised"
+                         (kernel records; the second plugin's launch used
+                         two streams, its overlap not counted); "" for host
+                         plugins */
 } kl_samples;
 #define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
 /** Free what *s holds; *s is empty again and keeps its size. */

@@ -64,6 +64,8 @@ static void shape_json(kl_buf *b, const kl_report *r, const shape_entry *e) {
                    s->time.median);
     if (r->has_device)
       kl__buf_printf(b, ",\"sm_clock_mhz\":%.0f", s->sm_clock_mhz);
+    if (e->tracing[0]) /* the CUPTI records that timed it */
+      kl__buf_printf(b, ",\"tracing\":\"%s\"", e->tracing);
   }
   if (s->timed && r->compare) {
     kl__buf_printf(b,
@@ -83,6 +85,8 @@ static void shape_json(kl_buf *b, const kl_report *r, const shape_entry *e) {
                      s->graph_speedup.speedup, s->graph_speedup.ci_low,
                      s->graph_speedup.ci_high,
                      kl_decision_name(s->graph_speedup.decision));
+    if (e->graph_tracing[0])
+      kl__buf_printf(b, ",\"tracing\":\"%s\"", e->graph_tracing);
     kl__buf_putc(b, '}');
   }
   kl__buf_putc(b, '}');

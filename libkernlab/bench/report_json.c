@@ -9,6 +9,7 @@
 
 #include "../core/json.h"
 #include "../profile/profile_internal.h"
+#include "../worker/client_internal.h"
 #include "bench_internal.h"
 
 /* ---- JSON ------------------------------------------------------------------
@@ -249,7 +250,7 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
            v ? json_object_get_string(v) : "");
   v = kl__json_get(s, "tracing");
   snprintf(e->tracing, sizeof(e->tracing), "%s",
-           v ? json_object_get_string(v) : "");
+           kl__tracing_name(v ? json_object_get_string(v) : NULL));
   if (r->compare && (v = kl__json_get(s, "baseline"))) {
     summary_from(&res->baseline, v);
     speedup_from(&res->speedup, s);
@@ -277,7 +278,7 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
     }
     v = kl__json_get(g, "tracing");
     snprintf(e->graph_tracing, sizeof(e->graph_tracing), "%s",
-             v ? json_object_get_string(v) : "");
+             kl__tracing_name(v ? json_object_get_string(v) : NULL));
   }
   v = kl__json_get(s, "decision_reason");
   if (v && json_object_is_type(v, json_type_string))

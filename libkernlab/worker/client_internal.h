@@ -64,6 +64,10 @@ int kl__zygote_status(int conn, int *status, int timeout_ms);
 int kl__worker_notes(char **out, kl_worker *w, int plugin);
 int kl__worker_profile(json_object **reply, kl_worker *w, int plugin, int shape,
                        char *const *metrics, size_t n, uint64_t seed);
+/* The CUPTI records a time request names (kl_samples.tracing): "kernel",
+ * "concurrent" or "serialised" as given; anything else (an older or a
+ * foreign worker, a hand-edited report) as "". */
+const char *kl__tracing_name(const char *name);
 /* Check metric names and count passes: offline for a named chip (e.g.
  * "GH100"), else on the worker's device. */
 int kl__worker_metric_passes(size_t *passes, kl_worker *w, const char *chip,

@@ -160,10 +160,9 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
            json_object_object_get_ex(reply, "launch", &v)
                ? json_object_get_string(v)
                : "stream");
-  snprintf(out->tracing, sizeof(out->tracing), "%s",
-           json_object_object_get_ex(reply, "tracing", &v)
-               ? json_object_get_string(v)
-               : "");
+  if (json_object_object_get_ex(reply, "tracing", &v))
+    snprintf(out->tracing, sizeof(out->tracing), "%s",
+             kl__tracing_name(json_object_get_string(v)));
   out->nplugins = nplugins;
   if (json_object_object_get_ex(reply, "stop_reason", &v))
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
@@ -221,6 +220,13 @@ int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
                    size_t nplugins, int shape, const kl_time_options *given) {
   return kl_worker_time_launch(into, w, plugins, nplugins, shape, given,
                                KL_LAUNCH_STREAM);
+}
+
+const char *kl__tracing_name(const char *name) {
+  static const char *const known[] = {"kernel", "concurrent", "serialised"};
+  for (size_t i = 0; name && i < sizeof(known) / sizeof(known[0]); i++)
+    if (strcmp(name, known[i]) == 0) return known[i];
+  return "";
 }
 
 int kl_worker_time_launch(kl_samples *into, kl_worker *w, const int *plugins,

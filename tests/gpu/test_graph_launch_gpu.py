@@ -25,11 +25,13 @@ without one): kl bench and kl compare with --launch graph, and the case key.
             under graphs without the flag; --launch stream overrides it
   tracing   the CUPTI records each shape was timed with: KERNEL records
             (not instrumented) for a launch of one kernel on one stream,
-            from a stream or a graph; CONCURRENT_KERNEL records for a
-            graph of several kernels (KERNEL records carry no times for
-            them) and for a launch forked over two streams; a candidate
-            that forks only at 1M switches kinds between the shapes of one
-            compare, and back
+            from a stream or a graph; CONCURRENT_KERNEL records for a graph
+            of several kernels, even a candidate's (KERNEL records carry no
+            times for them), and for a kernel benched alone that forks a
+            stream; a kernel that forks only at 1M switches kinds between
+            the shapes of one bench, and back; compared, a candidate's own
+            fork does not switch both sides (it is serialised, and the text
+            says so)
 usage: test_graph_launch_gpu.py KL SOURCE_DIR
 """
 import json
@@ -110,15 +112,35 @@ for case, cand in (("reduce_sum_f32",
     check(kinds and all(k == want for k in kinds),
           "%s under graphs: %s records: %s" % (cand, want, kinds))
 
-# the records' kind follows each shape's launch, in one worker: two
-# streams at 1M, then one at 16M and 64M
-rc, doc, err = kl("compare", VADD, "--candidate", HERE + "/forked_below_2m.cu")
+# the records' kind follows each shape's launch, in one worker: benched
+# alone, the kernel forks at 1M (concurrent records), then runs on one
+# stream at 16M and 64M (back to kernel records)
+FORK_SMALL = HERE + "/forked_below_2m.cu"
+rc, doc, err = kl("bench", VADD, "--candidate", FORK_SMALL)
 kinds = {s.get("name"): s.get("tracing") for s in doc.get("shapes", [])}
 check(rc == 0 and kinds == {"1M": "concurrent", "16M": "kernel",
                             "64M": "kernel"},
-      "forked_below_2m: concurrent at 1M, kernel above: %d %s %s"
+      "bench forked_below_2m: concurrent at 1M, kernel above: %d %s %s"
       % (rc, kinds, err[-400:]))
-print("   forked_below_2m:", medians(doc), kinds)
+print("   bench forked_below_2m:", medians(doc), kinds)
+# compared, the candidate's own second stream does not turn on the
+# instrumenting records for both sides (a fork of a trivial kernel would
+# then buy it the baseline's instrumentation): it is serialised, and the
+# text output says its overlap is not counted
+rc, doc, err = kl("compare", VADD, "--candidate", FORK_SMALL)
+kinds = {s.get("name"): s.get("tracing") for s in doc.get("shapes", [])}
+check(rc == 0 and kinds == {"1M": "serialised", "16M": "kernel",
+                            "64M": "kernel"},
+      "compare forked_below_2m: serialised at 1M, kernel above: %d %s %s"
+      % (rc, kinds, err[-400:]))
+print("   compare forked_below_2m:", medians(doc), kinds)
+p = subprocess.run([KL, "compare", VADD, "--candidate", FORK_SMALL,
+                    "--shape", "1M", "--time-cap-ms", "300"],
+                   capture_output=True, text=True, env=ENV, timeout=600)
+check(p.returncode == 0 and "1M: the candidate's launch ran work on two "
+      "streams" in p.stdout and "overlap is not counted" in p.stdout,
+      "compare forked_below_2m, text: the serialised overlap named: %d %s"
+      % (p.returncode, p.stdout[-600:]))
 
 for cand, verdict, words in (
         ("legacy_stream.cu", "CRASHED", ["legacy default stream",
