@@ -401,7 +401,7 @@ static void warm_usage_of(warm_usage *u, klw_kernel *k, size_t nk, int np) {
 /* Warm up round by round, on KERNEL records, and choose the samples'
  * records from what the last round's launches ran: CONCURRENT_KERNEL
  * records, which instrument every kernel, when KERNEL records cannot time
- * a launch (a graph of several kernels) or when the baseline (a bench's
+ * a launch (a chain of kernels in a graph) or when the baseline (a bench's
  * only kernel) ran work on two streams, which KERNEL records would
  * serialise. A candidate's two streams alone do not switch: a candidate
  * could fork a trivial kernel only to have the baseline's many blocks
@@ -440,7 +440,7 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
   if (untimed && klw_cupti_trace_pinned()) {
     snprintf(s->err, sizeof(s->err),
              "KERNLAB_TRACE=kernel: KERNEL records carry no times for the "
-             "kernels of a graph of several; unset it to time this launch");
+             "kernels of this graph; unset it to time this launch");
     return -1;
   }
   if ((untimed || u.streams[0] >= 2) && !klw_cupti_trace_pinned()) {

@@ -246,8 +246,9 @@ typedef struct kl_samples {
   char tracing[12]; /**< device: the CUPTI records timed, "kernel"
                          (kernels serialised, not instrumented),
                          "concurrent" (the first plugin's launch used two
-                         streams, or either was a graph of several kernels:
-                         kernels overlap, instrumented) or "serialised"
+                         streams, or either was a graph of kernels KERNEL
+                         records cannot time: kernels overlap,
+                         instrumented) or "serialised"
                          (kernel records; the second plugin's launch used
                          two streams, its overlap not counted); "" for host
                          plugins */
