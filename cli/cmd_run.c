@@ -180,6 +180,7 @@ int cmd_run(int argc, char **argv) {
       CLI_STRING("--profile", NULL, CLI_VALUE_REQUIRED, &o.profile),
       CLI_CALL("--no-profile", CLI_VALUE_NONE, no_profile, &o.profile),
       CLI_CALL("--time-cap", CLI_VALUE_REQUIRED, ms_arg, &o.time.time_cap_ms),
+      CLI_SET("--hot", &o.time.cold, 0),
       CLI_CALL("--timeout", CLI_VALUE_REQUIRED, ms_arg, &o.timeout_ms),
       CLI_SET("--no-webhook", &o.no_webhook, 1),
       /* where candidates are evaluated */

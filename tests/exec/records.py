@@ -49,6 +49,11 @@ def whole(case, run, iterations):
           "%s: iterations %s, want 0..%d once each" % (run, its, iterations))
     for name in ("solutions.jsonl", "memory.jsonl"):
         lines(case, name)  # raises on a torn line
+    # --hot travels with the request to wherever the evaluation ran
+    cold = [s["measurement"].get("cold") for s in solutions(case, run)
+            if s.get("measurement")]
+    check(cold and not any(cold), "%s: sampled hot everywhere (--hot): %s"
+          % (run, cold))
 
 
 def newest_run(case):
@@ -67,12 +72,15 @@ def kl(KL, env, *args, want=0, timeout=900):
     return p
 
 
+# hot samples: the kernel sleeps, its decisions are sleeps 120 ms apart,
+# and a cold sample's cache flush (a sweep of twice the last-level cache,
+# about 27 ms of CPU on the CI VM) was half of these tests' CPU
 TUNE = ["--proposer", "tune", "--iterations", "4", "--batch", "2",
-        "--seed", "7", "--no-profile"]
+        "--seed", "7", "--no-profile", "--hot"]
 # the sampling cap of the runs whose decisions are compared: a loaded
-# machine's rounds (a 128 ms sleep and a cache flush each side) are slow,
-# and a comparison needs eight of them; the cap stretches to twice this
-# for them, and a quiet machine decides well before it
+# machine's rounds (a 128 ms sleep each side) are slow, and a comparison
+# needs eight of them; the cap stretches to twice this for them, and a
+# quiet machine decides well before it
 CAP = ["--time-cap", "3000"]
 
 
@@ -96,7 +104,7 @@ def stopped_then_resumed(KL, env, c, p, words, want, resume_args,
           "records torn before the resume")
     if before_resume:
         before_resume()
-    kl(KL, env, "run", c, "--resume", run, *CAP, *resume_args)
+    kl(KL, env, "run", c, "--resume", run, *CAP, "--hot", *resume_args)
     whole(c, run, len(want) - 1)
     check(solutions(c, run)[:len(before)] == before,
           "the resume changed what was recorded before it")

@@ -36,7 +36,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch  # noqa: E402
+from support import FAILS, check, nvcc_checked, scratch  # noqa: E402
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-launchers-")
@@ -281,20 +281,17 @@ else:
             p = kl("harness", SRC + "/cases/" + case, "--candidate",
                    SRC + "/" + cand, form, "-o", out)
             check(p.returncode == 0, "kl harness %s: %s" % (cand, p.stderr))
-            b = subprocess.run([nvcc, "-arch=sm_90", "-c", out, "-o",
-                                out + ".o"], capture_output=True, text=True,
-                               timeout=600)
-            check(b.returncode == 0, "%s %s compiles: %s" %
-                  (cand, form, b.stderr[-800:]))
+            rc, err = nvcc_checked([nvcc, "-arch=sm_90", "-c", out, "-o",
+                                    out + ".o"], out, scratch=TMP)
+            check(rc == 0, "%s %s compiles: %s" % (cand, form, err[-800:]))
     if text:  # the template case's dispatcher, in its harness
         out = TMP + "/softmax_dispatch_harness.cu"
         p = kl("harness", tcase, "--candidate", tdisp, "--plugin", "-o", out)
-        b = subprocess.run([nvcc, "-arch=sm_90", "-I", tcase, "-c", out, "-o",
-                            out + ".o"], capture_output=True, text=True,
-                           timeout=600)
-        check(p.returncode == 0 and b.returncode == 0,
+        rc, err = nvcc_checked([nvcc, "-arch=sm_90", "-I", tcase, "-c", out,
+                                "-o", out + ".o"], out, [tcase], scratch=TMP)
+        check(p.returncode == 0 and rc == 0,
               "the template dispatcher compiles: %s %s" % (p.stderr,
-                                                           b.stderr[-800:]))
+                                                           err[-800:]))
 
 shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))

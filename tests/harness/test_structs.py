@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch  # noqa: E402
+from support import FAILS, check, nvcc_checked, scratch  # noqa: E402
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-structs-")
@@ -164,11 +164,10 @@ if nvcc and p.returncode == 0:
                 args += ["--candidate", cand]
             p = kl(*args)
             check(p.returncode == 0, "kl harness %s: %s" % (form, p.stderr))
-            b = subprocess.run([nvcc, "-arch=sm_90", "-I", case, "-c", out,
-                                "-o", out + ".o"], capture_output=True,
-                               text=True, timeout=600)
-            check(b.returncode == 0, "%s %s compiles: %s" %
-                  (cand, form, b.stderr[-800:]))
+            rc, err = nvcc_checked([nvcc, "-arch=sm_90", "-I", case, "-c",
+                                    out, "-o", out + ".o"], out, [case],
+                                   scratch=TMP)
+            check(rc == 0, "%s %s compiles: %s" % (cand, form, err[-800:]))
 else:
     print("nvcc not found: the struct harnesses were not compiled")
 

@@ -37,7 +37,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch, small_matmul  # noqa: E402
+from support import (FAILS, check, nvcc_checked, scratch,  # noqa: E402
+                     small_matmul)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-observe-")
@@ -552,10 +553,10 @@ if shutil.which("nvcc"):
         check(build and ("-I " + d) in build[0],
               "the build line puts the case folder on the include path: %s"
               % build)
-        b = subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-I", d, out, "-o",
-                            out + ".bin"], capture_output=True, text=True)
-        check(b.returncode == 0, "the %s harness compiles: %s"
-              % (cand or "baseline", b.stderr[-800:]))
+        rc, err = nvcc_checked(["nvcc", "-O3", "-arch=sm_90", "-I", d, out,
+                                "-o", out + ".bin"], out, [d], scratch=TMP)
+        check(rc == 0, "the %s harness compiles: %s"
+              % (cand or "baseline", err[-800:]))
 
 # ---- export (host case, no GPU) ---------------------------------------------------------
 case = small_matmul(SRC, TMP + "/matmul")

@@ -56,6 +56,19 @@ def copy_case(src, name, dest):
     return dest
 
 
+def small_saxpy(src, dest):
+    """A copy of host_saxpy at 1M and 2M: its 16M shape costs seconds of
+    checks for every candidate, for tests that check no size's numbers."""
+    d = copy_case(src, "host_saxpy", dest)
+    with open(d + "/case.yaml") as f:
+        text = f.read()
+    assert "{ name: 16M, n: 16*1024*1024," in text
+    with open(d + "/case.yaml", "w") as f:
+        f.write(text.replace("{ name: 16M, n: 16*1024*1024,",
+                             "{ name: 2M, n: 2*1024*1024,"))
+    return d
+
+
 def small_matmul(src, dest):
     """A copy of host_matmul at n = 128 and 192 (a run takes seconds)."""
     d = copy_case(src, "host_matmul", dest)
@@ -127,3 +140,58 @@ def require_cuda_torch():
     except ImportError as e:
         print("skipped: %s" % e)
         sys.exit(77)
+
+
+def nvcc_checked(argv, source, include_dirs=(), scratch=None, timeout=600):
+    """Run nvcc argv, a compile whose only use is its exit status (its
+    output is thrown away), as subprocess.run would: (returncode, stderr).
+
+    With KL_TEST_NVCC_CACHE set to a folder (.ci/run sets it), a compile
+    that passed is remembered there under the hash of what decides it: the
+    nvcc binary (path, size, mtime), the argv with the source and output
+    left out, the source's bytes and every file under include_dirs but kl
+    run's records (runs/, *.jsonl, *.csv: no compile reads them), with the
+    test's scratch folder's path written as $SCRATCH (a harness names its
+    case folder in a comment). The same bytes compiled again (the sanitizer
+    pass after the plain one) pass without nvcc; anything else, a failure
+    included, compiles. The source's own folder is not hashed: the tests
+    write their harnesses to a scratch folder that holds no headers."""
+    import hashlib
+    cache = os.environ.get("KL_TEST_NVCC_CACHE")
+    key = None
+    if cache:
+        h = hashlib.sha256()
+
+        def add(data):
+            if scratch:
+                data = data.replace(scratch.encode(), b"$SCRATCH")
+            h.update(data + b"\0")
+
+        exe = shutil.which(argv[0]) or argv[0]
+        st = os.stat(exe)
+        add(("%s %d %d" % (os.path.realpath(exe), st.st_size,
+                           st.st_mtime_ns)).encode())
+        out = argv[argv.index("-o") + 1] if "-o" in argv else None
+        add(json.dumps([a for a in argv[1:] if a not in (source, out)])
+            .encode())
+        with open(source, "rb") as f:
+            add(f.read())
+        for d in include_dirs:
+            for root, dirs, files in os.walk(d):
+                dirs[:] = sorted(x for x in dirs if x not in ("runs", "agent"))
+                for name in sorted(files):
+                    if name.endswith((".jsonl", ".csv", ".lock")):
+                        continue
+                    path = os.path.join(root, name)
+                    add(os.path.relpath(path, d).encode())
+                    with open(path, "rb") as f:
+                        add(f.read())
+        key = os.path.join(cache, h.hexdigest())
+        if os.path.exists(key):
+            return 0, ""
+    b = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if key and b.returncode == 0:
+        os.makedirs(cache, exist_ok=True)
+        with open(key, "w") as f:
+            f.write(" ".join(argv) + "\n")
+    return b.returncode, b.stderr

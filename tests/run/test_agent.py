@@ -23,15 +23,18 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mcp"))
 from mcp_support import GOOD, WRONG  # noqa: E402
-from support import FAILS, check, copy_case, scratch  # noqa: E402
+from support import FAILS, check, scratch, small_saxpy  # noqa: E402
 
 KL, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 TMP, ENV = scratch(SRC, "kl-agent-test-")
-CASE = copy_case(SRC, "host_saxpy", os.path.join(TMP, "host_saxpy"))
-# correct, and slow enough (20 ms a call) that a kill lands mid-evaluation
+# host_saxpy at 1M and 2M (the 16M shape's checks cost seconds of CPU)
+CASE = small_saxpy(SRC, os.path.join(TMP, "host_saxpy"))
+# correct, and slow enough that a kill lands mid-evaluation: 200 ms a call
+# (a sleep, no CPU), and an evaluation makes more than ten calls (checks
+# on three seeds at two shapes, then samples)
 SLOW = GOOD.replace("void saxpy", "#include <time.h>\nvoid saxpy").replace(
-    "  for (int i", "  struct timespec t = {0, 20000000};\n  nanosleep(&t, 0);\n"
-    "  for (int i", 1)
+    "  for (int i", "  struct timespec t = {0, 200000000};\n"
+    "  nanosleep(&t, 0);\n  for (int i", 1)
 
 
 def kl(*args, want=None):

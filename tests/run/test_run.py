@@ -6,7 +6,7 @@ On a small copy of host_matmul (n = 128 and 192, so a run takes seconds):
   budgets   iterations, patience, wall time and worker time stop the run
             (on tests/exec/repeat_host, a kernel that sleeps REPEAT ms;
             patience stops at the first iteration not accepted, whichever
-            that is)
+            that is); samples cold by default, hot with --hot
   llm       scripted replies from the fake server (tests/net/fake_llm.py),
             one per verdict, and a dollar budget
   replay    of the llm run gives the same decisions
@@ -167,6 +167,18 @@ check(s.get("stop_reason") == "iterations" and s.get("iterations") == 2,
 # the baseline's evaluations passed: iteration 1 ran in the same worker
 check(served(case, s, 1) >= 1, "iteration 1 in the worker kept since the "
       "baseline: worker_served %s" % served(case, s, 1))
+
+
+def cold_flags(case, s):
+    """measurement.cold of each of the run's timed evaluations"""
+    return [r["measurement"].get("cold") for r in runs_records(
+        case, s.get("run", "")) if r.get("measurement")]
+
+
+# samples are cold by default; --hot (below) times without the flush, and
+# each record's measurement says which
+check(cold_flags(case, s) and all(c is True for c in cold_flags(case, s)),
+      "kl run samples cold by default: %s" % cold_flags(case, s))
 # --patience 1 stops at the first iteration without an acceptance. Which
 # iteration that is rests on timings (REPEAT=1 against the baseline's 128
 # sleeps 127 ms less, so it is iteration 2 in practice, but a sleep is
@@ -174,7 +186,7 @@ check(served(case, s, 1) >= 1, "iteration 1 in the worker kept since the "
 # stopped exactly there, whatever was decided before it (the count itself,
 # reset by an acceptance, is test_decide's)
 s = run_json(case, "--patience", "1", "--iterations", "8", "--seed", "7",
-             "--fresh-worker", time_cap="3000")
+             "--fresh-worker", "--hot", time_cap="3000")
 got = [r["verdict"] for r in runs_records(case, s.get("run", ""))][1:]
 miss = [i + 1 for i, v in enumerate(got) if v != "ACCEPTED"]
 check(s.get("stop_reason") == "patience" and miss and
@@ -183,6 +195,8 @@ check(s.get("stop_reason") == "patience" and miss and
       "%s, verdicts %s" % (s, got))
 check(served(case, s, 1) == 0, "--fresh-worker: a new worker for iteration "
       "1, worker_served %s" % served(case, s, 1))
+check(cold_flags(case, s) and all(c is False for c in cold_flags(case, s)),
+      "--hot: every evaluation sampled hot: %s" % cold_flags(case, s))
 s = run_json(case, "--max-wall", "0.001")
 check(s.get("stop_reason") == "wall_time" and s.get("iterations") == 0,
       "--max-wall: %s" % s)
