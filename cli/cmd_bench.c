@@ -118,11 +118,10 @@ static void print_tracing(const kl_report *r) {
     bool graph = s.graph_tracing && strcmp(s.graph_tracing, "concurrent") == 0;
     if (stream || graph)
       printf("%s: timed%s on CUPTI's concurrent-kernel records (the "
-             "baseline's launch used two streams, or a graph of kernels "
-             "that kernel records cannot time), which instrument every kernel "
-             "and slow many-block "
-             "kernels that read memory: a gain from cutting blocks may read "
-             "larger than it is\n",
+             "baseline's launch used two streams, or a graph of kernels that "
+             "kernel records cannot time), which instrument every kernel and "
+             "slow many-block kernels that read memory: a gain from cutting "
+             "blocks may read larger than it is\n",
              s.name,
              stream && graph ? ""
              : stream        ? " from the stream"

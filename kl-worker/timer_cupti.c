@@ -17,12 +17,14 @@
  * by role, idle by what ended the gap.
  *
  * The records are CUPTI's KERNEL kind, which serialises kernels but leaves
- * their code alone, unless the warm-up saw a launch run work on two
- * streams: then, for that request, CONCURRENT_KERNEL records, which let
- * the streams overlap but instrument every kernel (a many-block kernel
- * that reads memory runs measurably slower under them). Both sides of a
- * comparison are one request, so they are always timed alike; the reply
- * names the kind ("tracing").
+ * their code alone, unless the warm-up's last round saw the baseline's
+ * launch run work on two streams or a launch KERNEL records cannot time (a
+ * chain of kernels in a graph): then, for that request, CONCURRENT_KERNEL
+ * records, which let the streams overlap but instrument every kernel (a
+ * many-block kernel that reads memory runs measurably slower under them).
+ * A candidate's own two streams are serialised instead (dev_warmup says
+ * why). Both sides of a comparison are one request, so they are always
+ * timed alike; the reply names the kind ("tracing").
  *
  * With "launch":"graph" each instance's launch is captured once in a CUDA
  * graph (graph_launch.c), after its first launch (never judged) and before
