@@ -36,20 +36,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, nvcc_checked, scratch  # noqa: E402
+from support import (FAILS, check, nvcc_checked, scratch,  # noqa: E402
+                     small_saxpy)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-launchers-")
-SAXPY = TMP + "/host_saxpy"  # host_saxpy at 1M and 2M, no records
-shutil.copytree(SRC + "/cases/host_saxpy", SAXPY,
-                ignore=shutil.ignore_patterns("candidates", "runs", "*.jsonl",
-                                              "*.csv", "memory.summary.md"))
-with open(SAXPY + "/case.yaml") as f:
-    text = f.read()
-assert "{ name: 16M, n: 16*1024*1024," in text
-with open(SAXPY + "/case.yaml", "w") as f:
-    f.write(text.replace("{ name: 16M, n: 16*1024*1024,",
-                         "{ name: 2M, n: 2*1024*1024,"))
+SAXPY = small_saxpy(SRC, TMP + "/host_saxpy")  # at 1M and 2M, no records
 
 
 def kl(*args, timeout=900):
