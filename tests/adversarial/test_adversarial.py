@@ -48,6 +48,9 @@ budget: { iterations: 2, patience: 2, min_gain_pct: 2.0 }
 """
 
 
+# sd 0.2: zeros passes atol 0.01 while no output reaches 0.0101, which at
+# 512 columns takes x above 1.66 (8 sd, never); at sd 0.3 it was 5.6 sd,
+# about one fresh seed in 400 (a CI run failed so, 2026-11-29)
 HOST_SOFTMAX = """kernlab: 1
 name: host_softmax
 description: each row's softmax on the host, with KernelBench's tolerance
@@ -56,7 +59,7 @@ kernel: { source: kernel.c, entry: softmax }
 params:
   - { name: out, type: f32*, role: output, count: rows*cols }
   - { name: x, type: f32*, role: input, count: rows*cols,
-      init: "normal(0, 0.3)" }
+      init: "normal(0, 0.2)" }
   - { name: rows, type: i32 }
   - { name: cols, type: i32 }
 shapes:
