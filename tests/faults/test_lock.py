@@ -28,7 +28,7 @@ TMP, ENV = scratch(SRC, "kl-lock-")
 case = os.path.join(TMP, "case")
 shutil.copytree(os.path.join(SRC, "tests", "exec", "repeat_host"), case)
 RUN = ["run", case, "--iterations", "4", "--patience", "10", "--seed", "5",
-       "--time-cap", "200", "--batch", "1"]
+       "--time-cap", "200", "--batch", "1", "--hot"]
 
 
 def kl(*args, timeout=600):

@@ -62,7 +62,7 @@ LENV = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY="sk-fake-lineage-key")
 try:
     case = small_matmul(SRC, os.path.join(TMP, "proj", "mm"))
     p = kl("run", case, "--json", "--iterations", "3", "--patience", "20",
-           "--seed", "11", "--timeout", "6000", "--time-cap", "900",
+           "--seed", "11", "--timeout", "6000", "--time-cap", "900", "--hot",
            env=LENV)
     s = json.loads(p.stdout) if p.stdout.strip() else {}
     run1 = s.get("run", "?")
@@ -176,7 +176,7 @@ try:
 
     # ---- the next run's prompt: the devlog and Prior art ---------------------
     p = kl("run", case, "--json", "--iterations", "1", "--seed", "11",
-           "--timeout", "3000", "--time-cap", "600", env=LENV)
+           "--timeout", "3000", "--time-cap", "600", "--hot", env=LENV)
     run2 = (json.loads(p.stdout) if p.stdout.strip() else {}).get("run", "?")
     ppath = "%s/runs/%s/iter_001/prompt.txt" % (case, run2)
     prompt = read(ppath) if os.path.exists(ppath) else ""
@@ -198,7 +198,7 @@ try:
     kl("best", case, "-o", TMP + "/best.c")
     shutil.copy(TMP + "/best.c", case + "/kernel.c")
     p = kl("run", case, "--json", "--proposer", "tune", "--iterations", "1",
-           "--time-cap", "300")
+           "--time-cap", "300", "--hot")
     run3 = (json.loads(p.stdout) if p.stdout.strip() else {}).get("run", "?")
     doc = json.loads(kl("history", case, "--lineage", "--json").stdout)
     vs = {v["id"]: v for v in doc["versions"]}

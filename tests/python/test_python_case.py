@@ -38,8 +38,11 @@ def check(ok, what):
         FAILS.append(what)
 
 
-def kl(*args):
-    p = subprocess.run([KL] + list(args) + ["--json", "--time-cap-ms", "200"],
+def kl(*args, hot=True):
+    """kl VERB ... --json, sampled hot unless hot=False (the first bench
+    samples cold; the rest check verdicts and notes, not timings)"""
+    p = subprocess.run([KL] + list(args) + ["--json", "--time-cap-ms", "200"]
+                       + (["--hot"] if hot else []),
                        capture_output=True, text=True, env=ENV, timeout=600)
     try:
         return p.returncode, json.loads(p.stdout), p.stderr
@@ -47,7 +50,7 @@ def kl(*args):
         return p.returncode, {}, p.stderr
 
 
-rc, r, err = kl("bench", CASE)
+rc, r, err = kl("bench", CASE, hot=False)
 shapes = r.get("shapes") or []
 check(rc == 0 and r.get("verdict") == "OK" and len(shapes) == 2 and
       all(s.get("correct") and (s.get("median_us") or 0) > 0
@@ -75,7 +78,7 @@ for side in ("baseline", "candidate"):
 
 # relative paths, as a user types them, from the case's parent folder
 p = subprocess.run([KL, "bench", os.path.basename(CASE), "--json",
-                    "--time-cap-ms", "200"], capture_output=True, text=True,
+                    "--time-cap-ms", "200", "--hot"], capture_output=True, text=True,
                    env=ENV, timeout=600, cwd=os.path.dirname(CASE))
 check(p.returncode == 0 and '"verdict":"OK"' in p.stdout.replace(" ", ""),
       "kl bench of a python case by a relative path: %d %s"

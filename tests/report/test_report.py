@@ -70,8 +70,8 @@ try:
 
     # ---- a run with a webhook -------------------------------------------
     env = dict(ENV, KL_WEBHOOK_URL=URL)
-    p = kl("run", case, "--iterations", "3", "--no-profile", "--time-cap",
-           "300", "--json", env=env)
+    p = kl("run", case, "--iterations", "3", "--no-profile", "--hot",
+           "--time-cap", "300", "--json", env=env)
     outputs += [p.stdout, p.stderr]
     s = json.loads(p.stdout)
     msgs = [json.loads(m["body"]) for m in received()]
@@ -105,8 +105,8 @@ try:
 
     # ---- --no-webhook ---------------------------------------------------
     before = len(received())
-    p = kl("run", case, "--iterations", "1", "--no-profile", "--time-cap",
-           "300", "--json", "--no-webhook", env=env)
+    p = kl("run", case, "--iterations", "1", "--no-profile", "--hot",
+           "--time-cap", "300", "--json", "--no-webhook", env=env)
     outputs += [p.stdout, p.stderr]
     s = json.loads(p.stdout)
     check(len(received()) == before, "--no-webhook sends nothing")
@@ -119,8 +119,8 @@ try:
     # ---- the receiver down: the run goes on -----------------------------
     down = dict(ENV, KL_WEBHOOK_URL="http://127.0.0.1:1/hook/" + TOKEN,
                 KL_WEBHOOK_FORMAT="slack")
-    p = kl("run", case, "--iterations", "1", "--no-profile", "--time-cap",
-           "300", "--json", env=down)
+    p = kl("run", case, "--iterations", "1", "--no-profile", "--hot",
+           "--time-cap", "300", "--json", env=down)
     outputs += [p.stdout, p.stderr]
     s = json.loads(p.stdout)
     check(s["webhook_expected"] and s["webhook_attempted"] >= 2 and
@@ -131,8 +131,8 @@ try:
           s.get("webhook_status"))
 
     # ---- no webhook configured ------------------------------------------
-    p = kl("run", case, "--iterations", "1", "--no-profile", "--time-cap",
-           "300", "--json")
+    p = kl("run", case, "--iterations", "1", "--no-profile", "--hot",
+           "--time-cap", "300", "--json")
     s = json.loads(p.stdout)
     check(not s["webhook_enabled_by_config"] and not s["webhook_expected"] and
           s["webhook_status"] == "not configured", "no webhook configured")
