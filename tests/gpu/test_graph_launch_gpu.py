@@ -32,7 +32,8 @@ without one): kl bench and kl compare with --launch graph, and the case key.
             switches kinds between the shapes of one bench, and back;
             compared, a candidate's own fork does not switch both sides
             (it is serialised, from a stream or a graph, and the text says
-            so)
+            so); KERNLAB_TRACE pins a kind, and refuses kernel records
+            for a graph of two kernels and a kind it does not know
 usage: test_graph_launch_gpu.py KL SOURCE_DIR
 """
 import json
@@ -53,9 +54,10 @@ if (shutil.which("nvidia-smi") is None or
 HERE = os.path.join(SRC, "tests", "gpu", "graph")
 
 
-def kl(*args):
+def kl(*args, env=None):
     p = subprocess.run([KL] + list(args) + ["--json", "--time-cap-ms", "300"],
-                       capture_output=True, text=True, env=ENV, timeout=600)
+                       capture_output=True, text=True, env=env or ENV,
+                       timeout=600)
     print("$ kl %s -> %d" % (" ".join(args), p.returncode), flush=True)
     try:
         doc = json.loads(p.stdout)
@@ -94,6 +96,28 @@ for what, doc in (("stream", stream), ("graph", graph)):
           "vector_add from a %s: KERNEL records every shape: %s" % (what, kinds))
 print("  stream:", medians(stream))
 print("  graph: ", medians(graph))
+# KERNLAB_TRACE pins the kind (docs/integrity.md): concurrent records for a
+# launch KERNEL records would time; kernel records refused where they carry
+# no times (a graph of two kernels); any other value refused, named
+rc, doc, err = kl("bench", VADD, "--shape", "1M",
+                  env=dict(ENV, KERNLAB_TRACE="concurrent"))
+kinds = [s.get("tracing") for s in doc.get("shapes", [])]
+check(rc == 0 and kinds == ["concurrent"],
+      "KERNLAB_TRACE=concurrent: concurrent records: %d %s %s"
+      % (rc, kinds, err[-300:]))
+rc, doc, err = kl("compare", SRC + "/cases/reduce_sum_f32", "--candidate",
+                  SRC + "/cases/reduce_sum_f32/candidates/split_two_kernels.cu",
+                  "--launch", "graph", env=dict(ENV, KERNLAB_TRACE="kernel"))
+said = err + json.dumps(doc)
+check(rc != 0 and "KERNLAB_TRACE=kernel: KERNEL records carry no times" in said,
+      "KERNLAB_TRACE=kernel refuses a graph of two kernels: %d %s"
+      % (rc, said[-400:]))
+rc, doc, err = kl("bench", VADD, "--shape", "1M",
+                  env=dict(ENV, KERNLAB_TRACE="instrumented"))
+said = err + json.dumps(doc)
+check(rc != 0 and "KERNLAB_TRACE 'instrumented': expected kernel or "
+      "concurrent" in said,
+      "KERNLAB_TRACE=instrumented is refused, named: %d %s" % (rc, said[-400:]))
 
 for case, cand in (("reduce_sum_f32",
                     "cases/reduce_sum_f32/candidates/split_two_kernels.cu"),
