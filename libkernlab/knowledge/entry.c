@@ -247,10 +247,12 @@ static void yaml_value(kl_buf *b, const char *s) {
   bool plain = *s && !isspace((unsigned char)s[0]) &&
                !isspace((unsigned char)s[strlen(s) - 1]) &&
                !strchr("-?:,[]{}#&*!|>'\"%@`", s[0]);
-  for (const char *p = s; plain && *p; p++) /* flow indicators anywhere:
-                                              a list item's "d]" ends it */
+  /* flow indicators anywhere: a list item's "d]" ends it; and a ':'
+   * before a blank, the end or (libyaml, in a flow sequence) one of
+   * ",?[]{}": "09:?8Z" in shapes: [...] failed to read back (fuzzed) */
+  for (const char *p = s; plain && *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f || yaml_break(p) ||
-        (*p == ':' && (p[1] == ' ' || !p[1])) ||
+        (*p == ':' && (!p[1] || strchr(" ,?[]{}", p[1]))) ||
         (*p == '#' && p > s && p[-1] == ' ') || strchr(",[]{}", *p))
       plain = false;
   if (plain) {
