@@ -77,11 +77,12 @@ static const cli_verb cli_verbs[] = {
      "kl compare CASE --candidate FILE [--shape NAME] [--hot] "
      "[--launch stream|graph|both] [--seed N] [--json] [--json-events]",
      "Checks the candidate like kl bench, then times baseline and candidate\n"
-     "interleaved in one worker (A B, B A, ...) and reports per shape the\n"
-     "speedup (baseline time / candidate time) with its 95% interval and a\n"
-     "decision: faster or slower when the interval excludes 1 and the gain\n"
-     "reaches the case's min_gain_pct, else same; then the objective over\n"
-     "the shapes. Options as for kl bench. Exit 3 when rejected.\n"},
+     "interleaved in one worker (A B, B A, B A, A B, ...: Thue-Morse order)\n"
+     "and reports per shape the speedup (baseline time / candidate time)\n"
+     "with its 95% interval and a decision: faster or slower when the\n"
+     "interval excludes 1 and the gain reaches the case's min_gain_pct,\n"
+     "else same; then the objective over the shapes. Options as for kl\n"
+     "bench. Exit 3 when rejected.\n"},
     {"profile", cmd_profile, "read hardware counters and name the bottleneck",
      "kl profile CASE [--candidate FILE] [--shape NAME] "
      "[--set quick|standard|LIST] [--json] [--json-events] [--ncu-names]\n"

@@ -7,7 +7,8 @@
  * placement effect as a speedup). Then rounds, window by
  * window (the host's window is one round; the device queues about 128
  * between synchronisations): each round takes its instance set (a fresh
- * placement at every block), and each plugin one sample, A B then B A. After
+ * placement at every block), and each plugin one sample, in the order of
+ * the Thue-Morse sequence (below). After
  * each window: the time cap (stretched, up to twice, while a pair has too
  * few blocks or blocks that disagree), and every eighth of the samples so
  * far the stopping rule: the interval of the median (one plugin) or of the
@@ -87,6 +88,25 @@ static bool want_blocks(klw_sampling *s) {
   return want;
 }
 
+/* Whether the second plugin goes first in round r: the parity of r's one
+ * bits, the Thue-Morse sequence (A B, B A, B A, A B, B A, A B, A B, B A,
+ * ...). Like A B B A repeated, it puts both plugins first equally often and
+ * cancels a steady drift; unlike it, it has no period, so an effect of the
+ * sample's position that repeats every few samples falls on both sides
+ * alike. A B B A repeated gives plugin A positions 0 and 3 of every four:
+ * on an H200 a 1M vector_add's samples at positions 0 and 3 read about
+ * 0.1 us longer than at 1 and 2 (whatever the plugin; cause unknown), and
+ * an A/A comparison was called 1.3-2.4% "faster" in 12 of 30 runs, every
+ * block on the same side; in Thue-Morse order 0 in 16 (bench/README.md,
+ * "the A/A bias"). It also spreads hot mode's clock probe, which comes
+ * before every eighth sample, over both plugins. */
+static int second_first(size_t r) {
+  int odd = 0;
+  for (; r; r &= r - 1)
+    odd ^= 1;
+  return odd;
+}
+
 int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
                double *start_us) {
   const klw_time_req *tr = s->tr;
@@ -139,7 +159,7 @@ int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
       void **set = t->set(s, round);
       if (!set) return -1;
       for (int j = 0; j < s->np; j++) {
-        int k = (round % 2 && s->np == 2) ? 1 - j : j; /* A B, then B A */
+        int k = s->np == 2 && second_first(round) ? 1 - j : j;
         if (t->mark(s, k, set[k]) < 0 || t->launch(s, k, set[k], round) < 0)
           return -1;
       }

@@ -69,10 +69,8 @@ typedef struct dev_state {
     klw_graph *graph;
   } graphs[2 * 6 + 2];
   size_t ngraphs;
-  int trace;         /* KLW_TRACE_*: the kernel records' kind while sampling */
-  size_t streams[2]; /* per plugin, the streams its last warm-up launch ran
-                        work on (up to 4) */
-  bool serialised;   /* the candidate's two streams timed on KERNEL records */
+  int trace;       /* KLW_TRACE_*: the kernel records' kind while sampling */
+  bool serialised; /* the candidate's two streams timed on KERNEL records */
 } dev_state;
 
 static int cmp_correlation(const void *a, const void *b) {
@@ -273,6 +271,14 @@ static int share_stream(const kl_plugin **pl, void **inst, int np) {
   return 0;
 }
 
+/* Drop the kernel records so far. */
+static void drop_records(void) {
+  klw_kernel *recs = NULL;
+  size_t nrecs = 0, dropped = 0;
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  free(recs);
+}
+
 /* Discard what the warm-up and the placement sets left: clock readings
  * and kernel records. */
 static void discard(klw_sampling *s) {
@@ -284,10 +290,7 @@ static void discard(klw_sampling *s) {
       s->pl[k]->clock_read(s->inst[k], junk, sizeof(junk) / sizeof(junk[0]),
                            &got);
   }
-  klw_kernel *recs = NULL;
-  size_t nrecs = 0, dropped = 0;
-  klw_cupti_take(&recs, &nrecs, &dropped);
-  free(recs);
+  drop_records();
   klw_copies_forget();
 }
 
@@ -422,21 +425,17 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
   /* the records from before (the shape's checks) and those of the rounds
    * before the last (an instance's first launch may set up on streams of
    * its own) are not what the samples will run */
+  drop_records();
+  if (warm > 1 && warm_rounds(s, 0, warm - 1, round_us)) return -1;
+  drop_records();
+  if (warm_rounds(s, warm - 1, 1, round_us)) return -1;
   klw_kernel *recs = NULL;
   size_t nrecs = 0, dropped = 0;
-  klw_cupti_take(&recs, &nrecs, &dropped);
-  free(recs);
-  if (warm > 1 && warm_rounds(s, 0, warm - 1, round_us)) return -1;
-  klw_cupti_take(&recs, &nrecs, &dropped);
-  free(recs);
-  if (warm_rounds(s, warm - 1, 1, round_us)) return -1;
   klw_cupti_take(&recs, &nrecs, &dropped);
   warm_usage u;
   warm_usage_of(&u, recs, nrecs, s->np);
   free(recs);
   discard(s);
-  d->streams[0] = u.streams[0];
-  d->streams[1] = s->np > 1 ? u.streams[1] : 0;
   bool untimed = u.untimed[0] || (s->np > 1 && u.untimed[1]);
   if (d->trace != KLW_TRACE_KERNEL) return 0; /* pinned to concurrent */
   if (untimed && klw_cupti_trace_pinned()) {
@@ -492,13 +491,23 @@ static int dev_place(klw_sampling *s, size_t *window) {
  * yet, each prepared on its block's inputs and warmed up on the shared
  * stream; then the device is synchronised and what they left (kernel
  * records, clock readings) discarded, so the window's records are its
- * own. */
+ * own. Which plugin's instance a set makes first is drawn from the
+ * request's seed, set by set: where a buffer lands depends on what was
+ * allocated before it, and made baseline first every time, the same
+ * layout fell to the same side in every run (on an H200, an A/A
+ * comparison of a 16M vector_add leaned 0.3-0.7% toward the candidate in
+ * 12 runs of 12; made in alternating order, 0.1-0.9% the other way in 12
+ * of 12; drawn, 0.994-1.006 in 16 runs, mean 0.9996: bench/README.md,
+ * "the A/A bias"). */
 static int dev_ready(klw_sampling *s, size_t first, size_t rounds) {
   dev_state *d = s->state;
   bool made = false;
   for (size_t r = first; r < first + rounds; r++) {
     size_t b = (r / s->block_rounds) % d->npool;
-    for (int k = 0; k < s->np; k++) {
+    bool flip =
+        klw_block_seed(s->tr->seed ^ 0x6a09e667f3bcc909ull, b) >> 40 & 1;
+    for (int j = 0; j < s->np; j++) {
+      int k = flip ? s->np - 1 - j : j;
       void **slot = &d->pool[b * (size_t)s->np + (size_t)k];
       if (*slot) continue;
       const kl_plugin *pl = s->pl[k];
@@ -634,10 +643,6 @@ static void dev_reply(klw_sampling *s, json_object *o) {
       o, "tracing",
       json_object_new_string(d->serialised ? "serialised"
                                            : klw_cupti_trace_name(d->trace)));
-  json_object *ls = json_object_new_array();
-  for (int k = 0; k < s->np && k < 2; k++)
-    json_object_array_add(ls, json_object_new_int64((int64_t)d->streams[k]));
-  json_object_object_add(o, "launch_streams", ls);
   json_object_object_add(
       o, "launch", json_object_new_string(s->tr->graph ? "graph" : "stream"));
   json_object_object_add(
