@@ -230,6 +230,12 @@ typedef struct kl__run_meta {
   const char *sandbox; /* JSON object as text */
   int batch;
   const char *executor, *replay; /* replay may be NULL */
+  /* how the run samples: the settings of kl_time_options (cold, warmup,
+   * min/max_samples, target_rel_ci, time_cap_ms, block_rounds), which a
+   * resumed run keeps; has_sampling 0: a run.json from before they were
+   * recorded */
+  int has_sampling;
+  kl_time_options sampling;
 } kl__run_meta;
 
 /* A new run of the case: a fresh id (UTC time and four random hex

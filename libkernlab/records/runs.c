@@ -47,6 +47,17 @@ static int meta_json(kl_buf *b, const kl__run_meta *m) {
     kl__buf_puts(b, ",\"replay\":");
     kl__buf_json_string(b, m->replay);
   }
+  if (m->has_sampling) {
+    const kl_time_options *t = &m->sampling;
+    kl__buf_printf(b,
+                   ",\"sampling\":{\"cold\":%s,\"warmup\":%d,"
+                   "\"min_samples\":%zu,\"max_samples\":%zu,"
+                   "\"target_rel_ci\":%.17g,\"time_cap_ms\":%d,"
+                   "\"block_rounds\":%zu}",
+                   t->cold ? "true" : "false", t->warmup, t->min_samples,
+                   t->max_samples, t->target_rel_ci, t->time_cap_ms,
+                   t->block_rounds);
+  }
   kl__buf_puts(b, "}\n");
   return kl__buf_status(b);
 }
@@ -116,8 +127,10 @@ int kl__run_meta_read(const char *run_dir, kl__run_meta_fn fn, void *payload) {
   double d;
   meta.run = kl__json_text(m, "run");
   meta.case_name = kl__json_text(m, "case");
-  if (kl__json_number(m, "seed", &d)) /* beyond 2^53 as an int64 */
-    meta.seed = (uint64_t)json_object_get_int64(kl__json_get(m, "seed"));
+  /* the whole uint64 range (json-c keeps those beyond 2^63 as uint64,
+   * which json_object_get_int64 would clamp to 2^63 - 1) */
+  if (kl__json_number(m, "seed", &d))
+    meta.seed = json_object_get_uint64(kl__json_get(m, "seed"));
   meta.proposer = kl__json_text(m, "proposer");
   meta.strategy = kl__json_text(m, "strategy");
   meta.iterations = kl__json_number(m, "iterations", &d) ? (long long)d : 0;
@@ -130,6 +143,27 @@ int kl__run_meta_read(const char *run_dir, kl__run_meta_fn fn, void *payload) {
   meta.batch = kl__json_number(m, "batch", &d) ? (int)d : 0;
   meta.executor = kl__json_text(m, "executor");
   meta.replay = kl__json_text(m, "replay");
+  json_object *t = kl__json_get(m, "sampling");
+  if (t && json_object_is_type(t, json_type_object)) {
+    kl_time_options defaults = KL_TIME_OPTIONS_INIT, *o = &meta.sampling;
+    *o = defaults;
+    json_object *cold = kl__json_get(t, "cold");
+    if (cold && json_object_is_type(cold, json_type_boolean))
+      o->cold = json_object_get_boolean(cold);
+    if (kl__json_number(t, "warmup", &d) && d >= 0 && d <= 1e6)
+      o->warmup = (int)d;
+    if (kl__json_number(t, "min_samples", &d) && d >= 0 && d <= 1e9)
+      o->min_samples = (size_t)d;
+    if (kl__json_number(t, "max_samples", &d) && d >= 0 && d <= 1e9)
+      o->max_samples = (size_t)d;
+    if (kl__json_number(t, "target_rel_ci", &d) && d >= 0 && d < 1)
+      o->target_rel_ci = d;
+    if (kl__json_number(t, "time_cap_ms", &d) && d >= 0 && d <= 1e9)
+      o->time_cap_ms = (int)d;
+    if (kl__json_number(t, "block_rounds", &d) && d >= 0 && d <= 1e9)
+      o->block_rounds = (size_t)d;
+    meta.has_sampling = 1;
+  }
   rc = fn(&meta, payload);
   json_object_put(m);
   return rc;

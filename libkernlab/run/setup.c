@@ -248,9 +248,48 @@ static int memory_load(kl_run *r) {
 /* ---- a resumed run, a new run
  * ------------------------------------------------------ */
 
-/* The run's settings from its run.json, unless the caller gives new ones. */
+/* A run samples one way throughout: a resumed run takes its sampling
+ * settings from run.json. A caller's setting that is neither the default
+ * (not given) nor the recorded one is an error, not ignored. A run.json
+ * from before they were recorded leaves the caller's. */
+static int resumed_sampling(kl_run *r, const kl__run_meta *m) {
+  if (!m->has_sampling) return 0;
+  kl_time_options def = KL_TIME_OPTIONS_INIT, *given = &r->o.time;
+  const kl_time_options *rec = &m->sampling;
+#define KL_CHANGED(f) (given->f != def.f && given->f != rec->f)
+  char how[64] = "";
+  if (KL_CHANGED(cold))
+    snprintf(how, sizeof(how), "%s", given->cold ? "cold" : "hot");
+  else if (KL_CHANGED(time_cap_ms))
+    snprintf(how, sizeof(how), "with a %d ms time cap", given->time_cap_ms);
+  else if (KL_CHANGED(warmup) || KL_CHANGED(min_samples) ||
+           KL_CHANGED(max_samples) || KL_CHANGED(target_rel_ci) ||
+           KL_CHANGED(block_rounds))
+    snprintf(how, sizeof(how), "with other sampling settings");
+#undef KL_CHANGED
+  if (how[0])
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "run %s samples %s with a %d ms time cap (its run.json) "
+                     "and keeps that when resumed: it cannot be resumed %s; "
+                     "start a new run to sample otherwise",
+                     m->run ? m->run : "?", rec->cold ? "cold" : "hot",
+                     rec->time_cap_ms, how);
+  given->cold = rec->cold;
+  given->warmup = rec->warmup;
+  given->min_samples = rec->min_samples;
+  given->max_samples = rec->max_samples;
+  given->target_rel_ci = rec->target_rel_ci;
+  given->time_cap_ms = rec->time_cap_ms;
+  given->block_rounds = rec->block_rounds;
+  return 0;
+}
+
+/* The run's settings from its run.json, unless the caller gives new ones
+ * (sampling: resumed_sampling). */
 static int resumed_settings(const kl__run_meta *m, void *payload) {
   kl_run *r = payload;
+  int rc = resumed_sampling(r, m);
+  if (rc < 0) return rc;
   if (m->seed) r->seed = m->seed;
   if (m->proposer)
     snprintf(r->proposer, sizeof(r->proposer), "%s", m->proposer);
@@ -305,7 +344,9 @@ static int start_records(kl_run *r) {
                     kl__sandbox_summary(),
                     r->batch,
                     kl_executor_describe(r->ex),
-                    r->replay_dir};
+                    r->replay_dir,
+                    1,
+                    r->o.time};
   return kl__run_create(&r->dir, &r->id, r->case_dir, &m);
 }
 

@@ -104,7 +104,8 @@ def stopped_then_resumed(KL, env, c, p, words, want, resume_args,
           "records torn before the resume")
     if before_resume:
         before_resume()
-    kl(KL, env, "run", c, "--resume", run, *CAP, "--hot", *resume_args)
+    # no sampling options: a resumed run samples as its run.json says
+    kl(KL, env, "run", c, "--resume", run, *resume_args)
     whole(c, run, len(want) - 1)
     check(solutions(c, run)[:len(before)] == before,
           "the resume changed what was recorded before it")

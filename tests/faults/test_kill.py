@@ -85,8 +85,8 @@ SCENARIOS = {
     "tune": (["--proposer", "tune"], ENV),
     "llm": (["--proposer", "llm"], dict(ENV, KL_CONFIG=LLM_CONFIG)),
 }
-# sampling: hot, at a 30 ms cap, for the stopped runs and their resumes
-# alike (--resume keeps neither; without them a resume sampled cold for 2 s)
+# sampling: hot, at a 30 ms cap, for the stopped runs (a resume samples as
+# run.json says; asking it the same is allowed)
 TIMING = ["--time-cap", "30", "--hot"]
 COMMON = ["--iterations", str(ITERATIONS), "--patience", "10", "--seed", "3",
           "--batch", "1"] + TIMING

@@ -11,7 +11,9 @@ On a small copy of host_matmul (n = 128 and 192, so a run takes seconds):
             one per verdict, and a dollar budget
   replay    of the llm run gives the same decisions
   kill      SIGKILL at random instants, then --resume until done: every
-            ledger parses, ids are unique, iterations contiguous
+            ledger parses, ids are unique, iterations contiguous; a resumed
+            run keeps its seed (one beyond 2^63 too) and samples as
+            run.json says, and one asked to sample otherwise is refused
 The llm, replay and kill runs sample hot (--hot): they check verdicts and
 records, and a cold sample's cache flush reads twice the last-level cache,
 43 ms of CPU a sample where that cache is 480 MB; the cold default is
@@ -47,7 +49,9 @@ def kl(*args, env=None, want=0):
 
 
 def run_json(*args, env=None, time_cap="300", hot=False):
-    p = kl("run", *args, "--json", "--time-cap", time_cap,
+    """kl run ARGS --json; time_cap None: no --time-cap"""
+    p = kl("run", *args, "--json",
+           *(["--time-cap", time_cap] if time_cap else []),
            *(["--hot"] if hot else []), env=env)
     try:
         return json.loads(p.stdout)
@@ -184,6 +188,24 @@ def cold_flags(case, s):
 # each record's measurement says which
 check(cold_flags(case, s) and all(c is True for c in cold_flags(case, s)),
       "kl run samples cold by default: %s" % cold_flags(case, s))
+# run.json keeps how the run samples, and a resume that asks otherwise is
+# refused before it records anything (a resume that asks nothing samples as
+# recorded: the kill test below)
+cold_run = s.get("run", "")
+with open("%s/runs/%s/run.json" % (case, cold_run)) as f:
+    sampling = json.load(f).get("sampling") or {}
+check(sampling.get("cold") is True and sampling.get("time_cap_ms") == 300,
+      "run.json records the sampling: %s" % sampling)
+recorded = len(ledger(case, "solutions.jsonl"))
+for extra, how in ((["--hot"], "hot"),
+                   (["--time-cap", "900"], "with a 900 ms time cap")):
+    p = kl("run", case, "--resume", cold_run, "--iterations", "3", *extra,
+           want=2)
+    check("samples cold with a 300 ms time cap" in p.stderr and
+          "cannot be resumed %s" % how in p.stderr,
+          "--resume %s of a cold run is refused: %s" % (extra, p.stderr))
+check(len(ledger(case, "solutions.jsonl")) == recorded,
+      "a refused resume records nothing")
 # --patience 1 stops at the first iteration without an acceptance. Which
 # iteration that is rests on timings (REPEAT=1 against the baseline's 128
 # sleeps 127 ms less, so it is iteration 2 in practice, but a sleep is
@@ -289,8 +311,9 @@ finally:
 # ---- SIGKILL at random instants, then resume -----------------------------------
 random.seed(int(os.environ.get("KL_TEST_SEED", "1")))
 case = small_case("kill")
+BIG_SEED = "18446744073709551557"  # beyond 2^63: kept whole by a resume
 args = [KL, "run", case, "--iterations", "5", "--patience", "10", "--seed",
-        "5", "--time-cap", "200", "--hot"]
+        BIG_SEED, "--time-cap", "200", "--hot"]
 run_id = None
 kills = 0
 for attempt in range(12):
@@ -319,8 +342,14 @@ check(p.returncode == 0, "the last resume finished: %s" % p.stderr.read())
 # a torn tail (as a power cut leaves) is cut back on the next append
 with open(case + "/solutions.jsonl", "a") as f:
     f.write('{"id": "torn')
-s = run_json(case, "--resume", run_id, "--iterations", "6", hot=True)
+# no sampling options: the run's own (run.json: hot, 200 ms)
+s = run_json(case, "--resume", run_id, "--iterations", "6", time_cap=None)
 check(s.get("iterations") == 6, "resume to a new total: %s" % s)
+check(str(s.get("seed")) == BIG_SEED, "a resumed run keeps its seed %s: %s"
+      % (BIG_SEED, s.get("seed")))
+check(cold_flags(case, s) and all(c is False for c in cold_flags(case, s)),
+      "every evaluation of the resumed run sampled hot, as recorded: %s"
+      % cold_flags(case, s))
 sols = check_ledgers(case)
 check([r["iteration"] for r in sols if r["run"] == run_id] == list(range(7)),
       "killed %d times, resumed, iterations 0..6" % kills)
