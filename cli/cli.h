@@ -46,10 +46,12 @@ int cmd_mcp(int argc, char **argv);
 int cmd_propose(int argc, char **argv);
 /* kl check --tolerance's probe of a loaded case (cmd_check.c): text on
  * stdout, or a JSON object into out; *weak: the shapes where the
- * tolerance accepts a trivial output. quiet_failure: a baseline that
- * cannot run here is a line, not a failure (kl case from-kernelbench). */
-int cli_probe_tolerance(const kl_case *c, FILE *out, size_t *weak,
-                        bool quiet_failure);
+ * tolerance accepts a trivial output. The checks' seeds derive from seed
+ * (0: a fresh one), which is printed so that the probe can be repeated.
+ * quiet_failure: a baseline that cannot run here is a line, not a failure
+ * (kl case from-kernelbench). */
+int cli_probe_tolerance(const kl_case *c, uint64_t seed, FILE *out,
+                        size_t *weak, bool quiet_failure);
 /* Skills from skill_dirs, the default rules, the case's rule files (c may
  * be NULL), then rule_files; every user file is read even after one failed,
  * so all errors show at once. Located errors go to on_diag (NULL: printed),

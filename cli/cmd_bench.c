@@ -218,14 +218,6 @@ static int whole(unsigned long long *out, const char *verb, const char *opt,
 }
 
 /* The options' meanings (opt.h's cli_opt_fn). */
-static int seed_arg(const char *verb, const char *opt, const char *val,
-                    void *target) {
-  unsigned long long v = 0;
-  int st = whole(&v, verb, opt, val, false);
-  if (st == EXIT_OK) *(uint64_t *)target = v;
-  return st;
-}
-
 static int device_arg(const char *verb, const char *opt, const char *val,
                       void *target) {
   unsigned long long v = 0;
@@ -271,7 +263,7 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
       CLI_CALL("--launch", CLI_VALUE_WORD, launch_arg, &opts.launch),
       CLI_STRING("--candidate", NULL, CLI_VALUE_WORD, &candidate_path),
       CLI_STRING("--shape", NULL, CLI_VALUE_WORD, &opts.shape),
-      CLI_CALL("--seed", CLI_VALUE_WORD, seed_arg, &opts.seed),
+      CLI_CALL("--seed", CLI_VALUE_WORD, cli_seed_arg, &opts.seed),
       CLI_CALL("--time-cap-ms", CLI_VALUE_WORD, time_cap_arg,
                &opts.time.time_cap_ms),
       CLI_CALL("--timeout-ms", CLI_VALUE_WORD, timeout_arg, &opts.timeout_ms),

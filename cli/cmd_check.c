@@ -1,10 +1,15 @@
-/* `kl check CASE [--json] [--tolerance]`: load a case, print every error or
- * a summary; with --tolerance, also run the baseline's checks (compiled
- * and run: a device case needs a device) and say whether the case's
- * elementwise tolerance would accept a trivial output made from the
- * oracle's (zeros, row means, rows rolled, the transpose). */
+/* `kl check CASE [--json] [--tolerance [--seed N]]`: load a case, print
+ * every error or a summary; with --tolerance, also run the baseline's
+ * checks (compiled and run: a device case needs a device) on the seeds N
+ * derives (a fresh N, printed, when none is given) and say whether the
+ * case's elementwise tolerance would accept a trivial output made from
+ * the oracle's (zeros, row means, rows rolled, the transpose). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "opt.h"
@@ -167,9 +172,12 @@ static int check_rule_files(const kl_case *c, check_state *st) {
  * Text, or a JSON object into out (when not NULL). *weak: shapes where one
  * is. Returns an exit status; with quiet_failure, a baseline that cannot
  * run here (no device, no torch) is said in a line and is no failure. */
-int cli_probe_tolerance(const kl_case *c, FILE *out, size_t *weak,
-                        bool quiet_failure) {
+int cli_probe_tolerance(const kl_case *c, uint64_t seed, FILE *out,
+                        size_t *weak, bool quiet_failure) {
   bool json = out != NULL;
+  if (seed == 0 && getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+    seed = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
+  if (seed == 0) seed = 1;
   *weak = 0;
   if (kl_case_backend(c) == KL_BACKEND_COMMAND) { /* no oracle to run */
     if (json)
@@ -180,6 +188,7 @@ int cli_probe_tolerance(const kl_case *c, FILE *out, size_t *weak,
   }
   kl_bench_options o = KL_BENCH_OPTIONS_INIT;
   o.checks_only = 1;
+  o.seed = seed;
   kl_report *r = NULL;
   if (kl_bench_run(&r, c, &o) < 0) {
     if (!quiet_failure) return cli_fail();
@@ -200,12 +209,12 @@ int cli_probe_tolerance(const kl_case *c, FILE *out, size_t *weak,
   size_t measured = 0;
   double suggest = 0;
   if (json)
-    fprintf(out, "{\"atol\":%.6g,\"rtol\":%.6g,\"shapes\":[", ref.atol,
-            ref.rtol);
+    fprintf(out, "{\"seed\":%llu,\"atol\":%.6g,\"rtol\":%.6g,\"shapes\":[",
+            (unsigned long long)seed, ref.atol, ref.rtol);
   else
     printf("tolerance atol %g, rtol %g, against trivial outputs made from "
-           "the oracle's:\n",
-           ref.atol, ref.rtol);
+           "the oracle's (seed %llu):\n",
+           ref.atol, ref.rtol, (unsigned long long)seed);
   for (size_t s = 0; s < kl_report_shape_count(r); s++) {
     kl_shape_result sr = KL_SHAPE_RESULT_INIT;
     kl_report_shape(&sr, r, s);
@@ -291,14 +300,18 @@ int cmd_check(int argc, char **argv) {
   check_state st = {0};
   const char *path = NULL;
   bool tolerance = false;
+  uint64_t seed = 0;
   const cli_opt spec[] = {
       CLI_FLAG("--json", &st.json),
       CLI_FLAG("--tolerance", &tolerance),
+      CLI_CALL("--seed", CLI_VALUE_REQUIRED, cli_seed_arg, &seed),
       CLI_WORDS(case_arg, &path),
   };
   int i = 1, ps = cli_parse("check", spec, CLI_NOPTS(spec), argc, argv, &i);
   if (ps != EXIT_OK) return ps;
   if (!path) return cli_usage_error("check", "no case given");
+  if (seed && !tolerance)
+    return cli_usage_error("check", "--seed is for --tolerance's checks");
   char *errors = NULL;
   size_t errors_len = 0;
   if (st.json && !(st.errors_json = open_memstream(&errors, &errors_len))) {
@@ -341,7 +354,7 @@ int cmd_check(int argc, char **argv) {
     if (kl_case_describe_json(&json, c) < 0) {
       status = cli_fail();
     } else if (tolerance && (!tf || (status = cli_probe_tolerance(
-                                         c, tf, &accepts, false)))) {
+                                         c, seed, tf, &accepts, false)))) {
       if (!tf) status = EXIT_FAILED;
     } else {
       if (tf) fclose(tf), tf = NULL;
@@ -356,7 +369,7 @@ int cmd_check(int argc, char **argv) {
     size_t accepts = 0;
     if (tolerance) {
       fflush(stdout);
-      status = cli_probe_tolerance(c, NULL, &accepts, false);
+      status = cli_probe_tolerance(c, seed, NULL, &accepts, false);
     }
   }
   free(errors);

@@ -176,7 +176,7 @@ static int case_from_kernelbench(int argc, char **argv) {
   kl_case *c = NULL;
   if (kl_case_load(&c, dir, NULL) < 0) return cli_fail();
   size_t weak = 0;
-  status = cli_probe_tolerance(c, NULL, &weak, true);
+  status = cli_probe_tolerance(c, 0, NULL, &weak, true);
   kl_case_free(c);
   return status;
 }

@@ -88,14 +88,6 @@ static int ms_arg(const char *verb, const char *opt, const char *val,
   return st;
 }
 
-static int seed_arg(const char *verb, const char *opt, const char *val,
-                    void *target) {
-  double d = 0;
-  int st = number(&d, verb, opt, val);
-  if (st == EXIT_OK) *(uint64_t *)target = (uint64_t)strtoull(val, NULL, 10);
-  return st;
-}
-
 static int batch_arg(const char *verb, const char *opt, const char *val,
                      void *target) {
   double d = 0;
@@ -175,7 +167,7 @@ int cmd_run(int argc, char **argv) {
       CLI_CALL("--max-usd", CLI_VALUE_REQUIRED, real_arg, &o.max_usd),
       CLI_STRING("--resume", NULL, CLI_VALUE_REQUIRED, &o.resume),
       CLI_STRING("--replay", NULL, CLI_VALUE_REQUIRED, &o.replay),
-      CLI_CALL("--seed", CLI_VALUE_REQUIRED, seed_arg, &o.seed),
+      CLI_CALL("--seed", CLI_VALUE_REQUIRED, cli_seed_arg, &o.seed),
       CLI_LIST("--rules", NULL, CLI_VALUE_REQUIRED, &rules),
       CLI_STRING("--profile", NULL, CLI_VALUE_REQUIRED, &o.profile),
       CLI_CALL("--no-profile", CLI_VALUE_NONE, no_profile, &o.profile),

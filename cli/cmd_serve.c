@@ -127,13 +127,6 @@ static int whole_arg(const char *verb, const char *opt, const char *val,
   return whole(verb, opt, val, target);
 }
 
-static int seed_arg(const char *verb, const char *opt, const char *val,
-                    void *target) {
-  int seed = 0, st = whole(verb, opt, val, &seed);
-  if (st == EXIT_OK) *(uint64_t *)target = (uint64_t)seed;
-  return st;
-}
-
 /* --model, --api-key-env, --prompts: the next word. Given last, with no
  * word after it, the option is reported unknown (as it always was). */
 static int name_arg(const char *verb, const char *opt, const char *val,
@@ -162,7 +155,7 @@ int cmd_serve_bench(int argc, char **argv) {
                &o.prompt_tokens),
       CLI_CALL("--max-tokens", CLI_VALUE_OPTIONAL, whole_arg, &o.max_tokens),
       CLI_CALL("--timeout-ms", CLI_VALUE_OPTIONAL, whole_arg, &o.timeout_ms),
-      CLI_CALL("--seed", CLI_VALUE_OPTIONAL, seed_arg, &o.seed),
+      CLI_CALL("--seed", CLI_VALUE_OPTIONAL, cli_seed_arg, &o.seed),
       CLI_ARG("URL", &o.url),
   };
   int i = 1,

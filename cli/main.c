@@ -10,7 +10,7 @@ static int cmd_help(int argc, char **argv);
 
 static const cli_verb cli_verbs[] = {
     {"check", cmd_check, "validate a case and summarise it",
-     "kl check CASE [--json] [--tolerance]",
+     "kl check CASE [--json] [--tolerance [--seed N]]",
      "CASE is a case folder or its case.yaml. Prints the kernel, the params,\n"
      "every shape with its evaluated sizes and launch geometry, and exits 0;\n"
      "or prints every error as path:line:column: message and exits 2.\n"
@@ -22,7 +22,9 @@ static const cli_verb cli_verbs[] = {
      "           say whether the elementwise tolerance (reference.atol,\n"
      "           rtol) accepts a trivial output made from the oracle's:\n"
      "           zeros, each row's mean, the rows rolled by half, the\n"
-     "           transpose (docs/integrity.md); exit 0 either way\n"},
+     "           transpose (docs/integrity.md); exit 0 either way\n"
+     "  --seed N     the checks' seeds derive from N (default: a fresh N,\n"
+     "           printed with the result, so a probe can be repeated)\n"},
     {"new", cmd_new, "stamp a new case folder from a template",
      "kl new NAME [--template host|cuda|python|DIR] [--dir DIR] [--json]",
      "Creates DIR/NAME (DIR defaults to the current folder) from a template\n"

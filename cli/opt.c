@@ -6,7 +6,12 @@
  * the rest of a glued word. The usage errors every verb shares are made
  * here: a missing value ("--shape needs a value"), one list item too many,
  * an unknown option, a second positional. What a value means (a number in
- * range, one of a few words) is the verb's, in a CLI_OPT_CALL. */
+ * range, one of a few words) is the verb's, in a CLI_OPT_CALL; a seed,
+ * which several verbs take, is cli_seed_arg's. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -116,5 +121,25 @@ int cli_positional(const char *verb, const char *what, const char **slot,
     return cli_usage_error(verb, "unknown option '%s'", arg);
   if (*slot) return cli_usage_error(verb, "one %s at a time", what);
   *slot = arg;
+  return EXIT_OK;
+}
+
+int cli_seed_arg(const char *verb, const char *opt, const char *val,
+                 void *target) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = val ? strtoull(val, &end, 10) : 0;
+  /* strtoull takes a sign, blanks and "0x" where a seed is digits only */
+  bool digits = val && val[0] >= '0' && val[0] <= '9';
+  for (const char *c = val; digits && *c; c++)
+    digits = *c >= '0' && *c <= '9';
+  if (!val)
+    return cli_usage_error(verb, "%s takes a positive whole number", opt);
+  if (!digits || errno || !end || *end || v == 0)
+    return cli_usage_error(verb,
+                           "%s takes a positive whole number (below 2^64), "
+                           "not '%s'",
+                           opt, val);
+  *(uint64_t *)target = (uint64_t)v;
   return EXIT_OK;
 }

@@ -116,4 +116,9 @@ int cli_parse(const char *verb, const cli_opt *opts, size_t n, int argc,
 int cli_positional(const char *verb, const char *what, const char **slot,
                    const char *arg);
 
+/* --seed's value (a cli_opt_fn; target a uint64_t): a whole number from 1
+ * to 2^64 - 1, digits only, or a usage error. */
+int cli_seed_arg(const char *verb, const char *opt, const char *val,
+                 void *target);
+
 #endif /* KL_CLI_OPT_H */

@@ -252,6 +252,21 @@ def host_suite():
           all(t["accepted"] and t["rel_l2"] == 1 and t["output"] == "out"
               for t in zeros),
           "kl check --tolerance --json: %s %s" % (p.stdout[-600:], p.stderr))
+    # the probe says its seed, and --seed repeats it exactly
+    check(isinstance(tol.get("seed"), int) and tol.get("seed") > 0,
+          "kl check --tolerance --json says its seed: %s" % tol.get("seed"))
+    again = []
+    for _ in range(2):
+        p = subprocess.run([KL, "check", sx, "--tolerance", "--json",
+                            "--seed", "18446744073709551557"], env=ENV,
+                           capture_output=True, text=True)
+        try:
+            again.append(json.loads(p.stdout)["tolerance"])
+        except (ValueError, KeyError):
+            again.append({"failed": p.stderr[-300:]})
+    check(again[0].get("seed") == 18446744073709551557 and
+          again[0] == again[1],
+          "kl check --tolerance --seed N repeats itself: %s" % again)
     expect(sx, c("softmax_wrong_axis.c"), "INCORRECT", None,
            r"out is no closer to the reference than zeros")
     expect(sx, c("softmax_zeros.c"), "INCORRECT", None,

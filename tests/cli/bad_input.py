@@ -100,6 +100,13 @@ expect2(["bench", case, "--shape"], "option without its value")
 expect2(["compare", case], "no candidate")
 expect2(["run", case, "--iterations", "many"], "not a number")
 expect2(["bench", case, "--seed", "-3x"], "not a number")
+# one reading of --seed for every verb: strtoull once took "1e3" as 1
+expect2(["run", case, "--seed", "1e3"], "a seed is digits",
+        mentions="not '1e3'")
+expect2(["check", case, "--tolerance", "--seed", "18446744073709551616"],
+        "a seed beyond 2^64")
+expect2(["check", case, "--seed", "5"], "--seed without --tolerance",
+        mentions="--tolerance")
 expect2(["bench", case, "--launch", "graf"], "no such launch mode",
         mentions="stream, graph or both")
 expect2(["bench", SRC + "/cases/host_saxpy", "--launch", "graph"],
