@@ -132,7 +132,10 @@ typedef struct kl_run_options {
                               accepted candidate; NULL: none */
   const char *profile;   /**< metric set for those profiles; NULL:
                               "standard"; "" : no profiles */
-  kl_time_options time;  /**< sampling of every comparison */
+  kl_time_options time;  /**< sampling of every comparison; a resumed run
+                              samples as its run.json says, and a setting
+                              here that is neither the default nor that is
+                              an error (KL_EINVALID) */
   int check_seeds;       /**< per shape; 0: 3 */
   int timeout_ms;        /**< per worker request; 0: 60 s */
   const kl_compile_options *compile;

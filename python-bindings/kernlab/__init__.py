@@ -683,8 +683,12 @@ class Case(_Handle):
             iterations=0, patience=0, max_wall_s=0, max_worker_s=0,
             max_usd=0, seed=0, resume=None, replay=None, profile=None,
             time_cap_ms=None, timeout_ms=None, rules=(), webhook=True,
-            batch=0):
+            batch=0, hot=False):
         """Run the optimization loop; returns kl run --json's summary.
+
+        hot: sample without the cache flush (kl run --hot). A resumed run
+        samples as its run.json says; asking it to sample otherwise (hot
+        on a cold run, another time_cap_ms) raises KernlabError.
 
         batch: proposals evaluated together (docs/executors.md); this
         host's default GPU evaluates them one after another.
@@ -738,6 +742,8 @@ class Case(_Handle):
         o.batch = int(batch)
         if time_cap_ms:
             o.time.time_cap_ms = int(time_cap_ms)
+        if hot:
+            o.time.cold = 0
         if timeout_ms:
             o.timeout_ms = int(timeout_ms)
         settings, wh = _p(), _p()

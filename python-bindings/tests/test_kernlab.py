@@ -214,9 +214,10 @@ def test_run_with_a_python_proposer(small_matmul):
     with kernlab.load_case(small_matmul) as c:
         # 1.5 s a comparison and shape: the i-k-j order's acceptance must
         # not rest on a quiet machine (at 300 ms a CI run beside a CPU hog
-        # rejected it)
+        # rejected it). Hot: the flow is checked, not cold timings, and a
+        # cold sample's flush reads twice the last-level cache
         s = c.run(propose=propose, on_event=events.append, profile="",
-                  time_cap_ms=1500, iterations=5)
+                  time_cap_ms=1500, iterations=5, hot=True)
         assert s["proposer"] == "custom" and s["stop_reason"] == "exhausted"
         assert calls == [1, 2, 3]
         assert s["verdicts"]["ACCEPTED"] == 1
@@ -240,6 +241,13 @@ def test_run_with_a_python_proposer(small_matmul):
         sols = c.solutions()
         assert [r["verdict"] for r in sols] == ["BASELINE", "ACCEPTED",
                                                 "COMPILE_ERROR"]
+        # hot=True reached the worker: the timed records say so
+        assert [r["measurement"]["cold"] for r in sols
+                if r.get("measurement")] == [False, False]
+        # and a resume keeps it; asked to sample otherwise, it refuses
+        with pytest.raises(kernlab.KernlabError, match="cannot be resumed"):
+            c.run(propose=propose, resume=s["run"], time_cap_ms=900,
+                  profile="")
         assert sols[1]["memo"] == "i-k-j order"
         best, info = c.best()
         assert "#if 0" in best and info["verdict"] == "ACCEPTED"
@@ -255,7 +263,7 @@ def test_proposer_exceptions_stop_the_run_and_are_raised(small_matmul):
 
     with kernlab.load_case(small_matmul) as c:
         with pytest.raises(ValueError, match="my proposer broke"):
-            c.run(propose=propose, profile="", time_cap_ms=200)
+            c.run(propose=propose, profile="", time_cap_ms=200, hot=True)
         assert [r["verdict"] for r in c.solutions()] == ["BASELINE"]
         assert c.history()["runs"][0]["stop_reason"] == "proposer_error"
 
