@@ -87,7 +87,10 @@ static const tool tools[] = {
      false,
      {CASE_ARG,
       {"tolerance", ARG_BOOL, "--tolerance", false,
-       "also probe the tolerance against trivial outputs"}}},
+       "also probe the tolerance against trivial outputs"},
+      {"seed", ARG_INTEGER, "--seed", false,
+       "with tolerance: the checks' seeds derive from it (the result "
+       "says which was used; the same seed repeats a probe)"}}},
     {"new",
      "Make a case from a template",
      "Stamp a new case folder from a template (host, cuda, python or a "
