@@ -202,7 +202,7 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
            kl_verdict_name(kl_report_verdict(r)));
 }
 
-/* --seed, --time-cap-ms, --timeout-ms, --device: a whole number, above 0
+/* --time-cap-ms, --timeout-ms, --device: a whole number, above 0
  * unless zero_ok */
 static int whole(unsigned long long *out, const char *verb, const char *opt,
                  const char *val, bool zero_ok) {

@@ -7,9 +7,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "opt.h"
@@ -175,9 +172,6 @@ static int check_rule_files(const kl_case *c, check_state *st) {
 int cli_probe_tolerance(const kl_case *c, uint64_t seed, FILE *out,
                         size_t *weak, bool quiet_failure) {
   bool json = out != NULL;
-  if (seed == 0 && getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
-    seed = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
-  if (seed == 0) seed = 1;
   *weak = 0;
   if (kl_case_backend(c) == KL_BACKEND_COMMAND) { /* no oracle to run */
     if (json)
@@ -197,6 +191,7 @@ int cli_probe_tolerance(const kl_case *c, uint64_t seed, FILE *out,
            kl_error_last()->message, kl_case_dir(c));
     return EXIT_OK;
   }
+  seed = kl_report_seed(r); /* a fresh one when none was given */
   kl_reference_info ref = KL_REFERENCE_INFO_INIT;
   kl_case_reference(&ref, c);
   if (kl_report_verdict(r) != KL_VERDICT_OK) {

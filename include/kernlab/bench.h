@@ -129,6 +129,11 @@ KL_EXTERN(int) kl_report_gpu_usage_text(kl_buf *out, const kl_report *r);
 KL_EXTERN(int)
 kl_report_gpu_reading(const kl_report *r, int after, double *util_pct,
                       double *mem_used_mib, int *others);
+/** The seed the report's seeds derive from: kl_bench_options.seed, or the
+ *  fresh one drawn when that was 0. Given back as seed, it repeats the
+ *  checks' inputs (and timing's, with the same time options). 0 for a
+ *  report read back from JSON. */
+KL_EXTERN(uint64_t) kl_report_seed(const kl_report *r);
 /** How its samples launched: KL_LAUNCH_STREAM, KL_LAUNCH_GRAPH, or
  *  KL_LAUNCH_BOTH (the time, speedup and decision are the stream's; each
  *  timed shape also has graph_time, and comparing graph_speedup). */

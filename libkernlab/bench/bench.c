@@ -12,14 +12,10 @@
  * failure becomes the report's verdict and a one-line reason; only
  * failures of kernlab itself (no compiler, no worker, out of memory) are
  * errors of the call. */
-#define _GNU_SOURCE /* getrandom */
 #include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "../case/case_view.h"
 #include "../profile/profile_internal.h"
@@ -38,17 +34,6 @@ static int setup_failure(kl_report *r, int rc, bool candidate) {
   return candidate
              ? kl__bench_worker_failure(r, rc, NULL, "loading the plugins")
              : rc;
-}
-
-static uint64_t fresh_seed(void) {
-  uint64_t s = 0;
-  if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s)) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-        ((uint64_t)getpid() << 40);
-  }
-  return s ? s : 1;
 }
 
 /* Which plugin a compile is for: its name in messages, and whose fault a
@@ -577,7 +562,8 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   r->compile_seconds = p->compile_seconds;
   r->baseline_cached = p->oracle_cached;
   r->candidate_cached = p->candidate_cached;
-  uint64_t base_seed = o->seed ? o->seed : fresh_seed();
+  uint64_t base_seed = o->seed ? o->seed : kl__fresh_seed();
+  r->base_seed = base_seed;
   for (size_t i = 0; i < r->nseeds; i++)
     r->seeds[i] = kl__derive_seed(o->check_seed ? o->check_seed : base_seed, i);
   bool cand = p->candidate != NULL;

@@ -67,6 +67,8 @@ struct kl_report {
   bool has_candidate; /* the subject is a candidate, not the case's kernel */
   double min_gain_pct;
   kl_objective objective;
+  uint64_t base_seed; /* the seeds derive from it (0: not known, a report
+                         read back from JSON) */
   uint64_t *seeds;
   size_t nseeds;
   shape_entry *shapes;

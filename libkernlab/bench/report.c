@@ -70,6 +70,10 @@ int kl__bench_worker_failure(kl_report *r, int rc, const char *shape,
       "%s%s%s: %s", what, shape ? " at shape " : "", shape ? shape : "", msg);
 }
 
+uint64_t kl_report_seed(const kl_report *r) {
+  return r ? r->base_seed : 0;
+}
+
 int kl_report_launch(const kl_report *r) {
   return r ? r->launch : KL_LAUNCH_STREAM;
 }

@@ -143,6 +143,9 @@ char *kl__tool_lib_dir(const char *compiler);
 /* ---- strings ------------------------------------------------------------ */
 /* A C identifier: [A-Za-z_][A-Za-z0-9_]*. */
 bool kl__is_ident(const char *s);
+/* A fresh seed, never 0 (getrandom; the clock and pid where it fails):
+ * what a bench or a run starts from when given none. */
+uint64_t kl__fresh_seed(void);
 /* The k-th seed derived from `base` (splitmix64; never 0): check seeds,
  * timing inputs, iterations of a run, draws of a random search. */
 uint64_t kl__derive_seed(uint64_t base, uint64_t k);

@@ -1,10 +1,13 @@
-/* Small helpers with no other home: the monotonic clock, derived seeds,
- * the launch modes' names, identifiers, edit distance and "did you mean", and
- * the caret snippet located errors carry. */
+/* Small helpers with no other home: the monotonic clock, fresh and derived
+ * seeds, the launch modes' names, identifiers, edit distance and "did you
+ * mean", and the caret snippet located errors carry. */
+#define _GNU_SOURCE /* getrandom */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -12,6 +15,17 @@ double kl__now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+uint64_t kl__fresh_seed(void) {
+  uint64_t s = 0;
+  if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+        ((uint64_t)getpid() << 40);
+  }
+  return s ? s : 1;
 }
 
 uint64_t kl__derive_seed(uint64_t base, uint64_t k) {

@@ -460,7 +460,10 @@ static bool add_arg(argv_builder *b, const tool_arg *a, json_object *v,
   case ARG_INTEGER:
     if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
       return bad_arg(b, "argument '%s' must be a whole number >= 0", a->name);
-    snprintf(num, sizeof(num), "%lld", (long long)json_object_get_int64(v));
+    /* as uint64: json-c keeps 2^63 and above so, and get_int64 would clamp
+     * them (a seed is any 64-bit value) */
+    snprintf(num, sizeof(num), "%llu",
+             (unsigned long long)json_object_get_uint64(v));
     return push(b, a->flag) && push(b, num);
   case ARG_NUMBER:
     if (!json_object_is_type(v, json_type_double) &&

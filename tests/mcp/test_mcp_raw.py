@@ -163,10 +163,11 @@ cli = subprocess.run([KL, "check", CASE, "--json"], capture_output=True,
                      text=True, env=ENV, cwd=TMP)
 check(json.loads(cli.stdout) == r.get("structuredContent"),
       "check's structuredContent is kl check --json's document")
-r = call(26, "check", {"case": CASE, "tolerance": True, "seed": 12345})
-check(r.get("isError") is False and
-      r["structuredContent"].get("tolerance", {}).get("seed") == 12345,
-      "check with tolerance and seed: %s" % str(r)[:400])
+for rid, seed in ((26, 12345), (27, 18446744073709551557)):  # and > 2^63
+    r = call(rid, "check", {"case": CASE, "tolerance": True, "seed": seed})
+    check(r.get("isError") is False and
+          r["structuredContent"].get("tolerance", {}).get("seed") == seed,
+          "check with tolerance and seed %d: %s" % (seed, str(r)[:400]))
 
 # ---- progress
 seen = []
