@@ -541,7 +541,7 @@ static void **dev_set(klw_sampling *s, size_t round) {
 }
 
 /* The clock is measured before every cold sample; in hot mode before one
- * round in eight (each probe costs ~2 us of device time), and a bare
+ * sample in eight (each probe costs ~2 us of device time), and a bare
  * marker before the others. */
 static int dev_mark(klw_sampling *s, int k, void *inst) {
   dev_state *d = s->state;

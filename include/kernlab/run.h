@@ -135,7 +135,8 @@ typedef struct kl_run_options {
   kl_time_options time;  /**< sampling of every comparison; a resumed run
                               samples as its run.json says, and a setting
                               here that is neither the default nor that is
-                              an error (KL_EINVALID) */
+                              an error (KL_EINVALID); one equal to the
+                              default counts as not given */
   int check_seeds;       /**< per shape; 0: 3 */
   int timeout_ms;        /**< per worker request; 0: 60 s */
   const kl_compile_options *compile;

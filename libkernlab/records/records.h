@@ -236,6 +236,9 @@ typedef struct kl__run_meta {
    * recorded */
   int has_sampling;
   kl_time_options sampling;
+  /* read: the sampling field that is not what the writer writes (a resume
+   * refuses it; other readers need not care), else NULL */
+  const char *sampling_bad;
 } kl__run_meta;
 
 /* A new run of the case: a fresh id (UTC time and four random hex

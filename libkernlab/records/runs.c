@@ -23,6 +23,69 @@
 /* ---- run.json
  * ----------------------------------------------------------------- */
 
+/* run.json's "sampling": kl_time_options' settings, which a resumed run
+ * samples with. The writer refuses a value the reader would, and the
+ * reader refuses a field that is there and not what the writer writes
+ * (not a default: the run would sample otherwise than recorded); a field
+ * that is not there is the default. */
+#define SAMPLING_FIELDS 6
+static const struct {
+  const char *name;
+  double max;
+  bool whole;
+} sampling_fields[SAMPLING_FIELDS] = {
+    {"warmup", 2147483647.0, true},      {"min_samples", 1e15, true},
+    {"max_samples", 1e15, true},         {"target_rel_ci", 1, false},
+    {"time_cap_ms", 2147483647.0, true}, {"block_rounds", 1e15, true}};
+
+static void sampling_values(double v[SAMPLING_FIELDS],
+                            const kl_time_options *o) {
+  v[0] = o->warmup;
+  v[1] = (double)o->min_samples;
+  v[2] = (double)o->max_samples;
+  v[3] = o->target_rel_ci;
+  v[4] = o->time_cap_ms;
+  v[5] = (double)o->block_rounds;
+}
+
+/* The first field whose value is out of range (NaN included), or NULL. */
+static const char *sampling_bad(const double v[SAMPLING_FIELDS]) {
+  for (int i = 0; i < SAMPLING_FIELDS; i++)
+    if (!(v[i] >= 0) ||
+        !(sampling_fields[i].whole ? v[i] <= sampling_fields[i].max
+                                   : v[i] < sampling_fields[i].max) ||
+        (sampling_fields[i].whole && v[i] != (double)(long long)v[i]))
+      return sampling_fields[i].name;
+  return NULL;
+}
+
+/* The sampling object t into *o; NULL, or the field that is not what the
+ * writer writes ("sampling" when t is no object). */
+static const char *sampling_read(kl_time_options *o, json_object *t) {
+  kl_time_options defaults = KL_TIME_OPTIONS_INIT;
+  *o = defaults;
+  if (!json_object_is_type(t, json_type_object)) return "sampling";
+  json_object *cold = kl__json_get(t, "cold");
+  if (cold && !json_object_is_type(cold, json_type_boolean))
+    return "sampling.cold";
+  double v[SAMPLING_FIELDS];
+  sampling_values(v, o);
+  for (int i = 0; i < SAMPLING_FIELDS; i++)
+    if (kl__json_get(t, sampling_fields[i].name) &&
+        !kl__json_number(t, sampling_fields[i].name, &v[i]))
+      v[i] = -1; /* not a number */
+  const char *bad = sampling_bad(v);
+  if (bad) return bad;
+  if (cold) o->cold = json_object_get_boolean(cold);
+  o->warmup = (int)v[0];
+  o->min_samples = (size_t)v[1];
+  o->max_samples = (size_t)v[2];
+  o->target_rel_ci = v[3];
+  o->time_cap_ms = (int)v[4];
+  o->block_rounds = (size_t)v[5];
+  return NULL;
+}
+
 static int meta_json(kl_buf *b, const kl__run_meta *m) {
   kl__buf_printf(b, "{\"v\":%d,\"run\":", RUN_VERSION);
   kl__buf_json_string(b, m->run);
@@ -49,6 +112,12 @@ static int meta_json(kl_buf *b, const kl__run_meta *m) {
   }
   if (m->has_sampling) {
     const kl_time_options *t = &m->sampling;
+    double v[SAMPLING_FIELDS];
+    sampling_values(v, t);
+    const char *bad = sampling_bad(v);
+    if (bad)
+      return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                       "the run's time options: %s is out of range", bad);
     kl__buf_printf(b,
                    ",\"sampling\":{\"cold\":%s,\"warmup\":%d,"
                    "\"min_samples\":%zu,\"max_samples\":%zu,"
@@ -144,26 +213,8 @@ int kl__run_meta_read(const char *run_dir, kl__run_meta_fn fn, void *payload) {
   meta.executor = kl__json_text(m, "executor");
   meta.replay = kl__json_text(m, "replay");
   json_object *t = kl__json_get(m, "sampling");
-  if (t && json_object_is_type(t, json_type_object)) {
-    kl_time_options defaults = KL_TIME_OPTIONS_INIT, *o = &meta.sampling;
-    *o = defaults;
-    json_object *cold = kl__json_get(t, "cold");
-    if (cold && json_object_is_type(cold, json_type_boolean))
-      o->cold = json_object_get_boolean(cold);
-    if (kl__json_number(t, "warmup", &d) && d >= 0 && d <= 1e6)
-      o->warmup = (int)d;
-    if (kl__json_number(t, "min_samples", &d) && d >= 0 && d <= 1e9)
-      o->min_samples = (size_t)d;
-    if (kl__json_number(t, "max_samples", &d) && d >= 0 && d <= 1e9)
-      o->max_samples = (size_t)d;
-    if (kl__json_number(t, "target_rel_ci", &d) && d >= 0 && d < 1)
-      o->target_rel_ci = d;
-    if (kl__json_number(t, "time_cap_ms", &d) && d >= 0 && d <= 1e9)
-      o->time_cap_ms = (int)d;
-    if (kl__json_number(t, "block_rounds", &d) && d >= 0 && d <= 1e9)
-      o->block_rounds = (size_t)d;
-    meta.has_sampling = 1;
-  }
+  if (t) meta.sampling_bad = sampling_read(&meta.sampling, t);
+  meta.has_sampling = t && !meta.sampling_bad;
   rc = fn(&meta, payload);
   json_object_put(m);
   return rc;

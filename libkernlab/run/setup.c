@@ -253,6 +253,13 @@ static int memory_load(kl_run *r) {
  * (not given) nor the recorded one is an error, not ignored. A run.json
  * from before they were recorded leaves the caller's. */
 static int resumed_sampling(kl_run *r, const kl__run_meta *m) {
+  if (m->sampling_bad)
+    return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
+                     "%s/run.json: %s%s is not what kernlab writes there, so "
+                     "the run cannot be resumed as it sampled",
+                     r->dir,
+                     strncmp(m->sampling_bad, "sampling", 8) ? "sampling." : "",
+                     m->sampling_bad);
   if (!m->has_sampling) return 0;
   kl_time_options def = KL_TIME_OPTIONS_INIT, *given = &r->o.time;
   const kl_time_options *rec = &m->sampling;
@@ -455,10 +462,7 @@ static int set_up(kl_run *r) {
   if (!r->o.resume) {
     r->seed = r->o.seed;
     replay_seed(r);
-    if (!r->seed)
-      r->seed =
-          kl__derive_seed((uint64_t)time(NULL) ^ (uint64_t)(r->t0_ms * 1000),
-                          (uint64_t)(uintptr_t)r);
+    if (!r->seed) r->seed = kl__fresh_seed();
     if ((rc = start_records(r)) < 0) return rc;
   }
   kl__case_lock_name(r->lock_fd, r->id);

@@ -206,6 +206,20 @@ for extra, how in ((["--hot"], "hot"),
           "--resume %s of a cold run is refused: %s" % (extra, p.stderr))
 check(len(ledger(case, "solutions.jsonl")) == recorded,
       "a refused resume records nothing")
+# a sampling that is not what kernlab writes: a resume refuses it, while
+# kl history, which does not sample, still reads the run
+meta = "%s/runs/%s/run.json" % (case, cold_run)
+with open(meta) as f:
+    kept = f.read()
+with open(meta, "w") as f:
+    f.write(kept.replace('"time_cap_ms":300', '"time_cap_ms":-5'))
+p = kl("run", case, "--resume", cold_run, "--iterations", "3", want=2)
+check("sampling.time_cap_ms is not what kernlab writes" in p.stderr,
+      "a resume refuses a bad run.json sampling: %s" % p.stderr)
+check(cold_run in kl("history", case).stdout,
+      "kl history reads a run whose sampling is bad")
+with open(meta, "w") as f:
+    f.write(kept)
 # --patience 1 stops at the first iteration without an acceptance. Which
 # iteration that is rests on timings (REPEAT=1 against the baseline's 128
 # sleeps 127 ms less, so it is iteration 2 in practice, but a sleep is
