@@ -126,16 +126,15 @@ int cli_positional(const char *verb, const char *what, const char **slot,
 
 int cli_seed_arg(const char *verb, const char *opt, const char *val,
                  void *target) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = val ? strtoull(val, &end, 10) : 0;
-  /* strtoull takes a sign, blanks and "0x" where a seed is digits only */
-  bool digits = val && val[0] >= '0' && val[0] <= '9';
-  for (const char *c = val; digits && *c; c++)
-    digits = *c >= '0' && *c <= '9';
   if (!val)
     return cli_usage_error(verb, "%s takes a positive whole number", opt);
-  if (!digits || errno || !end || *end || v == 0)
+  /* digits only: strtoull alone would take a sign, blanks and "0x" */
+  bool digits = *val != '\0';
+  for (const char *c = val; digits && *c; c++)
+    digits = *c >= '0' && *c <= '9';
+  errno = 0;
+  unsigned long long v = digits ? strtoull(val, NULL, 10) : 0;
+  if (!digits || errno || v == 0)
     return cli_usage_error(verb,
                            "%s takes a positive whole number (below 2^64), "
                            "not '%s'",
