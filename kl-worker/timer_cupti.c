@@ -4,17 +4,17 @@
  * per plugin, [restore][flush + marker][kernel ...] (cold; a plugin without
  * flush_mark: [restore][flush][marker]) or [restore][marker][kernel ...]
  * (hot) on one shared stream; blocks rotate through a pool of instance sets
- * (the placements: up to six, each made, prepared once and warmed up before
- * the first window that uses it, so nothing is allocated or copied while a
- * window runs); the device is synchronised once per window of about 128
- * rounds, and the kernel records are cut into samples at the markers in
- * launch (correlation) order. A sample's time is the span from its first
- * kernel's start to its last kernel's end, on any stream: work a candidate
- * hides on another stream is counted, and so are the copies and memsets a
- * launch queues. The SM clock is measured before every cold sample (over
- * the flush, or by a probe kernel), and before one round in eight when
- * hot. The reply's device_timeline says where the device's time went: busy
- * by role, idle by what ended the gap.
+ * (the placements: up to six fresh sets beside the request's own, each
+ * made, prepared once and warmed up before the first window that uses it,
+ * so nothing is allocated or copied while a window runs); the device is
+ * synchronised once per window of about 128 rounds, and the kernel records are
+ * cut into samples at the markers in launch (correlation) order. A sample's
+ * time is the span from its first kernel's start to its last kernel's end, on
+ * any stream: work a candidate hides on another stream is counted, and so are
+ * the copies and memsets a launch queues. The SM clock is measured before every
+ * cold sample (over the flush, or by a probe kernel), and before one round in
+ * eight when hot. The reply's device_timeline says where the device's time
+ * went: busy by role, idle by what ended the gap.
  *
  * The records are CUPTI's KERNEL kind, which serialises kernels but leaves
  * their code alone, unless the warm-up's last round saw the baseline's
@@ -53,7 +53,9 @@ static const char *const role_names[ROLES] = {"work", "flush", "probe",
 
 typedef struct dev_state {
   void **pool; /* npool sets of np instances; set 0 is inst[] */
-  size_t npool, window, throttle_probe;
+  size_t npool;
+  size_t base, ntimed; /* the sets timed: base .. base + ntimed - 1 */
+  size_t window, throttle_probe;
   dev_sample_ref *refs;
   size_t nrefs;
   size_t flush_count; /* flushes sampled, for the mean in the reply */
@@ -67,7 +69,7 @@ typedef struct dev_state {
   struct {
     void *inst;
     klw_graph *graph;
-  } graphs[2 * 6 + 2];
+  } graphs[2 * 7 + 2];
   size_t ngraphs;
   int trace;       /* KLW_TRACE_*: the kernel records' kind while sampling */
   bool serialised; /* the candidate's two streams timed on KERNEL records */
@@ -456,10 +458,16 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
   return 0;
 }
 
-/* The pool: up to six sets of instances (as memory allows: 8 GiB of
- * buffers at most), set 0 the request's own; the others are made as the
- * rounds reach them (dev_ready): a measurement whose blocks are few (long
- * blocks, a short time cap) makes only those it uses. A window holds whole
+/* The pool: the request's own set (set 0: made, checked and warmed up
+ * in the checks' order) and up to six fresh sets, as memory allows (8 GiB
+ * of buffers at most), made as the rounds reach them (dev_ready): a
+ * measurement whose blocks are few (long blocks, a short time cap) makes
+ * only those it uses. Where three sets fit, only the fresh ones are timed:
+ * set 0's block read about 1% toward the baseline in A/A comparisons of a
+ * 64M vector_add on an H200 (0.989 over 16 runs, the fresh sets
+ * 0.999-1.003: bench/README.md, "the A/A bias"), where its instances came
+ * from the worker's pool in the checks' order. Fewer than three, and set 0
+ * is timed too, as the only placement or one of two. A window holds whole
  * blocks, about 128 rounds. */
 static int dev_place(klw_sampling *s, size_t *window) {
   dev_state *d = s->state;
@@ -474,10 +482,11 @@ static int dev_place(klw_sampling *s, size_t *window) {
   for (int k = 0; k < s->np; k++)
     for (int q = 0; q < s->pl[k]->nparams; q++)
       set_bytes += s->pl[k]->buffer_bytes(s->inst[k], q);
-  d->npool = set_bytes ? (size_t)((8ull << 30) / set_bytes) : 6;
-  if (d->npool > 6) d->npool = 6;
-  if (d->npool < 1) d->npool = 1;
-  s->placements = d->npool;
+  uint64_t fit = set_bytes ? (8ull << 30) / set_bytes : 7;
+  d->npool = fit > 7 ? 7 : fit < 1 ? 1 : (size_t)fit;
+  d->base = d->npool >= 3 ? 1 : 0;
+  d->ntimed = d->npool - d->base;
+  s->placements = d->ntimed;
   if (!(d->pool = calloc(d->npool * (size_t)s->np, sizeof(void *)))) {
     snprintf(s->err, sizeof(s->err), "out of memory");
     return -1;
@@ -485,6 +494,12 @@ static int dev_place(klw_sampling *s, size_t *window) {
   for (int k = 0; k < s->np; k++)
     d->pool[k] = s->inst[k];
   return 0;
+}
+
+/* The pool index of the set round r is timed on. */
+static size_t set_of(const klw_sampling *s, size_t round) {
+  const dev_state *d = s->state;
+  return d->base + (round / s->block_rounds) % d->ntimed;
 }
 
 /* Before a window is queued: the sets its rounds use that do not exist
@@ -503,7 +518,7 @@ static int dev_ready(klw_sampling *s, size_t first, size_t rounds) {
   dev_state *d = s->state;
   bool made = false;
   for (size_t r = first; r < first + rounds; r++) {
-    size_t b = (r / s->block_rounds) % d->npool;
+    size_t b = set_of(s, r);
     bool flip =
         klw_block_seed(s->tr->seed ^ 0x6a09e667f3bcc909ull, b) >> 40 & 1;
     for (int j = 0; j < s->np; j++) {
@@ -537,7 +552,7 @@ static int dev_ready(klw_sampling *s, size_t first, size_t rounds) {
 
 static void **dev_set(klw_sampling *s, size_t round) {
   dev_state *d = s->state;
-  return d->pool + ((round / s->block_rounds) % d->npool) * (size_t)s->np;
+  return d->pool + set_of(s, round) * (size_t)s->np;
 }
 
 /* The clock is measured before every cold sample; in hot mode before one
@@ -619,7 +634,7 @@ static int dev_collect(klw_sampling *s) {
 /* The candidate's last placement set holds its last timed outputs. */
 static void dev_last(klw_sampling *s, void **inst, size_t *block) {
   dev_state *d = s->state;
-  size_t last = s->n > 0 ? ((s->n - 1) / s->block_rounds) % d->npool : 0;
+  size_t last = s->n > 0 ? set_of(s, s->n - 1) : 0;
   *inst = d->pool[last * (size_t)s->np + (size_t)(s->np - 1)];
   *block = last;
 }
@@ -651,7 +666,7 @@ static void dev_reply(klw_sampling *s, json_object *o) {
           d->flush_count ? d->busy_us[ROLE_FLUSH] / d->flush_count : 0));
   json_object_object_add(o, "flush_bytes", json_object_new_double(0));
   json_object_object_add(o, "placements",
-                         json_object_new_int64((int64_t)d->npool));
+                         json_object_new_int64((int64_t)d->ntimed));
   json_object *tl = json_object_new_object();
   json_object_object_add(tl, "windows",
                          json_object_new_int64((int64_t)d->windows));

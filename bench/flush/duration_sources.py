@@ -12,6 +12,7 @@ ten timed launches a shape) goes beside them.
 The cases are bench/cases/copy_f32 (reads and writes alike), read_f32
 (reads, a 256th of it written) and fill_f32 (writes only) unless named:
 whether the gap follows the kernel's writes says where it comes from.
+Every shape of each case is read, in the case's order.
 
 usage: python3 bench/flush/duration_sources.py KL [PROCESSES] [--ncu]
            [CASE ...]"""
@@ -32,7 +33,19 @@ N = int(args[1]) if len(args) > 1 and args[1].isdigit() else 5
 CASES = [a for a in args[1:] if not a.isdigit()] or [
     os.path.join(HERE, "..", "cases", c)
     for c in ("copy_f32", "read_f32", "fill_f32")]
-SHAPES = ("n10M", "n2_5M")
+
+
+def shapes_of(case):
+    """The case's shape names, in its order (the harness runs them so)."""
+    names, inside = [], False
+    with open(os.path.join(case, "case.yaml")) as f:
+        for line in f:
+            if not line.startswith((" ", "-", "\t")):
+                inside = line.startswith("shapes:")
+            elif inside and "name:" in line:
+                names.append(line.split("name:", 1)[1].split(",")[0]
+                             .strip(" }\n"))
+    return names
 
 
 def ncu_medians(case):
@@ -50,7 +63,7 @@ def ncu_medians(case):
                             exe]).returncode:
         return {}
     out = {}
-    for k, shape in enumerate(SHAPES):
+    for k, shape in enumerate(shapes_of(case)):
         p = subprocess.run(["ncu", "--clock-control", "none", "--metrics",
                             "gpu__time_duration.sum", "-k",
                             "regex:^%s$" % entry, "--launch-skip",
@@ -70,7 +83,7 @@ print("|---|---|---|---|---|---|---|")
 for case in CASES:
     name = os.path.basename(os.path.normpath(case))
     ncu = ncu_medians(case) if NCU else {}
-    for shape in SHAPES:
+    for shape in shapes_of(case):
         timed, prof = [], []
         for _ in range(N):
             p = subprocess.run([KL, "profile", case, "--shape", shape,
