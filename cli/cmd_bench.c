@@ -136,6 +136,32 @@ static void print_tracing(const kl_report *r) {
   }
 }
 
+/* What the samples of a CUDA report were less: the kernel records' fixed
+ * part on this device (docs/json.md, "Calibration"), one line. */
+static void print_calibration(const kl_report *r) {
+  double lo = 0, hi = 0;
+  for (size_t i = 0; i < kl_report_shape_count(r); i++) {
+    kl_shape_result s = KL_SHAPE_RESULT_INIT;
+    if (kl_report_shape(&s, r, i) < 0) continue;
+    double v[2] = {s.calibration_us, s.graph_calibration_us};
+    for (int k = 0; k < 2; k++)
+      if (v[k] > 0) {
+        if (lo == 0 || v[k] < lo) lo = v[k];
+        if (v[k] > hi) hi = v[k];
+      }
+  }
+  if (hi == 0) return;
+  if (hi - lo < 0.005)
+    printf("timer: kernel records less their fixed part, %.2f us a sample "
+           "on this device (KERNLAB_CALIBRATE=0: as the records read)\n",
+           hi);
+  else
+    printf("timer: kernel records less their fixed part, %.2f-%.2f us a "
+           "sample on this device (KERNLAB_CALIBRATE=0: as the records "
+           "read)\n",
+           lo, hi);
+}
+
 static void print_text(const kl_report *r, bool compare, bool cold) {
   bool command = kl_report_shape_count(r) && kl_report_shape_better(r, 0);
   if (command)
@@ -167,6 +193,7 @@ static void print_text(const kl_report *r, bool compare, bool cold) {
       printf("%s: %s\n", s.name, s.decision_reason);
   }
   print_tracing(r);
+  print_calibration(r);
   if (!command && kl_report_launch(r) == KL_LAUNCH_BOTH)
     print_graph(r, compare);
   kl_speedup obj;

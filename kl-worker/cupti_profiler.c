@@ -575,6 +575,19 @@ static void prime(const config *cfg, const char *const *names, size_t n,
   free(data);
 }
 
+const char *klw_prof_status_code(klw_prof_status st) {
+  switch (st) {
+  case KLW_PROF_UNKNOWN_METRIC:
+    return "unknown_metric";
+  case KLW_PROF_PERMISSION:
+    return "permission";
+  case KLW_PROF_UNAVAILABLE:
+    return "unavailable";
+  default:
+    return "error";
+  }
+}
+
 void klw_prof_release(void) {
   free(prof.obj_key);
   prof.obj_key = NULL;

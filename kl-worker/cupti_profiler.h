@@ -14,6 +14,10 @@ typedef enum klw_prof_status {
   KLW_PROF_UNAVAILABLE = -4     /* no counters here (vGPU, MIG, CC, ...) */
 } klw_prof_status;
 
+/* The status as a reply's "code": "unknown_metric", "permission",
+ * "unavailable" or "error". */
+const char *klw_prof_status_code(klw_prof_status st);
+
 /* What one pass needs from the caller: put the device in the state a
  * timed launch starts from (restore, flush, synchronise), and launch. */
 typedef struct klw_prof_hooks {

@@ -211,6 +211,10 @@ int klw_cupti_start(char *err, size_t errlen) {
   return 0;
 }
 
+bool klw_cupti_started(void) {
+  return started;
+}
+
 bool klw_cupti_tracing(void) {
   /* leaving CONCURRENT_KERNEL records takes the instrumentation out: a
    * baseline timed after it reads as in a fresh worker (bench/README.md) */

@@ -29,6 +29,8 @@ typedef struct klw_kernel {
 void *klw_cupti_open(char *err, size_t errlen);
 /* Load CUPTI and start recording kernels; 0, or -1 with a message. */
 int klw_cupti_start(char *err, size_t errlen);
+/* Whether kernel records are on in this process (klw_cupti_start ran). */
+bool klw_cupti_started(void);
 /* Whether kernels of this process are traced by CONCURRENT_KERNEL records
  * now, which instrument their code. */
 bool klw_cupti_tracing(void);

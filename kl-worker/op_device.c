@@ -70,6 +70,36 @@ done:
   return best;
 }
 
+/* Device dev's UUID, as NVML and CUDA_VISIBLE_DEVICES name it; "" when
+ * the driver cannot say. */
+static void device_uuid(void *h, int dev, char *uuid, size_t n) {
+  int (*cu_uuid)(unsigned char *, int) =
+      (int (*)(unsigned char *, int))dlsym(h, "cuDeviceGetUuid_v2");
+  unsigned char u[16];
+  uuid[0] = 0;
+  if (cu_uuid && cu_uuid(u, dev) == 0)
+    snprintf(uuid, n,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+             "%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+             u[11], u[12], u[13], u[14], u[15]);
+}
+
+int klw_device_identity(char *uuid, size_t n, int *driver) {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  uuid[0] = 0;
+  *driver = 0;
+  if (!h) return -1;
+  int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+  int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(h, "cuDeviceGet");
+  int (*cu_version)(int *) = (int (*)(int *))dlsym(h, "cuDriverGetVersion");
+  int dev = 0;
+  if (!cu_init || cu_init(0) != 0 || !cu_get || cu_get(&dev, 0) != 0) return -1;
+  device_uuid(h, dev, uuid, n);
+  if (cu_version) cu_version(driver);
+  return uuid[0] ? 0 : -1;
+}
+
 /* The driver is opened at run time: a worker built with CUDA must still run
  * host cases where there is no driver. */
 void klw_op_device(json_object *req) {
@@ -100,16 +130,7 @@ void klw_op_device(json_object *req) {
       int dev = 0;
       if (cu_get && cu_get(&dev, 0) == 0) {
         if (cu_name) cu_name(name, sizeof(name), dev);
-        /* its UUID, as NVML and CUDA_VISIBLE_DEVICES name it */
-        int (*cu_uuid)(unsigned char *, int) =
-            (int (*)(unsigned char *, int))dlsym(h, "cuDeviceGetUuid_v2");
-        unsigned char u[16];
-        if (cu_uuid && cu_uuid(u, dev) == 0)
-          snprintf(uuid, sizeof(uuid),
-                   "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-                   "%02x%02x%02x%02x%02x%02x",
-                   u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-                   u[10], u[11], u[12], u[13], u[14], u[15]);
+        device_uuid(h, dev, uuid, sizeof(uuid));
         if (cu_attr) {
           cu_attr(&clock_khz, 13 /* CLOCK_RATE */, dev);
           cu_attr(&sms, 16 /* MULTIPROCESSOR_COUNT */, dev);

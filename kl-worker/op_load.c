@@ -17,6 +17,11 @@
 
 static const kl_plugin *plugins[MAX_PLUGINS];
 static int nplugins;
+static int load_requests; /* loads asked for, refused ones too */
+
+int klw_loads_asked(void) {
+  return load_requests;
+}
 
 const kl_plugin *klw_plugin_at(int64_t id) {
   return id >= 0 && id < nplugins ? plugins[id] : NULL;
@@ -97,6 +102,7 @@ void klw_op_load(json_object *req) {
     return;
   }
   const char *path = json_object_get_string(p);
+  load_requests++; /* a refused load may have run the code's constructors */
   if (nplugins == MAX_PLUGINS) {
     klw_reply_error("load: too many plugins (%d)", MAX_PLUGINS);
     return;

@@ -40,14 +40,6 @@
 
 #define MAX_METRICS 512
 
-static void reply_code(const char *code, const char *msg) {
-  json_object *o = json_object_new_object();
-  json_object_object_add(o, "ok", json_object_new_boolean(0));
-  json_object_object_add(o, "error", json_object_new_string(msg));
-  json_object_object_add(o, "code", json_object_new_string(code));
-  klw_reply(o);
-}
-
 /* The request's metric names (pointers into req); -1 when malformed. */
 static int metric_names(json_object *req, const char **names, size_t *n) {
   json_object *arr;
@@ -72,19 +64,6 @@ typedef struct pass_ctx {
 } pass_ctx;
 
 #ifdef KL_HAVE_CUPTI
-static const char *status_code(klw_prof_status st) {
-  switch (st) {
-  case KLW_PROF_UNKNOWN_METRIC:
-    return "unknown_metric";
-  case KLW_PROF_PERMISSION:
-    return "permission";
-  case KLW_PROF_UNAVAILABLE:
-    return "unavailable";
-  default:
-    return "error";
-  }
-}
-
 static int pass_prepare(void *arg) {
   pass_ctx *p = arg;
   return p->pl->restore(p->inst) || (p->cold && p->pl->flush(p->inst)) ||
@@ -184,7 +163,7 @@ static void profile_device(const kl_plugin *pl, void *inst, const char **names,
   klw_cupti_take(&recs, &nrecs, &dropped);
   free(recs);
   if (st) {
-    reply_code(status_code(st), err);
+    klw_reply_code(klw_prof_status_code(st), err);
     return;
   }
   json_object *o = json_object_new_object();
@@ -315,8 +294,8 @@ void klw_op_profile(json_object *req) {
 #ifdef KL_HAVE_CUPTI
     profile_device(pl, inst, names, n, cold);
 #else
-    reply_code("unavailable", "profile: this kl-worker was built without "
-                              "CUPTI, so it cannot read device counters");
+    klw_reply_code("unavailable", "profile: this kl-worker was built without "
+                                  "CUPTI, so it cannot read device counters");
 #endif
   } else {
     profile_host(pl, inst, cold);
@@ -348,7 +327,7 @@ void klw_op_metric_passes(json_object *req) {
   klw_prof_status st =
       klw_prof_passes(chip, names, n, &passes, err, sizeof(err));
   if (st) {
-    reply_code(status_code(st), err);
+    klw_reply_code(klw_prof_status_code(st), err);
     return;
   }
   json_object *o = json_object_new_object();
@@ -356,7 +335,7 @@ void klw_op_metric_passes(json_object *req) {
   json_object_object_add(o, "passes", json_object_new_int64((int64_t)passes));
   klw_reply(o);
 #else
-  reply_code("unavailable", "metric_passes: this kl-worker was built "
-                            "without CUPTI");
+  klw_reply_code("unavailable", "metric_passes: this kl-worker was built "
+                                "without CUPTI");
 #endif
 }

@@ -122,6 +122,9 @@ static klw_time_req parse_time_req(json_object *req) {
   t.verify = (int)klw_get_int(req, KL_TIME_KEY_VERIFY, KL_TIME_DEFAULT_VERIFY);
   t.oracle = (int)klw_get_int(req, KL_TIME_KEY_ORACLE, KL_TIME_DEFAULT_ORACLE);
   t.pooled = klw_get_int(req, "pool", 0) != 0;
+  t.probe_true_us = klw_get_double(req, KL_TIME_KEY_PROBE_TRUE_US,
+                                   KL_TIME_DEFAULT_PROBE_TRUE_US);
+  if (!(t.probe_true_us > 0 && t.probe_true_us < 1000)) t.probe_true_us = 0;
   json_object *launch;
   t.graph = json_object_object_get_ex(req, "launch", &launch) &&
             strcmp(json_object_get_string(launch), "graph") == 0;
@@ -130,6 +133,25 @@ static klw_time_req parse_time_req(json_object *req) {
   if (t.max_n < t.min_n) t.max_n = t.min_n;
   return t;
 }
+
+#ifdef KL_HAVE_CUPTI
+/* {"ok":false,"code":"calibrate","uuid":U,"driver":D}: time again with
+ * "probe_true_us" (libkernlab/worker/calibration.c). */
+static void ask_calibration(void) {
+  char uuid[48];
+  int driver = 0;
+  klw_device_identity(uuid, sizeof(uuid), &driver);
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "ok", json_object_new_boolean(0));
+  json_object_object_add(o, "code", json_object_new_string("calibrate"));
+  json_object_object_add(o, "error",
+                         json_object_new_string("time: the device's "
+                                                "calibration is wanted"));
+  json_object_object_add(o, "uuid", json_object_new_string(uuid));
+  json_object_object_add(o, "driver", json_object_new_int(driver));
+  klw_reply(o);
+}
+#endif
 
 void klw_op_time(json_object *req) {
   /* an enabled range profiler (kept between profiles) slows what is timed
@@ -145,6 +167,19 @@ void klw_op_time(json_object *req) {
     klw_reply_error("time: one or two plugins, not %d", np);
     return;
   }
+#ifdef KL_HAVE_CUPTI
+  /* the CUPTI timer wants the device's calibration, or to be told that
+   * there is none: a request that says neither is answered with the
+   * device's identity, which the parent's calibration is kept under */
+  const kl_plugin *first =
+      klw_plugin_at(json_object_get_int64(json_object_array_get_idx(ids, 0)));
+  json_object *given;
+  if (first && first->flush &&
+      !json_object_object_get_ex(req, KL_TIME_KEY_PROBE_TRUE_US, &given)) {
+    ask_calibration();
+    return;
+  }
+#endif
   klw_time_req tr = parse_time_req(req);
   const kl_plugin *pl[2] = {0};
   void *inst[2] = {0};

@@ -4,8 +4,9 @@
  * runtime's and the driver's stream handles are one). The Python worker's
  * plugins call these from their flush, clock_mark, flush_mark and
  * clock_read, so the CUPTI timer cuts a Python candidate's samples at the
- * same markers as a CUDA candidate's. Built as PTX for compute_75: the driver compiles it
- * for the device at load. */
+ * same markers as a CUDA candidate's; kl-worker's calibration times the
+ * probe alone (op_calibrate.c). Built as PTX for compute_75: the driver
+ * compiles it for the device at load. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,15 @@ KL_DEVICE_API int kl_device_clock_read(void *probes, double *mhz,
                                        uint64_t max, uint64_t *n) {
   return klh_clock_read_all((klh_probe_ring *)probes, mhz, max, n, last_error,
                             sizeof(last_error));
+}
+
+/* Wait for the device (the worker's calibration, op_calibrate.c, times
+ * the probe with nothing else queued). */
+KL_DEVICE_API int kl_device_sync(void) {
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) return 0;
+  snprintf(last_error, sizeof(last_error), "%s", cudaGetErrorString(e));
+  return 1;
 }
 
 KL_DEVICE_API const char *kl_device_error(void) { return last_error; }

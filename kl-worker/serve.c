@@ -9,14 +9,17 @@
  *   {"op":"check","plugin":N,"oracle":M|-1,"shape":S,"seeds":[...]}
  *   {"op":"time","plugins":[N(,M)],"shape":S,"cold":b,"warmup":k,
  *    "min_samples":a,"max_samples":b,"target_rel_ci":x,"time_cap_ms":t,
- *    "seed":s}                                   ->
- * {"ok":true,"samples":[[..]]}
+ *    "seed":s,"probe_true_us":T}                 ->
+ * {"ok":true,"samples":[[..]]}; a device request without probe_true_us is
+ * answered {"ok":false,"code":"calibrate","uuid":U,"driver":D} (op_time.c)
  *   {"op":"profile","plugin":N,"shape":S,"metrics":[...],"seed":s,"cold":b}
  *                                                -> counters (op_profile.c)
  *   {"op":"metric_passes","metrics":[...],"chip":C} -> {"passes":P}
  *   {"op":"device"(,"memory":1)}                 -> devices (op_device.c)
  *   {"op":"notes","plugin":N}                    -> {"notes":{..}|null}
  *   {"op":"release"}      -> {"released":n}: the pooled instances destroyed
+ *   {"op":"calibrate","launches":N} -> the timer's probe kernel's true
+ *                                      duration (op_calibrate.c)
  *   ("pool":1 in check, time and profile: instances.c; "keep_oracle":K in
  *    check: the oracle's outputs kept)
  *   {"op":"quit"} -> {"ok":true} once the device's counters are free
@@ -36,10 +39,12 @@
 static const struct {
   const char *name;
   void (*run)(json_object *req);
-} ops[] = {{"load", klw_op_load},       {"check", klw_op_check},
-           {"time", klw_op_time},       {"device", klw_op_device},
-           {"profile", klw_op_profile}, {"metric_passes", klw_op_metric_passes},
-           {"notes", klw_op_notes},     {"release", klw_op_release}};
+} ops[] = {
+    {"load", klw_op_load},          {"check", klw_op_check},
+    {"time", klw_op_time},          {"device", klw_op_device},
+    {"profile", klw_op_profile},    {"metric_passes", klw_op_metric_passes},
+    {"notes", klw_op_notes},        {"release", klw_op_release},
+    {"calibrate", klw_op_calibrate}};
 
 __attribute__((visibility("default"))) int
 kl_worker_serve(kl_plugin_loader load) {

@@ -24,7 +24,11 @@
  * many-block kernel that reads memory runs measurably slower under them).
  * A candidate's own two streams are serialised instead (dev_warmup says
  * why). Both sides of a comparison are one request, so they are always
- * timed alike; the reply names the kind ("tracing").
+ * timed alike; the reply names the kind ("tracing"). On KERNEL records a
+ * request that brings the probe kernel's true duration (the parent's
+ * calibration of this device) has every sample less the records' fixed
+ * part, measured in the request (dev_calibrate; the reply's
+ * "calibration").
  *
  * With "launch":"graph" each instance's launch is captured once in a CUDA
  * graph (graph_launch.c), after its first launch (never judged) and before
@@ -73,6 +77,8 @@ typedef struct dev_state {
   size_t ngraphs;
   int trace;       /* KLW_TRACE_*: the kernel records' kind while sampling */
   bool serialised; /* the candidate's two streams timed on KERNEL records */
+  /* the calibration (dev_calibrate): subtracted from every sample */
+  double offset_us, probe_records_us;
 } dev_state;
 
 static int cmp_correlation(const void *a, const void *b) {
@@ -175,8 +181,12 @@ static int attribute(dev_state *d, klw_kernel *k, size_t nk,
           *culprit = refs[cur].plugin;
           return -2;
         }
-        us[refs[cur].plugin][refs[cur].index] = (double)(hi - lo) / 1000.0;
-        d->timed_us += (double)(hi - lo) / 1000.0;
+        /* less the records' fixed part (dev_calibrate); a span is never
+         * shorter than it on a device the calibration holds for, and a
+         * sample is kept positive whatever the device does */
+        double span = (double)(hi - lo) / 1000.0, v = span - d->offset_us;
+        us[refs[cur].plugin][refs[cur].index] = v > 0.001 ? v : 0.001;
+        d->timed_us += span;
       }
       if (end) break;
       if (s >= nrefs) {
@@ -405,6 +415,67 @@ static void warm_usage_of(warm_usage *u, klw_kernel *k, size_t nk, int np) {
   }
 }
 
+/* The calibration: KERNEL records take a kernel's start and end from
+ * timestamps the front end writes around its launch, so each reads a
+ * fixed part longer than the kernel ran (op_calibrate.c). That part
+ * depends on what ran just before: on an H200 probes back to back read
+ * 2.0-2.1 us each (0.7 us over their true 1.34 us), the empty case's
+ * kernel after the flush 2.43 us (1.2 us over its 1.25 us), as a copy's
+ * and a fill's samples do (1.0-1.2 us over ncu). So the probe is timed
+ * where a sample's work is: sixteen times the
+ * sample's own prelude (restore, then the flush that marks, or a marker
+ * when hot), then the probe in place of the launch. The median of those
+ * probes' records, less the probe's true duration the request brings, is
+ * what every sample's span carries beyond its kernels. Only on KERNEL
+ * records: CONCURRENT_KERNEL records time from inside the kernel, and
+ * their error depends on the kernel. */
+#define CALIBRATION_PROBES 16
+static int dev_calibrate(klw_sampling *s) {
+  dev_state *d = s->state;
+  for (int i = 0; i < CALIBRATION_PROBES; i++)
+    if (prelude(s, 0, s->inst[0], 0) || s->pl[0]->clock_mark(s->inst[0], 0)) {
+      snprintf(s->err, sizeof(s->err), "calibration: %s",
+               s->pl[0]->last_error(s->inst[0]));
+      return -1;
+    }
+  if (s->pl[0]->sync(s->inst[0])) {
+    snprintf(s->err, sizeof(s->err), "calibration: %s",
+             s->pl[0]->last_error(s->inst[0]));
+    return -1;
+  }
+  klw_kernel *recs = NULL;
+  size_t nrecs = 0, dropped = 0, n = 0, kept = 0;
+  klw_cupti_take(&recs, &nrecs, &dropped);
+  /* the markers and the probes, in the order they ran (KERNEL records
+   * serialise them): marker, probe, marker, probe, ... */
+  for (size_t i = 0; i < nrecs; i++)
+    if ((recs[i].kind == KLW_PROBE || recs[i].kind == KLW_FLUSH_MARK) &&
+        recs[i].end > recs[i].start)
+      recs[kept++] = recs[i];
+  qsort(recs, kept, sizeof(*recs), cmp_start);
+  double us[CALIBRATION_PROBES];
+  for (size_t i = 1; i < kept && n < CALIBRATION_PROBES; i += 2)
+    us[n++] = (double)(recs[i].end - recs[i].start) / 1000.0;
+  free(recs);
+  discard(s); /* the probes' clock readings */
+  if (kept != 2 * CALIBRATION_PROBES)
+    return 0; /* not what was launched: the samples stay uncalibrated */
+  for (size_t i = 1; i < n; i++) /* a few values: insertion sort */
+    for (size_t j = i; j > 0 && us[j] < us[j - 1]; j--) {
+      double t = us[j];
+      us[j] = us[j - 1];
+      us[j - 1] = t;
+    }
+  d->probe_records_us = (us[n / 2 - 1] + us[n / 2]) / 2;
+  /* Subtracted from both sides, a larger offset reads a faster
+   * candidate's gain larger: one far beyond the front end's part (an
+   * H200's records read the probe 1.8 times its true duration after the
+   * flush) is not taken, whatever made the probes slow */
+  double off = d->probe_records_us - s->tr->probe_true_us;
+  d->offset_us = off > 0 && off <= 3 * s->tr->probe_true_us ? off : 0;
+  return 0;
+}
+
 /* Warm up round by round, on KERNEL records, and choose the samples'
  * records from what the last round's launches ran: CONCURRENT_KERNEL
  * records, which instrument every kernel, when KERNEL records cannot time
@@ -455,6 +526,8 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
   } else if (s->np > 1 && u.streams[1] >= 2) {
     d->serialised = true;
   }
+  if (d->trace == KLW_TRACE_KERNEL && s->tr->probe_true_us > 0)
+    return dev_calibrate(s);
   return 0;
 }
 
@@ -660,6 +733,16 @@ static void dev_reply(klw_sampling *s, json_object *o) {
                                            : klw_cupti_trace_name(d->trace)));
   json_object_object_add(
       o, "launch", json_object_new_string(s->tr->graph ? "graph" : "stream"));
+  if (s->tr->probe_true_us > 0) { /* offset 0: not calibrated (concurrent) */
+    json_object *cal = json_object_new_object();
+    json_object_object_add(cal, "offset_us",
+                           json_object_new_double(d->offset_us));
+    json_object_object_add(cal, "probe_records_us",
+                           json_object_new_double(d->probe_records_us));
+    json_object_object_add(cal, "probe_true_us",
+                           json_object_new_double(s->tr->probe_true_us));
+    json_object_object_add(o, "calibration", cal);
+  }
   json_object_object_add(
       o, "flush_us",
       json_object_new_double(

@@ -42,6 +42,9 @@ void klw_reply(json_object *o);
 void klw_reply_cheat(const char *gate, int culprit, const char *text);
 void klw_reply_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+/* A failure the parent tells apart by its "code" (the profiler's
+ * "permission", "unavailable", ...). */
+void klw_reply_code(const char *code, const char *msg);
 int64_t klw_get_int(json_object *req, const char *key, int64_t dflt);
 double klw_get_double(json_object *req, const char *key, double dflt);
 /* Microseconds on a monotonic clock. */
@@ -60,6 +63,9 @@ void klw_op_notes(json_object *req);
 void klw_set_loader(kl_plugin_loader load);
 /* A loaded plugin by id, or NULL. */
 const kl_plugin *klw_plugin_at(int64_t id);
+/* How many loads this worker was asked for, refused ones too: 0 means no
+ * plugin's code has run in it. */
+int klw_loads_asked(void);
 
 /* ---- launch_guard.c
  * ------------------------------------------------------------- */
@@ -259,6 +265,8 @@ typedef struct klw_time_req {
   int oracle;  /* plugin id, or -1: the timed plugin's own reference */
   bool pooled; /* the first placement set and the oracle from the pool */
   bool graph;  /* time each launch replayed from a CUDA graph */
+  double probe_true_us; /* the probe kernel's true duration here, or 0: the
+                           KERNEL records' fixed part stays in the samples */
 } klw_time_req;
 
 /* One measurement as the sampler runs it: what to time (one plugin, or
@@ -359,6 +367,12 @@ size_t klw_flush_host_bytes(void);
 
 /* {"op":"device"(,"memory":1)}: the device, its clocks and memory peak. */
 void klw_op_device(json_object *req);
+/* The worker's device (the first it sees): its UUID and the driver's
+ * version (cuDriverGetVersion); 0, or -1 without a device. */
+int klw_device_identity(char *uuid, size_t n, int *driver);
+/* {"op":"calibrate"}: the timer's probe kernel's true duration, by the
+ * range profiler, in a fresh worker (op_calibrate.c). */
+void klw_op_calibrate(json_object *req);
 /* {"op":"profile"}: hardware counters of one launch (op_profile.c). */
 void klw_op_profile(json_object *req);
 /* {"op":"metric_passes"}: check names and count passes, offline for a

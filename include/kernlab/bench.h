@@ -224,6 +224,11 @@ typedef struct kl_shape_result {
    * older reports). */
   const char *tracing;
   const char *graph_tracing; /**< the same for the graph pass */
+  /* Added after the fifth release: on kernel records, what was subtracted
+   * from every sample, the records' fixed part on this device
+   * (kl_samples.calibration_us); 0: the records' spans as they are. */
+  double calibration_us;
+  double graph_calibration_us; /**< the same for the graph pass */
 } kl_shape_result;
 #define KL_SHAPE_RESULT_INIT KL_SIZED_INIT(kl_shape_result)
 

@@ -41,5 +41,12 @@
 /* -1: the timed plugin's own host reference */
 #define KL_TIME_KEY_ORACLE "oracle"
 #define KL_TIME_DEFAULT_ORACLE (-1)
+/* Not an option of kl_time_options: the worker handle's own (its
+ * device's calibration, libkernlab/worker/calibration.c). The true
+ * duration (us) of the timer's probe kernel on this device; the CUPTI
+ * timer subtracts its KERNEL records' fixed part from every sample. 0: no
+ * calibration, the records' spans as they are. */
+#define KL_TIME_KEY_PROBE_TRUE_US "probe_true_us"
+#define KL_TIME_DEFAULT_PROBE_TRUE_US 0.0
 
 #endif /* KERNLAB_TIME_REQUEST_H */

@@ -241,17 +241,28 @@ typedef struct kl_samples {
    * busy throughout; neither the worker nor this process counts), the CPUs
    * online, and the 1-minute load average at the end. */
   double others_cpus, cpus, loadavg;
-  char launch[8];   /**< "stream", or "graph": each sample was a CUDA
-                         graph's replay (kl_worker_time_launch) */
-  char tracing[12]; /**< device: the CUPTI records timed, "kernel"
-                         (kernels serialised, not instrumented),
-                         "concurrent" (the first plugin's launch used two
-                         streams, or either was a graph of kernels KERNEL
-                         records cannot time: kernels overlap,
-                         instrumented) or "serialised"
-                         (kernel records; the second plugin's launch used
-                         two streams, its overlap not counted); "" for host
-                         plugins */
+  char launch[8];          /**< "stream", or "graph": each sample was a CUDA
+                                graph's replay (kl_worker_time_launch) */
+  char tracing[12];        /**< device: the CUPTI records timed, "kernel"
+                                (kernels serialised, not instrumented),
+                                "concurrent" (the first plugin's launch used two
+                                streams, or either was a graph of kernels KERNEL
+                                records cannot time: kernels overlap,
+                                instrumented) or "serialised"
+                                (kernel records; the second plugin's launch used
+                                two streams, its overlap not counted); "" for host
+                                plugins */
+  double calibration_us;   /**< device, KERNEL records: what was subtracted
+                                from every sample, the records' fixed part
+                                (probe_records_us less probe_true_us); 0:
+                                the records' spans as they are (concurrent
+                                records, KERNLAB_CALIBRATE=0, or a device
+                                that cannot be calibrated) */
+  double probe_records_us; /**< the timer's probe kernel on its records, in
+                                this request (0: not measured) */
+  double probe_true_us;    /**< its true duration on this device (the range
+                                profiler's gpu__time_duration, kept per
+                                device in the cache folder) */
 } kl_samples;
 #define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
 /** Free what *s holds; *s is empty again and keeps its size. */

@@ -20,7 +20,10 @@ typedef struct shape_entry {
   char stop_reason[32];
   char tracing[12]; /* the CUPTI records that timed it (kl_samples.tracing) */
   char graph_tracing[12]; /* --launch both: those of its graph pass */
-  char *name;             /* owned: a report outlives its case */
+  /* the calibration (kl_samples'): the offset subtracted, the probe on its
+   * records, the probe's true duration (us; all 0: none asked) */
+  double calibration[3], graph_calibration[3];
+  char *name; /* owned: a report outlives its case */
   kl_profile *profile;
   const char *better; /* a command case's metric: "higher" or "lower" */
   /* the trivial outputs of the check's first seed (scaled): relative L2
@@ -52,6 +55,10 @@ typedef struct kl__report_phases {
 int kl__report_phases_json(kl_buf *b, const kl__report_phases *ph);
 
 void kl__report_phases_read(kl__report_phases *ph, json_object *o);
+/* A shape's (or its graph pass's) calibration as JSON (`,"calibration":
+ * {...}`, nothing where none was asked), and read back. */
+void kl__report_calibration_json(kl_buf *b, const double cal[3]);
+void kl__report_calibration_read(double cal[3], json_object *shape);
 
 struct kl_report {
   char *case_name, *candidate_name;

@@ -66,6 +66,8 @@ static void shape_json(kl_buf *b, const kl_report *r, const shape_entry *e) {
       kl__buf_printf(b, ",\"sm_clock_mhz\":%.0f", s->sm_clock_mhz);
     if (e->tracing[0]) /* the CUPTI records that timed it */
       kl__buf_printf(b, ",\"tracing\":\"%s\"", e->tracing);
+    if (e->calibration[0] > 0) /* less the records' fixed part */
+      kl__buf_printf(b, ",\"calibration_us\":%.3g", e->calibration[0]);
   }
   if (s->timed && r->compare) {
     kl__buf_printf(b,

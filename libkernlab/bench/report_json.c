@@ -88,6 +88,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
       kl__buf_printf(&b, ",\"stop_reason\":\"%s\",\"wall_ms\":%.6g",
                      e->stop_reason, s->wall_ms);
       if (e->tracing[0]) kl__buf_printf(&b, ",\"tracing\":\"%s\"", e->tracing);
+      kl__report_calibration_json(&b, e->calibration);
       if (r->compare) {
         kl__buf_puts(&b, ",\"baseline\":{");
         json_summary(&b, &s->baseline, u);
@@ -110,6 +111,7 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
         }
         if (e->graph_tracing[0])
           kl__buf_printf(&b, ",\"tracing\":\"%s\"", e->graph_tracing);
+        kl__report_calibration_json(&b, e->graph_calibration);
         kl__buf_putc(&b, '}');
       }
     } else {
@@ -251,6 +253,8 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
   v = kl__json_get(s, "tracing");
   snprintf(e->tracing, sizeof(e->tracing), "%s",
            kl__tracing_name(v ? json_object_get_string(v) : NULL));
+  kl__report_calibration_read(e->calibration, s);
+  res->calibration_us = e->calibration[0];
   if (r->compare && (v = kl__json_get(s, "baseline"))) {
     summary_from(&res->baseline, v);
     speedup_from(&res->speedup, s);
@@ -279,6 +283,8 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
     v = kl__json_get(g, "tracing");
     snprintf(e->graph_tracing, sizeof(e->graph_tracing), "%s",
              kl__tracing_name(v ? json_object_get_string(v) : NULL));
+    kl__report_calibration_read(e->graph_calibration, g);
+    res->graph_calibration_us = e->graph_calibration[0];
   }
   v = kl__json_get(s, "decision_reason");
   if (v && json_object_is_type(v, json_type_string))
@@ -386,6 +392,34 @@ void kl__report_phases_read(kl__report_phases *ph, json_object *o) {
                                json_object_is_type(v, json_type_int))
                              ? json_object_get_double(v)
                              : NAN;
+  }
+}
+
+/* Its three numbers, by name: what a time reply's "calibration" holds
+ * (kl-worker/timer_cupti.c). */
+static const char *const calibration_keys[3] = {"offset_us", "probe_records_us",
+                                                "probe_true_us"};
+
+void kl__report_calibration_json(kl_buf *b, const double cal[3]) {
+  if (!(cal[2] > 0)) return; /* no calibration was asked for */
+  kl__buf_puts(b, ",\"calibration\":{");
+  for (size_t i = 0; i < 3; i++)
+    kl__buf_printf(b, "%s\"%s\":%.6g", i ? "," : "", calibration_keys[i],
+                   cal[i]);
+  kl__buf_putc(b, '}');
+}
+
+void kl__report_calibration_read(double cal[3], json_object *shape) {
+  json_object *c = kl__json_get(shape, "calibration"), *v;
+  for (size_t i = 0; i < 3; i++) {
+    v = c && json_object_is_type(c, json_type_object)
+            ? kl__json_get(c, calibration_keys[i])
+            : NULL;
+    cal[i] = v && (json_object_is_type(v, json_type_double) ||
+                   json_object_is_type(v, json_type_int))
+                 ? json_object_get_double(v)
+                 : 0;
+    if (!(cal[i] >= 0 && cal[i] < 1e6)) cal[i] = 0; /* NaN, or not ours */
   }
 }
 

@@ -568,7 +568,10 @@ static const char *idlest_gpu(void) {
   return idle_found ? idle_gpu.uuid : NULL;
 }
 
-int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
+/* A worker seeing the device `visible` names (CUDA_VISIBLE_DEVICES'
+ * syntax), or the one opts says. */
+static int create(kl_worker **out, const kl_worker_options *given,
+                  const char *visible) {
   *out = NULL;
   kl_worker_options full;
   int rc = kl__worker_options_take(&full, given);
@@ -581,7 +584,8 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   w->pid = -1;
   w->keep_oracle = -1;
   w->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
-  const char *idlest = opts && opts->device == KL_DEVICE_IDLEST &&
+  const char *idlest = visible ? visible
+                       : opts && opts->device == KL_DEVICE_IDLEST &&
                                !getenv("CUDA_VISIBLE_DEVICES")
                            ? idlest_gpu()
                            : NULL;
@@ -634,6 +638,16 @@ int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
   kl_buf_dispose(&cache);
   *out = w;
   return 0;
+}
+
+int kl_worker_create(kl_worker **out, const kl_worker_options *given) {
+  return create(out, given, NULL);
+}
+
+int kl__worker_create_on(kl_worker **out, const char *visible, int timeout_ms) {
+  kl_worker_options opts = KL_WORKER_OPTIONS_INIT;
+  opts.timeout_ms = timeout_ms;
+  return create(out, &opts, visible);
 }
 
 void kl_worker_free(kl_worker *w) {

@@ -116,7 +116,7 @@ int kl_worker_check(kl_check_result *results, kl_worker *w, int plugin,
  * the caller disposes on failure). */
 static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
                         size_t block) {
-  json_object *all, *clocks, *ver, *v, *code, *gate;
+  json_object *all, *clocks, *ver, *v, *c, *code, *gate;
   if (json_object_object_get_ex(reply, "code", &code) &&
       strcmp(json_object_get_string(code), "cheat") == 0 &&
       json_object_object_get_ex(reply, "gate", &gate)) {
@@ -163,6 +163,11 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
   if (json_object_object_get_ex(reply, "tracing", &v))
     snprintf(out->tracing, sizeof(out->tracing), "%s",
              kl__tracing_name(json_object_get_string(v)));
+  if (json_object_object_get_ex(reply, "calibration", &c)) {
+    out->calibration_us = obj_double(c, "offset_us");
+    out->probe_records_us = obj_double(c, "probe_records_us");
+    out->probe_true_us = obj_double(c, "probe_true_us");
+  }
   out->nplugins = nplugins;
   if (json_object_object_get_ex(reply, "stop_reason", &v))
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
@@ -174,7 +179,7 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
   int64_t used = obj_int(reply, "block_rounds");
   out->block_rounds = used > 0 ? (size_t)used : block;
   out->placements = (size_t)obj_int(reply, "placements");
-  json_object *c, *part;
+  json_object *part;
   if (json_object_object_get_ex(reply, "costs", &c)) {
     kl_time_costs *k = &out->costs;
     k->setup_ms = obj_double(c, "setup_ms");
@@ -214,6 +219,15 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
     }
   }
   return 0;
+}
+
+/* A time reply that asks for the device's calibration first. */
+static bool wants_calibration(json_object *reply) {
+  json_object *ok, *code;
+  return json_object_object_get_ex(reply, "ok", &ok) &&
+         !json_object_get_boolean(ok) &&
+         json_object_object_get_ex(reply, "code", &code) &&
+         strcmp(json_object_get_string(code), "calibrate") == 0;
 }
 
 int kl_worker_time(kl_samples *into, kl_worker *w, const int *plugins,
@@ -288,9 +302,27 @@ int kl_worker_time_launch(kl_samples *into, kl_worker *w, const int *plugins,
   if (launch == KL_LAUNCH_GRAPH)
     json_object_object_add(req, "launch", json_object_new_string("graph"));
   if (w->pool) json_object_object_add(req, "pool", json_object_new_int(1));
+  if (w->calibrated)
+    json_object_object_add(req, KL_TIME_KEY_PROBE_TRUE_US,
+                           json_object_new_double(w->probe_true_us));
   kl__load before, after;
   kl__load_mark(&before, kl__worker_pid(w));
   rc = kl__wk_roundtrip(&reply, w, req);
+  if (rc == 0 && !w->calibrated && wants_calibration(reply)) {
+    /* the CUPTI timer's first request on this handle: the device's
+     * calibration (calibration.c), then the request again with it */
+    json_object *v;
+    const char *uuid = json_object_object_get_ex(reply, "uuid", &v)
+                           ? json_object_get_string(v)
+                           : "";
+    kl__worker_calibrate(w, uuid, (int)obj_int(reply, "driver"));
+    json_object_put(reply);
+    reply = NULL;
+    json_object_object_add(req, KL_TIME_KEY_PROBE_TRUE_US,
+                           json_object_new_double(w->probe_true_us));
+    kl__load_mark(&before, kl__worker_pid(w));
+    rc = kl__wk_roundtrip(&reply, w, req);
+  }
   kl__load_mark(&after, kl__worker_pid(w));
   json_object_put(req);
   if (rc < 0) return rc;

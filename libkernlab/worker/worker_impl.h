@@ -34,12 +34,33 @@ struct kl_worker {
   bool *granted; /* per folder: it existed when the worker started, so the
                     running worker's sandbox holds a rule for it */
   size_t cap_granted;
-  char sandbox[192]; /* what its sandbox holds (JSON object) */
-  int pending;       /* replies owed for requests sent without waiting */
-  bool pool;         /* check, time and profile requests say "pool":1 */
-  int keep_oracle;   /* check requests keep the oracle's outputs under it;
-                        -1: none */
+  char sandbox[192];    /* what its sandbox holds (JSON object) */
+  int pending;          /* replies owed for requests sent without waiting */
+  bool pool;            /* check, time and profile requests say "pool":1 */
+  int keep_oracle;      /* check requests keep the oracle's outputs under it;
+                           -1: none */
+  bool calibrated;      /* the device's calibration is known (calibration.c) */
+  double probe_true_us; /* it: the probe kernel's true duration, 0: none */
 };
+
+/* A kl-worker (never the Python one, whatever KERNLAB_PYWORKER says) on
+ * the device `visible` names. */
+int kl__worker_create_on(kl_worker **out, const char *visible, int timeout_ms);
+/* The device's calibration into w->probe_true_us (w->calibrated after):
+ * the cache's, else measured by a fresh kl-worker and kept; 0 where there
+ * is none (KERNLAB_CALIBRATE=0, or the device cannot be calibrated). Never
+ * fails: an uncalibrated timer is still a timer. */
+void kl__worker_calibrate(kl_worker *w, const char *uuid, int driver);
+/* The cache's calibration of the device with this UUID under this driver:
+ * 1 with *true_us (0: the file says the device cannot be calibrated), or
+ * 0 when there is none to use (no file, another driver, a file that is
+ * not what kl__calibration_store writes). */
+int kl__calibration_lookup(double *true_us, const char *uuid, int driver);
+/* Keep a calibrate reply's measurement (error NULL), or why the device
+ * cannot be calibrated. 0, KL_EINVALID (a UUID that is not one, nothing
+ * plausible to keep), KL_EIO. */
+int kl__calibration_store(const char *uuid, int driver, json_object *measured,
+                          const char *error);
 
 /* A running worker, started again (with its plugins) if it died. */
 int kl__wk_ensure_running(kl_worker *w);

@@ -10,7 +10,8 @@
            candidates correct, the wrong one not (mismatches counted), one
            whose thread writes the outputs after forward returned caught
            (late bytes, from the device snapshot)
-  time     the C sampler and CUPTI timer around forward(): every kernel it
+  time     the C sampler and CUPTI timer around forward() (a request
+           without the device's calibration first asks for it): every kernel it
            launches is timed, and its copies (a clone after the kernel) (the baseline's span covers its five kernels),
            SM clocks read from the harness's own probe, A B B A against the
            baseline; the stale candidate caught by the timed outputs' check
@@ -193,6 +194,14 @@ try:
             "min_samples": 10, "max_samples": 2000, "target_rel_ci": 0.005,
             "time_cap_ms": 1500, "seed": 99, "block_rounds": 16,
             "decide_gain_pct": 2.0, "verify": 1, "oracle": -1}
+    # a device request that brings no calibration is answered with the
+    # device's identity (the parent's cache key), nothing timed
+    r = ask(dict(base, plugins=[ids["baseline"]]))
+    check(not r.get("ok") and r.get("code") == "calibrate" and
+          str(r.get("uuid", "")).startswith("GPU-") and r.get("driver", 0) > 0,
+          "time without probe_true_us: asks for the calibration: %s"
+          % json.dumps(r)[:300])
+    base["probe_true_us"] = 0  # the records as they read
     medians = {}
     for name in ("baseline", "triton_fused", "torch_softmax", "copied"):
         r = ask(dict(base, plugins=[ids[name]]))
