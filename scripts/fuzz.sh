@@ -6,7 +6,7 @@
 # entries' files (knowledge), what a client sends kl mcp (mcp).
 # usage: scripts/fuzz.sh [TARGET|all] [SECONDS] (default: all, 60 s each).
 # Targets fuzz side by side, one per core (KL_FUZZ_JOBS to say how many),
-# each for the full SECONDS.
+# each for the full SECONDS (the last round's, as several processes).
 # The library is built with coverage for the fuzzer; each target's seed
 # corpus is fuzz/corpus/TARGET plus the test files of its kind. A crash is
 # saved in build-fuzz/crashes-TARGET and the script exits 1: copy the file
@@ -43,7 +43,6 @@ for t in case expr rules reply ledger observation metrics knowledge mcp; do
     knowledge) for f in share/kernlab/knowledge/*/*.md; do
                  cp "$f" "$corpus/$(echo "$f" | tr / _)"; done ;;
   esac
-  rm -f "build-fuzz/fuzz_$t.rc"
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -Iinclude -Ilibkernlab \
@@ -51,29 +50,49 @@ for t in case expr rules reply ledger observation metrics knowledge mcp; do
     $LIBS -lm -ldl -lpthread -o "build-fuzz/fuzz_$t" &
 done
 for pid in $(jobs -p); do wait "$pid"; done # a failed build stops here
-fuzz() { # one target for $SECS, its exit status in build-fuzz/fuzz_$1.rc
-  local t=$1 rc=0
-  "build-fuzz/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=4096 \
+fuzz() { # target, part, seconds: its log and exit status in build-fuzz/
+  local t=$1 part=$2 secs=$3 rc=0
+  "build-fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="build-fuzz/crashes-$t/" -max_len=65536 \
-    "build-fuzz/corpus-$t" >"build-fuzz/fuzz_$t.log" 2>&1 || rc=$?
-  echo $rc >"build-fuzz/fuzz_$t.rc"
+    "build-fuzz/corpus-$t" >"build-fuzz/fuzz_$t.$part.log" 2>&1 || rc=$?
+  echo $rc >"build-fuzz/fuzz_$t.$part.rc"
 }
-for t in "${targets[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
-  echo "== fuzz_$t, $SECS s"
-  fuzz "$t" &
+# Whole rounds of JOBS targets side by side, SECS each; the targets left
+# over for a last round that would leave cores idle (9 targets on 2 cores:
+# the ninth alone) run as several processes on their corpus at once, the
+# same SECS of fuzzing shared between them.
+n=${#targets[@]}
+left=$((n % JOBS))
+parts=1
+[ "$left" -gt 0 ] && parts=$((JOBS / left))
+rm -f build-fuzz/fuzz_*.log build-fuzz/fuzz_*.rc
+for i in "${!targets[@]}"; do
+  t=${targets[$i]}
+  k=1 secs=$SECS
+  if [ "$i" -ge $((n - left)) ]; then
+    k=$parts secs=$(((SECS + parts - 1) / parts))
+  fi
+  echo "== fuzz_$t, $SECS s$([ "$k" -gt 1 ] && echo " as $k processes of $secs s")"
+  for part in $(seq 1 "$k"); do
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+    fuzz "$t" "$part" "$secs" &
+  done
 done
 wait
 failed=()
 for t in "${targets[@]}"; do
   echo "== fuzz_$t"
-  grep -E '^(#[0-9]+ +DONE|Done|==[0-9]+==ERROR|SUMMARY)' \
-    "build-fuzz/fuzz_$t.log" || true
-  if [ "$(cat "build-fuzz/fuzz_$t.rc" 2>/dev/null || echo 1)" -ne 0 ]; then
-    grep -A25 -m1 -E '==ERROR|runtime error|deadly signal|out-of-memory|timeout' \
-      "build-fuzz/fuzz_$t.log" >&2 || tail -25 "build-fuzz/fuzz_$t.log" >&2
-    failed+=("$t")
-  fi
+  bad=0
+  for log in build-fuzz/fuzz_"$t".*.log; do
+    part=${log%.log}
+    grep -E '^(#[0-9]+ +DONE|Done|==[0-9]+==ERROR|SUMMARY)' "$log" || true
+    if [ "$(cat "$part.rc" 2>/dev/null || echo 1)" -ne 0 ]; then
+      grep -A25 -m1 -E '==ERROR|runtime error|deadly signal|out-of-memory|timeout' \
+        "$log" >&2 || tail -25 "$log" >&2
+      bad=1
+    fi
+  done
+  [ "$bad" = 0 ] || failed+=("$t")
 done
 if [ ${#failed[@]} -ne 0 ]; then
   echo "fuzz.sh: crashes in: ${failed[*]} (inputs in build-fuzz/crashes-*)" >&2
