@@ -535,13 +535,14 @@ static int dev_warmup(klw_sampling *s, double *round_us) {
  * in the checks' order) and up to six fresh sets, as memory allows (8 GiB
  * of buffers at most), made as the rounds reach them (dev_ready): a
  * measurement whose blocks are few (long blocks, a short time cap) makes
- * only those it uses. Where three sets fit, only the fresh ones are timed:
- * set 0's block read about 1% toward the baseline in A/A comparisons of a
- * 64M vector_add on an H200 (0.989 over 16 runs, the fresh sets
- * 0.999-1.003: bench/README.md, "the A/A bias"), where its instances came
- * from the worker's pool in the checks' order. Fewer than three, and set 0
- * is timed too, as the only placement or one of two. A window holds whole
- * blocks, about 128 rounds. */
+ * only those it uses. Where four sets fit, only the fresh ones are timed
+ * (set 0 only warms up): set 0's block read about 1% toward the baseline
+ * in A/A comparisons of a 64M vector_add on an H200 (0.989 over 16 runs,
+ * the fresh sets 0.999-1.003: bench/README.md, "the A/A bias"), where its
+ * instances came from the worker's pool in the checks' order. Fewer than
+ * four, and set 0 is timed too: a comparison's interval counts placements
+ * once there are three (kl_stats_speedup_blocked), and fewer would leave
+ * it counting samples. A window holds whole blocks, about 128 rounds. */
 static int dev_place(klw_sampling *s, size_t *window) {
   dev_state *d = s->state;
   size_t br = s->block_rounds;
@@ -557,7 +558,7 @@ static int dev_place(klw_sampling *s, size_t *window) {
       set_bytes += s->pl[k]->buffer_bytes(s->inst[k], q);
   uint64_t fit = set_bytes ? (8ull << 30) / set_bytes : 7;
   d->npool = fit > 7 ? 7 : fit < 1 ? 1 : (size_t)fit;
-  d->base = d->npool >= 3 ? 1 : 0;
+  d->base = d->npool >= 4 ? 1 : 0;
   d->ntimed = d->npool - d->base;
   s->placements = d->ntimed;
   if (!(d->pool = calloc(d->npool * (size_t)s->np, sizeof(void *)))) {
