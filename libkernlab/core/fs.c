@@ -72,6 +72,7 @@ int kl__read_file(kl_buf *out, const char *path) {
   int rc = 0;
   for (;;) {
     if ((rc = kl__buf_grow(out, 65536)) < 0) break;
+    out->ptr[out->size] = '\0'; /* an empty file reads as "" */
     ssize_t n = read(fd, out->ptr + out->size, out->reserved - out->size - 1);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

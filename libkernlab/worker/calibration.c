@@ -16,11 +16,15 @@
  *    "probe_true_us":1.28,"values_us":[...],"chip":"GH100",
  *    "measured_at":"2026-11-29T09:30:00Z"}
  *
- * Where the device cannot be calibrated (counters for admins only, MIG,
- * vGPU) the file says why in "error" instead of "probe_true_us", so later
- * commands do not try again. Another driver version measures again, and
- * so does removing the file or anything in it that is not what this
- * writes. KERNLAB_CALIBRATE=0 leaves the samples as the records read. */
+ * Where the device could not be calibrated (counters for admins only,
+ * MIG, vGPU, a CUPTI that cannot profile) the file says why in "error"
+ * instead of "probe_true_us", and later commands do not try again for a
+ * day ("measured_at_s"): an administrator may open the counters, or the
+ * environment be mended, without a new driver. Another driver version
+ * measures again, and so does removing the file or anything in it that is
+ * not what this writes. A failure that may pass (the worker did not
+ * start, the counters were busy) is not kept. KERNLAB_CALIBRATE=0 leaves
+ * the samples as the records read. */
 #define _GNU_SOURCE
 #include <json-c/json.h>
 #include <stdio.h>
@@ -39,6 +43,8 @@
 /* the calibrate request: its launches, and the time it may take */
 #define LAUNCHES 9
 #define TIMEOUT_MS 60000
+/* how long "cannot be calibrated" holds */
+#define FAILURE_KEPT_S (24 * 3600)
 
 static bool plausible(double us) {
   return us >= TRUE_US_MIN && us <= TRUE_US_MAX;
@@ -101,8 +107,11 @@ int kl__calibration_lookup(double *true_us, const char *uuid, int driver) {
       found = 1;
     } else if (!json_object_object_get_ex(o, "probe_true_us", &v) &&
                json_object_object_get_ex(o, "error", &v) &&
-               json_object_is_type(v, json_type_string)) {
-      found = 1;
+               json_object_is_type(v, json_type_string) &&
+               json_object_object_get_ex(o, "measured_at_s", &v) &&
+               json_object_is_type(v, json_type_int)) {
+      int64_t age = (int64_t)time(NULL) - json_object_get_int64(v);
+      found = age >= -60 && age < FAILURE_KEPT_S;
     }
   }
   json_object_put(o);
@@ -178,6 +187,8 @@ int kl__calibration_store(const char *uuid, int driver, json_object *measured,
   gmtime_r(&now, &tm);
   strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
   json_object_object_add(o, "measured_at", json_object_new_string(when));
+  json_object_object_add(o, "measured_at_s",
+                         json_object_new_int64((int64_t)now));
   const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
   char *dir = kl__path_dir(path);
   int rc = !dir ? kl__error_oom() : kl__mkdir_p(dir);

@@ -52,9 +52,10 @@ int kl__worker_create_on(kl_worker **out, const char *visible, int timeout_ms);
  * fails: an uncalibrated timer is still a timer. */
 void kl__worker_calibrate(kl_worker *w, const char *uuid, int driver);
 /* The cache's calibration of the device with this UUID under this driver:
- * 1 with *true_us (0: the file says the device cannot be calibrated), or
- * 0 when there is none to use (no file, another driver, a file that is
- * not what kl__calibration_store writes). */
+ * 1 with *true_us (0: the file says the device could not be calibrated,
+ * less than a day ago), or 0 when there is none to use (no file, another
+ * driver, an older failure, a file that is not what
+ * kl__calibration_store writes). */
 int kl__calibration_lookup(double *true_us, const char *uuid, int driver);
 /* Keep a calibrate reply's measurement (error NULL), or why the device
  * cannot be calibrated. 0, KL_EINVALID (a UUID that is not one, nothing
