@@ -26,6 +26,7 @@ cmake --build build-fuzz --target kernlab_static >/dev/null
 LIBS=$(pkg-config --libs yaml-0.1 json-c libcurl)
 export KERNLAB_SHARE_DIR=$PWD/share/kernlab
 JOBS=${KL_FUZZ_JOBS:-$(nproc)}
+[ "$JOBS" -ge 1 ] 2>/dev/null || { echo "fuzz.sh: KL_FUZZ_JOBS must be a whole number from 1" >&2; exit 2; }
 targets=()
 for t in case expr rules reply ledger observation metrics knowledge mcp; do
   [ "$WHICH" = all ] || [ "$WHICH" = "$t" ] || continue
@@ -60,11 +61,17 @@ fuzz() { # target, part, seconds: its log and exit status in build-fuzz/
 # Whole rounds of JOBS targets side by side, SECS each; the targets left
 # over for a last round that would leave cores idle (9 targets on 2 cores:
 # the ninth alone) run as several processes on their corpus at once, the
-# same SECS of fuzzing shared between them.
+# same SECS of fuzzing shared between them, 10 s each at least (a
+# process spends its first seconds replaying the corpus). With no more
+# targets than cores, each runs whole.
 n=${#targets[@]}
-left=$((n % JOBS))
+left=0
+[ "$n" -gt "$JOBS" ] && left=$((n % JOBS))
 parts=1
 [ "$left" -gt 0 ] && parts=$((JOBS / left))
+while [ "$parts" -gt 1 ] && [ $((SECS / parts)) -lt 10 ]; do
+  parts=$((parts - 1))
+done
 rm -f build-fuzz/fuzz_*.log build-fuzz/fuzz_*.rc
 for i in "${!targets[@]}"; do
   t=${targets[$i]}
@@ -83,7 +90,9 @@ failed=()
 for t in "${targets[@]}"; do
   echo "== fuzz_$t"
   bad=0
-  for log in build-fuzz/fuzz_"$t".*.log; do
+  logs=(build-fuzz/fuzz_"$t".*.log)
+  [ -f "${logs[0]}" ] || { echo "fuzz.sh: fuzz_$t left no log" >&2; failed+=("$t"); continue; }
+  for log in "${logs[@]}"; do
     part=${log%.log}
     grep -E '^(#[0-9]+ +DONE|Done|==[0-9]+==ERROR|SUMMARY)' "$log" || true
     if [ "$(cat "$part.rc" 2>/dev/null || echo 1)" -ne 0 ]; then
