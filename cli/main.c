@@ -55,6 +55,8 @@ static const cli_verb cli_verbs[] = {
      "case's oracle on 3 fresh seeds per shape, and only then times it in\n"
      "the worker: cold caches by default, adaptive sampling until the 95%\n"
      "interval of the median is within 0.5% or the time cap is reached.\n"
+     "On a GPU, CUPTI's kernel records less their fixed part, measured once\n"
+     "per device and kept (KERNLAB_CALIBRATE=0: as the records read).\n"
      "Exit 3 when the candidate is rejected (INCORRECT, CRASHED, TIMEOUT,\n"
      "COMPILE_ERROR), with the reason.\n"
      "\n"
