@@ -62,7 +62,7 @@ LENV = dict(ENV, KL_CONFIG=config, ANTHROPIC_API_KEY="sk-fake-lineage-key")
 try:
     case = small_matmul(SRC, os.path.join(TMP, "proj", "mm"))
     p = kl("run", case, "--json", "--iterations", "3", "--patience", "20",
-           "--seed", "11", "--timeout", "6000", "--time-cap", "900", "--hot",
+           "--seed", "11", "--timeout", "6000", "--time-cap", "1500", "--hot",
            env=LENV)
     s = json.loads(p.stdout) if p.stdout.strip() else {}
     run1 = s.get("run", "?")
