@@ -290,7 +290,10 @@ if part("serving"):
         tps = rows.get("tokens_per_s", {}).get("median", 0)
         ttft = rows.get("ttft_ms.median", {}).get("median", 0)
         # 16 tokens a request, one every 8 ms after 20 ms, 4 at a time
-        check(rc == 0 and r.get("verdict") == "OK" and 100 < tps < 700 and
+        # (about 400 tokens/s; a loaded machine's wake-ups, 30-45 ms late,
+        # can bring it to 100, so the floor is what no working server
+        # reads: 25)
+        check(rc == 0 and r.get("verdict") == "OK" and 25 < tps < 700 and
               15 < ttft < 500, "kl bench of a serving case: the server's tokens/s "
               "and time to first token: %d %s %s %s" % (rc, tps, ttft, err[-300:]))
         for name, want in (("faster", "faster"), ("slower", "slower")):
