@@ -209,9 +209,8 @@ static int drop_throttled(kl_samples *s, kl_shape_result *res) {
   return 0;
 }
 
-static void calibration_from(double cal[3], double *offset_us,
-                             const kl_samples *s) {
-  cal[0] = *offset_us = s->calibration_us;
+static void calibration_from(double cal[3], const kl_samples *s) {
+  cal[0] = s->calibration_us;
   cal[1] = s->probe_records_us;
   cal[2] = s->probe_true_us;
 }
@@ -228,7 +227,7 @@ static int graph_summaries(shape_entry *e, kl_samples *s, double gain_pct) {
   res->wall_ms += s->wall_ms;
   res->graph_timed = 1;
   snprintf(e->graph_tracing, sizeof(e->graph_tracing), "%s", s->tracing);
-  calibration_from(e->graph_calibration, &res->graph_calibration_us, s);
+  calibration_from(e->graph_calibration, s);
   if (s->nplugins == 1)
     return kl_stats_summarize(&res->graph_time, s->us[0], s->n);
   if ((rc = kl_stats_summarize(&res->graph_baseline, s->us[0], s->n)) < 0 ||
@@ -316,7 +315,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   e->res.wall_ms = s.wall_ms;
   snprintf(e->stop_reason, sizeof(e->stop_reason), "%s", s.stop_reason);
   snprintf(e->tracing, sizeof(e->tracing), "%s", s.tracing);
-  calibration_from(e->calibration, &e->res.calibration_us, &s);
+  calibration_from(e->calibration, &s);
   snprintf(r->timer, sizeof(r->timer), "%s", s.timer);
   if (s.mhz[0] && s.n > 0 && (rc = drop_throttled(&s, &e->res)) < 0) goto done;
   if (n == 1) {

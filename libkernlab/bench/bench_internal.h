@@ -21,7 +21,8 @@ typedef struct shape_entry {
   char tracing[12]; /* the CUPTI records that timed it (kl_samples.tracing) */
   char graph_tracing[12]; /* --launch both: those of its graph pass */
   /* the calibration (kl_samples'): the offset subtracted, the probe on its
-   * records, the probe's true duration (us; all 0: none asked) */
+   * records, the probe's true duration (us; all 0: none asked); the
+   * offsets are kl_shape_result's calibration_us, graph_calibration_us */
   double calibration[3], graph_calibration[3];
   char *name; /* owned: a report outlives its case */
   kl_profile *profile;

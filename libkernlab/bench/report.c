@@ -127,6 +127,8 @@ int kl_report_shape(kl_shape_result *out, const kl_report *r, size_t i) {
   full.tracing = r->shapes[i].tracing[0] ? r->shapes[i].tracing : NULL;
   full.graph_tracing =
       r->shapes[i].graph_tracing[0] ? r->shapes[i].graph_tracing : NULL;
+  full.calibration_us = r->shapes[i].calibration[0];
+  full.graph_calibration_us = r->shapes[i].graph_calibration[0];
   return kl__result_give(out, &full, sizeof(full),
                          offsetof(kl_shape_result, scaled), "kl_shape_result");
 }

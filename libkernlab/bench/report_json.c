@@ -254,7 +254,6 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
   snprintf(e->tracing, sizeof(e->tracing), "%s",
            kl__tracing_name(v ? json_object_get_string(v) : NULL));
   kl__report_calibration_read(e->calibration, s);
-  res->calibration_us = e->calibration[0];
   if (r->compare && (v = kl__json_get(s, "baseline"))) {
     summary_from(&res->baseline, v);
     speedup_from(&res->speedup, s);
@@ -284,7 +283,6 @@ static int shape_from(kl_report *r, shape_entry *e, json_object *s) {
     snprintf(e->graph_tracing, sizeof(e->graph_tracing), "%s",
              kl__tracing_name(v ? json_object_get_string(v) : NULL));
     kl__report_calibration_read(e->graph_calibration, g);
-    res->graph_calibration_us = e->graph_calibration[0];
   }
   v = kl__json_get(s, "decision_reason");
   if (v && json_object_is_type(v, json_type_string))

@@ -652,17 +652,32 @@ static void test_bench__json_fields(void **state) {
   assert_true(strncmp(s.decision_reason, kl_decision_name(s.speedup.decision),
                       strlen(kl_decision_name(s.speedup.decision))) == 0);
   assert_true(s.blocks >= 1 && s.blocks_faster + s.blocks_slower <= s.blocks);
-  /* and read back from the JSON as written */
+  /* a host shape has no calibration (kernel records only) */
+  assert_null(strstr(b.ptr, "\"calibration\""));
+  assert_true(s.calibration_us == 0);
+  /* and read back from the JSON as written, with a device shape's
+   * calibration put in (an executor's report from a GPU machine) */
   json_object *doc = json_tokener_parse(b.ptr);
+  json_object *cal = json_object_new_object();
+  json_object_object_add(cal, "offset_us", json_object_new_double(1.125));
+  json_object_object_add(cal, "probe_records_us", json_object_new_double(2.5));
+  json_object_object_add(cal, "probe_true_us", json_object_new_double(1.375));
+  json_object_object_add(
+      json_object_array_get_idx(json_object_object_get(doc, "shapes"), 0),
+      "calibration", cal);
   kl_report *back = NULL;
   assert_int_equal(kl__report_from_json(&back, doc, "t"), 0);
   kl_shape_result t = KL_SHAPE_RESULT_INIT;
   assert_int_equal(kl_report_shape(&t, back, 0), 0);
   assert_string_equal(t.decision_reason, s.decision_reason);
   assert_int_equal(t.blocks, s.blocks);
+  assert_true(t.calibration_us == 1.125 && t.graph_calibration_us == 0);
   kl_buf again = KL_BUF_INIT;
   assert_int_equal(kl_report_json(&again, back), 0);
   assert_non_null(strstr(again.ptr, "\"gates_applied\":[\"tolerance\""));
+  assert_non_null(strstr(again.ptr, "\"calibration\":{\"offset_us\":1.125,"
+                                    "\"probe_records_us\":2.5,"
+                                    "\"probe_true_us\":1.375}"));
   kl_buf_dispose(&again);
   kl_report_free(back);
   json_object_put(doc);
