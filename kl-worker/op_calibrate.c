@@ -35,6 +35,7 @@
 #ifdef KL_HAVE_CUPTI
 #include "cupti_profiler.h"
 #include "cupti_timer.h"
+#include "kernlab/stats.h"
 #endif
 
 #define MAX_LAUNCHES 32
@@ -97,10 +98,6 @@ static int probe_launch(void *arg) {
   return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 #endif
 
 void klw_op_calibrate(json_object *req) {
@@ -156,10 +153,17 @@ void klw_op_calibrate(json_object *req) {
     klw_reply_error("calibrate: the profiler read no duration of the probe");
     return;
   }
-  qsort(us, n, sizeof(us[0]), cmp_double);
-  double median = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+  kl_summary sum;
+  if (kl_stats_summarize(&sum, us, n)) {
+    json_object_put(vals);
+    json_object_put(o);
+    klw_prof_result_dispose(&res);
+    klw_reply_error("calibrate: out of memory");
+    return;
+  }
   json_object_object_add(o, "ok", json_object_new_boolean(1));
-  json_object_object_add(o, "probe_true_us", json_object_new_double(median));
+  json_object_object_add(o, "probe_true_us",
+                         json_object_new_double(sum.median));
   json_object_object_add(o, "values_us", vals);
   json_object_object_add(o, "chip", json_object_new_string(res.chip));
   json_object_object_add(o, "init_ms", json_object_new_double(res.init_ms));

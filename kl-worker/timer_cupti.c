@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "cupti_timer.h"
+#include "kernlab/stats.h"
 #include "worker_internal.h"
 
 typedef struct dev_sample_ref {
@@ -422,14 +423,20 @@ static void warm_usage_of(warm_usage *u, klw_kernel *k, size_t nk, int np) {
  * 2.0-2.1 us each (0.7 us over their true 1.34 us), the empty case's
  * kernel after the flush 2.43 us (1.2 us over its 1.25 us), as a copy's
  * and a fill's samples do (1.0-1.2 us over ncu). So the probe is timed
- * where a sample's work is: sixteen times the
- * sample's own prelude (restore, then the flush that marks, or a marker
- * when hot), then the probe in place of the launch. The median of those
- * probes' records, less the probe's true duration the request brings, is
- * what every sample's span carries beyond its kernels. Only on KERNEL
- * records: CONCURRENT_KERNEL records time from inside the kernel, and
- * their error depends on the kernel. */
-#define CALIBRATION_PROBES 16
+ * where a sample's work is: 32 times the sample's own prelude (restore,
+ * then the flush that marks, or a marker when hot), then the probe in
+ * place of the launch. The median of those probes' records, less the
+ * probe's true duration the request brings, is what every sample's span
+ * carries beyond its kernels. Only on KERNEL records: CONCURRENT_KERNEL
+ * records time from inside the kernel, and their error depends on the
+ * kernel.
+ * Why 32: the records are bimodal (an H200, 768 probes after a cold
+ * prelude: a third at 2.1-2.2 us, the rest at 2.5-2.9 us), so a median
+ * of 16 fell into the lower mode in one request in twelve, and the 5 us
+ * copy's calibrated median spread 8.45-8.75 us over 8 processes where
+ * its records as read spread 9.70-9.79 us. Pooling 32 of those probes
+ * gave 8.46-8.59 (bench/README.md, issue 46, part 2). */
+#define CALIBRATION_PROBES 32
 static int dev_calibrate(klw_sampling *s) {
   dev_state *d = s->state;
   for (int i = 0; i < CALIBRATION_PROBES; i++)
@@ -460,13 +467,12 @@ static int dev_calibrate(klw_sampling *s) {
   discard(s); /* the probes' clock readings */
   if (kept != 2 * CALIBRATION_PROBES)
     return 0; /* not what was launched: the samples stay uncalibrated */
-  for (size_t i = 1; i < n; i++) /* a few values: insertion sort */
-    for (size_t j = i; j > 0 && us[j] < us[j - 1]; j--) {
-      double t = us[j];
-      us[j] = us[j - 1];
-      us[j - 1] = t;
-    }
-  d->probe_records_us = (us[n / 2 - 1] + us[n / 2]) / 2;
+  kl_summary sum;
+  if (kl_stats_summarize(&sum, us, n)) {
+    snprintf(s->err, sizeof(s->err), "calibration: out of memory");
+    return -1;
+  }
+  d->probe_records_us = sum.median;
   /* Subtracted from both sides, a larger offset reads a faster
    * candidate's gain larger: one far beyond the front end's part (an
    * H200's records read the probe 1.8 times its true duration after the
