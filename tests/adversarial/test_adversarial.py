@@ -23,7 +23,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, copy_case, scratch  # noqa: E402
+from support import (FAILS, check, copy_case, require_cuda,  # noqa: E402
+                     scratch)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 MODE = sys.argv[3] if len(sys.argv) > 3 else "host"
@@ -288,10 +289,7 @@ def host_suite():
 
 
 def cuda_suite():
-    if not shutil.which("nvidia-smi") or subprocess.run(
-            ["nvidia-smi", "-L"], capture_output=True).returncode != 0:
-        print("no GPU: skipped")
-        sys.exit(77)
+    require_cuda()
     va = copy_case(SRC, "vector_add", os.path.join(TMP, "vector_add"))
     rs = copy_case(SRC, "reduce_sum_f32", os.path.join(TMP, "reduce"))
     # a fixed grid: with one block per 256 elements the launch alone costs

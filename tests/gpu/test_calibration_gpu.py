@@ -26,14 +26,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, scratch  # noqa: E402
+from support import FAILS, check, require_cuda, scratch  # noqa: E402
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-calibration-gpu-")
-if (shutil.which("nvidia-smi") is None or
-        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
-    print("skipped: no CUDA device here")
-    sys.exit(77)
+require_cuda()
 VECTOR_ADD = os.path.join(SRC, "cases", "vector_add")
 SOFTMAX_TORCH = os.path.join(SRC, "tests", "python", "cases", "softmax_torch")
 

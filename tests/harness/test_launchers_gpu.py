@@ -32,14 +32,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, fake_llm, scratch  # noqa: E402
+from support import (FAILS, check, fake_llm, require_cuda,  # noqa: E402
+                     scratch)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-launchers-gpu-")
-if (shutil.which("nvidia-smi") is None or
-        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
-    print("skipped: no CUDA device here")
-    sys.exit(77)
+require_cuda()
 
 
 def compare(case, cand):

@@ -47,14 +47,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, fake_llm, scratch  # noqa: E402
+from support import (FAILS, check, fake_llm, require_cuda,  # noqa: E402
+                     scratch)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-llmc-gpu-")
-if (shutil.which("nvcc") is None or shutil.which("nvidia-smi") is None or
-        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
-    print("skipped: no CUDA device or nvcc here")
-    sys.exit(77)
+require_cuda("nvcc")
 
 
 def kl(*args, env=None, timeout=900):

@@ -25,14 +25,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, fake_llm, scratch  # noqa: E402
+from support import (FAILS, check, fake_llm, require_cuda,  # noqa: E402
+                     scratch)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-observe-gpu-")
-if (shutil.which("nvcc") is None or shutil.which("nvidia-smi") is None or
-        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
-    print("skipped: no CUDA device or nvcc here")
-    sys.exit(77)
+require_cuda("nvcc")
 
 CONFIGS = [(4096, 4096, 32, 8, 12, 0.5), (2048, 8192, 32, 8, 6, -1.25),
            (1024, 1024, 16, 16, 20, 2.0), (8192, 512, 64, 4, 8, 0.5),

@@ -11,24 +11,17 @@ and passes nothing kernlab fires; the report carries ncu's advice and
 names the agreements; --kernel picks by name. Also the quick set's verdict
 on the same kernel is the standard set's.
 usage: test_ncu_gpu.py KL SOURCE_DIR"""
-import json
 import os
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import FAILS, check, kl_runner, scratch  # noqa: E402
+from support import (FAILS, check, kl_runner, require_cuda,  # noqa: E402
+                     scratch)
 
 KL, SRC = sys.argv[1], sys.argv[2]
 TMP, ENV = scratch(SRC, "kl-ncu-gpu-")
-if (shutil.which("nvidia-smi") is None or
-        subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode):
-    print("skipped: no CUDA device here")
-    sys.exit(77)
-if shutil.which("ncu") is None or shutil.which("nvcc") is None:
-    print("skipped: no ncu or nvcc on PATH")
-    sys.exit(77)
+require_cuda("ncu", "nvcc")
 
 kl, kljson = kl_runner(KL, ENV)
 case = os.path.join(SRC, "cases", "transpose_f32")

@@ -127,13 +127,23 @@ def fake_llm(src, tmp, env, script_dir, key):
     return srv, port, config
 
 
-def require_cuda_torch():
-    """Exit 77 (ctest's skip) without a CUDA device, torch or triton."""
+def require_cuda(*tools):
+    """Exit 77 (ctest's skip) without a CUDA device, or without any of the
+    named tools on PATH (e.g. "nvcc", "ncu")."""
     if (shutil.which("nvidia-smi") is None or
             subprocess.run(["nvidia-smi", "-L"],
                            capture_output=True).returncode):
         print("skipped: no CUDA device here")
         sys.exit(77)
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        print("skipped: no %s on PATH" % " or ".join(missing))
+        sys.exit(77)
+
+
+def require_cuda_torch():
+    """Exit 77 (ctest's skip) without a CUDA device, torch or triton."""
+    require_cuda()
     try:
         import torch  # noqa: F401
         import triton  # noqa: F401

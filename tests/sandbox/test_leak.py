@@ -30,19 +30,15 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
-from support import (FAILS, check, copy_case, scratch,  # noqa: E402
-                     small_saxpy)
+from support import (FAILS, check, copy_case, require_cuda,  # noqa: E402
+                     scratch, small_saxpy)
 
 KL, SRC, MODE = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
 HERE = os.path.dirname(os.path.abspath(__file__))
 TMP, ENV = scratch(SRC, "kl-leak-%s-" % MODE)
 
 if MODE == "cuda":
-    import shutil
-    if not shutil.which("nvidia-smi") or subprocess.run(
-            ["nvidia-smi", "-L"], capture_output=True).returncode:
-        print("no GPU: skipped")
-        sys.exit(77)
+    require_cuda()
     CASE, EXT = "vector_add", "cu"
     KERNEL = """
 extern "C" __global__ void vector_add(float *c, const float *a,
