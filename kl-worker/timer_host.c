@@ -5,7 +5,8 @@
  * flush would make the kernel pay for write-backs). Every placement block
  * gets fresh instances (new buffers, fresh inputs), made in alternating
  * order so neither side always allocates first. */
-#define _GNU_SOURCE /* MADV_POPULATE_WRITE */
+#define _GNU_SOURCE /* MAP_ANONYMOUS, MADV_POPULATE_WRITE */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,22 +61,30 @@ static size_t llc_bytes(void) {
 }
 
 /* The buffer is a mapping of its own whose every page is backed by memory
- * of its own (a page never written would read the one shared zero page,
- * which evicts nothing): the kernel fills the page tables in one call
+ * of its own (a page never written reads the one shared zero page, which
+ * evicts nothing): the kernel fills the page tables in one call
  * (MADV_POPULATE_WRITE), 140 ms for 512 MiB on a Xeon VM against 230-315
  * ms for a memset that faults each 4 KiB page in turn, once per worker
- * that samples cold (bench/README.md, issue 46, part 4). A kernel without
- * it (before Linux 5.14) gets the memset. */
+ * that samples cold (bench/README.md, issue 46, part 4). Then one byte a
+ * page is written (5-8 ms), so that no page stays all zeros: splitting an
+ * underused huge page maps its all-zero pages back to the zero page
+ * (Linux 6.12 on). A kernel without the call (before 5.14) gets the
+ * memset. */
 int klw_flush_host_caches(void) {
   if (!flush_buf) {
     flush_size = 2 * llc_bytes();
     if (flush_size < (8u << 20)) flush_size = 8u << 20;
-    void *m = mmap(NULL, flush_size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *m = mmap(NULL, flush_size, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return -1;
+    bool populated = false;
 #ifdef MADV_POPULATE_WRITE
-    if (madvise(m, flush_size, MADV_POPULATE_WRITE) != 0)
+    populated = madvise(m, flush_size, MADV_POPULATE_WRITE) == 0;
 #endif
+    if (populated)
+      for (size_t i = 0; i < flush_size; i += 4096)
+        m[i] = 1;
+    else
       memset(m, 1, flush_size); /* fault the pages in once */
     flush_buf = m;
   }
