@@ -151,15 +151,14 @@ static void print_calibration(const kl_report *r) {
       }
   }
   if (hi == 0) return;
+  char range[48];
   if (hi - lo < 0.005)
-    printf("timer: kernel records less their fixed part, %.2f us a sample "
-           "on this device (KERNLAB_CALIBRATE=0: as the records read)\n",
-           hi);
+    snprintf(range, sizeof(range), "%.2f", hi);
   else
-    printf("timer: kernel records less their fixed part, %.2f-%.2f us a "
-           "sample on this device (KERNLAB_CALIBRATE=0: as the records "
-           "read)\n",
-           lo, hi);
+    snprintf(range, sizeof(range), "%.2f-%.2f", lo, hi);
+  printf("timer: kernel records less their fixed part, %s us a sample on "
+         "this device (KERNLAB_CALIBRATE=0: as the records read)\n",
+         range);
 }
 
 static void print_text(const kl_report *r, bool compare, bool cold) {

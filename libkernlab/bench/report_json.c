@@ -408,17 +408,11 @@ void kl__report_calibration_json(kl_buf *b, const double cal[3]) {
 }
 
 void kl__report_calibration_read(double cal[3], json_object *shape) {
-  json_object *c = kl__json_get(shape, "calibration"), *v;
-  for (size_t i = 0; i < 3; i++) {
-    v = c && json_object_is_type(c, json_type_object)
-            ? kl__json_get(c, calibration_keys[i])
-            : NULL;
-    cal[i] = v && (json_object_is_type(v, json_type_double) ||
-                   json_object_is_type(v, json_type_int))
-                 ? json_object_get_double(v)
-                 : 0;
-    if (!(cal[i] >= 0 && cal[i] < 1e6)) cal[i] = 0; /* NaN, or not ours */
-  }
+  json_object *c = kl__json_get(shape, "calibration");
+  for (size_t i = 0; i < 3; i++)
+    if (!kl__json_number(c, calibration_keys[i], &cal[i]) ||
+        !(cal[i] >= 0 && cal[i] < 1e6)) /* absent, NaN, or not ours */
+      cal[i] = 0;
 }
 
 int kl__report_from_json(kl_report **out, json_object *doc, const char *where) {

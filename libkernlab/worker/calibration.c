@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "../core/internal.h"
+#include "../core/json.h"
 #include "kernlab/worker.h"
 #include "worker_impl.h"
 
@@ -75,42 +76,35 @@ static char *cache_path(const char *uuid) {
   return path;
 }
 
+/* Whether o's key is a JSON integer equal to want. */
+static bool int_is(json_object *o, const char *key, int want) {
+  json_object *v = kl__json_get(o, key);
+  return v && json_object_is_type(v, json_type_int) &&
+         json_object_get_int(v) == want;
+}
+
 int kl__calibration_lookup(double *true_us, const char *uuid, int driver) {
   *true_us = 0;
   char *path = safe_uuid(uuid) ? cache_path(uuid) : NULL;
-  kl_buf text = KL_BUF_INIT;
-  if (!path || kl__read_file(&text, path) < 0) {
+  json_object *o = NULL;
+  if (!path || kl__json_read_file(&o, path, "a calibration") < 0) {
     kl_error_clear();
     kl__free(path);
     return 0;
   }
   kl__free(path);
-  json_object *o = json_tokener_parse(text.ptr);
-  kl_buf_dispose(&text);
-  json_object *v;
+  const char *u = kl__json_text(o, "uuid");
+  json_object *at = kl__json_get(o, "measured_at_s");
+  double us;
   int found = 0;
-  if (o && json_object_is_type(o, json_type_object) &&
-      json_object_object_get_ex(o, "kernlab_calibration", &v) &&
-      json_object_is_type(v, json_type_int) &&
-      json_object_get_int(v) == FORMAT &&
-      json_object_object_get_ex(o, "uuid", &v) &&
-      json_object_is_type(v, json_type_string) &&
-      strcmp(json_object_get_string(v), uuid) == 0 &&
-      json_object_object_get_ex(o, "driver", &v) &&
-      json_object_is_type(v, json_type_int) &&
-      json_object_get_int(v) == driver) {
-    if (json_object_object_get_ex(o, "probe_true_us", &v) &&
-        (json_object_is_type(v, json_type_double) ||
-         json_object_is_type(v, json_type_int)) &&
-        plausible(json_object_get_double(v))) {
-      *true_us = json_object_get_double(v);
+  if (int_is(o, "kernlab_calibration", FORMAT) && u && strcmp(u, uuid) == 0 &&
+      int_is(o, "driver", driver)) {
+    if (kl__json_number(o, "probe_true_us", &us) && plausible(us)) {
+      *true_us = us;
       found = 1;
-    } else if (!json_object_object_get_ex(o, "probe_true_us", &v) &&
-               json_object_object_get_ex(o, "error", &v) &&
-               json_object_is_type(v, json_type_string) &&
-               json_object_object_get_ex(o, "measured_at_s", &v) &&
-               json_object_is_type(v, json_type_int)) {
-      int64_t age = (int64_t)time(NULL) - json_object_get_int64(v);
+    } else if (!kl__json_get(o, "probe_true_us") && kl__json_text(o, "error") &&
+               at && json_object_is_type(at, json_type_int)) {
+      int64_t age = (int64_t)time(NULL) - json_object_get_int64(at);
       found = age >= -60 && age < FAILURE_KEPT_S;
     }
   }
