@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/sandbox.h"
 #include "mcp_internal.h"
 
 #define MAX_OUTPUT ((size_t)64 << 20)
@@ -212,6 +213,9 @@ int kl_mcp__child_run(kl_mcp__exit *res, kl_mcp__child *child,
     res->status = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     res->signal = WTERMSIG(status);
+  /* a call killed (cancelled) left its workers' folders: its pid is gone
+   * now that it is reaped */
+  if (WIFSIGNALED(status)) kl__sandbox_dir_sweep(NULL);
   if (kl__buf_status(&res->out) < 0 || kl__buf_status(&res->errors) < 0)
     return KL_ENOMEM;
   return 0;

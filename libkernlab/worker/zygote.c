@@ -129,7 +129,7 @@ static int start_parent(const char *name, const char *pyworker,
   snprintf(idle, sizeof(idle), "%ld",
            idle_s > 0 && idle_s < 86400 * 7 ? idle_s : IDLE_DEFAULT_S);
   char *dir = NULL;
-  int rc = kl__sandbox_dir_named(&dir, "pyworker-parent");
+  int rc = kl__sandbox_dir_lasting(&dir, "pyworker-parent");
   if (rc < 0) return rc;
   size_t n = 0;
   while (envp && envp[n])

@@ -4,7 +4,8 @@
  * once per process, so this test forces it before anything else probes),
  * a child in the sandbox (no network, no reads in the home, writes only in
  * its folder), a child that cannot enter it, and redaction of every form
- * a secret takes. End to end: tests/sandbox/test_leak.py. */
+ * a secret takes, and the sweep of folders whose maker is gone. End to end:
+ * tests/sandbox/test_leak.py. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -312,6 +313,91 @@ static void test_secrets__environment_block_is_blanked(void **state) {
   kl_buf_dispose(&b);
 }
 
+/* The folders of makers that are gone are swept; every other folder, file
+ * or link is left (core/sandbox_dir.c). */
+static void test_sandbox__folders_of_gone_makers_are_swept(void **state) {
+  (void)state;
+  unsigned long long ns;
+  long pid;
+  assert_true(
+      kl__sandbox_dir_owner("kl-worker-4026531836-123-AbC123", &ns, &pid));
+  assert_true(ns == 4026531836ULL && pid == 123);
+  assert_false(kl__sandbox_dir_owner("kl-worker-AbC123", &ns, &pid));
+  assert_false(kl__sandbox_dir_owner("kl-pyworker-parent-AbC123", &ns, &pid));
+  assert_false(kl__sandbox_dir_owner("kl--4026531836-123-AbC123", &ns, &pid));
+  assert_false(kl__sandbox_dir_owner("kl-worker-0-123-AbC123", &ns, &pid));
+  assert_false(kl__sandbox_dir_owner("kl-worker-12-123-AbC12", &ns, &pid));
+
+  char root[128], path[256];
+  snprintf(root, sizeof(root), "%s/tmp", scratch);
+  assert_int_equal(mkdir(root, 0700), 0);
+  assert_int_equal(setenv("TMPDIR", root, 1), 0);
+  char *mine = NULL;
+  assert_int_equal(kl__sandbox_dir_named(&mine, "worker"), 0);
+  const char *base = strrchr(mine, '/') + 1;
+  assert_true(kl__sandbox_dir_owner(base, &ns, &pid));
+  assert_int_equal(pid, (long)getpid());
+
+  pid_t gone = fork();
+  assert_true(gone >= 0);
+  if (gone == 0) _exit(0);
+  assert_int_equal(waitpid(gone, NULL, 0), gone);
+  struct {
+    const char *fmt; /* ns, pid */
+    unsigned long long ns;
+    long pid;
+    bool swept;
+  } dirs[] = {
+      {"kl-worker-%llu-%ld-Gone01", ns, gone, true},
+      {"kl-compile-%llu-%ld-Alive1", ns, (long)getppid(), false},
+      {"kl-worker-%llu-%ld-Other1", ns + 1, gone, false},
+      {"kl-worker-Old%llu%ld", ns, gone, false},
+  };
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    snprintf(path, sizeof(path), "%s/", root);
+    size_t at = strlen(path);
+    snprintf(path + at, sizeof(path) - at, dirs[i].fmt, dirs[i].ns,
+             dirs[i].pid);
+    assert_int_equal(mkdir(path, 0700), 0);
+    if (i == 0) { /* what a worker leaves: files, folders in folders */
+      char inner[300];
+      snprintf(inner, sizeof(inner), "%s/a", path);
+      assert_int_equal(mkdir(inner, 0700), 0);
+      snprintf(inner, sizeof(inner), "%s/a/b.txt", path);
+      write_text(inner, "left\n");
+    }
+  }
+  /* a file and a link of the swept form are not folders: left */
+  snprintf(path, sizeof(path), "%s/kl-worker-%llu-%ld-File01", root, ns,
+           (long)gone);
+  write_text(path, "a file\n");
+  snprintf(path, sizeof(path), "%s/kl-worker-%llu-%ld-Link01", root, ns,
+           (long)gone);
+  assert_int_equal(symlink(scratch, path), 0);
+
+  assert_int_equal(kl__sandbox_dir_sweep(root), 1);
+  struct stat st;
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    snprintf(path, sizeof(path), "%s/", root);
+    size_t at = strlen(path);
+    snprintf(path + at, sizeof(path) - at, dirs[i].fmt, dirs[i].ns,
+             dirs[i].pid);
+    assert_int_equal(lstat(path, &st) == 0, !dirs[i].swept);
+  }
+  snprintf(path, sizeof(path), "%s/kl-worker-%llu-%ld-File01", root, ns,
+           (long)gone);
+  assert_int_equal(lstat(path, &st), 0);
+  snprintf(path, sizeof(path), "%s/kl-worker-%llu-%ld-Link01", root, ns,
+           (long)gone);
+  assert_int_equal(lstat(path, &st), 0);
+  assert_int_equal(stat(scratch, &st), 0);
+  assert_int_equal(stat(mine, &st), 0); /* this process's own */
+  kl__sandbox_dir_remove(mine);
+  assert_int_equal(stat(mine, &st) == 0, 0);
+  kl__free(mine);
+  unsetenv("TMPDIR");
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(scratch, sizeof(scratch), "/tmp/kl-test-sandbox-XXXXXX");
@@ -344,6 +430,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_secrets__names),
       cmocka_unit_test(test_secrets__every_form_is_blotted_out),
       cmocka_unit_test(test_secrets__environment_block_is_blanked),
+      cmocka_unit_test(test_sandbox__folders_of_gone_makers_are_swept),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@ and `kl run --resume` finishes it. After each:
     its kernel, verdict and report
   - every complete line recorded before the stop is still there, unchanged
   - a stop before the run existed leaves no run (and a new run works)
+  - the killed runs' private folders are gone once another kl has run
 Two runs are stopped this way: tune (profile of the baseline included) and
 llm (a model behind the command provider: prompts, replies, recordings).
 Stops are checked side by side, as many as there are CPUs and at most 8;
@@ -43,6 +44,11 @@ from support import FAILS, check, scratch  # noqa: E402
 KL, SRC = os.path.abspath(sys.argv[1]), sys.argv[2]
 KLF = os.path.join(os.path.dirname(KL), "kl-faulty")
 TMP, ENV = scratch(SRC, "kl-kill-")
+# the private folders of the runs' workers: a killed run cannot remove its
+# own, and the next kl process sweeps them (libkernlab/core/sandbox_dir.c)
+TMPDIR = os.path.join(TMP, "tmp")
+os.mkdir(TMPDIR)
+ENV["TMPDIR"] = TMPDIR
 ITERATIONS = 2
 # stops checked at a time
 PARALLEL = min(8, os.cpu_count() or 1)
@@ -280,6 +286,14 @@ if NOT_REACHED:
           % (len(NOT_REACHED), "; ".join(NOT_REACHED)))
 check(len(NOT_REACHED) * 10 <= total,
       "%d of %d stop points not reached" % (len(NOT_REACHED), total))
+# every run has ended: the folders left are the killed runs' own (whose
+# pids are gone); one more kl process that starts a worker sweeps them all
+p = subprocess.run([KL, "check", PRISTINE], capture_output=True, text=True,
+                   env=ENV, timeout=600)
+check(p.returncode == 0, "kl check after the stops: %s" % p.stderr[-400:])
+left = sorted(os.listdir(TMPDIR))
+check(not left, "%d private folders left after the stops: %s"
+      % (len(left), " ".join(left[:5])))
 if FAILS:
     print("%d failure(s); scratch kept at %s" % (len(FAILS), TMP))
     sys.exit(1)
