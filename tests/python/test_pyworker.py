@@ -22,7 +22,9 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "run"))
+from support import scratch_dir  # noqa: E402
 
 BUILD, SRC = sys.argv[1], sys.argv[2]
 LIB = BUILD + "/libexec/kernlab/libkernlab-worker.so"
@@ -44,7 +46,7 @@ check(nm.returncode == 0 and
       "libkernlab-worker.so exports kl_worker_serve and "
       "kl_worker_enter_sandbox alone: %s" % exported)
 
-tmp = tempfile.mkdtemp(prefix="kl-pyworker-")
+tmp = scratch_dir("kl-pyworker-")
 garbled = os.path.join(tmp, "garbled.json")
 with open(garbled, "w") as f:
     f.write("{not json")

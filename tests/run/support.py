@@ -1,6 +1,7 @@
 """What both kl run tests share: a scratch folder and environment (no user
 config, no LLM settings from the caller, a private compile cache), failure
 bookkeeping, a copy of a bundled case, and the fake LLM server."""
+import atexit
 import json
 import os
 import shutil
@@ -17,9 +18,48 @@ def check(cond, what):
         print("FAIL:", what, flush=True)
 
 
-def scratch(src, prefix):
-    """(folder, environment) for a test run against source tree src."""
+_SCRATCH = []
+_FAILED = []
+
+
+def _exit_noting(code=0, _exit=sys.exit):
+    if code not in (None, 0, 77):  # 77: skipped
+        _FAILED.append(code)
+    _exit(code)
+
+
+def _except_noting(kind, value, tb, _hook=sys.excepthook):
+    _FAILED.append(kind)
+    _hook(kind, value, tb)
+
+
+def _remove_scratch():
+    if _FAILED or os.environ.get("KL_KEEP_SCRATCH"):
+        for d in _SCRATCH:
+            print("scratch kept:", d, flush=True)
+        return
+    for d in _SCRATCH:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def scratch_dir(prefix):
+    """A folder under $TMPDIR, removed when the test ends passed or
+    skipped (exit status 0 or 77), kept and named when it fails (a
+    non-zero sys.exit or an uncaught exception) or when KL_KEEP_SCRATCH
+    is set."""
+    if not _SCRATCH:
+        sys.exit = _exit_noting
+        sys.excepthook = _except_noting
+        atexit.register(_remove_scratch)
     tmp = tempfile.mkdtemp(prefix=prefix)
+    _SCRATCH.append(tmp)
+    return tmp
+
+
+def scratch(src, prefix):
+    """(folder, environment) for a test run against source tree src; the
+    folder as scratch_dir() makes it."""
+    tmp = scratch_dir(prefix)
     env = dict(os.environ, KERNLAB_SHARE_DIR=src + "/share/kernlab",
                KERNLAB_CACHE_DIR=tmp + "/cache", NO_COLOR="1",
                KL_CONFIG=tmp + "/none.yaml")
