@@ -72,7 +72,7 @@ static int open_device_lib(char *err, size_t errlen) {
   *(void **)&dev.sync = dlsym(h, "kl_device_sync");
   *(void **)&dev.error = dlsym(h, "kl_device_error");
   if (!dev.probes_new || !dev.clock_mark || !dev.sync || !dev.error) {
-    snprintf(err, errlen, "%s lacks the probe's entry points", path);
+    snprintf(err, errlen, "%.400s lacks the probe's entry points", path);
     return -1;
   }
   if (!(dev.probes = dev.probes_new())) {
@@ -142,25 +142,19 @@ void klw_op_calibrate(json_object *req) {
   size_t n = 0;
   for (size_t i = 0; i < res.nranges && n < MAX_LAUNCHES; i++)
     if (res.values[i] > 0) us[n++] = res.values[i] / 1000.0; /* ns */
+  kl_summary sum;
+  const char *why = n == 0 ? "the profiler read no duration of the probe"
+                    : kl_stats_summarize(&sum, us, n) ? "out of memory"
+                                                      : NULL;
+  if (why) {
+    klw_prof_result_dispose(&res);
+    klw_reply_error("calibrate: %s", why);
+    return;
+  }
   json_object *o = json_object_new_object();
   json_object *vals = json_object_new_array();
   for (size_t i = 0; i < n; i++)
     json_object_array_add(vals, json_object_new_double(us[i]));
-  if (n == 0) {
-    json_object_put(vals);
-    json_object_put(o);
-    klw_prof_result_dispose(&res);
-    klw_reply_error("calibrate: the profiler read no duration of the probe");
-    return;
-  }
-  kl_summary sum;
-  if (kl_stats_summarize(&sum, us, n)) {
-    json_object_put(vals);
-    json_object_put(o);
-    klw_prof_result_dispose(&res);
-    klw_reply_error("calibrate: out of memory");
-    return;
-  }
   json_object_object_add(o, "ok", json_object_new_boolean(1));
   json_object_object_add(o, "probe_true_us",
                          json_object_new_double(sum.median));

@@ -141,12 +141,8 @@ static void ask_calibration(void) {
   char uuid[48];
   int driver = 0;
   klw_device_identity(uuid, sizeof(uuid), &driver);
-  json_object *o = json_object_new_object();
-  json_object_object_add(o, "ok", json_object_new_boolean(0));
-  json_object_object_add(o, "code", json_object_new_string("calibrate"));
-  json_object_object_add(o, "error",
-                         json_object_new_string("time: the device's "
-                                                "calibration is wanted"));
+  json_object *o =
+      klw_failure("calibrate", "time: the device's calibration is wanted");
   json_object_object_add(o, "uuid", json_object_new_string(uuid));
   json_object_object_add(o, "driver", json_object_new_int(driver));
   klw_reply(o);

@@ -80,12 +80,16 @@ void klw_reply_error(const char *fmt, ...) {
   klw_reply(o);
 }
 
-void klw_reply_code(const char *code, const char *msg) {
+json_object *klw_failure(const char *code, const char *msg) {
   json_object *o = json_object_new_object();
   json_object_object_add(o, "ok", json_object_new_boolean(0));
   json_object_object_add(o, "error", json_object_new_string(msg));
   json_object_object_add(o, "code", json_object_new_string(code));
-  klw_reply(o);
+  return o;
+}
+
+void klw_reply_code(const char *code, const char *msg) {
+  klw_reply(klw_failure(code, msg));
 }
 
 int64_t klw_get_int(json_object *req, const char *key, int64_t dflt) {

@@ -45,6 +45,8 @@ void klw_reply_error(const char *fmt, ...)
 /* A failure the parent tells apart by its "code" (the profiler's
  * "permission", "unavailable", ...). */
 void klw_reply_code(const char *code, const char *msg);
+/* Its reply object, for a caller that adds fields before klw_reply. */
+json_object *klw_failure(const char *code, const char *msg);
 int64_t klw_get_int(json_object *req, const char *key, int64_t dflt);
 double klw_get_double(json_object *req, const char *key, double dflt);
 /* Microseconds on a monotonic clock. */
