@@ -353,7 +353,8 @@ static int start_records(kl_run *r) {
                     kl_executor_describe(r->ex),
                     r->replay_dir,
                     1,
-                    r->o.time};
+                    r->o.time,
+                    NULL};
   return kl__run_create(&r->dir, &r->id, r->case_dir, &m);
 }
 
