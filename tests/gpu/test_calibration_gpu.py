@@ -8,7 +8,8 @@ skipped, without one). Structure only, no timing decision:
             driver); each shape on kernel records says what its samples
             were less (offset = the probe on its records - its true
             duration; none where that is negative or more than three
-            times the true duration), and the text output says it too
+            times the true duration), and the text output says it too;
+            measuring is no worker restart and leaves the verdict OK
   kept      a second bench reads the kept file (not measured again: the
             file is unchanged) and carries the same true duration
   python    a Python (torch) case's shapes are calibrated alike, from the
@@ -82,6 +83,10 @@ def calibrated(doc, what):
 # measured: the first bench on this device
 doc = bench(VECTOR_ADD, "--shape", "1M")
 first = calibrated(doc, "vector_add")
+check(doc is not None and doc.get("worker_restarts") == 0 and
+      doc.get("verdict") == "OK",
+      "the measuring bench: verdict %s, %s worker restarts"
+      % ((doc or {}).get("verdict"), (doc or {}).get("worker_restarts")))
 path, text = kept()
 check(path is not None, "no calibration file kept")
 if path:
