@@ -18,9 +18,11 @@ usage: python3 bench/flush/duration_sources.py KL [PROCESSES] [--ncu]
            [CASE ...]"""
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -52,7 +54,16 @@ def ncu_medians(case):
     """ncu's gpu__time_duration per shape of the case's standalone harness:
     each shape launches the kernel 25 times (3 checks, a warm-up, 21
     timed); ten of the timed ones a shape."""
-    src, exe = "/tmp/kl-dur-%s.cu" % os.path.basename(case), "/tmp/kl-dur"
+    tmp = tempfile.mkdtemp(prefix="kl-dur-")
+    src, exe = tmp + "/%s.cu" % os.path.basename(case), tmp + "/harness"
+    try:
+        return ncu_of(case, src, exe)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ncu_of(case, src, exe):
+    """ncu_medians with the harness's source and program at src, exe."""
     entry = None
     with open(os.path.join(case, "case.yaml")) as f:
         for line in f:
