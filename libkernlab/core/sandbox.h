@@ -81,9 +81,9 @@ bool kl__sandbox_hidden(const char *path);
 const char *kl__sandbox_summary(void);
 
 /* Private folders (sandbox_dir.c). A folder of this process under $TMPDIR
- * (*out: its path), kl-<what>-<pid namespace>-<pid>-XXXXXX, which this
- * process removes (kl__sandbox_dir_remove) or, when it is killed first,
- * a later process's first folder sweeps away. */
+ * (*out: its path), kl-<what>-<boot>-<pid namespace>-<pid>-XXXXXX, which
+ * this process removes (kl__sandbox_dir_remove) or, when it is killed
+ * first, a later process's first folder sweeps away. */
 int kl__sandbox_dir_named(char **out, const char *what);
 /* The worker's folder: kl__sandbox_dir_named(out, "worker"). */
 int kl__sandbox_dir(char **out);
@@ -92,11 +92,13 @@ int kl__sandbox_dir(char **out);
 int kl__sandbox_dir_lasting(char **out, const char *what);
 /* Remove the folder and whatever the child left in it (best effort). */
 void kl__sandbox_dir_remove(const char *dir);
-/* The maker a folder's name records: its pid namespace and pid; false
- * for any other name. */
-bool kl__sandbox_dir_owner(const char *name, unsigned long long *ns, long *pid);
-/* Remove the folders in root (NULL: $TMPDIR, else /tmp) whose maker, in
- * this pid namespace and of this user, is gone; how many. */
+/* The maker a folder's name records: its boot's 8 hex digits, its pid
+ * namespace and its pid; false for any other name. */
+bool kl__sandbox_dir_owner(const char *name, char boot[9],
+                           unsigned long long *ns, long *pid);
+/* Remove the folders in root (NULL: $TMPDIR, else /tmp) whose maker, on
+ * this machine since it booted, in this pid namespace and of this user,
+ * is gone; how many. */
 int kl__sandbox_dir_sweep(const char *root);
 /* Set a resource limit to `soft`/`hard`, never above what the process
  * already has (a limit is only ever lowered). */

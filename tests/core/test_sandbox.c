@@ -314,82 +314,120 @@ static void test_secrets__environment_block_is_blanked(void **state) {
 }
 
 /* The folders of makers that are gone are swept; every other folder, file
- * or link is left (core/sandbox_dir.c). */
+ * or link is left, and so is what a link in a swept folder points to
+ * (core/sandbox_dir.c). */
 static void test_sandbox__folders_of_gone_makers_are_swept(void **state) {
   (void)state;
+  char boot[9];
   unsigned long long ns;
   long pid;
-  assert_true(
-      kl__sandbox_dir_owner("kl-worker-4026531836-123-AbC123", &ns, &pid));
+  assert_true(kl__sandbox_dir_owner("kl-worker-97196232-4026531836-123-AbC123",
+                                    boot, &ns, &pid));
   assert_true(ns == 4026531836ULL && pid == 123);
-  assert_false(kl__sandbox_dir_owner("kl-worker-AbC123", &ns, &pid));
-  assert_false(kl__sandbox_dir_owner("kl-pyworker-parent-AbC123", &ns, &pid));
-  assert_false(kl__sandbox_dir_owner("kl--4026531836-123-AbC123", &ns, &pid));
-  assert_false(kl__sandbox_dir_owner("kl-worker-0-123-AbC123", &ns, &pid));
-  assert_false(kl__sandbox_dir_owner("kl-worker-12-123-AbC12", &ns, &pid));
+  assert_string_equal(boot, "97196232");
+  assert_true(
+      kl__sandbox_dir_owner("kl-w-0a1b2c3d-7-1-AbC123", boot, &ns, &pid));
+  static const char *const not_ours[] = {
+      "kl-worker-AbC123",                                /* the old form */
+      "kl-pyworker-parent-AbC123",                       /* lasting */
+      "kl--97196232-4026531836-123-AbC123",              /* no what */
+      "kl-worker-4026531836-123-AbC123",                 /* no boot */
+      "kl-worker-9719623-4026531836-123-AbC123",         /* 7 digits */
+      "kl-worker-97196232-0-123-AbC123",                 /* namespace 0 */
+      "kl-worker-97196232-4026531836-0-AbC123",          /* pid 0 */
+      "kl-worker-97196232-4026531836-4294967297-AbC123", /* > INT_MAX */
+      "kl-worker-97196232-4026531836-123-AbC12",         /* short suffix */
+      "kx-worker-97196232-4026531836-123-AbC123",
+  };
+  for (size_t i = 0; i < sizeof(not_ours) / sizeof(not_ours[0]); i++)
+    assert_false(kl__sandbox_dir_owner(not_ours[i], boot, &ns, &pid));
 
-  char root[128], path[256];
+  char root[128], path[256], inner[320];
   snprintf(root, sizeof(root), "%s/tmp", scratch);
   assert_int_equal(mkdir(root, 0700), 0);
   assert_int_equal(setenv("TMPDIR", root, 1), 0);
   char *mine = NULL;
   assert_int_equal(kl__sandbox_dir_named(&mine, "worker"), 0);
-  const char *base = strrchr(mine, '/') + 1;
-  assert_true(kl__sandbox_dir_owner(base, &ns, &pid));
+  if (!kl__sandbox_dir_owner(strrchr(mine, '/') + 1, boot, &ns, &pid)) {
+    kl__sandbox_dir_remove(mine); /* no /proc: nothing is swept */
+    kl__free(mine);
+    unsetenv("TMPDIR");
+    skip();
+  }
   assert_int_equal(pid, (long)getpid());
 
   pid_t gone = fork();
   assert_true(gone >= 0);
   if (gone == 0) _exit(0);
   assert_int_equal(waitpid(gone, NULL, 0), gone);
+  char other_boot[9];
+  snprintf(other_boot, sizeof(other_boot), "%s", boot);
+  other_boot[0] = other_boot[0] == 'f' ? '0' : 'f';
+  snprintf(path, sizeof(path), "%s/target.txt", scratch);
+  write_text(path, "kept\n");
   struct {
-    const char *fmt; /* ns, pid */
+    const char *name;
+    const char *boot;
     unsigned long long ns;
     long pid;
     bool swept;
   } dirs[] = {
-      {"kl-worker-%llu-%ld-Gone01", ns, gone, true},
-      {"kl-compile-%llu-%ld-Alive1", ns, (long)getppid(), false},
-      {"kl-worker-%llu-%ld-Other1", ns + 1, gone, false},
-      {"kl-worker-Old%llu%ld", ns, gone, false},
+      {"Gone01", boot, ns, gone, true},
+      {"Alive1", boot, ns, (long)getppid(), false},
+      {"Other1", boot, ns + 1, gone, false},   /* another namespace */
+      {"Other2", other_boot, ns, gone, false}, /* another machine */
   };
   for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-    snprintf(path, sizeof(path), "%s/", root);
-    size_t at = strlen(path);
-    snprintf(path + at, sizeof(path) - at, dirs[i].fmt, dirs[i].ns,
-             dirs[i].pid);
+    snprintf(path, sizeof(path), "%s/kl-worker-%s-%llu-%ld-%s", root,
+             dirs[i].boot, dirs[i].ns, dirs[i].pid, dirs[i].name);
     assert_int_equal(mkdir(path, 0700), 0);
-    if (i == 0) { /* what a worker leaves: files, folders in folders */
-      char inner[300];
-      snprintf(inner, sizeof(inner), "%s/a", path);
-      assert_int_equal(mkdir(inner, 0700), 0);
-      snprintf(inner, sizeof(inner), "%s/a/b.txt", path);
-      write_text(inner, "left\n");
-    }
   }
-  /* a file and a link of the swept form are not folders: left */
-  snprintf(path, sizeof(path), "%s/kl-worker-%llu-%ld-File01", root, ns,
-           (long)gone);
+  /* what a worker leaves: folders in folders, one it cannot list, one it
+   * cannot write to, a link out */
+  snprintf(path, sizeof(path), "%s/kl-worker-%s-%llu-%ld-Gone01", root, boot,
+           ns, (long)gone);
+  snprintf(inner, sizeof(inner), "%s/a", path);
+  assert_int_equal(mkdir(inner, 0700), 0);
+  snprintf(inner, sizeof(inner), "%s/a/b.txt", path);
+  write_text(inner, "left\n");
+  snprintf(inner, sizeof(inner), "%s/ro", path);
+  assert_int_equal(mkdir(inner, 0700), 0);
+  snprintf(inner, sizeof(inner), "%s/ro/c.txt", path);
+  write_text(inner, "left\n");
+  snprintf(inner, sizeof(inner), "%s/ro", path);
+  assert_int_equal(chmod(inner, 0500), 0);
+  snprintf(inner, sizeof(inner), "%s/locked", path);
+  assert_int_equal(mkdir(inner, 0000), 0);
+  snprintf(inner, sizeof(inner), "%s/link", path);
+  snprintf(path, sizeof(path), "%s/target.txt", scratch);
+  assert_int_equal(symlink(path, inner), 0);
+  /* the old form; a file and a link of the swept form are not folders */
+  snprintf(path, sizeof(path), "%s/kl-worker-Old001", root);
+  assert_int_equal(mkdir(path, 0700), 0);
+  snprintf(path, sizeof(path), "%s/kl-worker-%s-%llu-%ld-File01", root, boot,
+           ns, (long)gone);
   write_text(path, "a file\n");
-  snprintf(path, sizeof(path), "%s/kl-worker-%llu-%ld-Link01", root, ns,
-           (long)gone);
+  snprintf(path, sizeof(path), "%s/kl-worker-%s-%llu-%ld-Link01", root, boot,
+           ns, (long)gone);
   assert_int_equal(symlink(scratch, path), 0);
 
   assert_int_equal(kl__sandbox_dir_sweep(root), 1);
   struct stat st;
   for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-    snprintf(path, sizeof(path), "%s/", root);
-    size_t at = strlen(path);
-    snprintf(path + at, sizeof(path) - at, dirs[i].fmt, dirs[i].ns,
-             dirs[i].pid);
+    snprintf(path, sizeof(path), "%s/kl-worker-%s-%llu-%ld-%s", root,
+             dirs[i].boot, dirs[i].ns, dirs[i].pid, dirs[i].name);
     assert_int_equal(lstat(path, &st) == 0, !dirs[i].swept);
   }
-  snprintf(path, sizeof(path), "%s/kl-worker-%llu-%ld-File01", root, ns,
-           (long)gone);
+  snprintf(path, sizeof(path), "%s/kl-worker-Old001", root);
   assert_int_equal(lstat(path, &st), 0);
-  snprintf(path, sizeof(path), "%s/kl-worker-%llu-%ld-Link01", root, ns,
-           (long)gone);
+  snprintf(path, sizeof(path), "%s/kl-worker-%s-%llu-%ld-File01", root, boot,
+           ns, (long)gone);
   assert_int_equal(lstat(path, &st), 0);
+  snprintf(path, sizeof(path), "%s/kl-worker-%s-%llu-%ld-Link01", root, boot,
+           ns, (long)gone);
+  assert_int_equal(lstat(path, &st), 0);
+  snprintf(path, sizeof(path), "%s/target.txt", scratch);
+  assert_int_equal(stat(path, &st), 0);
   assert_int_equal(stat(scratch, &st), 0);
   assert_int_equal(stat(mine, &st), 0); /* this process's own */
   kl__sandbox_dir_remove(mine);
