@@ -210,6 +210,7 @@ def kl(binary, case, args, env, extra_env=None, want=None):
 
 total = 0
 NOT_REACHED = []
+MIDDLE = {}
 for name, (args, env) in SCENARIOS.items():
     log = os.path.join(TMP, name + ".points")
     case = fresh(name + "-count")
@@ -220,6 +221,7 @@ for name, (args, env) in SCENARIOS.items():
     print("%s: %d record writes: %s" % (name, len(points), " ".join(
         sorted({op for _, op, _ in points}))), flush=True)
     check(len(points) > 20, "%s: only %d record writes" % (name, len(points)))
+    MIDDLE[name] = len(points) // 2
     plan = [(int(n), "kill") for n, _, _ in points]
     plan += [(int(n), "torn") for n, op, _ in points
              if op in ("append", "create", "replace")]
@@ -286,14 +288,49 @@ if NOT_REACHED:
           % (len(NOT_REACHED), "; ".join(NOT_REACHED)))
 check(len(NOT_REACHED) * 10 <= total,
       "%d of %d stop points not reached" % (len(NOT_REACHED), total))
-# every run has ended: the folders left are the killed runs' own (whose
-# pids are gone); one more kl process that starts a worker sweeps them all
-p = subprocess.run([KL, "check", PRISTINE], capture_output=True, text=True,
-                   env=ENV, timeout=600)
-check(p.returncode == 0, "kl check after the stops: %s" % p.stderr[-400:])
-left = sorted(os.listdir(TMPDIR))
+
+
+def left_behind():
+    """The folders in TMPDIR but those of makers still alive (a killed
+    run's pid taken again by a live process keeps its folder: the sweep
+    errs toward keeping)."""
+    out = []
+    for name in sorted(os.listdir(TMPDIR)):
+        try:
+            os.kill(int(name.split("-")[-2]), 0)
+            continue  # alive
+        except PermissionError:
+            continue  # alive, another user's
+        except (ProcessLookupError, ValueError, IndexError):
+            out.append(name)  # gone, or not a name kl makes
+    return out
+
+
+# every run has ended; a kl process that starts a worker (kl bench) sweeps
+# the folders the killed ones left
+BENCH = [KL, "bench", PRISTINE, "--hot"]
+p = subprocess.run(BENCH, capture_output=True, text=True, env=ENV,
+                   timeout=600)
+check(p.returncode == 0, "kl bench after the stops: %s" % p.stderr[-400:])
+left = left_behind()
 check(not left, "%d private folders left after the stops: %s"
       % (len(left), " ".join(left[:5])))
+# and one on its own: a run killed half-way leaves its worker's folder,
+# which the next kl removes
+case = fresh("sweep")
+p = kl(KLF, case, SCENARIOS["tune"][0] + COMMON, ENV,
+       {"KL_FAULT_AT": str(MIDDLE.get("tune", 1)), "KL_FAULT_MODE": "kill"})
+if p.returncode == -9:
+    left = left_behind()
+    check(any(n.startswith("kl-worker-") for n in left),
+          "a run killed half-way left no worker folder: %s" % left)
+    p = subprocess.run(BENCH, capture_output=True, text=True, env=ENV,
+                       timeout=600)
+    left = left_behind()
+    check(p.returncode == 0 and not left,
+          "the next kl left the killed run's folders: %s" % left)
+else:  # its comparisons decided otherwise and it wrote less: no stop
+    print("the half-way stop was not reached (exit %d)" % p.returncode)
 if FAILS:
     print("%d failure(s); scratch kept at %s" % (len(FAILS), TMP))
     sys.exit(1)

@@ -287,6 +287,5 @@ else:
               "the template dispatcher compiles: %s %s" % (p.stderr,
                                                            err[-800:]))
 
-shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))
 sys.exit(1 if FAILS else 0)

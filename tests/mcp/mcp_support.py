@@ -93,7 +93,7 @@ def case_profile(src, name):
     if name == "softmax_torch":
         return ("tests/python/cases/softmax_torch", "r4k_c1k", TORCH_GOOD,
                 TORCH_WRONG, PY_FOREVER)
-    raise SystemExit("no session for case %s" % name)
+    sys.exit("no session for case %s" % name)
 
 
 def copy_any_case(src, rel, tmp):

@@ -34,9 +34,11 @@ def _except_noting(kind, value, tb, _hook=sys.excepthook):
 
 
 def _remove_scratch():
-    if _FAILED or os.environ.get("KL_KEEP_SCRATCH"):
+    keep = os.environ.get("KL_KEEP_SCRATCH", "") not in ("", "0")
+    if _FAILED or FAILS or keep:
         for d in _SCRATCH:
-            print("scratch kept:", d, flush=True)
+            if os.path.isdir(d):
+                print("scratch kept:", d, flush=True)
         return
     for d in _SCRATCH:
         shutil.rmtree(d, ignore_errors=True)
@@ -45,8 +47,9 @@ def _remove_scratch():
 def scratch_dir(prefix):
     """A folder under $TMPDIR, removed when the test ends passed or
     skipped (exit status 0 or 77), kept and named when it fails (a
-    non-zero sys.exit or an uncaught exception) or when KL_KEEP_SCRATCH
-    is set."""
+    non-zero sys.exit, an uncaught exception, or a failed check()) or
+    when KL_KEEP_SCRATCH is set to anything but 0. A test that fails by
+    raising SystemExit itself is not seen: call sys.exit."""
     if not _SCRATCH:
         sys.exit = _exit_noting
         sys.excepthook = _except_noting
