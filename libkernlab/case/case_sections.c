@@ -64,7 +64,11 @@ void kl__ld_read_header(loader *ld, const ynode *root) {
 
 /* A path from the case file: absolute, or joined to the case's folder. */
 static char *case_relative(loader *ld, const char *p) {
-  char *out = p[0] == '/' ? kl__strdup(p) : kl__path_join(ld->c->dir, p);
+  char *joined = p[0] == '/' ? NULL : kl__path_join(ld->c->dir, p);
+  /* from the root: the compiler runs in a folder of its own, where a path
+   * relative to kl's working folder (a case given as "gemm") leads nowhere */
+  char *out = kl__path_absolute(joined ? joined : p);
+  kl__free(joined);
   if (!out) ld->diags.oom = true;
   return out;
 }

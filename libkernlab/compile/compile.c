@@ -585,8 +585,13 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   for (size_t i = 0; lw && i < kl_case_include_count(c);
        i++, lw += strlen(lw) + 1)
     argv[n++] = lw;
-  snprintf(include_flag, sizeof(include_flag), "-I%s", kl_case_dir(c));
-  argv[n++] = include_flag; /* headers that live beside the kernel */
+  /* headers that live beside the kernel, the folder from the root: the
+   * compiler runs in a folder of its own */
+  char *case_dir = kl__path_absolute(kl_case_dir(c));
+  snprintf(include_flag, sizeof(include_flag), "-I%s",
+           case_dir ? case_dir : kl_case_dir(c));
+  kl__free(case_dir);
+  argv[n++] = include_flag;
   argv[n++] = "-shared";
   if (cuda) {
     /* one shared CUDA runtime for every plugin of a worker, so that

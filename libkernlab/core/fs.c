@@ -126,6 +126,16 @@ char *kl__path_join(const char *a, const char *b) {
   return kl__buf_detach(&out);
 }
 
+char *kl__path_absolute(const char *path) {
+  if (path[0] == '/') return kl__strdup(path);
+  char *cwd = getcwd(NULL, 0);
+  if (!cwd) return NULL;
+  char *out =
+      strcmp(path, ".") == 0 ? kl__strdup(cwd) : kl__path_join(cwd, path);
+  free(cwd);
+  return out;
+}
+
 char *kl__path_dir(const char *path) {
   const char *slash = strrchr(path, '/');
   if (!slash) return kl__strdup(".");

@@ -134,6 +134,10 @@ int kl__write_file_atomic_with(const char *path, const char *data, size_t n,
                                              size_t n));
 /* "a" + "b" -> "a/b"; an absolute b is kept as is. Caller frees. */
 char *kl__path_join(const char *a, const char *b);
+/* The path from the root for `path` (relative: to the working folder;
+ * links are not resolved); NULL when out of memory or the working folder
+ * cannot be told. Caller frees. */
+char *kl__path_absolute(const char *path);
 /* The folder part of a path ("a/b.yaml" -> "a", "b.yaml" -> "."). */
 char *kl__path_dir(const char *path);
 /* <bin>/../lib64 of `compiler` (a name looked up on PATH, or a path),
