@@ -694,27 +694,29 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                      (int)(slash - lib), lib);
   }
   const char *I = incs.ptr ? incs.ptr : "", *L = libs.ptr ? libs.ptr : "";
+  /* the case's target.flags replace the defaults, as kernlab compiles */
+  const char *F = kl_case_flags(c);
   if (cuda && form == KL_HARNESS_PLUGIN)
     kl__buf_printf(&b,
-                   " * Build: nvcc -O3 -arch=%s%s -shared -Xcompiler "
+                   " * Build: nvcc %s -arch=%s%s -shared -Xcompiler "
                    "-fPIC -cudart shared harness.cu%s -o plugin.so\n"
                    " */\n",
-                   kl_case_arch(c), I, L);
+                   F ? F : "-O3", kl_case_arch(c), I, L);
   else if (cuda)
     kl__buf_printf(&b,
-                   " * Build and run: nvcc -O3 -arch=%s%s harness.cu%s "
+                   " * Build and run: nvcc %s -arch=%s%s harness.cu%s "
                    "-o harness && ./harness\n */\n",
-                   kl_case_arch(c), I, L);
+                   F ? F : "-O3", kl_case_arch(c), I, L);
   else if (form == KL_HARNESS_PLUGIN)
     kl__buf_printf(&b,
-                   " * Build: cc -O3%s -shared -fPIC harness.c%s -lm -o "
+                   " * Build: cc %s%s -shared -fPIC harness.c%s -lm -o "
                    "plugin.so\n */\n",
-                   I, L);
+                   F ? F : "-O3", I, L);
   else
     kl__buf_printf(&b,
-                   " * Build and run: cc -O3 -march=native%s harness.c%s "
+                   " * Build and run: cc %s%s harness.c%s "
                    "-lm && ./a.out\n */\n",
-                   I, L);
+                   F ? F : "-O3 -march=native", I, L);
   kl_buf_dispose(&incs);
   kl_buf_dispose(&libs);
   kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"

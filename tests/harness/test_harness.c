@@ -116,6 +116,35 @@ static void test_harness__standalone_runs_with_only_cc(void **state) {
   kl_buf_dispose(&b);
 }
 
+/* The build line a harness prints uses the case's target.flags in place of
+ * the default flags, as kernlab's own compile does. */
+static void test_harness__build_line_says_the_case_flags(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kl-harness-XXXXXX", cmd[1024];
+  assert_non_null(mkdtemp(dir));
+  snprintf(cmd, sizeof(cmd),
+           "cp -r " SRC "/cases/host_saxpy/. %s && sed -i 's/^backend: "
+           "host$/backend: host\\ntarget: { flags: \"-O2 -DKL_X=1\" }/' "
+           "%s/case.yaml",
+           dir, dir);
+  assert_int_equal(system(cmd), 0);
+  kl_case *c;
+  if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
+  kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
+  kl_buf b = KL_BUF_INIT;
+  o.form = KL_HARNESS_STANDALONE;
+  assert_int_equal(kl_harness_generate(&b, c, NULL, &o), 0);
+  assert_non_null(strstr(b.ptr, " * Build and run: cc -O2 -DKL_X=1 harness.c"));
+  kl_buf_dispose(&b);
+  o.form = KL_HARNESS_PLUGIN;
+  assert_int_equal(kl_harness_generate(&b, c, NULL, &o), 0);
+  assert_non_null(strstr(b.ptr, " * Build: cc -O2 -DKL_X=1 -shared"));
+  kl_buf_dispose(&b);
+  kl_case_free(c);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_harness__cuda_plugin_compiles_with_nvcc(void **state) {
   (void)state;
   /* Generating and compiling CUDA harnesses needs the toolkit, not a GPU. */
@@ -187,6 +216,7 @@ int main(void) {
       cmocka_unit_test(test_harness__golden_files),
       cmocka_unit_test(test_harness__deterministic),
       cmocka_unit_test(test_harness__standalone_runs_with_only_cc),
+      cmocka_unit_test(test_harness__build_line_says_the_case_flags),
       cmocka_unit_test(test_harness__cuda_plugin_compiles_with_nvcc),
       cmocka_unit_test(test_harness__out_of_memory_sweep),
   };
