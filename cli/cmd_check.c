@@ -110,6 +110,8 @@ static void print_summary(const kl_case *c) {
   } else {
     printf("kernel    %s in %s\n", kl_case_entry(c), kl_case_kernel_path(c));
   }
+  if (kl_case_compiler(c)) printf("compiler  %s\n", kl_case_compiler(c));
+  if (kl_case_flags(c)) printf("flags     %s\n", kl_case_flags(c));
   for (size_t i = 0; i < kl_case_include_count(c); i++)
     printf("%-9s -I%s\n", i ? "" : "include", kl_case_include(c, i));
   for (size_t i = 0; i < kl_case_lib_count(c); i++)

@@ -5,7 +5,8 @@ the case's parent folder (`kl bench saxpy`) and from inside it
 header beside the kernel, its target.include folder and its target.libs
 file must reach it as paths from the root; each is used by the kernel
 (a macro, a declaration, a function in a static library), and both
-commands end OK.
+commands end OK. `kl check saxpy` lists the target's flags, include
+folder and library, the paths from the root.
 usage: test_case_paths.py KL SOURCE_DIR
 """
 import os
@@ -53,8 +54,19 @@ write("kernel.c", kernel)
 with open(os.path.join(CASE, "case.yaml")) as f:
     yaml = f.read()
 yaml = yaml.replace("backend: host\n", "backend: host\ntarget: { include: "
-                    "[include], libs: [lib/libident.a] }\n", 1)
+                    "[include], libs: [lib/libident.a], flags: "
+                    "\"-O2 -DKL_PATHS=1\" }\n", 1)
 write("case.yaml", yaml)
+
+# kl check lists what the target adds, the paths from the root
+p = subprocess.run([KL, "check", "saxpy"], capture_output=True, text=True,
+                   env=ENV, cwd=PARENT, timeout=600)
+lines = p.stdout.splitlines()
+real = os.path.realpath(CASE)  # as the working folder reads it
+check(p.returncode == 0 and "flags     -O2 -DKL_PATHS=1" in lines and
+      "include   -I" + os.path.join(real, "include") in lines and
+      "links     " + os.path.join(real, "lib", "libident.a") in lines,
+      "kl check saxpy: exit %d: %s" % (p.returncode, p.stdout[-600:]))
 
 for where, case in ((PARENT, "saxpy"), (CASE, ".")):
     p = subprocess.run([KL, "bench", case, "--hot", "--shape", "1M"],
