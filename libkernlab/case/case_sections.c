@@ -279,11 +279,92 @@ static void read_python_kernel(loader *ld, const ynode *k) {
   }
 }
 
+/* The identifier that ends at `end` (exclusive) or starts at `at`, after
+ * skipping blanks on that side: its bounds in *b, *e; false for none. */
+static bool ident_before(const char *floor, const char *end, const char **b,
+                         const char **e) {
+  while (end > floor && (end[-1] == ' ' || end[-1] == '\t'))
+    end--;
+  const char *p = end;
+  while (p > floor && kl__c_ident_char(p[-1]))
+    p--;
+  *b = p, *e = end;
+  return p < end;
+}
+static bool ident_after(const char *at, const char **b, const char **e) {
+  while (*at == ' ' || *at == '\t')
+    at++;
+  const char *p = at;
+  while (kl__c_ident_char(*p))
+    p++;
+  *b = at, *e = p;
+  return p > at;
+}
+
+/* Whether the word [b, e) is a parameter of the function-like #define
+ * whose line holds `at` (line starts at `line`). */
+static bool macro_param(const char *line, const char *b, const char *e) {
+  const char *p = line;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  if (*p++ != '#') return false;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  if (strncmp(p, "define", 6) != 0) return false;
+  p += 6;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  while (kl__c_ident_char(*p))
+    p++;
+  if (*p != '(') return false; /* object-like: no parameters */
+  for (p++; *p && *p != ')' && *p != '\n';) {
+    while (*p == ' ' || *p == '\t' || *p == ',')
+      p++;
+    const char *w = p;
+    while (kl__c_ident_char(*p))
+      p++;
+    if (p == w) {
+      if (*p == '.') return true; /* __VA_ARGS__: anything */
+      break;
+    }
+    if ((size_t)(p - w) == (size_t)(e - b) &&
+        strncmp(w, b, (size_t)(e - b)) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* Whether a `##` in `clean` (comments and strings blanked) could make the
+ * identifier `name`: a paste of two parameters could make anything; a
+ * literal word and a parameter only a name that starts (ends) with the
+ * word; two literal words only their join. A paste whose sides are not
+ * both words (a `##` at a line's end, in a chain) counts as possible. */
+static bool paste_may_make(const char *clean, const char *name) {
+  size_t len = strlen(name);
+  for (const char *h = strstr(clean, "##"); h; h = strstr(h + 2, "##")) {
+    const char *line = h;
+    while (line > clean && line[-1] != '\n')
+      line--;
+    const char *lb, *le, *rb, *re;
+    if (!ident_before(line, h, &lb, &le) || !ident_after(h + 2, &rb, &re))
+      return true;
+    bool lp = macro_param(line, lb, le), rp = macro_param(line, rb, re);
+    size_t ln = (size_t)(le - lb), rn = (size_t)(re - rb);
+    if (lp && rp) return true;
+    if (lp && rn <= len && strncmp(name + len - rn, rb, rn) == 0) return true;
+    if (rp && ln <= len && strncmp(name, lb, ln) == 0) return true;
+    if (!lp && !rp && ln + rn == len && strncmp(name, lb, ln) == 0 &&
+        strncmp(name + ln, rb, rn) == 0)
+      return true;
+  }
+  return false;
+}
+
 /* Whether the C or CUDA file `path`, or a local header it includes
  * ("x.h", followed from the including file's folder), names `name` as a
- * whole word outside comments and strings; *pasting: a `##` was seen (a
- * name the preprocessor makes cannot be looked for). Unreadable files
- * count as naming it: that error is said elsewhere. */
+ * whole word outside comments and strings; *pasting: a `##` was seen that
+ * could make it (a name the preprocessor makes cannot be looked for).
+ * Unreadable files count as naming it: that error is said elsewhere. */
 static bool names_it(const char *path, const char *name, int depth,
                      bool *pasting, kl__c_names *defined) {
   kl_buf text = KL_BUF_INIT;
@@ -299,7 +380,7 @@ static bool names_it(const char *path, const char *name, int depth,
        p = strstr(p + 1, name))
     found =
         (p == clean || !kl__c_ident_char(p[-1])) && !kl__c_ident_char(p[len]);
-  if (clean && strstr(clean, "##")) *pasting = true;
+  if (clean && !found && paste_may_make(clean, name)) *pasting = true;
   if (clean && depth == 0) {
     kl__c_names macros = {0};
     kl__c_top_level_names(defined, &macros, clean);

@@ -226,6 +226,16 @@ static void test_case_load__describe_json(void **state) {
   kl_case_free(c);
 }
 
+/* A kernel named by token pasting (NAMED(f32) makes saxpy_f32) is not
+ * called missing; a paste that cannot make the entry does not hide a typo
+ * (the bad corpus's entry_typo_paste). */
+static void test_case_load__entry_made_by_pasting(void **state) {
+  (void)state;
+  kl_case *c = load_ok(KL_SOURCE_DIR "/tests/case/good/entry_pasted");
+  assert_string_equal(kl_case_entry(c), "saxpy_f32");
+  kl_case_free(c);
+}
+
 /* ---- the bad corpus ------------------------------------------------------ */
 
 typedef struct collected {
@@ -338,6 +348,7 @@ int main(void) {
       cmocka_unit_test(test_case_load__host_cases),
       cmocka_unit_test(test_case_load__reserved_names_as_values),
       cmocka_unit_test(test_case_load__describe_json),
+      cmocka_unit_test(test_case_load__entry_made_by_pasting),
       cmocka_unit_test(test_case_load__bad_corpus),
       cmocka_unit_test(test_case_load__out_of_memory_sweep),
   };
