@@ -110,7 +110,11 @@ static int choose_proposer(kl_run *r) {
                      "the user config or the case, or KL_LLM_PROVIDER");
   if (strcmp(want, "tune") == 0 && !has_tunables(r->c, r->st.best_source))
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
-                     "case '%s' has no tunables to search", kl_case_name(r->c));
+                     "case '%s' has no tunables to search: add `tunables: "
+                     "{ NAME: [v1, v2] }` to case.yaml, or a line "
+                     "`// @tunable NAME: v1, v2` to the kernel "
+                     "(docs/case-format.md)",
+                     kl_case_name(r->c));
   char recorded_st[16];
   snprintf(recorded_st, sizeof(recorded_st), "%s", r->strategy);
   const char *st = o->strategy && strcmp(o->strategy, "auto") != 0 ? o->strategy
