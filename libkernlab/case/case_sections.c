@@ -279,18 +279,8 @@ static void read_python_kernel(loader *ld, const ynode *k) {
   }
 }
 
-/* The identifier that ends at `end` (exclusive) or starts at `at`, after
- * skipping blanks on that side: its bounds in *b, *e; false for none. */
-static bool ident_before(const char *floor, const char *end, const char **b,
-                         const char **e) {
-  while (end > floor && (end[-1] == ' ' || end[-1] == '\t'))
-    end--;
-  const char *p = end;
-  while (p > floor && kl__c_ident_char(p[-1]))
-    p--;
-  *b = p, *e = end;
-  return p < end;
-}
+/* The identifier that starts at `at`, after skipping blanks: its bounds
+ * in *b, *e; false for none (kl__c_ident_before is its twin). */
 static bool ident_after(const char *at, const char **b, const char **e) {
   while (*at == ' ' || *at == '\t')
     at++;
@@ -345,11 +335,11 @@ static bool paste_may_make(const char *clean, const char *name) {
     const char *line = h;
     while (line > clean && line[-1] != '\n')
       line--;
-    const char *lb, *le, *rb, *re;
-    if (!ident_before(line, h, &lb, &le) || !ident_after(h + 2, &rb, &re))
-      return true;
+    size_t ln;
+    const char *lb = kl__c_ident_before(line, h, &ln), *le = lb + ln, *rb, *re;
+    if (ln == 0 || !ident_after(h + 2, &rb, &re)) return true;
     bool lp = macro_param(line, lb, le), rp = macro_param(line, rb, re);
-    size_t ln = (size_t)(le - lb), rn = (size_t)(re - rb);
+    size_t rn = (size_t)(re - rb);
     if (lp && rp) return true;
     if (lp && rn <= len && strncmp(name + len - rn, rb, rn) == 0) return true;
     if (rp && ln <= len && strncmp(name, lb, ln) == 0) return true;
