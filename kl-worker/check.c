@@ -95,6 +95,7 @@ int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
     return -1;
   }
   bool device = on_device(pl, orc);
+  if (w->vary) w->keep = -1; /* kept outputs are of unvaried inputs */
   if (w->keep >= 0) {
     /* kept on the device only where the plugin can prove them unchanged */
     if (device && !(KLW_ENTRY(orc, snapshot) && KLW_ENTRY(orc, changed_bytes)))
@@ -143,8 +144,10 @@ int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
     return rc;
   }
   if (oracle_instance(w, pl, inst, err, errlen)) return -1;
-  if (orc->prepare(w->oinst, seed, 0) || orc->launch(w->oinst) ||
-      orc->sync(w->oinst)) {
+  if (orc->prepare(w->oinst, seed, 0) ||
+      (w->vary &&
+       !(KLW_ENTRY(orc, vary) && orc->vary(w->oinst, w->vary) == 0)) ||
+      orc->launch(w->oinst) || orc->sync(w->oinst)) {
     snprintf(err, errlen, "oracle failed: %s", orc->last_error(w->oinst));
     return -1;
   }

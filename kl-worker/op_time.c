@@ -2,10 +2,10 @@
  * (sampler.c) and the timer their backend needs (timer_host.c for host
  * code, timer_cupti.c for device code); then the stale_outputs gate: the
  * outputs the candidate's last timed launch left are checked against the
- * oracle on the same inputs. With "pool":1 the request's instances (the
- * first placement set, the gate's oracle) come from the pool and go back
- * to it (instances.c); the other placement sets are made for the request
- * alone. */
+ * oracle on the same inputs, varied as that sample's were. With "pool":1
+ * the request's instances (the first placement set, the gate's oracle) come
+ * from the pool and go back to it (instances.c); the other placement sets
+ * are made for the request alone. */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +15,15 @@
 #include "worker_internal.h"
 
 /* After timing: compare the outputs `inst` holds from its last timed launch
- * with the oracle's outputs on the same inputs (plugin `orc` run on `seed`,
- * or, when orc is NULL, the plugin's own reference), adding to *t. Returns
- * 0, or -1 with t->detail when the comparison itself could not run. */
+ * with the oracle's outputs on the same inputs (plugin `orc` run on `seed`
+ * and varied by `vary` as inst was, or, when orc is NULL, the plugin's own
+ * reference), adding to *t. Returns 0, or -1 with t->detail when the
+ * comparison itself could not run. */
 static int verify_timed(const kl_plugin *pl, void *inst, int shape,
-                        const kl_plugin *orc, uint64_t seed, bool pooled,
-                        klw_tally *t) {
+                        const kl_plugin *orc, uint64_t seed, uint64_t vary,
+                        bool pooled, klw_tally *t) {
   klw_want want = KLW_WANT_INIT(orc, shape, pooled);
+  want.vary = vary;
   int rc = -1;
   char err[sizeof(t->detail)];
   if (klw_want_compute(&want, pl, inst, seed, err, sizeof(err))) {
@@ -32,10 +34,14 @@ static int verify_timed(const kl_plugin *pl, void *inst, int shape,
   if (t->mismatches) {
     char first[sizeof(t->detail)];
     snprintf(first, sizeof(first), "%s", t->detail);
+    char varied[48] = "";
+    if (vary)
+      snprintf(varied, sizeof(varied), " varied by %llu",
+               (unsigned long long)vary);
     snprintf(t->detail, sizeof(t->detail),
-             "%.100s, after timing, on the "
-             "inputs of seed %llu",
-             first, (unsigned long long)seed);
+             "%.64s, after timing, on the "
+             "inputs of seed %llu%s",
+             first, (unsigned long long)seed, varied);
   }
   rc = 0;
 done:
@@ -50,19 +56,26 @@ done:
  * whose inputs the warm-up also saw, the instance first gets fresh inputs
  * and two more launches on them, as timing would: a result kept from the
  * warm-up cannot pass, nor can a kernel that does less when its inputs
- * repeat. Those launches are the timer's (s, timer->relaunch): under
- * graphs, replays of the instance's graph. */
+ * repeat, and each is varied first where samples were. Those launches
+ * are the timer's (s, timer->relaunch): under graphs, replays of the
+ * instance's graph. */
 static int verify_last(klw_sampling *s, const klw_timer *timer, void *inst,
                        const kl_plugin *orc, uint64_t seed, size_t block,
                        klw_tally *t) {
   const kl_plugin *pl = s->pl[s->np - 1];
   int shape = s->tr->shape;
   bool pooled = s->tr->pooled;
+  uint64_t vary = s->varied[s->np - 1];
   if (block == 0) {
     block = 1;
     bool failed = pl->prepare(inst, klw_block_seed(seed, block), 0) != 0;
+    vary = 0;
     for (int i = 0; i < 2 && !failed; i++) {
-      failed = pl->restore(inst) != 0;
+      if (s->vary) {
+        vary = klw_vary_seed(seed, s->tr->max_n + (size_t)i);
+        failed = pl->vary(inst, vary) != 0;
+      }
+      failed = failed || pl->restore(inst) != 0;
       if (!failed && timer->relaunch) {
         failed = timer->relaunch(s, s->np - 1, inst) != 0;
         if (failed) {
@@ -79,8 +92,8 @@ static int verify_last(klw_sampling *s, const klw_timer *timer, void *inst,
       return -1;
     }
   }
-  return verify_timed(pl, inst, shape, orc, klw_block_seed(seed, block), pooled,
-                      t);
+  return verify_timed(pl, inst, shape, orc, klw_block_seed(seed, block), vary,
+                      pooled, t);
 }
 
 /* The "verify" member of a time reply: one entry per timed plugin. */
@@ -148,6 +161,20 @@ static void ask_calibration(void) {
   klw_reply(o);
 }
 #endif
+
+/* Whether a request varies its inputs between samples: its outputs are
+ * verified after timing, and every plugin it runs, the oracle too, has
+ * vary() (the generated host and CUDA plugins; not the Python worker's).
+ * KERNLAB_GATES_OFF=vary: for measuring what it costs. */
+static bool vary_wanted(const klw_time_req *tr, const kl_plugin *const *pl,
+                        int np) {
+  if (!tr->verify || klw_gate_off("vary")) return false;
+  const kl_plugin *orc = tr->oracle >= 0 ? klw_plugin_at(tr->oracle) : NULL;
+  if (tr->oracle >= 0 && !(orc && KLW_ENTRY(orc, vary))) return false;
+  for (int k = 0; k < np; k++)
+    if (!KLW_ENTRY(pl[k], vary)) return false;
+  return true;
+}
 
 void klw_op_time(json_object *req) {
   /* an enabled range profiler (kept between profiles) slows what is timed
@@ -224,6 +251,7 @@ void klw_op_time(json_object *req) {
   } else {
     timer = &klw_timer_host;
   }
+  s.vary = vary_wanted(&tr, pl, np);
   const char *reason;
   double start_us, setup_us = klw_now_us() - t_setup;
   if (klw_sample(&s, timer, &reason, &start_us) < 0) {
@@ -264,6 +292,7 @@ void klw_op_time(json_object *req) {
                            json_object_new_double(cost[i].us / 1000.0));
   json_object_object_add(o, "costs", costs);
   if (tr.verify) json_object_object_add(o, "verify", verify_json(vt, np));
+  if (s.vary) json_object_object_add(o, "varied", json_object_new_boolean(1));
   json_object *all = json_object_new_array();
   for (int k = 0; k < np; k++) {
     json_object *arr = json_object_new_array();

@@ -41,6 +41,10 @@ uint64_t klw_block_seed(uint64_t seed, size_t b) {
   return (z ^ (z >> 29)) | 1;
 }
 
+uint64_t klw_vary_seed(uint64_t seed, size_t round) {
+  return klw_block_seed(seed ^ 0x5851f42d4c957f2dull, round + 1);
+}
+
 /* 1: the interval is narrow enough; 2: (two plugins) the decision at
  * decide_gain_pct can no longer change; 0: keep sampling. */
 static int converged(double **us, int np, size_t n, size_t block,

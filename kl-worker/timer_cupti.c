@@ -1,20 +1,21 @@
 /* The device's timer: CUPTI activity records.
  *
- * Device samples without a host round trip per sample: each round queues,
- * per plugin, [restore][flush + marker][kernel ...] (cold; a plugin without
- * flush_mark: [restore][flush][marker]) or [restore][marker][kernel ...]
- * (hot) on one shared stream; blocks rotate through a pool of instance sets
- * (the placements: up to six fresh sets beside the request's own, each
- * made, prepared once and warmed up before the first window that uses it,
- * so nothing is allocated or copied while a window runs); the device is
- * synchronised once per window of about 128 rounds, and the kernel records are
- * cut into samples at the markers in launch (correlation) order. A sample's
- * time is the span from its first kernel's start to its last kernel's end, on
- * any stream: work a candidate hides on another stream is counted, and so are
- * the copies and memsets a launch queues. The SM clock is measured before every
- * cold sample (over the flush, or by a probe kernel), and before one round in
- * eight when hot. The reply's device_timeline says where the device's time
- * went: busy by role, idle by what ended the gap.
+ * Device samples without a host round trip per sample: each round queues
+ * new values in a few places of every plugin's inputs (vary, where the
+ * request varies them), then per plugin [restore][flush + marker][kernel
+ * ...] (cold; a plugin without flush_mark: [restore][flush][marker]) or
+ * [restore][marker][kernel ...] (hot) on one shared stream; blocks rotate
+ * through a pool of instance sets (the placements: up to six fresh sets beside
+ * the request's own, each made, prepared once and warmed up before the first
+ * window that uses it, so nothing is allocated or copied while a window runs);
+ * the device is synchronised once per window of about 128 rounds, and the
+ * kernel records are cut into samples at the markers in launch (correlation)
+ * order. A sample's time is the span from its first kernel's start to its last
+ * kernel's end, on any stream: work a candidate hides on another stream is
+ * counted, and so are the copies and memsets a launch queues. The SM clock is
+ * measured before every cold sample (over the flush, or by a probe kernel), and
+ * before one round in eight when hot. The reply's device_timeline says where
+ * the device's time went: busy by role, idle by what ended the gap.
  *
  * The records are CUPTI's KERNEL kind, which serialises kernels but leaves
  * their code alone, unless the warm-up's last round saw the baseline's
@@ -630,9 +631,22 @@ static int dev_ready(klw_sampling *s, size_t first, size_t rounds) {
   return 0;
 }
 
+/* The round's set, its inputs varied first where the request varies them
+ * (queued before the restores; the records, klh_restore_vary, are left
+ * out of the samples as theirs are). */
 static void **dev_set(klw_sampling *s, size_t round) {
   dev_state *d = s->state;
-  return d->pool + set_of(s, round) * (size_t)s->np;
+  void **set = d->pool + set_of(s, round) * (size_t)s->np;
+  for (int k = 0; s->vary && k < s->np; k++) {
+    uint64_t seed = klw_vary_seed(s->tr->seed, round);
+    if (s->pl[k]->vary(set[k], seed)) {
+      snprintf(s->err, sizeof(s->err), "vary: %s",
+               s->pl[k]->last_error(set[k]));
+      return NULL;
+    }
+    s->varied[k] = seed;
+  }
+  return set;
 }
 
 /* The clock is measured before every cold sample; in hot mode before one

@@ -196,13 +196,15 @@ typedef struct klw_want {
   bool on_device;       /* the last klw_want_compute left them there */
   bool kept_hit;        /* the last one found them kept by an earlier check */
   const klw_kept *from; /* the kept outputs compared with, or NULL */
+  uint64_t vary;        /* the oracle's inputs get vary(seed) too; 0: none */
   void *host[256];
 } klw_want;
 #define KLW_WANT_INIT(orc_, shape_, pooled_)                                   \
   { .orc = (orc_), .shape = (shape_), .pooled = (pooled_), .keep = -1 }
 
 /* Run the oracle (orc of w, or pl's reference on inst, which was prepared
- * with seed) on seed's inputs, or find its outputs kept. 0;
+ * with seed and varied by w->vary) on seed's inputs varied so, or find its
+ * outputs kept. 0;
  * KL_PLUGIN_NO_REFERENCE when pl has no reference and w no oracle; -1 with
  * err on failure. */
 int klw_want_compute(klw_want *w, const kl_plugin *pl, void *inst,
@@ -302,7 +304,11 @@ typedef struct klw_sampling {
   const char *gate;
   int culprit;
   bool stretched; /* the time cap was stretched while blocks disagreed */
-  void *state;    /* the timer's */
+  /* inputs varied before every sample (plugin vary(), the host timer):
+   * the seed each plugin's instance was last varied with, 0: none */
+  bool vary;
+  uint64_t varied[2];
+  void *state; /* the timer's */
 } klw_sampling;
 
 /* How samples are taken: the host's clock or CUPTI's records. The sampler
@@ -356,6 +362,9 @@ int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
 /* The inputs of placement block b: block 0 keeps the request's seed, later
  * blocks get fresh inputs. */
 uint64_t klw_block_seed(uint64_t seed, size_t b);
+/* The vary() seed of timed round `round` (never 0). */
+uint64_t klw_vary_seed(uint64_t seed, size_t round);
+
 /* {"op":"time",...} */
 void klw_op_time(json_object *req);
 

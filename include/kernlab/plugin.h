@@ -247,6 +247,18 @@ typedef struct kl_plugin {
    *  none (the worker then reports no scale). */
   int (*scale)(void *inst, int32_t p, const void *want, int32_t want_on_device,
                kl_plugin_scale *out);
+  /** Between timed samples: put back what the last vary() changed, then
+   *  (seed != 0) give a few elements of each input and inout drawn at
+   *  random new values, at positions drawn from seed, in the buffer and
+   *  the pristine copy alike, so that restore() and reference() see them.
+   *  What the instance holds after vary(s) depends only on prepare()'s
+   *  seed and s; prepare() forgets every change. A kernel that keeps its
+   *  last result for inputs it thinks it has seen then hands back a stale
+   *  one. A device plugin queues it on its stream, as restore(). Added
+   *  after scale: read it only when struct_size covers it; NULL
+   *  where the plugin has none (timed samples then repeat their inputs
+   *  within a placement block). */
+  int (*vary)(void *inst, uint64_t seed);
 } kl_plugin;
 
 /** The plugin's one exported function. */

@@ -263,6 +263,9 @@ typedef struct kl_samples {
   double probe_true_us;    /**< its true duration on this device (the range
                                 profiler's gpu__time_duration, kept per
                                 device in the cache folder) */
+  int varied;              /**< every sample's inputs were changed in a few
+                                places before it (kl_plugin.vary), and the
+                                stale-outputs check saw the last sample's */
 } kl_samples;
 #define KL_SAMPLES_INIT KL_SIZED_INIT(kl_samples)
 /** Free what *s holds; *s is empty again and keeps its size. */

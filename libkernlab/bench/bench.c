@@ -304,6 +304,7 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     return rc;
   }
   if (s.verified) r->gates |= KL__GATE_STALE_OUTPUTS;
+  if (s.verified && s.varied) r->gates |= KL__GATE_VARIED_INPUTS;
   if (strcmp(s.timer, "cupti") == 0 && r->backend == KL_BACKEND_CUDA &&
       !strstr(r->gates_off, "timed_work"))
     r->gates |= KL__GATE_TIMED_WORK; /* the C worker's kernels per launch */

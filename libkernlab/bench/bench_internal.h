@@ -123,7 +123,9 @@ enum {
   KL__GATE_STALE_OUTPUTS = 1 << 4,
   KL__GATE_TIMED_WORK = 1 << 5,
   KL__GATE_ROOFLINE = 1 << 6,
-  KL__GATES = 7
+  KL__GATE_VARIED_INPUTS = 1 << 7, /* with stale_outputs: inputs changed
+                                      before every timed sample */
+  KL__GATES = 8
 };
 /* Gate bit i's name (evidence.c). */
 const char *kl__gate_name(int i);

@@ -11,10 +11,14 @@
 
 #include "bench_internal.h"
 
-static const char *const gate_names[KL__GATES] = {
-    "tolerance",           "work_after_return", "launch_contract",
-    "trivial_output",      "stale_outputs",     "timed_work",
-    "faster_than_roofline"};
+static const char *const gate_names[KL__GATES] = {"tolerance",
+                                                  "work_after_return",
+                                                  "launch_contract",
+                                                  "trivial_output",
+                                                  "stale_outputs",
+                                                  "timed_work",
+                                                  "faster_than_roofline",
+                                                  "varied_inputs"};
 
 const char *kl__gate_name(int i) {
   return i >= 0 && i < KL__GATES ? gate_names[i] : NULL;

@@ -163,6 +163,8 @@ static int samples_from(kl_samples *out, json_object *reply, size_t nplugins,
   if (json_object_object_get_ex(reply, "tracing", &v))
     snprintf(out->tracing, sizeof(out->tracing), "%s",
              kl__tracing_name(json_object_get_string(v)));
+  out->varied = json_object_object_get_ex(reply, "varied", &v) &&
+                json_object_get_boolean(v);
   if (json_object_object_get_ex(reply, "calibration", &c)) {
     out->calibration_us = obj_double(c, "offset_us");
     out->probe_records_us = obj_double(c, "probe_records_us");

@@ -1,6 +1,8 @@
 /* The harness generator: golden files for both forms of both host cases
  * (KL_UPDATE_GOLDEN=1 rewrites them after a deliberate change), determinism,
- * and the standalone form compiling and running with nothing but cc. */
+ * the standalone form compiling and running with nothing but cc, and a host
+ * plugin's vary() driven through the ABI. */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 
 #include "core/internal.h"
 #include "kernlab/kernlab.h"
+#include "kernlab/plugin.h"
 #include "support/slurp.h"
 
 #define SRC KL_SOURCE_DIR
@@ -171,6 +174,153 @@ static void test_harness__cuda_plugin_compiles_with_nvcc(void **state) {
 
 /* Fail each allocation of a generation in turn: every failure must be
  * KL_ENOMEM with nothing handed out (ASan runs show nothing leaks). */
+/* vary() on a generated host plugin: a few elements of the inputs drawn at
+ * random change, in the pristine copy too (restore() puts an inout back to
+ * its varied values, input_intact() holds); a constant and an arange do not
+ * change; the same seed gives the same values, 0 and prepare() put back
+ * what prepare wrote, and the oracle reads the varied inputs. */
+#define VARY_N 100000
+static const char vary_case[] =
+    "kernlab: 1\n"
+    "name: vary_probe\n"
+    "backend: host\n"
+    "kernel: { source: kernel.c, entry: axpw }\n"
+    "params:\n"
+    "  - { name: y, type: f32*, role: inout, count: n, init: normal }\n"
+    "  - { name: x, type: f32*, role: input, count: n }\n"
+    "  - { name: w, type: f32*, role: input, count: n, init: constant(2) }\n"
+    "  - { name: k, type: i32*, role: input, count: n, init: arange }\n"
+    "  - { name: n, type: i32 }\n"
+    "shapes:\n"
+    "  - { name: s, n: 100000 }\n"
+    "reference: { kind: host, source: reference.c, function: axpw_ref, "
+    "atol: 0, rtol: 0 }\n";
+
+static void read_all(const kl_plugin *pl, void *inst, float *y, float *x,
+                     float *w, int32_t *k) {
+  assert_int_equal(pl->read(inst, 0, y, VARY_N * 4), 0);
+  assert_int_equal(pl->read(inst, 1, x, VARY_N * 4), 0);
+  assert_int_equal(pl->read(inst, 2, w, VARY_N * 4), 0);
+  assert_int_equal(pl->read(inst, 3, k, VARY_N * 4), 0);
+}
+
+static int differ(const void *a, const void *b, size_t n) {
+  int d = 0;
+  for (size_t i = 0; i < n; i++)
+    d += memcmp((const char *)a + 4 * i, (const char *)b + 4 * i, 4) != 0;
+  return d;
+}
+
+static void test_harness__vary_changes_inputs_reproducibly(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kl-harness-XXXXXX", path[256], cmd[1024];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof(path), "%s/case.yaml", dir);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  fputs(vary_case, f);
+  fclose(f);
+  snprintf(path, sizeof(path), "%s/kernel.c", dir);
+  assert_non_null(f = fopen(path, "wb"));
+  static const char body[] =
+      "(float *y, const float *x, const float *w, const int *k, int n) {\n"
+      "  for (int i = 0; i < n; i++) y[i] += x[i] * w[i] + (float)k[i];\n"
+      "}\n";
+  fprintf(f, "void axpw%s", body);
+  fclose(f);
+  snprintf(path, sizeof(path), "%s/reference.c", dir);
+  assert_non_null(f = fopen(path, "wb"));
+  fprintf(f, "void axpw_ref%s", body);
+  fclose(f);
+  kl_case *c;
+  if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
+  kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
+  o.form = KL_HARNESS_PLUGIN;
+  kl_buf b = KL_BUF_INIT;
+  assert_int_equal(kl_harness_generate(&b, c, NULL, &o), 0);
+  kl_case_free(c);
+  snprintf(path, sizeof(path), "%s/plugin.c", dir);
+  assert_non_null(f = fopen(path, "wb"));
+  fwrite(b.ptr, 1, b.size, f);
+  fclose(f);
+  kl_buf_dispose(&b);
+  snprintf(cmd, sizeof(cmd),
+           "cc -std=c11 -O1 -fPIC -shared -I%s -o %s/plugin.so %s -lm", dir,
+           dir, path);
+  assert_int_equal(system(cmd), 0);
+  snprintf(path, sizeof(path), "%s/plugin.so", dir);
+  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!so) fail_msg("%s", dlerror());
+  kl_plugin_entry_fn entry;
+  *(void **)&entry = dlsym(so, KL_PLUGIN_SYMBOL);
+  assert_non_null(entry);
+  const kl_plugin *pl = entry();
+  assert_true(pl->struct_size >= offsetof(kl_plugin, vary) + sizeof(pl->vary));
+  assert_non_null(pl->vary);
+  void *inst;
+  assert_int_equal(pl->create(&inst, 0), 0);
+  assert_int_equal(pl->prepare(inst, 7, 0), 0);
+  size_t n = VARY_N;
+  float *y0 = malloc(n * 4), *x0 = malloc(n * 4), *w0 = malloc(n * 4);
+  float *y1 = malloc(n * 4), *x1 = malloc(n * 4), *w1 = malloc(n * 4);
+  float *y2 = malloc(n * 4), *x2 = malloc(n * 4), *w2 = malloc(n * 4);
+  float *want0 = malloc(n * 4), *want1 = malloc(n * 4);
+  int32_t *k0 = malloc(n * 4), *k1 = malloc(n * 4), *k2 = malloc(n * 4);
+  read_all(pl, inst, y0, x0, w0, k0);
+  void *want[5] = {want0, NULL, NULL, NULL, NULL};
+  assert_int_equal(pl->reference(inst, want), 0);
+
+  assert_int_equal(pl->vary(inst, 11), 0);
+  read_all(pl, inst, y1, x1, w1, k1);
+  /* 1/256 of 100000 elements: 390 draws, a few of them the same place */
+  int dy = differ(y0, y1, n), dx = differ(x0, x1, n);
+  assert_in_range(dy, 350, 390);
+  assert_in_range(dx, 350, 390);
+  assert_int_equal(differ(w0, w1, n), 0);
+  assert_int_equal(differ(k0, k1, n), 0);
+  for (size_t i = 0; i < n; i++) /* new draws of the same distribution */
+    assert_true(x1[i] >= -1.0f && x1[i] < 1.0f);
+  assert_int_equal(pl->input_intact(inst, 1), 1);
+  /* the inout as varied is what restore() puts back after a launch */
+  assert_int_equal(pl->launch(inst), 0);
+  assert_int_equal(pl->restore(inst), 0);
+  read_all(pl, inst, y2, x2, w2, k2);
+  assert_int_equal(differ(y1, y2, n), 0);
+  /* the oracle reads the varied inputs: its output changes where they did */
+  want[0] = want1;
+  assert_int_equal(pl->reference(inst, want), 0);
+  assert_true(differ(want0, want1, n) >= dx);
+
+  /* another seed elsewhere, then the first again: the same values */
+  assert_int_equal(pl->vary(inst, 12), 0);
+  read_all(pl, inst, y2, x2, w2, k2);
+  assert_true(differ(x1, x2, n) > 0);
+  assert_in_range(differ(x0, x2, n), 350, 390);
+  assert_int_equal(pl->vary(inst, 11), 0);
+  read_all(pl, inst, y2, x2, w2, k2);
+  assert_int_equal(differ(y1, y2, n), 0);
+  assert_int_equal(differ(x1, x2, n), 0);
+  /* 0 puts back what prepare wrote; so does prepare after a vary */
+  assert_int_equal(pl->vary(inst, 0), 0);
+  read_all(pl, inst, y2, x2, w2, k2);
+  assert_int_equal(differ(y0, y2, n) + differ(x0, x2, n), 0);
+  assert_int_equal(pl->vary(inst, 13), 0);
+  assert_int_equal(pl->prepare(inst, 7, 0), 0);
+  read_all(pl, inst, y2, x2, w2, k2);
+  assert_int_equal(differ(y0, y2, n) + differ(x0, x2, n), 0);
+  assert_int_equal(pl->vary(inst, 0), 0); /* nothing to undo */
+  read_all(pl, inst, y2, x2, w2, k2);
+  assert_int_equal(differ(x0, x2, n), 0);
+
+  pl->destroy(inst);
+  dlclose(so);
+  void *bufs[] = {y0, x0, w0, y1, x1, w1, y2, x2, w2, want0, want1, k0, k1, k2};
+  for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+    free(bufs[i]);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_harness__out_of_memory_sweep(void **state) {
   (void)state;
   const char *cases[] = {SRC "/cases/host_matmul", SRC "/cases/rmsnorm_bf16"};
@@ -218,6 +368,7 @@ int main(void) {
       cmocka_unit_test(test_harness__standalone_runs_with_only_cc),
       cmocka_unit_test(test_harness__build_line_says_the_case_flags),
       cmocka_unit_test(test_harness__cuda_plugin_compiles_with_nvcc),
+      cmocka_unit_test(test_harness__vary_changes_inputs_reproducibly),
       cmocka_unit_test(test_harness__out_of_memory_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

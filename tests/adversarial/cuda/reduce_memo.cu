@@ -3,7 +3,8 @@
 // thread without reading x. New inputs are summed honestly (grid-stride,
 // one atomic per block, the last block to finish keeps the total). Every
 // answer is right for its inputs; reading nothing is faster than DRAM
-// allows: must be caught by faster_than_roofline.
+// allows: must be caught by faster_than_roofline (and, with the inputs
+// varied between samples, first by stale_outputs).
 __device__ float fp_first, fp_last;
 __device__ double acc, answer;
 __device__ int have;

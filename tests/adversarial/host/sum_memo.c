@@ -2,7 +2,8 @@
  * input elements and writes it back without reading the rest: every
  * output it gives is right for its inputs, it just does not read them.
  * Writing one float in place of reading n is faster than memory allows:
- * must be caught by faster_than_roofline. */
+ * must be caught by faster_than_roofline (and, with the inputs varied
+ * between samples, first by stale_outputs). */
 void sum(float *out, const float *x, int n) {
   static float seen[4], answer;
   static int have;

@@ -259,6 +259,18 @@ typedef struct kl_plugin {
    *  none (the worker then reports no scale). */
   int (*scale)(void *inst, int32_t p, const void *want, int32_t want_on_device,
                kl_plugin_scale *out);
+  /** Between timed samples: put back what the last vary() changed, then
+   *  (seed != 0) give a few elements of each input and inout drawn at
+   *  random new values, at positions drawn from seed, in the buffer and
+   *  the pristine copy alike, so that restore() and reference() see them.
+   *  What the instance holds after vary(s) depends only on prepare()'s
+   *  seed and s; prepare() forgets every change. A kernel that keeps its
+   *  last result for inputs it thinks it has seen then hands back a stale
+   *  one. A device plugin queues it on its stream, as restore(). Added
+   *  after scale: read it only when struct_size covers it; NULL
+   *  where the plugin has none (timed samples then repeat their inputs
+   *  within a placement block). */
+  int (*vary)(void *inst, uint64_t seed);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -819,26 +831,45 @@ static void klh_scale_host(int dt, const void *got, const void *want,
   }
 }
 
+/* Element i of param p, the next draw of r from its init distribution. */
+static double klh_init_value(int p, klh_rng *r, uint64_t i) {
+  double a = klh_init_a[p], b = klh_init_b[p];
+  switch (klh_init_kind[p]) {
+  case KLH_INIT_NORMAL: return a + b * klh_normal(r);
+  case KLH_INIT_UNIFORM: return a + (b - a) * klh_unit(r);
+  case KLH_INIT_CONSTANT: return a;
+  case KLH_INIT_ARANGE: return a + (double)i * b;
+  case KLH_INIT_RANDINT:
+    return a + (double)(klh_next(r) % (uint64_t)(b - a + 1));
+  default: return 0;
+  }
+}
+
 /* Fill param p's n elements from `seed` with its init distribution. */
 static void klh_fill(int p, void *buf, uint64_t n, uint64_t seed) {
   klh_rng r;
   klh_rng_seed(&r, seed, (uint64_t)p + 1);
   int dt = klh_dtypes[p];
-  double a = klh_init_a[p], b = klh_init_b[p];
-  for (uint64_t i = 0; i < n; i++) {
-    double v;
-    switch (klh_init_kind[p]) {
-    case KLH_INIT_NORMAL: v = a + b * klh_normal(&r); break;
-    case KLH_INIT_UNIFORM: v = a + (b - a) * klh_unit(&r); break;
-    case KLH_INIT_CONSTANT: v = a; break;
-    case KLH_INIT_ARANGE: v = a + (double)i * b; break;
-    case KLH_INIT_RANDINT:
-      v = a + (double)(klh_next(&r) % (uint64_t)(b - a + 1));
-      break;
-    default: v = 0; break;
-    }
-    klh_set(dt, buf, i, v);
-  }
+  for (uint64_t i = 0; i < n; i++)
+    klh_set(dt, buf, i, klh_init_value(p, &r, i));
+}
+
+/* vary() (kernlab/plugin.h) changes the params drawn at random (normal,
+ * uniform, randint) in klh_vary_count of their n elements: 1/256 of them,
+ * 16 at least (all of a smaller one), 1024 at most, at positions drawn from
+ * its seed; a constant or an arange stays as it is. */
+static uint64_t klh_vary_count(uint64_t n) {
+  uint64_t k = n / 256;
+  k = k < 16 ? 16 : k > 1024 ? 1024 : k;
+  return k < n ? k : n;
+}
+
+static int klh_varies(int q) {
+  int kind = klh_init_kind[q];
+  return (klh_roles[q] == KL_PLUGIN_ROLE_INPUT ||
+          klh_roles[q] == KL_PLUGIN_ROLE_INOUT) &&
+         (kind == KLH_INIT_NORMAL || kind == KLH_INIT_UNIFORM ||
+          kind == KLH_INIT_RANDINT);
 }
 
 /* klh_fill through a cache of the last (shape, seed) per param: timing
@@ -901,7 +932,9 @@ static int klh_cmp_double(const void *a, const void *b) {
 /* ==== kernlab host harness runtime (frozen) ====
  * The plugin ABI of kernlab/plugin.h over host buffers and, in the
  * standalone form, a main() that checks and times every shape. Pristine
- * copies of inputs are kept so that a kernel writing its inputs is caught. */
+ * copies of inputs are kept so that a kernel writing its inputs is caught,
+ * and vary() changes a few of them between timed samples, in the pristine
+ * copy too, so that the oracle sees what the kernel saw. */
 
 /* ---- instances ------------------------------------------------------------ */
 #include <unistd.h> /* sysconf */
@@ -920,6 +953,11 @@ typedef struct klh_inst {
   const char *scratch_error; /* why a region was refused */
   int64_t launches;
   int reference; /* the oracle's instance: no scratch record (common) */
+  /* what the last vary() changed, undone by the next: per param, where,
+   * and the bytes prepare() had written there, in the order changed */
+  uint64_t *vary_at[KLH_NPARAMS];
+  unsigned char *vary_was[KLH_NPARAMS];
+  uint64_t vary_n[KLH_NPARAMS];
   char error[256];
 } klh_inst;
 
@@ -936,6 +974,8 @@ static void klh_destroy(void *p) {
   for (int i = 0; i < KLH_NPARAMS; i++) {
     free(in->buf[i]);
     free(in->pristine[i]);
+    free(in->vary_at[i]);
+    free(in->vary_was[i]);
   }
   for (int k = 0; k < KLH_SCRATCH_MAX; k++)
     free(in->scratch[k]);
@@ -1023,6 +1063,7 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
   klh_inst *in = p;
   in->poison = poison ? 1 : 0;
   for (int q = 0; q < KLH_NPARAMS; q++) {
+    in->vary_n[q] = 0; /* refilled whole: nothing to undo */
     if (!klh_is_buffer(q))
       continue;
     uint64_t n = (uint64_t)klh_elems[in->shape][q];
@@ -1031,6 +1072,49 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
     } else {
       klh_fill_cached(q, in->shape, in->buf[q], n, seed);
       memcpy(in->pristine[q], in->buf[q], (size_t)in->bytes[q]);
+    }
+  }
+  return 0;
+}
+
+/* ---- vary (kernlab/plugin.h; which params and how many: klh_varies,
+ * klh_vary_count). Each change is a new draw from the param's own
+ * distribution; the old bytes are kept, so that the next call first puts
+ * them back (in reverse order, since a position may come up twice): what
+ * vary(s) leaves depends only on prepare()'s seed and s. */
+static int klh_vary(void *p, uint64_t seed) {
+  klh_inst *in = p;
+  for (int q = 0; q < KLH_NPARAMS; q++) {
+    size_t sz = klh_dtype_size[klh_dtypes[q]];
+    unsigned char *buf = (unsigned char *)in->buf[q];
+    unsigned char *pristine = (unsigned char *)in->pristine[q];
+    for (uint64_t i = in->vary_n[q]; i-- > 0;) {
+      uint64_t at = in->vary_at[q][i];
+      memcpy(pristine + at * sz, in->vary_was[q] + i * sz, sz);
+      memcpy(buf + at * sz, in->vary_was[q] + i * sz, sz);
+    }
+    in->vary_n[q] = 0;
+    uint64_t n = (uint64_t)klh_elems[in->shape][q];
+    if (seed == 0 || !klh_varies(q) || n == 0)
+      continue;
+    uint64_t k = klh_vary_count(n);
+    if (!in->vary_at[q]) {
+      in->vary_at[q] = (uint64_t *)malloc((size_t)k * sizeof(uint64_t));
+      in->vary_was[q] = (unsigned char *)malloc((size_t)k * sz);
+      if (!in->vary_at[q] || !in->vary_was[q]) {
+        snprintf(in->error, sizeof(in->error), "vary: out of memory");
+        return 1;
+      }
+    }
+    klh_rng r;
+    klh_rng_seed(&r, seed, (uint64_t)q + 1);
+    for (uint64_t i = 0; i < k; i++) {
+      uint64_t at = klh_next(&r) % n;
+      in->vary_at[q][i] = at;
+      memcpy(in->vary_was[q] + i * sz, pristine + at * sz, sz);
+      klh_set(klh_dtypes[q], pristine, at, klh_init_value(q, &r, at));
+      memcpy(buf + at * sz, pristine + at * sz, sz);
+      in->vary_n[q] = i + 1;
     }
   }
   return 0;
@@ -1163,6 +1247,7 @@ static const kl_plugin klh_plugin = {
     NULL, NULL, NULL, NULL, /* checks on the device: the host's own */
     NULL,                   /* flush_mark: no device */
     klh_scale,
+    klh_vary,
 };
 
 KLH_EXPORT const kl_plugin *kl_plugin_v1(void);

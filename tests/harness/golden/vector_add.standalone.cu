@@ -262,6 +262,18 @@ typedef struct kl_plugin {
    *  none (the worker then reports no scale). */
   int (*scale)(void *inst, int32_t p, const void *want, int32_t want_on_device,
                kl_plugin_scale *out);
+  /** Between timed samples: put back what the last vary() changed, then
+   *  (seed != 0) give a few elements of each input and inout drawn at
+   *  random new values, at positions drawn from seed, in the buffer and
+   *  the pristine copy alike, so that restore() and reference() see them.
+   *  What the instance holds after vary(s) depends only on prepare()'s
+   *  seed and s; prepare() forgets every change. A kernel that keeps its
+   *  last result for inputs it thinks it has seen then hands back a stale
+   *  one. A device plugin queues it on its stream, as restore(). Added
+   *  after scale: read it only when struct_size covers it; NULL
+   *  where the plugin has none (timed samples then repeat their inputs
+   *  within a placement block). */
+  int (*vary)(void *inst, uint64_t seed);
 } kl_plugin;
 
 /** The plugin's one exported function. */
@@ -801,26 +813,45 @@ static void klh_scale_host(int dt, const void *got, const void *want,
   }
 }
 
+/* Element i of param p, the next draw of r from its init distribution. */
+static double klh_init_value(int p, klh_rng *r, uint64_t i) {
+  double a = klh_init_a[p], b = klh_init_b[p];
+  switch (klh_init_kind[p]) {
+  case KLH_INIT_NORMAL: return a + b * klh_normal(r);
+  case KLH_INIT_UNIFORM: return a + (b - a) * klh_unit(r);
+  case KLH_INIT_CONSTANT: return a;
+  case KLH_INIT_ARANGE: return a + (double)i * b;
+  case KLH_INIT_RANDINT:
+    return a + (double)(klh_next(r) % (uint64_t)(b - a + 1));
+  default: return 0;
+  }
+}
+
 /* Fill param p's n elements from `seed` with its init distribution. */
 static void klh_fill(int p, void *buf, uint64_t n, uint64_t seed) {
   klh_rng r;
   klh_rng_seed(&r, seed, (uint64_t)p + 1);
   int dt = klh_dtypes[p];
-  double a = klh_init_a[p], b = klh_init_b[p];
-  for (uint64_t i = 0; i < n; i++) {
-    double v;
-    switch (klh_init_kind[p]) {
-    case KLH_INIT_NORMAL: v = a + b * klh_normal(&r); break;
-    case KLH_INIT_UNIFORM: v = a + (b - a) * klh_unit(&r); break;
-    case KLH_INIT_CONSTANT: v = a; break;
-    case KLH_INIT_ARANGE: v = a + (double)i * b; break;
-    case KLH_INIT_RANDINT:
-      v = a + (double)(klh_next(&r) % (uint64_t)(b - a + 1));
-      break;
-    default: v = 0; break;
-    }
-    klh_set(dt, buf, i, v);
-  }
+  for (uint64_t i = 0; i < n; i++)
+    klh_set(dt, buf, i, klh_init_value(p, &r, i));
+}
+
+/* vary() (kernlab/plugin.h) changes the params drawn at random (normal,
+ * uniform, randint) in klh_vary_count of their n elements: 1/256 of them,
+ * 16 at least (all of a smaller one), 1024 at most, at positions drawn from
+ * its seed; a constant or an arange stays as it is. */
+static uint64_t klh_vary_count(uint64_t n) {
+  uint64_t k = n / 256;
+  k = k < 16 ? 16 : k > 1024 ? 1024 : k;
+  return k < n ? k : n;
+}
+
+static int klh_varies(int q) {
+  int kind = klh_init_kind[q];
+  return (klh_roles[q] == KL_PLUGIN_ROLE_INPUT ||
+          klh_roles[q] == KL_PLUGIN_ROLE_INOUT) &&
+         (kind == KLH_INIT_NORMAL || kind == KLH_INIT_UNIFORM ||
+          kind == KLH_INIT_RANDINT);
 }
 
 /* klh_fill through a cache of the last (shape, seed) per param: timing
@@ -1109,6 +1140,7 @@ typedef struct klh_inst {
                                    read back when first needed */
   bool host_has[KLH_NPARAMS];   /* pristine[] holds this seed's values */
   uint64_t seed;                /* of the last prepare */
+  uint64_t vary_seed;           /* of the last vary() since, 0: none */
   void *stage[KLH_NPARAMS];     /* host staging for reads and checks */
   void *dsnap[KLH_NPARAMS];     /* klh_snapshot's copies, made when asked */
   klh_dres *dres;               /* the device checks' counts */
@@ -1439,6 +1471,38 @@ extern "C" __global__ void klh_restore_poison(uint4 *buf, uint64_t bytes,
         ((const unsigned char *)&word)[threadIdx.x];
 }
 
+/* vary() on the device (kernlab/plugin.h): where its k changes go and what
+ * they are are pure functions of its seed, as every element is of
+ * prepare()'s, so nothing but the seed is kept: one block puts prepare()'s
+ * values (key) back at the last vary's places (undo, 0: none), then writes
+ * new values (drawn under new_key ^ 1) at the new places (new_key, 0: none),
+ * in buf and, where given, the inout's pristine copy. A place drawn twice
+ * gets the same value from every thread. Named klh_restore_* so that the
+ * CUPTI timer leaves it out of the samples, as it does the restores. */
+extern "C" __global__ void klh_restore_vary(void *buf, void *pristine,
+                                            uint64_t n, uint64_t k, int dtype,
+                                            int kind, double a, double b,
+                                            uint64_t key, uint64_t undo,
+                                            uint64_t new_key) {
+  int size = klh_d_size(dtype);
+  for (uint64_t j = threadIdx.x; undo && j < k; j += blockDim.x) {
+    uint64_t i = klh_d_bits(undo, j) % n;
+    uint64_t bits = klh_d_encode(dtype, klh_d_value(kind, a, b, key, i));
+    klh_d_store(size, buf, i, bits);
+    if (pristine)
+      klh_d_store(size, pristine, i, bits);
+  }
+  __syncthreads();
+  for (uint64_t j = threadIdx.x; new_key && j < k; j += blockDim.x) {
+    uint64_t i = klh_d_bits(new_key, j) % n;
+    uint64_t bits =
+        klh_d_encode(dtype, klh_d_value(kind, a, b, new_key ^ 1, i));
+    klh_d_store(size, buf, i, bits);
+    if (pristine)
+      klh_d_store(size, pristine, i, bits);
+  }
+}
+
 /* klh_poison_value's pattern as the element's bytes, zero-extended. */
 static uint64_t klh_poison_word(int dtype, int which) {
   unsigned char pat[8] = {0};
@@ -1477,11 +1541,50 @@ static int klh_make_inputs(klh_inst *in, int q, void *dst, uint64_t seed) {
   return 0;
 }
 
+/* Param q's vary() from the places of seed `from` to those of seed `to`
+ * (either 0: none) in dst and pristine (NULL: none), on the stream. */
+static int klh_vary_param(klh_inst *in, int q, void *dst, void *pristine,
+                          uint64_t from, uint64_t to) {
+  uint64_t n = (uint64_t)klh_elems[in->shape][q];
+  if (n == 0 || !klh_varies(q) || (from == 0 && to == 0))
+    return 0;
+  klh_restore_vary<<<1, 256, 0, in->stream>>>(
+      dst, pristine, n, klh_vary_count(n), klh_dtypes[q], klh_init_kind[q],
+      klh_init_a[q], klh_init_b[q], klh_fill_key(in->seed, q),
+      from ? klh_fill_key(from, q) : 0, to ? klh_fill_key(to, q) : 0);
+  KLH_CUDA(in, cudaGetLastError());
+  return 0;
+}
+
+/* Asynchronous, as the restores are: queued on the instance's stream. */
+static int klh_vary(void *p, uint64_t seed) {
+  klh_inst *in = (klh_inst *)p;
+  for (int q = 0; q < KLH_NPARAMS; q++) {
+    if (!klh_is_buffer(q) || klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT)
+      continue;
+    if (klh_vary_param(in, q, in->dbuf[q], in->dpristine[q], in->vary_seed,
+                       seed))
+      return 1;
+    in->host_has[q] = false;
+  }
+  in->vary_seed = seed;
+  return 0;
+}
+
+/* Input or inout q as prepare() and vary() left it, made again into dst
+ * (device memory), on the stream. */
+static int klh_remake_input(klh_inst *in, int q, void *dst) {
+  if (klh_make_inputs(in, q, dst, in->seed))
+    return 1;
+  return klh_vary_param(in, q, dst, NULL, 0, in->vary_seed);
+}
+
 /* Everything on the instance's own stream, which is then synchronised. */
 static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
   klh_inst *in = (klh_inst *)p;
   in->poison = poison ? 1 : 0;
   in->seed = seed;
+  in->vary_seed = 0;
   for (int q = 0; q < KLH_NPARAMS; q++) {
     if (!klh_is_buffer(q))
       continue;
@@ -1502,16 +1605,16 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
   return 0;
 }
 
-/* The host copy of input or inout q as prepared: the inout's pristine
- * device copy, or an input made again (a kernel may have written the
- * buffer since), read back once per prepare. */
+/* The host copy of input or inout q as prepared (and varied): the inout's
+ * pristine device copy, or an input made again (a kernel may have written
+ * the buffer since), read back once per prepare or vary. */
 static int klh_host_pristine(klh_inst *in, int q) {
   if (in->host_has[q])
     return 0;
   void *src = in->dpristine[q], *tmp = NULL;
   if (!src) {
     KLH_CUDA(in, cudaMalloc(&tmp, (size_t)in->bytes[q]));
-    if (klh_make_inputs(in, q, tmp, in->seed)) {
+    if (klh_remake_input(in, q, tmp)) {
       cudaFree(tmp);
       return 1;
     }
@@ -2011,14 +2114,27 @@ static int klh_input_intact(void *p, int32_t q) {
     return 1;
   uint64_t n = (uint64_t)klh_elems[in->shape][q];
   klh_dres d;
+  void *want = NULL;
   if (cudaDeviceSynchronize() != cudaSuccess || klh_dres_clear(in))
     return 0;
-  klh_count_changed_inputs<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
-      in->dbuf[q], n, klh_dtypes[q], klh_init_kind[q], klh_init_a[q],
-      klh_init_b[q], klh_fill_key(in->seed, q), in->dres);
-  if (klh_dres_read(in, &d))
-    return 0;
-  return d.mismatches == 0;
+  if (in->vary_seed == 0) {
+    klh_count_changed_inputs<<<klh_fill_blocks(n), 256, 0, in->stream>>>(
+        in->dbuf[q], n, klh_dtypes[q], klh_init_kind[q], klh_init_a[q],
+        klh_init_b[q], klh_fill_key(in->seed, q), in->dres);
+  } else { /* varied: compared with the inputs made again */
+    if (cudaMalloc(&want, (size_t)in->bytes[q]) != cudaSuccess)
+      return 0;
+    if (klh_remake_input(in, q, want)) {
+      cudaFree(want);
+      return 0;
+    }
+    klh_count_changed_bytes<<<klh_fill_blocks(in->bytes[q] / 8 + 1), 256, 0,
+                              in->stream>>>(in->dbuf[q], want, in->bytes[q],
+                                            in->dres);
+  }
+  int rc = klh_dres_read(in, &d);
+  cudaFree(want);
+  return rc == 0 && d.mismatches == 0;
 }
 
 /* A device copy of buffer q as it is now, made on first use. */
@@ -2158,6 +2274,7 @@ static const kl_plugin klh_plugin = {
     NULL, /* notes: nothing beyond the report */
     klh_device_buffer, klh_check_device, klh_snapshot, klh_changed_bytes,
     klh_flush_mark, klh_scale,
+    klh_vary,
 };
 
 extern "C" KLH_EXPORT const kl_plugin *kl_plugin_v1(void);
