@@ -22,7 +22,6 @@ usage: test_calibration_gpu.py KL SOURCE_DIR
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -137,7 +136,6 @@ if path:
     check(p2 == path and t2 and json.loads(t2).get("probe_true_us", 0) > 0,
           "the bad file was not measured over: %s" % t2)
 
-shutil.rmtree(TMP, ignore_errors=True)
 if FAILS:
     print("%d failed" % len(FAILS))
     sys.exit(1)

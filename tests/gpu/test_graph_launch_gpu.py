@@ -248,6 +248,5 @@ rc, doc, err = kl("bench", keyed, "--launch", "stream")
 check(rc == 0 and "launch" not in doc,
       "--launch stream overrides the case: %d %s" % (rc, err[-300:]))
 
-shutil.rmtree(TMP, ignore_errors=True)
 print("graph launch: %d failure(s)" % len(FAILS))
 sys.exit(1 if FAILS else 0)

@@ -10,7 +10,6 @@ usage: test_run_gpu.py KL SOURCE_DIR
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -98,6 +97,5 @@ try:
 finally:
     srv.kill()
 
-shutil.rmtree(TMP, ignore_errors=True)
 print("%d failures" % len(FAILS))
 sys.exit(1 if FAILS else 0)
