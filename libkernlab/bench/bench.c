@@ -145,7 +145,10 @@ static int check_shape(kl_report *r, const kl_case *c, kl_worker *w, int plugin,
     rc = kl__bench_reject(r, contract ? KL_VERDICT_CHEAT : KL_VERDICT_INCORRECT,
                           "shape %s, seed %llu: %s", e->res.name,
                           (unsigned long long)bad->seed, bad->detail);
-    if (contract) r->gate = "launch_contract";
+    if (contract) {
+      r->gate = "launch_contract";
+      r->gates |= KL__GATE_LAUNCH_CONTRACT;
+    }
     return rc;
   }
   if (bad->inputs_written && !bad->mismatches)
@@ -276,6 +279,8 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
                           why ? why : msg);
     r->gate = strcmp(s.gate, "launch_contract") == 0 ? "launch_contract"
                                                      : "timed_work";
+    r->gates |= strcmp(r->gate, "timed_work") == 0 ? KL__GATE_TIMED_WORK
+                                                   : KL__GATE_LAUNCH_CONTRACT;
     return rc;
   }
   if (rc < 0) return kl__bench_worker_failure(r, rc, e->res.name, "timing");
@@ -291,6 +296,8 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
   ph->placements =
       (ph->placements >= 0 ? ph->placements : 0) + s.costs.place_ms;
   ph->verify = (ph->verify >= 0 ? ph->verify : 0) + s.costs.verify_ms;
+  if (s.verified) r->gates |= KL__GATE_STALE_OUTPUTS;
+  if (s.verified && s.varied) r->gates |= KL__GATE_VARIED_INPUTS;
   if (s.verified && s.stale[n - 1]) {
     /* correct when checked, wrong once its inputs changed under timing */
     rc = kl__bench_reject(
@@ -303,8 +310,6 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
     kl_samples_dispose(&s);
     return rc;
   }
-  if (s.verified) r->gates |= KL__GATE_STALE_OUTPUTS;
-  if (s.verified && s.varied) r->gates |= KL__GATE_VARIED_INPUTS;
   if (strcmp(s.timer, "cupti") == 0 && r->backend == KL_BACKEND_CUDA &&
       !strstr(r->gates_off, "timed_work"))
     r->gates |= KL__GATE_TIMED_WORK; /* the C worker's kernels per launch */

@@ -104,6 +104,10 @@ def expect(case, cand, verdict, gate=None, reason=None, *extra, env=None,
     check(got[0] == verdict, f"{name}: verdict {got[0]}, want {verdict}")
     gates = gate if isinstance(gate, tuple) else (gate,)
     check(got[1] in gates, f"{name}: gate {got[1]}, want {gate}")
+    if got[1]:  # the gate that fired is one the report says it applied
+        check(got[1] in (doc.get("gates_applied") or []),
+              f"{name}: gates_applied {doc.get('gates_applied')} lacks "
+              f"{got[1]}")
     if reason:
         check(re.search(reason, why) is not None,
               f"{name}: reason {why!r} does not say /{reason}/")
@@ -122,6 +126,7 @@ def honest(case, cand, *extra):
           f"{name}: honest candidate flagged: {doc.get('verdict')} "
           f"{doc.get('reason')}")
     check(rc == 0, f"{name}: exit {rc}")
+    return doc
 
 
 def landlock_abi():
@@ -306,7 +311,10 @@ def host_suite():
            r"shape wide.*each row's mean")
     honest(sx, c("softmax_honest.c"))
 
-    honest(mm, c("honest_ikj.c"))
+    doc = honest(mm, c("honest_ikj.c"))
+    check(doc is not None and "varied_inputs" in doc.get("gates_applied", []),
+          "an honest host candidate's inputs were varied: %s"
+          % (doc and doc.get("gates_applied")))
     honest(mm, c("honest_threads.c"))
     sandbox(mm, c("sandbox_probe.c"))
     honest(sm, c("sum_honest.c"))
