@@ -80,14 +80,25 @@ enum {
   SECTION_KERNEL
 };
 
+/* A source that is a whole program (PolyBench's, llm.c's dev/cuda files)
+ * defines main, which the standalone harness defines too: the section's
+ * own is renamed klh_section<N>_main while it is pasted. */
 static int emit_section(kl_buf *b, const char *title, const char *name,
                         const char *text, int section) {
-  kl__buf_printf(b, "\n/* ==== %s ==== */\n#line 1 \"%s\"\n", title, name);
+  bool has_main = false;
+  if (section != SECTION_VERBATIM && kl__c_defines(&has_main, text, "main") < 0)
+    return kl__error_oom();
+  kl__buf_printf(b, "\n/* ==== %s ==== */\n", title);
+  if (has_main)
+    kl__buf_printf(b, "#define main klh_section%d_main /* its own */\n",
+                   section);
+  kl__buf_printf(b, "#line 1 \"%s\"\n", name);
   if (section == SECTION_VERBATIM)
     kl__buf_puts(b, text);
   else if (kl__c_include_once(b, text, name, section) < 0)
     return kl__error_oom();
   if (text[0] && text[strlen(text) - 1] != '\n') kl__buf_putc(b, '\n');
+  if (has_main) kl__buf_puts(b, "#undef main\n");
   kl__buf_printf(b, "/* ==== END %s ==== */\n", title);
   return kl__buf_status(b);
 }
@@ -104,7 +115,9 @@ typedef enum call_kind {
 static void emit_value(kl_buf *b, const kl_case *c, size_t p) {
   const case_param *pa = &kl__case_params(c)[p];
   const char *t = ctype(pa->dtype, kl_case_backend(c));
-  if (pa->is_pointer)
+  if (pa->is_pointer && kl_case_backend(c) == KL_BACKEND_HOST)
+    kl__buf_printf(b, "KLH_BUFFER(%s, b[%zu])", t, p);
+  else if (pa->is_pointer)
     kl__buf_printf(b, "(%s *)b[%zu]", t, p);
   else if (kl_dtype_is_float(pa->dtype))
     kl__buf_printf(b, "(%s)klh_scalar_f[s][%zu]", t, p);
@@ -766,6 +779,13 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   if (cuda) emit_unguard(&b);
   emit_tables(&b, c);
   if (cuda) emit_launch_tables(&b, c);
+  if (!cuda) /* host buffers as the kernel's pointer arguments */
+    kl__buf_puts(
+        &b, "/* C converts a void * to whatever pointer a parameter is (a "
+            "VLA's\n * double (*)[n], as PolyBench's kernels take), where a "
+            "cast to\n * double * is an error since GCC 14; C++ needs the "
+            "type. */\n#ifdef __cplusplus\n#define KLH_BUFFER(T, x) ((T *)(x))"
+            "\n#else\n#define KLH_BUFFER(T, x) ((void *)(x))\n#endif\n");
   emit_builders(&b, c, "", NULL);
   if (base_structs) emit_builders(&b, c, "baseline_", "klh_baseline_");
   if (ref_structs) emit_builders(&b, c, "reference_", "klh_reference_");

@@ -323,6 +323,92 @@ static void test_harness__vary_changes_inputs_reproducibly(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A case whose source is a whole program in PolyBench's style: a kernel
+ * taking variable-length arrays (double A[n][n]), and its own main. Both
+ * forms build where GCC 14's rule holds (-Werror=incompatible-pointer-types:
+ * a cast to double * for a double (*)[n] parameter was an error there), the
+ * source's main is renamed in the baseline's and the kernel's sections, and
+ * the standalone program checks the kernel against the embedded baseline. */
+static void test_harness__whole_program_with_vla_params(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kl-harness-XXXXXX", path[256], cmd[1024];
+  assert_non_null(mkdtemp(dir));
+  static const char *const files[][2] = {
+      {"case.yaml", "kernlab: 1\n"
+                    "name: vla_program\n"
+                    "backend: host\n"
+                    "kernel: { source: kernel.c, entry: scale2 }\n"
+                    "params:\n"
+                    "  - { name: n, type: i32 }\n"
+                    "  - { name: A, type: f64*, role: input, count: n*n }\n"
+                    "  - { name: B, type: f64*, role: output, count: n*n }\n"
+                    "shapes:\n"
+                    "  - { name: n64, n: 64 }\n"
+                    "reference: { kind: baseline, atol: 0, rtol: 0 }\n"},
+      {"kernel.c", "#include <stdio.h>\n"
+                   "void scale2(int n, double A[n][n], double B[n][n]) {\n"
+                   "  for (int i = 0; i < n; i++)\n"
+                   "    for (int j = 0; j < n; j++)\n"
+                   "      B[i][j] = 2.0 * A[i][j];\n"
+                   "}\n"
+                   "int main(void) {\n"
+                   "  double a[2][2] = {{1, 2}, {3, 4}}, b[2][2];\n"
+                   "  scale2(2, a, b);\n"
+                   "  printf(\"%g\\n\", b[1][1]);\n"
+                   "  return 0;\n"
+                   "}\n"}};
+  for (size_t i = 0; i < 2; i++) {
+    snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(files[i][1], f);
+    fclose(f);
+  }
+  kl_case *c;
+  if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
+  /* a candidate in the same style, with a main of its own too */
+  static const char cand[] =
+      "void scale2(int n, double A[n][n], double B[n][n]) {\n"
+      "  for (int j = 0; j < n; j++)\n"
+      "    for (int i = 0; i < n; i++)\n"
+      "      B[i][j] = A[i][j] + A[i][j];\n"
+      "}\n"
+      "int main(void) { return 0; }\n";
+  const kl_harness_form forms[2] = {KL_HARNESS_STANDALONE, KL_HARNESS_PLUGIN};
+  for (int k = 0; k < 2; k++) {
+    kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
+    o.form = forms[k];
+    o.candidate_name = "candidate.c";
+    kl_buf b = KL_BUF_INIT;
+    assert_int_equal(kl_harness_generate(&b, c, cand, &o), 0);
+    /* the baseline's main and the candidate's, each renamed */
+    const char *first = strstr(b.ptr, "#define main klh_section");
+    assert_non_null(first);
+    if (k == 0) assert_non_null(strstr(first + 1, "#define main klh_section"));
+    snprintf(path, sizeof(path), "%s/h%d.c", dir, k);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(b.ptr, 1, b.size, f);
+    fclose(f);
+    kl_buf_dispose(&b);
+    snprintf(cmd, sizeof(cmd),
+             "cc -std=c11 -O1 -Wall -Werror=incompatible-pointer-types "
+             "-I%s %s %s -lm -o %s/h%d",
+             dir, k ? "-fPIC -shared" : "", path, dir, k);
+    assert_int_equal(system(cmd), 0);
+  }
+  kl_case_free(c);
+  snprintf(cmd, sizeof(cmd), "%s/h0 > %s/out.txt", dir, dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(path, sizeof(path), "%s/out.txt", dir);
+  char *text = kl_test_slurp(path);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "\"checked\":true,\"correct\":true"));
+  free(text);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_harness__out_of_memory_sweep(void **state) {
   (void)state;
   const char *cases[] = {SRC "/cases/host_matmul", SRC "/cases/rmsnorm_bf16"};
@@ -371,6 +457,7 @@ int main(void) {
       cmocka_unit_test(test_harness__build_line_says_the_case_flags),
       cmocka_unit_test(test_harness__cuda_plugin_compiles_with_nvcc),
       cmocka_unit_test(test_harness__vary_changes_inputs_reproducibly),
+      cmocka_unit_test(test_harness__whole_program_with_vla_params),
       cmocka_unit_test(test_harness__out_of_memory_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -413,20 +413,28 @@ static const int64_t klh_rows[KLH_NSHAPES][KLH_NPARAMS] = {
   {512LL, 512LL, 512LL, 0LL}, /* n512 */
   {1024LL, 1024LL, 1024LL, 0LL}, /* n1024 */
 };
+/* C converts a void * to whatever pointer a parameter is (a VLA's
+ * double (*)[n], as PolyBench's kernels take), where a cast to
+ * double * is an error since GCC 14; C++ needs the type. */
+#ifdef __cplusplus
+#define KLH_BUFFER(T, x) ((T *)(x))
+#else
+#define KLH_BUFFER(T, x) ((void *)(x))
+#endif
 static void klh_call(void *const *b, int32_t s, const kl_launch_ctx *ctx) {
   (void)ctx;
-  matmul((float *)b[0],
-      (float *)b[1],
-      (float *)b[2],
+  matmul(KLH_BUFFER(float, b[0]),
+      KLH_BUFFER(float, b[1]),
+      KLH_BUFFER(float, b[2]),
       (int32_t)klh_scalar_i[s][3]);
   (void)s;
 }
 #define KLH_HAS_LAUNCHER 0
 #define KLH_HAS_REFERENCE 1
 static void klh_call_reference(void *const *b, int32_t s) {
-  matmul_ref((float *)b[0],
-      (float *)b[1],
-      (float *)b[2],
+  matmul_ref(KLH_BUFFER(float, b[0]),
+      KLH_BUFFER(float, b[1]),
+      KLH_BUFFER(float, b[2]),
       (int32_t)klh_scalar_i[s][3]);
   (void)s;
 }

@@ -347,10 +347,18 @@ static const int64_t klh_rows[KLH_NSHAPES][KLH_NPARAMS] = {
   {1LL, 1LL, 0LL, 0LL}, /* 1M */
   {1LL, 1LL, 0LL, 0LL}, /* 16M */
 };
+/* C converts a void * to whatever pointer a parameter is (a VLA's
+ * double (*)[n], as PolyBench's kernels take), where a cast to
+ * double * is an error since GCC 14; C++ needs the type. */
+#ifdef __cplusplus
+#define KLH_BUFFER(T, x) ((T *)(x))
+#else
+#define KLH_BUFFER(T, x) ((void *)(x))
+#endif
 static void klh_call(void *const *b, int32_t s, const kl_launch_ctx *ctx) {
   (void)ctx;
-  saxpy((float *)b[0],
-      (float *)b[1],
+  saxpy(KLH_BUFFER(float, b[0]),
+      KLH_BUFFER(float, b[1]),
       (float)klh_scalar_f[s][2],
       (int32_t)klh_scalar_i[s][3]);
   (void)s;
@@ -360,8 +368,8 @@ static void klh_call(void *const *b, int32_t s, const kl_launch_ctx *ctx) {
 #define KLH_HAS_BASELINE 1
 static void klh_call_baseline(void *const *b, int32_t s, const kl_launch_ctx *ctx) {
   (void)ctx;
-  klh_baseline_saxpy((float *)b[0],
-      (float *)b[1],
+  klh_baseline_saxpy(KLH_BUFFER(float, b[0]),
+      KLH_BUFFER(float, b[1]),
       (float)klh_scalar_f[s][2],
       (int32_t)klh_scalar_i[s][3]);
   (void)s;
