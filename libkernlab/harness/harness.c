@@ -112,11 +112,11 @@ typedef enum call_kind {
 } call_kind;
 
 /* One buffer or scalar param as the call's argument (or a field's value). */
-static void emit_value(kl_buf *b, const kl_case *c, size_t p) {
+static void emit_value(kl_buf *b, const kl_case *c, size_t p, bool array) {
   const case_param *pa = &kl__case_params(c)[p];
   const char *t = ctype(pa->dtype, kl_case_backend(c));
-  if (pa->is_pointer && kl_case_backend(c) == KL_BACKEND_HOST)
-    kl__buf_printf(b, "KLH_BUFFER(%s, b[%zu])", t, p);
+  if (pa->is_pointer && array)
+    kl__buf_printf(b, "(void *)b[%zu]", p);
   else if (pa->is_pointer)
     kl__buf_printf(b, "(%s *)b[%zu]", t, p);
   else if (kl_dtype_is_float(pa->dtype))
@@ -129,7 +129,8 @@ static void emit_value(kl_buf *b, const kl_case *c, size_t p) {
  * from its builder, klh_<builders>make_<arg>), and its closing
  * parenthesis. */
 static void emit_args(kl_buf *b, const kl_case *c, call_kind kind,
-                      const char *indent, const char *builders) {
+                      const char *indent, const char *builders,
+                      uint64_t arrays) {
   const case_arg *args = kl__case_args(c);
   size_t nargs = kl__case_arg_count(c);
   for (size_t a = 0; a < nargs; a++) {
@@ -137,7 +138,7 @@ static void emit_args(kl_buf *b, const kl_case *c, call_kind kind,
     if (args[a].struct_type)
       kl__buf_printf(b, "klh_%smake_%s(b, s)", builders, args[a].name);
     else
-      emit_value(b, c, args[a].first);
+      emit_value(b, c, args[a].first, a < 64 && (arrays >> a & 1));
   }
   if (kind == CALL_LAUNCHER) kl__buf_puts(b, nargs ? ", ctx" : "ctx");
   kl__buf_puts(b, ");\n");
@@ -207,7 +208,7 @@ static int emit_builders(kl_buf *b, const kl_case *c, const char *builders,
     for (size_t f = arg->first; f < arg->first + arg->count; f++) {
       kl__buf_printf(
           b, "  v.%s = ", kl__case_params(c)[f].name + strlen(arg->name) + 1);
-      emit_value(b, c, f);
+      emit_value(b, c, f, false);
       kl__buf_puts(b, ";\n");
     }
     kl__buf_puts(b, "  (void)b;\n  (void)s;\n  return v;\n}\n");
@@ -307,8 +308,9 @@ static int emit_embedded_baseline(kl_buf *b, const kl_case *c, const char *text,
   if (entry) kl__buf_printf(b, "#define %s klh_baseline_%s\n", entry, entry);
   for (size_t i = 0; i < ns.n; i++)
     kl__buf_printf(b, "#define %s klh_baseline_%s\n", ns.v[i], ns.v[i]);
-  emit_section(b, "BASELINE SECTION (the oracle)",
-               base_name(kl_case_kernel_path(c)), text, SECTION_BASELINE);
+  int section =
+      emit_section(b, "BASELINE SECTION (the oracle)",
+                   base_name(kl_case_kernel_path(c)), text, SECTION_BASELINE);
   if (entry) kl__buf_printf(b, "#undef %s\n", entry);
   kl__free(entry);
   for (size_t i = 0; i < ns.n; i++)
@@ -326,7 +328,7 @@ static int emit_embedded_baseline(kl_buf *b, const kl_case *c, const char *text,
       *structs = strlen(ns.v[i]) == len &&
                  strncmp(ns.v[i], args[a].struct_type + at, len) == 0;
   }
-  rc = kl__buf_status(b);
+  rc = section < 0 ? section : kl__buf_status(b);
 done:
   kl__free(clean);
   kl__c_names_dispose(&ns);
@@ -374,7 +376,7 @@ static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
                  "(unsigned)klh_block[s][1], (unsigned)klh_block[s][2]),\n"
                  "%*s    (size_t)klh_shared[s], st>>>(",
                  in, "", in, "");
-  emit_args(b, c, CALL_GEOMETRY, in == 2 ? "      " : "        ", builders);
+  emit_args(b, c, CALL_GEOMETRY, in == 2 ? "      " : "        ", builders, 0);
 }
 
 /* The wrapper `wrapper` calling `fn` with every param taken from the
@@ -382,9 +384,41 @@ static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
  * launcher gets it as its last argument; the others ignore it) and, on
  * CUDA, the stream. A CUDA kernel at the case's geometry is the entry
  * (renamed after `prefix`), or per shape its own instantiation. */
+/* Which of fn's parameters, as `text` (C) defines it, are arrays (`double
+ * A[ni][nk]`, PolyBench's): a host buffer goes to them as a void *, which C
+ * converts to whatever pointer the parameter is, where a cast to double *
+ * is an error since GCC 14 (a warning before). Every other pointer keeps
+ * its cast, and with it the compiler's check of the case's dtype. One bit
+ * a parameter, the first 64; 0 where fn is not found. */
+static int array_params(uint64_t *bits, const char *text, const char *fn) {
+  *bits = 0;
+  if (!text) return 0;
+  char *clean = kl__c_blank(text, strlen(text), false), *params = NULL;
+  if (!clean) return kl__error_oom();
+  int rc = kl__c_definition_params(&params, clean, fn);
+  kl__free(clean);
+  if (rc != 0) return kl__error_oom();
+  int depth = 0, at = 0;
+  for (const char *q = params; q && *q && at < 64; q++) {
+    if (*q == '(' || *q == '{') depth++;
+    if (*q == ')' || *q == '}') depth--;
+    if (*q == ',' && depth == 0) at++;
+    if (*q == '[' && depth == 0) *bits |= (uint64_t)1 << at;
+  }
+  kl__free(params);
+  return 0;
+}
+
+/* The wrapper that calls fn (defined in `text` as `named`, or as fn where
+ * that is NULL) with the case's arguments. */
 static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
                      const char *fn, call_kind kind, const char *prefix,
-                     const char *builders) {
+                     const char *builders, const char *text,
+                     const char *named) {
+  uint64_t arrays = 0;
+  if (kl_case_backend(c) == KL_BACKEND_HOST &&
+      array_params(&arrays, text, named ? named : fn) < 0)
+    return kl__error_oom();
   bool cuda = kl_case_backend(c) == KL_BACKEND_CUDA;
   if (kind == CALL_PLAIN)
     kl__buf_printf(b, "static void %s(void *const *b, int32_t s) {\n  %s(",
@@ -410,7 +444,7 @@ static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
     kl__buf_puts(b, "  (void)ctx;\n");
     emit_geometry_launch(b, c, 0, prefix, 2, builders);
   } else {
-    emit_args(b, c, kind, "      ", builders);
+    emit_args(b, c, kind, "      ", builders, arrays);
   }
   if (kind == CALL_PLAIN && kl__case_arg_count(c) == 0)
     kl__buf_puts(b, "  (void)b;\n");
@@ -770,44 +804,48 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                                    &base_structs)) < 0)
     goto done;
   if (ref_structs) emit_struct_renames(&b, c, "klh_reference_", false);
-  if (ref->kind == KL_REFERENCE_HOST)
-    emit_section(&b, "REFERENCE SECTION (the oracle)", base_name(ref->source),
-                 reference.ptr ? reference.ptr : "", SECTION_REFERENCE);
+  if (ref->kind == KL_REFERENCE_HOST &&
+      (rc = emit_section(
+           &b, "REFERENCE SECTION (the oracle)", base_name(ref->source),
+           reference.ptr ? reference.ptr : "", SECTION_REFERENCE)) < 0)
+    goto done;
   if (ref_structs) emit_struct_renames(&b, c, "", true);
-  emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name, kernel,
-               SECTION_KERNEL);
+  if ((rc = emit_section(&b, "KERNEL SECTION (the candidate)", kernel_name,
+                         kernel, SECTION_KERNEL)) < 0)
+    goto done;
   if (cuda) emit_unguard(&b);
   emit_tables(&b, c);
   if (cuda) emit_launch_tables(&b, c);
-  if (!cuda) /* host buffers as the kernel's pointer arguments */
-    kl__buf_puts(
-        &b, "/* C converts a void * to whatever pointer a parameter is (a "
-            "VLA's\n * double (*)[n], as PolyBench's kernels take), where a "
-            "cast to\n * double * is an error since GCC 14; C++ needs the "
-            "type. */\n#ifdef __cplusplus\n#define KLH_BUFFER(T, x) ((T *)(x))"
-            "\n#else\n#define KLH_BUFFER(T, x) ((void *)(x))\n#endif\n");
   emit_builders(&b, c, "", NULL);
   if (base_structs) emit_builders(&b, c, "baseline_", "klh_baseline_");
   if (ref_structs) emit_builders(&b, c, "reference_", "klh_reference_");
   call_kind kernel_call = !cuda ? CALL_HOST : CALL_GEOMETRY;
-  emit_call(&b, c, "klh_call", launcher ? KL_LAUNCHER_NAME : kl_case_entry(c),
-            launcher ? CALL_LAUNCHER : kernel_call, "", "");
+  if ((rc = emit_call(
+           &b, c, "klh_call", launcher ? KL_LAUNCHER_NAME : kl_case_entry(c),
+           launcher ? CALL_LAUNCHER : kernel_call, "", "", kernel, NULL)) < 0)
+    goto done;
   kl__buf_printf(&b, "#define KLH_HAS_LAUNCHER %d\n", launcher);
   if (cuda && !launcher) /* the kernel itself, for its attributes */
     emit_entry_table(&b, c);
   kl__buf_printf(&b, "#define KLH_HAS_REFERENCE %d\n",
                  ref->kind == KL_REFERENCE_HOST);
-  if (ref->kind == KL_REFERENCE_HOST)
-    emit_call(&b, c, "klh_call_reference", ref->function, CALL_PLAIN, "",
-              ref_structs ? "reference_" : "");
+  if (ref->kind == KL_REFERENCE_HOST &&
+      (rc = emit_call(&b, c, "klh_call_reference", ref->function, CALL_PLAIN,
+                      "", ref_structs ? "reference_" : "",
+                      reference.ptr ? reference.ptr : "", NULL)) < 0)
+    goto done;
   kl__buf_printf(&b, "#define KLH_HAS_BASELINE %d\n", embed_baseline);
   if (embed_baseline) {
     char fn[256];
     snprintf(fn, sizeof(fn), "klh_baseline_%s",
              baseline_launcher ? KL_LAUNCHER_NAME : kl_case_entry(c));
-    emit_call(&b, c, "klh_call_baseline", fn,
-              baseline_launcher ? CALL_LAUNCHER : kernel_call, "klh_baseline_",
-              base_structs ? "baseline_" : "");
+    /* the baseline's text names it as the case does */
+    if ((rc = emit_call(&b, c, "klh_call_baseline", fn,
+                        baseline_launcher ? CALL_LAUNCHER : kernel_call,
+                        "klh_baseline_", base_structs ? "baseline_" : "",
+                        baseline.ptr ? baseline.ptr : "",
+                        fn + strlen("klh_baseline_"))) < 0)
+      goto done;
   }
   if (form == KL_HARNESS_STANDALONE)
     kl__buf_puts(&b, "#define KLH_STANDALONE 1\n");

@@ -172,8 +172,6 @@ static void test_harness__cuda_plugin_compiles_with_nvcc(void **state) {
   kl_case_free(c);
 }
 
-/* Fail each allocation of a generation in turn: every failure must be
- * KL_ENOMEM with nothing handed out (ASan runs show nothing leaks). */
 /* vary() on a generated host plugin: a few elements of the inputs drawn at
  * random change, in the pristine copy too (restore() puts an inout back to
  * its varied values, input_intact() holds); a constant and an arange do not
@@ -384,6 +382,10 @@ static void test_harness__whole_program_with_vla_params(void **state) {
     /* the baseline's main and the candidate's, each renamed */
     const char *first = strstr(b.ptr, "#define main klh_section");
     assert_non_null(first);
+    /* the arrays take void *; nothing else loses its cast */
+    assert_non_null(strstr(b.ptr, "(int32_t)klh_scalar_i[s][0],\n"
+                                  "      (void *)b[1],\n"
+                                  "      (void *)b[2]);"));
     if (k == 0) assert_non_null(strstr(first + 1, "#define main klh_section"));
     snprintf(path, sizeof(path), "%s/h%d.c", dir, k);
     FILE *f = fopen(path, "wb");
@@ -409,6 +411,8 @@ static void test_harness__whole_program_with_vla_params(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Fail each allocation of a generation in turn: every failure must be
+ * KL_ENOMEM with nothing handed out (ASan runs show nothing leaks). */
 static void test_harness__out_of_memory_sweep(void **state) {
   (void)state;
   const char *cases[] = {SRC "/cases/host_matmul", SRC "/cases/rmsnorm_bf16"};

@@ -413,28 +413,20 @@ static const int64_t klh_rows[KLH_NSHAPES][KLH_NPARAMS] = {
   {512LL, 512LL, 512LL, 0LL}, /* n512 */
   {1024LL, 1024LL, 1024LL, 0LL}, /* n1024 */
 };
-/* C converts a void * to whatever pointer a parameter is (a VLA's
- * double (*)[n], as PolyBench's kernels take), where a cast to
- * double * is an error since GCC 14; C++ needs the type. */
-#ifdef __cplusplus
-#define KLH_BUFFER(T, x) ((T *)(x))
-#else
-#define KLH_BUFFER(T, x) ((void *)(x))
-#endif
 static void klh_call(void *const *b, int32_t s, const kl_launch_ctx *ctx) {
   (void)ctx;
-  matmul(KLH_BUFFER(float, b[0]),
-      KLH_BUFFER(float, b[1]),
-      KLH_BUFFER(float, b[2]),
+  matmul((float *)b[0],
+      (float *)b[1],
+      (float *)b[2],
       (int32_t)klh_scalar_i[s][3]);
   (void)s;
 }
 #define KLH_HAS_LAUNCHER 0
 #define KLH_HAS_REFERENCE 1
 static void klh_call_reference(void *const *b, int32_t s) {
-  matmul_ref(KLH_BUFFER(float, b[0]),
-      KLH_BUFFER(float, b[1]),
-      KLH_BUFFER(float, b[2]),
+  matmul_ref((float *)b[0],
+      (float *)b[1],
+      (float *)b[2],
       (int32_t)klh_scalar_i[s][3]);
   (void)s;
 }
@@ -864,7 +856,8 @@ static void klh_fill(int p, void *buf, uint64_t n, uint64_t seed) {
 
 /* vary() (kernlab/plugin.h) changes the params drawn at random (normal,
  * uniform, randint) in klh_vary_count of their n elements: 1/256 of them,
- * 16 at least (all of a smaller one), 1024 at most, at positions drawn from
+ * 16 at least (as many as a smaller one has), 1024 at most, drawn with
+ * replacement (a place may come up twice) at positions drawn from
  * its seed; a constant or an arange stays as it is. */
 static uint64_t klh_vary_count(uint64_t n) {
   uint64_t k = n / 256;
@@ -1106,10 +1099,16 @@ static int klh_vary(void *p, uint64_t seed) {
     if (seed == 0 || !klh_varies(q) || n == 0)
       continue;
     uint64_t k = klh_vary_count(n);
-    if (!in->vary_at[q]) {
+    if (!in->vary_at[q] || !in->vary_was[q]) {
+      free(in->vary_at[q]);
+      free(in->vary_was[q]);
       in->vary_at[q] = (uint64_t *)malloc((size_t)k * sizeof(uint64_t));
       in->vary_was[q] = (unsigned char *)malloc((size_t)k * sz);
       if (!in->vary_at[q] || !in->vary_was[q]) {
+        free(in->vary_at[q]);
+        free(in->vary_was[q]);
+        in->vary_at[q] = NULL;
+        in->vary_was[q] = NULL;
         snprintf(in->error, sizeof(in->error), "vary: out of memory");
         return 1;
       }

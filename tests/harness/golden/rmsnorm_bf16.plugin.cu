@@ -888,7 +888,8 @@ static void klh_fill(int p, void *buf, uint64_t n, uint64_t seed) {
 
 /* vary() (kernlab/plugin.h) changes the params drawn at random (normal,
  * uniform, randint) in klh_vary_count of their n elements: 1/256 of them,
- * 16 at least (all of a smaller one), 1024 at most, at positions drawn from
+ * 16 at least (as many as a smaller one has), 1024 at most, drawn with
+ * replacement (a place may come up twice) at positions drawn from
  * its seed; a constant or an arange stays as it is. */
 static uint64_t klh_vary_count(uint64_t n) {
   uint64_t k = n / 256;
