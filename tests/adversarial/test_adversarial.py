@@ -225,7 +225,8 @@ def host_suite():
     # inputs tell it from the answer. Every sample's inputs change in a
     # few places (plugin vary()), so the result it kept is stale in the
     # last sample, unless the change hit a value it fingerprints: at these
-    # shapes 2 x 1/256 a shape, both shapes 6e-5 a run, so it is asked
+    # shapes, the last two rounds' changes: 4 x 1/256 a shape, both shapes
+    # 2.4e-4 a run (twice: 6e-8), so it is asked
     # twice at most (PolyBench/C's gemm with such a candidate was accepted
     # at 51x before, docs/integrity.md).
     expect(mm, c("memo_copy.c"), "CHEAT", "stale_outputs",
@@ -338,8 +339,8 @@ def cuda_suite():
     # memoising on a fingerprint of the inputs, as on the host: with inputs
     # varied per sample the kept result is stale in the last sample (the
     # copy of a 512 x 512 product moves less than twice what its roofline
-    # bytes are); unless a change hit a fingerprinted value (2 x 1/256 a
-    # shape, both shapes 6e-5 a run: asked twice at most)
+    # bytes are); unless the last two rounds' changes hit a fingerprinted
+    # value (4 x 1/256 a shape, both shapes 2.4e-4 a run: asked twice)
     gm = copy_case(SRC, "gemm_f32", os.path.join(TMP, "gemm"))
     with open(os.path.join(gm, "case.yaml")) as f:
         y = f.read()
