@@ -1,6 +1,8 @@
 /* The case evaluated for every shape: its own values, the scalar params,
  * buffer counts, launch geometry and roofline. An expression that fails
- * for a shape is reported once (at its first failing shape). */
+ * for a shape is reported once (at its first failing shape), and not at
+ * all when it fails only for naming a scalar the shape gives no value for
+ * (that is reported instead). */
 #define _GNU_SOURCE /* realpath */
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +15,27 @@
 typedef struct evaluation {
   const void **reported; /* expressions or params already reported */
   size_t nreported, cap;
+  /* the scalars the shape being evaluated gives no value for (reported
+   * once each): an expression that fails only for naming one of them is
+   * not reported again as an unknown name */
+  const case_param **missing;
+  size_t nmissing, mcap;
 } evaluation;
+
+/* Whether the last error is an unknown name that the shape's missing
+ * scalars already account for. */
+static bool follows_missing(const evaluation *ev) {
+  const kl_error *e = kl_error_last();
+  for (size_t i = 0; e && e->text && i < ev->nmissing; i++) {
+    const char *name = ev->missing[i]->name;
+    size_t n = strlen(name);
+    if (strncmp(e->text, "unknown name '", 14) == 0 &&
+        strncmp(e->text + 14, name, n) == 0 &&
+        strcmp(e->text + 14 + n, "'") == 0)
+      return true;
+  }
+  return false;
+}
 
 static bool already_reported(loader *ld, evaluation *ev, const void *e) {
   for (size_t i = 0; i < ev->nreported; i++)
@@ -30,6 +52,10 @@ static bool already_reported(loader *ld, evaluation *ev, const void *e) {
 static bool eval_for(loader *ld, evaluation *ev, const kl_expr *e,
                      const case_shape *s, kl_value *out) {
   if (kl_expr_eval(out, e, s->vars) == 0) return true;
+  if (follows_missing(ev)) {
+    kl_error_clear();
+    return false;
+  }
   if (!already_reported(ld, ev, e)) {
     char suffix[160];
     snprintf(suffix, sizeof(suffix), " (shape '%s')", s->name ? s->name : "?");
@@ -80,6 +106,10 @@ static void eval_scalars(loader *ld, evaluation *ev, case_shape *s) {
           "shape '%s' gives no value for scalar param '%s' (add '%s: …' "
           "to the shape or 'value:' to the param)",
           s->name ? s->name : "?", pa->name, pa->name);
+      if (KL__GROW(ev->missing, ev->mcap, ev->nmissing + 1) < 0)
+        ld->diags.oom = true;
+      else
+        ev->missing[ev->nmissing++] = pa;
       continue;
     }
     if (!kl_dtype_is_float(pa->dtype)) {
@@ -240,10 +270,12 @@ void kl__ld_evaluate(loader *ld) {
       break;
     }
     expose_tunables(ld, s);
+    ev.nmissing = 0;
     eval_scalars(ld, &ev, s);
     eval_counts(ld, &ev, s);
     if (c->has_launch) eval_launch(ld, &ev, s);
     eval_roofline(ld, &ev, s);
   }
   kl__free(ev.reported);
+  kl__free(ev.missing);
 }
