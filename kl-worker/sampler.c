@@ -7,7 +7,8 @@
  * placement effect as a speedup). Then rounds, window by
  * window (the host's window is one round; the device queues about 128
  * between synchronisations): each round takes its instance set (a fresh
- * placement at every block), and each plugin one sample, in the order of
+ * placement at every block), its inputs varied in a few places (where the
+ * request varies them), and each plugin one sample, in the order of
  * the Thue-Morse sequence (below). After
  * each window: the time cap (stretched, up to twice, while a pair has too
  * few blocks or blocks that disagree), and every eighth of the samples so
@@ -43,6 +44,24 @@ uint64_t klw_block_seed(uint64_t seed, size_t b) {
 
 uint64_t klw_vary_seed(uint64_t seed, size_t round) {
   return klw_block_seed(seed ^ 0x5851f42d4c957f2dull, round + 1);
+}
+
+/* A round's new values in a few places of each plugin's inputs (plugin
+ * vary(), both sides the same seed), before its marks: a kernel that keeps
+ * its last result for inputs it takes for the same (the same buffers, a few
+ * values alike) hands back a stale one, which the stale-outputs gate finds
+ * in the last sample. The device queues them on the set's stream. */
+static int vary_round(klw_sampling *s, void **set, size_t round) {
+  uint64_t seed = klw_vary_seed(s->tr->seed, round);
+  for (int k = 0; k < s->np; k++) {
+    if (s->pl[k]->vary(set[k], seed)) {
+      snprintf(s->err, sizeof(s->err), "vary: %s",
+               s->pl[k]->last_error(set[k]));
+      return -1;
+    }
+    s->varied[k] = seed;
+  }
+  return 0;
 }
 
 /* 1: the interval is narrow enough; 2: (two plugins) the decision at
@@ -161,7 +180,7 @@ int klw_sample(klw_sampling *s, const klw_timer *t, const char **reason,
     for (size_t r = 0; r < rounds; r++) {
       size_t round = s->n + r;
       void **set = t->set(s, round);
-      if (!set) return -1;
+      if (!set || (s->vary && vary_round(s, set, round) < 0)) return -1;
       for (int j = 0; j < s->np; j++) {
         int k = s->np == 2 && second_first(round) ? 1 - j : j;
         if (t->mark(s, k, set[k]) < 0 || t->launch(s, k, set[k], round) < 0)

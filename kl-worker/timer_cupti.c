@@ -1,8 +1,9 @@
 /* The device's timer: CUPTI activity records.
  *
  * Device samples without a host round trip per sample: each round queues
- * new values in a few places of every plugin's inputs (vary, where the
- * request varies them), then per plugin [restore][flush + marker][kernel
+ * new values in a few places of every plugin's inputs (the sampler's vary,
+ * where the request varies them: klh_restore_vary, left out of the samples
+ * as the restores are), then per plugin [restore][flush + marker][kernel
  * ...] (cold; a plugin without flush_mark: [restore][flush][marker]) or
  * [restore][marker][kernel ...] (hot) on one shared stream; blocks rotate
  * through a pool of instance sets (the placements: up to six fresh sets beside
@@ -631,22 +632,9 @@ static int dev_ready(klw_sampling *s, size_t first, size_t rounds) {
   return 0;
 }
 
-/* The round's set, its inputs varied first where the request varies them
- * (queued before the restores; the records, klh_restore_vary, are left
- * out of the samples as theirs are). */
 static void **dev_set(klw_sampling *s, size_t round) {
   dev_state *d = s->state;
-  void **set = d->pool + set_of(s, round) * (size_t)s->np;
-  for (int k = 0; s->vary && k < s->np; k++) {
-    uint64_t seed = klw_vary_seed(s->tr->seed, round);
-    if (s->pl[k]->vary(set[k], seed)) {
-      snprintf(s->err, sizeof(s->err), "vary: %s",
-               s->pl[k]->last_error(set[k]));
-      return NULL;
-    }
-    s->varied[k] = seed;
-  }
-  return set;
+  return d->pool + set_of(s, round) * (size_t)s->np;
 }
 
 /* The clock is measured before every cold sample; in hot mode before one

@@ -4,9 +4,8 @@
  * level cache: reads evict without leaving dirty lines behind (a writing
  * flush would make the kernel pay for write-backs). Every placement block
  * gets fresh instances (new buffers, fresh inputs), made in alternating
- * order so neither side always allocates first, and every round new
- * values in a few places of the inputs (plugin vary(), both sides the
- * same), so that no sample sees inputs a kernel has seen before. */
+ * order so neither side always allocates first; the sampler then varies
+ * the set's inputs every round (sampler.c). */
 #define _GNU_SOURCE /* MAP_ANONYMOUS, MADV_POPULATE_WRITE */
 #include <stdbool.h>
 #include <stdio.h>
@@ -166,18 +165,6 @@ static void **host_set(klw_sampling *s, size_t round) {
         return NULL;
       }
     }
-  }
-  /* A kernel that keeps its last result for inputs it takes for the same
-   * (the same buffers, a few values alike) hands back a stale one, which
-   * the stale-outputs gate finds in the last sample. */
-  for (int k = 0; s->vary && k < s->np; k++) {
-    uint64_t seed = klw_vary_seed(s->tr->seed, round);
-    if (s->pl[k]->vary(s->inst[k], seed)) {
-      snprintf(s->err, sizeof(s->err), "vary: %s",
-               s->pl[k]->last_error(s->inst[k]));
-      return NULL;
-    }
-    s->varied[k] = seed;
   }
   return s->inst;
 }

@@ -304,8 +304,9 @@ typedef struct klw_sampling {
   const char *gate;
   int culprit;
   bool stretched; /* the time cap was stretched while blocks disagreed */
-  /* inputs varied before every sample (plugin vary(), the host timer):
-   * the seed each plugin's instance was last varied with, 0: none */
+  /* inputs varied every round (plugin vary(), by the sampler after the
+   * timer's set): the seed each plugin's instance was last varied with,
+   * 0: none */
   bool vary;
   uint64_t varied[2];
   void *state; /* the timer's */
