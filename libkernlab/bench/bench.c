@@ -269,18 +269,16 @@ static int time_shape(kl_report *r, kl_worker *w, const int *ids, size_t n,
      * contract, launched nothing): the timed code's verdict, whichever
      * side it was (a baseline that does it is named as such) */
     const char *msg = kl_error_last()->message, *why = strstr(msg, "sample ");
-    if (strcmp(s.gate, "launch_contract") == 0)
-      why = strstr(msg, "the launch called");
+    bool contract = strcmp(s.gate, "launch_contract") == 0;
+    if (contract) why = strstr(msg, "the launch called");
     if (!why) why = strstr(msg, "a launch ");
     if (!why) why = strstr(msg, "scratch region");
     bool baseline = n == 2 ? s.culprit == 0 : false;
     rc = kl__bench_reject(r, KL_VERDICT_CHEAT, "shape %s: while timed, %s%s",
                           e->res.name, baseline ? "the baseline: " : "",
                           why ? why : msg);
-    r->gate = strcmp(s.gate, "launch_contract") == 0 ? "launch_contract"
-                                                     : "timed_work";
-    r->gates |= strcmp(r->gate, "timed_work") == 0 ? KL__GATE_TIMED_WORK
-                                                   : KL__GATE_LAUNCH_CONTRACT;
+    r->gate = contract ? "launch_contract" : "timed_work";
+    r->gates |= contract ? KL__GATE_LAUNCH_CONTRACT : KL__GATE_TIMED_WORK;
     return rc;
   }
   if (rc < 0) return kl__bench_worker_failure(r, rc, e->res.name, "timing");

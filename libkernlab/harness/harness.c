@@ -379,11 +379,6 @@ static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
   emit_args(b, c, CALL_GEOMETRY, in == 2 ? "      " : "        ", builders, 0);
 }
 
-/* The wrapper `wrapper` calling `fn` with every param taken from the
- * buffers or the tables. Kernels' wrappers all take the launch context (a
- * launcher gets it as its last argument; the others ignore it) and, on
- * CUDA, the stream. A CUDA kernel at the case's geometry is the entry
- * (renamed after `prefix`), or per shape its own instantiation. */
 /* Which of fn's parameters, as `text` (C) defines it, are arrays (`double
  * A[ni][nk]`, PolyBench's): a host buffer goes to them as a void *, which C
  * converts to whatever pointer the parameter is, where a cast to double *
@@ -409,8 +404,12 @@ static int array_params(uint64_t *bits, const char *text, const char *fn) {
   return 0;
 }
 
-/* The wrapper that calls fn (defined in `text` as `named`, or as fn where
- * that is NULL) with the case's arguments. */
+/* The wrapper `wrapper` calling `fn` with every param taken from the
+ * buffers or the tables. Kernels' wrappers all take the launch context (a
+ * launcher gets it as its last argument; the others ignore it) and, on
+ * CUDA, the stream. A CUDA kernel at the case's geometry is the entry
+ * (renamed after `prefix`), or per shape its own instantiation. `text`
+ * defines fn, as `named` where that is not NULL (array_params). */
 static int emit_call(kl_buf *b, const kl_case *c, const char *wrapper,
                      const char *fn, call_kind kind, const char *prefix,
                      const char *builders, const char *text,
