@@ -343,12 +343,15 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
   } else {
     print_text(r, compare, opts.time.cold);
   }
+  const char *log = kl_report_compile_log(r);
   if (kl_report_verdict(r) != KL_VERDICT_OK) {
     cli_error("candidate rejected: %s: %s",
               kl_verdict_name(kl_report_verdict(r)), kl_report_reason(r));
-    const char *log = kl_report_compile_log(r);
     if (log && !json) fprintf(stderr, "%s", log);
     status = EXIT_REJECTED;
+  } else if (log && !json) { /* warnings: it built, but a user wants them */
+    fprintf(stderr, "kl: the compiler warned (the build went through):\n%s",
+            log);
   }
 done:
   kl_report_free(r);

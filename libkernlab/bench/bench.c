@@ -465,12 +465,22 @@ void kl__bench_plugins_dispose(kl__bench_plugins *p) {
   kl__free(p->oracle);
   kl__free(p->against);
   kl__free(p->candidate);
+  kl__free(p->warnings);
   memset(p, 0, sizeof(*p));
 }
 
 static int keep_path(char **to, const kl_artifact *a) {
   if (!a) return 0;
   return (*to = kl__strdup(kl_artifact_path(a))) ? 0 : kl__error_oom();
+}
+
+/* The compiler's output for a plugin that compiled: its warnings (a
+ * pointer of the wrong type, an implicit declaration), which a user needs
+ * to see though the build went through; nothing when the log is blank. */
+static int keep_warnings(char **to, const kl_artifact *a) {
+  const char *log = a ? kl_artifact_log(a) : "";
+  if (log[strspn(log, " \t\r\n")] == '\0') return 0;
+  return (*to = kl__strdup(log)) ? 0 : kl__error_oom();
 }
 
 int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
@@ -503,7 +513,8 @@ int kl__bench_build(kl__bench_plugins *p, kl_report **failed, const kl_case *c,
     goto done;
   if ((rc = keep_path(&p->oracle, base)) < 0 ||
       (rc = keep_path(&p->against, other)) < 0 ||
-      (rc = keep_path(&p->candidate, cand)) < 0)
+      (rc = keep_path(&p->candidate, cand)) < 0 ||
+      (rc = keep_warnings(&p->warnings, cand ? cand : base)) < 0)
     goto done;
   p->compile_seconds = r->compile_seconds;
   p->oracle_cached = r->baseline_cached;
@@ -560,6 +571,10 @@ int kl__bench_execute(kl_report **out, const kl_case *c,
   kl_report *r = NULL;
   int rc = report_new(&r, &only, c, o, compare);
   if (rc < 0) return rc;
+  if (p->warnings && !(r->compile_log = kl__strdup(p->warnings))) {
+    kl_report_free(r);
+    return kl__error_oom();
+  }
   char **pnames = NULL;
   size_t npnames = 0;
   if (o->profile && kl_case_on_gpu(c) &&

@@ -172,9 +172,12 @@ int kl__command_bench(kl_report **out, const kl_case *c,
 
 /* The plugins of one bench, by path (owned), and what compiling them
  * cost. against is NULL when the compare is against the oracle's plugin
- * (the case's kernel); candidate is NULL for a bench of the baseline. */
+ * (the case's kernel); candidate is NULL for a bench of the baseline.
+ * warnings: what the compiler said of the kernel under test (the
+ * candidate's, else the baseline's) though it compiled, NULL if nothing;
+ * the report carries it as its compile_log. */
 typedef struct kl__bench_plugins {
-  char *oracle, *against, *candidate;
+  char *oracle, *against, *candidate, *warnings;
   double compile_seconds;
   bool oracle_cached, candidate_cached;
 } kl__bench_plugins;

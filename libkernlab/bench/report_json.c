@@ -45,6 +45,10 @@ int kl_report_json(kl_buf *out, const kl_report *r) {
   kl__buf_json_string(&b, r->reason);
   kl__buf_puts(&b, ",\"gate\":");
   kl__buf_json_string(&b, r->gate);
+  if (r->compile_log) { /* absent: the compiler said nothing */
+    kl__buf_puts(&b, ",\"compile_log\":");
+    kl__buf_json_string(&b, r->compile_log);
+  }
   kl__buf_printf(&b, ",\"cold\":%s", r->cold ? "true" : "false");
   if (r->launch != KL_LAUNCH_STREAM) /* absent: stream */
     kl__buf_printf(&b, ",\"launch\":\"%s\"", kl_launch_name(r->launch));

@@ -75,6 +75,10 @@ static int eval_json(kl_buf *b, size_t i, const kl__eval *e, bool first) {
   kl__buf_json_string(b, o->shape);
   kl__buf_puts(b, ",\"profile\":");
   kl__buf_json_string(b, o->profile);
+  if (e->plugins.warnings) { /* what the compiler said, for the report */
+    kl__buf_puts(b, ",\"warnings\":");
+    kl__buf_json_string(b, e->plugins.warnings);
+  }
   kl__buf_puts(b, ",\"plugins\":{");
   put_plugin(b, "", "oracle", e->plugins.oracle);
   put_plugin(b, ",", "against", e->plugins.against);

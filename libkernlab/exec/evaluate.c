@@ -67,6 +67,7 @@ static int eval_from(kl__eval *e, const char *dir, json_object *j) {
     return kl__error(KL_EINVALID, KL_DOMAIN_NONE,
                      "%s/jobs.json: an evaluation without plugins", dir);
   int rc;
+  if ((rc = kl__json_dup(&e->plugins.warnings, j, "warnings")) < 0) return rc;
   if ((rc = plugin_path(&e->plugins.oracle, dir, pl, "oracle")) < 0 ||
       (rc = plugin_path(&e->plugins.against, dir, pl, "against")) < 0 ||
       (rc = plugin_path(&e->plugins.candidate, dir, pl, "candidate")) < 0)

@@ -117,6 +117,7 @@ for k in ("name", "correct", "max_abs_err", "unwritten", "median_us", "ci_low_us
 assert d["verdict"] == "OK" and s["correct"] is True and s["samples"] >= 3
 assert s["stop_reason"] in ("converged", "time_cap", "max_samples"), s
 assert d["seeds"][0] != 42 and len(d["seeds"]) == 3
+assert "compile_log" not in d, d["compile_log"]  # the compiler said nothing
 # where the wall time went: every phase there, the ones that ran >= 0,
 # sampling within timing, the phases adding up to the total
 ph = d["phases_ms"]
@@ -139,6 +140,13 @@ expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_segfault.c" -
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="CRASHED", d' "$TMP/out" && ok || bad "CRASHED in json"
 expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_compile_error.c"
 grep -q 'saxpy_compile_error.c:4:' "$TMP/err" && ok || bad "compile error location"
+# a candidate that compiles with a warning: OK, and the warning shown
+expect 0 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_warning.c" --shape 1M --hot $FAST
+grep -q '^kl: the compiler warned' "$TMP/err" &&
+  grep -q 'saxpy_warning.c:6:[0-9]*: warning: ' "$TMP/err" && ok ||
+  bad "bench: the candidate's compiler warning not shown"
+expect 0 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_warning.c" --shape 1M --hot $FAST --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="OK" and "saxpy_warning.c:6:" in d["compile_log"], d.get("compile_log")' "$TMP/out" && ok || bad "compile_log in json"
 expect 2 "$KL" bench "$SRC/cases/host_saxpy" --shape nope
 expect 2 "$KL" bench "$SRC/cases/host_saxpy" --seed abc
 expect 2 "$KL" compare "$SRC/cases/host_saxpy"
