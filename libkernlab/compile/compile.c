@@ -1,18 +1,19 @@
 /* The compile cache.
  *
- * key = SHA-256(generated source, compiler path, compiler banner, flags,
- * defines, target). <cache>/<key>.so is a compiled plugin; <key>.log the
- * compiler's output; <key>.fail marks a key that failed to compile, so the
- * same broken candidate is never compiled twice either. New entries are
- * The case's folder is on the include path and its headers are hashed into
- * the key. New entries are
- * written under a temporary name and renamed into place, so concurrent
- * processes never see half a file.
+ * The text key = SHA-256(generated source, the headers of the case's
+ * folder, compiler path, compiler banner, flags, defines, target). An
+ * entry's name adds the files the last build of that text read (deps.c:
+ * the headers its translation unit included from target.include, the
+ * files of target.libs), as they are now: <cache>/<name>.so is a compiled
+ * plugin; <name>.log the compiler's output; <name>.fail marks a build that
+ * failed, so the same broken candidate is never compiled twice either;
+ * <text key>.deps lists the files and <text key>.c is the generated
+ * source. New entries are written under a temporary name and renamed into
+ * place, so concurrent processes never see half a file.
  *
- * A candidate's source is candidate code from its first byte: an #include
-<stddef.h> #include
- * of a key file, a #pragma, a compiler plugin. The compiler runs in the
- * sandbox the worker runs in (core/sandbox.c: an allow-listed environment,
+ * A candidate's source is candidate code from its first byte: an
+ * `#include` of a key file, a #pragma, a compiler plugin. The compiler runs in
+ * the sandbox the worker runs in (core/sandbox.c: an allow-listed environment,
  * no network, no reads where secrets live, writes only to its own folder
  * and the cache), and what it printed is redacted before it is kept. */
 #define _GNU_SOURCE /* realpath */
@@ -29,6 +30,7 @@
 #include "../case/case_view.h"
 #include "../harness/python_case.h"
 #include "../core/sandbox.h"
+#include "deps.h"
 #include "kernlab/compile.h"
 #include "kernlab/harness.h"
 
@@ -291,6 +293,61 @@ static int hash_headers(kl__sha256 *h, const char *dir, const char *rel,
   return rc;
 }
 
+/* A source file among target.libs (compiled with the kernel): by its
+ * extension. */
+static bool is_source(const char *word) {
+  static const char *const ext[] = {".c", ".cc", ".cpp", ".cxx", ".cu"};
+  size_t len = strlen(word);
+  if (word[0] == '-') return false;
+  for (size_t i = 0; i < KL_ARRAY_SIZE(ext); i++) {
+    size_t e = strlen(ext[i]);
+    if (len > e && strcmp(word + len - e, ext[i]) == 0) return true;
+  }
+  return false;
+}
+
+/* An entry's name: the key of its text and the fingerprint of the files
+ * its build read (deps.c). */
+static int entry_key(char out[65], const char *text_key, const kl__deps *d) {
+  kl__sha256 h;
+  kl__sha256_init(&h);
+  kl__sha256_update(&h, text_key, 64);
+  int rc = kl__deps_hash(&h, d);
+  if (rc == 0) kl__sha256_hex(&h, out);
+  return rc;
+}
+
+/* The files a build read: the headers of the compiler's make rule (tmp_d,
+ * removed here), less the generated source and, for nvcc, the toolkit's
+ * own headers (its version is in the key already), then the files of
+ * target.libs. *known: the compiler wrote the rule (a failed compile may
+ * not). */
+static int build_deps(kl__deps *d, bool *known, const kl_case *c,
+                      const char *tmp_d, const char *path_c,
+                      const char *compiler, bool cuda) {
+  kl_buf rule = KL_BUF_INIT;
+  int rc = 0;
+  *known = kl__is_file(tmp_d);
+  if (*known && (rc = kl__read_file(&rule, tmp_d)) < 0) {
+    if (rc == KL_ENOMEM) return rc;
+    kl_error_clear();
+    *known = false;
+    rc = 0;
+  }
+  unlink(tmp_d);
+  char *prefix = cuda ? tool_prefix(compiler) : NULL;
+  char resolved[PATH_MAX];
+  const char *skip = prefix && realpath(prefix, resolved) ? resolved : prefix;
+  if (*known)
+    rc = kl__deps_from_make(d, rule.ptr ? rule.ptr : "", path_c, skip);
+  for (size_t i = 0; rc == 0 && i < kl_case_lib_count(c); i++)
+    if (kl__is_file(kl_case_lib(c, i)))
+      rc = kl__deps_add(d, kl_case_lib(c, i), NULL);
+  kl__free(prefix);
+  kl_buf_dispose(&rule);
+  return rc;
+}
+
 /* A cached entry of base: the artifact (<base><ext>) or a failure kept as
  * <base>.fail, with its log redacted again. 1 when found, 0 when not. */
 static int read_cached(kl_artifact *a, const char *base, const char *ext) {
@@ -494,6 +551,7 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   hopts.candidate_name = opts->candidate_name;
   kl_buf src = KL_BUF_INIT, dir = KL_BUF_INIT, key_text = KL_BUF_INIT;
   kl_buf link_words = KL_BUF_INIT; /* the case's -I, library and rpath words */
+  kl__deps deps = {0};             /* the files the entry was built from */
   kl_artifact *a = NULL;
   char *flags_copy = NULL;
   rc = kl_harness_generate(&src, c, candidate, &hopts);
@@ -532,24 +590,34 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     rc = kl__error_oom();
     goto done;
   }
-  kl__sha256_hex(&h, a->key);
+  char text_key[65];
+  kl__sha256_hex(&h, text_key);
   /* base is at most half of PATH_MAX, so every name derived from it fits */
-  char base[PATH_MAX / 2], path_c[PATH_MAX], path_so[PATH_MAX],
-      tmp_so[PATH_MAX];
+  char text_base[PATH_MAX / 2], base[PATH_MAX / 2], path_c[PATH_MAX],
+      path_so[PATH_MAX], tmp_so[PATH_MAX], tmp_d[PATH_MAX], deps_path[PATH_MAX];
   if (dir.size + 66 >= sizeof(base)) {
     rc = kl__error(KL_EINVALID, KL_DOMAIN_OS, "%s: cache folder path too long",
                    dir.ptr);
     goto done;
   }
+  /* The files the last build of this text read, as they are now, name the
+   * entry (deps.c). */
+  snprintf(text_base, sizeof(text_base), "%s/%s", dir.ptr, text_key);
+  snprintf(deps_path, sizeof(deps_path), "%s.deps", text_base);
+  bool listed;
+  if ((rc = kl__deps_read(&deps, deps_path, &listed)) < 0 ||
+      (rc = entry_key(a->key, text_key, &deps)) < 0)
+    goto done;
   snprintf(base, sizeof(base), "%s/%s", dir.ptr, a->key);
-  if ((rc = read_cached(a, base, ".so")) != 0) {
+  if (listed && (rc = read_cached(a, base, ".so")) != 0) {
     rc = rc < 0 ? rc : 0;
     goto done;
   }
   /* Compile: source next to the object, so a log's paths lead to it. */
-  snprintf(path_c, sizeof(path_c), "%s.%s", base, cuda ? "cu" : "c");
-  snprintf(path_so, sizeof(path_so), "%s.so", base);
-  snprintf(tmp_so, sizeof(tmp_so), "%s.so.tmp.%ld.%ld", base, (long)getpid(),
+  snprintf(path_c, sizeof(path_c), "%s.%s", text_base, cuda ? "cu" : "c");
+  snprintf(tmp_so, sizeof(tmp_so), "%s.so.tmp.%ld.%ld", text_base,
+           (long)getpid(), (long)gettid());
+  snprintf(tmp_d, sizeof(tmp_d), "%s.d.tmp.%ld.%ld", text_base, (long)getpid(),
            (long)gettid());
   if ((rc = kl__write_file_atomic(path_c, src.ptr, src.size)) < 0) goto done;
   if (!(flags_copy = kl__strdup(flags))) {
@@ -611,14 +679,26 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   } else {
     argv[n++] = "-fPIC";
   }
+  /* the headers the kernel's translation unit reads, as a make rule: the
+   * last source's, so the generated one goes after the sources of
+   * target.libs, and before its archives and libraries, which the linker
+   * reads in order */
+  argv[n++] = "-MMD";
+  argv[n++] = "-MF";
+  argv[n++] = tmp_d;
   argv[n++] = "-o";
   argv[n++] = tmp_so;
+  const char *libs_from = lw;
+  for (size_t i = kl_case_include_count(c); lw && i < nlink;
+       i++, lw += strlen(lw) + 1)
+    if (is_source(lw)) argv[n++] = lw;
   argv[n++] = path_c;
   /* the case's libraries (target.libs) after the source that needs them,
    * with an rpath to each library file's folder */
+  lw = (char *)libs_from;
   for (size_t i = kl_case_include_count(c); lw && i < nlink;
        i++, lw += strlen(lw) + 1)
-    argv[n++] = lw;
+    if (!is_source(lw)) argv[n++] = lw;
   argv[n++] = "-lm";
   argv[n] = NULL;
   struct timespec t0;
@@ -630,8 +710,24 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   for (size_t i = 0; def_words && i < ndefs; i++)
     kl__free(def_words[i]);
   kl__free(def_words);
-  if (rc < 0) goto done;
+  if (rc < 0) {
+    unlink(tmp_d);
+    goto done;
+  }
   a->seconds = seconds_since(&t0);
+  /* what this build read: the list kept for the next lookup, and the
+   * entry's name from it */
+  bool known = false;
+  kl__deps_dispose(&deps);
+  if ((rc = build_deps(&deps, &known, c, tmp_d, path_c, compiler, cuda)) < 0 ||
+      (rc = entry_key(a->key, text_key, &deps)) < 0) {
+    kl_buf_dispose(&r.output);
+    unlink(tmp_so);
+    goto done;
+  }
+  if (known) kl__deps_write(&deps, deps_path); /* a cache left unwritten */
+  snprintf(base, sizeof(base), "%s/%s", dir.ptr, a->key);
+  snprintf(path_so, sizeof(path_so), "%s.so", base);
   if ((rc = keep_log(a, &r, base)) < 0) goto done;
   if (r.timed_out) {
     /* a slow compile is not cached as a failure: it may pass next time */
@@ -645,11 +741,17 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     a->path = kl__strdup(path_so);
   } else {
     unlink(tmp_so);
-    keep_failure(a, base);
+    /* a failure is kept only where its headers are known, else a header
+     * mended would still be answered with the old error */
+    if (known)
+      keep_failure(a, base);
+    else
+      a->first_error = first_error_line(a->log);
   }
   kl_error_clear();
   rc = 0;
 done:
+  kl__deps_dispose(&deps);
   kl__free(flags_copy);
   kl_buf_dispose(&link_words);
   kl_buf_dispose(&src);

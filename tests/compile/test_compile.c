@@ -1,6 +1,7 @@
 /* The compile cache: a key compiles once; flags and defines change the
- * key; compiler errors carry the candidate's own line numbers and are
- * cached too. Each test uses a fresh cache folder. */
+ * key, and so do the headers and libraries the build read; compiler
+ * errors carry the candidate's own line numbers and are cached too. Each
+ * test uses a fresh cache folder. */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,12 +174,105 @@ static void test_compile__case_libs_and_include(void **state) {
   }
 }
 
+/* A header of a target.include folder outside the case's, a library and a
+ * source file of target.libs, changed in place: the next build is not the
+ * cached one (a stale plugin once served an edited header's old value). A
+ * header rewritten with its own bytes keeps the entry, and a build that
+ * failed on a header builds once the header is mended. */
+static kl_artifact *build_case(const char *dir) {
+  kl_case *c = NULL;
+  if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
+  kl_compile_options o = KL_COMPILE_OPTIONS_INIT;
+  o.cache_dir = cache;
+  kl_artifact *a = NULL;
+  if (kl_compile_plugin(&a, c, NULL, &o))
+    fail_msg("%s", kl_error_last()->message);
+  kl_case_free(c);
+  return a;
+}
+
+static void test_compile__edited_header_or_library_builds_again(void **state) {
+  (void)state;
+  char dir[512], shared[512], cmd[1400], text[2400];
+  snprintf(dir, sizeof(dir), "%s/depcase", cache);
+  snprintf(shared, sizeof(shared), "%s/depshared", cache);
+  snprintf(cmd, sizeof(cmd), "mkdir -p %s %s", dir, shared);
+  assert_int_equal(system(cmd), 0);
+  write_text(shared, "scale.h", "#define SCALE 2.0f\n");
+  write_text(shared, "extra.c", "float extra(void) { return 1; }\n");
+  snprintf(cmd, sizeof(cmd),
+           "cd %s && printf 'float helper(void) { return 2; }\\n' >h.c && "
+           "cc -fPIC -c h.c -o h.o && ar rcs libh.a h.o",
+           shared);
+  assert_int_equal(system(cmd), 0);
+  write_text(
+      dir, "kernel.c",
+      "#include <scale.h>\n"
+      "float helper(void);\nfloat extra(void);\n"
+      "void f(float *x, int n) {\n"
+      "  for (int i = 0; i < n; i++) x[i] = SCALE * helper() + extra();\n"
+      "}\n");
+  snprintf(text, sizeof(text),
+           "kernlab: 1\nname: depcase\nbackend: host\n"
+           "target: { include: [%s], libs: [%s/libh.a, %s/extra.c] }\n"
+           "kernel: { source: kernel.c, entry: f }\n"
+           "params:\n  - { name: x, type: f32*, role: output, count: n }\n"
+           "  - { name: n, type: i32 }\n"
+           "shapes:\n  - { name: s, n: 16 }\n"
+           "reference: { kind: baseline }\n",
+           shared, shared, shared);
+  write_text(dir, "case.yaml", text);
+  kl_artifact *first = build_case(dir), *again = build_case(dir);
+  if (!kl_artifact_ok(first)) fail_msg("%s", kl_artifact_log(first));
+  assert_false(kl_artifact_cached(first));
+  assert_true(kl_artifact_cached(again));
+  assert_string_equal(kl_artifact_key(first), kl_artifact_key(again));
+  /* the same bytes written again: still the entry */
+  write_text(shared, "scale.h", "#define SCALE 2.0f\n");
+  kl_artifact *same = build_case(dir);
+  assert_true(kl_artifact_cached(same));
+  /* each change in place: built again, under another name */
+  const char *keys[4] = {kl_artifact_key(first)};
+  kl_artifact *changed[3];
+  write_text(shared, "scale.h", "#define SCALE 3.0f\n");
+  changed[0] = build_case(dir);
+  snprintf(cmd, sizeof(cmd),
+           "cd %s && printf 'float helper(void) { return 5; }\\n' >h.c && "
+           "cc -fPIC -c h.c -o h.o && rm libh.a && ar rcs libh.a h.o",
+           shared);
+  assert_int_equal(system(cmd), 0);
+  changed[1] = build_case(dir);
+  write_text(shared, "extra.c", "float extra(void) { return 7; }\n");
+  changed[2] = build_case(dir);
+  for (int i = 0; i < 3; i++) {
+    if (!kl_artifact_ok(changed[i]))
+      fail_msg("%s", kl_artifact_log(changed[i]));
+    if (kl_artifact_cached(changed[i])) fail_msg("change %d served cached", i);
+    keys[i + 1] = kl_artifact_key(changed[i]);
+    for (int j = 0; j <= i; j++)
+      assert_string_not_equal(keys[i + 1], keys[j]);
+  }
+  /* a header that breaks the build, then mended */
+  write_text(shared, "scale.h", "#define SCALE 4.0f +\n");
+  kl_artifact *broken = build_case(dir);
+  assert_false(kl_artifact_ok(broken));
+  write_text(shared, "scale.h", "#define SCALE 4.0f\n");
+  kl_artifact *mended = build_case(dir);
+  if (!kl_artifact_ok(mended)) fail_msg("%s", kl_artifact_log(mended));
+  assert_false(kl_artifact_cached(mended));
+  kl_artifact *list[] = {first,      again,      same,   changed[0],
+                         changed[1], changed[2], broken, mended};
+  for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+    kl_artifact_free(list[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_compile__second_time_is_cached),
       cmocka_unit_test(test_compile__errors_name_the_candidates_line),
       cmocka_unit_test(test_compile__missing_compiler_is_an_error),
       cmocka_unit_test(test_compile__case_libs_and_include),
+      cmocka_unit_test(test_compile__edited_header_or_library_builds_again),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
