@@ -380,7 +380,9 @@ static void emit_geometry_launch(kl_buf *b, const kl_case *c, size_t s,
 }
 
 /* Which of fn's parameters, as `text` (C) defines it, are arrays (`double
- * A[ni][nk]`, PolyBench's): a host buffer goes to them as a void *, which C
+ * A[ni][nk]`) or may be (a declaration through a macro, as PolyBench's
+ * `DATA_TYPE POLYBENCH_2D(A, NI, NK, ni, nk)`, which the source is not
+ * expanded to tell): a host buffer goes to them as a void *, which C
  * converts to whatever pointer the parameter is, where a cast to double *
  * is an error since GCC 14 (a warning before). Every other pointer keeps
  * its cast, and with it the compiler's check of the case's dtype. One bit
@@ -395,10 +397,10 @@ static int array_params(uint64_t *bits, const char *text, const char *fn) {
   if (rc != 0) return kl__error_oom();
   int depth = 0, at = 0;
   for (const char *q = params; q && *q && at < 64; q++) {
+    if ((*q == '[' || *q == '(') && depth == 0) *bits |= (uint64_t)1 << at;
     if (*q == '(' || *q == '{') depth++;
     if (*q == ')' || *q == '}') depth--;
     if (*q == ',' && depth == 0) at++;
-    if (*q == '[' && depth == 0) *bits |= (uint64_t)1 << at;
   }
   kl__free(params);
   return 0;
