@@ -60,11 +60,20 @@ static int compile_side(kl_artifact **out, kl_report *r, const kl_case *c,
   const char *first = kl_artifact_first_error(*out);
   if (!(r->compile_log = kl__strdup(kl_artifact_log(*out))))
     return kl__error_oom();
-  if (role != SIDE_CANDIDATE)
-    return kl__error(
-        KL_EINVALID, KL_DOMAIN_CASE, "the %s of case '%s' does not compile: %s",
-        role == SIDE_ORACLE ? "baseline" : "kernel compared against",
-        kl_case_name(c), first ? first : "see the compiler log");
+  if (role != SIDE_CANDIDATE) { /* the case's own: one line, the log after */
+    size_t len = strlen(r->compile_log);
+    while (len && (r->compile_log[len - 1] == '\n'))
+      len--;
+    char *log = kl__strndup(r->compile_log, len);
+    if (!log) return kl__error_oom();
+    rc = kl__error_at(KL_EINVALID, KL_DOMAIN_CASE, NULL, 0, 0, len ? log : NULL,
+                      "the %s of case '%s' does not compile: %s",
+                      role == SIDE_ORACLE ? "baseline"
+                                          : "kernel compared against",
+                      kl_case_name(c), first ? first : "see the compiler log");
+    kl__free(log);
+    return rc;
+  }
   return kl__bench_reject(r, KL_VERDICT_COMPILE_ERROR, "%s",
                           first ? first : "the compiler failed (see its log)");
 }

@@ -140,6 +140,17 @@ expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_segfault.c" -
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="CRASHED", d' "$TMP/out" && ok || bad "CRASHED in json"
 expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_compile_error.c"
 grep -q 'saxpy_compile_error.c:4:' "$TMP/err" && ok || bad "compile error location"
+# a case whose own kernel does not compile: one line, exit 2, and the
+# compiler's whole log after it (its notes name the kernel's lines)
+cp -r "$SRC/cases/host_saxpy" "$TMP/broken_base"
+rm -rf "$TMP/broken_base/runs"
+sed -i 's/y\[i\] = a \* x\[i\] + y\[i\];/y[i] = a * x[i] + yy[i];/' "$TMP/broken_base/kernel.c"
+grep -q 'yy\[i\]' "$TMP/broken_base/kernel.c" || bad "the baseline was not broken"
+expect 2 "$KL" bench "$TMP/broken_base" --shape 1M $FAST
+head -n 1 "$TMP/err" | grep -q "^kl: the baseline of case 'host_saxpy' does not compile: kernel.c:[0-9]*:[0-9]*: error: " &&
+  grep -q "kernel.c:[0-9]*:[0-9]*: error: .yy. undeclared" "$TMP/err" &&
+  [ "$(grep -c 'error:' "$TMP/err")" -ge 2 ] && ok ||
+  bad "a baseline's compile error without its log"
 # a candidate that compiles with a warning: OK, and the warning shown
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_warning.c" --shape 1M --hot $FAST
 grep -q '^kl: the compiler warned' "$TMP/err" &&
