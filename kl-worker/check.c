@@ -195,10 +195,20 @@ static void scale_output(const kl_plugin *pl, void *inst, int p,
     trel[k] = s.trivial_sq[k] < 0 ? -1 : sqrt(s.trivial_sq[k] / s.ref_sq);
     if (trel[k] >= 0 && (best < 0 || trel[k] < best)) best = trel[k];
   }
-  /* the worst output: error nearest the best trivial output's */
+  /* the worst output: error nearest the best trivial output's; between
+   * outputs alike (a right answer: no error in any), the one whose
+   * tolerance lets a trivial output through the most, which `kl check
+   * --tolerance` reports (once it was always the first) */
   double ratio = best > 0 ? rel / best : rel > 0 ? INFINITY : 0;
-  if (t->scaled && !(ratio > t->scale_ratio)) return;
+  double kept = 1;
+  for (int k = 0; k < KL_PLUGIN_NTRIVIAL && s.counted; k++)
+    if (trel[k] >= 0 && (double)s.trivial_bad[k] / (double)s.counted < kept)
+      kept = (double)s.trivial_bad[k] / (double)s.counted;
+  if (t->scaled && (ratio < t->scale_ratio ||
+                    (ratio == t->scale_ratio && !(kept < t->scale_kept))))
+    return;
   t->scale_ratio = ratio;
+  t->scale_kept = kept;
   t->scaled = true;
   snprintf(t->scale_param, sizeof(t->scale_param), "%s", pl->param_names[p]);
   t->rel_l2 = rel;

@@ -152,6 +152,9 @@ typedef struct klw_tally {
   uint64_t elements, rows;
   double ref_rms;     /* sqrt(sum want^2 / elements) of that output */
   double scale_ratio; /* rel_l2 over the best trivial output's */
+  double scale_kept;  /* of that output's elements, the share of a trivial
+                         output's that the tolerance rejects, least of the
+                         four: the weakest output wins a tie of ratios */
   double max_ulp;     /* over every output */
 } klw_tally;
 

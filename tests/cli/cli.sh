@@ -151,6 +151,35 @@ head -n 1 "$TMP/err" | grep -q "^kl: the baseline of case 'host_saxpy' does not 
   grep -q "kernel.c:[0-9]*:[0-9]*: error: .yy. undeclared" "$TMP/err" &&
   [ "$(grep -c 'error:' "$TMP/err")" -ge 2 ] && ok ||
   bad "a baseline's compile error without its log"
+# kl check --tolerance on a case of two outputs, the second small enough
+# that zeros pass its tolerance: that one is reported (once, the first)
+mkdir -p "$TMP/two_outputs"
+cat >"$TMP/two_outputs/case.yaml" <<'YAML'
+kernlab: 1
+name: two_outputs
+backend: host
+kernel: { source: k.c, entry: two }
+params:
+  - { name: n, type: i32 }
+  - { name: x, type: f32*, role: input, count: n }
+  - { name: big, type: f32*, role: output, count: n }
+  - { name: small, type: f32*, role: output, count: n }
+shapes:
+  - { name: s, n: 4096 }
+reference: { kind: baseline, atol: 1e-2, rtol: 1e-2 }
+YAML
+cat >"$TMP/two_outputs/k.c" <<'C'
+void two(int n, const float *x, float *big, float *small) {
+  for (int i = 0; i < n; i++) {
+    big[i] = 10.0f * x[i];
+    small[i] = 1e-3f * x[i];
+  }
+}
+C
+expect 0 "$KL" check "$TMP/two_outputs" --tolerance
+grep -q '^  s  *small (RMS [0-9.e-]*): zeros ACCEPTED' "$TMP/out" &&
+  grep -q '^tolerance is weak' "$TMP/out" && ok ||
+  bad "check --tolerance: the weak output of two not reported"
 # a candidate that compiles with a warning: OK, and the warning shown
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_warning.c" --shape 1M --hot $FAST
 grep -q '^kl: the compiler warned' "$TMP/err" &&
