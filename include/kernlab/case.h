@@ -52,7 +52,10 @@ typedef enum kl_role {
   KL_ROLE_SCALAR = 0, /**< passed by value */
   KL_ROLE_INPUT,      /**< read only; initialised from `init` */
   KL_ROLE_OUTPUT,     /**< written only; poisoned before each launch */
-  KL_ROLE_INOUT       /**< initialised from `init`, then checked */
+  KL_ROLE_INOUT,      /**< initialised from `init`, then checked */
+  KL_ROLE_SCRATCH     /**< the kernel's workspace: poisoned before each
+                           launch, never checked (a candidate may leave it
+                           alone) */
 } kl_role;
 KL_EXTERN(const char *) kl_role_name(kl_role r);
 

@@ -31,6 +31,9 @@ extern "C" {
 #define KL_PLUGIN_ROLE_INPUT 1
 #define KL_PLUGIN_ROLE_OUTPUT 2
 #define KL_PLUGIN_ROLE_INOUT 3
+/** A workspace: allocated and poisoned like an output, never checked,
+ *  read or compared (check() and scale() refuse it). */
+#define KL_PLUGIN_ROLE_SCRATCH 4
 
 /** reference() returns this when the case's oracle is the baseline. */
 #define KL_PLUGIN_NO_REFERENCE 1

@@ -52,6 +52,8 @@ const char *kl_role_name(kl_role r) {
     return "output";
   case KL_ROLE_INOUT:
     return "inout";
+  case KL_ROLE_SCRATCH:
+    return "scratch";
   }
   return NULL;
 }

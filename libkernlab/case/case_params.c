@@ -205,7 +205,9 @@ static void read_param(loader *ld, const ynode *n, case_param *p,
   if (value)
     kl__ld_err(ld, value, "value applies to scalars; a buffer takes 'init'");
   if (!role) {
-    kl__ld_err(ld, n, "buffer param '%s' needs a role (input, output or inout)",
+    kl__ld_err(ld, n,
+               "buffer param '%s' needs a role (input, output, inout or "
+               "scratch)",
                p->name ? p->name : "?");
   } else if (kl__ld_scalar(ld, role, "role")) {
     if (strcmp(role->value, "input") == 0)
@@ -214,13 +216,20 @@ static void read_param(loader *ld, const ynode *n, case_param *p,
       p->role = KL_ROLE_OUTPUT;
     else if (strcmp(role->value, "inout") == 0)
       p->role = KL_ROLE_INOUT;
+    else if (strcmp(role->value, "scratch") == 0)
+      p->role = KL_ROLE_SCRATCH;
     else
       kl__ld_err(ld, role,
-                 "unknown role '%s' (expected input, output or inout)",
+                 "unknown role '%s' (expected input, output, inout or "
+                 "scratch)",
                  role->value);
   }
   /* a python case's module makes its tensors: a count is optional */
   bool python = ld->backend_ok && ld->c->backend == KL_BACKEND_PYTHON;
+  if (python && p->role == KL_ROLE_SCRATCH)
+    kl__ld_err(ld, role,
+               "role scratch applies to host and cuda cases: a python "
+               "case's forward allocates its own workspace");
   if (!count && !python)
     kl__ld_err(ld, n,
                "buffer param '%s' needs a count (an element count "
@@ -228,13 +237,15 @@ static void read_param(loader *ld, const ynode *n, case_param *p,
                p->name ? p->name : "?");
   else if (count)
     p->count = kl__ld_compile(ld, count, "count");
-  if (p->role == KL_ROLE_OUTPUT && init)
+  bool poisoned = p->role == KL_ROLE_OUTPUT || p->role == KL_ROLE_SCRATCH;
+  if (poisoned && init)
     kl__ld_err(ld, init,
-               "outputs are poisoned before each launch, not "
-               "initialised; use role inout to start from values");
+               "%s are poisoned before each launch, not "
+               "initialised; use role inout to start from values",
+               p->role == KL_ROLE_OUTPUT ? "outputs" : "scratch buffers");
   else if (init)
     parse_init(ld, init, p);
-  else if (p->role != KL_ROLE_OUTPUT)
+  else if (!poisoned)
     default_init(ld, p);
 }
 

@@ -602,7 +602,9 @@ static double default_tolerance(const kl_case *c) {
   double tol = 0;
   for (size_t i = 0; i < c->nparams; i++) {
     const case_param *p = &c->params[i];
-    if (!p->is_pointer || p->role == KL_ROLE_INPUT) continue;
+    if (!p->is_pointer || p->role == KL_ROLE_INPUT ||
+        p->role == KL_ROLE_SCRATCH)
+      continue;
     double t = 0;
     switch (p->dtype) {
     case KL_DTYPE_F64:

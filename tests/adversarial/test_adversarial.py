@@ -4,8 +4,9 @@ caught with the right reason and never accepted, and honest ones that must
 never be flagged. usage: test_adversarial.py KL SOURCE_DIR [host|cuda]
 
 host (CI): host_matmul at small shapes and a host reduction written here.
-cuda (label gpu, exit 77 without a device): vector_add, reduce_sum_f32 and
-softmax_f32 (outputs of 1e-3 offset by 1e-6: INCORRECT).
+cuda (label gpu, exit 77 without a device): vector_add, reduce_sum_f32,
+softmax_f32 (outputs of 1e-3 offset by 1e-6: INCORRECT) and cuda/scratch (a
+workspace a candidate may leave alone, whose leftovers it cannot read).
 A CUDA candidate is a kernel the harness launches on its stream; a sample
 spans every kernel on every stream and sync waits for the device, so work
 on another stream is timed and waited for (docs/integrity.md); the host
@@ -384,6 +385,12 @@ def cuda_suite():
         f.write(src.replace(store, store[:-1] + " + 1e-6f;"))
     expect(sf, offset, "INCORRECT", None, r"mismatch")
     honest(sf, honest_sf)
+    # a workspace (role scratch): never checked, poisoned before each launch
+    sc = os.path.join(TMP, "scratch")
+    shutil.copytree(c("scratch"), sc)
+    honest(sc, os.path.join(sc, "direct.cu"))
+    expect(sc, os.path.join(sc, "leftover.cu"), "INCORRECT", None,
+           r"mismatch|NaN|never written")
     python_suite()
 
 

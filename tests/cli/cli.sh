@@ -180,6 +180,37 @@ expect 0 "$KL" check "$TMP/two_outputs" --tolerance
 grep -q '^  s  *small (RMS [0-9.e-]*): zeros ACCEPTED' "$TMP/out" &&
   grep -q '^tolerance is weak' "$TMP/out" && ok ||
   bad "check --tolerance: the weak output of two not reported"
+# a workspace (role scratch): the baseline goes through it, a candidate
+# that leaves it alone is right, one that reads what it did not write
+# finds it poisoned
+mkdir -p "$TMP/scratch_case"
+cat >"$TMP/scratch_case/case.yaml" <<'YAML'
+kernlab: 1
+name: scratch_case
+backend: host
+kernel: { source: k.c, entry: f }
+params:
+  - { name: n, type: i32 }
+  - { name: x, type: f32*, role: input, count: n }
+  - { name: tmp, type: f32*, role: scratch, count: n }
+  - { name: y, type: f32*, role: output, count: n }
+shapes:
+  - { name: s, n: 4096 }
+reference: { kind: baseline }
+YAML
+cat >"$TMP/scratch_case/k.c" <<'C'
+void f(int n, const float *x, float *tmp, float *y) {
+  for (int i = 0; i < n; i++) tmp[i] = 2.0f * x[i];
+  for (int i = 0; i < n; i++) y[i] = tmp[i] + 1.0f;
+}
+C
+printf 'void f(int n, const float *x, float *tmp, float *y) {\n  (void)tmp;\n  for (int i = 0; i < n; i++) y[i] = 2.0f * x[i] + 1.0f;\n}\n' >"$TMP/scratch_case/direct.c"
+printf 'void f(int n, const float *x, float *tmp, float *y) {\n  (void)x;\n  for (int i = 0; i < n; i++) y[i] = tmp[i] + 1.0f;\n}\n' >"$TMP/scratch_case/leftover.c"
+expect 0 "$KL" check "$TMP/scratch_case"
+grep -q '^  tmp  *f32\* scratch, count n$' "$TMP/out" && ok || bad "check: the scratch role not listed"
+expect 0 "$KL" bench "$TMP/scratch_case" --candidate "$TMP/scratch_case/direct.c" --hot $FAST
+expect 3 "$KL" bench "$TMP/scratch_case" --candidate "$TMP/scratch_case/leftover.c" --hot $FAST
+grep -q '^kl: candidate rejected: INCORRECT: ' "$TMP/err" && ok || bad "a kernel reading a workspace's leftovers passed"
 # a candidate that compiles with a warning: OK, and the warning shown
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_warning.c" --shape 1M --hot $FAST
 grep -q '^kl: the compiler warned' "$TMP/err" &&

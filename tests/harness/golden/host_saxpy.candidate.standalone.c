@@ -43,6 +43,9 @@ extern "C" {
 #define KL_PLUGIN_ROLE_INPUT 1
 #define KL_PLUGIN_ROLE_OUTPUT 2
 #define KL_PLUGIN_ROLE_INOUT 3
+/** A workspace: allocated and poisoned like an output, never checked,
+ *  read or compared (check() and scale() refuse it). */
+#define KL_PLUGIN_ROLE_SCRATCH 4
 
 /** reference() returns this when the case's oracle is the baseline. */
 #define KL_PLUGIN_NO_REFERENCE 1
@@ -855,6 +858,13 @@ static int klh_is_buffer(int p) {
   return klh_roles[p] != KL_PLUGIN_ROLE_SCALAR;
 }
 
+/* An output or a workspace: the kernel writes it, nothing initialises it,
+ * every launch finds it poisoned (only an output is checked). */
+static int klh_poisoned(int p) {
+  return klh_roles[p] == KL_PLUGIN_ROLE_OUTPUT ||
+         klh_roles[p] == KL_PLUGIN_ROLE_SCRATCH;
+}
+
 static inline double klh_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -979,10 +989,9 @@ static int klh_create(void **out, int32_t shape) {
     /* 64-byte alignment, as a vectorising kernel may assume */
     size_t n = (size_t)((in->bytes[p] + 63) / 64 * 64);
     in->buf[p] = aligned_alloc(64, n);
-    if (klh_roles[p] != KL_PLUGIN_ROLE_OUTPUT)
+    if (!klh_poisoned(p))
       in->pristine[p] = malloc((size_t)in->bytes[p]);
-    if (!in->buf[p] ||
-        (klh_roles[p] != KL_PLUGIN_ROLE_OUTPUT && !in->pristine[p])) {
+    if (!in->buf[p] || (!klh_poisoned(p) && !in->pristine[p])) {
       snprintf(klh_create_error, sizeof(klh_create_error),
                "out of memory allocating %s (%llu bytes)", klh_param_names[p],
                (unsigned long long)in->bytes[p]);
@@ -1003,7 +1012,7 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
     if (!klh_is_buffer(q))
       continue;
     uint64_t n = (uint64_t)klh_elems[in->shape][q];
-    if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
+    if (klh_poisoned(q)) {
       klh_poison_fill(klh_dtypes[q], in->poison, in->buf[q], n);
     } else {
       klh_fill_cached(q, in->shape, in->buf[q], n, seed);
@@ -1067,7 +1076,7 @@ static int klh_restore(void *p) {
   for (int q = 0; q < KLH_NPARAMS; q++)
     if (klh_roles[q] == KL_PLUGIN_ROLE_INOUT)
       memcpy(in->buf[q], in->pristine[q], (size_t)in->bytes[q]);
-    else if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT)
+    else if (klh_poisoned(q))
       klh_poison_fill(klh_dtypes[q], in->poison, in->buf[q],
                       (uint64_t)klh_elems[in->shape][q]);
   return 0;
@@ -1111,13 +1120,21 @@ static int klh_read(void *p, int32_t q, void *dst, uint64_t bytes) {
 static int klh_reference(void *p, void *const *want) {
 #if KLH_HAS_REFERENCE
   klh_inst *in = p;
-  void *args[KLH_NPARAMS];
-  for (int q = 0; q < KLH_NPARAMS; q++) {
+  void *args[KLH_NPARAMS], *scratch[KLH_NPARAMS] = {0};
+  int rc = 0;
+  for (int q = 0; q < KLH_NPARAMS && rc == 0; q++) {
     args[q] = NULL;
     if (!klh_is_buffer(q))
       continue;
     if (klh_roles[q] == KL_PLUGIN_ROLE_INPUT) {
       args[q] = in->pristine[q]; /* the oracle reads what prepare wrote */
+    } else if (klh_roles[q] == KL_PLUGIN_ROLE_SCRATCH) {
+      /* a workspace of its own: what the oracle leaves in it is no
+       * kernel's to find */
+      if (!(args[q] = scratch[q] = malloc((size_t)in->bytes[q] + 1))) {
+        snprintf(in->error, sizeof(in->error), "reference: out of memory");
+        rc = 1;
+      }
     } else if (want[q]) {
       if (klh_roles[q] == KL_PLUGIN_ROLE_INOUT)
         memcpy(want[q], in->pristine[q], (size_t)in->bytes[q]);
@@ -1125,11 +1142,14 @@ static int klh_reference(void *p, void *const *want) {
     } else {
       snprintf(in->error, sizeof(in->error),
                "reference: no buffer given for %s", klh_param_names[q]);
-      return 2;
+      rc = 2;
     }
   }
-  klh_call_reference(args, in->shape);
-  return 0;
+  if (rc == 0)
+    klh_call_reference(args, in->shape);
+  for (int q = 0; q < KLH_NPARAMS; q++)
+    free(scratch[q]);
+  return rc;
 #else
   (void)p;
   (void)want;
@@ -1141,7 +1161,8 @@ static int klh_check(void *p, int32_t q, const void *want,
                      kl_plugin_check *res) {
   klh_inst *in = (klh_inst *)p;
   if (q < 0 || q >= KLH_NPARAMS || klh_roles[q] == KL_PLUGIN_ROLE_SCALAR ||
-      klh_roles[q] == KL_PLUGIN_ROLE_INPUT) {
+      klh_roles[q] == KL_PLUGIN_ROLE_INPUT ||
+      klh_roles[q] == KL_PLUGIN_ROLE_SCRATCH) {
     memset(res, 0, sizeof(*res));
     snprintf(in->error, sizeof(in->error), "check: param %d is not an output",
              (int)q);
@@ -1157,7 +1178,8 @@ static int klh_scale(void *p, int32_t q, const void *want,
                      int32_t want_on_device, kl_plugin_scale *out) {
   klh_inst *in = (klh_inst *)p;
   if (q < 0 || q >= KLH_NPARAMS || klh_roles[q] == KL_PLUGIN_ROLE_SCALAR ||
-      klh_roles[q] == KL_PLUGIN_ROLE_INPUT || want_on_device ||
+      klh_roles[q] == KL_PLUGIN_ROLE_INPUT ||
+      klh_roles[q] == KL_PLUGIN_ROLE_SCRATCH || want_on_device ||
       out->struct_size < sizeof(kl_plugin_scale)) {
     snprintf(in->error, sizeof(in->error), "scale: param %d: not a host output",
              (int)q);

@@ -46,6 +46,9 @@ extern "C" {
 #define KL_PLUGIN_ROLE_INPUT 1
 #define KL_PLUGIN_ROLE_OUTPUT 2
 #define KL_PLUGIN_ROLE_INOUT 3
+/** A workspace: allocated and poisoned like an output, never checked,
+ *  read or compared (check() and scale() refuse it). */
+#define KL_PLUGIN_ROLE_SCRATCH 4
 
 /** reference() returns this when the case's oracle is the baseline. */
 #define KL_PLUGIN_NO_REFERENCE 1
@@ -952,6 +955,13 @@ static int klh_is_buffer(int p) {
   return klh_roles[p] != KL_PLUGIN_ROLE_SCALAR;
 }
 
+/* An output or a workspace: the kernel writes it, nothing initialises it,
+ * every launch finds it poisoned (only an output is checked). */
+static int klh_poisoned(int p) {
+  return klh_roles[p] == KL_PLUGIN_ROLE_OUTPUT ||
+         klh_roles[p] == KL_PLUGIN_ROLE_SCRATCH;
+}
+
 static inline double klh_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1391,8 +1401,7 @@ static int klh_create(void **out, int32_t shape) {
     KLH_CREATE(cudaMalloc(&in->dbuf[p], (size_t)in->bytes[p]));
     if (klh_roles[p] == KL_PLUGIN_ROLE_INOUT)
       KLH_CREATE(cudaMalloc(&in->dpristine[p], (size_t)in->bytes[p]));
-    if (klh_roles[p] != KL_PLUGIN_ROLE_OUTPUT &&
-        !(in->pristine[p] = malloc((size_t)in->bytes[p]))) {
+    if (!klh_poisoned(p) && !(in->pristine[p] = malloc((size_t)in->bytes[p]))) {
       snprintf(klh_create_error, sizeof(klh_create_error), "out of memory");
       rc = 1;
       goto done;
@@ -1611,7 +1620,7 @@ static int klh_vary_param(klh_inst *in, int q, void *dst, void *pristine,
 static int klh_vary(void *p, uint64_t seed) {
   klh_inst *in = (klh_inst *)p;
   for (int q = 0; q < KLH_NPARAMS; q++) {
-    if (!klh_is_buffer(q) || klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT)
+    if (!klh_is_buffer(q) || klh_poisoned(q))
       continue;
     if (klh_vary_param(in, q, in->dbuf[q], in->dpristine[q], in->vary_seed,
                        seed))
@@ -1640,7 +1649,7 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
     if (!klh_is_buffer(q))
       continue;
     in->host_has[q] = false;
-    if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
+    if (klh_poisoned(q)) {
       if (klh_poison_output(in, q, in->poison))
         return 1;
     } else {
@@ -1691,10 +1700,10 @@ static int klh_host_pristine(klh_inst *in, int q) {
 static int klh_restore(void *p) {
   klh_inst *in = (klh_inst *)p;
   for (int q = 0; q < KLH_NPARAMS; q++)
-    if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT && in->poison == 0) {
+    if (klh_poisoned(q) && in->poison == 0) {
       KLH_CUDA(in, cudaMemsetAsync(in->dbuf[q], klh_poison_byte(klh_dtypes[q]),
                                    (size_t)in->bytes[q], in->stream));
-    } else if (klh_roles[q] == KL_PLUGIN_ROLE_OUTPUT) {
+    } else if (klh_poisoned(q)) {
       if (klh_poison_output(in, q, in->poison))
         return 1;
     } else if (in->dpristine[q]) {
@@ -1759,15 +1768,22 @@ static int klh_read(void *p, int32_t q, void *dst, uint64_t bytes) {
 static int klh_reference(void *p, void *const *want) {
 #if KLH_HAS_REFERENCE
   klh_inst *in = (klh_inst *)p;
-  void *args[KLH_NPARAMS];
-  for (int q = 0; q < KLH_NPARAMS; q++) {
+  void *args[KLH_NPARAMS], *scratch[KLH_NPARAMS] = {0};
+  int rc = 0;
+  for (int q = 0; q < KLH_NPARAMS && rc == 0; q++) {
     args[q] = NULL;
     if (!klh_is_buffer(q))
       continue;
-    if (klh_roles[q] != KL_PLUGIN_ROLE_OUTPUT && klh_host_pristine(in, q))
-      return 1;
-    if (klh_roles[q] == KL_PLUGIN_ROLE_INPUT) {
+    if (!klh_poisoned(q) && klh_host_pristine(in, q)) {
+      rc = 1;
+    } else if (klh_roles[q] == KL_PLUGIN_ROLE_INPUT) {
       args[q] = in->pristine[q];
+    } else if (klh_roles[q] == KL_PLUGIN_ROLE_SCRATCH) {
+      /* the host oracle's own workspace */
+      if (!(args[q] = scratch[q] = malloc((size_t)in->bytes[q] + 1))) {
+        snprintf(in->error, sizeof(in->error), "reference: out of memory");
+        rc = 1;
+      }
     } else if (want[q]) {
       if (klh_roles[q] == KL_PLUGIN_ROLE_INOUT)
         memcpy(want[q], in->pristine[q], (size_t)in->bytes[q]);
@@ -1775,11 +1791,14 @@ static int klh_reference(void *p, void *const *want) {
     } else {
       snprintf(in->error, sizeof(in->error),
                "reference: no buffer given for %s", klh_param_names[q]);
-      return 2;
+      rc = 2;
     }
   }
-  klh_call_reference(args, in->shape);
-  return 0;
+  if (rc == 0)
+    klh_call_reference(args, in->shape);
+  for (int q = 0; q < KLH_NPARAMS; q++)
+    free(scratch[q]);
+  return rc;
 #else
   (void)p;
   (void)want;
@@ -1792,7 +1811,8 @@ static int klh_check(void *p, int32_t q, const void *want,
   klh_inst *in = (klh_inst *)p;
   memset(res, 0, sizeof(*res));
   if (q < 0 || q >= KLH_NPARAMS || klh_roles[q] == KL_PLUGIN_ROLE_SCALAR ||
-      klh_roles[q] == KL_PLUGIN_ROLE_INPUT) {
+      klh_roles[q] == KL_PLUGIN_ROLE_INPUT ||
+      klh_roles[q] == KL_PLUGIN_ROLE_SCRATCH) {
     snprintf(in->error, sizeof(in->error), "check: param %d is not an output",
              (int)q);
     return 1;
