@@ -345,7 +345,8 @@ static int bench_or_compare(int argc, char **argv, bool compare) {
   }
   const char *log = kl_report_compile_log(r);
   if (kl_report_verdict(r) != KL_VERDICT_OK) {
-    cli_error("candidate rejected: %s: %s",
+    /* kl bench of the case alone: its own kernel is what failed */
+    cli_error("%s rejected: %s: %s", candidate ? "candidate" : "baseline",
               kl_verdict_name(kl_report_verdict(r)), kl_report_reason(r));
     if (log && !json) fprintf(stderr, "%s", log);
     status = EXIT_REJECTED;

@@ -218,6 +218,12 @@ grep -q '^kl: the compiler warned' "$TMP/err" &&
   bad "bench: the candidate's compiler warning not shown"
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_warning.c" --shape 1M --hot $FAST --json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="OK" and "saxpy_warning.c:6:" in d["compile_log"], d.get("compile_log")' "$TMP/out" && ok || bad "compile_log in json"
+# kl bench of a case whose own kernel crashes: the baseline is rejected
+cp -r "$SRC/cases/host_saxpy" "$TMP/crashing_base"
+rm -rf "$TMP/crashing_base/runs"
+cp "$C/saxpy_segfault.c" "$TMP/crashing_base/kernel.c"
+expect 3 "$KL" bench "$TMP/crashing_base" --shape 1M $FAST
+grep -q '^kl: baseline rejected: CRASHED: ' "$TMP/err" && ok || bad "bench: a crashing baseline not named"
 expect 2 "$KL" bench "$SRC/cases/host_saxpy" --shape nope
 expect 2 "$KL" bench "$SRC/cases/host_saxpy" --seed abc
 expect 2 "$KL" compare "$SRC/cases/host_saxpy"
