@@ -724,11 +724,20 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
       cuda ? "CUDA" : "host", kl_case_name(c),
       kl_backend_name(kl_case_backend(c)),
       form == KL_HARNESS_PLUGIN ? "plugin" : "standalone", KL_VERSION);
-  /* the case's own headers (`#include "common.h"`) are beside kernel.cu */
+  /* the case's own headers (`#include "common.h"`) are beside kernel.cu:
+   * the folder from the root, so the line builds from any folder (a case
+   * given as "." made it -I ., which held only there) */
   char inc[1200] = "";
   if (strstr(kernel, "#include \"") ||
-      (baseline.ptr && embed_baseline && strstr(baseline.ptr, "#include \"")))
-    snprintf(inc, sizeof inc, " -I %s", kl_case_dir(c));
+      (baseline.ptr && embed_baseline && strstr(baseline.ptr, "#include \""))) {
+    char *dir = kl__path_absolute(kl_case_dir(c));
+    if (!dir) {
+      rc = kl__error_oom();
+      goto done;
+    }
+    snprintf(inc, sizeof inc, " -I %s", dir);
+    kl__free(dir);
+  }
   /* and what the case says its kernel needs (target.include, .libs) */
   kl_buf incs = KL_BUF_INIT, libs = KL_BUF_INIT;
   for (size_t i = 0; i < kl_case_include_count(c); i++)

@@ -218,6 +218,15 @@ grep -q '^kl: the compiler warned' "$TMP/err" &&
   bad "bench: the candidate's compiler warning not shown"
 expect 0 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_warning.c" --shape 1M --hot $FAST --json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="OK" and "saxpy_warning.c:6:" in d["compile_log"], d.get("compile_log")' "$TMP/out" && ok || bad "compile_log in json"
+# the standalone harness's build line names the case folder from the root,
+# though the case was given as "." (it said -I ., true only there)
+cp -r "$SRC/cases/host_saxpy" "$TMP/local_header"
+rm -rf "$TMP/local_header/runs"
+echo '#define SAXPY_SCALE 1.0f' >"$TMP/local_header/scale.h"
+sed -i '1i #include "scale.h"' "$TMP/local_header/kernel.c"
+(cd "$TMP/local_header" && "$KL" harness . -o "$TMP/local_header.c") &&
+  grep -q "^ \* Build and run: cc .* -I $TMP/local_header harness.c" "$TMP/local_header.c" &&
+  ok || bad "harness: the build line's -I of the case folder is not absolute"
 # kl bench of a case whose own kernel crashes: the baseline is rejected
 cp -r "$SRC/cases/host_saxpy" "$TMP/crashing_base"
 rm -rf "$TMP/crashing_base/runs"
