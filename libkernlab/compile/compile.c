@@ -701,8 +701,9 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     if (!is_source(lw)) argv[n++] = lw;
   argv[n++] = "-lm";
   argv[n] = NULL;
-  struct timespec t0;
+  struct timespec t0, began; /* began: the clock of file times */
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  clock_gettime(CLOCK_REALTIME_COARSE, &began);
   kl__run_result r;
   int timeout = opts->timeout_ms > 0 ? opts->timeout_ms : 120000;
   rc = defs_ok ? compile_sandboxed(&r, argv, c, dir.ptr, compiler, timeout)
@@ -716,7 +717,9 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
   }
   a->seconds = seconds_since(&t0);
   /* what this build read: the list kept for the next lookup, and the
-   * entry's name from it */
+   * entry's name from it. Kept only where the compiler wrote its rule and
+   * no file changed while it ran (the result would name bytes it may not
+   * have read): else used once and left under its temporary name. */
   bool known = false;
   kl__deps_dispose(&deps);
   if ((rc = build_deps(&deps, &known, c, tmp_d, path_c, compiler, cuda)) < 0 ||
@@ -725,10 +728,21 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     unlink(tmp_so);
     goto done;
   }
-  if (known) kl__deps_write(&deps, deps_path); /* a cache left unwritten */
+  bool keep = known && !r.timed_out && kl__deps_settled(&deps, &began);
+  if (keep && (rc = kl__deps_write(&deps, deps_path)) < 0) {
+    if (rc == KL_ENOMEM) {
+      kl_buf_dispose(&r.output);
+      unlink(tmp_so);
+      goto done;
+    }
+    keep = false; /* a cache left unwritten: built again next time */
+  }
   snprintf(base, sizeof(base), "%s/%s", dir.ptr, a->key);
   snprintf(path_so, sizeof(path_so), "%s.so", base);
-  if ((rc = keep_log(a, &r, base)) < 0) goto done;
+  if ((rc = keep_log(a, &r, base)) < 0) {
+    unlink(tmp_so);
+    goto done;
+  }
   if (r.timed_out) {
     /* a slow compile is not cached as a failure: it may pass next time */
     unlink(tmp_so);
@@ -736,14 +750,19 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
                    "the compiler ran past %d ms on %s", timeout, path_c);
     goto done;
   }
-  if (r.exit_code == 0 && rename(tmp_so, path_so) == 0) {
+  if (r.exit_code == 0) {
+    /* a rename refused leaves it usable where it is, uncached */
+    bool kept = keep && rename(tmp_so, path_so) == 0;
     a->ok = true;
-    a->path = kl__strdup(path_so);
+    if (!(a->path = kl__strdup(kept ? path_so : tmp_so))) {
+      rc = kl__error_oom();
+      goto done;
+    }
   } else {
     unlink(tmp_so);
     /* a failure is kept only where its headers are known, else a header
      * mended would still be answered with the old error */
-    if (known)
+    if (keep)
       keep_failure(a, base);
     else
       a->first_error = first_error_line(a->log);

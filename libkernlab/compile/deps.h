@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "../core/internal.h"
 
@@ -18,9 +19,9 @@ typedef struct kl__deps {
 
 void kl__deps_dispose(kl__deps *d);
 
-/* Add path, resolved (realpath), unless it lies under `skip_dir` (a
- * resolved folder, or NULL) or is already there. A path that does not
- * resolve is kept as given: its absence is part of the fingerprint. */
+/* Add path as given, unless it leads under `skip_dir` (a resolved folder,
+ * or NULL) or is already there. A path that does not lead anywhere is
+ * kept: its absence is part of the fingerprint. */
 int kl__deps_add(kl__deps *d, const char *path, const char *skip_dir);
 
 /* The prerequisites of the first rule of a make rule file as compilers
@@ -35,9 +36,14 @@ int kl__deps_from_make(kl__deps *d, const char *rule, const char *skip_file,
 int kl__deps_read(kl__deps *d, const char *path, bool *found);
 int kl__deps_write(const kl__deps *d, const char *path);
 
-/* Fold the files into h: each path, then its bytes (a file up to 4 MiB),
- * or its size, modification time and inode (a larger one: a library), or
- * a mark that it is missing. */
+/* Fold the files into h: each path and where it leads (realpath), then
+ * its bytes (a file up to 4 MiB), or its size, modification time and
+ * inode (a larger one: a library), or a mark that it is missing. */
 int kl__deps_hash(kl__sha256 *h, const kl__deps *d);
+
+/* false when a file was modified at or after `since` (CLOCK_REALTIME_COARSE,
+ * the clock file times come from): the build that started then may have
+ * read it before or after the change, so its result names neither. */
+bool kl__deps_settled(const kl__deps *d, const struct timespec *since);
 
 #endif

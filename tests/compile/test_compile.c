@@ -2,7 +2,11 @@
  * key, and so do the headers and libraries the build read; compiler
  * errors carry the candidate's own line numbers and are cached too. Each
  * test uses a fresh cache folder. */
+#define _GNU_SOURCE /* AT_FDCWD, utimensat */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,6 +183,18 @@ static void test_compile__case_libs_and_include(void **state) {
  * cached one (a stale plugin once served an edited header's old value). A
  * header rewritten with its own bytes keeps the entry, and a build that
  * failed on a header builds once the header is mended. */
+/* A file's time set back ten seconds: a build that starts as a file is
+ * written is not cached (kl__deps_settled), which the first two builds
+ * here must be. */
+static void backdate(const char *dir, const char *name) {
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  struct timespec now, t[2];
+  clock_gettime(CLOCK_REALTIME, &now);
+  t[0] = t[1] = (struct timespec){.tv_sec = now.tv_sec - 10};
+  assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
 static kl_artifact *build_case(const char *dir) {
   kl_case *c = NULL;
   if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
@@ -222,6 +238,9 @@ static void test_compile__edited_header_or_library_builds_again(void **state) {
            "reference: { kind: baseline }\n",
            shared, shared, shared);
   write_text(dir, "case.yaml", text);
+  static const char *const made[] = {"scale.h", "extra.c", "libh.a"};
+  for (size_t i = 0; i < 3; i++)
+    backdate(shared, made[i]);
   kl_artifact *first = build_case(dir), *again = build_case(dir);
   if (!kl_artifact_ok(first)) fail_msg("%s", kl_artifact_log(first));
   assert_false(kl_artifact_cached(first));
@@ -266,6 +285,70 @@ static void test_compile__edited_header_or_library_builds_again(void **state) {
     kl_artifact_free(list[i]);
 }
 
+/* target.include through a link that is then pointed at another folder:
+ * the same -I, other headers, built again. A header modified after the
+ * build began (its time ahead of the clock here) leaves nothing cached:
+ * the build may have read it before the change or after. */
+static void test_compile__moved_link_and_unsettled_header(void **state) {
+  (void)state;
+  char dir[512], cmd[4096], text[1400];
+  snprintf(dir, sizeof(dir), "%s/linkdeps", cache);
+  snprintf(cmd, sizeof(cmd),
+           "mkdir -p %s/a %s/b %s/case && "
+           "printf '#define SCALE 2.0f\\n' >%s/a/scale.h && "
+           "printf '#define SCALE 3.0f\\n' >%s/b/scale.h && "
+           "ln -sfn a %s/inc",
+           dir, dir, dir, dir, dir, dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof(cmd), "%s/case", dir);
+  write_text(cmd, "kernel.c",
+             "#include <scale.h>\n"
+             "void f(float *x, int n) {\n"
+             "  for (int i = 0; i < n; i++) x[i] = SCALE;\n"
+             "}\n");
+  snprintf(text, sizeof(text),
+           "kernlab: 1\nname: linkdeps\nbackend: host\n"
+           "target: { include: [%s/inc] }\n"
+           "kernel: { source: kernel.c, entry: f }\n"
+           "params:\n  - { name: x, type: f32*, role: output, count: n }\n"
+           "  - { name: n, type: i32 }\n"
+           "shapes:\n  - { name: s, n: 16 }\n"
+           "reference: { kind: baseline }\n",
+           dir);
+  write_text(cmd, "case.yaml", text);
+  char sub[600];
+  snprintf(sub, sizeof(sub), "%s/a", dir);
+  backdate(sub, "scale.h");
+  snprintf(sub, sizeof(sub), "%s/b", dir);
+  backdate(sub, "scale.h");
+  kl_artifact *a = build_case(cmd), *a2 = build_case(cmd);
+  assert_true(kl_artifact_cached(a2));
+  char relink[1200];
+  snprintf(relink, sizeof(relink), "ln -sfn b %s/inc", dir);
+  assert_int_equal(system(relink), 0);
+  kl_artifact *b = build_case(cmd);
+  if (!kl_artifact_ok(b)) fail_msg("%s", kl_artifact_log(b));
+  assert_false(kl_artifact_cached(b));
+  assert_string_not_equal(kl_artifact_key(a), kl_artifact_key(b));
+  /* b's header, dated ahead: each build runs, none is kept */
+  char path[700];
+  snprintf(path, sizeof(path), "%s/b/scale.h", dir);
+  struct timespec now, t[2];
+  clock_gettime(CLOCK_REALTIME, &now);
+  t[0] = t[1] = (struct timespec){.tv_sec = now.tv_sec + 100};
+  assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+  write_text(sub, "scale.h", "#define SCALE 5.0f\n");
+  assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+  kl_artifact *u1 = build_case(cmd), *u2 = build_case(cmd);
+  if (!kl_artifact_ok(u1)) fail_msg("%s", kl_artifact_log(u1));
+  assert_true(kl_artifact_ok(u2));
+  assert_false(kl_artifact_cached(u1));
+  assert_false(kl_artifact_cached(u2));
+  kl_artifact *list[] = {a, a2, b, u1, u2};
+  for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+    kl_artifact_free(list[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_compile__second_time_is_cached),
@@ -273,6 +356,7 @@ int main(void) {
       cmocka_unit_test(test_compile__missing_compiler_is_an_error),
       cmocka_unit_test(test_compile__case_libs_and_include),
       cmocka_unit_test(test_compile__edited_header_or_library_builds_again),
+      cmocka_unit_test(test_compile__moved_link_and_unsettled_header),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
