@@ -204,8 +204,9 @@ static void scale_output(const kl_plugin *pl, void *inst, int p,
   for (int k = 0; k < KL_PLUGIN_NTRIVIAL && s.counted; k++)
     if (trel[k] >= 0 && (double)s.trivial_bad[k] / (double)s.counted < kept)
       kept = (double)s.trivial_bad[k] / (double)s.counted;
-  if (t->scaled && (ratio < t->scale_ratio ||
-                    (ratio == t->scale_ratio && !(kept < t->scale_kept))))
+  /* (written so that a NaN ratio never takes the place of a number) */
+  if (t->scaled && !(ratio > t->scale_ratio) &&
+      !(ratio == t->scale_ratio && kept < t->scale_kept))
     return;
   t->scale_ratio = ratio;
   t->scale_kept = kept;
