@@ -5,7 +5,8 @@ signatures, the check and scale results. Change it with the header: the
 worker checks abi_version and struct_size."""
 import ctypes
 
-ROLES = {"scalar": 0, "input": 1, "output": 2, "inout": 3}
+ROLES = {"scalar": 0, "input": 1, "output": 2, "inout": 3,
+         "scratch": 4}  # python cases refuse scratch (case_params.c)
 DTYPES = ["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64",
           "u32", "u16", "u8"]
 

@@ -389,6 +389,7 @@ def cuda_suite():
     sc = os.path.join(TMP, "scratch")
     shutil.copytree(c("scratch"), sc)
     honest(sc, os.path.join(sc, "direct.cu"))
+    honest(sc, os.path.join(sc, "reuse.cu"))  # stale if not poisoned again
     expect(sc, os.path.join(sc, "leftover.cu"), "INCORRECT", None,
            r"mismatch|NaN|never written")
     python_suite()

@@ -158,6 +158,7 @@ cat >"$TMP/two_outputs/case.yaml" <<'YAML'
 kernlab: 1
 name: two_outputs
 backend: host
+target: { flags: [-O2, -Wall, -Wextra] }
 kernel: { source: k.c, entry: two }
 params:
   - { name: n, type: i32 }
@@ -180,6 +181,10 @@ expect 0 "$KL" check "$TMP/two_outputs" --tolerance
 grep -q '^  s  *small (RMS [0-9.e-]*): zeros ACCEPTED' "$TMP/out" &&
   grep -q '^tolerance is weak' "$TMP/out" && ok ||
   bad "check --tolerance: the weak output of two not reported"
+# built with -Wall -Wextra, the harness itself warns of nothing (a warning
+# would be shown as the kernel's)
+expect 0 "$KL" bench "$TMP/two_outputs" --hot $FAST
+grep -q 'compiler warned' "$TMP/err" && bad "the harness warns under -Wall: $(cat "$TMP/err")" || ok
 # a workspace (role scratch): the baseline goes through it, a candidate
 # that leaves it alone is right, one that reads what it did not write
 # finds it poisoned

@@ -3,6 +3,7 @@
  * the standalone form compiling and running with nothing but cc, and a host
  * plugin's vary() driven through the ABI. */
 #include <dlfcn.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,27 +210,22 @@ static int differ(const void *a, const void *b, size_t n) {
   return d;
 }
 
-static void test_harness__vary_changes_inputs_reproducibly(void **state) {
-  (void)state;
-  char dir[] = "/tmp/kl-harness-XXXXXX", path[256], cmd[1024];
-  assert_non_null(mkdtemp(dir));
-  snprintf(path, sizeof(path), "%s/case.yaml", dir);
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  fputs(vary_case, f);
-  fclose(f);
-  snprintf(path, sizeof(path), "%s/kernel.c", dir);
-  assert_non_null(f = fopen(path, "wb"));
-  static const char body[] =
-      "(float *y, const float *x, const float *w, const int *k, int n) {\n"
-      "  for (int i = 0; i < n; i++) y[i] += x[i] * w[i] + (float)k[i];\n"
-      "}\n";
-  fprintf(f, "void axpw%s", body);
-  fclose(f);
-  snprintf(path, sizeof(path), "%s/reference.c", dir);
-  assert_non_null(f = fopen(path, "wb"));
-  fprintf(f, "void axpw_ref%s", body);
-  fclose(f);
+/* The host plugin of a case written into dir (case.yaml, kernel.c and
+ * reference.c from the texts given), built and loaded. Not closed: the
+ * plugin's fill cache (klh_fill_cached) lives as long as the plugin is
+ * loaded, as in the worker, and closing it makes that a leak to ASan. */
+static const kl_plugin *host_plugin(const char *dir, const char *yaml,
+                                    const char *kernel, const char *ref) {
+  char path[256], cmd[1024];
+  const char *texts[][2] = {
+      {"case.yaml", yaml}, {"kernel.c", kernel}, {"reference.c", ref}};
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(path, sizeof(path), "%s/%s", dir, texts[i][0]);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(texts[i][1], f);
+    fclose(f);
+  }
   kl_case *c;
   if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
   kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
@@ -238,7 +234,8 @@ static void test_harness__vary_changes_inputs_reproducibly(void **state) {
   assert_int_equal(kl_harness_generate(&b, c, NULL, &o), 0);
   kl_case_free(c);
   snprintf(path, sizeof(path), "%s/plugin.c", dir);
-  assert_non_null(f = fopen(path, "wb"));
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
   fwrite(b.ptr, 1, b.size, f);
   fclose(f);
   kl_buf_dispose(&b);
@@ -252,7 +249,21 @@ static void test_harness__vary_changes_inputs_reproducibly(void **state) {
   kl_plugin_entry_fn entry;
   *(void **)&entry = dlsym(so, KL_PLUGIN_SYMBOL);
   assert_non_null(entry);
-  const kl_plugin *pl = entry();
+  return entry();
+}
+
+static void test_harness__vary_changes_inputs_reproducibly(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kl-harness-XXXXXX", cmd[1024];
+  assert_non_null(mkdtemp(dir));
+  static const char body[] =
+      "(float *y, const float *x, const float *w, const int *k, int n) {\n"
+      "  for (int i = 0; i < n; i++) y[i] += x[i] * w[i] + (float)k[i];\n"
+      "}\n";
+  char kernel[256], ref[256];
+  snprintf(kernel, sizeof(kernel), "void axpw%s", body);
+  snprintf(ref, sizeof(ref), "void axpw_ref%s", body);
+  const kl_plugin *pl = host_plugin(dir, vary_case, kernel, ref);
   assert_true(pl->struct_size >= offsetof(kl_plugin, vary) + sizeof(pl->vary));
   assert_non_null(pl->vary);
   void *inst;
@@ -311,12 +322,72 @@ static void test_harness__vary_changes_inputs_reproducibly(void **state) {
   assert_int_equal(differ(x0, x2, n), 0);
 
   pl->destroy(inst);
-  /* not closed: the plugin's fill cache (klh_fill_cached) lives as long
-   * as the plugin is loaded, as in the worker */
-  (void)so;
   void *bufs[] = {y0, x0, w0, y1, x1, w1, y2, x2, w2, want0, want1, k0, k1, k2};
   for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
     free(bufs[i]);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* A workspace (role scratch) through the host plugin's ABI: poisoned at
+ * prepare, written by a launch, poisoned again by every restore (a launch
+ * never finds what the last one left), untouched by the reference, which
+ * has one of its own; check() refuses it. */
+static void test_harness__scratch_is_poisoned_before_each_launch(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kl-harness-XXXXXX", cmd[1024];
+  assert_non_null(mkdtemp(dir));
+  static const char yaml[] =
+      "kernlab: 1\nname: scratch_probe\nbackend: host\n"
+      "kernel: { source: kernel.c, entry: twice }\n"
+      "params:\n"
+      "  - { name: y, type: f32*, role: output, count: n }\n"
+      "  - { name: tmp, type: f32*, role: scratch, count: n }\n"
+      "  - { name: x, type: f32*, role: input, count: n }\n"
+      "  - { name: n, type: i32 }\n"
+      "shapes:\n  - { name: s, n: 1000 }\n"
+      "reference: { kind: host, source: reference.c, function: twice_ref }\n";
+  static const char body[] =
+      "(float *y, float *tmp, const float *x, int n) {\n"
+      "  for (int i = 0; i < n; i++) tmp[i] = 2.0f * x[i];\n"
+      "  for (int i = 0; i < n; i++) y[i] = tmp[i] + 1.0f;\n"
+      "}\n";
+  char kernel[256], ref[256];
+  snprintf(kernel, sizeof(kernel), "void twice%s", body);
+  snprintf(ref, sizeof(ref), "void twice_ref%s", body);
+  const kl_plugin *pl = host_plugin(dir, yaml, kernel, ref);
+  assert_int_equal(pl->param_roles[1], KL_PLUGIN_ROLE_SCRATCH);
+  enum { N = 1000 };
+  float tmp[N], x[N], want[N];
+  size_t nan;
+  void *inst;
+  assert_int_equal(pl->create(&inst, 0), 0);
+  assert_int_equal(pl->prepare(inst, 5, 0), 0);
+  assert_int_equal(pl->buffer_bytes(inst, 1), N * 4);
+  assert_int_equal(pl->read(inst, 1, tmp, N * 4), 0);
+  nan = 0;
+  for (int i = 0; i < N; i++)
+    nan += isnan(tmp[i]);
+  assert_int_equal(nan, N); /* poisoned by prepare */
+  assert_int_equal(pl->launch(inst), 0);
+  assert_int_equal(pl->read(inst, 1, tmp, N * 4), 0);
+  assert_int_equal(pl->read(inst, 2, x, N * 4), 0);
+  for (int i = 0; i < N; i++)
+    assert_true(tmp[i] == 2.0f * x[i]);
+  assert_int_equal(pl->restore(inst), 0);
+  assert_int_equal(pl->read(inst, 1, tmp, N * 4), 0);
+  nan = 0;
+  for (int i = 0; i < N; i++)
+    nan += isnan(tmp[i]);
+  assert_int_equal(nan, N); /* poisoned again by restore */
+  void *wants[4] = {want, NULL, NULL, NULL};
+  assert_int_equal(pl->reference(inst, wants), 0);
+  assert_true(want[7] == 2.0f * x[7] + 1.0f);
+  assert_int_equal(pl->read(inst, 1, tmp, N * 4), 0);
+  assert_true(isnan(tmp[7])); /* the reference's workspace was its own */
+  kl_plugin_check r;
+  assert_int_not_equal(pl->check(inst, 1, want, &r), 0);
+  pl->destroy(inst);
   snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
   assert_int_equal(system(cmd), 0);
 }
@@ -465,6 +536,7 @@ int main(void) {
       cmocka_unit_test(test_harness__cuda_plugin_compiles_with_nvcc),
       cmocka_unit_test(test_harness__vary_changes_inputs_reproducibly),
       cmocka_unit_test(test_harness__whole_program_with_vla_params),
+      cmocka_unit_test(test_harness__scratch_is_poisoned_before_each_launch),
       cmocka_unit_test(test_harness__out_of_memory_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

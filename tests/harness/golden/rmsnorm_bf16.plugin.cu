@@ -483,8 +483,12 @@ static const void *const klh_entry_fns[KLH_NSHAPES] = {
 
 #if defined(__GNUC__)
 #define KLH_EXPORT __attribute__((visibility("default")))
+/* what one form or backend of the runtime leaves unused: no warning under
+ * a case's -Wall, which kl shows as the kernel's (a build's warnings) */
+#define KLH_MAYBE_UNUSED __attribute__((unused))
 #else
 #define KLH_EXPORT
+#define KLH_MAYBE_UNUSED
 #endif
 
 /* What the host and the device both run (the per-element comparison). */
@@ -919,6 +923,7 @@ static struct {
   void *data;
 } klh_fill_cache[KLH_NPARAMS];
 
+KLH_MAYBE_UNUSED
 static void klh_fill_cached(int p, int32_t shape, void *buf, uint64_t n,
                             uint64_t seed) {
   size_t bytes = (size_t)(n * klh_dtype_size[klh_dtypes[p]]);
@@ -939,6 +944,7 @@ static void klh_fill_cached(int p, int32_t shape, void *buf, uint64_t n,
 }
 
 /* Write the poison pattern into n elements. */
+KLH_MAYBE_UNUSED
 static void klh_poison_fill(int dt, int poison, void *buf, uint64_t n) {
   unsigned char pat[8];
   size_t sz = klh_dtype_size[dt];
@@ -968,6 +974,7 @@ static inline double klh_now_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
+KLH_MAYBE_UNUSED
 static int klh_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -1668,6 +1675,7 @@ static int klh_prepare(void *p, uint64_t seed, int32_t poison) {
 /* The host copy of input or inout q as prepared (and varied): the inout's
  * pristine device copy, or an input made again (a kernel may have written
  * the buffer since), read back once per prepare or vary. */
+KLH_MAYBE_UNUSED
 static int klh_host_pristine(klh_inst *in, int q) {
   if (in->host_has[q])
     return 0;
