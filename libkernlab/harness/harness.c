@@ -776,8 +776,14 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
                    F ? F : "-O3 -march=native", I, L);
   kl_buf_dispose(&incs);
   kl_buf_dispose(&libs);
-  kl__buf_puts(&b, "#define _POSIX_C_SOURCE 200809L\n"
-                   "#include <stdint.h>\n#include <stddef.h>\n");
+  /* The feature macros come before any header. A host harness asks for
+   * every name glibc has, as a C program built on its own sees them (M_PI
+   * and the BSD and GNU functions besides POSIX's): _POSIX_C_SOURCE alone
+   * hid M_PI from llm.c's unedited train_gpt2.c. nvcc's C++ gets them
+   * all anyway. */
+  kl__buf_puts(&b, cuda ? "#define _POSIX_C_SOURCE 200809L\n"
+                        : "#ifndef _GNU_SOURCE\n#define _GNU_SOURCE\n#endif\n");
+  kl__buf_puts(&b, "#include <stdint.h>\n#include <stddef.h>\n");
   bool structs = false; /* the kernel takes a struct by value */
   for (size_t a = 0; a < kl__case_arg_count(c); a++)
     structs = structs || kl__case_args(c)[a].struct_type;

@@ -394,7 +394,9 @@ static void test_harness__scratch_is_poisoned_before_each_launch(void **state) {
 
 /* A case whose source is a whole program in PolyBench's style: a kernel
  * taking variable-length arrays (double A[n][n], and one declared through
- * a macro as PolyBench's POLYBENCH_2D(B, ...) is), and its own main. Both
+ * a macro as PolyBench's POLYBENCH_2D(B, ...) is), M_PI (not ISO C: llm.c
+ * uses it, and -std=c11 hides it unless a feature macro shows it), and its
+ * own main. Both
  * forms build where GCC 14's rule holds (-Werror=incompatible-pointer-types:
  * a cast to double * for a double (*)[n] parameter was an error there), the
  * source's main is renamed in the baseline's and the kernel's sections, and
@@ -415,13 +417,14 @@ static void test_harness__whole_program_with_vla_params(void **state) {
                     "shapes:\n"
                     "  - { name: n64, n: 64 }\n"
                     "reference: { kind: baseline, atol: 0, rtol: 0 }\n"},
-      {"kernel.c", "#include <stdio.h>\n"
+      {"kernel.c", "#include <math.h>\n"
+                   "#include <stdio.h>\n"
                    "#define ARRAY_2D(v, d1, d2) v[d1][d2]\n"
                    "void scale2(int n, double A[n][n],\n"
                    "            double ARRAY_2D(B, n, n)) {\n"
                    "  for (int i = 0; i < n; i++)\n"
                    "    for (int j = 0; j < n; j++)\n"
-                   "      B[i][j] = 2.0 * A[i][j];\n"
+                   "      B[i][j] = 2.0 * A[i][j] * (M_PI / M_PI);\n"
                    "}\n"
                    "int main(void) {\n"
                    "  double a[2][2] = {{1, 2}, {3, 4}}, b[2][2];\n"

