@@ -127,13 +127,22 @@ static int check_shape(kl_report *r, const kl_case *c, kl_worker *w, int plugin,
   for (size_t i = 0; i < r->nseeds; i++) {
     if (!res[i].late_bytes && !res[i].busy_threads) continue;
     e->res.correct = 0;
+    /* threads that run on and wrote nothing may be a thread pool's
+     * spinning: a new user's OpenMP kernel under OMP_WAIT_POLICY=active
+     * was told it cheats, with nothing to say why */
+    bool spinning = !res[i].late_bytes;
     rc = kl__bench_reject(
         r, KL_VERDICT_CHEAT,
         "shape %s, seed %llu: work went on after the launch returned "
         "(%llu output bytes changed later, %d threads still "
-        "running): work on another thread or stream is not timed",
+        "running): work on another thread or stream is not timed%s",
         e->res.name, (unsigned long long)res[i].seed,
-        (unsigned long long)res[i].late_bytes, res[i].busy_threads);
+        (unsigned long long)res[i].late_bytes, res[i].busy_threads,
+        spinning ? " (threads that wrote nothing count too, as a thread "
+                   "pool's that spin after a parallel region: OpenMP's "
+                   "under OMP_WAIT_POLICY=active or a large "
+                   "GOMP_SPINCOUNT; unset them)"
+                 : "");
     r->gate = "work_after_return";
     return rc;
   }

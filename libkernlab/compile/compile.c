@@ -678,6 +678,10 @@ int kl_compile_plugin(kl_artifact **out, const kl_case *c,
     }
   } else {
     argv[n++] = "-fPIC";
+    /* a call of a function nobody declared (a candidate that misspells
+     * the entry) fails here, where the compiler says so and what it
+     * meant, not at load as an undefined symbol (an error since GCC 14) */
+    argv[n++] = "-Werror=implicit-function-declaration";
   }
   /* the headers the kernel's translation unit reads, as a make rule: the
    * last source's, so the generated one goes after the sources of

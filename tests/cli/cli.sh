@@ -140,6 +140,11 @@ expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_segfault.c" -
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"]=="CRASHED", d' "$TMP/out" && ok || bad "CRASHED in json"
 expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_compile_error.c"
 grep -q 'saxpy_compile_error.c:4:' "$TMP/err" && ok || bad "compile error location"
+# a candidate that misspells the entry: a COMPILE_ERROR naming it, not a
+# crash at load
+expect 3 "$KL" bench "$SRC/cases/host_saxpy" --candidate "$C/saxpy_misnamed.c"
+grep -q '^kl: candidate rejected: COMPILE_ERROR: .*implicit declaration of function .saxpy.' "$TMP/err" &&
+  ok || bad "a misnamed entry: $(head -c 300 "$TMP/err")"
 # a case whose own kernel does not compile: one line, exit 2, and the
 # compiler's whole log after it (its notes name the kernel's lines)
 cp -r "$SRC/cases/host_saxpy" "$TMP/broken_base"
