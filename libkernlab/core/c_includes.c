@@ -10,7 +10,8 @@
  *   - kl__c_include_once: each quoted #include of a section becomes a
  *     guarded one: the first section to include a header owns it (a macro
  *     KLH_ONCE_<header> set to the section's number) and only the owner
- *     includes it again; the next line's number is restored with #line.
+ *     includes it again; #line gives the #include its own line number
+ *     and the next line its own.
  *     The owner may include it as often as it likes (an X-macro file).
  *   - kl__c_include_dropped: a quoted #include of a header the text before
  *     it already includes becomes a comment line.
@@ -68,10 +69,13 @@ int kl__c_include_once(kl_buf *out, const char *text, const char *file,
       kl_buf g = KL_BUF_INIT;
       guard_name(&g, name, len);
       const char *m = g.ptr ? g.ptr : "";
+      /* the #include keeps its own line number: a diagnostic inside the
+       * header says "included from kernel.c:2", not the line the guard
+       * lines pushed it to */
       kl__buf_printf(out,
                      "#if !defined(%s) || %s == %d\n#ifndef %s\n"
-                     "#define %s %d\n#endif\n",
-                     m, m, section, m, m, section);
+                     "#define %s %d\n#endif\n#line %d \"%s\"\n",
+                     m, m, section, m, m, section, line, file);
       kl__buf_put(out, text + at, n);
       kl__buf_printf(out, "\n#endif\n#line %d \"%s\"\n", line + 1, file);
       kl_buf_dispose(&g);

@@ -329,6 +329,57 @@ static void test_harness__vary_changes_inputs_reproducibly(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A kernel's quoted #include is wrapped in guard lines (c_includes.c);
+ * a diagnostic in the header still names the #include's own line. */
+static void test_harness__included_from_its_own_line(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kl-harness-XXXXXX", path[300], cmd[1024];
+  assert_non_null(mkdtemp(dir));
+  static const char *const files[][2] = {
+      {"case.yaml", "kernlab: 1\nname: inc_line\nbackend: host\n"
+                    "kernel: { source: kernel.c, entry: k }\n"
+                    "params:\n"
+                    "  - { name: y, type: f32*, role: output, count: n }\n"
+                    "  - { name: n, type: i32 }\n"
+                    "shapes:\n  - { name: s, n: 8 }\n"},
+      {"warns.h", "#warning \"from warns.h\"\n"},
+      {"kernel.c", "/* line 1 */\n"
+                   "#include \"warns.h\"\n"
+                   "void k(float *y, int n) {\n"
+                   "  for (int i = 0; i < n; i++) y[i] = 1.0f;\n"
+                   "}\n"}};
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(files[i][1], f);
+    fclose(f);
+  }
+  kl_case *c;
+  if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
+  kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
+  kl_buf b = KL_BUF_INIT;
+  assert_int_equal(kl_harness_generate(&b, c, NULL, &o), 0);
+  kl_case_free(c);
+  snprintf(path, sizeof(path), "%s/h.c", dir);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  fwrite(b.ptr, 1, b.size, f);
+  fclose(f);
+  kl_buf_dispose(&b);
+  snprintf(cmd, sizeof(cmd), "cc -c -I%s -o %s/h.o %s 2>%s/log", dir, dir, path,
+           dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(path, sizeof(path), "%s/log", dir);
+  char *log = kl_test_slurp(path);
+  assert_non_null(log);
+  if (!strstr(log, "In file included from kernel.c:2"))
+    fail_msg("the header's warning is not from kernel.c:2: %s", log);
+  free(log);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* A workspace (role scratch) through the host plugin's ABI: poisoned at
  * prepare, written by a launch, poisoned again by every restore (a launch
  * never finds what the last one left), untouched by the reference, which
@@ -540,6 +591,7 @@ int main(void) {
       cmocka_unit_test(test_harness__vary_changes_inputs_reproducibly),
       cmocka_unit_test(test_harness__whole_program_with_vla_params),
       cmocka_unit_test(test_harness__scratch_is_poisoned_before_each_launch),
+      cmocka_unit_test(test_harness__included_from_its_own_line),
       cmocka_unit_test(test_harness__out_of_memory_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
