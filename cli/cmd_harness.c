@@ -21,6 +21,7 @@ int cmd_harness(int argc, char **argv) {
   int i = 1, st = cli_parse("harness", spec, CLI_NOPTS(spec), argc, argv, &i);
   if (st != EXIT_OK) return st;
   opts.form = (kl_harness_form)form;
+  if (output && strcmp(output, "-")) opts.file_name = output; /* its line */
   if (!path) return cli_usage_error("harness", "no case given");
   kl_case *c = NULL;
   char *candidate = NULL;

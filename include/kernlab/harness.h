@@ -24,16 +24,20 @@ typedef enum kl_harness_form {
   KL_HARNESS_PLUGIN = 1
 } kl_harness_form;
 
-#define KL_HARNESS_OPTIONS_VERSION 1
+#define KL_HARNESS_OPTIONS_VERSION 2
 typedef struct kl_harness_options {
   unsigned version; /**< KL_HARNESS_OPTIONS_VERSION */
   kl_harness_form form;
   /** Name compiler messages give the candidate (default: the name of the
    *  case's kernel file). */
   const char *candidate_name;
+  /** The file the harness goes to, as the build line of its first comment
+   *  names it (default harness.c, or harness.cu for CUDA; a path keeps
+   *  only its last part). Version 2. */
+  const char *file_name;
 } kl_harness_options;
 #define KL_HARNESS_OPTIONS_INIT                                                \
-  { KL_HARNESS_OPTIONS_VERSION, KL_HARNESS_STANDALONE, NULL }
+  { KL_HARNESS_OPTIONS_VERSION, KL_HARNESS_STANDALONE, NULL, NULL }
 /** Fill *opts with the defaults of the fields its `version` knows
  *  (KL_HARNESS_OPTIONS_VERSION when built against this header) and nothing
  *  past them: a program built against an older, smaller struct is

@@ -753,27 +753,31 @@ int kl_harness_generate(kl_buf *out, const kl_case *c, const char *candidate,
   const char *I = incs.ptr ? incs.ptr : "", *L = libs.ptr ? libs.ptr : "";
   /* the case's target.flags replace the defaults, as kernlab compiles */
   const char *F = kl_case_flags(c);
+  /* the file the line builds: the one it was written to (kl harness -o) */
+  const char *file = opts.file_name ? base_name(opts.file_name)
+                     : cuda         ? "harness.cu"
+                                    : "harness.c";
   if (cuda && form == KL_HARNESS_PLUGIN)
     kl__buf_printf(&b,
                    " * Build: nvcc %s -arch=%s%s -shared -Xcompiler "
-                   "-fPIC -cudart shared harness.cu%s -o plugin.so\n"
+                   "-fPIC -cudart shared %s%s -o plugin.so\n"
                    " */\n",
-                   F ? F : "-O3", kl_case_arch(c), I, L);
+                   F ? F : "-O3", kl_case_arch(c), I, file, L);
   else if (cuda)
     kl__buf_printf(&b,
-                   " * Build and run: nvcc %s -arch=%s%s harness.cu%s "
+                   " * Build and run: nvcc %s -arch=%s%s %s%s "
                    "-o harness && ./harness\n */\n",
-                   F ? F : "-O3", kl_case_arch(c), I, L);
+                   F ? F : "-O3", kl_case_arch(c), I, file, L);
   else if (form == KL_HARNESS_PLUGIN)
     kl__buf_printf(&b,
-                   " * Build: cc %s%s -shared -fPIC harness.c%s -lm -o "
+                   " * Build: cc %s%s -shared -fPIC %s%s -lm -o "
                    "plugin.so\n */\n",
-                   F ? F : "-O3", I, L);
+                   F ? F : "-O3", I, file, L);
   else
     kl__buf_printf(&b,
-                   " * Build and run: cc %s%s harness.c%s "
+                   " * Build and run: cc %s%s %s%s "
                    "-lm && ./a.out\n */\n",
-                   F ? F : "-O3 -march=native", I, L);
+                   F ? F : "-O3 -march=native", I, file, L);
   kl_buf_dispose(&incs);
   kl_buf_dispose(&libs);
   /* The feature macros come before any header. A host harness asks for
@@ -879,7 +883,8 @@ done:
 /* ---- versioned options
  * ------------------------------------------------------- */
 
-static const size_t harness_options_sizes[] = {0, sizeof(kl_harness_options)};
+static const size_t harness_options_sizes[] = {
+    0, offsetof(kl_harness_options, file_name), sizeof(kl_harness_options)};
 
 KL__OPTIONS_FUNCTIONS(kl_harness_options, kl_harness_options_init,
                       kl__harness_options_take, KL_HARNESS_OPTIONS_INIT,

@@ -40,7 +40,7 @@ _ERROR_CODES = {
 _API_MAJOR, _API_MINOR = 0, 1
 _ABI = 1
 _VERSIONS = {"kl_case_options": 2, "kl_case_new_options": 1,
-             "kl_harness_options": 1, "kl_time_options": 2,
+             "kl_harness_options": 2, "kl_time_options": 2,
              "kl_bench_options": 6, "kl_rules_options": 1,
              "kl_prompt_inputs": 2, "kl_llm_config": 1,
              "kl_run_options": 3, "kl_history_report_options": 1,
@@ -85,7 +85,7 @@ class _NewOptions(ctypes.Structure):
 
 class _HarnessOptions(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint), ("form", _int),
-                ("candidate_name", _s)]
+                ("candidate_name", _s), ("file_name", _s)]
 
 
 class _TimeOptions(ctypes.Structure):

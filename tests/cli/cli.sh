@@ -234,9 +234,12 @@ cp -r "$SRC/cases/host_saxpy" "$TMP/local_header"
 rm -rf "$TMP/local_header/runs"
 echo '#define SAXPY_SCALE 1.0f' >"$TMP/local_header/scale.h"
 sed -i '1i #include "scale.h"' "$TMP/local_header/kernel.c"
+# and the file -o wrote; the line, run where that file is, builds it
 (cd "$TMP/local_header" && "$KL" harness . -o "$TMP/local_header.c") &&
-  grep -q "^ \* Build and run: cc .* -I $TMP/local_header harness.c" "$TMP/local_header.c" &&
-  ok || bad "harness: the build line's -I of the case folder is not absolute"
+  grep -q "^ \* Build and run: cc .* -I $TMP/local_header local_header.c" "$TMP/local_header.c" &&
+  line=$(sed -n 's/^ \* Build and run: \(.*\) && \.\/a\.out$/\1/p' "$TMP/local_header.c") &&
+  (cd "$TMP" && sh -c "$line -o $TMP/local_header.out") &&
+  ok || bad "harness: the build line does not build from elsewhere"
 # kl bench of a case whose own kernel crashes: the baseline is rejected
 cp -r "$SRC/cases/host_saxpy" "$TMP/crashing_base"
 rm -rf "$TMP/crashing_base/runs"
