@@ -210,6 +210,19 @@ static int differ(const void *a, const void *b, size_t n) {
   return d;
 }
 
+/* Each {name, text} of files written into dir. */
+static void write_files(const char *dir, const char *const (*files)[2],
+                        size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char path[300];
+    snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(files[i][1], f);
+    fclose(f);
+  }
+}
+
 /* The host plugin of a case written into dir (case.yaml, kernel.c and
  * reference.c from the texts given), built and loaded. Not closed: the
  * plugin's fill cache (klh_fill_cached) lives as long as the plugin is
@@ -217,15 +230,9 @@ static int differ(const void *a, const void *b, size_t n) {
 static const kl_plugin *host_plugin(const char *dir, const char *yaml,
                                     const char *kernel, const char *ref) {
   char path[256], cmd[1024];
-  const char *texts[][2] = {
+  const char *const texts[][2] = {
       {"case.yaml", yaml}, {"kernel.c", kernel}, {"reference.c", ref}};
-  for (size_t i = 0; i < 3; i++) {
-    snprintf(path, sizeof(path), "%s/%s", dir, texts[i][0]);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(texts[i][1], f);
-    fclose(f);
-  }
+  write_files(dir, texts, 3);
   kl_case *c;
   if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
   kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
@@ -348,13 +355,7 @@ static void test_harness__included_from_its_own_line(void **state) {
                    "void k(float *y, int n) {\n"
                    "  for (int i = 0; i < n; i++) y[i] = 1.0f;\n"
                    "}\n"}};
-  for (size_t i = 0; i < 3; i++) {
-    snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(files[i][1], f);
-    fclose(f);
-  }
+  write_files(dir, files, 3);
   kl_case *c;
   if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
   kl_harness_options o = KL_HARNESS_OPTIONS_INIT;
@@ -483,13 +484,7 @@ static void test_harness__whole_program_with_vla_params(void **state) {
                    "  printf(\"%g\\n\", b[1][1]);\n"
                    "  return 0;\n"
                    "}\n"}};
-  for (size_t i = 0; i < 2; i++) {
-    snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(files[i][1], f);
-    fclose(f);
-  }
+  write_files(dir, files, 2);
   kl_case *c;
   if (kl_case_load(&c, dir, NULL)) fail_msg("%s", kl_error_last()->message);
   /* a candidate in the same style, with a main of its own too */
