@@ -234,9 +234,14 @@ def host_suite():
            r"did not match the inputs of .* varied by", tries=2)
     # the reduction that memoises and writes one float: faster than the
     # machine can move its bytes, with vary off (the roofline on its own;
-    # with vary, stale_outputs catches it first, like memo_copy.c)
+    # with vary, stale_outputs catches it first, like memo_copy.c). Hot:
+    # cold, a round's 47 ms flush left room for 7 samples under the ASan
+    # pass with the fuzzing beside it, most of them preempted as the flush
+    # ended (median 95-145 us for a 6 us kernel), and the median missed
+    # the bound (a fresh-clone CI run, 2026-11-29 20:31Z); hot, the cap
+    # holds hundreds of samples and the median is the kernel's.
     expect(sm, c("sum_memo.c"), "CHEAT", "faster_than_roofline",
-           r"GB/s, [0-9.]+x what this machine can move",
+           r"GB/s, [0-9.]+x what this machine can move", "--hot",
            env=dict(ENV, KERNLAB_GATES_OFF="vary"))
     expect(mm, c("partial_output.c"), "INCORRECT", None,
            r"output elements never written")
